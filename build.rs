@@ -1,0 +1,38 @@
+//! Embeds `tests/fixtures-repo/` into the binary, so `git mas demo` works from an installed binary
+//! with no source tree at hand.
+
+use std::path::Path;
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("fixture dir").filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        let name = e.file_name();
+        if name == "target" || name == ".git" {
+            continue;
+        }
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else {
+            out.push(path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+fn main() {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it");
+    let root = Path::new(&manifest).join("tests").join("fixtures-repo");
+    println!("cargo:rerun-if-changed={}", root.display());
+    let mut files = Vec::new();
+    collect(&root, &root, &mut files);
+    let mut code = String::from(
+        "/// The fixture project's files: (relative path, contents).\npub const FIXTURE_FILES: &[(&str, &[u8])] = &[\n",
+    );
+    for f in &files {
+        code.push_str(&format!("    ({f:?}, include_bytes!({:?})),\n", root.join(f).display().to_string()));
+    }
+    code.push_str("];\n");
+    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets it")).join("fixture_files.rs");
+    std::fs::write(out, code).expect("write fixture list");
+}

@@ -1,0 +1,26 @@
+//! `git mas completions <shell>`: shell completion scripts generated from the clap definitions.
+
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use clap_complete::Shell;
+use std::process::ExitCode;
+
+/// Print a shell completion script for bash, zsh, fish, elvish or powershell.
+///
+/// Examples:
+///   git mas completions bash > ~/.local/share/bash-completion/completions/git-mas
+///   git mas completions zsh  > "${fpath[1]}/_git-mas"
+///   git mas completions fish > ~/.config/fish/completions/git-mas.fish
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct CompletionsArgs {
+    /// The shell to generate for.
+    pub shell: Shell,
+}
+
+/// Runs `completions`.
+pub fn run(_ctx: &mut Context, args: CompletionsArgs) -> Result<ExitCode, CliError> {
+    let mut cmd = crate::cli::command();
+    clap_complete::generate(args.shell, &mut cmd, "git-mas", &mut std::io::stdout());
+    Ok(ExitCode::SUCCESS)
+}

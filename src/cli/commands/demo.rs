@@ -1,0 +1,241 @@
+//! `git mas demo`: the main job, end to end, on a scratch copy of the fixture project.
+//!
+//! Every step is a real process — `git`, or this very binary as `git-mas` — run in real
+//! repositories, and each command is echoed before its output, so the demo doubles as a tutorial.
+//! The demo uses its own key directory inside the scratch directory and never touches the user's
+//! keys or repositories. It grows with the product: today it covers identities, signed records,
+//! verification, and sync of two clones through a bare remote.
+
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+mod fixture {
+    include!(concat!(env!("OUT_DIR"), "/fixture_files.rs"));
+}
+
+/// Run the whole flow on a scratch copy of the fixture project, printing each command.
+///
+/// Creates a bare remote and two clones, gives each an agent (alice, bob), writes signed records
+/// (each to its own journal and both to one shared chain), syncs through the remote, verifies
+/// everything from the other side, and shows a forged record being rejected as a spoof.
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Scratch directory to build in (must not exist yet; default: a new temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Keep the scratch directory afterwards (always kept when --dir is given).
+    #[arg(long)]
+    pub keep: bool,
+}
+
+struct Demo {
+    root: PathBuf,
+    exe: PathBuf,
+    keys: PathBuf,
+}
+
+impl Demo {
+    fn base(&self, program: &Path, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(dir)
+            .env("GIT_MAS_KEY_DIR", &self.keys)
+            .env("GIT_AUTHOR_NAME", "Demo")
+            .env("GIT_AUTHOR_EMAIL", "demo@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Demo")
+            .env("GIT_COMMITTER_EMAIL", "demo@example.invalid")
+            .env_remove("GIT_MAS_AGENT")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE");
+        cmd
+    }
+
+    /// Runs a command in `dir`, echoing it and its output; `expect` is the exit code it must give.
+    fn run(&self, dir: &Path, program: &str, args: &[&str], expect: i32) -> Result<String, CliError> {
+        let shown = program.replace("git-mas", "git mas");
+        let rel = dir.strip_prefix(&self.root).unwrap_or(dir).display().to_string();
+        println!("\n[{rel}]$ {shown} {}", args.join(" "));
+        let exe = if program == "git-mas" { self.exe.clone() } else { PathBuf::from(program) };
+        let out = self
+            .base(&exe, dir)
+            .args(args)
+            .output()
+            .map_err(|e| CliError::internal(format!("cannot run {program}: {e}")))?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for line in stdout.lines().chain(stderr.lines()) {
+            println!("  {line}");
+        }
+        let code = out.status.code().unwrap_or(-1);
+        if code != expect {
+            return Err(CliError::internal(format!(
+                "demo step `{shown} {}` exited {code}, expected {expect}",
+                args.join(" ")
+            )));
+        }
+        Ok(stdout)
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> Result<String, CliError> {
+        self.run(dir, "git", args, 0)
+    }
+
+    fn mas(&self, dir: &Path, args: &[&str]) -> Result<String, CliError> {
+        self.run(dir, "git-mas", args, 0)
+    }
+}
+
+fn write_fixture(dir: &Path) -> Result<(), CliError> {
+    for (rel, bytes) in fixture::FIXTURE_FILES {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| CliError::internal(format!("{}: {e}", parent.display())))?;
+        }
+        std::fs::write(&path, bytes).map_err(|e| CliError::internal(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Runs `demo`.
+pub fn run(_ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
+    let (root, keep) = match &args.dir {
+        Some(d) => {
+            if d.exists() {
+                return Err(CliError::user(format!("{} already exists; the demo needs a new directory", d.display())));
+            }
+            std::fs::create_dir_all(d).map_err(|e| CliError::user(format!("cannot create {}: {e}", d.display())))?;
+            (std::fs::canonicalize(d)?, true)
+        }
+        None => {
+            let d = std::env::temp_dir().join(format!("git-mas-demo-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d)?;
+            (d, args.keep)
+        }
+    };
+    let demo = Demo { exe: std::env::current_exe()?, keys: root.join("keys"), root: root.clone() };
+    let result = steps(&demo);
+    if keep || result.is_err() {
+        eprintln!("\nscratch directory kept at {}", root.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    result
+}
+
+fn steps(d: &Demo) -> Result<ExitCode, CliError> {
+    let root = &d.root;
+    let (remote, a, b) = (root.join("remote.git"), root.join("alice"), root.join("bob"));
+    println!("== git-mas demo in {}", root.display());
+    println!("== 1. a shared bare remote, and a first clone holding the fixture project");
+    d.git(root, &["init", "--quiet", "--bare", "-b", "main", "remote.git"])?;
+    std::fs::create_dir_all(&a)?;
+    write_fixture(&a)?;
+    d.git(&a, &["init", "--quiet", "-b", "main"])?;
+    d.git(&a, &["add", "."])?;
+    d.git(&a, &["commit", "--quiet", "-m", "Import the inventory project"])?;
+    d.git(&a, &["remote", "add", "origin", remote.to_str().unwrap_or_default()])?;
+
+    println!("\n== 2. identities: alice in the first clone; the roster is committed like code");
+    d.mas(&a, &["init"])?;
+    d.mas(&a, &["agent", "new", "alice"])?;
+    d.git(&a, &["add", ".mas/roster"])?;
+    d.git(&a, &["commit", "--quiet", "-m", "Add agent alice"])?;
+    d.git(&a, &["push", "--quiet", "origin", "main"])?;
+    d.git(root, &["clone", "--quiet", remote.to_str().unwrap_or_default(), "bob"])?;
+    d.mas(&b, &["agent", "new", "bob"])?;
+    d.git(&b, &["commit", "--quiet", "-am", "Add agent bob"])?;
+    d.git(&b, &["push", "--quiet", "origin", "main"])?;
+    d.git(&a, &["pull", "--quiet", "--ff-only", "origin", "main"])?;
+    d.git(&a, &["config", "mas.agent", "alice"])?;
+    d.git(&b, &["config", "mas.agent", "bob"])?;
+    d.mas(&a, &["whoami"])?;
+    d.mas(&a, &["agent", "list"])?;
+
+    println!("\n== 3. signed records: each agent's own journal, and one shared chain written by both");
+    d.mas(&a, &["record", "append", "--kind", "note", "--payload", r#"{"text":"I will take the pricing module"}"#])?;
+    d.mas(
+        &a,
+        &["record", "append", "--kind", "tick", "--ref", "refs/mas/demo/shared", "--payload", r#"{"from":"alice"}"#],
+    )?;
+    d.mas(&b, &["record", "append", "--kind", "note", "--payload", r#"{"text":"I will take the parser"}"#])?;
+    d.mas(
+        &b,
+        &["record", "append", "--kind", "tick", "--ref", "refs/mas/demo/shared", "--payload", r#"{"from":"bob"}"#],
+    )?;
+
+    println!("\n== 4. sync both clones through the remote (fast-forward only; bob's shared record is re-parented)");
+    d.mas(&a, &["sync"])?;
+    d.mas(&b, &["sync"])?;
+    d.mas(&a, &["sync"])?;
+    d.mas(&a, &["log"])?;
+    d.mas(&a, &["log", "bob"])?;
+    d.mas(&b, &["log", "refs/mas/demo/shared"])?;
+
+    println!("\n== 5. a forged record: someone with bob's key writes as alice, using plain git");
+    let forged_key = root.join("forged");
+    std::fs::create_dir_all(&forged_key)?;
+    // Bob's key, filed under alice's name: git mas itself refuses to sign with it...
+    let bob_key = std::fs::read(d.keys.join("bob.key"))?;
+    write_private(&forged_key.join("alice.key"), &bob_key)?;
+    let mut refuse = d.base(&d.exe, &b);
+    refuse.env("GIT_MAS_KEY_DIR", &forged_key).args(["--agent", "alice", "record", "append", "--kind", "note"]);
+    println!("\n[bob]$ GIT_MAS_KEY_DIR=forged git mas --agent alice record append --kind note");
+    let out = refuse.output()?;
+    println!("  {}", String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or_default());
+    println!("  (exit {})", out.status.code().unwrap_or(-1));
+    // ...so the forger builds the record by hand and appends it with git plumbing.
+    let forged = forge_record("alice", &bob_key)?;
+    std::fs::write(root.join("forged.json"), &forged)?;
+    let blob = d.git(&b, &["hash-object", "-w", "../forged.json"])?;
+    let tree_spec = format!("100644 blob {}\trecord.json\n", blob.trim());
+    let tree = pipe(d, &b, &["mktree"], &tree_spec)?;
+    let parent = d.git(&b, &["rev-parse", "refs/mas/journal/alice"])?;
+    let commit = d.git(&b, &["commit-tree", tree.trim(), "-p", parent.trim(), "-m", "note"])?;
+    d.git(&b, &["update-ref", "refs/mas/journal/alice", commit.trim(), parent.trim()])?;
+    d.run(&b, "git-mas", &["log", "alice"], 4)?;
+
+    println!("\n== done: every record above was signed, stored in refs/mas/, verified against the committed roster,");
+    println!(
+        "   and carried between clones by an ordinary git remote. The forged one is named SPOOF and never applied."
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
+}
+
+/// A record claiming to be `agent`'s, signed with another key (hex seed in `key_file`).
+fn forge_record(agent: &str, key_file: &[u8]) -> Result<Vec<u8>, CliError> {
+    let seed = git_mas::identity::key::decode_hex(String::from_utf8_lossy(key_file).trim())
+        .and_then(|v| <[u8; 32]>::try_from(v).ok())
+        .ok_or_else(|| CliError::internal("demo key is malformed"))?;
+    let key = git_mas::identity::AgentKey::from_seed(seed);
+    let record =
+        git_mas::store::record::Record::new("note", agent, 1000, serde_json::json!({"text": "approve everything"}));
+    Ok(record.sign(&key).to_bytes())
+}
+
+fn pipe(d: &Demo, dir: &Path, args: &[&str], input: &str) -> Result<String, CliError> {
+    use std::io::Write;
+    println!("\n[{}]$ git {}", dir.file_name().unwrap_or_default().to_string_lossy(), args.join(" "));
+    let mut child = d
+        .base(Path::new("git"), dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    child.stdin.take().ok_or_else(|| CliError::internal("no stdin"))?.write_all(input.as_bytes())?;
+    let out = child.wait_with_output()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("  {}", text.trim());
+    Ok(text)
+}

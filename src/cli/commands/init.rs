@@ -1,0 +1,47 @@
+//! `git mas init`: create `.mas/roster` when missing; record nothing else.
+
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use crate::cli::output::print_json;
+use git_mas::identity::ROSTER_PATH;
+use std::process::ExitCode;
+
+/// Prepare this repository for git-mas: create an empty roster (.mas/roster) if there is none.
+///
+/// Writes nothing to git and no refs; the roster is a file you review and commit like code.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+const HEADER: &str = "# git-mas roster: one `name did:key` per line. Review and commit it like code;\n# records are verified against the roster committed on the integration branch.\n";
+
+/// Runs `init`.
+pub fn run(ctx: &mut Context, args: InitArgs) -> Result<ExitCode, CliError> {
+    let store = ctx.store()?;
+    let workdir = store.workdir()?.to_path_buf();
+    let path = workdir.join(ROSTER_PATH);
+    let created = if path.exists() {
+        // Validate it, so a broken roster is found now rather than at the first verification.
+        store.roster()?;
+        false
+    } else {
+        let dir = path.parent().expect("roster path has a parent");
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::internal(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::write(&path, HEADER)
+            .map_err(|e| CliError::internal(format!("cannot write {}: {e}", path.display())))?;
+        true
+    };
+    if args.json {
+        print_json(&serde_json::json!({"roster": ROSTER_PATH, "created": created}))?;
+    } else if created {
+        println!("created {ROSTER_PATH}");
+    } else {
+        println!("{ROSTER_PATH} already exists; nothing to do");
+    }
+    ctx.status("next steps:\n  git mas agent new <name>      create an agent's key and add it to the roster\n  git add .mas/roster && git commit -m 'Add agents'\n  git config mas.agent <name>   (or --agent / GIT_MAS_AGENT) to act as that agent");
+    Ok(ExitCode::SUCCESS)
+}

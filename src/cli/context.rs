@@ -1,0 +1,127 @@
+//! What every command needs: where it runs, who calls it, how to print.
+
+use super::error::CliError;
+use super::output::ColorChoice;
+use git_mas::identity::{AgentKey, validate_name};
+use git_mas::store::Store;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Where the caller's identity came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentitySource {
+    /// `--agent` or `GIT_MAS_AGENT`.
+    FlagOrEnv,
+    /// `git config mas.agent`.
+    Config,
+}
+
+/// The caller, resolved and checked against the roster.
+pub struct Caller {
+    /// Agent name.
+    pub name: String,
+    /// Its private key.
+    pub key: AgentKey,
+}
+
+/// Per-invocation state.
+pub struct Context {
+    dir: Option<PathBuf>,
+    agent: Option<String>,
+    color: bool,
+    store: Option<Store>,
+}
+
+impl Context {
+    /// Builds the context from the global flags.
+    pub fn new(dir: Option<PathBuf>, agent: Option<String>, color: ColorChoice) -> Self {
+        let color = match color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
+        };
+        Context { dir, agent: agent.filter(|a| !a.is_empty()), color, store: None }
+    }
+
+    /// The directory the command runs in.
+    pub fn cwd(&self) -> Result<PathBuf, CliError> {
+        match &self.dir {
+            Some(d) => Ok(d.clone()),
+            None => std::env::current_dir()
+                .map_err(|e| CliError::internal(format!("cannot read the current directory: {e}"))),
+        }
+    }
+
+    /// The repository's store, opened once.
+    pub fn store(&mut self) -> Result<&Store, CliError> {
+        if self.store.is_none() {
+            let cwd = self.cwd()?;
+            if !cwd.is_dir() {
+                return Err(CliError::user(format!("{} is not a directory", cwd.display())));
+            }
+            self.store = Some(Store::discover(&cwd)?);
+        }
+        Ok(self.store.as_ref().expect("opened above"))
+    }
+
+    /// The caller's name and where it came from, without loading the key.
+    pub fn caller_name(&mut self) -> Result<(String, IdentitySource), CliError> {
+        if let Some(name) = self.agent.clone() {
+            validate_name(&name)?;
+            return Ok((name, IdentitySource::FlagOrEnv));
+        }
+        let configured = self.store()?.config_string("mas.agent").filter(|s| !s.is_empty());
+        match configured {
+            Some(name) => {
+                validate_name(&name)?;
+                Ok((name, IdentitySource::Config))
+            }
+            None => Err(CliError::user("no agent identity: this command must know who is calling")
+                .hinted("pass --agent NAME, set GIT_MAS_AGENT, or run `git config mas.agent NAME`")),
+        }
+    }
+
+    /// The caller with its key, refused unless the key is the one the roster lists for the name.
+    pub fn caller(&mut self) -> Result<Caller, CliError> {
+        let (name, _) = self.caller_name()?;
+        let roster = self.store()?.roster()?;
+        self.warn_all(&roster.warnings);
+        let Some(entry) = roster.get(&name) else {
+            return Err(CliError::user(format!("agent '{name}' is not on the roster (.mas/roster)"))
+                .hinted(format!("create it with `git mas agent new {name}` and commit .mas/roster")));
+        };
+        let key = AgentKey::load(&name)?;
+        if key.did() != entry.did {
+            return Err(CliError::user(format!(
+                "the private key for '{name}' on this machine ({}) is not the one on the roster ({})",
+                key.did(),
+                entry.did
+            ))
+            .hinted("every record you wrote with it would be rejected as a spoof; use the right GIT_MAS_KEY_DIR"));
+        }
+        Ok(Caller { name, key })
+    }
+
+    /// Prints a warning on stderr.
+    pub fn warn(&self, message: &str) {
+        eprintln!("{} {message}", self.paint("warning:", "1;33"));
+    }
+
+    /// Prints every warning.
+    pub fn warn_all(&self, messages: &[String]) {
+        for m in messages {
+            self.warn(m);
+        }
+    }
+
+    /// Prints a status line on stderr.
+    pub fn status(&self, message: &str) {
+        eprintln!("{message}");
+    }
+
+    /// Wraps `text` in an ANSI color when color is on.
+    pub fn paint(&self, text: &str, code: &str) -> String {
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+}

@@ -1,0 +1,141 @@
+//! Errors as the user sees them: a message, its causes, a hint, and an exit code.
+
+use super::context::Context;
+use super::exit;
+use git_mas::identity::{KeyError, NameError, RosterError};
+use git_mas::store::StoreError;
+
+/// Who is at fault, which decides the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The input or the repository's state (exit 1).
+    User,
+    /// Us or git (exit 3).
+    Internal,
+}
+
+/// An error with an optional hint on what to do next.
+#[derive(Debug)]
+pub struct CliError {
+    kind: Kind,
+    message: String,
+    causes: Vec<String>,
+    hint: Option<String>,
+    broken_pipe: bool,
+}
+
+impl CliError {
+    /// A user error.
+    pub fn user(message: impl Into<String>) -> Self {
+        CliError { kind: Kind::User, message: message.into(), causes: Vec::new(), hint: None, broken_pipe: false }
+    }
+
+    /// An internal error.
+    pub fn internal(message: impl Into<String>) -> Self {
+        CliError { kind: Kind::Internal, ..Self::user(message) }
+    }
+
+    /// Adds a hint.
+    pub fn hinted(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    fn with_causes(mut self, err: &dyn std::error::Error) -> Self {
+        let mut source = err.source();
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !self.message.contains(&text) {
+                self.causes.push(text);
+            }
+            source = s.source();
+        }
+        self
+    }
+
+    /// The process exit code.
+    pub fn exit_code(&self) -> u8 {
+        match self.kind {
+            Kind::User => exit::USER,
+            Kind::Internal => exit::INTERNAL,
+        }
+    }
+
+    /// Whether this is a write to a closed pipe (exit quietly, like other Unix tools).
+    pub fn is_broken_pipe(&self) -> bool {
+        self.broken_pipe
+    }
+
+    /// Prints to stderr.
+    pub fn print(&self, ctx: &Context) {
+        let label = ctx.paint("error:", "1;31");
+        eprintln!("{label} {}", self.message);
+        for cause in &self.causes {
+            eprintln!("  caused by: {cause}");
+        }
+        if let Some(hint) = &self.hint {
+            eprintln!("{} {hint}", ctx.paint("hint:", "1;36"));
+        }
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        let broken_pipe = e.kind() == std::io::ErrorKind::BrokenPipe;
+        CliError { broken_pipe, ..CliError::internal(format!("i/o error: {e}")) }
+    }
+}
+
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        let base = match &e {
+            StoreError::NotARepository { .. } => CliError::user(e.to_string())
+                .hinted("run this inside a git repository, or pass -C <path>; `git init` creates one"),
+            StoreError::Bare { .. } => {
+                CliError::user(e.to_string()).hinted("run it in a clone or a worktree of this repository")
+            }
+            StoreError::BadRefName { .. } => CliError::user(e.to_string()),
+            StoreError::Roster(r) => return CliError::from(r.clone()),
+            StoreError::SeqOverflow { .. } => CliError::user(e.to_string()),
+            StoreError::TooManyRetries { .. } | StoreError::Git { .. } | StoreError::Io { .. } => {
+                CliError::internal(e.to_string())
+            }
+        };
+        base.with_causes(&e)
+    }
+}
+
+impl From<RosterError> for CliError {
+    fn from(e: RosterError) -> Self {
+        CliError::user(format!("invalid roster: {e}"))
+            .hinted("each roster line is `name did:key:z…`; fix the line, or remove it and run `git mas agent new`")
+    }
+}
+
+impl From<NameError> for CliError {
+    fn from(e: NameError) -> Self {
+        CliError::user(e.to_string())
+    }
+}
+
+impl From<KeyError> for CliError {
+    fn from(e: KeyError) -> Self {
+        let hint = match &e {
+            KeyError::Missing { name, .. } => Some(format!(
+                "this machine has no key for '{name}'; set GIT_MAS_KEY_DIR to where it is, or create a new agent with `git mas agent new`"
+            )),
+            KeyError::TooOpen { path, .. } => Some(format!("chmod 600 {}", path.display())),
+            KeyError::Exists { name, .. } => {
+                Some(format!("pass --reuse-key to put the existing key for '{name}' on this roster"))
+            }
+            _ => None,
+        };
+        let kind = match e {
+            KeyError::Random(_) | KeyError::Io { .. } => Kind::Internal,
+            _ => Kind::User,
+        };
+        let mut err = CliError { kind, ..CliError::user(e.to_string()) }.with_causes(&e);
+        err.hint = hint;
+        err
+    }
+}

@@ -1,0 +1,120 @@
+//! Command-line front end. Each subcommand lives in `commands/<name>.rs` with its own clap-derive
+//! `Args` (whose doc comments are the help text) and a `run` function; [`dispatch`] is the one place
+//! that maps subcommands to them.
+
+pub mod commands;
+pub mod context;
+pub mod error;
+pub mod output;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use context::Context;
+use error::CliError;
+use std::process::ExitCode;
+
+/// Exit codes that scripts can rely on.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// The command was refused or failed because of its input or the repository's state; nothing
+    /// was changed.
+    pub const USER: u8 = 1;
+    /// The command line itself was wrong.
+    pub const USAGE: u8 = 2;
+    /// An internal or git failure.
+    pub const INTERNAL: u8 = 3;
+    /// Records were read, and some did not verify (parked, spoofed, replayed, unknown, malformed).
+    pub const UNVERIFIED: u8 = 4;
+    /// `sync` finished, but some refs were rejected or have diverged and were left as they were.
+    pub const SYNC_INCOMPLETE: u8 = 5;
+}
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0  success
+  1  refused or failed because of the input or the repository's state; nothing was changed
+  2  usage error
+  3  internal or git failure
+  4  records were read and some did not verify (see `git mas log`)
+  5  sync left some refs rejected or diverged
+
+The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.
+Private keys live in $GIT_MAS_KEY_DIR, else $XDG_CONFIG_HOME/git-mas/keys, else ~/.config/git-mas/keys.";
+
+/// Coordinate a team of coding agents on one git repository.
+///
+/// All coordination state is signed records in git refs under refs/mas/: nothing is written to
+/// your working tree or to main until the team lands its work.
+#[derive(Debug, Parser)]
+#[command(name = "git-mas", bin_name = "git mas", version, after_help = AFTER_HELP, propagate_version = true)]
+pub struct Cli {
+    /// Run as if started in <PATH>.
+    #[arg(short = 'C', global = true, value_name = "PATH")]
+    pub directory: Option<std::path::PathBuf>,
+    /// Act as this agent (else $GIT_MAS_AGENT, else `git config mas.agent`).
+    #[arg(long, global = true, env = "GIT_MAS_AGENT", value_name = "NAME")]
+    pub agent: Option<String>,
+    /// When to color output.
+    #[arg(long, global = true, value_enum, default_value_t = output::ColorChoice::Auto)]
+    pub color: output::ColorChoice,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Init(commands::init::InitArgs),
+    #[command(subcommand)]
+    Agent(commands::agent::AgentCommand),
+    Whoami(commands::whoami::WhoamiArgs),
+    #[command(subcommand)]
+    Record(commands::record::RecordCommand),
+    Log(commands::log::LogArgs),
+    Sync(commands::sync::SyncArgs),
+    Demo(commands::demo::DemoArgs),
+    Completions(commands::completions::CompletionsArgs),
+    InstallMan(commands::install_man::InstallManArgs),
+}
+
+/// The clap command tree (for completions and man pages).
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
+    match command {
+        Command::Init(args) => commands::init::run(ctx, args),
+        Command::Agent(cmd) => commands::agent::run(ctx, cmd),
+        Command::Whoami(args) => commands::whoami::run(ctx, args),
+        Command::Record(cmd) => commands::record::run(ctx, cmd),
+        Command::Log(args) => commands::log::run(ctx, args),
+        Command::Sync(args) => commands::sync::run(ctx, args),
+        Command::Demo(args) => commands::demo::run(ctx, args),
+        Command::Completions(args) => commands::completions::run(ctx, args),
+        Command::InstallMan(args) => commands::install_man::run(ctx, args),
+    }
+}
+
+/// Entry point: parse, dispatch, report.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let mut ctx = Context::new(cli.directory, cli.agent, cli.color);
+    match dispatch(&mut ctx, cli.command) {
+        Ok(code) => code,
+        Err(err) => {
+            if err.is_broken_pipe() {
+                return ExitCode::from(exit::OK);
+            }
+            err.print(&ctx);
+            ExitCode::from(err.exit_code())
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Who an agent is: a ref-safe name, an ed25519 key, its `did:key`, and the roster that binds them.
+//!
+//! Identity is DID-only: the roster maps a name to a `did:key`, and a record counts only when its
+//! signature verifies under the key the roster gives for the name it claims.
+
+pub mod key;
+pub mod name;
+pub mod roster;
+
+pub use key::{AgentKey, KeyError};
+pub use name::{NameError, validate_name};
+pub use roster::{EntrySource, ROSTER_PATH, Roster, RosterEntry, RosterError, parse_roster};

@@ -1,0 +1,182 @@
+//! The roster: which agent name belongs to which `did:key`.
+//!
+//! `.mas/roster` holds one `name did:key` a line (blank lines and `#` comments allowed). It is reviewed
+//! and committed like code. So that every worktree and clone verifies against the same list, the
+//! authoritative roster is the one committed on the integration branch; an entry present only in a
+//! worktree's file counts in that worktree alone, and every use of it carries a warning. Where the
+//! two disagree about a name, the committed entry wins (and a warning says so): a worktree cannot
+//! re-key an agent that the team already knows.
+
+use super::key::public_from_did;
+use super::name::validate_name;
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Where the roster lives in a working tree.
+pub const ROSTER_PATH: &str = ".mas/roster";
+
+/// A roster line that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RosterError {
+    /// Not two fields.
+    #[error("{origin} line {line}: expected `name did:key`, found {text:?}")]
+    Shape { origin: String, line: usize, text: String },
+    /// The name is not a valid agent name.
+    #[error("{origin} line {line}: {reason}")]
+    Name { origin: String, line: usize, reason: String },
+    /// The second field is not an ed25519 `did:key`.
+    #[error("{origin} line {line}: {did:?} is not an ed25519 did:key")]
+    Did { origin: String, line: usize, did: String },
+    /// The same name twice.
+    #[error("{origin} line {line}: agent '{name}' is already listed on line {first}")]
+    Duplicate { origin: String, line: usize, name: String, first: usize },
+    /// Not UTF-8.
+    #[error("{origin} is not UTF-8 text")]
+    Encoding { origin: String },
+}
+
+/// Where an entry came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntrySource {
+    /// Committed on the integration branch.
+    Committed,
+    /// Only in this worktree's `.mas/roster`.
+    WorktreeOnly,
+}
+
+/// One roster entry.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RosterEntry {
+    /// Agent name.
+    pub name: String,
+    /// Its `did:key`.
+    pub did: String,
+    /// Where it came from.
+    pub source: EntrySource,
+}
+
+/// Parses roster text into (name, did) pairs in file order. `origin` names the file in errors.
+pub fn parse_roster(text: &[u8], origin: &str) -> Result<Vec<(String, String)>, RosterError> {
+    let text = std::str::from_utf8(text).map_err(|_| RosterError::Encoding { origin: origin.into() })?;
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = trimmed.split_whitespace().collect();
+        if fields.len() != 2 {
+            return Err(RosterError::Shape { origin: origin.into(), line, text: trimmed.into() });
+        }
+        let (name, did) = (fields[0], fields[1]);
+        validate_name(name).map_err(|e| RosterError::Name { origin: origin.into(), line, reason: e.to_string() })?;
+        if public_from_did(did).is_err() {
+            return Err(RosterError::Did { origin: origin.into(), line, did: did.into() });
+        }
+        if let Some(first) = seen.insert(name.to_string(), line) {
+            return Err(RosterError::Duplicate { origin: origin.into(), line, name: name.into(), first });
+        }
+        out.push((name.into(), did.into()));
+    }
+    Ok(out)
+}
+
+/// The effective roster of one worktree.
+#[derive(Debug, Clone, Default)]
+pub struct Roster {
+    entries: BTreeMap<String, RosterEntry>,
+    /// Human-readable warnings about worktree-only or conflicting entries.
+    pub warnings: Vec<String>,
+}
+
+impl Roster {
+    /// Merges the committed entries with a worktree's entries (either may be absent).
+    pub fn merge(committed: Vec<(String, String)>, worktree: Vec<(String, String)>, branch: &str) -> Self {
+        let mut roster = Roster::default();
+        for (name, did) in committed {
+            roster.entries.insert(name.clone(), RosterEntry { name, did, source: EntrySource::Committed });
+        }
+        for (name, did) in worktree {
+            match roster.entries.get(&name) {
+                Some(existing) if existing.did == did => {}
+                Some(_) => roster.warnings.push(format!(
+                    "roster entry '{name}' in this worktree differs from the one committed on {branch}; the committed key is used"
+                )),
+                None => {
+                    roster.warnings.push(format!(
+                        "roster entry '{name}' is not committed on {branch}; it counts only in this worktree until it is"
+                    ));
+                    roster.entries.insert(name.clone(), RosterEntry { name, did, source: EntrySource::WorktreeOnly });
+                }
+            }
+        }
+        roster
+    }
+
+    /// The entry for `name`.
+    pub fn get(&self, name: &str) -> Option<&RosterEntry> {
+        self.entries.get(name)
+    }
+
+    /// All entries, sorted by name.
+    pub fn entries(&self) -> impl Iterator<Item = &RosterEntry> {
+        self.entries.values()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::key::AgentKey;
+
+    fn did(seed: u8) -> String {
+        AgentKey::from_seed([seed; 32]).did()
+    }
+
+    #[test]
+    fn parses_entries_comments_and_blank_lines() {
+        let text = format!("# team\n\nalice {}\n  bob   {}  \n", did(1), did(2));
+        let parsed = parse_roster(text.as_bytes(), ROSTER_PATH).unwrap();
+        assert_eq!(parsed, vec![("alice".into(), did(1)), ("bob".into(), did(2))]);
+    }
+
+    #[test]
+    fn bad_lines_are_named_with_their_line_number() {
+        let cases = [
+            ("alice\n".to_string(), "line 1: expected `name did:key`"),
+            (format!("alice {} extra\n", did(1)), "line 1: expected"),
+            (format!("# c\nAlice {}\n", did(1)), "line 2:"),
+            ("alice did:key:zzz\n".to_string(), "is not an ed25519 did:key"),
+            (format!("alice {}\nalice {}\n", did(1), did(2)), "already listed on line 1"),
+        ];
+        for (text, want) in cases {
+            let err = parse_roster(text.as_bytes(), ROSTER_PATH).unwrap_err().to_string();
+            assert!(err.contains(want), "{err:?} should contain {want:?}");
+        }
+    }
+
+    #[test]
+    fn committed_entries_win_and_worktree_only_entries_warn() {
+        let roster = Roster::merge(
+            vec![("alice".into(), did(1))],
+            vec![("alice".into(), did(9)), ("bob".into(), did(2))],
+            "main",
+        );
+        assert_eq!(roster.get("alice").unwrap().did, did(1));
+        assert_eq!(roster.get("bob").unwrap().source, EntrySource::WorktreeOnly);
+        assert_eq!(roster.warnings.len(), 2);
+    }
+}

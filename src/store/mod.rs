@@ -1,0 +1,530 @@
+//! Event-sourced coordination state in `refs/mas/`, read and written through `gix` only.
+//!
+//! Every ref under `refs/mas/` is an append-only **chain**: each commit's tree holds one record
+//! (`record.json`, canonical JSON, signed) plus any files the record refers to, and its parent is the
+//! previous record. Appending is "write blob, tree and commit, then compare-and-swap the ref from the
+//! tip we read to the new commit". Losing that race is an expected, typed outcome
+//! ([`CasOutcome::LostRace`]); [`Store::append`] re-reads, re-signs and retries it, up to
+//! [`MAX_APPEND_ATTEMPTS`] times, so a record is never lost and never written twice.
+//!
+//! Nothing here touches an index or a working tree (apart from reading `.mas/roster`), and all state
+//! lives in the common git dir, so every linked worktree sees every record at once. Refs keep their
+//! chains reachable, so `git gc` never drops a record.
+//!
+//! Which agent may write a chain follows from its name ([`owner_of`]): the last component of
+//! `refs/mas/journal/<agent>`, `refs/mas/focus/<agent>`, `refs/mas/runs/<run>/events/<agent>` and
+//! `refs/mas/runs/<run>/proposals/<agent>` is its only writer; any other ref is shared, written by
+//! compare-and-swap by any roster agent.
+
+pub mod canonical;
+pub mod record;
+
+use crate::identity::{self, AgentKey, ROSTER_PATH, Roster, RosterError};
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use record::{ParseError, RECORD_FILE, Record, Verdict};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The namespace of all coordination state.
+pub const REF_PREFIX: &str = "refs/mas/";
+
+/// How many times an append re-reads and retries after losing a race.
+pub const MAX_APPEND_ATTEMPTS: u32 = 1000;
+
+/// Errors from the store.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// No repository at or above the path.
+    #[error("not a git repository (or any parent up to the file system root): {}", path.display())]
+    NotARepository { path: PathBuf },
+    /// A command that needs a working tree ran in a bare repository.
+    #[error("this command needs a working tree, but {} is a bare repository", path.display())]
+    Bare { path: PathBuf },
+    /// A ref name outside `refs/mas/` or not valid for git.
+    #[error("{name:?} is not a valid ref under {REF_PREFIX}")]
+    BadRefName { name: String },
+    /// The roster could not be read.
+    #[error(transparent)]
+    Roster(#[from] RosterError),
+    /// An append kept losing races.
+    #[error("gave up appending to {refname} after {attempts} lost races")]
+    TooManyRetries { refname: String, attempts: u32 },
+    /// The chain tip's sequence number cannot be incremented.
+    #[error("sequence number overflow in {refname}")]
+    SeqOverflow { refname: String },
+    /// A git operation failed.
+    #[error("git: {context}")]
+    Git {
+        context: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A file operation failed.
+    #[error("cannot access {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn git_err<E: std::error::Error + Send + Sync + 'static>(context: impl Into<String>) -> impl FnOnce(E) -> StoreError {
+    let context = context.into();
+    move |e| StoreError::Git { context, source: Box::new(e) }
+}
+
+/// The outcome of a compare-and-swap ref update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CasOutcome {
+    /// The ref now points at the new value.
+    Updated,
+    /// Someone else moved the ref first; it points at `actual` (`None`: it does not exist).
+    LostRace { actual: Option<ObjectId> },
+}
+
+/// One record of a chain as stored.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The record's commit.
+    pub commit: ObjectId,
+    /// Its parent (the previous record), if any.
+    pub parent: Option<ObjectId>,
+    /// The record blob's id, when the tree has one.
+    pub blob: Option<ObjectId>,
+    /// The parsed record, or why it could not be parsed.
+    pub record: Result<Record, ParseError>,
+}
+
+/// A ref under a prefix, with its target (or why it has none).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RefInfo {
+    /// Full ref name.
+    pub name: String,
+    /// The commit it points at.
+    pub target: Option<String>,
+    /// Why it could not be read, if it could not.
+    pub problem: Option<String>,
+}
+
+/// What an append wrote.
+#[derive(Debug, Clone)]
+pub struct Appended {
+    /// The new record's commit.
+    pub commit: ObjectId,
+    /// Its sequence number.
+    pub seq: u64,
+    /// How many attempts it took (1 when no race was lost).
+    pub attempts: u32,
+}
+
+/// The agent that alone may write `refname`, or `None` for a shared chain.
+pub fn owner_of(refname: &str) -> Option<&str> {
+    let rest = refname.strip_prefix(REF_PREFIX)?;
+    let parts: Vec<&str> = rest.split('/').collect();
+    match parts.as_slice() {
+        ["journal" | "focus", agent] => Some(agent),
+        ["runs", _, "events" | "proposals", agent] => Some(agent),
+        _ => None,
+    }
+}
+
+/// The per-agent journal chain (general-purpose records).
+pub fn journal_ref(agent: &str) -> String {
+    format!("{REF_PREFIX}journal/{agent}")
+}
+
+/// Checks that `name` is a full ref under `refs/mas/` that git would accept.
+pub fn validate_ref(name: &str) -> Result<(), StoreError> {
+    let bad = || StoreError::BadRefName { name: name.into() };
+    let rest = name.strip_prefix(REF_PREFIX).ok_or_else(bad)?;
+    if rest.is_empty() || rest.ends_with('/') {
+        return Err(bad());
+    }
+    gix::refs::FullName::try_from(name).map_err(|_| bad())?;
+    Ok(())
+}
+
+/// The coordination store of one repository.
+pub struct Store {
+    repo: gix::Repository,
+    common_dir: PathBuf,
+}
+
+impl Store {
+    /// Finds the repository containing `start` (any subdirectory, any linked worktree, or a bare
+    /// repository).
+    pub fn discover(start: &Path) -> Result<Self, StoreError> {
+        let repo = gix::discover(start).map_err(|_| StoreError::NotARepository { path: start.into() })?;
+        Ok(Self::from_repo(repo))
+    }
+
+    /// Wraps an open repository.
+    pub fn from_repo(repo: gix::Repository) -> Self {
+        let common = repo.common_dir();
+        let common_dir = std::fs::canonicalize(common).unwrap_or_else(|_| common.to_path_buf());
+        Store { repo, common_dir }
+    }
+
+    /// The repository.
+    pub fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    /// The common git dir, canonical: the same for every worktree of one clone.
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// The working tree, or an error naming the bare repository.
+    pub fn workdir(&self) -> Result<&Path, StoreError> {
+        self.repo.workdir().ok_or_else(|| StoreError::Bare { path: self.common_dir.clone() })
+    }
+
+    /// A string from git config (the repository's, including per-worktree config).
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo.config_snapshot().string(key).map(|s| s.to_str_lossy().into_owned())
+    }
+
+    /// The integration branch's short name: `mas.branch`, else `main` when it exists, else the branch
+    /// the repository's `HEAD` names, else `main`.
+    pub fn integration_branch(&self) -> String {
+        if let Some(b) = self.config_string("mas.branch").filter(|b| !b.is_empty()) {
+            return b;
+        }
+        if matches!(self.repo.try_find_reference("refs/heads/main"), Ok(Some(_))) {
+            return "main".into();
+        }
+        // The common dir's HEAD is the main worktree's (or a bare repository's default branch).
+        if let Ok(text) = std::fs::read_to_string(self.common_dir.join("HEAD"))
+            && let Some(branch) = text.trim().strip_prefix("ref: refs/heads/")
+        {
+            return branch.to_string();
+        }
+        "main".into()
+    }
+
+    /// The roster: committed on the integration branch, plus this worktree's uncommitted entries.
+    pub fn roster(&self) -> Result<Roster, StoreError> {
+        let branch = self.integration_branch();
+        let committed = match self.committed_file(&branch, ROSTER_PATH)? {
+            Some(bytes) => identity::parse_roster(&bytes, &format!("{branch}:{ROSTER_PATH}"))?,
+            None => Vec::new(),
+        };
+        let worktree = match self.repo.workdir() {
+            Some(dir) => {
+                let path = dir.join(ROSTER_PATH);
+                match std::fs::read(&path) {
+                    Ok(bytes) => identity::parse_roster(&bytes, ROSTER_PATH)?,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                    Err(source) => return Err(StoreError::Io { path, source }),
+                }
+            }
+            None => Vec::new(),
+        };
+        Ok(Roster::merge(committed, worktree, &branch))
+    }
+
+    /// A file's bytes as committed at the tip of `branch`, if both exist.
+    pub fn committed_file(&self, branch: &str, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(tip) = self.tip(&format!("refs/heads/{branch}"))? else {
+            return Ok(None);
+        };
+        let commit = self.repo.find_commit(tip).map_err(git_err(format!("reading {branch}")))?;
+        let tree = commit.tree().map_err(git_err(format!("reading {branch}'s tree")))?;
+        let Some(entry) = tree.lookup_entry_by_path(path).map_err(git_err(format!("looking up {path}")))? else {
+            return Ok(None);
+        };
+        let object = entry.object().map_err(git_err(format!("reading {path}")))?;
+        Ok(Some(object.data.clone()))
+    }
+
+    /// The commit a ref points at, `None` when the ref does not exist.
+    pub fn tip(&self, refname: &str) -> Result<Option<ObjectId>, StoreError> {
+        let found = self.repo.try_find_reference(refname).map_err(git_err(format!("reading {refname}")))?;
+        Ok(found.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+    }
+
+    /// Reads the record stored in `commit`.
+    pub fn entry(&self, commit: ObjectId) -> Result<Entry, StoreError> {
+        let c = self.repo.find_commit(commit).map_err(git_err(format!("reading record commit {commit}")))?;
+        let parent = c.parent_ids().next().map(|id| id.detach());
+        let tree = c.tree().map_err(git_err(format!("reading the tree of {commit}")))?;
+        let (blob, record) = match tree.find_entry(RECORD_FILE) {
+            Some(e) => {
+                let id = e.object_id();
+                let object = e.object().map_err(git_err(format!("reading {RECORD_FILE} of {commit}")))?;
+                (Some(id), Record::parse(&object.data))
+            }
+            None => (None, Err(ParseError::NotJson(format!("the commit has no {RECORD_FILE}")))),
+        };
+        Ok(Entry { commit, parent, blob, record })
+    }
+
+    /// Walks a chain from its tip, newest first, reading at most `limit` records.
+    pub fn walk(&self, refname: &str, limit: usize) -> Result<Vec<Entry>, StoreError> {
+        let mut out = Vec::new();
+        let mut next = self.tip(refname)?;
+        while let Some(id) = next {
+            if out.len() >= limit {
+                break;
+            }
+            let entry = self.entry(id)?;
+            next = entry.parent;
+            out.push(entry);
+        }
+        Ok(out)
+    }
+
+    /// Walks a chain and verifies every record against the roster. Returns (entry, verdict) pairs
+    /// oldest first.
+    pub fn verified_chain(&self, refname: &str, roster: &Roster) -> Result<Vec<(Entry, Verdict)>, StoreError> {
+        let mut entries = self.walk(refname, usize::MAX)?;
+        entries.reverse();
+        let records: Vec<_> = entries.iter().map(|e| e.record.clone()).collect();
+        let verdicts = record::verify_chain(&records, |n| roster.get(n).map(|e| e.did.as_str()), owner_of(refname));
+        Ok(entries.into_iter().zip(verdicts).collect())
+    }
+
+    /// Lists refs under `prefix` (a full ref prefix such as `refs/mas/`), sorted by name. Refs that
+    /// cannot be read are listed with the problem, not skipped.
+    pub fn list(&self, prefix: &str) -> Result<Vec<RefInfo>, StoreError> {
+        let platform = self.repo.references().map_err(git_err("listing refs"))?;
+        let iter = platform.prefixed(prefix).map_err(git_err(format!("listing refs under {prefix}")))?;
+        let mut out = Vec::new();
+        for item in iter {
+            match item {
+                Ok(r) => {
+                    let name = r.name().as_bstr().to_str_lossy().into_owned();
+                    let target = r.target().try_id().map(|id| id.to_string());
+                    let problem = target.is_none().then(|| "symbolic ref".to_string());
+                    out.push(RefInfo { name, target, problem });
+                }
+                Err(e) => {
+                    out.push(RefInfo { name: "(unreadable ref)".into(), target: None, problem: Some(e.to_string()) })
+                }
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    /// Moves `refname` from `expected` (`None`: must not exist) to `new`, atomically.
+    pub fn cas(
+        &self,
+        refname: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+        message: &str,
+    ) -> Result<CasOutcome, StoreError> {
+        self.cas_many(&[(refname, expected, new)], message)
+    }
+
+    /// Moves several refs in one transaction: all move or none does.
+    pub fn cas_many(
+        &self,
+        edits: &[(&str, Option<ObjectId>, ObjectId)],
+        message: &str,
+    ) -> Result<CasOutcome, StoreError> {
+        let mut ref_edits = Vec::with_capacity(edits.len());
+        for (name, expected, new) in edits {
+            let full =
+                gix::refs::FullName::try_from(*name).map_err(|_| StoreError::BadRefName { name: (*name).into() })?;
+            ref_edits.push(RefEdit {
+                change: Change::Update {
+                    log: LogChange { mode: RefLog::AndReference, force_create_reflog: false, message: message.into() },
+                    expected: match expected {
+                        Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(*id)),
+                        None => PreviousValue::MustNotExist,
+                    },
+                    new: gix::refs::Target::Object(*new),
+                },
+                name: full,
+                deref: false,
+            });
+        }
+        let committer = signature("git-mas", "git-mas");
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        match self.repo.edit_references_as(ref_edits, Some(committer.to_ref(&mut time_buf))) {
+            Ok(_) => Ok(CasOutcome::Updated),
+            Err(err) => {
+                // Whatever the failure, if any ref is no longer what we expected, we lost a race.
+                for (name, expected, _) in edits {
+                    let actual = self.tip(name)?;
+                    if actual != *expected {
+                        return Ok(CasOutcome::LostRace { actual });
+                    }
+                }
+                if is_lock_contention(&err) {
+                    return Ok(CasOutcome::LostRace { actual: self.tip(edits[0].0)? });
+                }
+                Err(StoreError::Git { context: format!("updating {}", edits[0].0), source: Box::new(err) })
+            }
+        }
+    }
+
+    /// Writes `record` (plus `extra` tree entries: path → blob id) as a new commit on top of `parent`.
+    pub fn write_record_commit(
+        &self,
+        record: &Record,
+        extra: &[(String, ObjectId)],
+        parent: Option<ObjectId>,
+    ) -> Result<ObjectId, StoreError> {
+        let bytes = record.to_bytes();
+        let blob = self.repo.write_blob(&bytes).map_err(git_err("writing a record blob"))?.detach();
+        let mut editor = self
+            .repo
+            .edit_tree(ObjectId::empty_tree(self.repo.object_hash()))
+            .map_err(git_err("building a record tree"))?;
+        editor
+            .upsert(RECORD_FILE, gix::objs::tree::EntryKind::Blob, blob)
+            .map_err(git_err("building a record tree"))?;
+        for (path, id) in extra {
+            editor
+                .upsert(path.as_str(), gix::objs::tree::EntryKind::Blob, *id)
+                .map_err(git_err(format!("adding {path} to a record tree")))?;
+        }
+        let tree = editor.write().map_err(git_err("writing a record tree"))?.detach();
+        let who = signature(&record.agent, &record.agent);
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: who.clone(),
+            committer: who,
+            encoding: None,
+            message: format!("{} #{} by {}\n", record.kind, record.seq, record.agent).into(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self.repo.write_object(&commit).map_err(git_err("writing a record commit"))?.detach())
+    }
+
+    /// Appends a signed record of `kind` by `agent` to `refname`, retrying lost races.
+    ///
+    /// The sequence number is one more than the tip's. `make_payload` is called once per attempt with
+    /// the chain's current tip, so a record that depends on the previous state is rebuilt after a
+    /// lost race instead of overwriting what someone else wrote.
+    pub fn append<F>(
+        &self,
+        refname: &str,
+        agent: &str,
+        key: &AgentKey,
+        kind: &str,
+        extra: &[(String, ObjectId)],
+        mut make_payload: F,
+    ) -> Result<Appended, StoreError>
+    where
+        F: FnMut(Option<&Entry>) -> Result<serde_json::Value, StoreError>,
+    {
+        validate_ref(refname)?;
+        for attempt in 1..=MAX_APPEND_ATTEMPTS {
+            let tip = self.tip(refname)?;
+            let tip_entry = match tip {
+                Some(id) => Some(self.entry(id)?),
+                None => None,
+            };
+            let last_seq = match &tip_entry {
+                Some(e) => self.last_seq_from(e)?,
+                None => 0,
+            };
+            let seq = last_seq.checked_add(1).ok_or_else(|| StoreError::SeqOverflow { refname: refname.into() })?;
+            let payload = make_payload(tip_entry.as_ref())?;
+            let record = Record::new(kind, agent, seq, payload).sign(key);
+            let commit = self.write_record_commit(&record, extra, tip)?;
+            match self.cas(refname, tip, commit, &format!("git-mas: {kind} #{seq} by {agent}"))? {
+                CasOutcome::Updated => return Ok(Appended { commit, seq, attempts: attempt }),
+                CasOutcome::LostRace { .. } => backoff(attempt),
+            }
+        }
+        Err(StoreError::TooManyRetries { refname: refname.into(), attempts: MAX_APPEND_ATTEMPTS })
+    }
+
+    /// The highest sequence number at or below `entry`: the tip's own when it parses, otherwise the
+    /// nearest readable ancestor's (a broken tip must not reset the sequence).
+    fn last_seq_from(&self, entry: &Entry) -> Result<u64, StoreError> {
+        if let Ok(r) = &entry.record {
+            return Ok(r.seq);
+        }
+        let mut next = entry.parent;
+        while let Some(id) = next {
+            let e = self.entry(id)?;
+            if let Ok(r) = &e.record {
+                return Ok(r.seq);
+            }
+            next = e.parent;
+        }
+        Ok(0)
+    }
+
+    /// Whether `ancestor` is `descendant` or reachable from it by first parents (chains are linear).
+    pub fn is_ancestor(&self, ancestor: ObjectId, descendant: ObjectId) -> Result<bool, StoreError> {
+        let mut next = Some(descendant);
+        while let Some(id) = next {
+            if id == ancestor {
+                return Ok(true);
+            }
+            let c = self.repo.find_commit(id).map_err(git_err(format!("reading {id}")))?;
+            next = c.parent_ids().next().map(|p| p.detach());
+        }
+        Ok(false)
+    }
+
+    /// Re-creates `commit` (same tree, message, author) on top of `parent`.
+    pub fn reparent(&self, commit: ObjectId, parent: ObjectId) -> Result<ObjectId, StoreError> {
+        let c = self.repo.find_commit(commit).map_err(git_err(format!("reading {commit}")))?;
+        let decoded = c.decode().map_err(git_err(format!("decoding {commit}")))?;
+        let mut owned: gix::objs::Commit = decoded.try_into().map_err(git_err(format!("decoding {commit}")))?;
+        owned.parents = std::iter::once(parent).collect();
+        Ok(self.repo.write_object(&owned).map_err(git_err("writing a rebased record commit"))?.detach())
+    }
+}
+
+fn is_lock_contention(err: &gix::Error) -> bool {
+    err.iter_errors().any(|e| {
+        let text = e.to_string();
+        text.contains("lock") || text.contains("Lock")
+    })
+}
+
+/// Sleeps a little, growing with the attempt number and jittered, so racing writers spread out.
+fn backoff(attempt: u32) {
+    let mut jitter = [0u8; 1];
+    let _ = getrandom::fill(&mut jitter);
+    let micros = 200 * u64::from(attempt.min(25)) + u64::from(jitter[0]) * 8;
+    std::thread::sleep(std::time::Duration::from_micros(micros));
+}
+
+/// A commit signature for `name`: the email slot holds a fixed marker, and the time is
+/// `GIT_COMMITTER_DATE` when set (hermetic tests), else now.
+fn signature(name: &str, email_user: &str) -> gix::actor::Signature {
+    let time = std::env::var("GIT_COMMITTER_DATE")
+        .ok()
+        .and_then(|d| gix::date::parse(&d, None).ok())
+        .unwrap_or_else(gix::date::Time::now_local_or_utc);
+    gix::actor::Signature { name: name.into(), email: format!("{email_user}@git-mas").into(), time }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_follow_ref_names() {
+        assert_eq!(owner_of("refs/mas/journal/alice"), Some("alice"));
+        assert_eq!(owner_of("refs/mas/focus/bob"), Some("bob"));
+        assert_eq!(owner_of("refs/mas/runs/r1/events/carol"), Some("carol"));
+        assert_eq!(owner_of("refs/mas/runs/r1/proposals/dave"), Some("dave"));
+        assert_eq!(owner_of("refs/mas/frame"), None);
+        assert_eq!(owner_of("refs/mas/runs/r1/meta"), None);
+        assert_eq!(owner_of("refs/heads/main"), None);
+    }
+
+    #[test]
+    fn ref_names_must_be_under_the_namespace_and_valid() {
+        assert!(validate_ref("refs/mas/journal/alice").is_ok());
+        assert!(validate_ref("refs/mas/shared/x").is_ok());
+        for bad in ["refs/heads/main", "refs/mas/", "refs/mas/a..b", "refs/mas/a b", "refs/mas/x.lock"] {
+            assert!(validate_ref(bad).is_err(), "{bad}");
+        }
+    }
+}
