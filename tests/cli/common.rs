@@ -1,0 +1,154 @@
+//! The hermetic test environment.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-mas");
+
+/// A temporary HOME, key directory and set of repositories.
+pub struct TestEnv {
+    pub tmp: tempfile::TempDir,
+}
+
+impl TestEnv {
+    pub fn new() -> Self {
+        let tmp = tempfile::Builder::new().prefix("git-mas-test").tempdir().expect("tempdir");
+        std::fs::create_dir_all(tmp.path().join("home")).unwrap();
+        TestEnv { tmp }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    pub fn keys(&self) -> PathBuf {
+        self.root().join("keys")
+    }
+
+    /// Applies the hermetic environment to a command.
+    pub fn hermetic(&self, cmd: &mut Command) {
+        let home = self.root().join("home");
+        cmd.env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+            .env("GIT_AUTHOR_DATE", "1767225600 +0000")
+            .env("GIT_COMMITTER_DATE", "1767225600 +0000")
+            .env("GIT_MAS_KEY_DIR", self.keys())
+            .env("NO_COLOR", "1")
+            .env_remove("GIT_MAS_AGENT")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE");
+    }
+
+    pub fn git_cmd(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(dir);
+        self.hermetic(&mut cmd);
+        cmd
+    }
+
+    /// Runs git and asserts success; returns trimmed stdout.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.git_cmd(dir).args(args).output().expect("run git");
+        assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    pub fn mas_cmd(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(dir);
+        self.hermetic(&mut cmd);
+        cmd
+    }
+
+    /// Runs git-mas and returns its output, whatever the exit code.
+    pub fn mas(&self, dir: &Path, args: &[&str]) -> Output {
+        self.mas_cmd(dir).args(args).output().expect("run git-mas")
+    }
+
+    /// Runs git-mas, asserts success, returns stdout.
+    pub fn mas_ok(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.mas(dir, args);
+        assert!(
+            out.status.success(),
+            "git mas {args:?} exited {:?}\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A new repository holding a copy of the fixture project, committed on main.
+    pub fn repo(&self, name: &str) -> PathBuf {
+        let dir = self.root().join(name);
+        copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures-repo"), &dir);
+        self.git(&dir, &["init", "--quiet", "-b", "main"]);
+        self.git(&dir, &["add", "."]);
+        self.git(&dir, &["commit", "--quiet", "-m", "fixture"]);
+        dir
+    }
+
+    /// Creates agents and commits the roster.
+    pub fn agents(&self, repo: &Path, names: &[&str]) {
+        for n in names {
+            self.mas_ok(repo, &["agent", "new", n]);
+        }
+        self.git(repo, &["add", ".mas/roster"]);
+        self.git(repo, &["commit", "--quiet", "-m", "roster"]);
+    }
+
+    /// All refs with their targets (to check that a failing command changed none).
+    pub fn refs(&self, repo: &Path) -> String {
+        self.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
+    }
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "target" {
+            continue;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(&name));
+        } else {
+            std::fs::copy(&path, to.join(&name)).unwrap();
+        }
+    }
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `git mas log <target> --json`, parsed.
+pub fn log_json(env: &TestEnv, dir: &Path, target: &str) -> (Option<i32>, serde_json::Value) {
+    let out = env.mas(dir, &["log", target, "--json"]);
+    let value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("log --json output is not JSON ({e}): {}\n{}", stdout(&out), stderr(&out)));
+    (out.status.code(), value)
+}
+
+/// The (status labels) of one chain in `log --json` output, newest first.
+pub fn statuses(chain: &serde_json::Value) -> Vec<String> {
+    chain["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"]["status"].as_str().unwrap().to_string())
+        .collect()
+}

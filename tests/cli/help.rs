@@ -1,0 +1,51 @@
+//! Version, help, man pages and completions.
+
+use crate::common::*;
+
+#[test]
+fn version_and_help() {
+    let env = TestEnv::new();
+    let out = env.mas_ok(env.root(), &["--version"]);
+    assert_eq!(out.trim(), format!("git-mas {}", env!("CARGO_PKG_VERSION")));
+    let out = env.mas_ok(env.root(), &["-h"]);
+    assert!(out.contains("Usage: git mas") && out.contains("agent") && out.contains("sync"), "{out}");
+    let out = env.mas_ok(env.root(), &["help", "sync"]);
+    assert!(out.contains("fast-forward only") && out.contains("Exit status") || out.contains("Exits 5"), "{out}");
+    let out = env.mas(env.root(), &["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish() {
+    let env = TestEnv::new();
+    for (shell, marker) in [("bash", "complete -F"), ("zsh", "#compdef git-mas"), ("fish", "complete -c git-mas")] {
+        let out = env.mas_ok(env.root(), &["completions", shell]);
+        assert!(out.contains(marker), "{shell}: {}", &out[..out.len().min(200)]);
+        assert!(out.contains("agent") && out.contains("sync"), "{shell}");
+    }
+}
+
+#[test]
+fn installed_man_page_serves_git_mas_help() {
+    let env = TestEnv::new();
+    let man = env.root().join("man");
+    let out = env.mas_ok(env.root(), &["install-man", "--dir", man.join("man1").to_str().unwrap()]);
+    assert!(out.trim().ends_with("git-mas.1"));
+    assert!(man.join("man1/git-mas.1").exists() && man.join("man1/git-mas-sync.1").exists());
+    // git turns `git mas --help` into `man git-mas`.
+    let bin_dir = std::path::Path::new(BIN).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let out = env
+        .git_cmd(env.root())
+        .env("PATH", path)
+        .env("MANPATH", &man)
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "100")
+        .args(["mas", "--help"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("git-mas") && text.contains("Coordinate a team of coding agents"), "{text}");
+}

@@ -1,0 +1,11 @@
+//! Integration tests: the real `git-mas` binary in temporary git repositories with a hermetic
+//! environment. One test binary, a module per concern.
+
+mod common;
+
+mod bad_input;
+mod concurrency;
+mod help;
+mod records;
+mod sync;
+mod verification;

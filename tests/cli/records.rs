@@ -1,0 +1,122 @@
+//! Append, read and walk records from the main worktree, a subdirectory and linked worktrees.
+
+use crate::common::*;
+
+#[test]
+fn records_written_in_one_worktree_are_read_in_the_others() {
+    let env = TestEnv::new();
+    let repo = env.repo("main-wt");
+    env.agents(&repo, &["alice", "bob", "carol"]);
+    let wt1 = env.root().join("wt1");
+    let wt2 = env.root().join("wt2");
+    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt1.to_str().unwrap()]);
+    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt2.to_str().unwrap()]);
+
+    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":1}"#]);
+    env.mas_ok(&wt1, &["--agent", "bob", "record", "append", "--kind", "note", "--payload", r#"{"n":2}"#]);
+    // From a subdirectory of the second linked worktree.
+    let sub = wt2.join("src/ledger");
+    env.mas_ok(&sub, &["--agent", "carol", "record", "append", "--kind", "note", "--payload", r#"{"n":3}"#]);
+    env.mas_ok(&sub, &["--agent", "carol", "record", "append", "--kind", "note", "--payload", r#"{"n":4}"#]);
+
+    for dir in [&repo, &wt1, &wt2.join("src")] {
+        for (agent, payloads) in [("alice", vec![1]), ("bob", vec![2]), ("carol", vec![4, 3])] {
+            let (code, json) = log_json(&env, dir, agent);
+            assert_eq!(code, Some(0), "{agent} from {}", dir.display());
+            let chain = &json[0];
+            assert_eq!(chain["ref"], format!("refs/mas/journal/{agent}"));
+            let got: Vec<i64> =
+                chain["records"].as_array().unwrap().iter().map(|r| r["payload"]["n"].as_i64().unwrap()).collect();
+            assert_eq!(got, payloads);
+            assert!(statuses(chain).iter().all(|s| s == "verified"));
+        }
+    }
+    // The per-agent sequence numbers run 1, 2, … along the chain.
+    let (_, json) = log_json(&env, &wt1, "carol");
+    let seqs: Vec<u64> = json[0]["records"].as_array().unwrap().iter().map(|r| r["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, vec![2, 1]);
+    // Nothing touched any index or working tree.
+    for dir in [&repo, &wt1, &wt2] {
+        assert_eq!(env.git(dir, &["status", "--porcelain"]), "");
+    }
+}
+
+#[test]
+fn records_survive_gc_and_the_chain_is_a_linear_commit_history() {
+    let env = TestEnv::new();
+    let repo = env.repo("gc");
+    env.agents(&repo, &["alice"]);
+    for i in 0..5 {
+        env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", &i.to_string()]);
+    }
+    env.git(&repo, &["gc", "--quiet", "--prune=now"]);
+    env.git(&repo, &["fsck", "--strict", "--no-dangling"]);
+    let count = env.git(&repo, &["rev-list", "--count", "refs/mas/journal/alice"]);
+    assert_eq!(count, "5");
+    let (code, json) = log_json(&env, &repo, "refs/mas/journal/alice");
+    assert_eq!(code, Some(0));
+    assert_eq!(statuses(&json[0]).len(), 5);
+    // The record is canonical JSON in record.json.
+    let blob = env.git(&repo, &["cat-file", "-p", "refs/mas/journal/alice:record.json"]);
+    assert!(blob.starts_with(r#"{"agent":"alice","kind":"note","payload":4,"schema":1,"seq":5,"sig":""#), "{blob}");
+}
+
+#[test]
+fn the_caller_comes_from_flag_then_env_then_config() {
+    let env = TestEnv::new();
+    let repo = env.repo("who");
+    env.agents(&repo, &["alice", "bob"]);
+    let out = env.mas(&repo, &["whoami"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no agent identity"), "{}", stderr(&out));
+
+    env.git(&repo, &["config", "mas.agent", "alice"]);
+    assert_eq!(env.mas_ok(&repo, &["whoami"]).trim(), "alice");
+    let out = env.mas_cmd(&repo).env("GIT_MAS_AGENT", "bob").arg("whoami").output().unwrap();
+    assert_eq!(stdout(&out).trim(), "bob");
+    let out = env.mas_cmd(&repo).env("GIT_MAS_AGENT", "bob").args(["--agent", "alice", "whoami", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["name"], "alice");
+    assert_eq!(v["can_sign"], true);
+}
+
+#[test]
+fn agent_list_reports_committed_and_uncommitted_entries() {
+    let env = TestEnv::new();
+    let repo = env.repo("list");
+    env.agents(&repo, &["alice"]);
+    env.mas_ok(&repo, &["agent", "new", "bob"]);
+    let out = env.mas(&repo, &["agent", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["name"], "alice");
+    assert_eq!(v[0]["source"], "committed");
+    assert_eq!(v[1]["name"], "bob");
+    assert_eq!(v[1]["source"], "worktree_only");
+    assert_eq!(v[1]["key_on_this_machine"], true);
+    assert!(stderr(&out).contains("'bob' is not committed on main"), "{}", stderr(&out));
+    // The uncommitted entry counts in its own worktree only: a linked worktree does not know bob.
+    let wt = env.root().join("wt");
+    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
+    env.mas_ok(&repo, &["--agent", "bob", "record", "append", "--kind", "note"]);
+    let (code, json) = log_json(&env, &wt, "bob");
+    assert_eq!(code, Some(4));
+    assert_eq!(statuses(&json[0]), vec!["unknown_participant"]);
+}
+
+#[test]
+fn agent_new_writes_a_private_key_with_mode_0600_outside_the_repository() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let repo = env.repo("keyrepo");
+    let did = env.mas_ok(&repo, &["init"]);
+    assert!(did.contains(".mas/roster"));
+    let did = env.mas_ok(&repo, &["agent", "new", "alice"]);
+    assert!(did.trim().starts_with("did:key:z6Mk"), "{did}");
+    let key = env.keys().join("alice.key");
+    let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let roster = std::fs::read_to_string(repo.join(".mas/roster")).unwrap();
+    assert!(roster.contains(&format!("alice {}", did.trim())), "{roster}");
+    // The key is nowhere in the working tree.
+    assert!(!env.git(&repo, &["status", "--porcelain", "--untracked-files=all"]).contains(".key"));
+}
