@@ -64,7 +64,9 @@ fn a_malformed_roster_line_is_named() {
     let mut roster = std::fs::read_to_string(repo.join(".mas/roster")).unwrap();
     roster.push_str("bob\n");
     std::fs::write(repo.join(".mas/roster"), roster).unwrap();
-    for args in [vec!["log", "alice"], vec!["agent", "list"], vec!["--agent", "alice", "record", "append", "--kind", "note"]] {
+    for args in
+        [vec!["log", "alice"], vec!["agent", "list"], vec!["--agent", "alice", "record", "append", "--kind", "note"]]
+    {
         let out = env.mas(&repo, &args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert!(stderr(&out).contains("expected `name did:key`, found \"bob\""), "{}", stderr(&out));
@@ -101,8 +103,14 @@ fn bad_record_arguments_change_no_ref() {
     let cases: &[(&[&str], &str)] = &[
         (&["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{oops"], "not valid JSON"),
         (&["--agent", "alice", "record", "append", "--kind", "Bad Kind"], "not a lower-case word"),
-        (&["--agent", "alice", "record", "append", "--kind", "note", "--ref", "refs/heads/main"], "not a valid ref under refs/mas/"),
-        (&["--agent", "alice", "record", "append", "--kind", "note", "--ref", "refs/mas/journal/bob"], "belongs to agent 'bob'"),
+        (
+            &["--agent", "alice", "record", "append", "--kind", "note", "--ref", "refs/heads/main"],
+            "not a valid ref under refs/mas/",
+        ),
+        (
+            &["--agent", "alice", "record", "append", "--kind", "note", "--ref", "refs/mas/journal/bob"],
+            "belongs to agent 'bob'",
+        ),
         (&["--agent", "carol", "record", "append", "--kind", "note"], "not on the roster"),
         (&["record", "append", "--kind", "note"], "no agent identity"),
     ];

@@ -145,10 +145,5 @@ pub fn log_json(env: &TestEnv, dir: &Path, target: &str) -> (Option<i32>, serde_
 
 /// The (status labels) of one chain in `log --json` output, newest first.
 pub fn statuses(chain: &serde_json::Value) -> Vec<String> {
-    chain["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["verdict"]["status"].as_str().unwrap().to_string())
-        .collect()
+    chain["records"].as_array().unwrap().iter().map(|r| r["verdict"]["status"].as_str().unwrap().to_string()).collect()
 }

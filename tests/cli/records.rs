@@ -74,7 +74,8 @@ fn the_caller_comes_from_flag_then_env_then_config() {
     assert_eq!(env.mas_ok(&repo, &["whoami"]).trim(), "alice");
     let out = env.mas_cmd(&repo).env("GIT_MAS_AGENT", "bob").arg("whoami").output().unwrap();
     assert_eq!(stdout(&out).trim(), "bob");
-    let out = env.mas_cmd(&repo).env("GIT_MAS_AGENT", "bob").args(["--agent", "alice", "whoami", "--json"]).output().unwrap();
+    let out =
+        env.mas_cmd(&repo).env("GIT_MAS_AGENT", "bob").args(["--agent", "alice", "whoami", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["name"], "alice");
     assert_eq!(v["can_sign"], true);

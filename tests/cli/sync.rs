@@ -47,7 +47,8 @@ fn records_from_each_clone_appear_in_the_other() {
     env.mas_ok(&a, &["sync"]);
     let out = env.mas_ok(&b, &["sync", "--json"]);
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let actions: Vec<&str> = report["events"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> =
+        report["events"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert!(actions.contains(&"rebased") && actions.contains(&"created") && actions.contains(&"pushed"), "{actions:?}");
     env.mas_ok(&a, &["sync"]);
 
