@@ -373,19 +373,31 @@ impl Store {
     ) -> Result<ObjectId, StoreError> {
         let bytes = record.to_bytes();
         let blob = self.repo.write_blob(&bytes).map_err(git_err("writing a record blob"))?.detach();
-        let mut editor = self
-            .repo
-            .edit_tree(ObjectId::empty_tree(self.repo.object_hash()))
-            .map_err(git_err("building a record tree"))?;
-        editor
-            .upsert(RECORD_FILE, gix::objs::tree::EntryKind::Blob, blob)
-            .map_err(git_err("building a record tree"))?;
-        for (path, id) in extra {
+        let tree = if extra.is_empty() {
+            // The common case, written directly: one entry, no tree editor.
+            let tree = gix::objs::Tree {
+                entries: vec![gix::objs::tree::Entry {
+                    mode: gix::objs::tree::EntryKind::Blob.into(),
+                    filename: RECORD_FILE.into(),
+                    oid: blob,
+                }],
+            };
+            self.repo.write_object(&tree).map_err(git_err("writing a record tree"))?.detach()
+        } else {
+            let mut editor = self
+                .repo
+                .edit_tree(ObjectId::empty_tree(self.repo.object_hash()))
+                .map_err(git_err("building a record tree"))?;
             editor
-                .upsert(path.as_str(), gix::objs::tree::EntryKind::Blob, *id)
-                .map_err(git_err(format!("adding {path} to a record tree")))?;
-        }
-        let tree = editor.write().map_err(git_err("writing a record tree"))?.detach();
+                .upsert(RECORD_FILE, gix::objs::tree::EntryKind::Blob, blob)
+                .map_err(git_err("building a record tree"))?;
+            for (path, id) in extra {
+                editor
+                    .upsert(path.as_str(), gix::objs::tree::EntryKind::Blob, *id)
+                    .map_err(git_err(format!("adding {path} to a record tree")))?;
+            }
+            editor.write().map_err(git_err("writing a record tree"))?.detach()
+        };
         let who = signature(&record.agent, &record.agent);
         let commit = gix::objs::Commit {
             tree,

@@ -14,6 +14,7 @@
 
 use super::canonical::to_canonical_bytes;
 use crate::identity::key::{AgentKey, decode_hex, hex, public_from_did, verify};
+use ed25519_dalek::VerifyingKey;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -125,11 +126,16 @@ impl Record {
 
     /// Whether the signature verifies under `did`.
     pub fn signature_valid(&self, did: &str) -> bool {
-        let (Some(sig), Ok(key)) = (&self.sig, public_from_did(did)) else {
+        public_from_did(did).is_ok_and(|key| self.signature_valid_under(&key))
+    }
+
+    /// Whether the signature verifies under an already decoded public key.
+    pub fn signature_valid_under(&self, key: &VerifyingKey) -> bool {
+        let Some(sig) = &self.sig else {
             return false;
         };
         match decode_hex(sig) {
-            Some(bytes) => verify(&key, &self.signing_message(), &bytes),
+            Some(bytes) => verify(key, &self.signing_message(), &bytes),
             None => false,
         }
     }
@@ -182,6 +188,9 @@ where
     F: Fn(&str) -> Option<&'a str>,
 {
     let mut last_seq: BTreeMap<String, u64> = BTreeMap::new();
+    // Decoding a did:key (base58 and point decompression) costs about as much as verifying, so
+    // each roster key is decoded once per chain.
+    let mut keys: BTreeMap<&str, Option<VerifyingKey>> = BTreeMap::new();
     records
         .iter()
         .map(|parsed| {
@@ -195,7 +204,8 @@ where
             let Some(did) = did_of(&record.agent) else {
                 return Verdict::UnknownParticipant;
             };
-            if !record.signature_valid(did) {
+            let key = keys.entry(did).or_insert_with(|| public_from_did(did).ok());
+            if !key.as_ref().is_some_and(|k| record.signature_valid_under(k)) {
                 return Verdict::Spoof;
             }
             if let Some(owner) = owner
