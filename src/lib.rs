@@ -4,6 +4,7 @@
 //! arguments to these calls and errors to exit codes.
 #![forbid(unsafe_code)]
 
+pub mod attention;
 pub mod identity;
 pub mod store;
 pub mod sync;

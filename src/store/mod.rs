@@ -415,7 +415,8 @@ impl Store {
     ///
     /// The sequence number is one more than the tip's. `make_payload` is called once per attempt with
     /// the chain's current tip, so a record that depends on the previous state is rebuilt after a
-    /// lost race instead of overwriting what someone else wrote.
+    /// lost race instead of overwriting what someone else wrote; it returns `None` when, given that
+    /// tip, there is nothing to append (then nothing is written and `Ok(None)` is returned).
     pub fn append<F>(
         &self,
         refname: &str,
@@ -424,9 +425,9 @@ impl Store {
         kind: &str,
         extra: &[(String, ObjectId)],
         mut make_payload: F,
-    ) -> Result<Appended, StoreError>
+    ) -> Result<Option<Appended>, StoreError>
     where
-        F: FnMut(Option<&Entry>) -> Result<serde_json::Value, StoreError>,
+        F: FnMut(Option<&Entry>) -> Result<Option<serde_json::Value>, StoreError>,
     {
         validate_ref(refname)?;
         for attempt in 1..=MAX_APPEND_ATTEMPTS {
@@ -440,11 +441,13 @@ impl Store {
                 None => 0,
             };
             let seq = last_seq.checked_add(1).ok_or_else(|| StoreError::SeqOverflow { refname: refname.into() })?;
-            let payload = make_payload(tip_entry.as_ref())?;
+            let Some(payload) = make_payload(tip_entry.as_ref())? else {
+                return Ok(None);
+            };
             let record = Record::new(kind, agent, seq, payload).sign(key);
             let commit = self.write_record_commit(&record, extra, tip)?;
             match self.cas(refname, tip, commit, &format!("git-mas: {kind} #{seq} by {agent}"))? {
-                CasOutcome::Updated => return Ok(Appended { commit, seq, attempts: attempt }),
+                CasOutcome::Updated => return Ok(Some(Appended { commit, seq, attempts: attempt })),
                 CasOutcome::LostRace { .. } => backoff(attempt),
             }
         }

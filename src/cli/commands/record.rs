@@ -69,7 +69,9 @@ fn append(ctx: &mut Context, args: AppendArgs) -> Result<ExitCode, CliError> {
             .hinted("write to your own chain, or to a shared ref"));
     }
     let store = ctx.store()?;
-    let appended = store.append(&refname, &caller.name, &caller.key, &args.kind, &[], |_| Ok(payload.clone()))?;
+    let appended = store
+        .append(&refname, &caller.name, &caller.key, &args.kind, &[], |_| Ok(Some(payload.clone())))?
+        .ok_or_else(|| CliError::internal("the append wrote nothing"))?;
     if args.json {
         print_json(&serde_json::json!({
             "ref": refname, "commit": appended.commit.to_string(), "seq": appended.seq, "attempts": appended.attempts,

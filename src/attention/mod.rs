@@ -1,0 +1,7 @@
+//! Joint attention: a deterministic saliency snapshot of the repository whose SHA-256 is the team's
+//! frame. Computing the snapshot is pure ([`snapshot::compute`]); gathering its inputs from the
+//! repository and storing frames are in [`frame`].
+
+pub mod saliency;
+pub mod snapshot;
+pub mod weights;
