@@ -233,8 +233,14 @@ pub fn compute(input: &SnapshotInput, named: impl Fn(&str) -> bool) -> Snapshot 
         };
         push(f.path.clone(), raw, None);
     }
+    // Symbols in a fixed order, so that the first of two same-named symbols wins on every machine
+    // whatever order the readers produced them in.
+    let mut symbols: Vec<&SymbolFacts> = input.symbols.iter().collect();
+    symbols.sort_by(|a, b| {
+        (&a.path, &a.name, a.start_line, a.end_line).cmp(&(&b.path, &b.name, b.start_line, b.end_line))
+    });
     let mut seen = BTreeSet::new();
-    for s in &input.symbols {
+    for s in symbols {
         let id = format!("{}#{}", s.path, s.name);
         let Some(file) = files.get(s.path.as_str()) else { continue };
         if !seen.insert(id.clone()) {
@@ -317,6 +323,24 @@ mod tests {
         let mut changed = input();
         changed.editor.insert("leaf.rs".into());
         assert_ne!(compute(&changed, |_| false).frame_hash(), a.frame_hash());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn input_order_does_not_change_the_bytes(seed in proptest::prelude::any::<u64>()) {
+            let base = input();
+            let mut shuffled = base.clone();
+            // A deterministic shuffle driven by the seed.
+            let mut state = seed | 1;
+            let mut next = move |n: usize| { state ^= state << 13; state ^= state >> 7; state ^= state << 17; (state % n as u64) as usize };
+            for i in (1..shuffled.files.len()).rev() { let j = next(i + 1); shuffled.files.swap(i, j); }
+            for i in (1..shuffled.diagnostics.len()).rev() { let j = next(i + 1); shuffled.diagnostics.swap(i, j); }
+            shuffled.symbols.push(SymbolFacts { path: "b.rs".into(), name: "X".into(), start_line: 1, end_line: 2, refs: None });
+            let mut with_x = base.clone();
+            with_x.symbols.insert(0, SymbolFacts { path: "b.rs".into(), name: "X".into(), start_line: 1, end_line: 2, refs: None });
+            let named = |id: &str| id == "a.rs";
+            proptest::prop_assert_eq!(compute(&with_x, named).canonical_bytes(), compute(&shuffled, named).canonical_bytes());
+        }
     }
 
     #[test]
