@@ -2,6 +2,7 @@
 //! frame. Computing the snapshot is pure ([`snapshot::compute`]); gathering its inputs from the
 //! repository and storing frames are in [`frame`].
 
+pub mod board;
 pub mod gate;
 pub mod rule;
 pub mod saliency;

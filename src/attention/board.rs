@@ -1,0 +1,333 @@
+//! The focus board: a deterministic fold over every agent's focus chain.
+//!
+//! Each agent appends `focus` records (frame hash, ≤ 8 targets, a TTL and the time it was
+//! published) and `release` records to its own chain `refs/mas/focus/<agent>`. The board keeps, per
+//! agent, the latest record that verified and passed the board's own checks; everything else is
+//! listed as rejected, by name. A focus is live until `published_at + ttl`; a released or expired
+//! focus holds nothing. The board admits at most [`MAX_BOARD_AGENTS`] live agents: the earliest
+//! published keep their place, a 65th is rejected as a flood.
+//!
+//! Time enters here and only here: a lease must lapse without anyone acting, so liveness is judged
+//! against the reader's clock. A TTL is capped at [`MAX_TTL_SECS`] and a publication time more than
+//! [`MAX_CLOCK_SKEW_SECS`] in the reader's future is rejected, so a lease cannot be made endless.
+
+use super::rule::{Focus, MAX_BOARD_AGENTS, MAX_FOCUS_TARGETS};
+use crate::store::record::{Record, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// Record kind of a focus.
+pub const FOCUS_KIND: &str = "focus";
+/// Record kind of a release.
+pub const RELEASE_KIND: &str = "release";
+/// Default time to live of a focus: 30 minutes.
+pub const DEFAULT_TTL_SECS: u64 = 30 * 60;
+/// The longest TTL accepted: 24 hours.
+pub const MAX_TTL_SECS: u64 = 24 * 60 * 60;
+/// How far in the future a publication time may be.
+pub const MAX_CLOCK_SKEW_SECS: u64 = 5 * 60;
+
+/// A focus record's payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FocusPayload {
+    /// Frame hash.
+    pub frame: String,
+    /// Targets in the snapshot's order.
+    pub targets: Vec<String>,
+    /// Time to live, seconds.
+    pub ttl_secs: u64,
+    /// Unix seconds when published.
+    pub published_at: u64,
+}
+
+/// A release record's payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleasePayload {
+    /// Unix seconds when released.
+    pub published_at: u64,
+}
+
+/// Whether a focus holds anything now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Liveness {
+    /// Holding its targets.
+    Live,
+    /// Its TTL passed.
+    Expired,
+    /// Its agent released it.
+    Released,
+}
+
+/// One agent's place on the board.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoardEntry {
+    /// The focus (targets empty after a release).
+    pub focus: Focus,
+    /// State now.
+    pub liveness: Liveness,
+    /// Unix seconds when the focus stops holding (for a live one).
+    pub expires_at: u64,
+    /// The record's commit.
+    pub commit: String,
+}
+
+/// Why the board refused a record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Rejection {
+    /// The record did not verify (spoof, replay, unsigned, unknown participant, …).
+    Unverified { verdict: String },
+    /// Not a focus or release payload.
+    Malformed { detail: String },
+    /// More than eight targets.
+    TooManyTargets { count: usize },
+    /// A target that escapes the repository (`..`, absolute, empty component).
+    PathEscapes { target: String },
+    /// A target the focus's frame does not list.
+    UnknownTarget { target: String },
+    /// A TTL of zero or above the cap, or a publication time in the future.
+    BadLease { detail: String },
+    /// The board already has 64 live agents.
+    Flood,
+}
+
+/// A rejected record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejected {
+    /// The agent whose chain held it.
+    pub agent: String,
+    /// The record's commit.
+    pub commit: String,
+    /// Why.
+    #[serde(flatten)]
+    pub rejection: Rejection,
+}
+
+/// The board.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Board {
+    /// One entry per agent, sorted by agent.
+    pub entries: Vec<BoardEntry>,
+    /// Every refused record.
+    pub rejected: Vec<Rejected>,
+}
+
+impl Board {
+    /// The live foci.
+    pub fn live(&self) -> impl Iterator<Item = &Focus> {
+        self.entries.iter().filter(|e| e.liveness == Liveness::Live).map(|e| &e.focus)
+    }
+
+    /// An agent's entry.
+    pub fn entry(&self, agent: &str) -> Option<&BoardEntry> {
+        self.entries.iter().find(|e| e.focus.agent == agent)
+    }
+}
+
+/// Whether a target id stays inside the repository.
+pub fn target_path_ok(target: &str) -> bool {
+    let path = target.split_once('#').map_or(target, |(p, _)| p);
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && !path.contains('\0')
+        && path.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// Checks a focus payload against the board's rules (not the flood cap, which needs the board).
+/// `in_frame` says whether a target is listed in the snapshot of the payload's frame, when that
+/// snapshot is at hand (`None`: not checked).
+pub fn check_focus(p: &FocusPayload, now: u64, in_frame: Option<&dyn Fn(&str) -> bool>) -> Result<(), Rejection> {
+    if p.targets.len() > MAX_FOCUS_TARGETS {
+        return Err(Rejection::TooManyTargets { count: p.targets.len() });
+    }
+    if let Some(t) = p.targets.iter().find(|t| !target_path_ok(t)) {
+        return Err(Rejection::PathEscapes { target: t.clone() });
+    }
+    if p.ttl_secs == 0 || p.ttl_secs > MAX_TTL_SECS {
+        return Err(Rejection::BadLease { detail: format!("ttl {}s is outside 1s..{MAX_TTL_SECS}s", p.ttl_secs) });
+    }
+    if p.published_at > now.saturating_add(MAX_CLOCK_SKEW_SECS) {
+        return Err(Rejection::BadLease { detail: "published in the future".into() });
+    }
+    if let Some(in_frame) = in_frame
+        && let Some(t) = p.targets.iter().find(|t| !in_frame(t))
+    {
+        return Err(Rejection::UnknownTarget { target: t.clone() });
+    }
+    Ok(())
+}
+
+/// One agent's focus chain, oldest first: (commit id, the record or why it did not parse, verdict).
+pub type ChainRecords = Vec<(String, Result<Record, String>, Verdict)>;
+
+/// Folds the chains: `chains` holds, per agent, its records oldest first with their verdicts and
+/// commit ids. `in_frame(frame, target)` answers for frames whose snapshot is at hand.
+pub fn fold(
+    chains: &[(String, ChainRecords)],
+    now: u64,
+    in_frame: &dyn Fn(&str, &str) -> Option<bool>,
+) -> Board {
+    let mut board = Board::default();
+    let mut latest: Vec<(BoardEntry, u64)> = Vec::new();
+    for (agent, records) in chains {
+        let mut current: Option<(BoardEntry, u64)> = None;
+        for (commit, record, verdict) in records {
+            let reject = |rejection| Rejected { agent: agent.clone(), commit: commit.clone(), rejection };
+            if !verdict.is_verified() {
+                board.rejected.push(reject(Rejection::Unverified { verdict: verdict.label().to_string() }));
+                continue;
+            }
+            let Ok(record) = record else { continue };
+            match record.kind.as_str() {
+                FOCUS_KIND => {
+                    let p: FocusPayload = match serde_json::from_value(record.payload.clone()) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            board.rejected.push(reject(Rejection::Malformed { detail: e.to_string() }));
+                            continue;
+                        }
+                    };
+                    let frame = p.frame.clone();
+                    let check = |t: &str| in_frame(&frame, t).unwrap_or(true);
+                    let has_snapshot = in_frame(&frame, "").is_some();
+                    if let Err(r) = check_focus(&p, now, if has_snapshot { Some(&check) } else { None }) {
+                        board.rejected.push(reject(r));
+                        continue;
+                    }
+                    let expires_at = p.published_at.saturating_add(p.ttl_secs);
+                    let liveness = if now < expires_at { Liveness::Live } else { Liveness::Expired };
+                    let focus = Focus { agent: agent.clone(), frame: p.frame, seq: record.seq, targets: p.targets };
+                    current =
+                        Some((BoardEntry { focus, liveness, expires_at, commit: commit.clone() }, p.published_at));
+                }
+                RELEASE_KIND => {
+                    let at =
+                        serde_json::from_value::<ReleasePayload>(record.payload.clone()).map_or(0, |p| p.published_at);
+                    let frame = current.as_ref().map(|(e, _)| e.focus.frame.clone()).unwrap_or_default();
+                    let focus = Focus { agent: agent.clone(), frame, seq: record.seq, targets: Vec::new() };
+                    current = Some((
+                        BoardEntry { focus, liveness: Liveness::Released, expires_at: at, commit: commit.clone() },
+                        at,
+                    ));
+                }
+                other => {
+                    board.rejected.push(reject(Rejection::Malformed { detail: format!("unknown kind {other:?}") }))
+                }
+            }
+        }
+        if let Some(c) = current {
+            latest.push(c);
+        }
+    }
+    // The flood cap: the earliest published live foci keep their places.
+    let mut live: Vec<usize> = (0..latest.len()).filter(|&i| latest[i].0.liveness == Liveness::Live).collect();
+    live.sort_by(|&a, &b| (latest[a].1, &latest[a].0.focus.agent).cmp(&(latest[b].1, &latest[b].0.focus.agent)));
+    let flooded: Vec<usize> = live.into_iter().skip(MAX_BOARD_AGENTS).collect();
+    for (i, (entry, _)) in latest.into_iter().enumerate() {
+        if flooded.contains(&i) {
+            board.rejected.push(Rejected {
+                agent: entry.focus.agent.clone(),
+                commit: entry.commit,
+                rejection: Rejection::Flood,
+            });
+        } else {
+            board.entries.push(entry);
+        }
+    }
+    board.entries.sort_by(|a, b| a.focus.agent.cmp(&b.focus.agent));
+    board
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rec(agent: &str, seq: u64, kind: &str, payload: serde_json::Value) -> (String, Result<Record, String>, Verdict) {
+        (format!("c{seq}"), Ok(Record::new(kind, agent, seq, payload)), Verdict::Verified)
+    }
+
+    fn focus(agent: &str, seq: u64, targets: &[&str], at: u64, ttl: u64) -> (String, Result<Record, String>, Verdict) {
+        rec(agent, seq, FOCUS_KIND, json!({"frame": "F", "targets": targets, "ttl_secs": ttl, "published_at": at}))
+    }
+
+    fn any_frame(_: &str, t: &str) -> Option<bool> {
+        Some(t.is_empty() || t != "missing.rs")
+    }
+
+    #[test]
+    fn latest_valid_record_wins_and_leases_lapse() {
+        let chains = vec![
+            ("alice".to_string(), vec![focus("alice", 1, &["a.rs"], 100, 60), focus("alice", 2, &["b.rs"], 110, 60)]),
+            ("bob".to_string(), vec![focus("bob", 1, &["c.rs"], 100, 5)]),
+            (
+                "carol".to_string(),
+                vec![
+                    focus("carol", 1, &["d.rs"], 100, 600),
+                    rec("carol", 2, RELEASE_KIND, json!({"published_at": 120})),
+                ],
+            ),
+        ];
+        let board = fold(&chains, 150, &any_frame);
+        assert_eq!(board.entry("alice").unwrap().focus.targets, ["b.rs"]);
+        assert_eq!(board.entry("alice").unwrap().liveness, Liveness::Live);
+        assert_eq!(board.entry("bob").unwrap().liveness, Liveness::Expired);
+        assert_eq!(board.entry("carol").unwrap().liveness, Liveness::Released);
+        assert_eq!(board.live().count(), 1);
+    }
+
+    #[test]
+    fn bad_records_are_rejected_by_name_and_the_previous_focus_stands() {
+        let nine: Vec<String> = (0..9).map(|i| format!("f{i}.rs")).collect();
+        let nine: Vec<&str> = nine.iter().map(String::as_str).collect();
+        let mut spoofed = focus("alice", 5, &["z.rs"], 100, 60);
+        spoofed.2 = Verdict::Spoof;
+        let chains = vec![(
+            "alice".to_string(),
+            vec![
+                focus("alice", 1, &["a.rs"], 100, 600),
+                focus("alice", 2, &nine, 100, 600),
+                focus("alice", 3, &["../etc/passwd"], 100, 600),
+                focus("alice", 4, &["missing.rs"], 100, 600),
+                spoofed,
+                focus("alice", 6, &["a.rs"], 100, 10 * MAX_TTL_SECS),
+                focus("alice", 7, &["a.rs"], 10_000, 60),
+            ],
+        )];
+        let board = fold(&chains, 150, &any_frame);
+        let reasons: Vec<String> = board
+            .rejected
+            .iter()
+            .map(|r| serde_json::to_value(&r.rejection).unwrap()["reason"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            reasons,
+            ["too_many_targets", "path_escapes", "unknown_target", "unverified", "bad_lease", "bad_lease"]
+        );
+        assert_eq!(board.entry("alice").unwrap().focus.targets, ["a.rs"]);
+        assert_eq!(board.entry("alice").unwrap().focus.seq, 1);
+    }
+
+    #[test]
+    fn the_sixty_fifth_live_agent_is_a_flood() {
+        let chains: Vec<_> = (0..65)
+            .map(|i| (format!("a{i:02}"), vec![focus(&format!("a{i:02}"), 1, &["x.rs"], 100 + i, 600)]))
+            .collect();
+        let board = fold(&chains, 200, &any_frame);
+        assert_eq!(board.live().count(), 64);
+        assert_eq!(board.rejected.len(), 1);
+        assert_eq!(board.rejected[0].agent, "a64");
+        assert_eq!(board.rejected[0].rejection, Rejection::Flood);
+    }
+
+    #[test]
+    fn target_paths_must_stay_inside() {
+        for ok in ["a.rs", "src/a.rs#F.g", "x/y/z"] {
+            assert!(target_path_ok(ok), "{ok}");
+        }
+        for bad in ["", "/etc/passwd", "../x", "a/../../b", "a//b", "./a", "a\\b", "#sym"] {
+            assert!(!target_path_ok(bad), "{bad}");
+        }
+    }
+}
