@@ -187,7 +187,8 @@ mod tests {
 
     #[test]
     fn verdict_table() {
-        let cases: Vec<(&str, Option<Focus>, Vec<Focus>, Vec<Touched>, &str)> = vec![
+        type Case<'a> = (&'a str, Option<Focus>, Vec<Focus>, Vec<Touched>, &'a str);
+        let cases: Vec<Case> = vec![
             // Colliding top targets: the smaller name holds, the other is blocked.
             (
                 "bob",
