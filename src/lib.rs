@@ -4,6 +4,7 @@
 //! arguments to these calls and errors to exit codes.
 #![forbid(unsafe_code)]
 
+pub mod assembly;
 pub mod identity;
 pub mod runtime;
 pub mod store;
