@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod assembly;
+pub mod engines;
 pub mod identity;
 pub mod runtime;
 pub mod store;
