@@ -4,7 +4,10 @@
 //! arguments to these calls and errors to exit codes.
 #![forbid(unsafe_code)]
 
+pub mod assembly;
 pub mod attention;
+pub mod engines;
 pub mod identity;
+pub mod runtime;
 pub mod store;
 pub mod sync;
