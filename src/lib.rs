@@ -9,5 +9,6 @@ pub mod attention;
 pub mod engines;
 pub mod identity;
 pub mod runtime;
+pub mod signals;
 pub mod store;
 pub mod sync;

@@ -163,11 +163,7 @@ pub type ChainRecords = Vec<(String, Result<Record, String>, Verdict)>;
 
 /// Folds the chains: `chains` holds, per agent, its records oldest first with their verdicts and
 /// commit ids. `in_frame(frame, target)` answers for frames whose snapshot is at hand.
-pub fn fold(
-    chains: &[(String, ChainRecords)],
-    now: u64,
-    in_frame: &dyn Fn(&str, &str) -> Option<bool>,
-) -> Board {
+pub fn fold(chains: &[(String, ChainRecords)], now: u64, in_frame: &dyn Fn(&str, &str) -> Option<bool>) -> Board {
     let mut board = Board::default();
     let mut latest: Vec<(BoardEntry, u64)> = Vec::new();
     for (agent, records) in chains {

@@ -3,8 +3,12 @@
 //! repository and storing frames are in [`frame`].
 
 pub mod board;
+pub mod focus_store;
+pub mod frame;
 pub mod gate;
+pub mod gate_io;
 pub mod rule;
 pub mod saliency;
 pub mod snapshot;
+pub mod touched;
 pub mod weights;

@@ -30,7 +30,7 @@ pub struct Context {
     dir: Option<PathBuf>,
     agent: Option<String>,
     color: bool,
-    store: Option<Store>,
+    store: std::cell::OnceCell<Store>,
 }
 
 impl Context {
@@ -41,7 +41,7 @@ impl Context {
             ColorChoice::Never => false,
             ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
         };
-        Context { dir, agent: agent.filter(|a| !a.is_empty()), color, store: None }
+        Context { dir, agent: agent.filter(|a| !a.is_empty()), color, store: std::cell::OnceCell::new() }
     }
 
     /// The directory the command runs in.
@@ -54,19 +54,20 @@ impl Context {
     }
 
     /// The repository's store, opened once.
-    pub fn store(&mut self) -> Result<&Store, CliError> {
-        if self.store.is_none() {
-            let cwd = self.cwd()?;
-            if !cwd.is_dir() {
-                return Err(CliError::user(format!("{} is not a directory", cwd.display())));
-            }
-            self.store = Some(Store::discover(&cwd)?);
+    pub fn store(&self) -> Result<&Store, CliError> {
+        if let Some(store) = self.store.get() {
+            return Ok(store);
         }
-        Ok(self.store.as_ref().expect("opened above"))
+        let cwd = self.cwd()?;
+        if !cwd.is_dir() {
+            return Err(CliError::user(format!("{} is not a directory", cwd.display())));
+        }
+        let _ = self.store.set(Store::discover(&cwd)?);
+        self.store.get().ok_or_else(|| CliError::internal("the repository could not be opened"))
     }
 
     /// The caller's name and where it came from, without loading the key.
-    pub fn caller_name(&mut self) -> Result<(String, IdentitySource), CliError> {
+    pub fn caller_name(&self) -> Result<(String, IdentitySource), CliError> {
         if let Some(name) = self.agent.clone() {
             validate_name(&name)?;
             return Ok((name, IdentitySource::FlagOrEnv));
@@ -83,7 +84,7 @@ impl Context {
     }
 
     /// The caller with its key, refused unless the key is the one the roster lists for the name.
-    pub fn caller(&mut self) -> Result<Caller, CliError> {
+    pub fn caller(&self) -> Result<Caller, CliError> {
         let (name, _) = self.caller_name()?;
         let roster = self.store()?.roster()?;
         self.warn_all(&roster.warnings);

@@ -23,10 +23,15 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// An internal or git failure.
     pub const INTERNAL: u8 = 3;
-    /// Records were read, and some did not verify (parked, spoofed, replayed, unknown, malformed).
+    /// Something read did not verify: a record (parked, spoofed, replayed, unknown, malformed) or a
+    /// frame that does not reproduce from its stored inputs.
     pub const UNVERIFIED: u8 = 4;
     /// `sync` finished, but some refs were rejected or have diverged and were left as they were.
     pub const SYNC_INCOMPLETE: u8 = 5;
+    /// The gate blocks: another agent holds a target the change touches.
+    pub const BLOCKED: u8 = 6;
+    /// The gate fails closed: it cannot decide safely (no focus, an old frame, an unreadable board).
+    pub const FAIL_CLOSED: u8 = 7;
 }
 
 const AFTER_HELP: &str = "\
@@ -35,8 +40,10 @@ Exit status:
   1  refused or failed because of the input or the repository's state; nothing was changed
   2  usage error
   3  internal or git failure
-  4  records were read and some did not verify (see `git mas log`)
+  4  something read did not verify: a record (`git mas log`) or a frame (`snapshot --verify`)
   5  sync left some refs rejected or diverged
+  6  the gate blocks: another agent holds a target the change touches
+  7  the gate fails closed (no live focus on the current frame, unreadable board)
 
 The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.
 Private keys live in $GIT_MAS_KEY_DIR, else $XDG_CONFIG_HOME/git-mas/keys, else ~/.config/git-mas/keys.";
@@ -72,6 +79,18 @@ pub enum Command {
     Record(commands::record::RecordCommand),
     Log(commands::log::LogArgs),
     Sync(commands::sync::SyncArgs),
+    Snapshot(commands::snapshot::SnapshotArgs),
+    Frame(commands::frame::FrameArgs),
+    Watch(commands::watch::WatchArgs),
+    #[command(subcommand)]
+    Focus(commands::focus::FocusCommand),
+    Align(commands::align::AlignArgs),
+    Decide(commands::align::DecideArgs),
+    Gate(commands::gate::GateArgs),
+    #[command(subcommand)]
+    Hooks(commands::hooks::HooksCommand),
+    Hook(commands::hook::HookArgs),
+    Check(commands::check::CheckArgs),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -90,6 +109,16 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Record(cmd) => commands::record::run(ctx, cmd),
         Command::Log(args) => commands::log::run(ctx, args),
         Command::Sync(args) => commands::sync::run(ctx, args),
+        Command::Snapshot(args) => commands::snapshot::run(ctx, args),
+        Command::Frame(args) => commands::frame::run(ctx, args),
+        Command::Watch(args) => commands::watch::run(ctx, args),
+        Command::Focus(cmd) => commands::focus::run(ctx, cmd),
+        Command::Align(args) => commands::align::align(ctx, args),
+        Command::Decide(args) => commands::align::decide(ctx, args),
+        Command::Gate(args) => commands::gate::run(ctx, args),
+        Command::Hooks(cmd) => commands::hooks::run(ctx, cmd),
+        Command::Hook(args) => commands::hook::run(ctx, args),
+        Command::Check(args) => commands::check::run(ctx, args),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),

@@ -187,6 +187,36 @@ impl Store {
         self.repo.config_snapshot().string(key).map(|s| s.to_str_lossy().into_owned())
     }
 
+    /// Every value of a multi-valued git config key, in order.
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        self.repo
+            .config_snapshot()
+            .strings(key)
+            .map(|v| v.into_iter().map(|s| s.to_str_lossy().into_owned()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The commit a revision names — a full object id, an abbreviated one of at least 7 digits, or a
+    /// ref name — or `None` when it names no commit.
+    pub fn resolve_commit(&self, rev: &str) -> Result<Option<ObjectId>, StoreError> {
+        let id = if let Ok(id) = ObjectId::from_hex(rev.as_bytes()) {
+            Some(id)
+        } else if rev.len() >= 7 && rev.len() < 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let prefix = gix::hash::Prefix::from_hex(rev).map_err(git_err(format!("parsing {rev}")))?;
+            match self.repo.objects.lookup_prefix(prefix, None) {
+                Ok(Some(Ok(id))) => Some(id),
+                _ => None,
+            }
+        } else {
+            match self.repo.try_find_reference(rev) {
+                Ok(Some(mut r)) => r.peel_to_id().ok().map(|id| id.detach()),
+                _ => None,
+            }
+        };
+        let Some(id) = id else { return Ok(None) };
+        Ok(self.repo.find_commit(id).ok().map(|c| c.id))
+    }
+
     /// The integration branch's short name: `mas.branch`, else `main` when it exists, else the branch
     /// the repository's `HEAD` names, else `main`.
     pub fn integration_branch(&self) -> String {

@@ -7,5 +7,6 @@ mod bad_input;
 mod concurrency;
 mod help;
 mod records;
+mod snapshot;
 mod sync;
 mod verification;

@@ -1,11 +1,20 @@
 //! One module per subcommand.
 
 pub mod agent;
+pub mod align;
+pub mod check;
 pub mod completions;
 pub mod demo;
+pub mod focus;
+pub mod frame;
+pub mod gate;
+pub mod hook;
+pub mod hooks;
 pub mod init;
 pub mod install_man;
 pub mod log;
 pub mod record;
+pub mod snapshot;
 pub mod sync;
+pub mod watch;
 pub mod whoami;

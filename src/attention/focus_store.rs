@@ -1,0 +1,94 @@
+//! Reading and writing focus chains (`refs/mas/focus/<agent>`), and loading the board.
+
+use super::board::{self, Board, ChainRecords, FOCUS_KIND, FocusPayload, RELEASE_KIND, Rejection, ReleasePayload};
+use super::frame::Frame;
+use super::rule::MAX_BOARD_AGENTS;
+use crate::identity::{AgentKey, Roster};
+use crate::store::{Appended, Store, StoreError};
+use std::collections::BTreeSet;
+
+/// The prefix of every focus chain.
+pub const FOCUS_PREFIX: &str = "refs/mas/focus/";
+
+/// An agent's focus chain.
+pub fn focus_ref(agent: &str) -> String {
+    format!("{FOCUS_PREFIX}{agent}")
+}
+
+/// Unix seconds now.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Loads the board: every focus chain, verified against the roster, folded at time `now`.
+/// Targets are checked against `frame`'s snapshot when a focus is on that frame.
+pub fn load_board(store: &Store, roster: &Roster, now: u64, frame: Option<&Frame>) -> Result<Board, StoreError> {
+    let mut chains: Vec<(String, ChainRecords)> = Vec::new();
+    for info in store.list(FOCUS_PREFIX)? {
+        let Some(agent) = crate::store::owner_of(&info.name) else { continue };
+        let records = store
+            .verified_chain(&info.name, roster)?
+            .into_iter()
+            .map(|(e, v)| (e.commit.to_string(), e.record.map_err(|err| err.to_string()), v))
+            .collect();
+        chains.push((agent.to_string(), records));
+    }
+    let ids: Option<(String, BTreeSet<&str>)> =
+        frame.map(|f| (f.hash.clone(), f.snapshot.targets.iter().map(|t| t.id.as_str()).collect()));
+    let in_frame = |hash: &str, target: &str| -> Option<bool> {
+        let (h, set) = ids.as_ref()?;
+        (h == hash).then(|| target.is_empty() || set.contains(target))
+    };
+    Ok(board::fold(&chains, now, &in_frame))
+}
+
+/// Why a publication was refused before anything was written.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// The payload breaks a board rule.
+    #[error("{0}")]
+    Rejected(String, Rejection),
+    /// A store failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Appends a focus record for `agent`, after checking it as the board will.
+pub fn publish_focus(
+    store: &Store,
+    agent: &str,
+    key: &AgentKey,
+    payload: &FocusPayload,
+    frame: &Frame,
+    board: &Board,
+) -> Result<Appended, PublishError> {
+    let ids: BTreeSet<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
+    let in_frame = |t: &str| ids.contains(t);
+    board::check_focus(payload, payload.published_at, Some(&in_frame)).map_err(|r| {
+        let msg = match &r {
+            Rejection::TooManyTargets { count } => format!("a focus holds at most 8 targets; {count} given"),
+            Rejection::PathEscapes { target } => format!("target {target:?} escapes the repository"),
+            Rejection::UnknownTarget { target } => format!("target {target:?} is not in the current frame's snapshot"),
+            Rejection::BadLease { detail } => format!("bad lease: {detail}"),
+            other => format!("{other:?}"),
+        };
+        PublishError::Rejected(msg, r)
+    })?;
+    let others_live = board.live().filter(|f| f.agent != agent).count();
+    if others_live >= MAX_BOARD_AGENTS && board.entry(agent).is_none_or(|e| e.liveness != board::Liveness::Live) {
+        return Err(PublishError::Rejected(
+            format!("the board already holds {MAX_BOARD_AGENTS} live agents (flood cap)"),
+            Rejection::Flood,
+        ));
+    }
+    let value = serde_json::to_value(payload)
+        .map_err(|e| StoreError::Git { context: "encoding a focus".into(), source: Box::new(e) })?;
+    let appended = store.append(&focus_ref(agent), agent, key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))?;
+    appended.ok_or_else(|| PublishError::Store(StoreError::TooManyRetries { refname: focus_ref(agent), attempts: 0 }))
+}
+
+/// Appends a release record for `agent`.
+pub fn release_focus(store: &Store, agent: &str, key: &AgentKey, now: u64) -> Result<Option<Appended>, StoreError> {
+    let value = serde_json::to_value(ReleasePayload { published_at: now }).unwrap_or_default();
+    store.append(&focus_ref(agent), agent, key, RELEASE_KIND, &[], |_| Ok(Some(value.clone())))
+}

@@ -1,0 +1,742 @@
+//! Gathering a snapshot's inputs from the repository, and storing and verifying frames.
+//!
+//! The snapshot is a pure function of: the base commit (`HEAD`) and its tree, the working-tree
+//! changes the producer saw (each changed file's content as a blob id), first-parent history from
+//! the base, the task text, a SCIP index, diagnostics files and an editor list. A **frame** is a
+//! record in the shared chain `refs/mas/frame` whose commit tree holds `snapshot.json` and every
+//! one of those inputs (`inputs/…`, including the changed files' contents), so that any agent in
+//! any clone can re-derive the snapshot and check the hash: [`verify`].
+//!
+//! Decisions:
+//! - The producer's absolute repository root is needed to map absolute diagnostic paths, but it
+//!   differs between worktrees of one clone, so it is stored in the frame record (for `--verify`)
+//!   and is *not* part of the hashed snapshot.
+//! - Diagnostics files are processed in order of their content hash, so listing them in another
+//!   order gives the same bytes.
+//! - Files whose names are not UTF-8 cannot be targets; they are counted, not listed.
+//! - Publishing compares with the current frame's hash under the same compare-and-swap that appends,
+//!   so an unchanged snapshot never adds a record, even when two producers race.
+
+use super::snapshot::{
+    DiagFact, FileFacts, InputIds, Skipped, Snapshot, SnapshotInput, Sources, SymbolFacts, compute, sha256_hex,
+};
+use super::weights;
+use crate::identity::AgentKey;
+use crate::signals;
+use crate::store::{Entry, Store, StoreError};
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The shared chain of frames.
+pub const FRAME_REF: &str = "refs/mas/frame";
+/// The record kind of a frame.
+pub const FRAME_KIND: &str = "frame";
+
+/// Errors gathering inputs, computing, publishing or verifying.
+#[derive(Debug, Error)]
+pub enum FrameError {
+    /// A store operation failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An input file could not be read.
+    #[error("cannot read {}", path.display())]
+    ReadInput {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The SCIP index could not be decoded.
+    #[error("the SCIP index {origin} cannot be read: {reason}")]
+    Scip { origin: String, reason: String },
+    /// A diagnostics file could not be read.
+    #[error("the diagnostics file {origin} cannot be read: {reason}")]
+    Diagnostics { origin: String, reason: String },
+    /// A git operation failed.
+    #[error("git: {context}: {reason}")]
+    Git { context: String, reason: String },
+    /// No frame has been published.
+    #[error("no frame has been published yet (refs/mas/frame is empty)")]
+    NoFrame,
+    /// A stored frame is missing a part.
+    #[error("frame {commit} is incomplete: {what}")]
+    Incomplete { commit: String, what: String },
+}
+
+fn git<E: std::fmt::Display>(context: &str) -> impl FnOnce(E) -> FrameError + '_ {
+    move |e| FrameError::Git { context: context.to_string(), reason: e.to_string() }
+}
+
+/// The inputs a user names on the command line (or in git config).
+#[derive(Debug, Clone, Default)]
+pub struct InputFiles {
+    /// Task text.
+    pub task: Option<String>,
+    /// A SCIP index, with the name it was read from.
+    pub scip: Option<(String, Vec<u8>)>,
+    /// Diagnostics files, with their names.
+    pub diagnostics: Vec<(String, Vec<u8>)>,
+    /// Open files (repo-relative).
+    pub editor: Vec<String>,
+}
+
+impl InputFiles {
+    /// Reads the named files.
+    pub fn read(
+        task: Option<String>,
+        scip: Option<&Path>,
+        diagnostics: &[PathBuf],
+        editor: Vec<String>,
+    ) -> Result<Self, FrameError> {
+        let read = |p: &Path| std::fs::read(p).map_err(|source| FrameError::ReadInput { path: p.into(), source });
+        let scip = match scip {
+            Some(p) => Some((p.display().to_string(), read(p)?)),
+            None => None,
+        };
+        let mut diags = Vec::new();
+        for p in diagnostics {
+            diags.push((p.display().to_string(), read(p)?));
+        }
+        Ok(InputFiles { task, scip, diagnostics: diags, editor })
+    }
+}
+
+/// How one path differs between the base commit and the working tree (including the index).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeChange {
+    /// Repo-relative path.
+    pub path: String,
+    /// `modified`, `added` or `deleted`.
+    pub status: String,
+    /// The working-tree content's blob id (absent for a deletion).
+    pub blob: Option<String>,
+}
+
+/// The tree the producer saw: the base commit overlaid with working-tree changes.
+#[derive(Debug, Clone, Default)]
+pub struct TreeView {
+    /// The base commit (`HEAD`), if the repository has commits.
+    pub base: Option<ObjectId>,
+    /// Every file and its content's blob id.
+    pub files: BTreeMap<String, ObjectId>,
+    /// The changes, sorted by path.
+    pub changes: Vec<WorktreeChange>,
+    /// Working-tree file contents by blob id, for changed files (to store them in a frame).
+    pub contents: BTreeMap<ObjectId, Vec<u8>>,
+    /// Paths that are not UTF-8.
+    pub non_utf8_paths: u64,
+}
+
+impl TreeView {
+    /// The canonical bytes of the change list (an input of the snapshot).
+    pub fn changes_bytes(&self) -> Vec<u8> {
+        let value = serde_json::json!({
+            "base": self.base.map(|b| b.to_string()),
+            "changes": self.changes,
+        });
+        crate::store::canonical::to_canonical_bytes(&value)
+    }
+}
+
+/// Lists a tree's files recursively (blobs, executables and symlinks), skipping non-UTF-8 names.
+fn tree_files(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    prefix: &str,
+    out: &mut BTreeMap<String, ObjectId>,
+    bad: &mut u64,
+) -> Result<(), FrameError> {
+    let tree = repo.find_tree(tree).map_err(git("reading a tree"))?;
+    for entry in tree.iter() {
+        let entry = entry.map_err(git("decoding a tree"))?;
+        let Ok(name) = entry.filename().to_str() else {
+            *bad += 1;
+            continue;
+        };
+        let path = if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") };
+        let mode = entry.mode();
+        if mode.is_tree() {
+            tree_files(repo, entry.object_id(), &path, out, bad)?;
+        } else if mode.is_blob() || mode.is_link() {
+            out.insert(path, entry.object_id());
+        }
+    }
+    Ok(())
+}
+
+/// Observes the working tree: `HEAD`'s files overlaid with staged, unstaged and untracked
+/// (not ignored) changes. Never writes anything.
+pub fn observe(store: &Store) -> Result<TreeView, FrameError> {
+    let repo = store.repo();
+    let workdir = store.workdir()?.to_path_buf();
+    let base = match repo.head_id() {
+        Ok(id) => Some(id.detach()),
+        Err(_) => None,
+    };
+    let mut view = TreeView { base, ..Default::default() };
+    if let Some(base) = base {
+        let tree = repo.find_commit(base).map_err(git("reading HEAD"))?.tree_id().map_err(git("reading HEAD"))?;
+        tree_files(repo, tree.detach(), "", &mut view.files, &mut view.non_utf8_paths)?;
+    }
+    let mut touched: BTreeSet<String> = BTreeSet::new();
+    // Untracked files one by one (not collapsed into their directory), ignored ones left out.
+    let status = repo
+        .status(gix::progress::Discard)
+        .map_err(git("starting status"))?
+        .untracked_files(gix::status::UntrackedFiles::Files);
+    let iter = status.into_iter(Vec::<gix::bstr::BString>::new()).map_err(git("running status"))?;
+    for item in iter {
+        let item = item.map_err(git("reading status"))?;
+        match item.location().to_str() {
+            Ok(p) => {
+                touched.insert(p.to_string());
+            }
+            Err(_) => view.non_utf8_paths += 1,
+        }
+    }
+    let hash_kind = repo.object_hash();
+    for path in touched {
+        let abs = workdir.join(&path);
+        let meta = std::fs::symlink_metadata(&abs);
+        let change = match meta {
+            Ok(m) if m.is_file() || m.is_symlink() => {
+                let bytes = if m.is_symlink() {
+                    std::fs::read_link(&abs).map(|t| t.to_string_lossy().into_owned().into_bytes())
+                } else {
+                    std::fs::read(&abs)
+                }
+                .map_err(|source| FrameError::ReadInput { path: abs.clone(), source })?;
+                let id = gix::objs::compute_hash(hash_kind, gix::objs::Kind::Blob, &bytes).map_err(git("hashing"))?;
+                let status = if view.files.contains_key(&path) { "modified" } else { "added" };
+                if view.files.get(&path) == Some(&id) {
+                    // Staged and then restored, or a stat-only change: content equals the base.
+                    continue;
+                }
+                view.files.insert(path.clone(), id);
+                view.contents.insert(id, bytes);
+                WorktreeChange { path, status: status.into(), blob: Some(id.to_string()) }
+            }
+            Ok(_) => continue, // a directory (untracked, collapsed) or a special file
+            Err(_) => {
+                if view.files.remove(&path).is_none() {
+                    continue;
+                }
+                WorktreeChange { path, status: "deleted".into(), blob: None }
+            }
+        };
+        view.changes.push(change);
+    }
+    view.changes.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(view)
+}
+
+/// Changed paths between two trees (by id; no rename detection), descending only into subtrees
+/// whose ids differ.
+fn changed_paths(
+    repo: &gix::Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    prefix: &str,
+    out: &mut Vec<String>,
+) -> Result<(), FrameError> {
+    if old == new {
+        return Ok(());
+    }
+    let entries = |id: Option<ObjectId>| -> Result<BTreeMap<Vec<u8>, (ObjectId, bool)>, FrameError> {
+        let mut map = BTreeMap::new();
+        if let Some(id) = id {
+            let tree = repo.find_tree(id).map_err(git("reading a tree"))?;
+            for e in tree.iter() {
+                let e = e.map_err(git("decoding a tree"))?;
+                map.insert(e.filename().to_vec(), (e.object_id(), e.mode().is_tree()));
+            }
+        }
+        Ok(map)
+    };
+    let (a, b) = (entries(old)?, entries(new)?);
+    let names: BTreeSet<&Vec<u8>> = a.keys().chain(b.keys()).collect();
+    for name in names {
+        let (x, y) = (a.get(name), b.get(name));
+        if x == y {
+            continue;
+        }
+        let Ok(name) = name.to_str() else { continue };
+        let path = if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") };
+        let sub = |e: Option<&(ObjectId, bool)>| e.filter(|(_, t)| *t).map(|(id, _)| *id);
+        let (xs, ys) = (sub(x), sub(y));
+        if xs.is_some() || ys.is_some() {
+            changed_paths(repo, xs, ys, &path, out)?;
+        }
+        let blob = |e: Option<&(ObjectId, bool)>| e.filter(|(_, t)| !*t).map(|(id, _)| *id);
+        if blob(x) != blob(y) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// For each path, the number of first-parent commits since it last changed, walking at most
+/// [`weights::RECENCY_WINDOW`] commits back from `base`.
+pub fn recency_walk(repo: &gix::Repository, base: Option<ObjectId>) -> Result<BTreeMap<String, usize>, FrameError> {
+    let mut out = BTreeMap::new();
+    let mut next = base;
+    let mut k = 0;
+    while let Some(id) = next {
+        if k >= weights::RECENCY_WINDOW {
+            break;
+        }
+        let commit = repo.find_commit(id).map_err(git("reading history"))?;
+        let tree = commit.tree_id().map_err(git("reading history"))?.detach();
+        let parent = commit.parent_ids().next().map(|p| p.detach());
+        let parent_tree = match parent {
+            Some(p) => Some(
+                repo.find_commit(p)
+                    .map_err(git("reading history"))?
+                    .tree_id()
+                    .map_err(git("reading history"))?
+                    .detach(),
+            ),
+            None => None,
+        };
+        let mut changed = Vec::new();
+        changed_paths(repo, parent_tree, Some(tree), "", &mut changed)?;
+        for path in changed {
+            out.entry(path).or_insert(k);
+        }
+        next = parent;
+        k += 1;
+    }
+    Ok(out)
+}
+
+/// Reads a blob's bytes.
+fn blob_bytes(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>, FrameError> {
+    Ok(repo.find_object(id).map_err(git("reading a blob"))?.data.clone())
+}
+
+/// Builds the snapshot input from an observed tree and the named inputs. `root` is the absolute
+/// repository root used to map absolute diagnostic paths.
+pub fn build_input(
+    repo: &gix::Repository,
+    view: &TreeView,
+    files: &InputFiles,
+    root: &Path,
+) -> Result<SnapshotInput, FrameError> {
+    let mut skipped = Skipped::default();
+    let mut sources = Sources { recency: "git".into(), ..Default::default() };
+    let mut inputs =
+        InputIds { worktree: format!("sha256:{}", sha256_hex(&view.changes_bytes())), ..Default::default() };
+
+    // History and working tree.
+    let since = recency_walk(repo, view.base)?;
+    let touched: BTreeSet<&str> = view.changes.iter().map(|c| c.path.as_str()).collect();
+    let facts: Vec<FileFacts> = view
+        .files
+        .keys()
+        .map(|p| FileFacts {
+            path: p.clone(),
+            touched: touched.contains(p.as_str()),
+            commits_since: since.get(p).copied(),
+        })
+        .collect();
+
+    // SCIP.
+    let mut doc_refs = BTreeMap::new();
+    let mut symbols = Vec::new();
+    let mut covered: BTreeSet<String> = BTreeSet::new();
+    if let Some((origin, bytes)) = &files.scip {
+        let counts = signals::scip::read_scip(bytes)
+            .map_err(|e| FrameError::Scip { origin: origin.clone(), reason: e.to_string() })?;
+        sources.centrality = Some("scip".into());
+        sources.symbols.push("scip".into());
+        inputs.scip = Some(format!("sha256:{}", sha256_hex(bytes)));
+        skipped.scip_local_symbols = counts.skipped_local;
+        for (path, refs) in &counts.documents {
+            if view.files.contains_key(path) {
+                doc_refs.insert(path.clone(), *refs);
+                covered.insert(path.clone());
+            } else {
+                skipped.scip_missing_documents += 1;
+            }
+        }
+        for (id, s) in &counts.symbols {
+            let Some((path, name)) = id.split_once('#') else { continue };
+            if !view.files.contains_key(path) {
+                continue;
+            }
+            symbols.push(SymbolFacts {
+                path: path.into(),
+                name: name.into(),
+                start_line: s.start_line,
+                end_line: s.end_line,
+                refs: Some(s.refs_from_other_documents),
+            });
+        }
+    }
+
+    // Rust files no index covers: symbols from tree-sitter.
+    let mut used_tree_sitter = false;
+    for (path, id) in &view.files {
+        if !path.ends_with(".rs") || covered.contains(path) {
+            continue;
+        }
+        let bytes = match view.contents.get(id) {
+            Some(b) => b.clone(),
+            None => blob_bytes(repo, *id)?,
+        };
+        match signals::rust_items::rust_items(&bytes) {
+            Ok(items) => {
+                used_tree_sitter = true;
+                for item in items {
+                    symbols.push(SymbolFacts {
+                        path: path.clone(),
+                        name: item.name,
+                        start_line: item.start_line,
+                        end_line: item.end_line,
+                        refs: None,
+                    });
+                }
+            }
+            Err(_) => skipped.symbol_extraction_failures += 1,
+        }
+    }
+    if used_tree_sitter {
+        sources.symbols.push("tree-sitter-rust".into());
+    }
+
+    // Diagnostics, in content-hash order.
+    let mut diag_files: Vec<(String, &String, &Vec<u8>)> =
+        files.diagnostics.iter().map(|(o, b)| (sha256_hex(b), o, b)).collect();
+    diag_files.sort();
+    let mut formats = BTreeSet::new();
+    let mut diagnostics = Vec::new();
+    for (hash, origin, bytes) in diag_files {
+        let report = signals::diagnostics::read_diagnostics(bytes, root)
+            .map_err(|e| FrameError::Diagnostics { origin: origin.clone(), reason: e.to_string() })?;
+        formats.insert(format_name(&report.format).to_string());
+        inputs.diagnostics.push(format!("sha256:{hash}"));
+        skipped.diagnostics_outside_repo += report.outside_repo;
+        skipped.diagnostics_other += report.skipped;
+        for d in report.diagnostics {
+            if !view.files.contains_key(&d.path) {
+                skipped.diagnostics_missing_files += 1;
+                continue;
+            }
+            let error = matches!(d.severity, signals::diagnostics::Severity::Error);
+            diagnostics.push(DiagFact { path: d.path, line: d.line, error });
+        }
+    }
+    sources.diagnostics = formats.into_iter().collect();
+
+    // Task and editor.
+    if let Some(task) = &files.task {
+        sources.task = Some("text".into());
+        inputs.task = Some(format!("sha256:{}", sha256_hex(task.as_bytes())));
+    }
+    let editor: BTreeSet<String> = files.editor.iter().map(|p| normalize_rel(p)).collect();
+    if !files.editor.is_empty() {
+        sources.editor = Some("list".into());
+        inputs.editor = Some(format!("sha256:{}", sha256_hex(editor_bytes(&editor).as_slice())));
+    }
+    Ok(SnapshotInput {
+        base: view.base.map(|b| b.to_string()),
+        files: facts,
+        doc_refs,
+        symbols,
+        diagnostics,
+        editor,
+        sources,
+        inputs,
+        skipped: Skipped { non_utf8_paths: view.non_utf8_paths, ..skipped },
+    })
+}
+
+fn format_name(f: &signals::diagnostics::DiagFormat) -> &'static str {
+    match f {
+        signals::diagnostics::DiagFormat::Cargo => "cargo",
+        signals::diagnostics::DiagFormat::Sarif => "sarif",
+        signals::diagnostics::DiagFormat::JsonLines => "json-lines",
+    }
+}
+
+fn normalize_rel(p: &str) -> String {
+    p.trim().trim_start_matches("./").replace('\\', "/")
+}
+
+fn editor_bytes(editor: &BTreeSet<String>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in editor {
+        out.extend_from_slice(p.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Computes the snapshot of the working tree as it is now.
+pub fn snapshot_now(store: &Store, files: &InputFiles) -> Result<(Snapshot, TreeView), FrameError> {
+    let view = observe(store)?;
+    let root = std::fs::canonicalize(store.workdir()?)
+        .unwrap_or_else(|_| store.workdir().unwrap_or(Path::new(".")).to_path_buf());
+    let input = build_input(store.repo(), &view, files, &root)?;
+    let task = files.task.clone().unwrap_or_default();
+    let snapshot = compute(&input, |id| !task.is_empty() && signals::task::named_by_task(&task, id));
+    Ok((snapshot, view))
+}
+
+/// The current frame: its record commit, hash and snapshot.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// The frame record's commit.
+    pub commit: ObjectId,
+    /// The frame hash.
+    pub hash: String,
+    /// Who published it.
+    pub publisher: String,
+    /// The snapshot.
+    pub snapshot: Snapshot,
+}
+
+/// Reads the frame stored in `commit`.
+pub fn read_frame(store: &Store, commit: ObjectId) -> Result<Frame, FrameError> {
+    let entry = store.entry(commit)?;
+    let record =
+        entry.record.map_err(|e| FrameError::Incomplete { commit: commit.to_string(), what: e.to_string() })?;
+    let hash = record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string();
+    let bytes = frame_file(store, commit, "snapshot.json")?
+        .ok_or_else(|| FrameError::Incomplete { commit: commit.to_string(), what: "snapshot.json".into() })?;
+    let snapshot: Snapshot = serde_json::from_slice(&bytes)
+        .map_err(|e| FrameError::Incomplete { commit: commit.to_string(), what: format!("snapshot.json: {e}") })?;
+    Ok(Frame { commit, hash, publisher: record.agent, snapshot })
+}
+
+/// The current frame, if one was published.
+pub fn current_frame(store: &Store) -> Result<Option<Frame>, FrameError> {
+    match store.tip(FRAME_REF)? {
+        Some(tip) => Ok(Some(read_frame(store, tip)?)),
+        None => Ok(None),
+    }
+}
+
+/// A file from a frame commit's tree.
+pub fn frame_file(store: &Store, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, FrameError> {
+    let repo = store.repo();
+    let tree = repo.find_commit(commit).map_err(git("reading a frame"))?.tree().map_err(git("reading a frame"))?;
+    match tree.lookup_entry_by_path(path).map_err(git("reading a frame"))? {
+        Some(e) => Ok(Some(e.object().map_err(git("reading a frame"))?.data.clone())),
+        None => Ok(None),
+    }
+}
+
+/// The outcome of publishing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Published {
+    /// A new frame record.
+    New { commit: ObjectId, hash: String, previous: Option<String> },
+    /// The current frame already has this hash; nothing was written.
+    Unchanged { hash: String },
+}
+
+/// Publishes `snapshot` as the current frame unless the current frame has the same hash.
+pub fn publish(
+    store: &Store,
+    agent: &str,
+    key: &AgentKey,
+    snapshot: &Snapshot,
+    view: &TreeView,
+    files: &InputFiles,
+) -> Result<Published, FrameError> {
+    let repo = store.repo();
+    let hash = snapshot.frame_hash();
+    let write = |bytes: &[u8]| -> Result<ObjectId, FrameError> {
+        Ok(repo.write_blob(bytes).map_err(git("writing a frame input"))?.detach())
+    };
+    // Store every input, so the frame can be re-derived anywhere.
+    let mut extra: Vec<(String, ObjectId)> = vec![
+        ("snapshot.json".into(), write(&snapshot.canonical_bytes())?),
+        ("inputs/worktree.json".into(), write(&view.changes_bytes())?),
+    ];
+    if let Some(task) = &files.task {
+        extra.push(("inputs/task.txt".into(), write(task.as_bytes())?));
+    }
+    if let Some((_, bytes)) = &files.scip {
+        let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, bytes).map_err(git("hashing"))?;
+        // An unchanged index keeps its object id: write it only when git does not have it.
+        let id = if repo.has_object(id) { id } else { write(bytes)? };
+        extra.push(("inputs/index.scip".into(), id));
+    }
+    let mut diags: Vec<&Vec<u8>> = files.diagnostics.iter().map(|(_, b)| b).collect();
+    diags.sort_by_key(|b| sha256_hex(b));
+    for (i, bytes) in diags.into_iter().enumerate() {
+        extra.push((format!("inputs/diagnostics/{i:04}"), write(bytes)?));
+    }
+    if !files.editor.is_empty() {
+        let editor: BTreeSet<String> = files.editor.iter().map(|p| normalize_rel(p)).collect();
+        extra.push(("inputs/editor.txt".into(), write(&editor_bytes(&editor))?));
+    }
+    for (id, bytes) in &view.contents {
+        let written = write(bytes)?;
+        extra.push((format!("inputs/contents/{id}"), written));
+    }
+    let root = std::fs::canonicalize(store.workdir()?).map(|p| p.display().to_string()).unwrap_or_default();
+    let mut previous = None;
+    let appended = store.append(FRAME_REF, agent, key, FRAME_KIND, &extra, |tip: Option<&Entry>| {
+        let tip_hash =
+            tip.and_then(|e| e.record.as_ref().ok()).and_then(|r| r.payload.get("hash")?.as_str().map(String::from));
+        if tip_hash.as_deref() == Some(hash.as_str()) {
+            return Ok(None);
+        }
+        previous = tip_hash;
+        Ok(Some(serde_json::json!({
+            "hash": hash,
+            "previous": previous,
+            "base": view.base.map(|b| b.to_string()),
+            "targets": snapshot.targets.len(),
+            "truncated": snapshot.truncated,
+            "root": root,
+        })))
+    })?;
+    Ok(match appended {
+        Some(a) => Published::New { commit: a.commit, hash, previous },
+        None => Published::Unchanged { hash },
+    })
+}
+
+/// The outcome of verifying a frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verification {
+    /// The frame's commit.
+    pub commit: String,
+    /// The hash recorded in the frame.
+    pub recorded_hash: String,
+    /// The hash of the stored snapshot bytes.
+    pub stored_snapshot_hash: String,
+    /// The hash recomputed from the stored inputs.
+    pub recomputed_hash: String,
+    /// The first field that differs, when something does.
+    pub first_difference: Option<String>,
+}
+
+impl Verification {
+    /// Whether the frame reproduces exactly.
+    pub fn ok(&self) -> bool {
+        self.first_difference.is_none()
+    }
+}
+
+/// Recomputes a frame's snapshot from its stored inputs and compares.
+pub fn verify(store: &Store, commit: ObjectId) -> Result<Verification, FrameError> {
+    let repo = store.repo();
+    let entry = store.entry(commit)?;
+    let record =
+        entry.record.map_err(|e| FrameError::Incomplete { commit: commit.to_string(), what: e.to_string() })?;
+    let recorded_hash = record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string();
+    let root = PathBuf::from(record.payload.get("root").and_then(|h| h.as_str()).unwrap_or("/"));
+    let incomplete = |what: &str| FrameError::Incomplete { commit: commit.to_string(), what: what.into() };
+    let stored_bytes = frame_file(store, commit, "snapshot.json")?.ok_or_else(|| incomplete("snapshot.json"))?;
+    let worktree =
+        frame_file(store, commit, "inputs/worktree.json")?.ok_or_else(|| incomplete("inputs/worktree.json"))?;
+    #[derive(Deserialize)]
+    struct Stored {
+        base: Option<String>,
+        changes: Vec<WorktreeChange>,
+    }
+    let stored: Stored =
+        serde_json::from_slice(&worktree).map_err(|e| incomplete(&format!("inputs/worktree.json: {e}")))?;
+    let base = match &stored.base {
+        Some(b) => Some(ObjectId::from_hex(b.as_bytes()).map_err(|_| incomplete("inputs/worktree.json: base"))?),
+        None => None,
+    };
+    let mut view = TreeView { base, changes: stored.changes.clone(), ..Default::default() };
+    if let Some(base) = base {
+        let tree = repo
+            .find_commit(base)
+            .map_err(git("reading the frame's base"))?
+            .tree_id()
+            .map_err(git("reading the frame's base"))?;
+        tree_files(repo, tree.detach(), "", &mut view.files, &mut view.non_utf8_paths)?;
+    }
+    for c in &stored.changes {
+        match &c.blob {
+            None => {
+                view.files.remove(&c.path);
+            }
+            Some(hex) => {
+                let id = ObjectId::from_hex(hex.as_bytes()).map_err(|_| incomplete("inputs/worktree.json: blob"))?;
+                let bytes = frame_file(store, commit, &format!("inputs/contents/{id}"))?
+                    .ok_or_else(|| incomplete(&format!("inputs/contents/{id}")))?;
+                view.files.insert(c.path.clone(), id);
+                view.contents.insert(id, bytes);
+            }
+        }
+    }
+    let task = frame_file(store, commit, "inputs/task.txt")?.map(|b| String::from_utf8_lossy(&b).into_owned());
+    let scip = frame_file(store, commit, "inputs/index.scip")?.map(|b| ("inputs/index.scip".to_string(), b));
+    let mut diagnostics = Vec::new();
+    for i in 0.. {
+        let name = format!("inputs/diagnostics/{i:04}");
+        match frame_file(store, commit, &name)? {
+            Some(b) => diagnostics.push((name, b)),
+            None => break,
+        }
+    }
+    let editor = frame_file(store, commit, "inputs/editor.txt")?
+        .map(|b| String::from_utf8_lossy(&b).lines().map(String::from).collect())
+        .unwrap_or_default();
+    let files = InputFiles { task: task.clone(), scip, diagnostics, editor };
+    let input = build_input(repo, &view, &files, &root)?;
+    let task = task.unwrap_or_default();
+    let recomputed = compute(&input, |id| !task.is_empty() && signals::task::named_by_task(&task, id));
+    let stored_snapshot_hash = sha256_hex(&stored_bytes);
+    let recomputed_hash = recomputed.frame_hash();
+    let first_difference = if recorded_hash != stored_snapshot_hash {
+        Some("snapshot.json does not hash to the frame's recorded hash".to_string())
+    } else if recomputed_hash != recorded_hash {
+        let stored: serde_json::Value = serde_json::from_slice(&stored_bytes).unwrap_or(serde_json::Value::Null);
+        let fresh = serde_json::to_value(&recomputed).unwrap_or(serde_json::Value::Null);
+        Some(first_diff(&stored, &fresh, "").unwrap_or_else(|| "(canonical bytes)".into()))
+    } else {
+        None
+    };
+    Ok(Verification {
+        commit: commit.to_string(),
+        recorded_hash,
+        stored_snapshot_hash,
+        recomputed_hash,
+        first_difference,
+    })
+}
+
+/// The path of the first differing field between two JSON values (`targets[3].saliency`).
+pub fn first_diff(a: &serde_json::Value, b: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                match (x.get(k), y.get(k)) {
+                    (Some(u), Some(v)) => {
+                        if let Some(d) = first_diff(u, v, &p) {
+                            return Some(d);
+                        }
+                    }
+                    _ => return Some(p),
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                if let Some(d) = first_diff(u, v, &format!("{path}[{i}]")) {
+                    return Some(d);
+                }
+            }
+            (x.len() != y.len()).then(|| format!("{path} (length {} vs {})", x.len(), y.len()))
+        }
+        _ => (crate::store::canonical::to_canonical_bytes(a) != crate::store::canonical::to_canonical_bytes(b))
+            .then(|| path.to_string()),
+    }
+}

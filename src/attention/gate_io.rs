@@ -1,0 +1,107 @@
+//! Gathering what the gate decides from — the current frame, the board and the change — and the
+//! receipt a gated commit carries.
+
+use super::board::{Board, Liveness};
+use super::focus_store::load_board;
+use super::frame::{Frame, current_frame};
+use super::gate::{Touched, Verdict, gate};
+use super::touched::{self, TouchedError};
+use crate::store::Store;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Trailer naming the agent that made a gated commit.
+pub const AGENT_TRAILER: &str = "Mas-Agent";
+/// Trailer naming the frame the commit was gated on.
+pub const FRAME_TRAILER: &str = "Mas-Frame";
+
+/// Errors gathering the gate's inputs. The CLI fails closed on every one of them.
+#[derive(Debug, thiserror::Error)]
+pub enum GateIoError {
+    /// The board or the frame could not be read.
+    #[error("the focus board cannot be read: {0}")]
+    Board(String),
+    /// The change could not be read.
+    #[error(transparent)]
+    Touched(#[from] TouchedError),
+}
+
+/// Everything the gate looked at, and its verdict.
+#[derive(Debug, Clone)]
+pub struct GateOutcome {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The current frame, when there is one.
+    pub frame: Option<Frame>,
+    /// The board.
+    pub board: Board,
+    /// What the change touches.
+    pub touched: Vec<Touched>,
+}
+
+/// Files in which a live focus holds a symbol target: only these need line ranges.
+pub fn symbol_files(board: &Board) -> BTreeSet<String> {
+    board
+        .entries
+        .iter()
+        .filter(|e| e.liveness == Liveness::Live)
+        .flat_map(|e| e.focus.targets.iter())
+        .filter_map(|t| t.split_once('#').map(|(p, _)| p.to_string()))
+        .collect()
+}
+
+/// Decides for `caller` on `paths`; `diff_args` produce line ranges for files that need them.
+pub fn evaluate(
+    store: &Store,
+    workdir: &Path,
+    caller: &str,
+    paths: Vec<String>,
+    diff_args: &[&str],
+    now: u64,
+) -> Result<GateOutcome, GateIoError> {
+    let roster = store.roster().map_err(|e| GateIoError::Board(e.to_string()))?;
+    let frame = current_frame(store).map_err(|e| GateIoError::Board(e.to_string()))?;
+    let board = load_board(store, &roster, now, frame.as_ref()).map_err(|e| GateIoError::Board(e.to_string()))?;
+    let touched = touched::touched(workdir, paths, &symbol_files(&board), diff_args);
+    let verdict = decide_on(caller, frame.as_ref(), &board, &touched);
+    Ok(GateOutcome { verdict, frame, board, touched })
+}
+
+/// The pure decision on gathered inputs.
+pub fn decide_on(caller: &str, frame: Option<&Frame>, board: &Board, touched: &[Touched]) -> Verdict {
+    let mine = board.entry(caller).filter(|e| e.liveness == Liveness::Live).map(|e| e.focus.clone());
+    let others: Vec<_> = board.live().filter(|f| f.agent != caller).cloned().collect();
+    let ranges: BTreeMap<&str, [u32; 2]> = frame
+        .map(|f| f.snapshot.targets.iter().filter_map(|t| Some((t.id.as_str(), t.lines?))).collect())
+        .unwrap_or_default();
+    let lines_of = |id: &str| ranges.get(id).copied();
+    gate(caller, mine.as_ref(), frame.map(|f| f.hash.as_str()), &others, touched, &lines_of)
+}
+
+/// Reads `Mas-Agent` and `Mas-Frame` from a commit message's trailer block.
+pub fn receipt_of(message: &str) -> Option<(String, String)> {
+    let last = message.trim_end().rsplit("\n\n").next()?;
+    let mut agent = None;
+    let mut frame = None;
+    for line in last.lines() {
+        if let Some(v) = line.strip_prefix(&format!("{AGENT_TRAILER}:")) {
+            agent = Some(v.trim().to_string());
+        } else if let Some(v) = line.strip_prefix(&format!("{FRAME_TRAILER}:")) {
+            frame = Some(v.trim().to_string());
+        }
+    }
+    Some((agent?, frame?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receipts_are_read_from_the_last_paragraph() {
+        let msg = "Fix tax\n\nBody text.\n\nMas-Agent: alice\nMas-Frame: abc123\n";
+        assert_eq!(receipt_of(msg), Some(("alice".into(), "abc123".into())));
+        assert_eq!(receipt_of("Fix\n\nMas-Agent: alice\n\nMore text"), None);
+        assert_eq!(receipt_of("Fix tax"), None);
+    }
+}
