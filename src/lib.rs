@@ -5,5 +5,6 @@
 #![forbid(unsafe_code)]
 
 pub mod identity;
+pub mod signals;
 pub mod store;
 pub mod sync;
