@@ -14,8 +14,10 @@
 //! (`src/ledger/mod.rs#Ledger.reserve`, `tools/stockcheck/models.py#Item.value_cents`) that never
 //! contains `#`. Splitting a symbol id at its first `#` recovers the path and the name.
 
+pub mod diagnostics;
 pub mod scip;
 
+pub use diagnostics::{DiagCounts, DiagError, DiagFormat, DiagReport, Diagnostic, Severity, read_diagnostics};
 pub use scip::{ScipCounts, ScipError, ScipSymbol, read_scip};
 
 /// Splits a target id into its path and, for a symbol target, its symbol name.
