@@ -15,9 +15,11 @@
 //! contains `#`. Splitting a symbol id at its first `#` recovers the path and the name.
 
 pub mod diagnostics;
+pub mod rust_items;
 pub mod scip;
 
 pub use diagnostics::{DiagCounts, DiagError, DiagFormat, DiagReport, Diagnostic, Severity, read_diagnostics};
+pub use rust_items::{RustItem, RustItemsError, rust_items};
 pub use scip::{ScipCounts, ScipError, ScipSymbol, read_scip};
 
 /// Splits a target id into its path and, for a symbol target, its symbol name.
