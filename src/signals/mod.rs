@@ -17,10 +17,12 @@
 pub mod diagnostics;
 pub mod rust_items;
 pub mod scip;
+pub mod task;
 
 pub use diagnostics::{DiagCounts, DiagError, DiagFormat, DiagReport, Diagnostic, Severity, read_diagnostics};
 pub use rust_items::{RustItem, RustItemsError, rust_items};
 pub use scip::{ScipCounts, ScipError, ScipSymbol, read_scip};
+pub use task::{TaskText, named_by_task};
 
 /// Splits a target id into its path and, for a symbol target, its symbol name.
 ///
