@@ -9,7 +9,8 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
     for e in entries {
         let path = e.path();
         let name = e.file_name();
-        if name == "target" || name == ".git" {
+        // Build output and tool caches a local run may leave behind are not part of the fixture.
+        if ["target", ".git", "node_modules", "__pycache__", ".ruff_cache"].iter().any(|skip| name == *skip) {
             continue;
         }
         if path.is_dir() {
