@@ -40,6 +40,7 @@ impl TestEnv {
             .env("GIT_COMMITTER_DATE", "1767225600 +0000")
             .env("GIT_MAS_KEY_DIR", self.keys())
             .env("NO_COLOR", "1")
+            .env("PATH", path_with_bin())
             .env_remove("GIT_MAS_AGENT")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
@@ -108,6 +109,12 @@ impl TestEnv {
     pub fn refs(&self, repo: &Path) -> String {
         self.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
     }
+}
+
+/// `PATH` with the binary's directory first, so `git mas` (as the hooks call it) is this build.
+pub fn path_with_bin() -> String {
+    let dir = Path::new(BIN).parent().expect("binary has a directory");
+    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
 }
 
 pub fn copy_dir(from: &Path, to: &Path) {

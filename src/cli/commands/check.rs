@@ -128,7 +128,8 @@ pub fn check_range(ctx: &mut Context, range: &[String], require_receipts: bool) 
     for commit in commits {
         let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| CliError::internal(e.to_string()))?;
         let c = store.repo().find_commit(id).map_err(|e| CliError::internal(e.to_string()))?;
-        let time = c.time().map_or(0, |t| t.seconds);
+        // The author time: when the change was committed and gated; a rebase keeps it.
+        let time = c.author().ok().and_then(|a| a.time().ok()).map_or(0, |t| t.seconds);
         let message = c.message_raw().map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
         let subject = message.lines().next().unwrap_or("").to_string();
         let parent = c.parent_ids().next().map(|p| p.to_string());

@@ -1,0 +1,289 @@
+//! The focus board, the gate, hooks, receipts and the CI check, with two agents in two linked
+//! worktrees and signed records.
+
+use crate::common::*;
+use std::path::{Path, PathBuf};
+
+struct Team {
+    env: TestEnv,
+    repo: PathBuf,
+    alice: PathBuf,
+    bob: PathBuf,
+}
+
+/// A repository with agents alice and bob, each in its own linked worktree (per-worktree
+/// `mas.agent`), hooks installed, and a published frame.
+fn team() -> Team {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    env.agents(&repo, &["alice", "bob"]);
+    env.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
+    let mut dirs = Vec::new();
+    for name in ["alice", "bob"] {
+        let wt = env.root().join(format!("wt-{name}"));
+        env.git(&repo, &["worktree", "add", "--quiet", "-b", &format!("work-{name}"), wt.to_str().unwrap()]);
+        env.git(&wt, &["config", "--worktree", "mas.agent", name]);
+        dirs.push(wt);
+    }
+    env.mas_ok(&repo, &["hooks", "install"]);
+    env.mas_ok(&dirs[0], &["snapshot", "--publish"]);
+    let bob = dirs.pop().unwrap();
+    let alice = dirs.pop().unwrap();
+    Team { env, repo, alice, bob }
+}
+
+fn edit_and_commit(env: &TestEnv, dir: &Path, file: &str, extra: &[&str]) -> std::process::Output {
+    let path = dir.join(file);
+    let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+    text.push_str("// edit\n");
+    std::fs::write(&path, text).unwrap();
+    env.git(dir, &["add", file]);
+    let mut args = vec!["commit", "-m", "edit"];
+    args.extend_from_slice(extra);
+    // Real dates: `git mas check` judges a commit against the board at the commit's time.
+    env.git_cmd(dir).env_remove("GIT_AUTHOR_DATE").env_remove("GIT_COMMITTER_DATE").args(&args).output().unwrap()
+}
+
+#[test]
+fn the_deferring_agent_is_blocked_until_the_holder_releases() {
+    let Team { env, alice, bob, .. } = team();
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
+    let d = env.mas_ok(&bob, &["decide", "alice", "bob", "--json"]);
+    assert!(d.contains("\"holder\":\"alice\"") && d.contains("serialize"), "{d}");
+
+    // Bob's commit touching the held target is blocked by the pre-commit hook, naming alice.
+    let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("src/money.rs is held by alice") && err.contains("remedy"), "{err}");
+    // The gate itself says the same, with its own exit code.
+    assert_eq!(env.mas(&bob, &["gate"]).status.code(), Some(6));
+    // A change touching only non-held files passes, with a receipt.
+    env.git(&bob, &["reset", "--quiet", "HEAD", "--", "src/money.rs"]);
+    env.git(&bob, &["checkout", "--", "src/money.rs"]);
+    let out = edit_and_commit(&env, &bob, "src/error.rs", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let msg = env.git(&bob, &["log", "-1", "--format=%B"]);
+    assert!(msg.contains("Mas-Agent: bob") && msg.contains("Mas-Frame: "), "{msg}");
+    // The holder's own commit passes.
+    let out = edit_and_commit(&env, &alice, "src/money.rs", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // After alice releases, bob passes.
+    env.mas_ok(&alice, &["focus", "release"]);
+    let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn an_expired_focus_holds_nothing() {
+    let Team { env, alice, bob, .. } = team();
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "4s"]);
+    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
+    assert_eq!(env.mas(&bob, &["gate", "--paths", "src/money.rs"]).status.code(), Some(6));
+    std::thread::sleep(std::time::Duration::from_millis(4500));
+    let out = env.mas(&bob, &["gate", "--paths", "src/money.rs"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let status = env.mas(&alice, &["focus", "status", "--json"]);
+    assert_eq!(status.status.code(), Some(7));
+    assert!(stdout(&status).contains("\"state\":\"expired\""));
+}
+
+#[test]
+fn a_new_frame_fails_the_stale_agent_closed() {
+    let Team { env, alice, bob, .. } = team();
+    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
+    assert_eq!(env.mas(&bob, &["focus", "status"]).status.code(), Some(0));
+    // Alice edits and publishes a new frame; bob does not republish.
+    std::fs::write(alice.join("src/report.rs"), "// changed\n").unwrap();
+    env.mas_ok(&alice, &["snapshot", "--publish"]);
+    let out = env.mas(&bob, &["gate", "--paths", "src/config.rs"]);
+    assert_eq!(out.status.code(), Some(7));
+    assert!(stderr(&out).contains("republish your focus"), "{}", stderr(&out));
+    let out = env.mas(&bob, &["focus", "status"]);
+    assert_eq!(out.status.code(), Some(7));
+    assert!(stdout(&out).contains("old-frame"));
+}
+
+#[test]
+fn check_reports_bypassed_and_unreceipted_commits() {
+    let Team { env, alice, bob, .. } = team();
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
+    let base = env.git(&bob, &["rev-parse", "HEAD"]);
+    let out = edit_and_commit(&env, &bob, "src/config.rs", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let clean_end = env.git(&bob, &["rev-parse", "HEAD"]);
+    // A clean range passes, receipts and all.
+    let out = env.mas(&bob, &["check", &format!("{base}..{clean_end}"), "--require-receipts"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    // Bypassing the hook over alice's target.
+    let out = edit_and_commit(&env, &bob, "src/money.rs", &["--no-verify"]);
+    assert!(out.status.success());
+    let bypass = env.git(&bob, &["rev-parse", "HEAD"]);
+    // A commit with no receipt that touches nothing held.
+    let out = edit_and_commit(&env, &bob, "src/error.rs", &["--no-verify"]);
+    assert!(out.status.success());
+    let unreceipted = env.git(&bob, &["rev-parse", "HEAD"]);
+
+    let range = format!("{base}..HEAD");
+    let out = env.mas(&bob, &["check", &range, "--json"]);
+    assert_eq!(out.status.code(), Some(6));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status_of =
+        |c: &str| v["commits"].as_array().unwrap().iter().find(|x| x["commit"] == c).unwrap()["status"].clone();
+    assert_eq!(status_of(&bypass), "blocked");
+    assert_eq!(status_of(&unreceipted), "ok", "without --require-receipts a receipt is not needed");
+    assert_eq!(status_of(&clean_end), "ok");
+    let out = env.mas(&bob, &["check", &range, "--require-receipts", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unreceipted_status =
+        v["commits"].as_array().unwrap().iter().find(|x| x["commit"] == unreceipted.as_str()).unwrap()["status"]
+            .clone();
+    assert_eq!(unreceipted_status, "no-receipt");
+    let human = env.mas(&bob, &["check", &range]);
+    assert!(stdout(&human).contains("blocked") && stderr(&human).contains("held by alice"), "{}", stdout(&human));
+}
+
+#[test]
+fn bad_foci_are_refused_by_name() {
+    let Team { env, alice, .. } = team();
+    let nine: Vec<String> = [
+        "src/lib.rs",
+        "src/main.rs",
+        "src/error.rs",
+        "src/money.rs",
+        "src/config.rs",
+        "src/report.rs",
+        "src/ledger/mod.rs",
+        "src/ledger/item.rs",
+        "src/orders/mod.rs",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut args = vec!["focus", "publish", "--targets"];
+    args.extend(nine.iter().map(String::as_str));
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (args, "at most 8 targets; 9 given"),
+        (vec!["focus", "publish", "--targets", "src/nope.rs"], "not in the current frame's snapshot"),
+        (vec!["focus", "publish", "--targets", "../outside.rs"], "escapes the repository"),
+        (vec!["focus", "publish", "--targets", "src/lib.rs", "--ttl", "48h"], "bad lease"),
+    ];
+    let before = env.refs(&alice);
+    for (args, want) in cases {
+        let out = env.mas(&alice, &args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(env.refs(&alice), before);
+}
+
+#[test]
+fn spoofed_and_replayed_focus_records_are_rejected_on_the_board() {
+    use git_mas::identity::AgentKey;
+    use git_mas::store::record::Record;
+    let Team { env, repo, alice, bob } = team();
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    let frame = env.git(&repo, &["cat-file", "-p", "refs/mas/frame:record.json"]);
+    let frame: serde_json::Value = serde_json::from_str(&frame).unwrap();
+    let first = env.git(&repo, &["cat-file", "-p", "refs/mas/focus/alice:record.json"]);
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/config.rs"]);
+    // Bob's key, claiming to be alice, grabbing src/report.rs.
+    let hex = std::fs::read_to_string(env.keys().join("bob.key")).unwrap();
+    let bob_key = AgentKey::from_seed(git_mas::identity::key::decode_hex(hex.trim()).unwrap().try_into().unwrap());
+    let payload = serde_json::json!({"frame": frame["payload"]["hash"], "targets": ["src/report.rs"], "ttl_secs": 600, "published_at": 1});
+    let spoof = Record::new("focus", "alice", 50, payload).sign(&bob_key).to_bytes();
+    let plumb = |bytes: &[u8]| {
+        let f = env.root().join("rec.json");
+        std::fs::write(&f, bytes).unwrap();
+        let blob = env.git(&repo, &["hash-object", "-w", f.to_str().unwrap()]);
+        let mut mk = env.git_cmd(&repo);
+        mk.arg("mktree").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        let mut child = mk.spawn().unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(format!("100644 blob {blob}\trecord.json\n").as_bytes()).unwrap();
+        let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+        let parent = env.git(&repo, &["rev-parse", "refs/mas/focus/alice"]);
+        let commit = env.git(&repo, &["commit-tree", tree.trim(), "-p", &parent, "-m", "focus"]);
+        env.git(&repo, &["update-ref", "refs/mas/focus/alice", &commit]);
+    };
+    plumb(&spoof);
+    plumb(first.as_bytes()); // replay of alice's genuine first focus
+    let out = env.mas_ok(&bob, &["focus", "list"]);
+    assert!(out.contains("REJECTED UNVERIFIED") || out.contains("REJECTED"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&env.mas_ok(&bob, &["focus", "list", "--json"])).unwrap();
+    let verdicts: Vec<String> = v["board"]["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(verdicts.contains(&"SPOOF".to_string()) && verdicts.contains(&"REPLAY".to_string()), "{verdicts:?}");
+    // Alice's board entry is still her genuine latest focus.
+    let alice_entry =
+        v["board"]["entries"].as_array().unwrap().iter().find(|e| e["focus"]["agent"] == "alice").unwrap();
+    assert_eq!(alice_entry["focus"]["targets"], serde_json::json!(["src/config.rs"]));
+}
+
+#[test]
+fn the_sixty_fifth_agent_is_refused_as_a_flood() {
+    let env = TestEnv::new();
+    let repo = env.repo("flood");
+    let names: Vec<String> = (0..65).map(|i| format!("a{i:02}")).collect();
+    env.agents(&repo, &names.iter().map(String::as_str).collect::<Vec<_>>());
+    env.mas_ok(&repo, &["--agent", "a00", "snapshot", "--publish"]);
+    for n in &names[..64] {
+        env.mas_ok(&repo, &["--agent", n, "focus", "publish", "--targets", "src/lib.rs"]);
+    }
+    let out = env.mas(&repo, &["--agent", "a64", "focus", "publish", "--targets", "src/lib.rs"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("flood cap"), "{}", stderr(&out));
+}
+
+#[test]
+fn hooks_install_is_idempotent_keeps_user_lines_and_honors_core_hooks_path() {
+    let env = TestEnv::new();
+    let repo = env.repo("hooks");
+    let hooks = repo.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho user-check\n").unwrap();
+    env.mas_ok(&repo, &["hooks", "install"]);
+    let once: Vec<String> = ["pre-commit", "commit-msg", "pre-push"]
+        .iter()
+        .map(|h| std::fs::read_to_string(hooks.join(h)).unwrap())
+        .collect();
+    env.mas_ok(&repo, &["hooks", "install"]);
+    let twice: Vec<String> = ["pre-commit", "commit-msg", "pre-push"]
+        .iter()
+        .map(|h| std::fs::read_to_string(hooks.join(h)).unwrap())
+        .collect();
+    assert_eq!(once, twice);
+    assert!(once[0].contains("echo user-check") && once[0].contains("git mas hook pre-commit"));
+    assert_eq!(env.git(&repo, &["config", "mas.gate"]), "enforce");
+    let status = env.mas_ok(&repo, &["hooks", "status"]);
+    assert_eq!(status.matches("installed").count(), 3, "{status}");
+    env.mas_ok(&repo, &["hooks", "uninstall"]);
+    assert_eq!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap(), "#!/bin/sh\necho user-check\n");
+    assert!(!hooks.join("commit-msg").exists());
+
+    // core.hooksPath, relative to the top of the working tree.
+    env.git(&repo, &["config", "core.hooksPath", "my-hooks"]);
+    env.mas_ok(&repo, &["hooks", "install"]);
+    assert!(repo.join("my-hooks/pre-commit").exists());
+    assert!(!hooks.join("commit-msg").exists());
+}
+
+#[test]
+fn with_the_gate_off_the_hooks_do_nothing() {
+    let Team { env, alice, bob, .. } = team();
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.git(&bob, &["config", "mas.gate", "off"]);
+    let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&bob, &["config", "mas.gate", "warn"]);
+    let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
+    assert!(out.status.success());
+    assert!(stderr(&out).contains("held by alice") && stderr(&out).contains("committing anyway"), "{}", stderr(&out));
+}
