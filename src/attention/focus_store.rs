@@ -20,14 +20,21 @@ pub fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// Loads the board: every focus chain, verified against the roster, folded at time `now`.
-/// Targets are checked against `frame`'s snapshot when a focus is on that frame.
+/// How many of the newest records of each focus chain the board reads. The board needs only each
+/// agent's latest valid focus; an older record matters only when every newer one in the window is
+/// invalid, and then the agent simply shows no focus (which holds nothing and fails the agent's own
+/// gate closed). A replayed old record still shows: its sequence number is below the newer ones'.
+pub const BOARD_WINDOW: usize = 32;
+
+/// Loads the board: every focus chain (its newest [`BOARD_WINDOW`] records), verified against the
+/// roster, folded at time `now`. Targets are checked against `frame`'s snapshot when a focus is on
+/// that frame.
 pub fn load_board(store: &Store, roster: &Roster, now: u64, frame: Option<&Frame>) -> Result<Board, StoreError> {
     let mut chains: Vec<(String, ChainRecords)> = Vec::new();
     for info in store.list(FOCUS_PREFIX)? {
         let Some(agent) = crate::store::owner_of(&info.name) else { continue };
         let records = store
-            .verified_chain(&info.name, roster)?
+            .verified_window(&info.name, roster, BOARD_WINDOW)?
             .into_iter()
             .map(|(e, v)| (e.commit.to_string(), e.record.map_err(|err| err.to_string()), v))
             .collect();

@@ -512,6 +512,15 @@ pub fn read_frame(store: &Store, commit: ObjectId) -> Result<Frame, FrameError> 
     Ok(Frame { commit, hash, publisher: record.agent, snapshot })
 }
 
+/// The current frame's record commit and hash, without reading its snapshot.
+pub fn current_frame_hash(store: &Store) -> Result<Option<(ObjectId, String)>, FrameError> {
+    let Some(tip) = store.tip(FRAME_REF)? else { return Ok(None) };
+    let entry = store.entry(tip)?;
+    let record = entry.record.map_err(|e| FrameError::Incomplete { commit: tip.to_string(), what: e.to_string() })?;
+    let hash = record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string();
+    Ok(Some((tip, hash)))
+}
+
 /// The current frame, if one was published.
 pub fn current_frame(store: &Store) -> Result<Option<Frame>, FrameError> {
     match store.tip(FRAME_REF)? {

@@ -3,7 +3,7 @@
 
 use super::board::{Board, Liveness};
 use super::focus_store::load_board;
-use super::frame::{Frame, current_frame};
+use super::frame::{Frame, current_frame_hash, read_frame};
 use super::gate::{Touched, Verdict, gate};
 use super::touched::{self, TouchedError};
 use crate::store::Store;
@@ -59,23 +59,38 @@ pub fn evaluate(
     diff_args: &[&str],
     now: u64,
 ) -> Result<GateOutcome, GateIoError> {
-    let roster = store.roster().map_err(|e| GateIoError::Board(e.to_string()))?;
-    let frame = current_frame(store).map_err(|e| GateIoError::Board(e.to_string()))?;
-    let board = load_board(store, &roster, now, frame.as_ref()).map_err(|e| GateIoError::Board(e.to_string()))?;
-    let touched = touched::touched(workdir, paths, &symbol_files(&board), diff_args);
-    let verdict = decide_on(caller, frame.as_ref(), &board, &touched);
+    let board_err = |e: &dyn std::fmt::Display| GateIoError::Board(e.to_string());
+    let roster = store.roster().map_err(|e| board_err(&e))?;
+    // The hash alone is enough unless a symbol target's line range is needed: reading and parsing
+    // the snapshot (up to 4,096 targets) is the costliest part of a gate, so it is done on demand.
+    let head = current_frame_hash(store).map_err(|e| board_err(&e))?;
+    let board = load_board(store, &roster, now, None).map_err(|e| board_err(&e))?;
+    let symbol_files = symbol_files(&board);
+    let touched = touched::touched(workdir, paths, &symbol_files, diff_args);
+    let needs_ranges = touched.iter().any(|t| symbol_files.contains(&t.path));
+    let frame = match (&head, needs_ranges) {
+        (Some((commit, _)), true) => Some(read_frame(store, *commit).map_err(|e| board_err(&e))?),
+        _ => None,
+    };
+    let hash = head.map(|(_, h)| h);
+    let verdict = decide_with(caller, hash.as_deref(), frame.as_ref(), &board, &touched);
     Ok(GateOutcome { verdict, frame, board, touched })
 }
 
-/// The pure decision on gathered inputs.
-pub fn decide_on(caller: &str, frame: Option<&Frame>, board: &Board, touched: &[Touched]) -> Verdict {
+/// The decision with the frame hash given separately from its (optional) snapshot.
+fn decide_with(caller: &str, hash: Option<&str>, frame: Option<&Frame>, board: &Board, touched: &[Touched]) -> Verdict {
     let mine = board.entry(caller).filter(|e| e.liveness == Liveness::Live).map(|e| e.focus.clone());
     let others: Vec<_> = board.live().filter(|f| f.agent != caller).cloned().collect();
     let ranges: BTreeMap<&str, [u32; 2]> = frame
         .map(|f| f.snapshot.targets.iter().filter_map(|t| Some((t.id.as_str(), t.lines?))).collect())
         .unwrap_or_default();
     let lines_of = |id: &str| ranges.get(id).copied();
-    gate(caller, mine.as_ref(), frame.map(|f| f.hash.as_str()), &others, touched, &lines_of)
+    gate(caller, mine.as_ref(), hash, &others, touched, &lines_of)
+}
+
+/// The pure decision on gathered inputs.
+pub fn decide_on(caller: &str, frame: Option<&Frame>, board: &Board, touched: &[Touched]) -> Verdict {
+    decide_with(caller, frame.map(|f| f.hash.as_str()), frame, board, touched)
 }
 
 /// Reads `Mas-Agent` and `Mas-Frame` from a commit message's trailer block.

@@ -310,7 +310,18 @@ impl Store {
     /// Walks a chain and verifies every record against the roster. Returns (entry, verdict) pairs
     /// oldest first.
     pub fn verified_chain(&self, refname: &str, roster: &Roster) -> Result<Vec<(Entry, Verdict)>, StoreError> {
-        let mut entries = self.walk(refname, usize::MAX)?;
+        self.verified_window(refname, roster, usize::MAX)
+    }
+
+    /// Like [`Store::verified_chain`], but reads only the newest `window` records: sequence checks
+    /// then cover the window alone. For folds that only need each chain's latest state.
+    pub fn verified_window(
+        &self,
+        refname: &str,
+        roster: &Roster,
+        window: usize,
+    ) -> Result<Vec<(Entry, Verdict)>, StoreError> {
+        let mut entries = self.walk(refname, window)?;
         entries.reverse();
         let records: Vec<_> = entries.iter().map(|e| e.record.clone()).collect();
         let verdicts = record::verify_chain(&records, |n| roster.get(n).map(|e| e.did.as_str()), owner_of(refname));
