@@ -92,7 +92,7 @@ pub fn gate(
         };
     }
     let mut blocks = Vec::new();
-    let mut notes = Vec::new();
+    let notes = Vec::new();
     for other in others.iter().filter(|f| f.agent != caller) {
         if other.frame != frame {
             if let Some(t) = other.targets.iter().find(|t| touches(t, lines_of, touched).is_some()) {
@@ -128,16 +128,7 @@ pub fn gate(
             });
         }
     }
-    if blocks.is_empty() {
-        for t in touched {
-            if t.lines.is_none() {
-                notes.push(format!("line ranges unknown for {}", t.path));
-            }
-        }
-        Verdict::Allow { frame: frame.to_string(), notes }
-    } else {
-        Verdict::Block { blocks }
-    }
+    if blocks.is_empty() { Verdict::Allow { frame: frame.to_string(), notes } } else { Verdict::Block { blocks } }
 }
 
 fn short(hash: &str) -> &str {

@@ -49,3 +49,22 @@ fn installed_man_page_serves_git_mas_help() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(text.contains("git-mas") && text.contains("Coordinate a team of coding agents"), "{text}");
 }
+
+#[test]
+fn the_demo_runs_end_to_end() {
+    let env = TestEnv::new();
+    let dir = env.root().join("demo");
+    let out = env.mas(env.root(), &["demo", "--dir", dir.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    for want in [
+        "SPOOF",
+        "reproduces exactly",
+        "serialize on src/money.rs: alice holds, bob defers",
+        "is held by alice",
+        "Mas-Agent: bob",
+    ] {
+        assert!(text.contains(want), "demo output lacks {want:?}");
+    }
+    assert!(dir.join("remote.git").exists(), "--dir keeps the scratch directory");
+}

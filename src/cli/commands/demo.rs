@@ -19,7 +19,9 @@ mod fixture {
 ///
 /// Creates a bare remote and two clones, gives each an agent (alice, bob), writes signed records
 /// (each to its own journal and both to one shared chain), syncs through the remote, verifies
-/// everything from the other side, and shows a forged record being rejected as a spoof.
+/// everything from the other side, shows a forged record being rejected as a spoof, publishes a
+/// saliency frame and re-derives it in the other clone, and has the edit gate hold one agent back
+/// while the other holds the file both want.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
     /// Scratch directory to build in (must not exist yet; default: a new temporary directory).
@@ -39,13 +41,20 @@ struct Demo {
 impl Demo {
     fn base(&self, program: &Path, dir: &Path) -> Command {
         let mut cmd = Command::new(program);
+        // This binary first on PATH, so `git mas` (as the hooks call it) is the one running the demo.
+        let bin_dir = self.exe.parent().map(Path::to_path_buf).unwrap_or_default();
+        let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
         cmd.current_dir(dir)
+            .env("PATH", path)
             .env("GIT_MAS_KEY_DIR", &self.keys)
             .env("GIT_AUTHOR_NAME", "Demo")
             .env("GIT_AUTHOR_EMAIL", "demo@example.invalid")
             .env("GIT_COMMITTER_NAME", "Demo")
             .env("GIT_COMMITTER_EMAIL", "demo@example.invalid")
             .env_remove("GIT_MAS_AGENT")
+            // Real time: leases and `git mas check` judge commits by when they were made.
+            .env_remove("GIT_AUTHOR_DATE")
+            .env_remove("GIT_COMMITTER_DATE")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE");
         cmd
@@ -196,10 +205,58 @@ fn steps(d: &Demo) -> Result<ExitCode, CliError> {
     d.git(&b, &["update-ref", "refs/mas/journal/alice", commit.trim(), parent.trim()])?;
     d.run(&b, "git-mas", &["log", "alice"], 4)?;
 
+    println!(
+        "\n== 6. a shared frame: alice computes the saliency snapshot from the project's SCIP index, diagnostics and task"
+    );
+    let task = "fix the rounding of tax in pricing; Money.percent_bp loses a cent";
+    d.mas(
+        &a,
+        &[
+            "snapshot",
+            "--publish",
+            "--top",
+            "8",
+            "--task",
+            task,
+            "--scip",
+            "index.scip",
+            "--diagnostics",
+            "diagnostics/cargo.json",
+            "--diagnostics",
+            "diagnostics/ruff.sarif",
+        ],
+    )?;
+    d.mas(&a, &["frame", "--top", "5"])?;
+    d.mas(&a, &["sync"])?;
+    d.mas(&b, &["sync"])?;
+    println!("\n   bob re-derives the frame from its stored inputs in his own clone:");
+    d.mas(&b, &["snapshot", "--verify"])?;
+
+    println!("\n== 7. foci and the gate: both want src/money.rs; the rule serializes them (alice < bob holds)");
+    d.mas(&a, &["focus", "publish", "--targets", "src/money.rs", "src/pricing/mod.rs"])?;
+    d.mas(&a, &["sync"])?;
+    d.mas(&b, &["sync"])?;
+    d.mas(&b, &["focus", "publish", "--targets", "src/money.rs"])?;
+    d.mas(&b, &["focus", "list"])?;
+    d.mas(&b, &["decide", "alice", "bob"])?;
+    d.mas(&b, &["hooks", "install"])?;
+    std::fs::write(b.join("src/money.rs"), std::fs::read_to_string(b.join("src/money.rs"))? + "// rounding fix\n")?;
+    d.git(&b, &["add", "src/money.rs"])?;
+    println!("\n   bob's commit touches the target alice holds: the pre-commit hook blocks it");
+    d.run(&b, "git", &["commit", "-m", "Fix rounding"], 1)?;
+    println!("\n   alice releases; bob's commit passes and carries a receipt");
+    d.mas(&a, &["focus", "release"])?;
+    d.mas(&a, &["sync"])?;
+    d.mas(&b, &["sync"])?;
+    d.git(&b, &["commit", "--quiet", "-m", "Fix rounding"])?;
+    d.git(&b, &["log", "-1", "--format=%B"])?;
+    d.mas(&b, &["check", "HEAD~1..HEAD", "--require-receipts"])?;
+
     println!("\n== done: every record above was signed, stored in refs/mas/, verified against the committed roster,");
     println!(
-        "   and carried between clones by an ordinary git remote. The forged one is named SPOOF and never applied."
+        "   and carried between clones by an ordinary git remote. The forged one is named SPOOF and never applied;"
     );
+    println!("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice let go.");
     Ok(ExitCode::SUCCESS)
 }
 

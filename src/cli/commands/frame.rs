@@ -34,19 +34,19 @@ pub fn run(ctx: &mut Context, args: FrameArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     let s = &f.snapshot;
-    println!("frame      {}", f.hash);
-    println!("record     {} (published by {})", f.commit, f.publisher);
-    println!("base       {}", s.base.as_deref().unwrap_or("(no commits)"));
-    println!("task       {}", s.inputs.task.as_deref().unwrap_or("-"));
-    println!("scip       {}", s.inputs.scip.as_deref().unwrap_or("-"));
+    println!("frame        {}", f.hash);
+    println!("record       {} (published by {})", f.commit, f.publisher);
+    println!("base         {}", s.base.as_deref().unwrap_or("(no commits)"));
+    println!("task         {}", s.inputs.task.as_deref().unwrap_or("-"));
+    println!("scip         {}", s.inputs.scip.as_deref().unwrap_or("-"));
     println!(
-        "diagnostics {}",
+        "diagnostics  {}",
         if s.inputs.diagnostics.is_empty() { "-".to_string() } else { s.inputs.diagnostics.join(" ") }
     );
-    println!("editor     {}", s.inputs.editor.as_deref().unwrap_or("-"));
-    println!("worktree   {}", s.inputs.worktree);
+    println!("editor       {}", s.inputs.editor.as_deref().unwrap_or("-"));
+    println!("worktree     {}", s.inputs.worktree);
     println!(
-        "targets    {}{}\n",
+        "targets      {}{}\n",
         s.targets.len(),
         if s.truncated > 0 { format!(" (+{} cut)", s.truncated) } else { String::new() }
     );

@@ -117,7 +117,8 @@ fn pre_push(ctx: &mut Context, mode: Mode, args: &[String]) -> Result<ExitCode, 
     let mut ranges = Vec::new();
     for line in input.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 4 || zero(f[1]) {
+        // Only branches carry code; refs/mas/* and other refs are not gated.
+        if f.len() < 4 || zero(f[1]) || !f[2].starts_with("refs/heads/") {
             continue;
         }
         if zero(f[3]) {
