@@ -259,9 +259,9 @@ pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
             break;
         }
         let mut cmd = git(store);
-        // Only coordination records travel here: the repository's own pre-push hook (which may be
-        // git-mas's, checking code commits) has nothing to say about them.
-        cmd.args(["push", "--porcelain", "--no-verify", remote]);
+        // Hooks run as for any push (git-mas's own pre-push hook gates branches only and lets
+        // refs/mas/* through).
+        cmd.args(["push", "--porcelain", remote]);
         for (name, _) in &to_push {
             cmd.arg(format!("{name}:{name}"));
         }

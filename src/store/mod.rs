@@ -18,6 +18,7 @@
 
 pub mod canonical;
 pub mod record;
+pub mod sigcache;
 
 use crate::identity::{self, AgentKey, ROSTER_PATH, Roster, RosterError};
 use gix::ObjectId;
@@ -150,6 +151,7 @@ pub fn validate_ref(name: &str) -> Result<(), StoreError> {
 pub struct Store {
     repo: gix::Repository,
     common_dir: PathBuf,
+    sigs: std::cell::RefCell<Option<sigcache::SigCache>>,
 }
 
 impl Store {
@@ -164,7 +166,7 @@ impl Store {
     pub fn from_repo(repo: gix::Repository) -> Self {
         let common = repo.common_dir();
         let common_dir = std::fs::canonicalize(common).unwrap_or_else(|_| common.to_path_buf());
-        Store { repo, common_dir }
+        Store { repo, common_dir, sigs: std::cell::RefCell::new(None) }
     }
 
     /// The repository.
@@ -324,7 +326,28 @@ impl Store {
         let mut entries = self.walk(refname, window)?;
         entries.reverse();
         let records: Vec<_> = entries.iter().map(|e| e.record.clone()).collect();
-        let verdicts = record::verify_chain(&records, |n| roster.get(n).map(|e| e.did.as_str()), owner_of(refname));
+        let mut cache = self.sigs.borrow_mut();
+        let cache = cache.get_or_insert_with(|| sigcache::SigCache::load(&self.common_dir));
+        let mut sig_ok = |i: usize, r: &Record, did: &str, key: &ed25519_dalek::VerifyingKey| {
+            let blob = entries[i].blob;
+            if let Some(b) = &blob
+                && cache.contains(b, did)
+            {
+                return true;
+            }
+            let ok = r.signature_valid_under(key);
+            if ok && let Some(b) = &blob {
+                cache.insert(b, did);
+            }
+            ok
+        };
+        let verdicts = record::verify_chain_with(
+            &records,
+            |n| roster.get(n).map(|e| e.did.as_str()),
+            owner_of(refname),
+            &mut sig_ok,
+        );
+        cache.save();
         Ok(entries.into_iter().zip(verdicts).collect())
     }
 

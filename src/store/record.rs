@@ -187,13 +187,28 @@ pub fn verify_chain<'a, F>(records: &[Result<Record, ParseError>], did_of: F, ow
 where
     F: Fn(&str) -> Option<&'a str>,
 {
+    verify_chain_with(records, did_of, owner, &mut |_, record, _, key| record.signature_valid_under(key))
+}
+
+/// [`verify_chain`] with the signature check supplied by the caller: `sig_ok(index, record, did,
+/// key)` — so a store can answer from a cache of signatures it verified before.
+pub fn verify_chain_with<'a, F>(
+    records: &[Result<Record, ParseError>],
+    did_of: F,
+    owner: Option<&str>,
+    sig_ok: &mut dyn FnMut(usize, &Record, &str, &VerifyingKey) -> bool,
+) -> Vec<Verdict>
+where
+    F: Fn(&str) -> Option<&'a str>,
+{
     let mut last_seq: BTreeMap<String, u64> = BTreeMap::new();
     // Decoding a did:key (base58 and point decompression) costs about as much as verifying, so
     // each roster key is decoded once per chain.
     let mut keys: BTreeMap<&str, Option<VerifyingKey>> = BTreeMap::new();
     records
         .iter()
-        .map(|parsed| {
+        .enumerate()
+        .map(|(index, parsed)| {
             let record = match parsed {
                 Ok(r) => r,
                 Err(e) => return Verdict::Malformed { reason: e.to_string() },
@@ -205,7 +220,7 @@ where
                 return Verdict::UnknownParticipant;
             };
             let key = keys.entry(did).or_insert_with(|| public_from_did(did).ok());
-            if !key.as_ref().is_some_and(|k| record.signature_valid_under(k)) {
+            if !key.as_ref().is_some_and(|k| sig_ok(index, record, did, k)) {
                 return Verdict::Spoof;
             }
             if let Some(owner) = owner
