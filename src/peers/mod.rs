@@ -1,0 +1,140 @@
+//! Peers: the members of a team, each a real process, behind one trait.
+//!
+//! A driver (ASSEMBLY → CONVERGE in [`crate::converge_driver`], later `coordinate`) talks to every
+//! peer the same way: it renders a hop prompt ([`prompt`]), hands it to [`Peer::hop`] with a
+//! timeout, and reads the reply with the line parsers ([`crate::assembly::protocol`]). What a peer
+//! *is* stays behind the trait: today every peer is a [`ProcessPeer`] — a `cmd:` command line (a
+//! script, a coding-agent CLI) or one of git-mas's own [`builtin`] peers started as a `git-mas peer
+//! <kind>` subprocess — and a peer over another transport would be another implementation.
+//!
+//! The trait is async (tokio): a hop is a process with a timeout, and a later driver may hop
+//! several peers at once. Nothing here prints; a failed call is a [`HopError`] whose message is
+//! meant for the run's record and for the peer's second attempt.
+
+pub mod builtin;
+pub mod process;
+pub mod prompt;
+pub mod spec;
+
+pub use process::{MAX_REPLY_BYTES, ProcessCommand, kill_live_peers, run_hop};
+pub use prompt::{AssemblyPrompt, ConvergePrompt, PromptHeader};
+pub use spec::{BuiltinKind, MAX_PEERS, PeerEntry, PeerSpec, SpecError, parse_agents};
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+/// One call to a peer.
+#[derive(Debug, Clone)]
+pub struct Hop {
+    /// The prompt.
+    pub prompt: String,
+    /// How long the peer has to reply.
+    pub timeout: Duration,
+    /// Extra environment for a process peer (`GIT_MAS_PHASE`, …).
+    pub env: Vec<(String, String)>,
+}
+
+/// A peer's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HopReply {
+    /// What it wrote (stdout for a process), lossily decoded as UTF-8.
+    pub text: String,
+    /// How long the call took.
+    pub elapsed: Duration,
+    /// The end of what it wrote on stderr (diagnostics only).
+    pub stderr: String,
+}
+
+/// Why a call to a peer failed.
+#[derive(Debug, Error)]
+pub enum HopError {
+    /// The process could not be started.
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No reply within the timeout; the process was killed.
+    #[error("no reply within {}; the peer was stopped", humantime::format_duration(*after))]
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
+    /// The process exited unsuccessfully.
+    #[error("the peer exited with {status}{}", if stderr.is_empty() { String::new() } else { format!("; its stderr ends with: {stderr}") })]
+    Failed {
+        /// `exit status N` or `a signal`.
+        status: String,
+        /// The tail of its stderr.
+        stderr: String,
+    },
+    /// The reply was too large; the process was killed.
+    #[error("the reply exceeds {limit} bytes; the peer was stopped")]
+    TooLarge {
+        /// The limit.
+        limit: usize,
+    },
+    /// Reading from or writing to the peer failed.
+    #[error("talking to the peer failed: {source}")]
+    Io {
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another kind of peer failed in its own way.
+    #[error("{message}")]
+    Other {
+        /// What happened.
+        message: String,
+    },
+}
+
+/// A member of a team that can be asked one hop at a time.
+pub trait Peer: Send {
+    /// The peer's name (its participant id).
+    fn name(&self) -> &str;
+    /// Asks the peer: the prompt in, the reply out, within `hop.timeout`.
+    fn hop(&mut self, hop: &Hop) -> impl Future<Output = Result<HopReply, HopError>> + Send;
+}
+
+/// A peer that runs one process per hop.
+#[derive(Debug, Clone)]
+pub struct ProcessPeer {
+    entry: PeerEntry,
+    command: ProcessCommand,
+    dir: Option<PathBuf>,
+}
+
+impl ProcessPeer {
+    /// The peer for `entry`; built-ins run as `exe peer <kind>` (`exe` is the running `git-mas`),
+    /// and every hop runs in `dir` when given.
+    pub fn new(entry: PeerEntry, exe: &Path, dir: Option<PathBuf>) -> ProcessPeer {
+        let command = ProcessCommand::for_spec(&entry.spec, exe);
+        ProcessPeer { entry, command, dir }
+    }
+
+    /// The roster entry.
+    pub fn entry(&self) -> &PeerEntry {
+        &self.entry
+    }
+
+    /// What runs on each hop.
+    pub fn command(&self) -> &ProcessCommand {
+        &self.command
+    }
+}
+
+impl Peer for ProcessPeer {
+    fn name(&self) -> &str {
+        &self.entry.name
+    }
+
+    fn hop(&mut self, hop: &Hop) -> impl Future<Output = Result<HopReply, HopError>> + Send {
+        run_hop(&self.command, self.dir.as_deref(), hop)
+    }
+}

@@ -1,0 +1,307 @@
+//! A peer as a process: one process per hop, the prompt on its stdin, the reply on its stdout.
+//!
+//! Decisions:
+//!
+//! - **One process per hop.** A hop is a call: start, write the prompt, close stdin, read stdout to
+//!   its end, wait for the exit. Nothing survives between hops, so a peer's only memory is what the
+//!   prompt shows it (and whatever it keeps on disk itself).
+//! - **Each hop runs in its own process group**, and the whole group is killed (SIGKILL) when the
+//!   hop ends, however it ends: on a timeout, on an oversized reply, on an error, and after a normal
+//!   exit too, so that neither a hanging `sh -c` pipeline nor a background process it started is
+//!   left running. The groups alive right now are listed in a process-wide registry, so that an
+//!   interrupted command can kill them too ([`kill_live_peers`]).
+//! - **A reply ends when stdout and stderr close and the process exits**, within the hop's
+//!   timeout. A non-zero exit is a failed call, reported with the tail of stderr; a reply larger
+//!   than [`MAX_REPLY_BYTES`] is refused. Bytes that are not UTF-8 are replaced, not refused: the
+//!   line parsers decide whether the reply is readable.
+
+use super::spec::PeerSpec;
+use super::{Hop, HopError, HopReply};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+/// The largest reply accepted, in bytes.
+pub const MAX_REPLY_BYTES: usize = 1 << 20;
+
+/// How much of a peer's stderr is kept for error messages, in bytes.
+pub const STDERR_TAIL_BYTES: usize = 2048;
+
+/// How long to wait for a killed process to be reaped.
+const REAP_GRACE: Duration = Duration::from_secs(5);
+
+/// The program and arguments a peer runs as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessCommand {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+}
+
+impl ProcessCommand {
+    /// The process for `spec`: `sh -c <command line>` for `cmd:`, `<exe> peer <kind>` for a
+    /// built-in (`exe` is the running `git-mas`).
+    pub fn for_spec(spec: &PeerSpec, exe: &Path) -> ProcessCommand {
+        match spec {
+            PeerSpec::Cmd { command } => {
+                ProcessCommand { program: PathBuf::from("sh"), args: vec!["-c".to_owned(), command.clone()] }
+            }
+            PeerSpec::Builtin { kind } => {
+                ProcessCommand { program: exe.to_path_buf(), args: vec!["peer".to_owned(), kind.name().to_owned()] }
+            }
+        }
+    }
+}
+
+static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+    LIVE_GROUPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn kill_group(pgid: i32) {
+    #[cfg(unix)]
+    if pgid > 1
+        && let Some(pid) = rustix::process::Pid::from_raw(pgid)
+    {
+        // ESRCH (the group is gone) is the usual answer after a normal exit.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pgid;
+}
+
+/// Kills every peer process group that is running now (for an interrupted command).
+pub fn kill_live_peers() {
+    for pgid in live_groups().iter() {
+        kill_group(*pgid);
+    }
+}
+
+/// A hop's process group: registered while the hop runs, killed when it ends.
+struct GroupGuard(i32);
+
+impl GroupGuard {
+    fn register(pid: u32) -> Option<GroupGuard> {
+        let pgid = i32::try_from(pid).ok().filter(|p| *p > 1)?;
+        live_groups().insert(pgid);
+        Some(GroupGuard(pgid))
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0);
+        live_groups().remove(&self.0);
+    }
+}
+
+async fn read_capped(mut reader: impl AsyncRead + Unpin, cap: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    (&mut reader).take(cap as u64 + 1).read_to_end(&mut buf).await?;
+    Ok(buf)
+}
+
+async fn read_tail(mut reader: impl AsyncRead + Unpin, keep: usize) -> Vec<u8> {
+    let mut tail = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match reader.read(&mut chunk).await {
+            Ok(0) | Err(_) => return tail,
+            Ok(n) => {
+                tail.extend_from_slice(&chunk[..n]);
+                if tail.len() > keep * 2 {
+                    tail.drain(..tail.len() - keep);
+                }
+            }
+        }
+    }
+}
+
+fn tail_text(bytes: &[u8]) -> String {
+    let start = bytes.len().saturating_sub(STDERR_TAIL_BYTES);
+    String::from_utf8_lossy(&bytes[start..]).trim().to_owned()
+}
+
+/// Runs one hop of `command` (in `dir`, when given): the prompt on stdin, the reply from stdout,
+/// within `hop.timeout`. The process and everything it started are gone when this returns.
+pub async fn run_hop(command: &ProcessCommand, dir: Option<&Path>, hop: &Hop) -> Result<HopReply, HopError> {
+    let started = Instant::now();
+    let program = command.program.display().to_string();
+    let mut cmd = tokio::process::Command::new(&command.program);
+    cmd.args(&command.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    for (key, value) in &hop.env {
+        cmd.env(key, value);
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(|source| HopError::Spawn { program: program.clone(), source })?;
+    let group = child.id().and_then(GroupGuard::register);
+    let pgid = group.as_ref().map(|g| g.0);
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let prompt = hop.prompt.as_bytes();
+
+    let exchange = async {
+        let write = async move {
+            let Some(mut stdin) = stdin else { return Ok(()) };
+            match stdin.write_all(prompt).await {
+                // A peer may answer without reading its prompt.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                other => other,
+            }
+        };
+        let read = async move {
+            let out = match stdout {
+                Some(out) => read_capped(out, MAX_REPLY_BYTES).await,
+                None => Ok(Vec::new()),
+            };
+            if out.as_ref().is_ok_and(|o| o.len() > MAX_REPLY_BYTES) {
+                // Stop it now: it may be blocked writing more, holding stderr open.
+                pgid.into_iter().for_each(kill_group);
+            }
+            out
+        };
+        let read_err = async move {
+            match stderr {
+                Some(err) => read_tail(err, STDERR_TAIL_BYTES).await,
+                None => Vec::new(),
+            }
+        };
+        let (written, out, err) = tokio::join!(write, read, read_err);
+        let out = out.map_err(|source| HopError::Io { source })?;
+        if out.len() > MAX_REPLY_BYTES {
+            return Err(HopError::TooLarge { limit: MAX_REPLY_BYTES });
+        }
+        written.map_err(|source| HopError::Io { source })?;
+        let status = child.wait().await.map_err(|source| HopError::Io { source })?;
+        Ok((out, err, status))
+    };
+
+    let outcome = match tokio::time::timeout(hop.timeout, exchange).await {
+        Ok(result) => result,
+        Err(_) => Err(HopError::TimedOut { after: hop.timeout }),
+    };
+    match outcome {
+        Ok((out, err, status)) => {
+            if !status.success() {
+                let status = match status.code() {
+                    Some(code) => format!("exit status {code}"),
+                    None => "a signal".to_owned(),
+                };
+                return Err(HopError::Failed { status, stderr: tail_text(&err) });
+            }
+            Ok(HopReply {
+                text: String::from_utf8_lossy(&out).into_owned(),
+                elapsed: started.elapsed(),
+                stderr: tail_text(&err),
+            })
+        }
+        Err(e) => {
+            pgid.into_iter().for_each(kill_group);
+            let _ = child.start_kill();
+            let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::peers::spec::BuiltinKind;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    }
+
+    fn sh(script: &str) -> ProcessCommand {
+        ProcessCommand::for_spec(&PeerSpec::Cmd { command: script.to_owned() }, Path::new("unused"))
+    }
+
+    fn hop(prompt: &str, timeout_ms: u64) -> Hop {
+        Hop {
+            prompt: prompt.to_owned(),
+            timeout: Duration::from_millis(timeout_ms),
+            env: vec![("HOP_X".into(), "42".into())],
+        }
+    }
+
+    fn alive(pid: i32) -> bool {
+        // A zombie is not running; its parent (here init) reaps it in its own time.
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+            Err(_) => false,
+        }
+    }
+
+    #[test]
+    fn builtins_run_as_git_mas_peer() {
+        let cmd = ProcessCommand::for_spec(&PeerSpec::Builtin { kind: BuiltinKind::Faulty }, Path::new("/x/git-mas"));
+        assert_eq!(cmd.program, PathBuf::from("/x/git-mas"));
+        assert_eq!(cmd.args, ["peer", "faulty"]);
+    }
+
+    #[test]
+    fn the_prompt_goes_in_and_the_reply_comes_out() {
+        let reply = runtime().block_on(run_hop(&sh("tr a-z A-Z; echo \"x=$HOP_X\" >&2"), None, &hop("hello", 5000)));
+        let reply = reply.unwrap();
+        assert_eq!(reply.text, "HELLO");
+        assert_eq!(reply.stderr, "x=42");
+    }
+
+    #[test]
+    fn a_peer_that_ignores_its_prompt_still_replies() {
+        let big = "p".repeat(1 << 18);
+        let reply = runtime().block_on(run_hop(&sh("echo ANNOUNCE value=1"), None, &hop(&big, 5000))).unwrap();
+        assert_eq!(reply.text.trim(), "ANNOUNCE value=1");
+    }
+
+    #[test]
+    fn a_failing_peer_is_a_failed_call_with_its_stderr() {
+        let err = runtime().block_on(run_hop(&sh("echo oops >&2; exit 3"), None, &hop("", 5000))).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("exit status 3") && text.contains("oops"), "{text}");
+        let err = runtime()
+            .block_on(run_hop(
+                &ProcessCommand { program: "/nonexistent/peer".into(), args: vec![] },
+                None,
+                &hop("", 5000),
+            ))
+            .unwrap_err();
+        assert!(matches!(err, HopError::Spawn { .. }), "{err}");
+    }
+
+    #[test]
+    fn an_oversized_reply_is_refused() {
+        let err = runtime().block_on(run_hop(&sh("yes ANNOUNCE"), None, &hop("", 10_000))).unwrap_err();
+        assert!(matches!(err, HopError::TooLarge { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_hanging_peer_and_its_children_are_killed_at_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; wait";
+        let started = Instant::now();
+        let err = runtime().block_on(run_hop(&sh(script), Some(dir.path()), &hop("", 300))).unwrap_err();
+        assert!(matches!(err, HopError::TimedOut { .. }), "{err}");
+        assert!(err.to_string().contains("300ms"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        for file in ["child.pid", "shell.pid"] {
+            let pid: i32 = std::fs::read_to_string(dir.path().join(file)).unwrap().trim().parse().unwrap();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while alive(pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert!(!alive(pid), "{file}: {pid} still runs");
+        }
+    }
+}
