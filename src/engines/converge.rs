@@ -29,7 +29,8 @@
 //! Three halts are not about the trajectory: **Unmapped** (ASSEMBLY named a class with no engine),
 //! **MissingUpdateRule** (a peer has no usable rule) — both decided before CONVERGE by [`preflight`] —
 //! and **UnreadableAnnouncement** (a peer's reply could not be read twice), which the driver records
-//! with [`ConvergeController::halt_with`].
+//! with [`ConvergeController::halt_with`], as it does **BudgetExhausted** (the run's time budget ran
+//! out first — an addition: a driver that runs real processes needs a bound on the whole run).
 
 use super::{ScalarEngine, ScalarModel};
 use crate::assembly::Verdict;
@@ -104,6 +105,8 @@ pub enum ConvergeHalt {
     MissingUpdateRule,
     /// A peer's reply had no readable announcement, twice.
     UnreadableAnnouncement,
+    /// The run's time budget ran out before the team halted.
+    BudgetExhausted,
 }
 
 impl ConvergeHalt {
@@ -117,6 +120,7 @@ impl ConvergeHalt {
             ConvergeHalt::Unmapped => "unmapped",
             ConvergeHalt::MissingUpdateRule => "missing-update-rule",
             ConvergeHalt::UnreadableAnnouncement => "unreadable-announcement",
+            ConvergeHalt::BudgetExhausted => "budget-exhausted",
         }
     }
 }
@@ -417,6 +421,7 @@ mod tests {
             ConvergeHalt::Unmapped,
             ConvergeHalt::MissingUpdateRule,
             ConvergeHalt::UnreadableAnnouncement,
+            ConvergeHalt::BudgetExhausted,
         ];
         for halt in all {
             assert_eq!(serde_json::to_string(&halt).unwrap(), format!("\"{}\"", halt.code()));

@@ -220,6 +220,12 @@ impl<M: ScalarModel> ScalarEngine<M> {
         self.roster.iter().position(|name| name == agent)
     }
 
+    /// Whether an announcement of `value` would be accepted as a payload (finite, bounded, in the
+    /// class's domain) — so that a driver can ask a peer again before it sends anything.
+    pub fn check_value(&self, value: f64) -> Result<(), RejectReason> {
+        self.check_payload(&SemanticPayload::ScalarProposal { value })
+    }
+
     fn check_payload(&self, payload: &SemanticPayload) -> Result<(), RejectReason> {
         let why = match payload {
             SemanticPayload::Ballot { .. } => return Ok(()),

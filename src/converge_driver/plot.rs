@@ -1,0 +1,158 @@
+//! The run as a picture: the class metric per epoch above, each peer's announced values below.
+//!
+//! Drawn with `plotters` into an SVG string (line series only); the caller writes it where it
+//! wants. A metric that spans several orders of magnitude on positive values (preference's
+//! distance falls geometrically) is drawn as its base-10 logarithm, and the axis says so. A run
+//! that never reached CONVERGE gives the same two panels, empty, with the halt in the caption.
+
+use super::Report;
+use plotters::prelude::*;
+use thiserror::Error;
+
+/// The picture's size in pixels.
+pub const SIZE: (u32, u32) = (960, 720);
+
+/// Why the picture could not be drawn.
+#[derive(Debug, Error)]
+#[error("cannot draw the plot: {message}")]
+pub struct PlotError {
+    /// What the plotting library said.
+    pub message: String,
+}
+
+fn plot_err<E: std::fmt::Display>(e: E) -> PlotError {
+    PlotError { message: e.to_string() }
+}
+
+/// The (x, y) range covering `points`, padded, never empty.
+fn bounds(points: impl Iterator<Item = (f64, f64)>) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
+    let (mut x_max, mut y_min, mut y_max) = (1.0f64, f64::INFINITY, f64::NEG_INFINITY);
+    for (x, y) in points {
+        x_max = x_max.max(x);
+        y_min = y_min.min(y);
+        y_max = y_max.max(y);
+    }
+    if !y_min.is_finite() || !y_max.is_finite() {
+        (y_min, y_max) = (0.0, 1.0);
+    }
+    let pad = ((y_max - y_min) * 0.05).max(1e-9 * y_max.abs().max(1.0));
+    (0.0..x_max, (y_min - pad)..(y_max + pad))
+}
+
+/// Draws the report's trajectory as an SVG document.
+pub fn render_svg(report: &Report) -> Result<String, PlotError> {
+    let metric_name = report.metric.as_ref().map_or("metric", |m| m.name.as_str()).to_owned();
+    let mut metric: Vec<(f64, f64)> = Vec::new();
+    if let Some(m) = &report.metric {
+        metric.push((0.0, m.initial));
+    }
+    metric.extend(report.trajectory.iter().filter_map(|p| p.metric.map(|m| (p.epoch as f64 + 1.0, m))));
+    metric.retain(|(_, y)| y.is_finite());
+    let positive = !metric.is_empty() && metric.iter().all(|(_, y)| *y > 0.0);
+    let (lo, hi) = metric.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), (_, y)| (lo.min(*y), hi.max(*y)));
+    let log = positive && hi / lo > 1e3;
+    if log {
+        metric.iter_mut().for_each(|(_, y)| *y = y.log10());
+    }
+    let y_desc = if log { format!("log10 {metric_name}") } else { metric_name.clone() };
+    let halt = report.halt.map_or("no halt recorded", |h| h.code());
+    let title = match report.class {
+        Some(class) => format!("run {} · {class} · halt {halt}", report.run),
+        None => format!("run {} · halt {halt}", report.run),
+    };
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        let root = root.titled(&title, ("sans-serif", 20)).map_err(plot_err)?;
+        let panels = root.split_evenly((2, 1));
+
+        let (x_range, y_range) = bounds(metric.iter().copied());
+        let caption = if report.trajectory.is_empty() {
+            format!("{metric_name} per epoch (no CONVERGE epochs)")
+        } else {
+            format!("{metric_name} per epoch")
+        };
+        let mut chart = ChartBuilder::on(&panels[0])
+            .caption(caption, ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(32)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x_range, y_range)
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("epoch")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_desc(y_desc)
+            .draw()
+            .map_err(plot_err)?;
+        if !metric.is_empty() {
+            chart
+                .draw_series(LineSeries::new(metric.iter().copied(), BLUE.stroke_width(2)))
+                .map_err(plot_err)?
+                .label(metric_name.clone())
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(plot_err)?;
+        }
+
+        let series: Vec<(String, Vec<(f64, f64)>)> = report
+            .peers
+            .iter()
+            .map(|peer| {
+                let points = report
+                    .trajectory
+                    .iter()
+                    .filter_map(|p| p.values.get(&peer.name).map(|v| (p.epoch as f64 + 1.0, *v)))
+                    .filter(|(_, v)| v.is_finite())
+                    .collect();
+                (peer.name.clone(), points)
+            })
+            .collect();
+        let (x_range, y_range) = bounds(series.iter().flat_map(|(_, points)| points.iter().copied()));
+        let mut chart = ChartBuilder::on(&panels[1])
+            .caption("announced values per epoch", ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(32)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x_range, y_range)
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("epoch")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_desc("value")
+            .draw()
+            .map_err(plot_err)?;
+        let mut drawn = false;
+        for (i, (name, points)) in series.into_iter().enumerate() {
+            if points.is_empty() {
+                continue;
+            }
+            let color = Palette99::pick(i);
+            let legend_color = color.to_rgba();
+            chart
+                .draw_series(LineSeries::new(points, color.stroke_width(2)))
+                .map_err(plot_err)?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], legend_color.stroke_width(2)));
+            drawn = true;
+        }
+        if drawn {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(plot_err)?;
+        }
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
