@@ -32,6 +32,10 @@ pub mod exit {
     pub const BLOCKED: u8 = 6;
     /// The gate fails closed: it cannot decide safely (no focus, an old frame, an unreadable board).
     pub const FAIL_CLOSED: u8 = 7;
+    /// A converge run halted without a result of the protocol: a peer gave no usable rule
+    /// (missing-update-rule) or no readable announcement (unreadable-announcement), or the time
+    /// budget ran out (budget-exhausted).
+    pub const RUN_INCOMPLETE: u8 = 8;
 }
 
 const AFTER_HELP: &str = "\
@@ -44,6 +48,8 @@ Exit status:
   5  sync left some refs rejected or diverged
   6  the gate blocks: another agent holds a target the change touches
   7  the gate fails closed (no live focus on the current frame, unreadable board)
+  8  a converge run halted without a result: missing-update-rule, unreadable-announcement or
+     budget-exhausted
 
 The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.
 Private keys live in $GIT_MAS_KEY_DIR, else $XDG_CONFIG_HOME/git-mas/keys, else ~/.config/git-mas/keys.";
@@ -91,6 +97,10 @@ pub enum Command {
     Hooks(commands::hooks::HooksCommand),
     Hook(commands::hook::HookArgs),
     Check(commands::check::CheckArgs),
+    Converge(commands::converge::ConvergeArgs),
+    Report(commands::report::ReportArgs),
+    #[command(hide = true)]
+    Peer(commands::peer::PeerArgs),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -119,6 +129,9 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Hooks(cmd) => commands::hooks::run(ctx, cmd),
         Command::Hook(args) => commands::hook::run(ctx, args),
         Command::Check(args) => commands::check::run(ctx, args),
+        Command::Converge(args) => commands::converge::run(ctx, args),
+        Command::Report(args) => commands::report::run(ctx, args),
+        Command::Peer(args) => commands::peer::run(ctx, args),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),

@@ -5,6 +5,7 @@ mod common;
 
 mod bad_input;
 mod concurrency;
+mod converge;
 mod gate;
 mod help;
 mod records;
