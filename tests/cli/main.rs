@@ -9,6 +9,7 @@ mod converge;
 mod gate;
 mod help;
 mod records;
+mod skills;
 mod snapshot;
 mod sync;
 mod verification;
