@@ -627,6 +627,11 @@ async fn assembly<P: Peer>(
             outcomes: Vec::new(),
         }))?;
     }
+    if budget.exhausted() {
+        // A hop cut short by the budget is not a peer without a rule.
+        log.halt(ConvergeHalt::BudgetExhausted, ProtocolPhase::Assembly, 0, None, budget_detail(meta))?;
+        return Ok(false);
+    }
     Ok(true)
 }
 

@@ -288,6 +288,14 @@ fn the_budget_bounds_the_whole_run() {
     assert_eq!(report.halt, Some(ConvergeHalt::BudgetExhausted), "{}", report.halt_detail);
     assert!(started.elapsed() < Duration::from_secs(2));
     assert!(report.epochs > 0 && report.epochs < 60);
+
+    // A budget that runs out in ASSEMBLY halts there, not as a peer without a rule.
+    let (entries, mut peers): (Vec<PeerEntry>, Vec<_>) = ["a", "b", "c"].into_iter().map(slow).unzip();
+    let meta =
+        self::meta(PatternKind::Preference, entries, Limits { max_rounds: 60, hop_timeout_ms: 1000, budget_ms: 30 });
+    let report = rt.block_on(run(&meta, &mut peers, &mut |_| Ok(()))).unwrap();
+    assert_eq!(report.halt, Some(ConvergeHalt::BudgetExhausted), "{}", report.halt_detail);
+    assert!(report.metric.is_none() && report.epochs == 0);
 }
 
 #[test]
