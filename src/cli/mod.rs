@@ -44,7 +44,8 @@ Exit status:
   1  refused or failed because of the input or the repository's state; nothing was changed
   2  usage error
   3  internal or git failure
-  4  something read did not verify: a record (`git mas log`) or a frame (`snapshot --verify`)
+  4  something read did not verify: a record (`git mas log`, `git mas report`) or a frame
+     (`snapshot --verify`)
   5  sync left some refs rejected or diverged
   6  the gate blocks: another agent holds a target the change touches
   7  the gate fails closed (no live focus on the current frame, unreadable board)
