@@ -91,6 +91,8 @@ pub enum Command {
     Hooks(commands::hooks::HooksCommand),
     Hook(commands::hook::HookArgs),
     Check(commands::check::CheckArgs),
+    #[command(subcommand)]
+    Run(commands::run::RunCommand),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -119,6 +121,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Hooks(cmd) => commands::hooks::run(ctx, cmd),
         Command::Hook(args) => commands::hook::run(ctx, args),
         Command::Check(args) => commands::check::run(ctx, args),
+        Command::Run(cmd) => commands::run::run(ctx, cmd),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),

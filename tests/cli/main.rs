@@ -5,6 +5,7 @@ mod common;
 
 mod bad_input;
 mod concurrency;
+mod development;
 mod gate;
 mod help;
 mod records;

@@ -14,6 +14,7 @@ pub mod init;
 pub mod install_man;
 pub mod log;
 pub mod record;
+pub mod run;
 pub mod snapshot;
 pub mod sync;
 pub mod watch;
