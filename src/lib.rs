@@ -8,6 +8,7 @@ pub mod assembly;
 pub mod attention;
 pub mod engines;
 pub mod identity;
+pub mod pool;
 pub mod run;
 pub mod runtime;
 pub mod signals;

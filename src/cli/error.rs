@@ -162,3 +162,18 @@ impl From<git_mas::run::RunError> for CliError {
         base.with_causes(&e)
     }
 }
+
+impl From<git_mas::pool::PoolError> for CliError {
+    fn from(e: git_mas::pool::PoolError) -> Self {
+        use git_mas::pool::PoolError;
+        match e {
+            PoolError::Store(s) => CliError::from(s),
+            PoolError::Run(r) => CliError::from(r),
+            PoolError::Refused(msg) => CliError::user(msg),
+            other => {
+                let text = other.to_string();
+                CliError::internal(text).with_causes(&other)
+            }
+        }
+    }
+}

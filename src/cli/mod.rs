@@ -93,6 +93,8 @@ pub enum Command {
     Check(commands::check::CheckArgs),
     #[command(subcommand)]
     Run(commands::run::RunCommand),
+    #[command(subcommand)]
+    Worktree(commands::worktree::WorktreeCommand),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -122,6 +124,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Hook(args) => commands::hook::run(ctx, args),
         Command::Check(args) => commands::check::run(ctx, args),
         Command::Run(cmd) => commands::run::run(ctx, cmd),
+        Command::Worktree(cmd) => commands::worktree::run(ctx, cmd),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),

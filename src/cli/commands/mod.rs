@@ -19,3 +19,4 @@ pub mod snapshot;
 pub mod sync;
 pub mod watch;
 pub mod whoami;
+pub mod worktree;

@@ -7,6 +7,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 mod runs;
+mod worktrees;
 
 /// A repository holding the fixture project, agents on its committed roster.
 pub struct Team {
