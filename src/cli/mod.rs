@@ -95,6 +95,7 @@ pub enum Command {
     Run(commands::run::RunCommand),
     #[command(subcommand)]
     Worktree(commands::worktree::WorktreeCommand),
+    Propose(commands::propose::ProposeArgs),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -125,6 +126,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Check(args) => commands::check::run(ctx, args),
         Command::Run(cmd) => commands::run::run(ctx, cmd),
         Command::Worktree(cmd) => commands::worktree::run(ctx, cmd),
+        Command::Propose(args) => commands::propose::run(ctx, args),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),

@@ -13,6 +13,7 @@ pub mod hooks;
 pub mod init;
 pub mod install_man;
 pub mod log;
+pub mod propose;
 pub mod record;
 pub mod run;
 pub mod snapshot;

@@ -6,6 +6,7 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+mod propose;
 mod runs;
 mod worktrees;
 
@@ -55,6 +56,34 @@ impl Team {
         let mut all = args.to_vec();
         all.push("--json");
         let out = self.ok(dir, agent, &all);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?} --json is not JSON ({e}): {out}"))
+    }
+
+    /// Creates `agent`'s worktree for `run`; returns its path.
+    pub fn worktree(&self, run: &str, agent: &str) -> PathBuf {
+        PathBuf::from(self.ok(&self.repo, agent, &["worktree", "add", agent, "--run", run]).trim())
+    }
+
+    /// Runs git-mas in `dir` with no --agent (the worktree's config names the agent), asserting
+    /// success; returns stdout.
+    pub fn here(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.env.mas(dir, args);
+        assert!(
+            out.status.success(),
+            "git mas {args:?} in {} exited {:?}\nstdout: {}\nstderr: {}",
+            dir.display(),
+            out.status.code(),
+            stdout(&out),
+            stderr(&out)
+        );
+        stdout(&out)
+    }
+
+    /// Like [`Team::here`] with --json, parsed.
+    pub fn here_json(&self, dir: &Path, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.here(dir, &all);
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?} --json is not JSON ({e}): {out}"))
     }
 
