@@ -32,6 +32,8 @@ pub mod exit {
     pub const BLOCKED: u8 = 6;
     /// The gate fails closed: it cannot decide safely (no focus, an old frame, an unreadable board).
     pub const FAIL_CLOSED: u8 = 7;
+    /// A check failed: `endorse` recorded a failed endorsement (a test failure).
+    pub const CHECK_FAILED: u8 = 8;
 }
 
 const AFTER_HELP: &str = "\
@@ -44,6 +46,7 @@ Exit status:
   5  sync left some refs rejected or diverged
   6  the gate blocks: another agent holds a target the change touches
   7  the gate fails closed (no live focus on the current frame, unreadable board)
+  8  a check failed: `endorse` recorded a failed endorsement
 
 The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.
 Private keys live in $GIT_MAS_KEY_DIR, else $XDG_CONFIG_HOME/git-mas/keys, else ~/.config/git-mas/keys.";
@@ -96,6 +99,7 @@ pub enum Command {
     #[command(subcommand)]
     Worktree(commands::worktree::WorktreeCommand),
     Propose(commands::propose::ProposeArgs),
+    Endorse(commands::endorse::EndorseArgs),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -127,6 +131,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Run(cmd) => commands::run::run(ctx, cmd),
         Command::Worktree(cmd) => commands::worktree::run(ctx, cmd),
         Command::Propose(args) => commands::propose::run(ctx, args),
+        Command::Endorse(args) => commands::endorse::run(ctx, args),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),

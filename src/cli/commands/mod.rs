@@ -5,6 +5,7 @@ pub mod align;
 pub mod check;
 pub mod completions;
 pub mod demo;
+pub mod endorse;
 pub mod focus;
 pub mod frame;
 pub mod gate;

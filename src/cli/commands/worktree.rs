@@ -21,6 +21,7 @@ pub enum WorktreeCommand {
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
     /// The agent (on the run's roster).
+    #[arg(id = "worktree_agent", value_name = "AGENT")]
     pub agent: String,
     /// The run (default: `mas.run`, else the only open run).
     #[arg(long, value_name = "RUN")]
@@ -38,6 +39,7 @@ pub struct AddArgs {
 #[derive(Debug, clap::Args)]
 pub struct RemoveArgs {
     /// The agent.
+    #[arg(id = "worktree_agent", value_name = "AGENT")]
     pub agent: String,
     /// The run (default: `mas.run`, else the only open run).
     #[arg(long, value_name = "RUN")]
