@@ -6,6 +6,7 @@
 
 pub mod assembly;
 pub mod attention;
+pub mod convergence;
 pub mod engines;
 pub mod identity;
 pub mod pool;

@@ -354,20 +354,6 @@ pub struct AbortPayload {
     pub at_ms: u64,
 }
 
-/// One conflict that blocked a landing, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockedConflict {
-    /// `artifact_mismatch` or `test_failure`.
-    pub kind: String,
-    /// The paths involved (merge conflicts), if any.
-    #[serde(default)]
-    pub paths: Vec<String>,
-    /// The parties: agents whose proposals were merged, and `main` for the integration branch.
-    pub parties: Vec<String>,
-    /// A human sentence.
-    pub detail: String,
-}
-
 /// A blocked landing's payload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockedPayload {
@@ -378,7 +364,7 @@ pub struct BlockedPayload {
     /// Whether it was an aggregate landing.
     pub aggregate: bool,
     /// What blocked it.
-    pub conflicts: Vec<BlockedConflict>,
+    pub conflicts: Vec<crate::convergence::RecordedConflict>,
     /// When.
     pub at_ms: u64,
 }
