@@ -27,6 +27,7 @@
 //!   budget, and event time stamps only order events from different chains deterministically.
 
 pub mod events;
+pub mod view;
 
 use crate::identity::{AgentKey, Roster};
 use crate::runtime::PatternKind;

@@ -19,6 +19,7 @@ pub mod record;
 pub mod run;
 pub mod snapshot;
 pub mod sync;
+pub mod tally;
 pub mod watch;
 pub mod whoami;
 pub mod worktree;

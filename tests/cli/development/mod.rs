@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 mod endorse;
 mod propose;
 mod runs;
+mod tally;
 mod worktrees;
 
 /// A repository holding the fixture project, agents on its committed roster.
