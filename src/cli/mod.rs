@@ -44,7 +44,8 @@ Exit status:
   3  internal or git failure
   4  something read did not verify: a record (`git mas log`) or a frame (`snapshot --verify`)
   5  sync left some refs rejected or diverged
-  6  the gate blocks: another agent holds a target the change touches
+  6  blocked: the gate refuses the change (another agent holds a target it touches), or
+     `land` is blocked by a merge conflict or a failing check of the merged tree
   7  the gate fails closed (no live focus on the current frame, unreadable board)
   8  a check failed: `endorse` recorded a failed endorsement
 
@@ -101,6 +102,8 @@ pub enum Command {
     Propose(commands::propose::ProposeArgs),
     Endorse(commands::endorse::EndorseArgs),
     Tally(commands::tally::TallyArgs),
+    Land(commands::land::LandArgs),
+    Report(commands::dev_report::ReportArgs),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -134,6 +137,8 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Propose(args) => commands::propose::run(ctx, args),
         Command::Endorse(args) => commands::endorse::run(ctx, args),
         Command::Tally(args) => commands::tally::run(ctx, args),
+        Command::Land(args) => commands::land::run(ctx, args),
+        Command::Report(args) => commands::dev_report::run(ctx, args),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),

@@ -13,6 +13,7 @@
 //! index where an index is needed, so no user's index or working tree is touched.
 
 pub mod check;
+pub mod land;
 pub mod proposal;
 pub mod worktree;
 
@@ -45,6 +46,9 @@ pub enum PoolError {
         #[source]
         source: std::io::Error,
     },
+    /// The integration branch moved while landing: plan again.
+    #[error("the integration branch moved while landing")]
+    MainMoved,
     /// Refused, with the reason (the caller's input or the repository's state).
     #[error("{0}")]
     Refused(String),

@@ -263,10 +263,23 @@ fn abort(ctx: &mut Context, args: AbortArgs) -> Result<ExitCode, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     let payload = run::abort(store, &roster, &meta.def.id, &args.reason, args.risk, &caller.name, &caller.key)?;
+    // The run ended: store its convergence report.
+    let ended = git_mas::run::load_meta(store, &roster, &meta.def.id)?;
+    let view = git_mas::run::view::load(store, &roster, ended, git_mas::run::events::self_endorse_allowed(store))?;
+    let report = view.report(run::now_ms());
+    let value = serde_json::to_value(&report).map_err(|e| CliError::internal(e.to_string()))?;
+    if let Err(e) = run::store_report(store, &meta.def.id, &value, &caller.name, &caller.key) {
+        ctx.warn(&format!("aborted, but the report could not be stored: {e}"));
+    }
     if args.json {
-        print_json(&serde_json::json!({"run": meta.def.id, "aborted": payload}))?;
+        print_json(&serde_json::json!({"run": meta.def.id, "aborted": payload, "report": report}))?;
     } else {
         print_text(&format!("aborted run {}\n", meta.def.id))?;
+        ctx.status(&format!(
+            "report: {}{}",
+            report.status.name(),
+            report.termination_reason.map(|r| format!(" ({})", r.name())).unwrap_or_default()
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

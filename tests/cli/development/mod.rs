@@ -7,6 +7,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 mod endorse;
+mod land;
 mod propose;
 mod runs;
 mod tally;
@@ -91,6 +92,11 @@ impl Team {
 
     pub fn git(&self, args: &[&str]) -> String {
         self.env.git(&self.repo, args)
+    }
+
+    /// Whether `git ARGS` succeeds in the repository.
+    pub fn git_ok(&self, args: &[&str]) -> bool {
+        self.env.git_cmd(&self.repo).args(args).output().expect("run git").status.success()
     }
 
     pub fn main_tip(&self) -> String {
