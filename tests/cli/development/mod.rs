@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 mod endorse;
 mod land;
 mod propose;
+mod report;
 mod runs;
 mod tally;
 mod worktrees;
