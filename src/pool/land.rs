@@ -159,7 +159,8 @@ pub fn plan(
     let mut conflicts = Vec::new();
     let merged = main_moved || members.len() > 1;
     let tree = if !merged {
-        Some(parse(&members[0].1)?)
+        let (_, only) = members.first().ok_or_else(|| PoolError::Refused("no proposal to land".into()))?;
+        Some(parse(only)?)
     } else {
         let options = repo.tree_merge_options().map_err(|e| git_err("reading merge options".into())(Box::new(e)))?;
         let mut acc = tree_of(main)?;
@@ -418,6 +419,11 @@ pub fn execute(
     let appended = store.append_with(&meta_ref(&def.id), agent, key, LANDING_KIND, &[], |_tip| {
         // Re-read on every attempt: another landing or an abort may have won.
         crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
+        if let Some(existing) = store.tip(&landed)? {
+            return Err(PoolError::Refused(format!(
+                "{landed} already exists (at {existing}) although the run's meta chain records no landing; it was written outside `git mas land`"
+            )));
+        }
         if store.tip(&branch_ref)? != Some(main) {
             return Err(PoolError::MainMoved);
         }

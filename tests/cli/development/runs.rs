@@ -74,3 +74,41 @@ fn an_aborted_run_stays_aborted() {
     let out = team.as_agent(&team.repo, "alice", &["run", "abort", &id, "--reason", "again"]);
     assert_refused(&team, out, 1, "was aborted: goal withdrawn", &before);
 }
+
+#[test]
+fn every_run_command_refuses_an_unknown_or_malformed_run_and_changes_nothing() {
+    let team = Team::new(&["alice", "bob"]);
+    team.start("alice", &["--id", "real", "--quorum", "1"]);
+    let before = team.refs();
+    for args in [
+        &["tally", "nope"][..],
+        &["report", "nope"],
+        &["land", "nope"],
+        &["land", "nope", "--dry-run"],
+        &["propose", "--run", "nope"],
+        &["endorse", "bob", "--run", "nope"],
+        &["worktree", "add", "bob", "--run", "nope"],
+        &["worktree", "remove", "bob", "--run", "nope"],
+        &["run", "abort", "nope", "--reason", "x"],
+    ] {
+        let out = team.as_agent(&team.repo, "alice", args);
+        assert_refused(&team, out, 1, "no run \"nope\"", &before);
+    }
+    for args in [&["tally", "../x"][..], &["report", "Real"], &["land", "a..b"]] {
+        let out = team.as_agent(&team.repo, "alice", args);
+        assert_refused(&team, out, 1, "is not valid", &before);
+    }
+    let out = team.as_agent(&team.repo, "alice", &["report", "real", "--json", "--events"]);
+    assert_refused(&team, out, 2, "cannot be used with", &before);
+    // A landing ref written by hand is never overwritten.
+    let a = team.worktree("real", "alice");
+    let b = team.worktree("real", "bob");
+    std::fs::write(a.join("x.txt"), "x\n").unwrap();
+    team.here(&a, &["propose"]);
+    team.here(&b, &["endorse", "alice", "--no-check"]);
+    let main = team.main_tip();
+    team.git(&["update-ref", "refs/mas/runs/real/landed", &main]);
+    let before = team.refs();
+    let out = team.env.mas(&b, &["land"]);
+    assert_refused(&team, out, 1, "written outside `git mas land`", &before);
+}
