@@ -7,9 +7,12 @@
 pub mod assembly;
 pub mod attention;
 pub mod converge_driver;
+pub mod convergence;
 pub mod engines;
 pub mod identity;
 pub mod peers;
+pub mod pool;
+pub mod run;
 pub mod runtime;
 pub mod signals;
 pub mod store;

@@ -139,3 +139,41 @@ impl From<KeyError> for CliError {
         err
     }
 }
+
+impl From<git_mas::run::RunError> for CliError {
+    fn from(e: git_mas::run::RunError) -> Self {
+        use git_mas::run::RunError;
+        let e = match e {
+            RunError::Store(s) => return CliError::from(s),
+            other => other,
+        };
+        let base = match &e {
+            RunError::Store(_) => CliError::internal(e.to_string()),
+            RunError::NoSuchRun { .. } => CliError::user(e.to_string()).hinted("list the runs with `git mas run list`"),
+            RunError::Exists { .. } => CliError::user(e.to_string()).hinted("choose another --id, or omit it"),
+            RunError::Landed { .. } => CliError::user(e.to_string()).hinted("start a new run for further work"),
+            RunError::Aborted { .. } => CliError::user(e.to_string()).hinted("start a new run for further work"),
+            RunError::NoBranch { .. } => CliError::user(e.to_string())
+                .hinted("commit something on the integration branch first, or name it with `git config mas.branch`"),
+            RunError::BadId { .. } | RunError::Unreadable { .. } | RunError::BadSetting(_) => {
+                CliError::user(e.to_string())
+            }
+        };
+        base.with_causes(&e)
+    }
+}
+
+impl From<git_mas::pool::PoolError> for CliError {
+    fn from(e: git_mas::pool::PoolError) -> Self {
+        use git_mas::pool::PoolError;
+        match e {
+            PoolError::Store(s) => CliError::from(s),
+            PoolError::Run(r) => CliError::from(r),
+            PoolError::Refused(msg) => CliError::user(msg),
+            other => {
+                let text = other.to_string();
+                CliError::internal(text).with_causes(&other)
+            }
+        }
+    }
+}

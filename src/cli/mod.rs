@@ -36,6 +36,8 @@ pub mod exit {
     /// (missing-update-rule) or no readable announcement (unreadable-announcement), or the time
     /// budget ran out (budget-exhausted).
     pub const RUN_INCOMPLETE: u8 = 8;
+    /// A check failed: `endorse` recorded a failed endorsement (a test failure).
+    pub const CHECK_FAILED: u8 = 9;
 }
 
 const AFTER_HELP: &str = "\
@@ -47,10 +49,12 @@ Exit status:
   4  something read did not verify: a record (`git mas log`, `git mas report`) or a frame
      (`snapshot --verify`)
   5  sync left some refs rejected or diverged
-  6  the gate blocks: another agent holds a target the change touches
+  6  blocked: the gate refuses the change (another agent holds a target it touches), or
+     `land` is blocked by a merge conflict or a failing check of the merged tree
   7  the gate fails closed (no live focus on the current frame, unreadable board)
   8  a converge run halted without a result: missing-update-rule, unreadable-announcement or
      budget-exhausted
+  9  a check failed: `endorse` recorded a failed endorsement
 
 The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.
 Private keys live in $GIT_MAS_KEY_DIR, else $XDG_CONFIG_HOME/git-mas/keys, else ~/.config/git-mas/keys.";
@@ -99,9 +103,17 @@ pub enum Command {
     Hook(commands::hook::HookArgs),
     Check(commands::check::CheckArgs),
     Converge(commands::converge::ConvergeArgs),
-    Report(commands::report::ReportArgs),
     #[command(hide = true)]
     Peer(commands::peer::PeerArgs),
+    #[command(subcommand)]
+    Run(commands::run::RunCommand),
+    #[command(subcommand)]
+    Worktree(commands::worktree::WorktreeCommand),
+    Propose(commands::propose::ProposeArgs),
+    Endorse(commands::endorse::EndorseArgs),
+    Tally(commands::tally::TallyArgs),
+    Land(commands::land::LandArgs),
+    Report(commands::dev_report::ReportArgs),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -131,11 +143,43 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Hook(args) => commands::hook::run(ctx, args),
         Command::Check(args) => commands::check::run(ctx, args),
         Command::Converge(args) => commands::converge::run(ctx, args),
-        Command::Report(args) => commands::report::run(ctx, args),
         Command::Peer(args) => commands::peer::run(ctx, args),
+        Command::Run(cmd) => commands::run::run(ctx, cmd),
+        Command::Worktree(cmd) => commands::worktree::run(ctx, cmd),
+        Command::Propose(args) => commands::propose::run(ctx, args),
+        Command::Endorse(args) => commands::endorse::run(ctx, args),
+        Command::Tally(args) => commands::tally::run(ctx, args),
+        Command::Land(args) => commands::land::run(ctx, args),
+        Command::Report(args) => report_any(ctx, args),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),
+    }
+}
+
+/// `git mas report`: a development run's convergence report, or a converge run's report, by the
+/// class its definition records.
+fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Result<ExitCode, CliError> {
+    if let Some(run) = &args.run
+        && is_converge_run(ctx, run)
+    {
+        if args.events {
+            return Err(CliError::user("--events applies to development runs; this is a converge run"));
+        }
+        return commands::report::run(ctx, commands::report::ReportArgs { run: run.clone(), json: args.json });
+    }
+    commands::dev_report::run(ctx, args)
+}
+
+/// Whether a run's definition is a scalar converge run (its first meta record has no
+/// development class).
+fn is_converge_run(ctx: &Context, run: &str) -> bool {
+    let Ok(store) = ctx.store() else { return false };
+    let Ok(chain) = store.walk(&format!("refs/mas/runs/{run}/meta"), usize::MAX) else { return false };
+    let Some(first) = chain.last() else { return false };
+    match &first.record {
+        Ok(r) => r.payload.get("class").and_then(|c| c.as_str()) != Some("development"),
+        Err(_) => false,
     }
 }
 

@@ -1,5 +1,8 @@
 //! The class engines: one [`CoordinationEngine`] per implemented class.
 //!
+//! The development class ([`development`]) has its own engine: proposals of trees and endorsements
+//! bound to them, counted to a quorum.
+//!
 //! The three paper classes (preference, cascade, resource) share one shape, so they share one
 //! engine: [`ScalarEngine`] owns the roster, the epoch discipline ([`EpochBook`]), the inbox of
 //! announced values and ballots, and the summaries; a [`ScalarModel`] owns only the class's plant —
@@ -26,6 +29,7 @@
 
 pub mod cascade;
 pub mod converge;
+pub mod development;
 pub mod preference;
 pub mod resource;
 
@@ -34,6 +38,7 @@ pub use converge::{
     ConvergeController, ConvergeHalt, DEFAULT_PLATEAU_K, EpochSignal, IMPROVEMENT_EPSILON, MetricDirection, MetricSpec,
     preflight,
 };
+pub use development::{DevelopmentConfig, DevelopmentEngine, Tally};
 pub use preference::{Preference, PreferenceConfig, PreferenceEngine};
 pub use resource::{GREEDY_RULE, Resource, ResourceConfig, ResourceEngine};
 

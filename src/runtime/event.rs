@@ -67,6 +67,16 @@ pub enum SemanticPayload {
         /// What it ran against (for development: the proposal's tree id).
         subject: String,
     },
+    /// A reviewer's verdict on a subject without running a tool (for development: an endorsement
+    /// by review alone, or a rejection with its reason).
+    Review {
+        /// What was reviewed (for development: the proposal's tree id).
+        subject: String,
+        /// True to accept, false to reject.
+        accept: bool,
+        /// Why (required for a rejection).
+        reason: String,
+    },
 }
 
 impl SemanticPayload {
@@ -77,6 +87,7 @@ impl SemanticPayload {
             SemanticPayload::Ballot { .. } => "ballot",
             SemanticPayload::ExternalBytes { .. } => "external-bytes",
             SemanticPayload::ToolResult { .. } => "tool-result",
+            SemanticPayload::Review { .. } => "review",
         }
     }
 }

@@ -120,6 +120,35 @@ pub struct Appended {
     pub attempts: u32,
 }
 
+/// What one attempt of [`Store::append_with`] appends: the payload, and other refs to move with it.
+#[derive(Debug, Clone)]
+pub struct Append {
+    /// The record's payload.
+    pub payload: serde_json::Value,
+    /// Other refs moved in the same transaction.
+    pub also: Vec<RefMove>,
+}
+
+/// A ref moved together with an append.
+#[derive(Debug, Clone)]
+pub struct RefMove {
+    /// Full ref name (any ref, not only under `refs/mas/`).
+    pub name: String,
+    /// The value it must have now (`None`: it must not exist).
+    pub expected: Option<ObjectId>,
+    /// What it moves to.
+    pub new: MoveTo,
+}
+
+/// Where a [`RefMove`] points its ref.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveTo {
+    /// The record commit being appended.
+    Record,
+    /// A given commit.
+    Commit(ObjectId),
+}
+
 /// The agent that alone may write `refname`, or `None` for a shared chain.
 pub fn owner_of(refname: &str) -> Option<&str> {
     let rest = refname.strip_prefix(REF_PREFIX)?;
@@ -493,6 +522,29 @@ impl Store {
     where
         F: FnMut(Option<&Entry>) -> Result<Option<serde_json::Value>, StoreError>,
     {
+        self.append_with(refname, agent, key, kind, extra, |tip| {
+            Ok(make_payload(tip)?.map(|payload| Append { payload, also: Vec::new() }))
+        })
+    }
+
+    /// Like [`Store::append`], but the closure may also name other refs to move in the same
+    /// transaction as the chain (all move or none does), and may refuse with its own error type.
+    ///
+    /// Each attempt re-reads the chain's tip and calls `make` again, so the expected values of the
+    /// other refs are re-read too. A lost race on any of the refs is retried.
+    pub fn append_with<F, E>(
+        &self,
+        refname: &str,
+        agent: &str,
+        key: &AgentKey,
+        kind: &str,
+        extra: &[(String, ObjectId)],
+        mut make: F,
+    ) -> Result<Option<Appended>, E>
+    where
+        F: FnMut(Option<&Entry>) -> Result<Option<Append>, E>,
+        E: From<StoreError>,
+    {
         validate_ref(refname)?;
         for attempt in 1..=MAX_APPEND_ATTEMPTS {
             let tip = self.tip(refname)?;
@@ -505,17 +557,25 @@ impl Store {
                 None => 0,
             };
             let seq = last_seq.checked_add(1).ok_or_else(|| StoreError::SeqOverflow { refname: refname.into() })?;
-            let Some(payload) = make_payload(tip_entry.as_ref())? else {
+            let Some(append) = make(tip_entry.as_ref())? else {
                 return Ok(None);
             };
-            let record = Record::new(kind, agent, seq, payload).sign(key);
+            let record = Record::new(kind, agent, seq, append.payload).sign(key);
             let commit = self.write_record_commit(&record, extra, tip)?;
-            match self.cas(refname, tip, commit, &format!("git-mas: {kind} #{seq} by {agent}"))? {
+            let mut edits: Vec<(&str, Option<ObjectId>, ObjectId)> = vec![(refname, tip, commit)];
+            for other in &append.also {
+                let new = match other.new {
+                    MoveTo::Record => commit,
+                    MoveTo::Commit(id) => id,
+                };
+                edits.push((other.name.as_str(), other.expected, new));
+            }
+            match self.cas_many(&edits, &format!("git-mas: {kind} #{seq} by {agent}"))? {
                 CasOutcome::Updated => return Ok(Some(Appended { commit, seq, attempts: attempt })),
                 CasOutcome::LostRace { .. } => backoff(attempt),
             }
         }
-        Err(StoreError::TooManyRetries { refname: refname.into(), attempts: MAX_APPEND_ATTEMPTS })
+        Err(StoreError::TooManyRetries { refname: refname.into(), attempts: MAX_APPEND_ATTEMPTS }.into())
     }
 
     /// The highest sequence number at or below `entry`: the tip's own when it parses, otherwise the
@@ -577,7 +637,7 @@ fn backoff(attempt: u32) {
 /// `GIT_COMMITTER_DATE` when set (hermetic tests), else now in UTC. Record commits never use the
 /// local time zone: looking it up walks the system's zoneinfo tree, which measured as a visible
 /// share of an append's cost, and a record's meaning never depends on its time stamp.
-fn signature(name: &str, email_user: &str) -> gix::actor::Signature {
+pub fn signature(name: &str, email_user: &str) -> gix::actor::Signature {
     let time =
         std::env::var("GIT_COMMITTER_DATE").ok().and_then(|d| gix::date::parse(&d, None).ok()).unwrap_or_else(|| {
             let secs = std::time::SystemTime::now()

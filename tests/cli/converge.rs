@@ -171,7 +171,8 @@ fn git_mas_report_refuses_a_recording_that_is_not_a_run() {
     assert!(stderr(&out).contains("not a run record"), "{}", stderr(&out));
     assert!(out.stdout.is_empty());
 
-    for (bad, message) in [("no-such-run", "no run no-such-run"), ("../x", "is not a run id")] {
+    // Unknown or malformed run ids are refused by `report` whatever the class.
+    for (bad, message) in [("no-such-run", "no run \"no-such-run\""), ("../x", "is not valid")] {
         let out = env.mas(&repo, &["report", bad]);
         assert_eq!(out.status.code(), Some(1), "{bad}");
         assert!(stderr(&out).contains(message), "{bad}: {}", stderr(&out));

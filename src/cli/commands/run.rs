@@ -1,0 +1,285 @@
+//! `git mas run start|list|show|abort`: development runs.
+
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use crate::cli::output::{print_json, print_text};
+use git_mas::run::{self, NewRun, Phase, RunMeta};
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+/// Start, list, inspect and abort development runs.
+///
+/// A run is one goal for a roster of agents: each works in its own worktree (`git mas worktree
+/// add`), proposes (`git mas propose`), endorses others' proposals by running the team's check
+/// (`git mas endorse`), and once a proposal has a quorum of endorsements the team lands it on main
+/// exactly once (`git mas land`).
+#[derive(Debug, clap::Subcommand)]
+pub enum RunCommand {
+    Start(StartArgs),
+    List(ListArgs),
+    Show(ShowArgs),
+    Abort(AbortArgs),
+}
+
+/// Start a run and print its id. Its base is the integration branch's tip now.
+///
+/// The roster defaults to every agent on the repository's roster; the quorum (valid endorsements a
+/// proposal needs) defaults to a strict majority of the run's roster and is capped at its size.
+/// The check command is what `git mas endorse` runs in a scratch checkout of a proposal (default:
+/// `git config mas.check`).
+#[derive(Debug, clap::Args)]
+pub struct StartArgs {
+    /// What the team is to achieve.
+    #[arg(long, value_name = "TEXT")]
+    pub goal: String,
+    /// The run's id (default: eight random hex digits).
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// Valid endorsements a proposal needs to land.
+    #[arg(long, value_name = "N")]
+    pub quorum: Option<u32>,
+    /// The agents taking part, comma-separated (default: the whole roster).
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub roster: Option<Vec<String>>,
+    /// The most proposals of changed content each agent may make.
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u64>,
+    /// The run's wall-clock budget (e.g. 30m, 2h); the report says when it is exhausted.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<humantime::Duration>,
+    /// The team's check command (run with `sh -c` at the root of a proposal's checkout).
+    #[arg(long, value_name = "CMD")]
+    pub check: Option<String>,
+    /// Print the run's definition as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// List every run with its phase (open, aborted, landed) and goal.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Show a run's definition and phase (default: `mas.run`, else the only open run).
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The run.
+    pub run: Option<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Stop a run without landing it. Its proposals stay in refs/mas for reference.
+#[derive(Debug, clap::Args)]
+pub struct AbortArgs {
+    /// The run (default: `mas.run`, else the only open run).
+    pub run: Option<String>,
+    /// Why the run stops (recorded).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// The reason is a blocking risk: the report says blocked (risk_blocked) instead of failed.
+    #[arg(long)]
+    pub risk: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs a `run` subcommand.
+pub fn run(ctx: &mut Context, cmd: RunCommand) -> Result<ExitCode, CliError> {
+    match cmd {
+        RunCommand::Start(a) => start(ctx, a),
+        RunCommand::List(a) => list(ctx, a),
+        RunCommand::Show(a) => show(ctx, a),
+        RunCommand::Abort(a) => abort(ctx, a),
+    }
+}
+
+fn start(ctx: &mut Context, args: StartArgs) -> Result<ExitCode, CliError> {
+    let caller = ctx.caller()?;
+    let budget_ms = args.budget.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let new = NewRun {
+        id: args.id,
+        goal: args.goal,
+        roster: args.roster,
+        quorum: args.quorum,
+        max_rounds: args.max_rounds,
+        budget_ms,
+        check: args.check,
+    };
+    let store = ctx.store()?;
+    let def = run::start(store, &new, &caller.name, &caller.key)?;
+    if let Some(requested) = def.requested_quorum {
+        ctx.warn(&format!(
+            "--quorum {requested} is more than the run's {} agents; the quorum is {}",
+            def.roster.len(),
+            def.quorum
+        ));
+    }
+    if def.check.is_none() && store.config_string("mas.check").is_none() {
+        ctx.warn("no check command: endorsements will need --check, `git config mas.check`, or --no-check");
+    }
+    if args.json {
+        print_json(&def)?;
+    } else {
+        print_text(&format!("{}\n", def.id))?;
+        ctx.status(&format!(
+            "started run {} on {} at {} — roster {}, quorum {}\nnext: `git mas worktree add <agent> --run {}` for each agent",
+            def.id,
+            def.branch,
+            short(&def.base),
+            def.roster.join(", "),
+            def.quorum,
+            def.id
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+#[derive(serde::Serialize)]
+struct Listed {
+    id: String,
+    phase: String,
+    goal: Option<String>,
+    created_at_ms: Option<u64>,
+    problem: Option<String>,
+}
+
+fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
+    let store = ctx.store()?;
+    let roster = store.roster()?;
+    let mut out = Vec::new();
+    for id in run::list_ids(store)? {
+        match run::load_meta(store, &roster, &id) {
+            Ok(meta) => out.push(Listed {
+                id,
+                phase: meta.phase.name().into(),
+                goal: Some(meta.def.goal),
+                created_at_ms: Some(meta.def.created_at_ms),
+                problem: None,
+            }),
+            Err(e) => out.push(Listed {
+                id,
+                phase: "unreadable".into(),
+                goal: None,
+                created_at_ms: None,
+                problem: Some(e.to_string()),
+            }),
+        }
+    }
+    if args.json {
+        print_json(&out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if out.is_empty() {
+        ctx.status("no runs; start one with `git mas run start --goal TEXT`");
+    }
+    let mut o = String::new();
+    for r in &out {
+        let _ = match (&r.goal, &r.problem) {
+            (Some(goal), _) => writeln!(o, "{:<10} {:<8} {goal}", r.id, r.phase),
+            (None, Some(p)) => writeln!(o, "{:<10} {:<8} ({p})", r.id, r.phase),
+            (None, None) => writeln!(o, "{:<10} {}", r.id, r.phase),
+        };
+    }
+    print_text(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run a command means, with the roster's warnings printed.
+pub(crate) fn resolve(ctx: &Context, given: Option<&str>) -> Result<RunMeta, CliError> {
+    let store = ctx.store()?;
+    let roster = store.roster()?;
+    ctx.warn_all(&roster.warnings);
+    let meta = run::resolve(store, &roster, given)?;
+    for p in &meta.problems {
+        ctx.warn(&format!("{} {}: {}", p.refname, short(&p.commit), p.problem));
+    }
+    Ok(meta)
+}
+
+pub(crate) fn describe_phase(phase: &Phase) -> String {
+    match phase {
+        Phase::Open => "open".into(),
+        Phase::Aborted { by, abort } => {
+            format!("aborted by {by}{}: {}", if abort.risk { " (blocking risk)" } else { "" }, abort.reason)
+        }
+        Phase::Landed { by, landing, .. } => format!("landed by {by} as {}", short(&landing.commit)),
+    }
+}
+
+fn show(ctx: &mut Context, args: ShowArgs) -> Result<ExitCode, CliError> {
+    let meta = resolve(ctx, args.run.as_deref())?;
+    if args.json {
+        print_json(&meta)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let d = &meta.def;
+    let mut o = String::new();
+    let _ = writeln!(o, "run       {}", d.id);
+    let _ = writeln!(o, "goal      {}", d.goal);
+    let _ = writeln!(o, "phase     {}", describe_phase(&meta.phase));
+    let _ = writeln!(o, "class     {}", d.class);
+    let _ = writeln!(o, "base      {} ({})", d.base, d.branch);
+    let _ = writeln!(o, "roster    {}", d.roster.join(", "));
+    let _ = writeln!(
+        o,
+        "quorum    {}{}",
+        d.quorum,
+        d.requested_quorum.map(|q| format!(" (asked for {q}, capped at the roster)")).unwrap_or_default()
+    );
+    let _ = writeln!(o, "rounds    {}", d.max_rounds.map_or("no limit".into(), |n| format!("at most {n}")));
+    let _ = writeln!(
+        o,
+        "budget    {}",
+        d.budget_ms
+            .map_or("none".into(), |ms| humantime::format_duration(std::time::Duration::from_millis(ms)).to_string())
+    );
+    let _ = writeln!(o, "check     {}", d.check.as_deref().unwrap_or("(none; `git config mas.check` if set)"));
+    let _ = writeln!(o, "started   by {}", d.started_by);
+    for (by, b) in &meta.blocked {
+        let _ = writeln!(
+            o,
+            "blocked   landing attempt by {by} on {}: {}",
+            short(&b.main),
+            b.conflicts.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>().join("; ")
+        );
+    }
+    print_text(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn abort(ctx: &mut Context, args: AbortArgs) -> Result<ExitCode, CliError> {
+    let caller = ctx.caller()?;
+    let meta = resolve(ctx, args.run.as_deref())?;
+    let store = ctx.store()?;
+    let roster = store.roster()?;
+    let payload = run::abort(store, &roster, &meta.def.id, &args.reason, args.risk, &caller.name, &caller.key)?;
+    // The run ended: store its convergence report.
+    let ended = git_mas::run::load_meta(store, &roster, &meta.def.id)?;
+    let view = git_mas::run::view::load(store, &roster, ended, git_mas::run::events::self_endorse_allowed(store))?;
+    let report = view.report(run::now_ms());
+    let value = serde_json::to_value(&report).map_err(|e| CliError::internal(e.to_string()))?;
+    if let Err(e) = run::store_report(store, &meta.def.id, &value, &caller.name, &caller.key) {
+        ctx.warn(&format!("aborted, but the report could not be stored: {e}"));
+    }
+    if args.json {
+        print_json(&serde_json::json!({"run": meta.def.id, "aborted": payload, "report": report}))?;
+    } else {
+        print_text(&format!("aborted run {}\n", meta.def.id))?;
+        ctx.status(&format!(
+            "report: {}{}",
+            report.status.name(),
+            report.termination_reason.map(|r| format!(" ({})", r.name())).unwrap_or_default()
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,593 @@
+//! The convergence report: why a run ended, as a pure function of its state (seed 001).
+//!
+//! [`evaluate`] takes a [`RunState`] — plain data: the tally, the run's outcome, recorded blocked
+//! landings, dependency problems found in the pool, budget and rounds — and returns a
+//! [`ConvergenceReport`]. It does no I/O; the caller gathers the state and stores the report.
+//!
+//! **Status and termination reason** follow the seed's precedence, first match wins (§3), mapped
+//! onto a development run, where "work pending" means the run has neither landed nor been
+//! aborted:
+//!
+//! 1. not ended, no blocked landing in force → `running`, no reason;
+//! 2. a blocking risk — a landing attempt blocked on the current proposals and main, an abort
+//!    given as a risk, or an abort that leaves a hard conflict unresolved → `blocked` +
+//!    `risk_blocked`;
+//! 3. (the seed's "only blocked tasks" rule has no counterpart: a run has no sub-task states);
+//! 4. aborted → `failed` + `budget_exhausted`, else `max_rounds_reached`, else `tasks_completed`;
+//! 5. landed and the budget was exhausted → `converged` + `budget_exhausted`;
+//! 6. landed and the rounds reached their limit → `converged` + `max_rounds_reached`;
+//! 7. landed and the quality gate was met → `converged` + `quality_reached`;
+//! 8. landed otherwise → `converged` + `tasks_completed`, the honest fallback.
+//!
+//! Every terminal status carries exactly one reason; `running` carries none.
+//!
+//! **Missing signals are never filled in.** No check ever ran on the content → quality is
+//! unknown (`pass_rate` and `reached` are null), never 0 or 100, and never `quality_reached`. No
+//! budget → `exhausted` is null ("no budget" is not "enough budget"). No proposals → the consensus
+//! score is null.
+//!
+//! **Conflicts** (§2.2), detected from the state:
+//!
+//! - `test_failure`: an endorser's latest check of a proposal's content failed (or a landing's
+//!   check of a merged tree failed);
+//! - `review_disagreement`: an endorser rejected a proposal's content;
+//! - `artifact_mismatch`: proposals that must land together — an aggregate's members, or the
+//!   winner and what main gained since the base — change the same paths differently (recorded
+//!   when a landing is blocked by a merge conflict). Competing alternatives in a best-of-N run are
+//!   not a mismatch: only one of them lands;
+//! - `dependency_inconsistency`: an artifact in the pool does not rest on what the run recorded
+//!   (a proposal ref whose content is not its latest proposal event's, or whose parent is not the
+//!   run's base).
+//!
+//! test_failure, artifact_mismatch and dependency_inconsistency are hard (they block landing the
+//! content they touch); review_disagreement is soft. **Resolution** (§3.2, conservative): a
+//! conflict on content its proposer has since replaced is resolved ("voided by a re-proposal" —
+//! the team acted on it); once the run lands, conflicts on proposals that did not land are
+//! resolved by selection, a rejection of a winner is resolved as outvoted by the quorum, and a
+//! blocked landing the landing superseded is resolved; a blocked landing whose inputs (main's tip,
+//! the members' trees) have changed since is resolved as superseded. Nothing else is resolved
+//! automatically.
+//!
+//! **Consensus score** (§3.1) = 100 × proposals implicated in no conflict (resolved or not) /
+//! proposals.
+
+use crate::engines::Tally;
+use crate::engines::development::{Judgement, VerdictView};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Work is still going on.
+    Running,
+    /// The run landed.
+    Converged,
+    /// The run was stopped without landing.
+    Failed,
+    /// A risk or an unresolved hard conflict stops the run.
+    Blocked,
+}
+
+/// Why a run ended: exactly one for every terminal status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminationReason {
+    /// The quality gate was met: every check of the landed content passed.
+    QualityReached,
+    /// The run's budget was used up.
+    BudgetExhausted,
+    /// The rounds reached their limit.
+    MaxRoundsReached,
+    /// A blocking risk or an unresolved hard conflict.
+    RiskBlocked,
+    /// The honest fallback: the work was done, and no stronger signal says more.
+    TasksCompleted,
+}
+
+impl TerminationReason {
+    /// The snake_case name (as in trailers and JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            TerminationReason::QualityReached => "quality_reached",
+            TerminationReason::BudgetExhausted => "budget_exhausted",
+            TerminationReason::MaxRoundsReached => "max_rounds_reached",
+            TerminationReason::RiskBlocked => "risk_blocked",
+            TerminationReason::TasksCompleted => "tasks_completed",
+        }
+    }
+}
+
+impl Status {
+    /// The snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Converged => "converged",
+            Status::Failed => "failed",
+            Status::Blocked => "blocked",
+        }
+    }
+}
+
+/// The four conflict types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictType {
+    /// Artifacts that must land together disagree on a path.
+    ArtifactMismatch,
+    /// A check failed.
+    TestFailure,
+    /// A reviewer rejected a proposal.
+    ReviewDisagreement,
+    /// An artifact does not rest on what the run recorded.
+    DependencyInconsistency,
+}
+
+impl ConflictType {
+    /// Whether the type blocks landing the content it touches.
+    pub fn is_hard(self) -> bool {
+        !matches!(self, ConflictType::ReviewDisagreement)
+    }
+
+    /// The snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConflictType::ArtifactMismatch => "artifact_mismatch",
+            ConflictType::TestFailure => "test_failure",
+            ConflictType::ReviewDisagreement => "review_disagreement",
+            ConflictType::DependencyInconsistency => "dependency_inconsistency",
+        }
+    }
+}
+
+/// One detected conflict, with how it was resolved or why it is not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: ConflictType,
+    /// The proposals it implicates (their agents).
+    pub proposals: Vec<String>,
+    /// Everyone involved (proposers, endorsers, `main`).
+    pub parties: Vec<String>,
+    /// The content concerned, when one tree is.
+    pub tree: Option<String>,
+    /// Paths involved (merge conflicts).
+    pub paths: Vec<String>,
+    /// What happened.
+    pub detail: String,
+    /// Whether it is resolved.
+    pub resolved: bool,
+    /// How it was resolved, or why it is not.
+    pub resolution: String,
+}
+
+/// A conflict as a blocked landing records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedConflict {
+    /// Its type (`artifact_mismatch`, or `test_failure` of a merged tree).
+    #[serde(rename = "type")]
+    pub kind: ConflictType,
+    /// The proposals it implicates.
+    pub proposals: Vec<String>,
+    /// Everyone involved (proposers, `main`, `merged`).
+    pub parties: Vec<String>,
+    /// Paths involved.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// What happened.
+    pub detail: String,
+}
+
+/// A recorded landing attempt that was blocked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockedAttempt {
+    /// Its conflicts.
+    pub conflicts: Vec<RecordedConflict>,
+    /// Whether main's tip and the members' trees are still what the attempt saw.
+    pub current: bool,
+}
+
+/// A proposal whose artifact does not match the run's record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyIssue {
+    /// The proposer.
+    pub agent: String,
+    /// What is wrong.
+    pub detail: String,
+}
+
+/// How the run ended, if it did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Neither landed nor aborted.
+    Open,
+    /// Landed.
+    Landed {
+        /// The proposals that landed, in merge order.
+        winners: Vec<String>,
+        /// The commit on main.
+        commit: String,
+        /// The result of a check of the landed tree itself, when it was a merge and one ran.
+        merged_check_passed: Option<bool>,
+    },
+    /// Aborted.
+    Aborted {
+        /// Why.
+        reason: String,
+        /// Whether the reason is a blocking risk.
+        risk: bool,
+    },
+}
+
+/// Everything the report is computed from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunState {
+    /// The run.
+    pub run: String,
+    /// The tally (proposals, verdicts, quorum, leader).
+    pub tally: Tally,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// Blocked landing attempts, oldest first.
+    pub blocked: Vec<BlockedAttempt>,
+    /// Artifacts that do not match the record.
+    pub dependency_issues: Vec<DependencyIssue>,
+    /// The budget, in milliseconds.
+    pub budget_ms: Option<u64>,
+    /// Time used: from the start to the end (or to now, while running).
+    pub used_ms: u64,
+    /// The pass rate the quality gate needs (1.0: every check).
+    pub quality_threshold: f64,
+}
+
+/// The budget's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetState {
+    /// The budget (null: none was set).
+    pub limit_ms: Option<u64>,
+    /// Time used.
+    pub used_ms: u64,
+    /// Whether it is used up (null: no budget).
+    pub exhausted: Option<bool>,
+}
+
+/// The rounds' state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundsState {
+    /// The highest round any agent reached.
+    pub used: u64,
+    /// The limit (null: none).
+    pub max: Option<u64>,
+    /// Whether the limit was reached (null: no limit).
+    pub reached: Option<bool>,
+}
+
+/// The quality gate's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QualityState {
+    /// What the signal is measured on.
+    pub basis: String,
+    /// Checks that passed.
+    pub passed: u64,
+    /// Checks that ran.
+    pub total: u64,
+    /// passed / total (null: no check ran — unknown, not 0).
+    pub pass_rate: Option<f64>,
+    /// The pass rate needed.
+    pub threshold: f64,
+    /// Whether it was met (null: unknown).
+    pub reached: Option<bool>,
+}
+
+/// The report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvergenceReport {
+    /// The run.
+    pub run: String,
+    /// Its status.
+    pub status: Status,
+    /// Why it ended (null while running).
+    pub termination_reason: Option<TerminationReason>,
+    /// 100 × unimplicated proposals / proposals (null: no proposals).
+    pub consensus_score: Option<f64>,
+    /// Proposals counted for the score.
+    pub proposals: u64,
+    /// Of those, implicated in a conflict.
+    pub implicated: u64,
+    /// The proposals that landed, or the leader while the run is open.
+    pub winners: Vec<String>,
+    /// Every detected conflict.
+    pub conflicts: Vec<Conflict>,
+    /// What stops the run, in words (blocking risks and unresolved hard conflicts).
+    pub unresolved_risks: Vec<String>,
+    /// The budget.
+    pub budget_state: BudgetState,
+    /// The rounds.
+    pub rounds_state: RoundsState,
+    /// The quality gate.
+    pub quality_state: QualityState,
+}
+
+impl ConvergenceReport {
+    /// The conflicts that are resolved.
+    pub fn resolved(&self) -> impl Iterator<Item = &Conflict> {
+        self.conflicts.iter().filter(|c| c.resolved)
+    }
+}
+
+fn verdict_conflict(proposer: &str, v: &VerdictView) -> Option<(ConflictType, String)> {
+    match &v.judgement {
+        Judgement::Failed { command, exit_status, .. } => Some((
+            ConflictType::TestFailure,
+            match exit_status {
+                Some(code) => format!("{}'s check `{command}` of {proposer}'s proposal exited {code}", v.endorser),
+                None => format!("{}'s check `{command}` of {proposer}'s proposal was killed or timed out", v.endorser),
+            },
+        )),
+        Judgement::Rejected { reason } => {
+            Some((ConflictType::ReviewDisagreement, format!("{} rejected {proposer}'s proposal: {reason}", v.endorser)))
+        }
+        _ => None,
+    }
+}
+
+/// Computes the report (pure).
+pub fn evaluate(state: &RunState) -> ConvergenceReport {
+    let tally = &state.tally;
+    let winners: Vec<String> = match &state.outcome {
+        Outcome::Landed { winners, .. } => winners.clone(),
+        _ => tally.leader.iter().cloned().collect(),
+    };
+    let landed = matches!(state.outcome, Outcome::Landed { .. });
+    let ended_note = match &state.outcome {
+        Outcome::Open => "open",
+        Outcome::Aborted { .. } => "the run was aborted",
+        Outcome::Landed { .. } => "landed",
+    };
+    let mut conflicts = Vec::new();
+
+    // Verdicts on current content.
+    for p in &tally.proposals {
+        for v in &p.verdicts {
+            let Some((kind, detail)) = verdict_conflict(&p.agent, v) else { continue };
+            let is_winner = winners.contains(&p.agent);
+            let (resolved, resolution) = match (landed, is_winner, kind) {
+                (true, false, _) => (true, format!("not landed: the team landed {}", winners.join(", "))),
+                (true, true, ConflictType::ReviewDisagreement) => {
+                    (true, format!("outvoted: {}'s proposal reached the quorum of {}", p.agent, tally.quorum))
+                }
+                (true, true, _) => (false, "found on content that landed".to_string()),
+                (false, _, ConflictType::TestFailure) => (
+                    false,
+                    format!("{ended_note}: needs a re-proposal by {} or a passing re-check by {}", p.agent, v.endorser),
+                ),
+                (false, _, _) => (false, format!("{ended_note}: {} has not re-proposed since", p.agent)),
+            };
+            conflicts.push(Conflict {
+                kind,
+                proposals: vec![p.agent.clone()],
+                parties: vec![p.agent.clone(), v.endorser.clone()],
+                tree: Some(v.tree.clone()),
+                paths: Vec::new(),
+                detail,
+                resolved,
+                resolution,
+            });
+        }
+    }
+    // Verdicts on content since replaced.
+    for voided in &tally.voided {
+        let Some((kind, detail)) = verdict_conflict(&voided.proposer, &voided.verdict) else { continue };
+        conflicts.push(Conflict {
+            kind,
+            proposals: vec![voided.proposer.clone()],
+            parties: vec![voided.proposer.clone(), voided.verdict.endorser.clone()],
+            tree: Some(voided.verdict.tree.clone()),
+            paths: Vec::new(),
+            detail,
+            resolved: true,
+            resolution: format!("voided: {} re-proposed changed content", voided.proposer),
+        });
+    }
+    // Blocked landings.
+    for attempt in &state.blocked {
+        for recorded in &attempt.conflicts {
+            let (resolved, resolution) = match (&state.outcome, attempt.current) {
+                (Outcome::Landed { commit, .. }, _) => {
+                    (true, format!("superseded: the run landed {} as {commit}", winners.join(", ")))
+                }
+                (_, false) => (true, "superseded: the proposals or main changed since the attempt".to_string()),
+                (_, true) => (false, format!("{ended_note}: blocks the landing until a proposal or main changes")),
+            };
+            conflicts.push(Conflict {
+                kind: recorded.kind,
+                proposals: recorded.proposals.clone(),
+                parties: recorded.parties.clone(),
+                tree: None,
+                paths: recorded.paths.clone(),
+                detail: recorded.detail.clone(),
+                resolved,
+                resolution,
+            });
+        }
+    }
+    // Artifacts that do not match the record.
+    for issue in &state.dependency_issues {
+        let (resolved, resolution) = if landed && !winners.contains(&issue.agent) {
+            (true, format!("not landed: the team landed {}", winners.join(", ")))
+        } else {
+            (false, format!("{ended_note}: {} must re-propose", issue.agent))
+        };
+        conflicts.push(Conflict {
+            kind: ConflictType::DependencyInconsistency,
+            proposals: vec![issue.agent.clone()],
+            parties: vec![issue.agent.clone()],
+            tree: None,
+            paths: Vec::new(),
+            detail: issue.detail.clone(),
+            resolved,
+            resolution,
+        });
+    }
+
+    // Budget, rounds, quality.
+    let budget_state = BudgetState {
+        limit_ms: state.budget_ms,
+        used_ms: state.used_ms,
+        exhausted: state.budget_ms.map(|limit| state.used_ms >= limit),
+    };
+    let rounds_state = RoundsState {
+        used: tally.rounds,
+        max: tally.max_rounds,
+        reached: tally.max_rounds.map(|max| tally.rounds >= max),
+    };
+    let (mut passed, mut total) = (0u64, 0u64);
+    for agent in &winners {
+        if let Some(p) = tally.proposal(agent) {
+            let (a, b) = p.checks();
+            passed += a;
+            total += b;
+        }
+    }
+    if let Outcome::Landed { merged_check_passed: Some(ok), .. } = &state.outcome {
+        total += 1;
+        passed += u64::from(*ok);
+    }
+    let pass_rate = (total > 0).then(|| passed as f64 / total as f64);
+    let basis = match (&state.outcome, winners.is_empty()) {
+        (Outcome::Landed { .. }, _) => format!("checks of the landed content ({})", winners.join(", ")),
+        (_, false) => format!("checks of the leading proposal ({})", winners.join(", ")),
+        (_, true) => "no proposal leads yet".to_string(),
+    };
+    let quality_state = QualityState {
+        basis,
+        passed,
+        total,
+        pass_rate,
+        threshold: state.quality_threshold,
+        reached: pass_rate.map(|r| r >= state.quality_threshold),
+    };
+
+    // Risks: blocked landings in force, a risk abort, unresolved hard conflicts once aborted.
+    let blocked_now = !landed && state.blocked.iter().any(|b| b.current);
+    let mut unresolved_risks: Vec<String> = Vec::new();
+    for attempt in state.blocked.iter().filter(|b| b.current && !landed) {
+        for recorded in &attempt.conflicts {
+            let line = format!("{}: {}", recorded.kind.name(), recorded.detail);
+            if !unresolved_risks.contains(&line) {
+                unresolved_risks.push(line);
+            }
+        }
+    }
+    if blocked_now && unresolved_risks.is_empty() {
+        unresolved_risks.push("a landing attempt is blocked".into());
+    }
+    if let Outcome::Aborted { reason, risk: true } = &state.outcome {
+        unresolved_risks.push(format!("aborted as a risk: {reason}"));
+    }
+    if let Outcome::Aborted { .. } = &state.outcome {
+        for c in conflicts.iter().filter(|c| !c.resolved && c.kind.is_hard()) {
+            let line = format!("{}: {}", c.kind.name(), c.detail);
+            if !unresolved_risks.contains(&line) {
+                unresolved_risks.push(line);
+            }
+        }
+    }
+
+    // The termination function.
+    let budget_out = budget_state.exhausted == Some(true);
+    let rounds_out = rounds_state.reached == Some(true);
+    let (status, reason) = match &state.outcome {
+        Outcome::Open if !blocked_now => (Status::Running, None),
+        _ if !unresolved_risks.is_empty() => (Status::Blocked, Some(TerminationReason::RiskBlocked)),
+        Outcome::Open => (Status::Running, None),
+        Outcome::Aborted { .. } => (
+            Status::Failed,
+            Some(if budget_out {
+                TerminationReason::BudgetExhausted
+            } else if rounds_out {
+                TerminationReason::MaxRoundsReached
+            } else {
+                TerminationReason::TasksCompleted
+            }),
+        ),
+        Outcome::Landed { .. } => (
+            Status::Converged,
+            Some(if budget_out {
+                TerminationReason::BudgetExhausted
+            } else if rounds_out {
+                TerminationReason::MaxRoundsReached
+            } else if quality_state.reached == Some(true) {
+                TerminationReason::QualityReached
+            } else {
+                TerminationReason::TasksCompleted
+            }),
+        ),
+    };
+
+    // Consensus.
+    let all: BTreeSet<&str> = tally.proposals.iter().map(|p| p.agent.as_str()).collect();
+    let implicated: BTreeSet<&str> =
+        conflicts.iter().flat_map(|c| c.proposals.iter().map(String::as_str)).filter(|a| all.contains(a)).collect();
+    let n = all.len() as u64;
+    let k = implicated.len() as u64;
+    let consensus_score = (n > 0).then(|| 100.0 * (n - k) as f64 / n as f64);
+
+    ConvergenceReport {
+        run: state.run.clone(),
+        status,
+        termination_reason: reason,
+        consensus_score,
+        proposals: n,
+        implicated: k,
+        winners,
+        conflicts,
+        unresolved_risks,
+        budget_state,
+        rounds_state,
+        quality_state,
+    }
+}
+
+/// The seed's six event types for a report, in order, as (type, payload) pairs: started, one
+/// `conflict.detected` per conflict, one `conflict.resolved` per resolved conflict,
+/// `consensus.updated`, then `convergence.reached` (converged) or `convergence.failed` (failed,
+/// blocked); a running run gets no final event.
+pub fn events(report: &ConvergenceReport) -> Vec<(&'static str, serde_json::Value)> {
+    use serde_json::json;
+    let mut out = vec![("convergence.started", json!({"run": report.run, "proposals": report.proposals}))];
+    for c in &report.conflicts {
+        out.push(("conflict.detected", json!({"run": report.run, "conflict": c})));
+    }
+    for c in report.resolved() {
+        out.push(("conflict.resolved", json!({"run": report.run, "conflict": c, "resolution": c.resolution})));
+    }
+    out.push((
+        "consensus.updated",
+        json!({
+            "run": report.run,
+            "consensus_score": report.consensus_score,
+            "conflicts": report.conflicts.len(),
+            "unresolved": report.conflicts.iter().filter(|c| !c.resolved).count(),
+        }),
+    ));
+    let end = json!({
+        "run": report.run,
+        "status": report.status,
+        "termination_reason": report.termination_reason,
+        "winners": report.winners,
+    });
+    match report.status {
+        Status::Converged => out.push(("convergence.reached", end)),
+        Status::Failed | Status::Blocked => out.push(("convergence.failed", end)),
+        Status::Running => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,249 @@
+//! Running the team's check against a tree: a scratch checkout written straight from the object
+//! database, the command run there with `sh -c`, its output captured and digested.
+//!
+//! The checkout is a plain directory outside every repository (no `.git`, no worktree bookkeeping,
+//! nothing to prune if the process dies), written from the tree itself: regular and executable
+//! files, symbolic links, and an empty directory for a submodule. `GIT_CEILING_DIRECTORIES` keeps a
+//! check that calls git from finding a repository above it.
+
+use super::{PoolError, io_err, random_hex};
+use crate::run::CheckSummary;
+use gix::ObjectId;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How much of a check's output is kept (the digest covers all of it).
+pub const OUTPUT_KEEP: usize = 1 << 20;
+
+/// A scratch directory, removed when dropped.
+#[derive(Debug)]
+pub struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    /// A new empty directory under the system's temporary directory.
+    pub fn new() -> Result<Self, PoolError> {
+        let path = std::env::temp_dir().join(format!("git-mas-check-{}", random_hex()));
+        std::fs::create_dir_all(&path).map_err(io_err(&path))?;
+        Ok(Scratch { path })
+    }
+
+    /// Its directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+fn safe_name(name: &[u8]) -> bool {
+    !name.is_empty()
+        && name != b"."
+        && name != b".."
+        && !name.eq_ignore_ascii_case(b".git")
+        && !name.contains(&b'/')
+        && !name.contains(&0)
+}
+
+/// Writes the content of `tree` into `dir`.
+pub fn checkout_tree(repo: &gix::Repository, tree: ObjectId, dir: &Path) -> Result<(), PoolError> {
+    use gix::objs::tree::EntryKind;
+    use std::os::unix::ffi::OsStrExt;
+    let git_err = |context: String| {
+        move |e: Box<dyn std::error::Error + Send + Sync>| {
+            PoolError::Store(crate::store::StoreError::Git { context, source: e })
+        }
+    };
+    let t = repo.find_tree(tree).map_err(|e| git_err(format!("reading tree {tree}"))(Box::new(e)))?;
+    let decoded = t.decode().map_err(|e| git_err(format!("decoding tree {tree}"))(Box::new(e)))?;
+    for entry in &decoded.entries {
+        let name: &[u8] = entry.filename.as_ref();
+        if !safe_name(name) {
+            return Err(PoolError::Refused(format!(
+                "tree {tree} holds an entry named {:?}, which is not checked out",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        let path = dir.join(std::ffi::OsStr::from_bytes(name));
+        let id = entry.oid.to_owned();
+        match entry.mode.kind() {
+            EntryKind::Tree => {
+                std::fs::create_dir(&path).map_err(io_err(&path))?;
+                checkout_tree(repo, id, &path)?;
+            }
+            EntryKind::Blob | EntryKind::BlobExecutable => {
+                let blob = repo.find_blob(id).map_err(|e| git_err(format!("reading blob {id}"))(Box::new(e)))?;
+                std::fs::write(&path, &blob.data).map_err(io_err(&path))?;
+                if entry.mode.kind() == EntryKind::BlobExecutable {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(io_err(&path))?;
+                }
+            }
+            EntryKind::Link => {
+                let blob = repo.find_blob(id).map_err(|e| git_err(format!("reading link {id}"))(Box::new(e)))?;
+                let target = std::ffi::OsStr::from_bytes(&blob.data);
+                std::os::unix::fs::symlink(target, &path).map_err(io_err(&path))?;
+            }
+            EntryKind::Commit => std::fs::create_dir(&path).map_err(io_err(&path))?,
+        }
+    }
+    Ok(())
+}
+
+/// A check's full result.
+#[derive(Debug, Clone)]
+pub struct CheckRun {
+    /// The result in brief.
+    pub summary: CheckSummary,
+    /// The output (stdout and stderr interleaved), at most [`OUTPUT_KEEP`] bytes.
+    pub output: Vec<u8>,
+    /// Whether it was killed for running past the timeout.
+    pub timed_out: bool,
+}
+
+impl CheckRun {
+    /// The last `lines` lines of the output, as text.
+    pub fn tail(&self, lines: usize) -> String {
+        let text = String::from_utf8_lossy(&self.output);
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+}
+
+/// Runs `command` with `sh -c` in `dir`, with `env` added, killing it (and its process group)
+/// after `timeout`.
+pub fn run(
+    dir: &Path,
+    command: &str,
+    env: &[(&str, String)],
+    timeout: Option<Duration>,
+) -> Result<CheckRun, PoolError> {
+    use std::os::unix::process::CommandExt;
+    let log_path = dir.with_extension("out");
+    let log = std::fs::File::create(&log_path).map_err(io_err(&log_path))?;
+    let log_err = log.try_clone().map_err(io_err(&log_path))?;
+    let ceiling = dir.parent().unwrap_or(dir).to_path_buf();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(log_err))
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_CEILING_DIRECTORIES", &ceiling)
+        .process_group(0);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| PoolError::Refused(format!("cannot start `sh -c {command}`: {e}")))?;
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait().map_err(io_err(dir))? {
+            Some(status) => break status,
+            None => {
+                if timeout.is_some_and(|t| started.elapsed() >= t) {
+                    timed_out = true;
+                    // The whole group: a check's children (cargo, test binaries) go too.
+                    // `--` matters: without it some `kill` builds read `-<pgid>` as options.
+                    let group = format!("-{}", child.id());
+                    let _ = Command::new("kill").args(["-s", "KILL", "--", &group]).status();
+                    let _ = child.kill();
+                    break child.wait().map_err(io_err(dir))?;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    };
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let mut digest = Sha256::new();
+    let mut output = Vec::new();
+    let mut file = std::fs::File::open(&log_path).map_err(io_err(&log_path))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf).map_err(io_err(&log_path))?;
+        if n == 0 {
+            break;
+        }
+        digest.update(&buf[..n]);
+        let room = OUTPUT_KEEP.saturating_sub(output.len());
+        output.extend_from_slice(&buf[..n.min(room)]);
+    }
+    let _ = std::fs::remove_file(&log_path);
+    let hex: String = digest.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let exit_status = if timed_out { None } else { status.code() };
+    Ok(CheckRun {
+        summary: CheckSummary {
+            command: command.into(),
+            exit_status,
+            duration_ms,
+            output_digest: format!("sha256:{hex}"),
+        },
+        output,
+        timed_out,
+    })
+}
+
+/// Checks out `tree` into a scratch directory and runs `command` there.
+pub fn check_tree(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    command: &str,
+    env: &[(&str, String)],
+    timeout: Option<Duration>,
+) -> Result<CheckRun, PoolError> {
+    let scratch = Scratch::new()?;
+    checkout_tree(repo, tree, scratch.path())?;
+    let mut env = env.to_vec();
+    env.push(("GIT_MAS_TREE", tree.to_string()));
+    run(scratch.path(), command, &env, timeout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_is_captured_digested_and_the_status_kept() {
+        let dir = Scratch::new().unwrap();
+        let ok = run(dir.path(), "echo out; echo err >&2; exit 0", &[], None).unwrap();
+        assert_eq!(ok.summary.exit_status, Some(0));
+        assert!(ok.summary.passed());
+        let text = String::from_utf8_lossy(&ok.output);
+        assert!(text.contains("out") && text.contains("err"), "{text}");
+        assert!(ok.summary.output_digest.starts_with("sha256:") && ok.summary.output_digest.len() == 71);
+        let failed = run(dir.path(), "echo $GREETING; exit 3", &[("GREETING", "hello".into())], None).unwrap();
+        assert_eq!(failed.summary.exit_status, Some(3));
+        assert_eq!(failed.tail(1), "hello");
+    }
+
+    #[test]
+    fn a_check_past_its_timeout_is_killed_and_fails() {
+        let dir = Scratch::new().unwrap();
+        let started = Instant::now();
+        let slow = run(dir.path(), "sleep 5 & sleep 5", &[], Some(Duration::from_millis(200))).unwrap();
+        assert!(slow.timed_out);
+        assert_eq!(slow.summary.exit_status, None);
+        assert!(!slow.summary.passed());
+        assert!(started.elapsed() < Duration::from_secs(3));
+    }
+
+    #[test]
+    fn unsafe_names_are_refused() {
+        for bad in [&b""[..], b".", b"..", b".git", b".GIT", b"a/b"] {
+            assert!(!safe_name(bad), "{bad:?}");
+        }
+        assert!(safe_name(b".gitignore"));
+    }
+}

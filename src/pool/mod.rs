@@ -1,0 +1,99 @@
+//! The result pool outside `main`: agents' worktrees, their proposals, scratch checkouts and the
+//! checks run in them.
+//!
+//! Seed 001 §7.1: intermediate work never lands in the delivery branch. Each agent works in its own
+//! linked worktree ([`worktree`]), detached at the run's base; `propose` turns that worktree into a
+//! tree and a commit whose parent is the base, kept under `refs/mas/runs/<run>/proposals/<agent>`
+//! ([`proposal`]); endorsers run the team's check in a throw-away checkout of a proposal
+//! ([`check`]). Only `land` writes to `main`.
+//!
+//! The git command line is used where it is the reference implementation of a user-visible
+//! behaviour — which files `git add -A` takes (ignore rules, attributes, filters), `git worktree`'s
+//! bookkeeping, `read-tree -m -u` updating a checked-out branch — and always with its own temporary
+//! index where an index is needed, so no user's index or working tree is touched.
+
+pub mod check;
+pub mod land;
+pub mod proposal;
+pub mod worktree;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use thiserror::Error;
+
+/// Errors of the pool.
+#[derive(Debug, Error)]
+pub enum PoolError {
+    /// A git command failed.
+    #[error("`git {args}` failed ({status}): {stderr}")]
+    Git {
+        /// The arguments.
+        args: String,
+        /// Its exit status.
+        status: String,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+    /// git could not be started.
+    #[error("cannot run git: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// A file operation failed.
+    #[error("cannot access {}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The integration branch moved while landing: plan again.
+    #[error("the integration branch moved while landing")]
+    MainMoved,
+    /// Refused, with the reason (the caller's input or the repository's state).
+    #[error("{0}")]
+    Refused(String),
+    /// A store failure.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// A run failure.
+    #[error(transparent)]
+    Run(#[from] crate::run::RunError),
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PoolError + '_ {
+    move |source| PoolError::Io { path: path.to_path_buf(), source }
+}
+
+/// A `git` command in `dir` with the variables that would redirect it elsewhere removed.
+pub fn git_command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_PREFIX");
+    cmd
+}
+
+/// Runs a prepared git command; returns its stdout with the trailing newline trimmed.
+pub fn run_git(mut cmd: Command, args: &[&str]) -> Result<String, PoolError> {
+    let out = cmd.args(args).output().map_err(PoolError::Spawn)?;
+    if !out.status.success() {
+        return Err(PoolError::Git {
+            args: args.join(" "),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+}
+
+/// Runs `git ARGS` in `dir`.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String, PoolError> {
+    run_git(git_command(dir), args)
+}
+
+/// A fresh random hex string for scratch names.
+pub(crate) fn random_hex() -> String {
+    crate::run::events::new_event_id()
+}

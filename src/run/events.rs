@@ -1,0 +1,209 @@
+//! A run's events: proposals and endorsements as signed records in per-agent chains, and their
+//! replay through the development engine.
+//!
+//! Each record's payload wraps one [`SemanticEvent`] — the unit the runtime applies — with the
+//! context a person reading the chain needs (the proposal commit, whose proposal was endorsed, the
+//! check's output tail). The engine sees only the event.
+//!
+//! Replay order: the events of all chains sorted by (recorded time, agent, sequence). Within one
+//! chain that is the chain's own order (time stamps are taken when appending and never decrease
+//! within a chain… unless the clock does; the sequence number breaks such ties). Across chains the
+//! engine's state does not depend on the order — endorsements bind to trees, and each agent's latest
+//! proposal and each endorser's latest verdict on a tree win whatever the interleaving — so only
+//! *when* quorum was first reached can differ, which is what the time stamps decide.
+
+use super::{Problem, RunDef, RunError, events_prefix, events_ref, now_ms};
+use crate::engines::{DevelopmentConfig, DevelopmentEngine, EngineError};
+use crate::identity::{AgentKey, Roster};
+use crate::runtime::{EventMetadata, MasRuntime, PatternKind, SemanticEvent, SemanticPayload};
+use crate::store::record::Verdict;
+use crate::store::{Append, MoveTo, RefMove, Store, StoreError};
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+/// Record kind of a proposal.
+pub const PROPOSAL_KIND: &str = "proposal";
+/// Record kind of an endorsement.
+pub const ENDORSEMENT_KIND: &str = "endorsement";
+
+/// The payload of a proposal or endorsement record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// The event the engine applies.
+    pub event: SemanticEvent,
+    /// When it was recorded, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// For a proposal, its commit; for an endorsement, the commit of the proposal it judged.
+    pub commit: String,
+    /// For an endorsement, whose proposal it judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposer: Option<String>,
+    /// For a proposal, its message; for a failed check, the tail of its output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A random event id: sixteen hex digits.
+pub fn new_event_id() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        bytes = now_ms().to_be_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Builds an event of the development class.
+pub fn event(run: &str, source: &str, epoch: u64, payload: SemanticPayload) -> SemanticEvent {
+    SemanticEvent {
+        pattern: PatternKind::Development,
+        metadata: EventMetadata { event_id: new_event_id(), correlation_id: run.into(), epoch, source: source.into() },
+        payload,
+    }
+}
+
+fn encode(record: &EventRecord) -> Result<serde_json::Value, StoreError> {
+    serde_json::to_value(record)
+        .map_err(|e| StoreError::Git { context: "encoding an event".into(), source: Box::new(e) })
+}
+
+/// Appends `record` to its source's event chain of its run (both named by the event), moving the
+/// refs `prepare` returns in the same transaction. `prepare` runs before every attempt, re-reading
+/// whatever it needs, and may refuse.
+pub fn append<F>(
+    store: &Store,
+    key: &AgentKey,
+    kind: &str,
+    record: &EventRecord,
+    extra: &[(String, ObjectId)],
+    mut prepare: F,
+) -> Result<ObjectId, RunError>
+where
+    F: FnMut() -> Result<Vec<RefMove>, RunError>,
+{
+    let value = encode(record)?;
+    let (run, agent) = (&record.event.metadata.correlation_id, &record.event.metadata.source);
+    let refname = events_ref(run, agent);
+    let appended = store.append_with(&refname, agent, key, kind, extra, |_tip| {
+        let also = prepare()?;
+        Ok::<_, RunError>(Some(Append { payload: value.clone(), also }))
+    })?;
+    appended.map(|a| a.commit).ok_or_else(|| RunError::Store(StoreError::TooManyRetries { refname, attempts: 0 }))
+}
+
+/// A ref move for [`append`]: point `name` at `new`, expecting it at `expected`.
+pub fn move_ref(name: String, expected: Option<ObjectId>, new: ObjectId) -> RefMove {
+    RefMove { name, expected, new: MoveTo::Commit(new) }
+}
+
+/// One verified event record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stamped {
+    /// The signer (the chain's owner).
+    pub agent: String,
+    /// Its sequence number.
+    pub seq: u64,
+    /// The record's commit.
+    pub record_commit: String,
+    /// The record kind.
+    pub kind: String,
+    /// The payload.
+    pub record: EventRecord,
+}
+
+/// A run's events, verified and ordered, and the records that did not count.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunEvents {
+    /// Verified events in replay order.
+    pub events: Vec<Stamped>,
+    /// Records that were not applied, and why.
+    pub problems: Vec<Problem>,
+}
+
+/// Reads every event chain of `run`, verifies each record against the roster, and orders them.
+pub fn load(store: &Store, roster: &Roster, run: &str) -> Result<RunEvents, RunError> {
+    let mut out = RunEvents::default();
+    for info in store.list(&events_prefix(run))? {
+        let Some(owner) = crate::store::owner_of(&info.name).map(str::to_string) else {
+            continue;
+        };
+        for (entry, verdict) in store.verified_chain(&info.name, roster)? {
+            let problem =
+                |what: String| Problem { refname: info.name.clone(), commit: entry.commit.to_string(), problem: what };
+            let record = match (&entry.record, &verdict) {
+                (Ok(r), Verdict::Verified) => r,
+                (_, v) => {
+                    out.problems.push(problem(v.label().to_string()));
+                    continue;
+                }
+            };
+            if record.kind != PROPOSAL_KIND && record.kind != ENDORSEMENT_KIND {
+                out.problems.push(problem(format!("unknown record kind {:?} (ignored)", record.kind)));
+                continue;
+            }
+            let parsed: EventRecord = match serde_json::from_value(record.payload.clone()) {
+                Ok(p) => p,
+                Err(e) => {
+                    out.problems.push(problem(format!("unreadable event: {e}")));
+                    continue;
+                }
+            };
+            if parsed.event.metadata.source != owner {
+                out.problems.push(problem(format!(
+                    "the event claims source {:?} but {owner:?} signed it (not applied)",
+                    parsed.event.metadata.source
+                )));
+                continue;
+            }
+            if parsed.event.metadata.correlation_id != run {
+                out.problems.push(problem(format!(
+                    "the event belongs to run {:?} (not applied)",
+                    parsed.event.metadata.correlation_id
+                )));
+                continue;
+            }
+            out.events.push(Stamped {
+                agent: owner.clone(),
+                seq: record.seq,
+                record_commit: entry.commit.to_string(),
+                kind: record.kind.clone(),
+                record: parsed,
+            });
+        }
+    }
+    out.events.sort_by(|a, b| (a.record.at_ms, &a.agent, a.seq).cmp(&(b.record.at_ms, &b.agent, b.seq)));
+    Ok(out)
+}
+
+/// The engine configuration for a run. Self-endorsement is the repository's policy
+/// (`git config mas.allowSelfEndorse`), applied when tallying.
+pub fn engine_config(def: &RunDef, allow_self_endorse: bool) -> DevelopmentConfig {
+    DevelopmentConfig { roster: def.roster.clone(), quorum: def.quorum, max_rounds: def.max_rounds, allow_self_endorse }
+}
+
+/// Replays a run's events through a fresh development engine.
+pub fn replay(
+    def: &RunDef,
+    allow_self_endorse: bool,
+    events: &RunEvents,
+) -> Result<MasRuntime<DevelopmentEngine>, EngineError> {
+    let engine = DevelopmentEngine::new(engine_config(def, allow_self_endorse))?;
+    Ok(MasRuntime::replay(engine, events.events.iter().map(|s| s.record.event.clone())))
+}
+
+/// The latest proposal record of `agent` that the engine accepted, if any: the proposal the
+/// tally counts, with its commit.
+pub fn accepted_proposal<'a>(
+    runtime: &MasRuntime<DevelopmentEngine>,
+    events: &'a RunEvents,
+    agent: &str,
+) -> Option<&'a Stamped> {
+    let id = &runtime.engine().proposals().get(agent)?.event_id;
+    events.events.iter().find(|s| s.record.event.metadata.event_id == *id)
+}
+
+/// Whether self-endorsement is allowed by the repository's configuration.
+pub fn self_endorse_allowed(store: &Store) -> bool {
+    store
+        .config_string("mas.allowSelfEndorse")
+        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"))
+}

@@ -1,0 +1,736 @@
+//! Development runs: the definition, its life cycle, and where everything of a run lives.
+//!
+//! A run is one goal pursued by a roster of agents. Everything about it lives under
+//! `refs/mas/runs/<run>/`:
+//!
+//! ```text
+//! meta                the run's shared chain: its definition (seq 1), then abort, blocked-landing
+//!                     and landing records, appended by compare-and-swap
+//! events/<agent>      that agent's proposals and endorsements (see [`events`])
+//! proposals/<agent>   that agent's proposed artifact: a commit whose parent is the run's base
+//! landed              the landing record (also the meta chain's tip once landed); created with
+//!                     "must not exist", so a run lands at most once
+//! report              the convergence report, appended when the run ends or a landing is blocked
+//! ```
+//!
+//! Decisions encoded here:
+//!
+//! - **The definition is a signed record**, the first of the meta chain, created with "must not
+//!   exist": two `run start` with one id cannot both succeed. Its base is the integration branch's
+//!   tip at that moment; its quorum is capped at the roster's size (the requested value is kept
+//!   beside it, so the cap is visible).
+//! - **The life cycle is the meta chain.** A run is open until its chain holds an abort or a
+//!   landing record. A landing appends its record to the meta chain *and* creates `landed` in the
+//!   transaction that moves the integration branch, so an abort racing a landing either lands
+//!   first (and the landing then sees it) or loses its compare-and-swap and sees the landing.
+//! - **Time is recorded, never trusted for ordering of git state**: `created_at_ms` feeds the
+//!   budget, and event time stamps only order events from different chains deterministically.
+
+pub mod events;
+pub mod view;
+
+use crate::identity::{AgentKey, Roster};
+use crate::runtime::PatternKind;
+use crate::store::record::{Record, Verdict};
+use crate::store::{Append, CasOutcome, Store, StoreError};
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use thiserror::Error;
+
+/// Where every run lives.
+pub const RUNS_PREFIX: &str = "refs/mas/runs/";
+
+/// Record kind of a run definition.
+pub const RUN_KIND: &str = "run";
+/// Record kind of an abort.
+pub const ABORT_KIND: &str = "run-abort";
+/// Record kind of a landing that was blocked.
+pub const BLOCKED_KIND: &str = "land-blocked";
+/// Record kind of the landing.
+pub const LANDING_KIND: &str = "landing";
+/// Record kind of a stored convergence report.
+pub const REPORT_KIND: &str = "report";
+
+/// The run's shared chain.
+pub fn meta_ref(run: &str) -> String {
+    format!("{RUNS_PREFIX}{run}/meta")
+}
+
+/// The prefix of the run's event chains.
+pub fn events_prefix(run: &str) -> String {
+    format!("{RUNS_PREFIX}{run}/events/")
+}
+
+/// An agent's event chain in the run.
+pub fn events_ref(run: &str, agent: &str) -> String {
+    format!("{RUNS_PREFIX}{run}/events/{agent}")
+}
+
+/// The prefix of the run's proposal refs.
+pub fn proposals_prefix(run: &str) -> String {
+    format!("{RUNS_PREFIX}{run}/proposals/")
+}
+
+/// An agent's proposal in the run.
+pub fn proposal_ref(run: &str, agent: &str) -> String {
+    format!("{RUNS_PREFIX}{run}/proposals/{agent}")
+}
+
+/// The run's landing.
+pub fn landed_ref(run: &str) -> String {
+    format!("{RUNS_PREFIX}{run}/landed")
+}
+
+/// The run's report chain.
+pub fn report_ref(run: &str) -> String {
+    format!("{RUNS_PREFIX}{run}/report")
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Errors of run operations.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// The run id is not usable in a ref name.
+    #[error("run id {id:?} is not valid: {why}")]
+    BadId {
+        /// The id as given.
+        id: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// No run with this id.
+    #[error("no run {id:?} in this repository")]
+    NoSuchRun {
+        /// The id.
+        id: String,
+    },
+    /// A run with this id exists already.
+    #[error("a run {id:?} already exists")]
+    Exists {
+        /// The id.
+        id: String,
+    },
+    /// The run's definition cannot be read or does not verify.
+    #[error("run {id:?} has no readable, verified definition: {why}")]
+    Unreadable {
+        /// The id.
+        id: String,
+        /// Why.
+        why: String,
+    },
+    /// A setting of a new run is out of range.
+    #[error("{0}")]
+    BadSetting(String),
+    /// The integration branch does not exist.
+    #[error("the integration branch {branch:?} does not exist: a run starts from its tip")]
+    NoBranch {
+        /// The branch.
+        branch: String,
+    },
+    /// The run was already aborted.
+    #[error("run {id:?} was aborted: {reason}")]
+    Aborted {
+        /// The id.
+        id: String,
+        /// The recorded reason.
+        reason: String,
+    },
+    /// The run already landed.
+    #[error("run {id:?} already landed as {commit} (by {by})")]
+    Landed {
+        /// The id.
+        id: String,
+        /// The commit on the integration branch.
+        commit: String,
+        /// Who landed it.
+        by: String,
+    },
+    /// A store failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn encode<T: Serialize>(value: &T, what: &str) -> Result<serde_json::Value, StoreError> {
+    serde_json::to_value(value)
+        .map_err(|e| StoreError::Git { context: format!("encoding {what}"), source: Box::new(e) })
+}
+
+/// Checks a run id: the same shape as an agent name (`[a-z0-9][a-z0-9._-]{0,62}`, no `..`, no
+/// `.lock` suffix), so that it is one safe ref component.
+pub fn validate_run_id(id: &str) -> Result<(), RunError> {
+    crate::identity::validate_name(id)
+        .map_err(|e| RunError::BadId { id: id.into(), why: e.to_string().replacen("agent name", "the id", 1) })
+}
+
+/// A fresh run id: eight random hex digits.
+pub fn new_run_id() -> String {
+    let mut bytes = [0u8; 4];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No randomness: fall back to the clock, still unique enough for one repository; a
+        // collision is refused by the compare-and-swap, never overwritten.
+        bytes = (now_ms() as u32).to_be_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A run's definition: the first record of its meta chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunDef {
+    /// The run id.
+    pub id: String,
+    /// What the team is to achieve.
+    pub goal: String,
+    /// The class (always development for runs started here).
+    pub class: PatternKind,
+    /// The agents taking part, sorted.
+    pub roster: Vec<String>,
+    /// Valid endorsements a proposal needs, capped at the roster's size.
+    pub quorum: u32,
+    /// The quorum as requested, when the cap changed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_quorum: Option<u32>,
+    /// The integration branch's short name.
+    pub branch: String,
+    /// The integration branch's tip when the run started: every proposal's parent.
+    pub base: String,
+    /// The most proposals of changed content one agent may make (`None`: no limit).
+    pub max_rounds: Option<u64>,
+    /// The run's wall-clock budget in milliseconds from `created_at_ms` (`None`: none).
+    pub budget_ms: Option<u64>,
+    /// The team's check command, run by `endorse` (and on a merged tree by `land`).
+    pub check: Option<String>,
+    /// When the run started, in milliseconds since the Unix epoch.
+    pub created_at_ms: u64,
+    /// The agent that started it.
+    pub started_by: String,
+}
+
+impl RunDef {
+    /// The base commit.
+    pub fn base_id(&self) -> Result<ObjectId, RunError> {
+        ObjectId::from_hex(self.base.as_bytes()).map_err(|_| RunError::Unreadable {
+            id: self.id.clone(),
+            why: format!("base {:?} is not an id", self.base),
+        })
+    }
+
+    /// Whether `agent` takes part.
+    pub fn has(&self, agent: &str) -> bool {
+        self.roster.iter().any(|a| a == agent)
+    }
+}
+
+/// What `run start` is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct NewRun {
+    /// The id, or `None` for a fresh random one.
+    pub id: Option<String>,
+    /// The goal.
+    pub goal: String,
+    /// The roster, or `None` for every agent on the repository's roster.
+    pub roster: Option<Vec<String>>,
+    /// The quorum, or `None` for a strict majority of the roster.
+    pub quorum: Option<u32>,
+    /// See [`RunDef::max_rounds`].
+    pub max_rounds: Option<u64>,
+    /// See [`RunDef::budget_ms`].
+    pub budget_ms: Option<u64>,
+    /// See [`RunDef::check`].
+    pub check: Option<String>,
+}
+
+/// Builds the definition of a new run (pure): checks the settings, caps the quorum.
+pub fn define(
+    new: &NewRun,
+    id: &str,
+    roster: &Roster,
+    branch: &str,
+    base: ObjectId,
+    by: &str,
+    now_ms: u64,
+) -> Result<RunDef, RunError> {
+    validate_run_id(id)?;
+    let goal = new.goal.trim();
+    if goal.is_empty() {
+        return Err(RunError::BadSetting("the goal is empty; say what the team is to achieve with --goal".into()));
+    }
+    let members: Vec<String> = match &new.roster {
+        Some(list) => {
+            let mut set = BTreeSet::new();
+            for name in list {
+                let name = name.trim();
+                if name.is_empty() {
+                    continue;
+                }
+                crate::identity::validate_name(name).map_err(|e| RunError::BadSetting(format!("--roster: {e}")))?;
+                if roster.get(name).is_none() {
+                    return Err(RunError::BadSetting(format!(
+                        "--roster names '{name}', who is not on the repository's roster (.mas/roster)"
+                    )));
+                }
+                set.insert(name.to_string());
+            }
+            set.into_iter().collect()
+        }
+        None => roster.entries().map(|e| e.name.clone()).collect(),
+    };
+    if members.is_empty() {
+        return Err(RunError::BadSetting(
+            "the run's roster is empty: add agents with `git mas agent new` and commit .mas/roster".into(),
+        ));
+    }
+    let size = u32::try_from(members.len()).unwrap_or(u32::MAX);
+    let (quorum, requested_quorum) = match new.quorum {
+        Some(0) => return Err(RunError::BadSetting("--quorum must be at least 1".into())),
+        Some(q) if q > size => (size, Some(q)),
+        Some(q) => (q, None),
+        None => (size / 2 + 1, None),
+    };
+    if new.max_rounds == Some(0) {
+        return Err(RunError::BadSetting("--max-rounds must be at least 1".into()));
+    }
+    if new.budget_ms == Some(0) {
+        return Err(RunError::BadSetting("--budget must be longer than zero".into()));
+    }
+    let check = match new.check.as_deref().map(str::trim) {
+        Some("") => return Err(RunError::BadSetting("--check is empty".into())),
+        other => other.map(str::to_string),
+    };
+    Ok(RunDef {
+        id: id.into(),
+        goal: goal.into(),
+        class: PatternKind::Development,
+        roster: members,
+        quorum,
+        requested_quorum,
+        branch: branch.into(),
+        base: base.to_string(),
+        max_rounds: new.max_rounds,
+        budget_ms: new.budget_ms,
+        check,
+        created_at_ms: now_ms,
+        started_by: by.into(),
+    })
+}
+
+/// Starts a run: records its definition as the first record of a new meta chain.
+pub fn start(store: &Store, new: &NewRun, agent: &str, key: &AgentKey) -> Result<RunDef, RunError> {
+    let roster = store.roster()?;
+    let branch = store.integration_branch();
+    let base =
+        store.tip(&format!("refs/heads/{branch}"))?.ok_or_else(|| RunError::NoBranch { branch: branch.clone() })?;
+    let id = match &new.id {
+        Some(id) => id.clone(),
+        None => new_run_id(),
+    };
+    let def = define(new, &id, &roster, &branch, base, agent, now_ms())?;
+    let refname = meta_ref(&id);
+    if store.tip(&refname)?.is_some() {
+        return Err(RunError::Exists { id });
+    }
+    let record = Record::new(RUN_KIND, agent, 1, encode(&def, "a run definition")?).sign(key);
+    let commit = store.write_record_commit(&record, &[], None)?;
+    match store.cas(&refname, None, commit, &format!("git-mas: run {id} started by {agent}"))? {
+        CasOutcome::Updated => Ok(def),
+        CasOutcome::LostRace { .. } => Err(RunError::Exists { id }),
+    }
+}
+
+/// An abort record's payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbortPayload {
+    /// Why the run was stopped.
+    pub reason: String,
+    /// Whether the reason is a blocking risk (the report then says blocked / risk_blocked).
+    #[serde(default)]
+    pub risk: bool,
+    /// When.
+    pub at_ms: u64,
+}
+
+/// A blocked landing's payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockedPayload {
+    /// The integration branch's tip the landing was computed against.
+    pub main: String,
+    /// The proposals it tried to land: (agent, tree id), in merge order.
+    pub members: Vec<(String, String)>,
+    /// Whether it was an aggregate landing.
+    pub aggregate: bool,
+    /// What blocked it.
+    pub conflicts: Vec<crate::convergence::RecordedConflict>,
+    /// When.
+    pub at_ms: u64,
+}
+
+/// The landing record's payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LandingPayload {
+    /// The commit written to the integration branch.
+    pub commit: String,
+    /// The branch's tip it was written on.
+    pub previous: String,
+    /// Its tree.
+    pub tree: String,
+    /// The landed proposals: (agent, tree id), in merge order.
+    pub winners: Vec<(String, String)>,
+    /// Each winner's valid endorsers.
+    pub endorsers: Vec<(String, Vec<String>)>,
+    /// Whether it was an aggregate landing.
+    pub aggregate: bool,
+    /// Whether a check ran on the landed tree itself (a merge), and its exit status.
+    pub merged_check: Option<CheckSummary>,
+    /// The termination reason written in the commit's trailer.
+    pub termination: String,
+    /// The current frame's hash at landing, if there was one.
+    pub frame: Option<String>,
+    /// When.
+    pub at_ms: u64,
+}
+
+/// A check's result in brief, as landing records keep it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    /// The command.
+    pub command: String,
+    /// Its exit status (`None`: killed or timed out).
+    pub exit_status: Option<i32>,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// `sha256:<hex>` of its output.
+    pub output_digest: String,
+}
+
+impl CheckSummary {
+    /// Whether the check passed.
+    pub fn passed(&self) -> bool {
+        self.exit_status == Some(0)
+    }
+}
+
+/// Where a run stands, as its meta chain says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum Phase {
+    /// Neither aborted nor landed.
+    Open,
+    /// Aborted.
+    Aborted {
+        /// Who.
+        by: String,
+        /// The record.
+        abort: AbortPayload,
+    },
+    /// Landed.
+    Landed {
+        /// Who.
+        by: String,
+        /// The landing record's commit.
+        record: String,
+        /// The record.
+        landing: Box<LandingPayload>,
+    },
+}
+
+impl Phase {
+    /// `open`, `aborted` or `landed`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Phase::Open => "open",
+            Phase::Aborted { .. } => "aborted",
+            Phase::Landed { .. } => "landed",
+        }
+    }
+}
+
+/// A record of the meta chain that did not count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The ref.
+    #[serde(rename = "ref")]
+    pub refname: String,
+    /// The record's commit.
+    pub commit: String,
+    /// The verdict label (`SPOOF`, …) or what was wrong.
+    pub problem: String,
+}
+
+/// A run as its meta chain describes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunMeta {
+    /// The definition.
+    pub def: RunDef,
+    /// Open, aborted or landed.
+    pub phase: Phase,
+    /// Blocked landings, oldest first: (who, record).
+    pub blocked: Vec<(String, BlockedPayload)>,
+    /// The meta chain's tip.
+    pub tip: String,
+    /// Records that did not count.
+    pub problems: Vec<Problem>,
+}
+
+impl RunMeta {
+    /// The meta chain's tip as an id.
+    pub fn tip_id(&self) -> Option<ObjectId> {
+        ObjectId::from_hex(self.tip.as_bytes()).ok()
+    }
+
+    /// An error when the run has ended (aborted or landed).
+    pub fn ensure_open(&self) -> Result<(), RunError> {
+        match &self.phase {
+            Phase::Open => Ok(()),
+            Phase::Aborted { abort, .. } => {
+                Err(RunError::Aborted { id: self.def.id.clone(), reason: abort.reason.clone() })
+            }
+            Phase::Landed { by, landing, .. } => {
+                Err(RunError::Landed { id: self.def.id.clone(), commit: landing.commit.clone(), by: by.clone() })
+            }
+        }
+    }
+}
+
+/// Reads a run's meta chain, verified against `roster`.
+pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, RunError> {
+    validate_run_id(id)?;
+    let refname = meta_ref(id);
+    let Some(tip) = store.tip(&refname)? else {
+        return Err(RunError::NoSuchRun { id: id.into() });
+    };
+    let chain = store.verified_chain(&refname, roster)?;
+    let mut def: Option<RunDef> = None;
+    let mut phase = Phase::Open;
+    let mut blocked = Vec::new();
+    let mut problems = Vec::new();
+    let mut first_problem: Option<String> = None;
+    for (entry, verdict) in chain {
+        let problem =
+            |what: String| Problem { refname: refname.clone(), commit: entry.commit.to_string(), problem: what };
+        let record = match (&entry.record, &verdict) {
+            (Ok(r), Verdict::Verified) => r,
+            (_, v) => {
+                if def.is_none() && first_problem.is_none() {
+                    first_problem = Some(format!("its first record is {}", v.label()));
+                }
+                problems.push(problem(v.label().to_string()));
+                continue;
+            }
+        };
+        let payload = record.payload.clone();
+        match (record.kind.as_str(), &def) {
+            (RUN_KIND, None) => match serde_json::from_value::<RunDef>(payload) {
+                Ok(d) if d.id == id => def = Some(d),
+                Ok(d) => {
+                    first_problem.get_or_insert(format!("it defines run {:?}", d.id));
+                    problems.push(problem(format!("defines another run ({:?})", d.id)));
+                }
+                Err(e) => {
+                    first_problem.get_or_insert(format!("the definition does not parse: {e}"));
+                    problems.push(problem(format!("unreadable definition: {e}")));
+                }
+            },
+            (_, None) => {
+                problems.push(problem(format!("a {} record before the run's definition", record.kind)));
+            }
+            (RUN_KIND, Some(_)) => problems.push(problem("a second definition (ignored)".into())),
+            (ABORT_KIND, Some(_)) => match serde_json::from_value::<AbortPayload>(payload) {
+                Ok(a) if phase == Phase::Open => phase = Phase::Aborted { by: record.agent.clone(), abort: a },
+                Ok(_) => problems.push(problem(format!("an abort after the run {} (ignored)", phase.name()))),
+                Err(e) => problems.push(problem(format!("unreadable abort: {e}"))),
+            },
+            (LANDING_KIND, Some(_)) => match serde_json::from_value::<LandingPayload>(payload) {
+                Ok(l) if phase == Phase::Open => {
+                    phase = Phase::Landed {
+                        by: record.agent.clone(),
+                        record: entry.commit.to_string(),
+                        landing: Box::new(l),
+                    }
+                }
+                Ok(_) => problems.push(problem(format!("a landing after the run {} (ignored)", phase.name()))),
+                Err(e) => problems.push(problem(format!("unreadable landing: {e}"))),
+            },
+            (BLOCKED_KIND, Some(_)) => match serde_json::from_value::<BlockedPayload>(payload) {
+                Ok(b) => blocked.push((record.agent.clone(), b)),
+                Err(e) => problems.push(problem(format!("unreadable blocked landing: {e}"))),
+            },
+            (other, Some(_)) => problems.push(problem(format!("unknown record kind {other:?} (ignored)"))),
+        }
+    }
+    let Some(def) = def else {
+        return Err(RunError::Unreadable {
+            id: id.into(),
+            why: first_problem.unwrap_or_else(|| "the chain holds no run definition".into()),
+        });
+    };
+    Ok(RunMeta { def, phase, blocked, tip: tip.to_string(), problems })
+}
+
+/// Every run id in the repository, sorted.
+pub fn list_ids(store: &Store) -> Result<Vec<String>, RunError> {
+    let mut ids = BTreeSet::new();
+    for info in store.list(RUNS_PREFIX)? {
+        let Some(rest) = info.name.strip_prefix(RUNS_PREFIX) else { continue };
+        if let Some(id) = rest.strip_suffix("/meta")
+            && !id.contains('/')
+        {
+            ids.insert(id.to_string());
+        }
+    }
+    Ok(ids.into_iter().collect())
+}
+
+/// Which run a command means: the one named, else `mas.run` from git config (set per worktree by
+/// `git mas worktree add`), else the only open run, else — when no run is open — the most recently
+/// started one (so that `report` and `show` find a run that just ended).
+pub fn resolve(store: &Store, roster: &Roster, given: Option<&str>) -> Result<RunMeta, RunError> {
+    if let Some(id) = given {
+        return load_meta(store, roster, id);
+    }
+    if let Some(id) = store.config_string("mas.run").filter(|s| !s.is_empty()) {
+        return load_meta(store, roster, &id);
+    }
+    let mut open = Vec::new();
+    let mut latest: Option<RunMeta> = None;
+    for id in list_ids(store)? {
+        let Ok(meta) = load_meta(store, roster, &id) else { continue };
+        if meta.phase == Phase::Open {
+            open.push(meta);
+        } else if latest.as_ref().is_none_or(|l| meta.def.created_at_ms > l.def.created_at_ms) {
+            latest = Some(meta);
+        }
+    }
+    match (open.len(), latest) {
+        (1, _) => Ok(open.remove(0)),
+        (0, Some(meta)) => Ok(meta),
+        (0, None) => Err(RunError::BadSetting(
+            "no run named, no `mas.run` in git config, and no run in this repository: start one with `git mas run start --goal …`".into(),
+        )),
+        _ => Err(RunError::BadSetting(format!(
+            "{} runs are open ({}); name one",
+            open.len(),
+            open.iter().map(|m| m.def.id.as_str()).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+/// Appends an abort record, refusing when the run already ended.
+pub fn abort(
+    store: &Store,
+    roster: &Roster,
+    id: &str,
+    reason: &str,
+    risk: bool,
+    agent: &str,
+    key: &AgentKey,
+) -> Result<AbortPayload, RunError> {
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(RunError::BadSetting("the reason is empty; say why the run stops with --reason".into()));
+    }
+    let payload = AbortPayload { reason: reason.into(), risk, at_ms: now_ms() };
+    let value = encode(&payload, "an abort")?;
+    store.append_with(&meta_ref(id), agent, key, ABORT_KIND, &[], |_tip| -> Result<Option<Append>, RunError> {
+        // Re-read on every attempt: a landing or abort may just have been appended.
+        load_meta(store, roster, id)?.ensure_open()?;
+        Ok(Some(Append { payload: value.clone(), also: Vec::new() }))
+    })?;
+    Ok(payload)
+}
+
+/// Appends a blocked-landing record.
+pub fn record_blocked(
+    store: &Store,
+    id: &str,
+    blocked: &BlockedPayload,
+    agent: &str,
+    key: &AgentKey,
+) -> Result<(), RunError> {
+    let value = encode(blocked, "a blocked landing")?;
+    store.append(&meta_ref(id), agent, key, BLOCKED_KIND, &[], |_| Ok(Some(value.clone())))?;
+    Ok(())
+}
+
+/// Appends a report to the run's report chain.
+pub fn store_report(
+    store: &Store,
+    id: &str,
+    report: &serde_json::Value,
+    agent: &str,
+    key: &AgentKey,
+) -> Result<ObjectId, RunError> {
+    let appended = store.append(&report_ref(id), agent, key, REPORT_KIND, &[], |_| Ok(Some(report.clone())))?;
+    appended
+        .map(|a| a.commit)
+        .ok_or_else(|| RunError::Store(StoreError::TooManyRetries { refname: report_ref(id), attempts: 0 }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::Roster;
+
+    fn roster(names: &[&str]) -> Roster {
+        let did = crate::identity::AgentKey::from_seed([7; 32]).did();
+        Roster::merge(names.iter().map(|n| (n.to_string(), did.clone())).collect(), vec![], "main")
+    }
+
+    fn new_run() -> NewRun {
+        NewRun { goal: "fix tax".into(), ..NewRun::default() }
+    }
+
+    #[test]
+    fn quorum_defaults_to_a_majority_and_is_capped_at_the_roster() {
+        let r = roster(&["a", "b", "c"]);
+        let base = ObjectId::null(gix::hash::Kind::Sha1);
+        let def = define(&new_run(), "r1", &r, "main", base, "a", 5).unwrap();
+        assert_eq!((def.quorum, def.requested_quorum), (2, None));
+        assert_eq!(def.roster, ["a", "b", "c"]);
+        let capped = define(&NewRun { quorum: Some(9), ..new_run() }, "r1", &r, "main", base, "a", 5).unwrap();
+        assert_eq!((capped.quorum, capped.requested_quorum), (3, Some(9)));
+        let sub = NewRun { roster: Some(vec!["c".into(), "a".into(), "a".into()]), ..new_run() };
+        let def = define(&sub, "r1", &r, "main", base, "a", 5).unwrap();
+        assert_eq!(def.roster, ["a", "c"]);
+        assert_eq!(def.quorum, 2);
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let r = roster(&["a", "b"]);
+        let base = ObjectId::null(gix::hash::Kind::Sha1);
+        let cases: Vec<(NewRun, &str, &str)> = vec![
+            (NewRun { goal: "  ".into(), ..new_run() }, "r1", "goal is empty"),
+            (NewRun { quorum: Some(0), ..new_run() }, "r1", "--quorum"),
+            (NewRun { max_rounds: Some(0), ..new_run() }, "r1", "--max-rounds"),
+            (NewRun { budget_ms: Some(0), ..new_run() }, "r1", "--budget"),
+            (NewRun { check: Some(" ".into()), ..new_run() }, "r1", "--check"),
+            (NewRun { roster: Some(vec!["zed".into()]), ..new_run() }, "r1", "'zed'"),
+            (NewRun { roster: Some(vec!["Bad".into()]), ..new_run() }, "r1", "--roster"),
+            (new_run(), "Bad/id", "run id"),
+            (new_run(), "a..b", "run id"),
+        ];
+        for (new, id, want) in cases {
+            let err = define(&new, id, &r, "main", base, "a", 0).unwrap_err().to_string();
+            assert!(err.contains(want), "{err} lacks {want}");
+        }
+        let empty = Roster::default();
+        assert!(
+            define(&new_run(), "r1", &empty, "main", base, "a", 0).unwrap_err().to_string().contains("roster is empty")
+        );
+    }
+
+    #[test]
+    fn fresh_ids_are_valid() {
+        for _ in 0..20 {
+            let id = new_run_id();
+            assert_eq!(id.len(), 8);
+            validate_run_id(&id).unwrap();
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `git mas endorse`.
+
+use super::*;
+
+/// A run with a fast real check (the proposal's status.txt must say ok), and worktrees.
+fn setup(team: &Team) -> (String, PathBuf, PathBuf) {
+    let run = team.start("alice", &["--id", "r1", "--check", "grep -qx ok status.txt"]);
+    (run.clone(), team.worktree(&run, "alice"), team.worktree(&run, "bob"))
+}
+
+#[test]
+fn an_endorsement_records_the_check_bound_to_the_proposal_tree() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (_, alice, bob) = setup(&team);
+    std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
+    // The checkout is a plain directory outside any repository, with executable bits kept.
+    std::fs::write(alice.join("probe.sh"), "#!/bin/sh\necho probed\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(alice.join("probe.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let proposed = team.here_json(&alice, &["propose"]);
+    let out = team.here_json(
+        &bob,
+        &[
+            "endorse",
+            "alice",
+            "--check",
+            "grep -qx ok status.txt && ./probe.sh && ! git rev-parse --git-dir 2>/dev/null && test \"$GIT_MAS_PROPOSER\" = alice",
+        ],
+    );
+    assert_eq!(out["verdict"], "passed", "{out}");
+    assert_eq!(out["exit_status"], 0);
+    assert_eq!(out["tree"], proposed["tree"]);
+    assert_eq!(out["valid_endorsements"], serde_json::json!(["bob"]));
+    assert!(out["output_digest"].as_str().unwrap().starts_with("sha256:"));
+    // The record: a ToolResult whose subject is the tree, the output kept beside it.
+    let (code, log) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/events/bob");
+    assert_eq!(code, Some(0));
+    let payload = &log[0]["records"][0]["payload"];
+    let event = &payload["event"]["payload"];
+    assert_eq!(event["kind"], "tool-result");
+    assert_eq!(event["subject"], proposed["tree"]);
+    assert_eq!(event["exit_status"], 0);
+    assert!(event["duration_ms"].is_u64());
+    assert_eq!(payload["proposer"], "alice");
+    let record = log[0]["records"][0]["commit"].as_str().unwrap();
+    assert_eq!(team.git(&["show", &format!("{record}:output.txt")]), "probed");
+    // Nothing was left behind in the repository's worktree list.
+    assert_eq!(team.git(&["worktree", "list"]).lines().count(), 3);
+}
+
+#[test]
+fn a_failing_check_records_a_failed_endorsement_and_exits_8() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (_, alice, bob) = setup(&team);
+    std::fs::write(alice.join("status.txt"), "broken\n").unwrap();
+    team.here(&alice, &["propose"]);
+    let out = team.env.mas(&bob, &["endorse", "alice", "--json"]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["verdict"], "failed");
+    assert_eq!(json["exit_status"], 1);
+    assert_eq!(json["valid_endorsements"], serde_json::json!([]));
+    let (_, log) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/events/bob");
+    assert_eq!(log[0]["records"][0]["payload"]["event"]["payload"]["exit_status"], 1);
+    // Human output names the failure.
+    let out = team.env.mas(&bob, &["endorse", "alice"]);
+    assert_eq!(out.status.code(), Some(9));
+    assert!(
+        stderr(&out).contains("failed with exit status 1") && stderr(&out).contains("test_failure"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn endorsements_follow_content_across_re_proposals() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (run, alice, bob) = setup(&team);
+    let carol = team.worktree(&run, "carol");
+    std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
+    team.here(&alice, &["propose"]);
+    team.here(&bob, &["endorse", "alice"]);
+    let second = team.here_json(&carol, &["endorse", "alice"]);
+    assert_eq!(second["valid_endorsements"], serde_json::json!(["bob", "carol"]));
+    assert_eq!(second["at_quorum"], true);
+    // Identical content, new commit: the endorsements stay.
+    let again = team.here_json(&alice, &["propose", "-m", "same tree, new words"]);
+    assert_eq!(again["endorsements_kept"], serde_json::json!(["bob", "carol"]));
+    // Changed content: they are voided.
+    std::fs::write(alice.join("extra.txt"), "more\n").unwrap();
+    let changed = team.here_json(&alice, &["propose"]);
+    assert_eq!(changed["endorsements_voided"], serde_json::json!(["bob", "carol"]));
+    let out = team.here_json(&bob, &["endorse", "alice"]);
+    assert_eq!(out["valid_endorsements"], serde_json::json!(["bob"]));
+    // A later verdict by the same endorser on the same content replaces the earlier one.
+    let out = team.here_json(&bob, &["endorse", "alice", "--reject", "--reason", "extra.txt is noise"]);
+    assert_eq!(out["verdict"], "rejected");
+    assert_eq!(out["valid_endorsements"], serde_json::json!([]));
+}
+
+#[test]
+fn self_endorsement_is_refused_unless_configured() {
+    let team = Team::new(&["alice", "bob"]);
+    let (_, alice, _) = setup(&team);
+    std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
+    team.here(&alice, &["propose"]);
+    let before = team.refs();
+    let out = team.env.mas(&alice, &["endorse", "alice"]);
+    assert_refused(&team, out, 1, "self-endorsement is off", &before);
+    assert!(stderr(&team.env.mas(&alice, &["endorse", "alice"])).contains("mas.allowSelfEndorse"));
+    team.git(&["config", "mas.allowSelfEndorse", "true"]);
+    let out = team.here_json(&alice, &["endorse", "alice"]);
+    assert_eq!(out["valid_endorsements"], serde_json::json!(["alice"]));
+}
+
+#[test]
+fn bad_endorsements_are_refused_and_change_nothing() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--id", "nocheck", "--roster", "alice,bob"]);
+    let alice = team.worktree(&run, "alice");
+    let bob = team.worktree(&run, "bob");
+    let before = team.refs();
+    let out = team.env.mas(&bob, &["endorse", "alice"]);
+    assert_refused(&team, out, 1, "alice has no proposal in run nocheck", &before);
+    std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
+    team.here(&alice, &["propose"]);
+    let before = team.refs();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["endorse", "alice"], 1, "no check command"),
+        (&["endorse", "alice", "--reject"], 2, "--reason"),
+        (&["endorse", "alice", "--reject", "--reason", " "], 1, "--reason is empty"),
+        (&["endorse", "alice", "--no-check", "--check", "true"], 2, "cannot be used with"),
+        (&["endorse", "carol"], 1, "'carol' is not on run nocheck's roster"),
+        (&["endorse", "Alice"], 1, "agent name"),
+        (&["endorse", "alice", "--timeout", "soon"], 2, "soon"),
+    ];
+    for (args, code, want) in cases {
+        let out = team.env.mas(&bob, args);
+        assert_refused(&team, out, *code, want, &before);
+    }
+    // A proposal ref moved by hand no longer matches its event: endorsing it is refused.
+    let base = team.git(&["rev-parse", "refs/heads/main"]);
+    team.git(&["update-ref", "refs/mas/runs/nocheck/proposals/alice", &base]);
+    let before = team.refs();
+    let out = team.env.mas(&bob, &["endorse", "alice", "--no-check"]);
+    assert_refused(&team, out, 1, "changed outside `git mas propose`", &before);
+}

@@ -1,0 +1,285 @@
+//! `git mas land`: exactly one commit on main.
+
+use super::*;
+
+/// The fast check: the proposal's status.txt must say ok.
+pub const CHECK: &str = "grep -qx ok status.txt";
+
+/// Three agents, three worktrees, three different proposals; alice's is endorsed by bob and carol.
+pub fn three_proposals(team: &Team, extra: &[&str]) -> (String, [PathBuf; 3]) {
+    let mut flags = vec!["--id", "r1", "--check", CHECK, "--quorum", "2"];
+    flags.extend_from_slice(extra);
+    let run = team.start("alice", &flags);
+    let wts = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
+    for (wt, name) in wts.iter().zip(["alice", "bob", "carol"]) {
+        std::fs::write(wt.join("status.txt"), "ok\n").unwrap();
+        let money = std::fs::read_to_string(wt.join("src/money.rs")).unwrap();
+        std::fs::write(
+            wt.join("src/money.rs"),
+            money.replace("rounded half up", &format!("rounded half up ({name}'s version)")),
+        )
+        .unwrap();
+        team.here(wt, &["propose", "-m", &format!("{name}'s implementation")]);
+    }
+    team.here(&wts[1], &["endorse", "alice"]);
+    team.here(&wts[2], &["endorse", "alice"]);
+    (run, wts)
+}
+
+fn trailers(team: &Team, commit: &str) -> Vec<String> {
+    team.git(&["log", "-1", "--format=%(trailers:only,unfold)", commit]).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn three_agents_quorum_two_lands_exactly_one_commit_with_trailers_and_a_second_land_is_refused() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    // A published frame: the landing names it.
+    team.ok(&team.repo, "alice", &["snapshot", "--task", "fix money rounding", "--publish"]);
+    let (_, log) = log_json(&team.env, &team.repo, "refs/mas/frame");
+    let frame = log[0]["records"][0]["payload"]["hash"].as_str().unwrap().to_string();
+    let (run, wts) = three_proposals(&team, &[]);
+    let before = team.main_tip();
+    let alice_tree = team.git(&["rev-parse", "refs/mas/runs/r1/proposals/alice^{tree}"]);
+    let out = team.here_json(&wts[1], &["land"]);
+    assert_eq!(out["status"], "landed");
+    let commit = out["commit"].as_str().unwrap();
+    // Exactly one commit, on top of the old main, holding alice's tree.
+    assert_eq!(team.main_tip(), commit);
+    assert_eq!(team.git(&["rev-list", "--count", &format!("{before}..main")]), "1");
+    assert_eq!(team.git(&["rev-parse", "main^"]), before);
+    assert_eq!(team.git(&["rev-parse", "main^{tree}"]), alice_tree);
+    assert_eq!(
+        trailers(&team, commit),
+        [
+            "Mas-Run: r1".to_string(),
+            "Mas-Class: development".into(),
+            "Mas-Winner: alice".into(),
+            "Mas-Endorsed-By: bob, carol".into(),
+            format!("Mas-Frame: {frame}"),
+            "Mas-Termination: quality_reached".into(),
+        ]
+    );
+    // landed and the meta chain's tip are the landing record, which names the commit.
+    let landed = team.git(&["rev-parse", "refs/mas/runs/r1/landed"]);
+    assert_eq!(team.git(&["rev-parse", "refs/mas/runs/r1/meta"]), landed);
+    let (code, meta) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/meta");
+    assert_eq!(code, Some(0));
+    assert_eq!(meta[0]["records"][0]["payload"]["commit"], commit);
+    // The clean checkout of main (the main worktree) followed the landing.
+    assert_eq!(std::fs::read_to_string(team.repo.join("status.txt")).unwrap(), "ok\n");
+    assert_eq!(team.git(&["status", "--porcelain"]), "");
+    // A second landing is refused and names the first; nothing moves.
+    let refs = team.refs();
+    let out = team.env.mas(&wts[2], &["land", &run]);
+    assert_refused(&team, out, 1, &format!("already landed as {commit} (by bob)"), &refs);
+    // The report was stored.
+    let (_, report) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/report");
+    assert_eq!(report[0]["records"][0]["payload"]["status"], "converged");
+    assert_eq!(report[0]["records"][0]["payload"]["termination_reason"], "quality_reached");
+    assert!(team.git_ok(&["fsck", "--strict", "--no-progress"]));
+}
+
+#[test]
+fn land_refuses_without_quorum_and_with_a_dirty_checkout_of_main() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--id", "r1", "--check", CHECK]);
+    let a = team.worktree(&run, "alice");
+    let b = team.worktree(&run, "bob");
+    std::fs::write(a.join("status.txt"), "ok\n").unwrap();
+    team.here(&a, &["propose"]);
+    let refs = team.refs();
+    assert_refused(&team, team.env.mas(&b, &["land"]), 1, "no proposal has a valid endorsement", &refs);
+    team.here(&b, &["endorse", "alice"]);
+    let refs = team.refs();
+    assert_refused(&team, team.env.mas(&b, &["land"]), 1, "the leader, alice, has 1/2", &refs);
+    let c = team.worktree(&run, "carol");
+    team.here(&c, &["endorse", "alice"]);
+    // main is checked out in the main worktree, with an uncommitted change: never overwritten.
+    std::fs::write(team.repo.join("README.md"), "local edit\n").unwrap();
+    let refs = team.refs();
+    assert_refused(
+        &team,
+        team.env.mas(&b, &["land"]),
+        1,
+        "cannot follow the landing: it has uncommitted changes",
+        &refs,
+    );
+    assert_eq!(std::fs::read_to_string(team.repo.join("README.md")).unwrap(), "local edit\n");
+    // A dry run says what would land and writes nothing.
+    team.git(&["checkout", "--", "README.md"]);
+    let refs = team.refs();
+    let out = team.here_json(&b, &["land", "--dry-run"]);
+    assert_eq!(out["status"], "would-land");
+    assert_eq!(out["termination"], "quality_reached");
+    assert_eq!(team.refs(), refs);
+    team.here(&b, &["land"]);
+}
+
+#[test]
+fn a_moved_main_merges_cleanly_or_blocks_with_artifact_mismatch() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (run, wts) = three_proposals(&team, &[]);
+    // main moves on a file no proposal touched: the landing is a three-way merge onto it.
+    std::fs::write(team.repo.join("CHANGES.md"), "main moved\n").unwrap();
+    team.git(&["add", "CHANGES.md"]);
+    team.git(&["commit", "-qm", "main moved"]);
+    let moved = team.main_tip();
+    let out = team.here_json(&wts[0], &["land", &run, "--dry-run"]);
+    assert_eq!(out["plan"]["merged"], true);
+    // The merged tree is checked before it lands.
+    assert_eq!(out["plan"]["merged_check"]["exit_status"], 0);
+    let out = team.here_json(&wts[0], &["land", &run]);
+    let commit = out["commit"].as_str().unwrap();
+    assert_eq!(team.git(&["rev-parse", &format!("{commit}^")]), moved);
+    assert_eq!(team.git(&["show", &format!("{commit}:CHANGES.md")]), "main moved");
+    assert!(team.git(&["show", &format!("{commit}:src/money.rs")]).contains("alice's version"));
+    assert_eq!(team.git(&["rev-list", "--count", &format!("{moved}..main")]), "1");
+
+    // Another run: main then changes the very line alice changed.
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (run, wts) = three_proposals(&team, &[]);
+    let money = std::fs::read_to_string(team.repo.join("src/money.rs")).unwrap();
+    std::fs::write(team.repo.join("src/money.rs"), money.replace("rounded half up", "rounded half to even")).unwrap();
+    team.git(&["commit", "-qam", "main changes rounding"]);
+    let main_before = team.main_tip();
+    let out = team.env.mas(&wts[0], &["land", &run, "--json"]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["status"], "blocked");
+    assert_eq!(json["plan"]["conflicts"][0]["type"], "artifact_mismatch");
+    assert_eq!(json["plan"]["conflicts"][0]["paths"], serde_json::json!(["src/money.rs"]));
+    assert_eq!(json["plan"]["conflicts"][0]["parties"], serde_json::json!(["main", "alice"]));
+    assert_eq!(team.main_tip(), main_before, "main did not move");
+    assert!(
+        team.env
+            .git_cmd(&team.repo)
+            .args(["rev-parse", "-q", "--verify", "refs/mas/runs/r1/landed"])
+            .output()
+            .unwrap()
+            .stdout
+            .is_empty()
+    );
+    let report = team.here_json(&wts[0], &["report"]);
+    assert_eq!(report["status"], "blocked");
+    assert_eq!(report["termination_reason"], "risk_blocked");
+    assert_eq!(report["conflicts"][0]["type"], "artifact_mismatch");
+    assert_eq!(report["conflicts"][0]["resolved"], false);
+    let text = team.here(&wts[0], &["report"]);
+    assert!(text.contains("blocked (risk_blocked)") && text.contains("artifact_mismatch"), "{text}");
+}
+
+#[test]
+fn aggregate_lands_complementary_proposals_once_and_blocks_conflicting_ones() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run =
+        team.start("alice", &["--id", "agg", "--check", "test -f a.txt && test -f b.txt || test ! -f both-required"]);
+    let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
+    std::fs::write(a.join("a.txt"), "alice's part\n").unwrap();
+    std::fs::write(b.join("b.txt"), "bob's part\n").unwrap();
+    team.here(&a, &["propose"]);
+    team.here(&b, &["propose"]);
+    // Not every proposal is settled yet: the barrier waits.
+    team.here(&c, &["endorse", "alice"]);
+    team.here(&b, &["endorse", "alice"]);
+    let refs = team.refs();
+    assert_refused(&team, team.env.mas(&c, &["land", "--aggregate"]), 1, "still waiting for bob (0/2)", &refs);
+    team.here(&c, &["endorse", "bob"]);
+    team.here(&a, &["endorse", "bob"]);
+    let before = team.main_tip();
+    let out = team.here_json(&c, &["land", "--aggregate"]);
+    let commit = out["commit"].as_str().unwrap();
+    assert_eq!(team.git(&["rev-list", "--count", &format!("{before}..main")]), "1");
+    assert_eq!(team.git(&["show", &format!("{commit}:a.txt")]), "alice's part");
+    assert_eq!(team.git(&["show", &format!("{commit}:b.txt")]), "bob's part");
+    let t = trailers(&team, commit);
+    assert!(t.contains(&"Mas-Winner: alice".to_string()) && t.contains(&"Mas-Winner: bob".to_string()), "{t:?}");
+    assert!(t.contains(&"Mas-Endorsed-By: bob, carol (for alice)".to_string()), "{t:?}");
+    assert_eq!(out["plan"]["merged_check"]["exit_status"], 0, "the merged tree was checked");
+
+    // Two proposals that change the same line differently cannot be aggregated.
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--id", "agg", "--check", "true"]);
+    let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
+    for (wt, who) in [(&a, "alice"), (&b, "bob")] {
+        let money = std::fs::read_to_string(wt.join("src/money.rs")).unwrap();
+        std::fs::write(wt.join("src/money.rs"), money.replace("rounded half up", &format!("rounded by {who}")))
+            .unwrap();
+        team.here(wt, &["propose"]);
+    }
+    for (wt, whom) in [(&c, "alice"), (&b, "alice"), (&c, "bob"), (&a, "bob")] {
+        team.here(wt, &["endorse", whom]);
+    }
+    let main_before = team.main_tip();
+    let out = team.env.mas(&c, &["land", "--aggregate", "--json"]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let conflict = &json["plan"]["conflicts"][0];
+    assert_eq!(conflict["type"], "artifact_mismatch");
+    assert_eq!(conflict["proposals"], serde_json::json!(["alice", "bob"]));
+    assert_eq!(team.main_tip(), main_before);
+}
+
+#[test]
+fn a_failing_check_of_the_merged_tree_blocks_the_landing() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    // Each part passes on its own; together they break the check.
+    let run = team.start("alice", &["--id", "agg", "--check", "! { test -f a.txt && test -f b.txt; }"]);
+    let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
+    std::fs::write(a.join("a.txt"), "a\n").unwrap();
+    std::fs::write(b.join("b.txt"), "b\n").unwrap();
+    team.here(&a, &["propose"]);
+    team.here(&b, &["propose"]);
+    for (wt, whom) in [(&c, "alice"), (&b, "alice"), (&c, "bob"), (&a, "bob")] {
+        team.here(wt, &["endorse", whom]);
+    }
+    let out = team.env.mas(&c, &["land", "--aggregate", "--json"]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["plan"]["conflicts"][0]["type"], "test_failure");
+    assert_eq!(json["report"]["termination_reason"], "risk_blocked");
+}
+
+#[test]
+fn two_land_processes_at_once_land_exactly_once() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (run, wts) = three_proposals(&team, &[]);
+    let before = team.main_tip();
+    let spawn = |wt: &Path| {
+        team.env
+            .mas_cmd(wt)
+            .args(["land", &run])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (p1, p2) = (spawn(&wts[1]), spawn(&wts[2]));
+    let (o1, o2) = (p1.wait_with_output().unwrap(), p2.wait_with_output().unwrap());
+    let codes = [o1.status.code(), o2.status.code()];
+    assert!(codes.contains(&Some(0)) && codes.contains(&Some(1)), "{codes:?}\n{}\n{}", stderr(&o1), stderr(&o2));
+    let loser = if o1.status.success() { &o2 } else { &o1 };
+    assert!(stderr(loser).contains("already landed"), "{}", stderr(loser));
+    assert_eq!(team.git(&["rev-list", "--count", &format!("{before}..main")]), "1");
+    assert!(team.git_ok(&["fsck", "--strict", "--no-progress"]));
+}
+
+#[test]
+fn unlanded_proposals_survive_gc() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (run, wts) = three_proposals(&team, &[]);
+    team.here(&wts[0], &["land", &run]);
+    let bob = team.git(&["rev-parse", "refs/mas/runs/r1/proposals/bob"]);
+    let carol_tree = team.git(&["rev-parse", "refs/mas/runs/r1/proposals/carol^{tree}"]);
+    // Remove the worktrees too: the proposals live in refs/mas, not in any worktree.
+    for agent in ["alice", "bob", "carol"] {
+        team.ok(&team.repo, agent, &["worktree", "remove", agent, "--run", &run]);
+    }
+    team.git(&["reflog", "expire", "--expire=now", "--all"]);
+    team.git(&["gc", "--quiet", "--prune=now"]);
+    assert!(team.git_ok(&["cat-file", "-e", &bob]));
+    assert!(team.git_ok(&["cat-file", "-e", &carol_tree]));
+    assert!(team.git(&["show", &format!("{bob}:src/money.rs")]).contains("bob's version"));
+    // The tally still reads every proposal.
+    let t = team.json(&team.repo, "alice", &["tally", &run]);
+    assert_eq!(t["proposals"].as_array().unwrap().len(), 3);
+}

@@ -1,0 +1,119 @@
+//! The development class end to end: runs, worktrees, proposals, endorsements, tallies, landings
+//! and the convergence report — the real binary, real repositories, real linked worktrees and real
+//! check commands.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+mod endorse;
+mod land;
+mod propose;
+mod report;
+mod runs;
+mod tally;
+mod worktrees;
+
+/// A repository holding the fixture project, agents on its committed roster.
+pub struct Team {
+    pub env: TestEnv,
+    pub repo: PathBuf,
+}
+
+impl Team {
+    pub fn new(agents: &[&str]) -> Self {
+        let env = TestEnv::new();
+        let repo = env.repo("repo");
+        env.agents(&repo, agents);
+        Team { env, repo }
+    }
+
+    /// `git mas --agent AGENT ARGS…` in `dir`, whatever the exit code.
+    pub fn as_agent(&self, dir: &Path, agent: &str, args: &[&str]) -> std::process::Output {
+        let mut all = vec!["--agent", agent];
+        all.extend_from_slice(args);
+        self.env.mas(dir, &all)
+    }
+
+    /// Like [`Team::as_agent`], asserting success; returns stdout.
+    pub fn ok(&self, dir: &Path, agent: &str, args: &[&str]) -> String {
+        let out = self.as_agent(dir, agent, args);
+        assert!(
+            out.status.success(),
+            "{agent}: git mas {args:?} exited {:?}\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            stdout(&out),
+            stderr(&out)
+        );
+        stdout(&out)
+    }
+
+    /// Starts a run as `agent` with extra flags; returns its id.
+    pub fn start(&self, agent: &str, extra: &[&str]) -> String {
+        let mut args = vec!["run", "start", "--goal", "make the fixture better"];
+        args.extend_from_slice(extra);
+        self.ok(&self.repo, agent, &args).trim().to_string()
+    }
+
+    /// Parses `git mas ARGS --json` run as `agent` in `dir`.
+    pub fn json(&self, dir: &Path, agent: &str, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.ok(dir, agent, &all);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?} --json is not JSON ({e}): {out}"))
+    }
+
+    /// Creates `agent`'s worktree for `run`; returns its path.
+    pub fn worktree(&self, run: &str, agent: &str) -> PathBuf {
+        PathBuf::from(self.ok(&self.repo, agent, &["worktree", "add", agent, "--run", run]).trim())
+    }
+
+    /// Runs git-mas in `dir` with no --agent (the worktree's config names the agent), asserting
+    /// success; returns stdout.
+    pub fn here(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.env.mas(dir, args);
+        assert!(
+            out.status.success(),
+            "git mas {args:?} in {} exited {:?}\nstdout: {}\nstderr: {}",
+            dir.display(),
+            out.status.code(),
+            stdout(&out),
+            stderr(&out)
+        );
+        stdout(&out)
+    }
+
+    /// Like [`Team::here`] with --json, parsed.
+    pub fn here_json(&self, dir: &Path, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.here(dir, &all);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?} --json is not JSON ({e}): {out}"))
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        self.env.git(&self.repo, args)
+    }
+
+    /// Whether `git ARGS` succeeds in the repository.
+    pub fn git_ok(&self, args: &[&str]) -> bool {
+        self.env.git_cmd(&self.repo).args(args).output().expect("run git").status.success()
+    }
+
+    pub fn main_tip(&self) -> String {
+        self.git(&["rev-parse", "refs/heads/main"])
+    }
+
+    /// All refs, to check a refused command changed none.
+    pub fn refs(&self) -> String {
+        self.env.refs(&self.repo)
+    }
+}
+
+/// Asserts a refused command: exit code `code`, stderr containing `want`, and no ref changed.
+pub fn assert_refused(team: &Team, out: std::process::Output, code: i32, want: &str, refs_before: &str) {
+    assert_eq!(out.status.code(), Some(code), "stdout: {}\nstderr: {}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(want), "stderr lacks {want:?}:\n{err}");
+    assert_eq!(team.refs(), refs_before, "a refused command changed refs");
+}

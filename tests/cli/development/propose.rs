@@ -1,0 +1,99 @@
+//! `git mas propose`.
+
+use super::*;
+
+#[test]
+fn a_proposal_is_the_worktree_as_git_add_all_sees_it_without_touching_its_index() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--id", "r1"]);
+    let base = team.main_tip();
+    let wt = team.worktree(&run, "alice");
+    // A tracked change (staged, then changed again on disk), an untracked file, an ignored one and
+    // a deletion.
+    std::fs::write(wt.join("src/money.rs"), "// staged\n").unwrap();
+    team.env.git(&wt, &["add", "src/money.rs"]);
+    std::fs::write(wt.join("src/money.rs"), "// on disk\n").unwrap();
+    std::fs::write(wt.join("NOTES.md"), "new file\n").unwrap();
+    std::fs::create_dir_all(wt.join("target")).unwrap();
+    std::fs::write(wt.join("target/ignored.o"), "junk").unwrap();
+    std::fs::remove_file(wt.join("README.md")).unwrap();
+    let index_path = PathBuf::from(team.env.git(&wt, &["rev-parse", "--absolute-git-dir"])).join("index");
+    let index_before = std::fs::read(&index_path).expect("the worktree has an index");
+    let status_before = team.env.git(&wt, &["status", "--porcelain"]);
+    let main_before = team.main_tip();
+
+    let out = team.here_json(&wt, &["propose", "-m", "alice's take"]);
+    assert_eq!(out["agent"], "alice");
+    assert_eq!(out["round"], 1);
+    let commit = out["commit"].as_str().unwrap();
+    assert_eq!(team.git(&["rev-parse", "refs/mas/runs/r1/proposals/alice"]), commit);
+    assert_eq!(team.git(&["rev-parse", &format!("{commit}^")]), base, "the base is the parent");
+    assert_eq!(team.git(&["log", "-1", "--format=%s", commit]), "alice's take");
+    assert_eq!(team.git(&["show", &format!("{commit}:src/money.rs")]), "// on disk");
+    assert_eq!(team.git(&["show", &format!("{commit}:NOTES.md")]), "new file");
+    let files = team.git(&["ls-tree", "-r", "--name-only", commit]);
+    assert!(!files.contains("target/") && !files.contains("README.md"), "{files}");
+    // The worktree's index and status are as they were; main did not move.
+    assert_eq!(std::fs::read(&index_path).unwrap(), index_before);
+    assert_eq!(team.env.git(&wt, &["status", "--porcelain"]), status_before);
+    assert_eq!(team.main_tip(), main_before);
+    assert!(!wt.join(".git").is_dir());
+    // The event is a verified record in alice's chain of the run.
+    let (code, log) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/events/alice");
+    assert_eq!(code, Some(0));
+    assert_eq!(statuses(&log[0]), ["verified"]);
+    let payload = &log[0]["records"][0]["payload"];
+    assert_eq!(payload["event"]["payload"]["kind"], "external-bytes");
+    assert_eq!(payload["event"]["payload"]["digest"], out["tree"]);
+    assert_eq!(payload["commit"], commit);
+}
+
+#[test]
+fn re_proposing_replaces_and_rounds_count_content_changes() {
+    let team = Team::new(&["alice", "bob"]);
+    let run = team.start("alice", &["--max-rounds", "2"]);
+    let wt = team.worktree(&run, "alice");
+    std::fs::write(wt.join("a.txt"), "one\n").unwrap();
+    let first = team.here_json(&wt, &["propose"]);
+    let same = team.here_json(&wt, &["propose", "-m", "same content, new message"]);
+    assert_eq!(same["tree"], first["tree"]);
+    assert_eq!(same["round"], 1, "identical content is no new round");
+    assert_ne!(same["commit"], first["commit"]);
+    std::fs::write(wt.join("a.txt"), "two\n").unwrap();
+    let second = team.here_json(&wt, &["propose"]);
+    assert_eq!(second["round"], 2);
+    assert_eq!(second["previous_tree"], first["tree"]);
+    assert_eq!(
+        team.git(&["rev-parse", &format!("refs/mas/runs/{run}/proposals/alice")]),
+        second["commit"].as_str().unwrap()
+    );
+    // A third content would be round 3 of 2: refused, nothing changes.
+    std::fs::write(wt.join("a.txt"), "three\n").unwrap();
+    let before = team.refs();
+    let out = team.env.mas(&wt, &["propose"]);
+    assert_refused(&team, out, 1, "round 3 in run", &before);
+}
+
+#[test]
+fn propose_refuses_outsiders_ended_runs_and_spent_budgets() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--roster", "alice,bob", "--id", "r1"]);
+    let before = team.refs();
+    // carol is not on the run's roster.
+    let out = team.as_agent(&team.repo, "carol", &["propose", "--run", &run]);
+    assert_refused(&team, out, 1, "not on run r1's roster", &before);
+    // An unknown run.
+    let out = team.as_agent(&team.repo, "alice", &["propose", "--run", "nope"]);
+    assert_refused(&team, out, 1, "no run \"nope\"", &before);
+    // An aborted run.
+    team.ok(&team.repo, "alice", &["run", "abort", &run, "--reason", "stop"]);
+    let before = team.refs();
+    let out = team.as_agent(&team.repo, "alice", &["propose", "--run", &run]);
+    assert_refused(&team, out, 1, "was aborted: stop", &before);
+    // A run whose budget is spent.
+    let spent = team.start("alice", &["--budget", "1ms"]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let before = team.refs();
+    let out = team.as_agent(&team.repo, "alice", &["propose", "--run", &spent]);
+    assert_refused(&team, out, 1, "budget of 1ms is exhausted", &before);
+}

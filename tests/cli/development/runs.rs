@@ -1,0 +1,114 @@
+//! `git mas run start|list|show|abort`.
+
+use super::*;
+
+#[test]
+fn a_run_records_its_definition_with_main_as_base() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let id = team.start("alice", &["--id", "tax-fix", "--quorum", "9", "--check", "sh check.sh", "--budget", "2h"]);
+    assert_eq!(id, "tax-fix");
+    let def = team.json(&team.repo, "bob", &["run", "show", "tax-fix"]);
+    assert_eq!(def["def"]["base"], team.main_tip().as_str());
+    assert_eq!(def["def"]["roster"], serde_json::json!(["alice", "bob", "carol"]));
+    assert_eq!(def["def"]["quorum"], 3, "capped at the roster");
+    assert_eq!(def["def"]["requested_quorum"], 9);
+    assert_eq!(def["def"]["class"], "development");
+    assert_eq!(def["def"]["check"], "sh check.sh");
+    assert_eq!(def["def"]["budget_ms"], 7_200_000);
+    assert_eq!(def["def"]["started_by"], "alice");
+    assert_eq!(def["phase"]["phase"], "open");
+    // The definition is a signed record in the shared meta chain.
+    let (code, log) = log_json(&team.env, &team.repo, "refs/mas/runs/tax-fix/meta");
+    assert_eq!(code, Some(0));
+    assert_eq!(statuses(&log[0]), ["verified"]);
+    // A fresh id is generated when none is given; the default quorum is a strict majority.
+    let other = team.start("bob", &["--roster", "bob,carol"]);
+    assert_eq!(other.len(), 8);
+    let def = team.json(&team.repo, "bob", &["run", "show", &other]);
+    assert_eq!(def["def"]["quorum"], 2);
+    assert_eq!(def["def"]["roster"], serde_json::json!(["bob", "carol"]));
+    let list = team.json(&team.repo, "bob", &["run", "list"]);
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    let text = team.ok(&team.repo, "bob", &["run", "list"]);
+    assert!(text.contains("tax-fix") && text.contains("open"), "{text}");
+}
+
+#[test]
+fn bad_run_settings_are_refused_and_change_nothing() {
+    let team = Team::new(&["alice", "bob"]);
+    team.start("alice", &["--id", "taken"]);
+    let before = team.refs();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["run", "start", "--goal", " "], 1, "goal is empty"),
+        (&["run", "start", "--goal", "g", "--quorum", "0"], 1, "--quorum must be at least 1"),
+        (&["run", "start", "--goal", "g", "--roster", "alice,zed"], 1, "'zed', who is not on the repository's roster"),
+        (&["run", "start", "--goal", "g", "--id", "Bad/Id"], 1, "run id \"Bad/Id\" is not valid"),
+        (&["run", "start", "--goal", "g", "--id", "taken"], 1, "already exists"),
+        (&["run", "start", "--goal", "g", "--max-rounds", "0"], 1, "--max-rounds must be at least 1"),
+        (&["run", "start", "--goal", "g", "--budget", "soon"], 2, "soon"),
+        (&["run", "start", "--goal", "g", "--quorum", "-1"], 2, "-1"),
+        (&["run", "start"], 2, "--goal"),
+        (&["run", "show", "nope"], 1, "no run \"nope\""),
+        (&["run", "abort", "taken"], 2, "--reason"),
+        (&["run", "abort", "taken", "--reason", ""], 1, "reason is empty"),
+    ];
+    for (args, code, want) in cases {
+        let out = team.as_agent(&team.repo, "alice", args);
+        assert_refused(&team, out, *code, want, &before);
+    }
+    // An unidentified caller cannot start a run.
+    let out = team.env.mas(&team.repo, &["run", "start", "--goal", "g"]);
+    assert_refused(&team, out, 1, "no agent identity", &before);
+}
+
+#[test]
+fn an_aborted_run_stays_aborted() {
+    let team = Team::new(&["alice", "bob"]);
+    let id = team.start("alice", &[]);
+    team.ok(&team.repo, "bob", &["run", "abort", &id, "--reason", "goal withdrawn"]);
+    let shown = team.json(&team.repo, "alice", &["run", "show"]);
+    assert_eq!(shown["phase"]["phase"], "aborted");
+    assert_eq!(shown["phase"]["abort"]["reason"], "goal withdrawn");
+    assert_eq!(shown["phase"]["by"], "bob");
+    let before = team.refs();
+    let out = team.as_agent(&team.repo, "alice", &["run", "abort", &id, "--reason", "again"]);
+    assert_refused(&team, out, 1, "was aborted: goal withdrawn", &before);
+}
+
+#[test]
+fn every_run_command_refuses_an_unknown_or_malformed_run_and_changes_nothing() {
+    let team = Team::new(&["alice", "bob"]);
+    team.start("alice", &["--id", "real", "--quorum", "1"]);
+    let before = team.refs();
+    for args in [
+        &["tally", "nope"][..],
+        &["report", "nope"],
+        &["land", "nope"],
+        &["land", "nope", "--dry-run"],
+        &["propose", "--run", "nope"],
+        &["endorse", "bob", "--run", "nope"],
+        &["worktree", "add", "bob", "--run", "nope"],
+        &["worktree", "remove", "bob", "--run", "nope"],
+        &["run", "abort", "nope", "--reason", "x"],
+    ] {
+        let out = team.as_agent(&team.repo, "alice", args);
+        assert_refused(&team, out, 1, "no run \"nope\"", &before);
+    }
+    for args in [&["tally", "../x"][..], &["report", "Real"], &["land", "a..b"]] {
+        let out = team.as_agent(&team.repo, "alice", args);
+        assert_refused(&team, out, 1, "is not valid", &before);
+    }
+    let out = team.as_agent(&team.repo, "alice", &["report", "real", "--json", "--events"]);
+    assert_refused(&team, out, 2, "cannot be used with", &before);
+    // A landing ref written by hand is never overwritten.
+    let a = team.worktree("real", "alice");
+    let b = team.worktree("real", "bob");
+    std::fs::write(a.join("x.txt"), "x\n").unwrap();
+    team.here(&a, &["propose"]);
+    team.here(&b, &["endorse", "alice", "--no-check"]);
+    let main = team.main_tip();
+    team.git(&["update-ref", "refs/mas/runs/real/landed", &main]);
+    let before = team.refs();
+    let out = team.env.mas(&b, &["land"]);
+    assert_refused(&team, out, 1, "written outside `git mas land`", &before);
+}

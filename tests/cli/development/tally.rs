@@ -1,0 +1,100 @@
+//! `git mas tally`.
+
+use super::*;
+
+#[test]
+fn tally_replays_proposals_endorsements_quorum_leader_and_conflicts() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--id", "r1", "--check", "grep -qx ok status.txt"]);
+    let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
+    for (wt, status) in [(&a, "ok"), (&b, "ok"), (&c, "broken")] {
+        std::fs::write(wt.join("status.txt"), format!("{status}\n")).unwrap();
+        // Distinct content per agent (identical trees would share their endorsements).
+        std::fs::write(wt.join("author.txt"), format!("{}\n", wt.display())).unwrap();
+        team.here(wt, &["propose"]);
+    }
+    // One endorsement each for alice and bob: a tie, which goes to alice, the first id.
+    team.here(&c, &["endorse", "bob"]);
+    team.here(&c, &["endorse", "alice"]);
+    let t = team.here_json(&team.repo, &["tally", "r1"]);
+    assert_eq!(t["leader"], "alice");
+    assert_eq!(t["quorum"], 2);
+    assert_eq!(t["quorum_reached"], false);
+    // carol's proposal fails alice's check: a test_failure conflict.
+    let out = team.env.mas(&a, &["endorse", "carol"]);
+    assert_eq!(out.status.code(), Some(9));
+    team.here(&a, &["endorse", "bob"]);
+    let index = PathBuf::from(team.env.git(&a, &["rev-parse", "--absolute-git-dir"])).join("index");
+    let index_before = std::fs::read(&index).unwrap();
+    let status_before = team.env.git(&a, &["status", "--porcelain"]);
+    let t = team.here_json(&a, &["tally"]);
+    assert_eq!(t["leader"], "bob");
+    assert_eq!(t["quorum_reached"], true);
+    assert_eq!(t["at_quorum"], serde_json::json!(["bob"]));
+    let bob = t["proposals"].as_array().unwrap().iter().find(|p| p["agent"] == "bob").unwrap();
+    assert_eq!(bob["endorsers"], serde_json::json!(["alice", "carol"]));
+    let conflicts = t["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    assert_eq!(conflicts[0]["type"], "test_failure");
+    assert_eq!(conflicts[0]["proposals"], serde_json::json!(["carol"]));
+    assert_eq!(conflicts[0]["resolved"], false);
+    assert_eq!(t["counters"]["applied"], 7, "three proposals, four endorsements");
+    // Tallying touched no index or working tree, and no ref.
+    assert_eq!(std::fs::read(&index).unwrap(), index_before);
+    assert_eq!(team.env.git(&a, &["status", "--porcelain"]), status_before);
+    let refs = team.refs();
+    let text = team.here(&a, &["tally"]);
+    assert_eq!(team.refs(), refs);
+    for want in [
+        "leader: bob (quorum reached",
+        "bob  tree",
+        "2/2 valid endorsements  QUORUM",
+        "test_failure",
+        "FAILED (exit 1)",
+    ] {
+        assert!(text.contains(want), "tally lacks {want:?}:\n{text}");
+    }
+}
+
+#[test]
+fn records_and_events_that_do_not_count_are_listed() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--id", "r1", "--check", "true"]);
+    let a = team.worktree(&run, "alice");
+    std::fs::write(a.join("x.txt"), "x\n").unwrap();
+    team.here(&a, &["propose"]);
+    // A self-endorsement made while the repository allowed it no longer counts once it does not.
+    team.git(&["config", "mas.allowSelfEndorse", "true"]);
+    team.here(&a, &["endorse", "alice"]);
+    assert_eq!(team.here_json(&a, &["tally"])["proposals"][0]["endorsers"], serde_json::json!(["alice"]));
+    team.git(&["config", "mas.allowSelfEndorse", "false"]);
+    let t = team.here_json(&a, &["tally"]);
+    assert_eq!(t["proposals"][0]["endorsers"], serde_json::json!([]));
+    assert_eq!(t["refused"][0]["code"], "incompatible-payload");
+    assert!(t["refused"][0]["reason"].as_str().unwrap().contains("self-endorsement is off"));
+    // A record forged into bob's chain with plain git (unsigned) is parked, never applied.
+    let payload = r#"{"agent":"bob","kind":"endorsement","payload":{},"schema":1,"seq":1}"#;
+    let mut cmd = team.env.git_cmd(&team.repo);
+    cmd.args(["hash-object", "-w", "--stdin"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    let blob = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let tree = {
+        let mut cmd = team.env.git_cmd(&team.repo);
+        cmd.args(["mktree"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("100644 blob {}\trecord.json\n", blob.trim()).as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let commit = team.git(&["commit-tree", tree.trim(), "-m", "forged"]);
+    team.git(&["update-ref", "refs/mas/runs/r1/events/bob", &commit]);
+    let t = team.here_json(&a, &["tally"]);
+    assert_eq!(t["problems"][0]["problem"], "AUTH_REQUIRED");
+    assert_eq!(t["counters"]["applied"], 1, "only alice's proposal counts");
+}

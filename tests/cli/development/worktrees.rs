@@ -1,0 +1,71 @@
+//! `git mas worktree add|remove`.
+
+use super::*;
+
+#[test]
+fn an_agent_worktree_is_detached_at_the_base_and_knows_its_agent_and_run() {
+    let team = Team::new(&["alice", "bob"]);
+    let run = team.start("alice", &["--id", "r1"]);
+    // main moves on after the run started: the worktree still starts at the run's base.
+    let base = team.main_tip();
+    std::fs::write(team.repo.join("later.txt"), "later\n").unwrap();
+    team.git(&["add", "later.txt"]);
+    team.git(&["commit", "-qm", "later"]);
+    let path = PathBuf::from(team.ok(&team.repo, "alice", &["worktree", "add", "bob", "--run", &run]).trim());
+    assert!(path.ends_with("repo-mas/r1/bob"), "{}", path.display());
+    assert_eq!(team.env.git(&path, &["rev-parse", "HEAD"]), base);
+    let symbolic = team.env.git_cmd(&path).args(["symbolic-ref", "-q", "HEAD"]).output().unwrap();
+    assert!(!symbolic.status.success(), "detached");
+    assert!(!path.join("later.txt").exists());
+    // Commands run there act as bob in r1, without --agent.
+    assert_eq!(team.env.mas_ok(&path, &["whoami"]).trim(), "bob");
+    assert_eq!(team.env.git(&path, &["config", "--worktree", "mas.run"]), "r1");
+    // The main worktree is not affected.
+    assert!(team.env.git_cmd(&team.repo).args(["config", "mas.agent"]).output().unwrap().stdout.is_empty());
+    // A second worktree for the same agent and run is refused; so is an agent off the roster.
+    let before = team.refs();
+    let out = team.as_agent(&team.repo, "alice", &["worktree", "add", "bob", "--run", "r1"]);
+    assert_refused(&team, out, 1, "already has a worktree", &before);
+    let out = team.as_agent(&team.repo, "alice", &["worktree", "add", "zed", "--run", "r1"]);
+    assert_refused(&team, out, 1, "not on run r1's roster", &before);
+    let out = team.as_agent(&team.repo, "alice", &["worktree", "add", "Bob", "--run", "r1"]);
+    assert_refused(&team, out, 1, "agent name", &before);
+    // --path, relative to where the command runs.
+    let json = team.json(&team.repo, "alice", &["worktree", "add", "alice", "--path", "../alice-wt"]);
+    assert_eq!(json["agent"], "alice");
+    assert!(team.env.root().join("alice-wt/Cargo.toml").exists());
+}
+
+#[test]
+fn removing_a_worktree_refuses_to_discard_unproposed_changes() {
+    let team = Team::new(&["alice", "bob"]);
+    let run = team.start("alice", &[]);
+    let wt = PathBuf::from(team.ok(&team.repo, "alice", &["worktree", "add", "alice"]).trim());
+    // Untouched: removed without fuss.
+    team.ok(&team.repo, "alice", &["worktree", "remove", "alice"]);
+    assert!(!wt.exists());
+    let wt = PathBuf::from(team.ok(&team.repo, "alice", &["worktree", "add", "alice", "--run", &run]).trim());
+    std::fs::write(wt.join("notes.md"), "unproposed\n").unwrap();
+    std::fs::write(wt.join("src/money.rs"), "// rewritten\n").unwrap();
+    let before = team.refs();
+    let out = team.as_agent(&team.repo, "alice", &["worktree", "remove", "alice"]);
+    assert_refused(
+        &team,
+        out,
+        1,
+        "holds changes that are not in the run's base (2 paths: notes.md, src/money.rs)",
+        &before,
+    );
+    assert!(wt.join("notes.md").exists());
+    // Ignored files are not changes.
+    std::fs::create_dir_all(wt.join("target")).unwrap();
+    std::fs::write(wt.join("target/junk"), "x").unwrap();
+    let out = team.as_agent(&team.repo, "alice", &["worktree", "remove", "alice", "--json"]);
+    assert!(stderr(&out).contains("2 paths"), "{}", stderr(&out));
+    // --force discards.
+    let json = team.json(&team.repo, "alice", &["worktree", "remove", "alice", "--force"]);
+    assert_eq!(json["discarded"]["paths"].as_array().unwrap().len(), 2);
+    assert!(!wt.exists());
+    let out = team.as_agent(&team.repo, "alice", &["worktree", "remove", "alice"]);
+    assert_refused(&team, out, 1, "has no worktree", &team.refs());
+}
