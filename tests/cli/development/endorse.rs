@@ -49,7 +49,7 @@ fn an_endorsement_records_the_check_bound_to_the_proposal_tree() {
 }
 
 #[test]
-fn a_failing_check_records_a_failed_endorsement_and_exits_8() {
+fn a_failing_check_records_a_failed_endorsement_and_exits_9() {
     let team = Team::new(&["alice", "bob", "carol"]);
     let (_, alice, bob) = setup(&team);
     std::fs::write(alice.join("status.txt"), "broken\n").unwrap();
