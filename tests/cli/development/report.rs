@@ -146,7 +146,7 @@ fn tiny_crate(env: &TestEnv) -> PathBuf {
     std::fs::write(dir.join(".gitignore"), "target/\n").unwrap();
     std::fs::write(
         dir.join("src/lib.rs"),
-        "pub fn add(a: i32, b: i32) -> i32 {\n    todo!(\"{a} {b}\")\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    panic!(\"add {a} {b}: not written\")\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n",
     )
     .unwrap();
     env.git(&dir, &["init", "--quiet", "-b", "main"]);
@@ -170,7 +170,7 @@ fn cargo_test_endorses_the_right_implementation_of_a_tiny_crate() {
     let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
     for (wt, body) in [(&a, "a + b"), (&b, "a - b"), (&c, "b + a")] {
         let lib = std::fs::read_to_string(wt.join("src/lib.rs")).unwrap();
-        std::fs::write(wt.join("src/lib.rs"), lib.replace("todo!(\"{a} {b}\")", body)).unwrap();
+        std::fs::write(wt.join("src/lib.rs"), lib.replace("panic!(\"add {a} {b}: not written\")", body)).unwrap();
         team.here(wt, &["propose"]);
     }
     let endorse = |wt: &Path, whom: &str| {
