@@ -4,6 +4,7 @@
 # (repeated), beside `git rev-list --count` over the same refs, in the same hyperfine runs.
 #
 #   bench/tally.sh            # builds the release binary, prints a table, writes bench/tally*.json
+#   BENCH_KEEP=DIR bench/tally.sh   # keeps (or reuses) the generated run in DIR
 #
 # Needs: hyperfine, git, cargo, python3.
 set -euo pipefail
@@ -12,14 +13,24 @@ cargo build --release --quiet
 BIN=$PWD/target/release/git-mas
 OUT=$PWD/bench
 mkdir -p "${BENCH_DIR:-$PWD/target/bench}"
-WORK=$(mktemp -d -p "${BENCH_DIR:-$PWD/target/bench}")
-trap 'rm -rf "$WORK"' EXIT
+if [ -n "${BENCH_KEEP:-}" ]; then
+  WORK=$BENCH_KEEP
+  mkdir -p "$WORK"
+else
+  WORK=$(mktemp -d -p "${BENCH_DIR:-$PWD/target/bench}")
+  trap 'rm -rf "$WORK"' EXIT
+fi
 export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_MAS_KEY_DIR=$WORK/keys NO_COLOR=1
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
 mkdir -p "$HOME"
 AGENTS=${AGENTS:-64}
 EVENTS=${EVENTS:-100}
 REPO=$WORK/repo
+if [ -d "$REPO/.git" ] && git -C "$REPO" rev-parse -q --verify refs/mas/runs/bench/meta >/dev/null; then
+  echo "reusing the run in $REPO" >&2
+  cd "$REPO"
+else
+rm -rf "$REPO"
 cp -r tests/fixtures-repo "$REPO"
 cd "$REPO"
 git init -q -b main && git add . && git commit -qm fixture
@@ -49,6 +60,7 @@ for j in $(seq 0 $((EVENTS - 1))); do
     "$BIN" --agent "$agent" record append --kind "$kind" --ref "refs/mas/runs/bench/events/$agent" --payload "$payload" >/dev/null
   done
 done
+fi
 mapfile -t REFS < <(git for-each-ref --format='%(refname)' refs/mas/runs/bench/)
 COUNT=$(git rev-list --count "${REFS[@]}")
 echo "$COUNT commits under refs/mas/runs/bench/" >&2
