@@ -223,8 +223,10 @@ pub struct DevelopmentEngine {
     allow_self_endorse: bool,
     book: EpochBook,
     proposals: BTreeMap<String, ProposalState>,
-    verdicts: BTreeMap<(String, String), Judgement>,
-    quorum_held: bool,
+    /// tree → endorser → that endorser's latest verdict on the tree.
+    verdicts: BTreeMap<String, BTreeMap<String, Judgement>>,
+    /// Agents whose current proposal is at quorum, kept up to date event by event.
+    at_quorum: BTreeSet<String>,
 }
 
 fn is_object_id(s: &str) -> bool {
@@ -259,7 +261,7 @@ impl DevelopmentEngine {
             roster,
             proposals: BTreeMap::new(),
             verdicts: BTreeMap::new(),
-            quorum_held: false,
+            at_quorum: BTreeSet::new(),
         })
     }
 
@@ -282,6 +284,15 @@ impl DevelopmentEngine {
         }
     }
 
+    fn valid_count(&self, proposer: &str, tree: &str) -> u64 {
+        self.verdicts
+            .get(tree)
+            .into_iter()
+            .flatten()
+            .filter(|(endorser, j)| j.endorses() && self.counts(proposer, endorser))
+            .count() as u64
+    }
+
     fn counts(&self, proposer: &str, endorser: &str) -> bool {
         endorser != proposer || self.allow_self_endorse
     }
@@ -292,11 +303,12 @@ impl DevelopmentEngine {
         for (agent, p) in &self.proposals {
             let verdicts: Vec<VerdictView> = self
                 .verdicts
-                .iter()
-                .filter(|((_, tree), _)| *tree == p.tree)
-                .map(|((endorser, tree), judgement)| VerdictView {
+                .get(&p.tree)
+                .into_iter()
+                .flatten()
+                .map(|(endorser, judgement)| VerdictView {
                     endorser: endorser.clone(),
-                    tree: tree.clone(),
+                    tree: p.tree.clone(),
                     judgement: judgement.clone(),
                     own: endorser == agent,
                 })
@@ -332,18 +344,16 @@ impl DevelopmentEngine {
                 if *old == p.tree {
                     continue;
                 }
-                for ((endorser, tree), judgement) in &self.verdicts {
-                    if tree == old {
-                        voided.push(VoidedVerdict {
-                            proposer: agent.clone(),
-                            verdict: VerdictView {
-                                endorser: endorser.clone(),
-                                tree: tree.clone(),
-                                judgement: judgement.clone(),
-                                own: endorser == agent,
-                            },
-                        });
-                    }
+                for (endorser, judgement) in self.verdicts.get(old).into_iter().flatten() {
+                    voided.push(VoidedVerdict {
+                        proposer: agent.clone(),
+                        verdict: VerdictView {
+                            endorser: endorser.clone(),
+                            tree: old.clone(),
+                            judgement: judgement.clone(),
+                            own: endorser == agent,
+                        },
+                    });
                 }
             }
         }
@@ -456,7 +466,7 @@ impl CoordinationEngine for DevelopmentEngine {
                         output_digest: output_digest.clone(),
                     }
                 };
-                self.verdicts.insert((source.to_owned(), subject.clone()), judgement);
+                self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
             }
             SemanticPayload::Review { subject, accept, reason } => {
                 if let Err(r) = Self::check_subject(subject) {
@@ -476,7 +486,7 @@ impl CoordinationEngine for DevelopmentEngine {
                 } else {
                     Judgement::Rejected { reason: reason.clone() }
                 };
-                self.verdicts.insert((source.to_owned(), subject.clone()), judgement);
+                self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
             }
             other => {
                 return reject(RejectReason::IncompatiblePayload {
@@ -488,11 +498,35 @@ impl CoordinationEngine for DevelopmentEngine {
             }
         }
         self.book.accept(&event.metadata.event_id);
-        let tally = self.tally();
-        let held = tally.quorum_reached();
-        let newly = held && !self.quorum_held;
-        self.quorum_held = held;
-        if newly { EventOutcome::Finalized(self.summary(&tally)) } else { EventOutcome::Applied }
+        // Only the proposals whose content the event concerns can change their standing: the
+        // sender's own (a proposal, or a verdict that may be a self-endorsement) and those with
+        // the judged tree. The whole tally is built only when quorum is newly reached.
+        let was_held = !self.at_quorum.is_empty();
+        let subject = match &event.payload {
+            SemanticPayload::ExternalBytes { digest, .. } => digest,
+            SemanticPayload::ToolResult { subject, .. } | SemanticPayload::Review { subject, .. } => subject,
+            _ => return EventOutcome::Applied,
+        };
+        let affected: Vec<String> = self
+            .proposals
+            .iter()
+            .filter(|(agent, p)| p.tree == *subject || *agent == source)
+            .map(|(agent, _)| agent.clone())
+            .collect();
+        for agent in affected {
+            let at =
+                self.proposals.get(&agent).is_some_and(|p| self.valid_count(&agent, &p.tree) >= u64::from(self.quorum));
+            if at {
+                self.at_quorum.insert(agent);
+            } else {
+                self.at_quorum.remove(&agent);
+            }
+        }
+        if !was_held && !self.at_quorum.is_empty() {
+            EventOutcome::Finalized(self.summary(&self.tally()))
+        } else {
+            EventOutcome::Applied
+        }
     }
 }
 
@@ -709,6 +743,36 @@ mod tests {
         let json = serde_json::to_string(&events).unwrap();
         let parsed: Vec<SemanticEvent> = serde_json::from_str(&json).unwrap();
         assert_eq!(parsed, events);
+    }
+
+    #[test]
+    fn the_incremental_quorum_set_matches_a_full_tally_after_every_event() {
+        let trees = [T1, T2, T3];
+        let agents = ["alice", "bob", "carol"];
+        let mut state = 0x5eed_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for allow_self in [false, true] {
+            let mut ids = Ids(0);
+            let mut engine = engine(2, None, allow_self);
+            for _ in 0..600 {
+                let who = agents[next(3)];
+                let tree = trees[next(3)];
+                let event = match next(4) {
+                    0 => ids.propose(who, tree),
+                    1 => ids.check(who, tree, Some(0)),
+                    2 => ids.check(who, tree, Some(1)),
+                    _ => ids.review(who, tree, next(2) == 0, "why"),
+                };
+                engine.apply(&event);
+                let full: BTreeSet<String> = engine.tally().at_quorum.into_iter().collect();
+                assert_eq!(engine.at_quorum, full);
+            }
+        }
     }
 
     #[test]

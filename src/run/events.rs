@@ -96,7 +96,7 @@ pub fn move_ref(name: String, expected: Option<ObjectId>, new: ObjectId) -> RefM
 }
 
 /// One verified event record.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stamped {
     /// The signer (the chain's owner).
     pub agent: String,
@@ -119,59 +119,155 @@ pub struct RunEvents {
     pub problems: Vec<Problem>,
 }
 
+/// Where verified chains are cached, under the common git dir.
+pub const CACHE_DIR: &str = "mas-cache/events-v1";
+
+/// A chain as read and verified once: valid for exactly this tip and this roster.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CachedChain {
+    /// The build that wrote it (a different build re-reads the chain).
+    build: String,
+    tip: String,
+    roster: String,
+    events: Vec<Stamped>,
+    problems: Vec<Problem>,
+}
+
+/// A digest of the roster's names and keys: verdicts depend on nothing else.
+fn roster_fingerprint(roster: &Roster) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for e in roster.entries() {
+        h.update(e.name.as_bytes());
+        h.update(b" ");
+        h.update(e.did.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn cache_path(store: &Store, refname: &str) -> std::path::PathBuf {
+    use sha2::{Digest, Sha256};
+    let key: String = Sha256::digest(refname.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect();
+    store.common_dir().join(CACHE_DIR).join(key)
+}
+
+fn read_cache(path: &std::path::Path) -> Option<CachedChain> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Writes a cache file atomically (a temporary file renamed over it); failures only cost speed.
+fn write_cache(path: &std::path::Path, chain: &CachedChain) {
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let Ok(bytes) = serde_json::to_vec(chain) else { return };
+    let temp = dir.join(format!(".tmp-{}", new_event_id()));
+    if std::fs::write(&temp, bytes).is_ok() && std::fs::rename(&temp, path).is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+}
+
 /// Reads every event chain of `run`, verifies each record against the roster, and orders them.
+///
+/// A chain read once is cached (in [`CACHE_DIR`] under the common git dir) keyed by its tip and
+/// the roster's fingerprint: a commit id fixes the whole chain below it, so the same tip read
+/// against the same roster gives the same verdicts, and its signatures need not be checked again.
+/// A chain that moved, or a changed roster, is read and verified afresh. The cache is as trusted
+/// as the git dir it lives in (whoever can write there can also install hooks).
 pub fn load(store: &Store, roster: &Roster, run: &str) -> Result<RunEvents, RunError> {
     let mut out = RunEvents::default();
+    let fingerprint = roster_fingerprint(roster);
+    let build = env!("CARGO_PKG_VERSION").to_string();
     for info in store.list(&events_prefix(run))? {
         let Some(owner) = crate::store::owner_of(&info.name).map(str::to_string) else {
             continue;
         };
-        for (entry, verdict) in store.verified_chain(&info.name, roster)? {
-            let problem =
-                |what: String| Problem { refname: info.name.clone(), commit: entry.commit.to_string(), problem: what };
-            let record = match (&entry.record, &verdict) {
-                (Ok(r), Verdict::Verified) => r,
-                (_, v) => {
-                    out.problems.push(problem(v.label().to_string()));
-                    continue;
-                }
-            };
-            if record.kind != PROPOSAL_KIND && record.kind != ENDORSEMENT_KIND {
-                out.problems.push(problem(format!("unknown record kind {:?} (ignored)", record.kind)));
-                continue;
-            }
-            let parsed: EventRecord = match serde_json::from_value(record.payload.clone()) {
-                Ok(p) => p,
-                Err(e) => {
-                    out.problems.push(problem(format!("unreadable event: {e}")));
-                    continue;
-                }
-            };
-            if parsed.event.metadata.source != owner {
-                out.problems.push(problem(format!(
-                    "the event claims source {:?} but {owner:?} signed it (not applied)",
-                    parsed.event.metadata.source
-                )));
-                continue;
-            }
-            if parsed.event.metadata.correlation_id != run {
-                out.problems.push(problem(format!(
-                    "the event belongs to run {:?} (not applied)",
-                    parsed.event.metadata.correlation_id
-                )));
-                continue;
-            }
-            out.events.push(Stamped {
-                agent: owner.clone(),
-                seq: record.seq,
-                record_commit: entry.commit.to_string(),
-                kind: record.kind.clone(),
-                record: parsed,
-            });
+        let Some(tip) = info.target.clone() else { continue };
+        let path = cache_path(store, &info.name);
+        if let Some(cached) = read_cache(&path)
+            && cached.tip == tip
+            && cached.roster == fingerprint
+            && cached.build == build
+        {
+            out.events.extend(cached.events);
+            out.problems.extend(cached.problems);
+            continue;
         }
+        let (events, problems) = read_chain(store, roster, run, &info.name, &owner)?;
+        write_cache(
+            &path,
+            &CachedChain {
+                build: build.clone(),
+                tip,
+                roster: fingerprint.clone(),
+                events: events.clone(),
+                problems: problems.clone(),
+            },
+        );
+        out.events.extend(events);
+        out.problems.extend(problems);
     }
     out.events.sort_by(|a, b| (a.record.at_ms, &a.agent, a.seq).cmp(&(b.record.at_ms, &b.agent, b.seq)));
     Ok(out)
+}
+
+/// Reads and verifies one agent's event chain.
+fn read_chain(
+    store: &Store,
+    roster: &Roster,
+    run: &str,
+    refname: &str,
+    owner: &str,
+) -> Result<(Vec<Stamped>, Vec<Problem>), RunError> {
+    let mut events = Vec::new();
+    let mut problems = Vec::new();
+    for (entry, verdict) in store.verified_chain(refname, roster)? {
+        let problem =
+            |what: String| Problem { refname: refname.to_string(), commit: entry.commit.to_string(), problem: what };
+        let record = match (&entry.record, &verdict) {
+            (Ok(r), Verdict::Verified) => r,
+            (_, v) => {
+                problems.push(problem(v.label().to_string()));
+                continue;
+            }
+        };
+        if record.kind != PROPOSAL_KIND && record.kind != ENDORSEMENT_KIND {
+            problems.push(problem(format!("unknown record kind {:?} (ignored)", record.kind)));
+            continue;
+        }
+        let parsed: EventRecord = match serde_json::from_value(record.payload.clone()) {
+            Ok(p) => p,
+            Err(e) => {
+                problems.push(problem(format!("unreadable event: {e}")));
+                continue;
+            }
+        };
+        if parsed.event.metadata.source != owner {
+            problems.push(problem(format!(
+                "the event claims source {:?} but {owner:?} signed it (not applied)",
+                parsed.event.metadata.source
+            )));
+            continue;
+        }
+        if parsed.event.metadata.correlation_id != run {
+            problems.push(problem(format!(
+                "the event belongs to run {:?} (not applied)",
+                parsed.event.metadata.correlation_id
+            )));
+            continue;
+        }
+        events.push(Stamped {
+            agent: owner.to_string(),
+            seq: record.seq,
+            record_commit: entry.commit.to_string(),
+            kind: record.kind.clone(),
+            record: parsed,
+        });
+    }
+    Ok((events, problems))
 }
 
 /// The engine configuration for a run. Self-endorsement is the repository's policy

@@ -450,8 +450,8 @@ impl Phase {
     }
 }
 
-/// A record of the meta chain that did not count.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A record that did not count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
     /// The ref.
     #[serde(rename = "ref")]

@@ -98,3 +98,46 @@ fn records_and_events_that_do_not_count_are_listed() {
     assert_eq!(t["problems"][0]["problem"], "AUTH_REQUIRED");
     assert_eq!(t["counters"]["applied"], 1, "only alice's proposal counts");
 }
+
+#[test]
+fn the_verified_chain_cache_follows_tips_and_the_roster_and_survives_garbage() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--id", "r1", "--quorum", "1"]);
+    let a = team.worktree(&run, "alice");
+    let b = team.worktree(&run, "bob");
+    std::fs::write(a.join("x.txt"), "x\n").unwrap();
+    team.here(&a, &["propose"]);
+    team.here(&b, &["endorse", "alice", "--no-check"]);
+    let first = team.here_json(&a, &["tally"]);
+    assert_eq!(first["leader"], "alice");
+    let cache = PathBuf::from(team.git(&["rev-parse", "--git-common-dir"])).join("mas-cache/events-v1");
+    let cache = if cache.is_absolute() { cache } else { team.repo.join(cache) };
+    let files: Vec<PathBuf> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 2, "one cached chain per agent chain");
+    // Warm: the same answer.
+    assert_eq!(team.here_json(&a, &["tally"])["proposals"], first["proposals"]);
+    // A chain that moves is read again.
+    team.here(&b, &["endorse", "alice", "--reject", "--reason", "second thoughts"]);
+    assert_eq!(team.here_json(&a, &["tally"])["leader"], Value::Null);
+    // Garbage in the cache is a miss, not an error.
+    for f in &files {
+        std::fs::write(f, "not json").unwrap();
+    }
+    assert_eq!(team.here_json(&a, &["tally"])["leader"], Value::Null);
+    // A roster that changes bob's key makes bob's cached verdicts stale: his records are now
+    // signed by a key the roster does not list.
+    team.ok(&team.repo, "alice", &["agent", "new", "dave"]);
+    let roster = std::fs::read_to_string(team.repo.join(".mas/roster")).unwrap();
+    let dave = roster.lines().find(|l| l.starts_with("dave ")).unwrap().split_whitespace().nth(1).unwrap().to_string();
+    let edited: Vec<String> = roster
+        .lines()
+        .filter(|l| !l.starts_with("dave "))
+        .map(|l| if l.starts_with("bob ") { format!("bob {dave}") } else { l.to_string() })
+        .collect();
+    std::fs::write(team.repo.join(".mas/roster"), edited.join("\n") + "\n").unwrap();
+    team.git(&["commit", "-qam", "rotate bob's key"]);
+    let t = team.json(&team.repo, "alice", &["tally", "r1"]);
+    let problems: Vec<&str> =
+        t["problems"].as_array().unwrap().iter().map(|p| p["problem"].as_str().unwrap()).collect();
+    assert_eq!(problems, ["SPOOF", "SPOOF"], "{t:#}");
+}
