@@ -71,13 +71,26 @@ pub fn git_command(dir: &Path) -> Command {
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_PREFIX");
+        .env_remove("GIT_PREFIX")
+        // Read-only commands (status) must not take the index lock that a concurrent
+        // `read-tree -m -u` of the same checkout needs.
+        .env("GIT_OPTIONAL_LOCKS", "0");
     cmd
 }
 
 /// Runs a prepared git command; returns its stdout with the trailing newline trimmed.
 pub fn run_git(mut cmd: Command, args: &[&str]) -> Result<String, PoolError> {
-    let out = cmd.args(args).output().map_err(PoolError::Spawn)?;
+    cmd.args(args);
+    let mut out = cmd.output().map_err(PoolError::Spawn)?;
+    // Another git process holding a worktree's index lock for a moment (a concurrent landing
+    // updating the same checkout): wait for it, briefly, instead of failing.
+    for _ in 0..40 {
+        if out.status.success() || !String::from_utf8_lossy(&out.stderr).contains("index.lock") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        out = cmd.output().map_err(PoolError::Spawn)?;
+    }
     if !out.status.success() {
         return Err(PoolError::Git {
             args: args.join(" "),
