@@ -1,5 +1,5 @@
-//! Embeds `tests/fixtures-repo/` into the binary, so `git mas demo` works from an installed binary
-//! with no source tree at hand.
+//! Embeds `tests/fixtures-repo/` and `skills/` into the binary, so `git mas demo` and
+//! `git mas skills install` work from an installed binary with no source tree at hand.
 
 use std::path::Path;
 
@@ -21,19 +21,28 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
     }
 }
 
-fn main() {
-    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it");
-    let root = Path::new(&manifest).join("tests").join("fixtures-repo");
+/// Writes `OUT_DIR/<out>`: a `pub const <name>: &[(&str, &[u8])]` of every file under `root`.
+fn embed(root: &Path, name: &str, doc: &str, out: &str) {
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
-    collect(&root, &root, &mut files);
-    let mut code = String::from(
-        "/// The fixture project's files: (relative path, contents).\npub const FIXTURE_FILES: &[(&str, &[u8])] = &[\n",
-    );
+    collect(root, root, &mut files);
+    let mut code = format!("/// {doc}: (relative path, contents).\npub const {name}: &[(&str, &[u8])] = &[\n");
     for f in &files {
         code.push_str(&format!("    ({f:?}, include_bytes!({:?})),\n", root.join(f).display().to_string()));
     }
     code.push_str("];\n");
-    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets it")).join("fixture_files.rs");
-    std::fs::write(out, code).expect("write fixture list");
+    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets it")).join(out);
+    std::fs::write(out, code).expect("write the embedded file list");
+}
+
+fn main() {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it");
+    let manifest = Path::new(&manifest);
+    embed(
+        &manifest.join("tests").join("fixtures-repo"),
+        "FIXTURE_FILES",
+        "The fixture project's files",
+        "fixture_files.rs",
+    );
+    embed(&manifest.join("skills"), "SKILL_FILES", "The Agent Skills in skills/", "skill_files.rs");
 }

@@ -15,5 +15,6 @@ pub mod pool;
 pub mod run;
 pub mod runtime;
 pub mod signals;
+pub mod skills;
 pub mod store;
 pub mod sync;

@@ -114,6 +114,8 @@ pub enum Command {
     Tally(commands::tally::TallyArgs),
     Land(commands::land::LandArgs),
     Report(commands::dev_report::ReportArgs),
+    #[command(subcommand)]
+    Skills(commands::skills::SkillsCommand),
     Demo(commands::demo::DemoArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
@@ -151,6 +153,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Tally(args) => commands::tally::run(ctx, args),
         Command::Land(args) => commands::land::run(ctx, args),
         Command::Report(args) => report_any(ctx, args),
+        Command::Skills(cmd) => commands::skills::run(ctx, cmd),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),

@@ -40,7 +40,7 @@ fn front_matter(folder: &str, text: &str) -> BTreeMap<String, String> {
 fn every_skill_is_in_agent_skills_format() {
     let skills = skills();
     let names: Vec<&str> = skills.iter().map(|(n, _)| n.as_str()).collect();
-    for required in ["assembly", "converge"] {
+    for required in ["assembly", "converge", "git-mas"] {
         assert!(names.contains(&required), "skills/{required} is missing: {names:?}");
     }
     for (folder, text) in &skills {
@@ -232,4 +232,115 @@ fn the_flag_check_catches_an_invented_flag() {
     let documented = documented_flags(&help);
     assert!(documented.contains("--pattern") && !documented.contains("--frobnicate"));
     assert_eq!(tokens(r#"--agents "cmd:a --b,c" --json"#), ["--agents", r#""cmd:a --b,c""#, "--json"]);
+}
+
+/// The skills' folders as the source tree has them: (folder, relative path) → contents.
+fn source_files() -> BTreeMap<(String, String), Vec<u8>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
+    let mut out = BTreeMap::new();
+    for (folder, _) in skills() {
+        for entry in std::fs::read_dir(dir.join(&folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            out.insert((folder.clone(), name), std::fs::read(&path).unwrap());
+        }
+    }
+    out
+}
+
+/// Asserts that `dir` holds exactly the three skill folders, byte for byte as in skills/.
+fn assert_installed(dir: &Path) {
+    let mut found = BTreeMap::new();
+    let mut folders: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert_eq!(folders, ["assembly", "converge", "git-mas"], "{}", dir.display());
+    for folder in folders {
+        for entry in std::fs::read_dir(dir.join(&folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            found.insert((folder.clone(), name), std::fs::read(&path).unwrap());
+        }
+    }
+    assert_eq!(found, source_files(), "{}", dir.display());
+}
+
+#[test]
+fn skills_install_puts_the_three_folders_where_each_host_reads_them() {
+    // (host, global destination under HOME, project destination under the repository)
+    let table = [
+        ("claude-code", "home/.claude/skills", ".claude/skills"),
+        ("cursor", "home/.cursor/skills", ".cursor/skills"),
+        ("copilot", "home/.copilot/skills", ".github/skills"),
+        ("goose", "home/.config/goose/skills", ".goose/skills"),
+        ("opencode", "home/.config/opencode/skills", ".opencode/skills"),
+        ("codex", "home/.codex/skills", ".agents/skills"),
+    ];
+    for (host, global, project) in table {
+        let env = TestEnv::new();
+        let repo = env.repo("repo");
+        let out = env.mas_ok(&repo, &["skills", "install", "--host", host, "--global", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["scope"], "global");
+        assert!(v["skills"].as_array().unwrap().iter().all(|s| s["action"] == "created"), "{host}: {out}");
+        assert_installed(&env.root().join(global));
+        env.mas_ok(&repo, &["skills", "install", "--host", host]);
+        assert_installed(&repo.join(project));
+        // The project install is the only change in the repository, under the host's directory.
+        let status = env.git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+        assert!(status.lines().all(|l| l.starts_with(&format!("?? {project}/"))), "{host}: {status}");
+        assert_eq!(status.lines().count(), source_files().len(), "{host}: {status}");
+    }
+}
+
+#[test]
+fn skills_install_never_overwrites_local_edits_without_force() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.mas_ok(&repo, &["skills", "install"]);
+    let again = env.mas_ok(&repo, &["skills", "install"]);
+    assert_eq!(again.lines().filter(|l| l.starts_with("unchanged")).count(), 3, "{again}");
+    let skill = repo.join(".claude/skills/git-mas/SKILL.md");
+    std::fs::write(&skill, "my notes").unwrap();
+    std::fs::remove_dir_all(repo.join(".claude/skills/assembly")).unwrap();
+    let out = env.mas(&repo, &["skills", "install"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("git-mas") && stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), "my notes", "the edit survives");
+    assert!(!repo.join(".claude/skills/assembly").exists(), "nothing was written");
+    let dry = env.mas_ok(&repo, &["skills", "install", "--force", "--dry-run"]);
+    assert!(dry.contains("would replace") && dry.contains("would create"), "{dry}");
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), "my notes");
+    env.mas_ok(&repo, &["skills", "install", "--force"]);
+    assert_installed(&repo.join(".claude/skills"));
+    // Uninstall keeps a folder holding a file of the user's, unless forced.
+    std::fs::write(repo.join(".claude/skills/converge/mine.md"), "x").unwrap();
+    let out = env.mas(&repo, &["skills", "uninstall"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(repo.join(".claude/skills/git-mas").exists());
+    env.mas_ok(&repo, &["skills", "uninstall", "--force"]);
+    assert_eq!(std::fs::read_dir(repo.join(".claude/skills")).unwrap().count(), 0);
+}
+
+#[test]
+fn skills_install_refuses_bad_places_clearly() {
+    let env = TestEnv::new();
+    // Outside a repository, a project install has nowhere to go.
+    let out = env.mas(env.root(), &["skills", "install"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--global"), "{}", stderr(&out));
+    // --dir works anywhere, and conflicts with a host.
+    env.mas_ok(env.root(), &["skills", "install", "--dir", "mine"]);
+    assert_installed(&env.root().join("mine"));
+    let out = env.mas(env.root(), &["skills", "install", "--dir", "x", "--host", "goose"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = env.mas(env.root(), &["skills", "install", "--host", "emacs", "--global"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("claude-code"), "the error lists the hosts: {}", stderr(&out));
+    // `skills list` names the bundled skills.
+    let list: serde_json::Value = serde_json::from_str(&env.mas_ok(env.root(), &["skills", "list", "--json"])).unwrap();
+    let names: Vec<&str> = list["skills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["assembly", "converge", "git-mas"]);
 }

@@ -22,6 +22,7 @@ pub mod propose;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod skills;
 pub mod snapshot;
 pub mod sync;
 pub mod tally;

@@ -1,0 +1,190 @@
+//! `git mas skills`: list the Agent Skills this binary ships and install them where a coding-agent
+//! host reads them (see [`git_mas::skills`] for the host table and the install rules).
+
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use crate::cli::output::{print_json, print_text};
+use git_mas::skills::{self, Action, Host, HostEnv, Outcome, SkillsError};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const HOSTS_HELP: &str = "\
+Where each host reads skills (project paths are relative to the repository's top level):
+
+  host          project (default)     global (--global)
+  claude-code   .claude/skills/       ~/.claude/skills/
+  cursor        .cursor/skills/       ~/.cursor/skills/
+  copilot       .github/skills/       ~/.copilot/skills/
+  goose         .goose/skills/        $XDG_CONFIG_HOME/goose/skills/ (default ~/.config)
+  opencode      .opencode/skills/     $XDG_CONFIG_HOME/opencode/skills/ (default ~/.config)
+  codex         .agents/skills/       $CODEX_HOME/skills/ (default ~/.codex)
+
+Any other host: --dir <its skills directory>. Folder names are kept (assembly, converge, git-mas):
+a host finds a skill by its folder name. Hops never paste a skill's text into a prompt; they name
+the phase, and the host loads the skill.";
+
+/// List the Agent Skills git-mas ships, and install them into a coding agent's skills directory.
+///
+/// Three skills: `assembly` (the joint-modeling phase), `converge` (the joint-solving phase) and
+/// `git-mas` (the working loop: frame, focus, gate, propose, endorse).
+#[derive(Debug, clap::Subcommand)]
+#[command(after_help = HOSTS_HELP)]
+pub enum SkillsCommand {
+    /// List the bundled skills with their descriptions.
+    List(ListArgs),
+    /// Copy the bundled skills into a host's skills directory.
+    ///
+    /// Each skill's folder is copied whole under its own name. A folder that already holds exactly
+    /// these files is left as it is; one that holds something else is a conflict, and then nothing
+    /// at all is written (exit 1) unless --force overwrites the shipped files. Files git-mas does not
+    /// ship are never touched.
+    #[command(after_help = HOSTS_HELP)]
+    Install(PlaceArgs),
+    /// Remove the bundled skills' folders from a host's skills directory.
+    ///
+    /// A folder is removed only when it holds exactly the files git-mas ships; a folder with local
+    /// edits or extra files is a conflict, and then nothing is removed (exit 1) unless --force.
+    #[command(after_help = HOSTS_HELP)]
+    Uninstall(PlaceArgs),
+}
+
+/// Arguments of `skills list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where to install or uninstall.
+#[derive(Debug, clap::Args)]
+pub struct PlaceArgs {
+    /// The host whose skills directory to use.
+    #[arg(long, value_name = "HOST", default_value = "claude-code", value_parser = host_names())]
+    pub host: String,
+    /// Use the host's user-wide directory instead of the repository's.
+    #[arg(long)]
+    pub global: bool,
+    /// Use this skills directory instead of a host's.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["host", "global"])]
+    pub dir: Option<PathBuf>,
+    /// Overwrite (install) or remove (uninstall) folders whose content differs from what git-mas ships.
+    #[arg(long)]
+    pub force: bool,
+    /// Show what would be done, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn host_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(Host::ALL.map(Host::name))
+}
+
+/// Runs `skills`.
+pub fn run(ctx: &mut Context, cmd: SkillsCommand) -> Result<ExitCode, CliError> {
+    match cmd {
+        SkillsCommand::List(args) => list(args),
+        SkillsCommand::Install(args) => place(ctx, args, true),
+        SkillsCommand::Uninstall(args) => place(ctx, args, false),
+    }
+}
+
+fn list(args: ListArgs) -> Result<ExitCode, CliError> {
+    let skills = skills::bundled();
+    if args.json {
+        let rows: Vec<_> = skills
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name,
+                    "description": s.description,
+                    "files": s.files.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        print_json(&serde_json::json!({ "skills": rows }))?;
+    } else {
+        let mut out = String::new();
+        for s in &skills {
+            out.push_str(&format!("{}\n  {}\n", s.name, s.description));
+        }
+        print_text(&out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, CliError> {
+    let host = Host::from_name(&args.host).ok_or_else(|| CliError::user(format!("unknown host {}", args.host)))?;
+    let (root, scope) = match (&args.dir, args.global) {
+        (Some(dir), _) => (absolute(ctx, dir)?, "dir"),
+        (None, true) => (host.global_dir(&HostEnv::from_process()).map_err(skills_error)?, "global"),
+        (None, false) => {
+            let store = ctx.store().map_err(|e| {
+                e.hinted("a project install goes into the repository; outside one, use --global or --dir DIR")
+            })?;
+            let top = store.workdir().map_err(|e| CliError::user(e.to_string()))?;
+            (top.join(host.project_dir()), "project")
+        }
+    };
+    let bundled = skills::bundled();
+    let outcomes = if install {
+        skills::install(&bundled, &root, args.force, args.dry_run)
+    } else {
+        skills::uninstall(&bundled, &root, args.force, args.dry_run)
+    }
+    .map_err(skills_error)?;
+    if args.json {
+        print_json(&serde_json::json!({
+            "host": if scope == "dir" { None } else { Some(host.name()) },
+            "scope": scope,
+            "dir": root,
+            "dry_run": args.dry_run,
+            "skills": outcomes,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    for o in &outcomes {
+        out.push_str(&format!("{:<10} {}\n", label(o, args.dry_run), o.path.display()));
+    }
+    print_text(&out)?;
+    if args.dry_run {
+        ctx.status("dry run: nothing was changed");
+    } else if install && scope == "project" {
+        ctx.status(&format!(
+            "installed for {} in this repository; commit {} to share the skills with the team",
+            host.name(),
+            host.project_dir()
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn label(o: &Outcome, dry_run: bool) -> &'static str {
+    match (o.action, dry_run) {
+        (Action::Created, false) => "created",
+        (Action::Created, true) => "would create",
+        (Action::Replaced, false) => "replaced",
+        (Action::Replaced, true) => "would replace",
+        (Action::Unchanged, _) => "unchanged",
+        (Action::Removed, false) => "removed",
+        (Action::Removed, true) => "would remove",
+        (Action::Absent, _) => "absent",
+    }
+}
+
+fn absolute(ctx: &Context, dir: &std::path::Path) -> Result<PathBuf, CliError> {
+    Ok(if dir.is_absolute() { dir.to_owned() } else { ctx.cwd()?.join(dir) })
+}
+
+fn skills_error(e: SkillsError) -> CliError {
+    match e {
+        SkillsError::Conflicts(_) => CliError::user(e.to_string())
+            .hinted("nothing was changed; look at the differences, then run again with --force to overwrite them"),
+        SkillsError::NoHome => CliError::user(e.to_string()).hinted("set HOME, or name the directory with --dir DIR"),
+        SkillsError::Io { .. } => CliError::user(e.to_string()),
+    }
+}
