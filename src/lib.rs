@@ -7,6 +7,7 @@
 pub mod assembly;
 pub mod attention;
 pub mod converge_driver;
+pub mod coordinate;
 pub mod convergence;
 pub mod engines;
 pub mod identity;

@@ -103,6 +103,7 @@ pub enum Command {
     Hook(commands::hook::HookArgs),
     Check(commands::check::CheckArgs),
     Converge(commands::converge::ConvergeArgs),
+    Coordinate(commands::coordinate::CoordinateArgs),
     #[command(hide = true)]
     Peer(commands::peer::PeerArgs),
     #[command(subcommand)]
@@ -143,6 +144,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Hook(args) => commands::hook::run(ctx, args),
         Command::Check(args) => commands::check::run(ctx, args),
         Command::Converge(args) => commands::converge::run(ctx, args),
+        Command::Coordinate(args) => commands::coordinate::run(ctx, args),
         Command::Peer(args) => commands::peer::run(ctx, args),
         Command::Run(cmd) => commands::run::run(ctx, cmd),
         Command::Worktree(cmd) => commands::worktree::run(ctx, cmd),

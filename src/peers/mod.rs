@@ -12,12 +12,14 @@
 //! meant for the run's record and for the peer's second attempt.
 
 pub mod builtin;
+pub mod preset;
 pub mod process;
 pub mod prompt;
 pub mod spec;
 
 pub use process::{MAX_REPLY_BYTES, ProcessCommand, kill_live_peers, run_hop};
 pub use prompt::{AssemblyPrompt, ConvergePrompt, PromptHeader};
+pub use preset::{CommandSource, Preset, resolve_command};
 pub use spec::{BuiltinKind, MAX_PEERS, PeerEntry, PeerSpec, SpecError, parse_agents};
 
 use std::future::Future;
@@ -116,6 +118,29 @@ impl ProcessPeer {
     pub fn new(entry: PeerEntry, exe: &Path, dir: Option<PathBuf>) -> ProcessPeer {
         let command = ProcessCommand::for_spec(&entry.spec, exe);
         ProcessPeer { entry, command, dir }
+    }
+
+    /// The peer for `entry` with its command line resolved against git config: a preset's
+    /// template is overridden by `mas.agent.<name>.command` or `mas.agent.<preset>.command` when
+    /// `lookup` finds one (see [`preset`]); other specs run as [`ProcessPeer::new`] runs them.
+    pub fn configured(
+        entry: PeerEntry,
+        exe: &Path,
+        dir: Option<PathBuf>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> (ProcessPeer, Option<CommandSource>) {
+        match &entry.spec {
+            PeerSpec::Preset { preset } => {
+                let (line, source) = resolve_command(*preset, &entry.name, lookup);
+                (ProcessPeer { command: ProcessCommand::shell(&line), entry, dir }, Some(source))
+            }
+            _ => (ProcessPeer::new(entry, exe, dir), None),
+        }
+    }
+
+    /// Runs every hop in `dir` from now on.
+    pub fn set_dir(&mut self, dir: Option<PathBuf>) {
+        self.dir = dir;
     }
 
     /// The roster entry.
