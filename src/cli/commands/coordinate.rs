@@ -154,7 +154,11 @@ fn narrate(ctx: &Context, event: &DevEvent) {
         DevEvent::Worktree { agent, path } => ctx.status(&format!("  {agent} works in {}", path.display())),
         DevEvent::Hop(h) => match &h.failure {
             Some(f) => ctx.warn(&format!("{} ({} hop, attempt {}): {f}", h.peer, h.task.name(), h.attempt)),
-            None => ctx.status(&format!("round {} · {} hop → {} replied", h.round, h.task.name(), h.peer)),
+            None => {
+                let said = h.reply.as_deref().and_then(|r| r.lines().map(str::trim).find(|l| !l.is_empty()));
+                let said: String = said.unwrap_or("").chars().take(90).collect();
+                ctx.status(&format!("round {} · {} hop → {}: {said}", h.round, h.task.name(), h.peer))
+            }
         },
         DevEvent::Recorded { agent, kind, proposer } => ctx.status(&match proposer {
             Some(p) => format!("  recorded: {agent}'s {kind} of {p}'s proposal"),
