@@ -7,8 +7,8 @@
 pub mod assembly;
 pub mod attention;
 pub mod converge_driver;
-pub mod coordinate;
 pub mod convergence;
+pub mod coordinate;
 pub mod engines;
 pub mod identity;
 pub mod peers;

@@ -53,7 +53,7 @@ Exit status:
      `land` is blocked by a merge conflict or a failing check of the merged tree
   7  the gate fails closed (no live focus on the current frame, unreadable board)
   8  a converge run halted without a result: missing-update-rule, unreadable-announcement or
-     budget-exhausted
+     budget-exhausted; or `coordinate` ended without a landing
   9  a check failed: `endorse` recorded a failed endorsement
 
 The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.

@@ -31,8 +31,10 @@ pub type Edit = (String, String);
 /// The files `kind` writes for a propose hop of `agent` (pure): its note, and for `faulty` a
 /// broken `src/lib.rs` when `lib_rs` (its current contents) exists.
 pub fn plan_edits(kind: BuiltinKind, agent: &str, goal: &str, round: &str, lib_rs: Option<&str>) -> Vec<Edit> {
-    let mut edits =
-        vec![(format!("notes/{agent}.md"), format!("# {agent}\n\nGoal: {goal}\n\nRound {round}: proposed by {agent}.\n"))];
+    let mut edits = vec![(
+        format!("notes/{agent}.md"),
+        format!("# {agent}\n\nGoal: {goal}\n\nRound {round}: proposed by {agent}.\n"),
+    )];
     if let (BuiltinKind::Faulty, Some(lib)) = (kind, lib_rs) {
         edits.push(("src/lib.rs".to_owned(), format!("{lib}{FAULTY_TAIL}")));
     }

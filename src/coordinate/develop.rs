@@ -306,9 +306,9 @@ fn count(c: &Counts, agent: &str, kind: &str, proposer: Option<&str>) -> usize {
 fn recorded(task: Task, agent: &str, targets: &[String], before: &Counts, now: &Counts) -> bool {
     match task {
         Task::Propose => count(now, agent, PROPOSAL_KIND, None) > count(before, agent, PROPOSAL_KIND, None),
-        Task::Endorse => targets.iter().all(|p| {
-            count(now, agent, ENDORSEMENT_KIND, Some(p)) > count(before, agent, ENDORSEMENT_KIND, Some(p))
-        }),
+        Task::Endorse => targets
+            .iter()
+            .all(|p| count(now, agent, ENDORSEMENT_KIND, Some(p)) > count(before, agent, ENDORSEMENT_KIND, Some(p))),
         Task::Close => true,
     }
 }
@@ -427,7 +427,8 @@ impl Driver<'_> {
                     return Ok(Asked::Done);
                 }
                 if attempt == 2 {
-                    let detail = format!("{name}'s reply could not be used, asked twice ({} hop): {failure}", task.name());
+                    let detail =
+                        format!("{name}'s reply could not be used, asked twice ({} hop): {failure}", task.name());
                     return Ok(Asked::Halt(DevHalt::UnreadableReply, detail));
                 }
                 reason = Some(failure);

@@ -168,7 +168,9 @@ impl DevPrompt<'_> {
                          `git mas gate --paths <path>…`; respect a Serialize decision.\n",
                     );
                 } else {
-                    out.push_str("1. Decide what to change for the goal.\n2. (No frame is published: no focus is needed.)\n");
+                    out.push_str(
+                        "1. Decide what to change for the goal.\n2. (No frame is published: no focus is needed.)\n",
+                    );
                 }
                 out.push_str(
                     "3. Edit the files in your worktree to achieve the goal.\n4. Run `git mas propose` in your worktree: \
@@ -195,7 +197,9 @@ impl DevPrompt<'_> {
                     self.landed.map(|c| format!(": it landed as {c}")).unwrap_or_default()
                 );
                 if self.winners.iter().any(|w| w == agent) {
-                    out.push_str("Your work landed: release your focus (`git mas focus release`) so others may go on.\n");
+                    out.push_str(
+                        "Your work landed: release your focus (`git mas focus release`) so others may go on.\n",
+                    );
                 } else {
                     out.push_str("Your focus, if you hold one, stays yours until you release it.\n");
                 }

@@ -17,9 +17,9 @@ pub mod process;
 pub mod prompt;
 pub mod spec;
 
+pub use preset::{CommandSource, Preset, resolve_command};
 pub use process::{MAX_REPLY_BYTES, ProcessCommand, kill_live_peers, run_hop};
 pub use prompt::{AssemblyPrompt, ConvergePrompt, PromptHeader};
-pub use preset::{CommandSource, Preset, resolve_command};
 pub use spec::{BuiltinKind, MAX_PEERS, PeerEntry, PeerSpec, SpecError, parse_agents};
 
 use std::future::Future;

@@ -113,11 +113,7 @@ pub enum CommandSource {
 
 /// The command line peer `peer` of `preset` runs, with where it came from: the first git config
 /// key of [`Preset::config_keys`] that `lookup` finds with a non-blank value, else the default.
-pub fn resolve_command(
-    preset: Preset,
-    peer: &str,
-    lookup: impl Fn(&str) -> Option<String>,
-) -> (String, CommandSource) {
+pub fn resolve_command(preset: Preset, peer: &str, lookup: impl Fn(&str) -> Option<String>) -> (String, CommandSource) {
     for key in preset.config_keys(peer) {
         if let Some(value) = lookup(&key).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
             return (value, CommandSource::Config { key });

@@ -90,7 +90,9 @@ pub enum SpecError {
     #[error("no peers given; pass --agents with at least one spec")]
     Empty,
     /// A spec with neither prefix.
-    #[error("{given:?} is not a peer spec; expected cmd:<command line>, builtin:reference|greedy|faulty, or a preset: claude-code, codex, goose, opencode, cursor, copilot")]
+    #[error(
+        "{given:?} is not a peer spec; expected cmd:<command line>, builtin:reference|greedy|faulty, or a preset: claude-code, codex, goose, opencode, cursor, copilot"
+    )]
     Unknown {
         /// The spec as given.
         given: String,
@@ -314,7 +316,10 @@ mod tests {
         assert_eq!(peers[3].spec, PeerSpec::Cmd { command: "echo a".into() });
         assert_eq!(peers[2].spec.to_string(), "codex");
         // A word that merely starts like a preset is not one.
-        assert_eq!(parse_agents(&["cmd:echo x,codexy"]).unwrap()[0].spec, PeerSpec::Cmd { command: "echo x,codexy".into() });
+        assert_eq!(
+            parse_agents(&["cmd:echo x,codexy"]).unwrap()[0].spec,
+            PeerSpec::Cmd { command: "echo x,codexy".into() }
+        );
         assert!(matches!(parse_agents(&["claude"]), Err(SpecError::Unknown { .. })));
     }
 

@@ -201,7 +201,11 @@ fn each_scalar_class_reports_what_converge_reports_for_the_same_peers() {
 fn an_unknown_class_stops_before_converge_and_is_named() {
     let env = TestEnv::new();
     let repo = setup(&env, &[]);
-    let agent = script(&env, "market.sh", "cat >/dev/null\nprintf 'Students and schools.\\nCLASS matching-markets\\nUPDATE state\\nDONE\\n'\n");
+    let agent = script(
+        &env,
+        "market.sh",
+        "cat >/dev/null\nprintf 'Students and schools.\\nCLASS matching-markets\\nUPDATE state\\nDONE\\n'\n",
+    );
     let agents = format!("cmd:{agent},cmd:{agent}");
     let out = coordinate(&env, &repo, &["--pattern", "unmapped", "--goal", "match students", "--agents", &agents]);
     assert_eq!(out.code, Some(0), "a modelling outcome is a success: {}", out.stderr);
@@ -213,7 +217,8 @@ fn an_unknown_class_stops_before_converge_and_is_named() {
     assert!(out.events("hop").iter().all(|h| h["phase"] == "assembly"));
     assert_eq!(report["epochs"], 0);
     // Human output names the class too.
-    let human = env.mas(&repo, &["--agent", "lead", "coordinate", "--pattern", "unmapped", "--goal", "g", "--agents", &agents]);
+    let human =
+        env.mas(&repo, &["--agent", "lead", "coordinate", "--pattern", "unmapped", "--goal", "g", "--agents", &agents]);
     assert_eq!(human.status.code(), Some(0));
     assert!(stderr(&human).contains("as class matching-markets"), "{}", stderr(&human));
 }
@@ -255,7 +260,11 @@ fn an_unreadable_reply_is_asked_again_with_the_reason_then_the_run_halts() {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice", "bob"]);
     let log = env.root().join("mumble.log");
-    let mumble = script(&env, "mumble.sh", &format!("cat >> '{}'\necho '=====' >> '{}'\necho 'I worked hard.'\n", log.display(), log.display()));
+    let mumble = script(
+        &env,
+        "mumble.sh",
+        &format!("cat >> '{}'\necho '=====' >> '{}'\necho 'I worked hard.'\n", log.display(), log.display()),
+    );
     let agents = format!("alice=cmd:{mumble},{}", dev_agent(&env, "bob", "good"));
     let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents]);
     assert_eq!(out.code, Some(8), "{}", out.stderr);
@@ -277,11 +286,15 @@ fn agents_off_the_roster_and_bad_patterns_are_refused_before_anything_is_written
     let env = TestEnv::new();
     let repo = setup(&env, &["alice"]);
     let before = env.refs(&repo);
-    let out = env.mas(&repo, &["--agent", "lead", "coordinate", "--goal", "g", "--agents", "alice=builtin:reference,codex"]);
+    let out =
+        env.mas(&repo, &["--agent", "lead", "coordinate", "--goal", "g", "--agents", "alice=builtin:reference,codex"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("'codex-1' (codex) is not on the repository's roster"), "{}", stderr(&out));
     assert!(stderr(&out).contains("alice=codex"), "the hint names the peer syntax: {}", stderr(&out));
-    let out = env.mas(&repo, &["--agent", "lead", "coordinate", "--goal", "g", "--agents", "alice=builtin:reference", "--pattern", "chess"]);
+    let out = env.mas(
+        &repo,
+        &["--agent", "lead", "coordinate", "--goal", "g", "--agents", "alice=builtin:reference", "--pattern", "chess"],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("development, preference, cascade, resource, unmapped"), "{}", stderr(&out));
     assert_eq!(env.refs(&repo), before);
@@ -295,7 +308,8 @@ fn a_preset_runs_its_configured_command_line() {
     let stand_in = dev_agent(&env, "codex-stand-in", "good");
     let line = stand_in.split_once('=').unwrap().1.strip_prefix("cmd:").unwrap().to_owned();
     env.git(&repo, &["config", "mas.agent.codex.command", &line]);
-    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", "alice=codex,bob=codex", "--quorum", "1", "--wait", "2s"]);
+    let out =
+        coordinate(&env, &repo, &["--goal", "g", "--agents", "alice=codex,bob=codex", "--quorum", "1", "--wait", "2s"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.events("halt")[0]["halt"], "landed");
     assert_eq!(out.last()["report"]["status"], "converged");

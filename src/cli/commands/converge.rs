@@ -151,7 +151,11 @@ pub(crate) fn team(ctx: &Context, peers: Vec<PeerEntry>, dir: &Path) -> Result<V
 
 /// Records and drives one ASSEMBLY → CONVERGE run, streaming its events (`--json`) or its
 /// progress, and returns the report. `git mas coordinate` runs scalar classes through here too.
-pub(crate) fn execute(ctx: &mut Context, meta: &RunMeta, json: bool) -> Result<git_mas::converge_driver::Report, CliError> {
+pub(crate) fn execute(
+    ctx: &mut Context,
+    meta: &RunMeta,
+    json: bool,
+) -> Result<git_mas::converge_driver::Report, CliError> {
     let caller = ctx.caller()?;
     let dir = ctx.cwd()?;
     let mut team = team(ctx, meta.peers.clone(), &dir)?;

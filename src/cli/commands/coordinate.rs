@@ -1,6 +1,8 @@
 //! `git mas coordinate`: a team of agents through ASSEMBLY and CONVERGE, for every class.
 
-use crate::cli::commands::converge::{MAX_GOAL_BYTES, check_writable, execute, install_interrupt_handler, millis, team};
+use crate::cli::commands::converge::{
+    MAX_GOAL_BYTES, check_writable, execute, install_interrupt_handler, millis, team,
+};
 use crate::cli::commands::dev_report::summary;
 use crate::cli::commands::report::{print_report, write_file};
 use crate::cli::commands::snapshot::{InputArgs, frame_error, read_inputs};
@@ -173,7 +175,11 @@ fn narrate(ctx: &Context, event: &DevEvent) {
                     p.agent,
                     p.endorsers.len(),
                     if p.endorsers.is_empty() { String::new() } else { format!(" ({})", p.endorsers.join(", ")) },
-                    if p.failed.is_empty() { String::new() } else { format!(", check failed for {}", p.failed.join(", ")) }
+                    if p.failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", check failed for {}", p.failed.join(", "))
+                    }
                 ));
             }
             line.push_str(&format!(
@@ -248,9 +254,8 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
         Ok(())
     };
     let store = ctx.store()?;
-    let outcome = runtime
-        .block_on(develop(store, &caller.name, &caller.key, &setup, &mut team, &mut sink))
-        .map_err(|e| {
+    let outcome =
+        runtime.block_on(develop(store, &caller.name, &caller.key, &setup, &mut team, &mut sink)).map_err(|e| {
             let mut message = e.to_string();
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {

@@ -143,7 +143,11 @@ pub fn run(_ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
     let started = std::time::Instant::now();
     let result = steps(&demo);
     if keep || result.is_err() {
-        println!("\nscratch repositories kept for inspection at {} ({:.1}s)", root.display(), started.elapsed().as_secs_f64());
+        println!(
+            "\nscratch repositories kept for inspection at {} ({:.1}s)",
+            root.display(),
+            started.elapsed().as_secs_f64()
+        );
     } else {
         let _ = std::fs::remove_dir_all(&root);
     }
@@ -264,9 +268,7 @@ fn steps(d: &Demo) -> Result<ExitCode, CliError> {
     d.git(&b, &["add", "src/money.rs"])?;
     println!("\n   bob's commit touches the target alice holds: the pre-commit hook blocks it");
     d.run(&b, "git", &["commit", "-m", "Fix rounding"], 1)?;
-    println!(
-        "\n== 8. the holder lands its work: alice drives a team of scripted agents through `git mas coordinate`"
-    );
+    println!("\n== 8. the holder lands its work: alice drives a team of scripted agents through `git mas coordinate`");
     println!("   each works in its own worktree and proposes; each endorses the others' proposals by running the");
     println!("   team's check (rustc type-checks the crate); carol's proposal is broken on purpose, so the check");
     println!("   fails on it; alice's proposal reaches the quorum of 2 and lands on main, once; her work landed,");

@@ -5,8 +5,8 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use git_mas::peers::BuiltinKind;
 use git_mas::coordinate::builtin::act;
+use git_mas::peers::BuiltinKind;
 use git_mas::peers::builtin::reply;
 use git_mas::peers::prompt::PromptHeader;
 use git_mas::runtime::ProtocolPhase;
