@@ -40,6 +40,7 @@ pub enum Preset {
     /// Block's Goose (`goose`).
     Goose,
     /// OpenCode (`opencode`).
+    #[serde(rename = "opencode")]
     OpenCode,
     /// Cursor's agent CLI (`cursor-agent`).
     Cursor,
