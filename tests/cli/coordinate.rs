@@ -29,6 +29,7 @@ fn script(env: &TestEnv, name: &str, body: &str) -> String {
 const DEV_AGENT: &str = r#"prompt=$(cat)
 field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
 printf '%s\n=====\n' "$prompt" >> "$LOG.$GIT_MAS_AGENT"
+[ "$(field phase)" = ASSEMBLY ] && echo "We change code together." && echo "CLASS development"
 case "$(field task)" in
   propose) mkdir -p notes; echo "$WORK by $GIT_MAS_AGENT" > "notes/$GIT_MAS_AGENT.md"; git mas propose >&2 ;;
   endorse) for p in $(field endorse | tr , ' '); do git mas endorse "$p" >&2; done ;;
@@ -313,4 +314,74 @@ fn a_preset_runs_its_configured_command_line() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.events("halt")[0]["halt"], "landed");
     assert_eq!(out.last()["report"]["status"], "converged");
+}
+
+#[test]
+fn assembly_before_development_names_the_class_then_the_team_lands() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    let agents = [dev_agent(&env, "alice", "good"), dev_agent(&env, "bob", "good")].join(",");
+    for pattern in ["development", "unmapped"] {
+        let base = env.git(&repo, &["rev-parse", "main"]);
+        let out = coordinate(
+            &env,
+            &repo,
+            &["--goal", "g", "--agents", &agents, "--pattern", pattern, "--assembly", "--quorum", "1"],
+        );
+        assert_eq!(out.code, Some(0), "{pattern}: {}", out.stderr);
+        // ASSEMBLY first: one hop per agent, the class inferred from their CLASS lines…
+        let assembly: Vec<&Value> = out.lines.iter().take_while(|l| l["event"] != "continue").collect();
+        assert_eq!(assembly.iter().filter(|l| l["event"] == "hop" && l["phase"] == "assembly").count(), 2);
+        let assembled = assembly.iter().find(|l| l["event"] == "assembled").unwrap();
+        assert_eq!(assembled["class"], "development", "{pattern}");
+        let continued = out.events("continue");
+        assert_eq!(continued.len(), 1, "{pattern}");
+        // …then the development CONVERGE, to one landing.
+        assert_eq!(out.events("landed").len(), 1, "{pattern}");
+        assert_eq!(out.last()["report"]["status"], "converged");
+        assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_every_agent_and_leaves_the_refs_readable() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice"]);
+    let pids = env.root().join("hang.pids");
+    let hang = script(&env, "hang.sh", &format!("cat >/dev/null\nsleep 60 &\necho $! >> '{}'\nwait\n", pids.display()));
+    let mut child = env
+        .mas_cmd(&repo)
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "g", "--agents"])
+        .arg(format!("alice=cmd:{hang}"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !pids.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(pids.exists(), "the agent never started");
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    // The agent's process group was killed with it.
+    let pid = std::fs::read_to_string(&pids).unwrap().trim().to_owned();
+    let gone = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.is_empty() || stat.rsplit(')').next().unwrap().trim_start().starts_with('Z')
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !gone() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(gone(), "the agent's sleep {pid} still runs");
+    // refs/mas is as of the last completed write: the run is open and reads back verified.
+    let listed: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "list", "--json"])).unwrap();
+    assert_eq!(listed[0]["phase"], "open", "{listed}");
+    let (code, _) = log_json(&env, &repo, "lead");
+    assert_eq!(code, Some(0), "every record verifies");
+    let run = listed[0]["id"].as_str().unwrap();
+    env.mas_ok(&repo, &["--agent", "lead", "run", "abort", run, "--reason", "interrupted"]);
 }

@@ -313,10 +313,14 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError
     };
     let report = execute(ctx, &meta, args.json)?;
     if report.halt == Some(ConvergeHalt::Unmapped) && report.class == Some(PatternKind::Development) {
-        ctx.status(&format!(
-            "ASSEMBLY (run {}) named class development: CONVERGE continues on code artifacts",
-            report.run
-        ));
+        if args.json {
+            print_json(&serde_json::json!({"event": "continue", "class": "development", "assembly_run": report.run}))?;
+        } else {
+            ctx.status(&format!(
+                "ASSEMBLY (run {}) named class development: CONVERGE continues on code artifacts",
+                report.run
+            ));
+        }
         return development(ctx, &args, peers);
     }
     if let Some(path) = &args.report {
