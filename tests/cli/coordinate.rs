@@ -349,7 +349,7 @@ fn ctrl_c_stops_every_agent_and_leaves_the_refs_readable() {
     let repo = setup(&env, &["alice"]);
     let pids = env.root().join("hang.pids");
     let hang = script(&env, "hang.sh", &format!("cat >/dev/null\nsleep 60 &\necho $! >> '{}'\nwait\n", pids.display()));
-    let mut child = env
+    let child = env
         .mas_cmd(&repo)
         .args(["--agent", "lead", "coordinate", "--json", "--goal", "g", "--agents"])
         .arg(format!("alice=cmd:{hang}"))
