@@ -73,6 +73,8 @@ fn coordinate(env: &TestEnv, repo: &Path, args: &[&str]) -> Out {
 fn three_agents_with_quorum_two_land_once_on_main_and_converge() {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice", "bob", "carol"]);
+    // A configured snapshot input: the driver publishes a frame and shows it to every agent.
+    env.git(&repo, &["config", "mas.task", "write a note in notes/"]);
     let base = env.git(&repo, &["rev-parse", "main"]);
     let report_file = env.root().join("report.json");
     let agents = [dev_agent(&env, "alice", "good"), dev_agent(&env, "bob", "good"), dev_agent(&env, "carol", "BROKEN")]
@@ -140,6 +142,26 @@ fn three_agents_with_quorum_two_land_once_on_main_and_converge() {
     assert!(prompts.contains("phase=CONVERGE\n") && prompts.contains("task=propose\n"), "{prompts}");
     assert!(prompts.contains(&format!("worktree={}", out.events("worktree")[0]["path"].as_str().unwrap())));
     assert!(prompts.contains("endorse=bob,carol\n"), "{prompts}");
+    let frame = env.git(&repo, &["rev-parse", "refs/mas/frame"]);
+    assert_eq!(frame.len(), 40, "the driver published a frame");
+    assert!(prompts.contains("\nframe=") && prompts.contains("git mas focus publish --targets"), "{prompts}");
+}
+
+#[test]
+fn no_landable_quorum_within_max_rounds_halts_and_aborts_the_run() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    let agents = [dev_agent(&env, "alice", "BROKEN"), dev_agent(&env, "bob", "good")].join(",");
+    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents, "--quorum", "2", "--max-rounds", "2"]);
+    assert_eq!(out.code, Some(8), "{}", out.stderr);
+    assert_eq!(out.events("tally").len(), 2, "two rounds");
+    assert_eq!(out.events("halt")[0]["halt"], "max-rounds-reached");
+    assert!(out.events("landed").is_empty());
+    let report = &out.last()["report"];
+    assert_ne!(report["status"], "converged", "{report}");
+    let run = report["run"].as_str().unwrap();
+    let shown: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "show", run, "--json"])).unwrap();
+    assert_eq!(shown["phase"]["phase"], "aborted", "{shown}");
 }
 
 /// A scalar agent: derives its class's reference rule in ASSEMBLY and applies the rule it is shown
