@@ -19,6 +19,10 @@
 //! ([`DevPrompt`]) names the phase and the task; it never pastes a skill's text (agents load the
 //! git-mas Agent Skills installed for their host).
 //!
+//! Decision: **the frame comes first.** When snapshot inputs are configured the frame is published
+//! before the run starts, so that every agent's first hop already names the frame it focuses on
+//! (DESIGN.md lists the run first; the order changes nothing recorded).
+//!
 //! Decision (departs from DESIGN.md's ref layout): **development hops are streamed, not stored.**
 //! A development run's record is what its agents wrote (proposals, endorsements) plus the landing
 //! and the report; storing the driver's prompts beside them would put non-event records into the

@@ -1,11 +1,13 @@
 //! Peers: the members of a team, each a real process, behind one trait.
 //!
-//! A driver (ASSEMBLY → CONVERGE in [`crate::converge_driver`], later `coordinate`) talks to every
+//! A driver (ASSEMBLY → CONVERGE in [`crate::converge_driver`], development in
+//! [`crate::coordinate`]) talks to every
 //! peer the same way: it renders a hop prompt ([`prompt`]), hands it to [`Peer::hop`] with a
 //! timeout, and reads the reply with the line parsers ([`crate::assembly::protocol`]). What a peer
 //! *is* stays behind the trait: today every peer is a [`ProcessPeer`] — a `cmd:` command line (a
-//! script, a coding-agent CLI) or one of git-mas's own [`builtin`] peers started as a `git-mas peer
-//! <kind>` subprocess — and a peer over another transport would be another implementation.
+//! script, a coding-agent CLI), a coding-agent [`preset`] (a command template), or one of
+//! git-mas's own [`builtin`] peers started as a `git-mas peer <kind>` subprocess — and a peer over
+//! another transport would be another implementation.
 //!
 //! The trait is async (tokio): a hop is a process with a timeout, and a later driver may hop
 //! several peers at once. Nothing here prints; a failed call is a [`HopError`] whose message is

@@ -407,3 +407,14 @@ fn ctrl_c_stops_every_agent_and_leaves_the_refs_readable() {
     let run = listed[0]["id"].as_str().unwrap();
     env.mas_ok(&repo, &["--agent", "lead", "run", "abort", run, "--reason", "interrupted"]);
 }
+
+#[test]
+fn the_help_documents_every_preset_with_its_command_line() {
+    let env = TestEnv::new();
+    let help = env.mas_ok(env.root(), &["coordinate", "--help"]);
+    for preset in git_mas::peers::Preset::ALL {
+        let line = format!("{:<13} {}", preset.name(), preset.default_command());
+        assert!(help.contains(&line), "--help lacks {line:?}:\n{help}");
+    }
+    assert!(help.contains("mas.agent.<name>.command"), "{help}");
+}

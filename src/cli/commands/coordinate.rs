@@ -65,6 +65,7 @@ use std::process::ExitCode;
 /// the landing is blocked; 8 the run ended without a result (no landable quorum in
 /// --max-rounds, an unreadable reply, the budget, a missing rule).
 #[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
 pub struct CoordinateArgs {
     /// The team's goal.
     #[arg(long, value_name = "TEXT")]
@@ -326,6 +327,9 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError
     if let Some(path) = &args.report {
         let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::internal(e.to_string()))?;
         write_file(path, &bytes, "--report")?;
+    }
+    if args.quorum.is_some() || args.check.is_some() {
+        ctx.warn("--quorum and --check apply to development runs; this run did not converge on code");
     }
     if !args.json {
         print_report(ctx, &report)?;
