@@ -8,6 +8,7 @@ pub mod assembly;
 pub mod attention;
 pub mod converge_driver;
 pub mod convergence;
+pub mod coordinate;
 pub mod engines;
 pub mod identity;
 pub mod peers;

@@ -53,7 +53,7 @@ Exit status:
      `land` is blocked by a merge conflict or a failing check of the merged tree
   7  the gate fails closed (no live focus on the current frame, unreadable board)
   8  a converge run halted without a result: missing-update-rule, unreadable-announcement or
-     budget-exhausted
+     budget-exhausted; or `coordinate` ended without a landing
   9  a check failed: `endorse` recorded a failed endorsement
 
 The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.
@@ -103,6 +103,7 @@ pub enum Command {
     Hook(commands::hook::HookArgs),
     Check(commands::check::CheckArgs),
     Converge(commands::converge::ConvergeArgs),
+    Coordinate(commands::coordinate::CoordinateArgs),
     #[command(hide = true)]
     Peer(commands::peer::PeerArgs),
     #[command(subcommand)]
@@ -145,6 +146,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Hook(args) => commands::hook::run(ctx, args),
         Command::Check(args) => commands::check::run(ctx, args),
         Command::Converge(args) => commands::converge::run(ctx, args),
+        Command::Coordinate(args) => commands::coordinate::run(ctx, args),
         Command::Peer(args) => commands::peer::run(ctx, args),
         Command::Run(cmd) => commands::run::run(ctx, cmd),
         Command::Worktree(cmd) => commands::worktree::run(ctx, cmd),

@@ -1,21 +1,25 @@
 //! Peers: the members of a team, each a real process, behind one trait.
 //!
-//! A driver (ASSEMBLY → CONVERGE in [`crate::converge_driver`], later `coordinate`) talks to every
+//! A driver (ASSEMBLY → CONVERGE in [`crate::converge_driver`], development in
+//! [`crate::coordinate`]) talks to every
 //! peer the same way: it renders a hop prompt ([`prompt`]), hands it to [`Peer::hop`] with a
 //! timeout, and reads the reply with the line parsers ([`crate::assembly::protocol`]). What a peer
 //! *is* stays behind the trait: today every peer is a [`ProcessPeer`] — a `cmd:` command line (a
-//! script, a coding-agent CLI) or one of git-mas's own [`builtin`] peers started as a `git-mas peer
-//! <kind>` subprocess — and a peer over another transport would be another implementation.
+//! script, a coding-agent CLI), a coding-agent [`preset`] (a command template), or one of
+//! git-mas's own [`builtin`] peers started as a `git-mas peer <kind>` subprocess — and a peer over
+//! another transport would be another implementation.
 //!
 //! The trait is async (tokio): a hop is a process with a timeout, and a later driver may hop
 //! several peers at once. Nothing here prints; a failed call is a [`HopError`] whose message is
 //! meant for the run's record and for the peer's second attempt.
 
 pub mod builtin;
+pub mod preset;
 pub mod process;
 pub mod prompt;
 pub mod spec;
 
+pub use preset::{CommandSource, Preset, resolve_command};
 pub use process::{MAX_REPLY_BYTES, ProcessCommand, kill_live_peers, run_hop};
 pub use prompt::{AssemblyPrompt, ConvergePrompt, PromptHeader};
 pub use spec::{BuiltinKind, MAX_PEERS, PeerEntry, PeerSpec, SpecError, parse_agents};
@@ -116,6 +120,29 @@ impl ProcessPeer {
     pub fn new(entry: PeerEntry, exe: &Path, dir: Option<PathBuf>) -> ProcessPeer {
         let command = ProcessCommand::for_spec(&entry.spec, exe);
         ProcessPeer { entry, command, dir }
+    }
+
+    /// The peer for `entry` with its command line resolved against git config: a preset's
+    /// template is overridden by `mas.agent.<name>.command` or `mas.agent.<preset>.command` when
+    /// `lookup` finds one (see [`preset`]); other specs run as [`ProcessPeer::new`] runs them.
+    pub fn configured(
+        entry: PeerEntry,
+        exe: &Path,
+        dir: Option<PathBuf>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> (ProcessPeer, Option<CommandSource>) {
+        match &entry.spec {
+            PeerSpec::Preset { preset } => {
+                let (line, source) = resolve_command(*preset, &entry.name, lookup);
+                (ProcessPeer { command: ProcessCommand::shell(&line), entry, dir }, Some(source))
+            }
+            _ => (ProcessPeer::new(entry, exe, dir), None),
+        }
+    }
+
+    /// Runs every hop in `dir` from now on.
+    pub fn set_dir(&mut self, dir: Option<PathBuf>) {
+        self.dir = dir;
     }
 
     /// The roster entry.

@@ -47,13 +47,17 @@ impl ProcessCommand {
     /// built-in (`exe` is the running `git-mas`).
     pub fn for_spec(spec: &PeerSpec, exe: &Path) -> ProcessCommand {
         match spec {
-            PeerSpec::Cmd { command } => {
-                ProcessCommand { program: PathBuf::from("sh"), args: vec!["-c".to_owned(), command.clone()] }
-            }
+            PeerSpec::Cmd { command } => ProcessCommand::shell(command),
             PeerSpec::Builtin { kind } => {
                 ProcessCommand { program: exe.to_path_buf(), args: vec!["peer".to_owned(), kind.name().to_owned()] }
             }
+            PeerSpec::Preset { preset } => ProcessCommand::shell(preset.default_command()),
         }
+    }
+
+    /// `sh -c <command line>`.
+    pub fn shell(command: &str) -> ProcessCommand {
+        ProcessCommand { program: PathBuf::from("sh"), args: vec!["-c".to_owned(), command.to_owned()] }
     }
 }
 

@@ -1,15 +1,19 @@
 //! Peer specs: how a person names the members of a team on the command line.
 //!
 //! A spec is `cmd:<command line>` (any program: the hop's prompt on its stdin, its reply on its
-//! stdout, run with `sh -c`) or `builtin:<kind>` (one of git-mas's own peers, started as a
-//! `git-mas peer <kind>` subprocess). Either may be preceded by `NAME=` to choose the peer's name;
-//! otherwise a peer is named after its kind and ring position (`reference-0`, `cmd-2`).
+//! stdout, run with `sh -c`), `builtin:<kind>` (one of git-mas's own peers, started as a
+//! `git-mas peer <kind>` subprocess) or the name of a coding-agent CLI preset (`claude-code`,
+//! `codex`, `goose`, `opencode`, `cursor`, `copilot`: a command template, see [`super::preset`]).
+//! Any may be preceded by `NAME=` to choose the peer's name; otherwise a peer is named after its
+//! kind and ring position (`reference-0`, `cmd-2`, `codex-1`).
 //!
 //! Decision: **a list splits only at a comma that starts another spec.** `--agents` takes a
 //! comma-separated list, but command lines contain commas (`cmd:jq -r '.a,.b'`). So a comma ends a
 //! spec only when what follows it is itself a spec (`cmd:`, `builtin:` or `NAME=` before one);
-//! every other comma belongs to the command line.
+//! every other comma belongs to the command line. (A command line with a comma followed by a
+//! preset's bare name is therefore split there; quote it differently or name the peer.)
 
+use super::preset::Preset;
 use crate::identity::validate_name;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -72,6 +76,11 @@ pub enum PeerSpec {
         /// Which one.
         kind: BuiltinKind,
     },
+    /// A coding-agent CLI preset, by name.
+    Preset {
+        /// Which one.
+        preset: Preset,
+    },
 }
 
 /// Why a peer spec or list was refused.
@@ -81,7 +90,9 @@ pub enum SpecError {
     #[error("no peers given; pass --agents with at least one spec")]
     Empty,
     /// A spec with neither prefix.
-    #[error("{given:?} is not a peer spec; expected cmd:<command line> or builtin:reference|greedy|faulty")]
+    #[error(
+        "{given:?} is not a peer spec; expected cmd:<command line>, builtin:reference|greedy|faulty, or a preset: claude-code, codex, goose, opencode, cursor, copilot"
+    )]
     Unknown {
         /// The spec as given.
         given: String,
@@ -137,14 +148,18 @@ impl PeerSpec {
                 .map(|kind| PeerSpec::Builtin { kind })
                 .ok_or_else(|| SpecError::UnknownBuiltin { given: kind.to_owned() });
         }
+        if let Some(preset) = Preset::lookup(text) {
+            return Ok(PeerSpec::Preset { preset });
+        }
         Err(SpecError::Unknown { given: text.to_owned() })
     }
 
-    /// A short label for default peer names: the built-in's kind, or `cmd`.
+    /// A short label for default peer names: the built-in's kind, the preset's name, or `cmd`.
     pub fn label(&self) -> &'static str {
         match self {
             PeerSpec::Cmd { .. } => "cmd",
             PeerSpec::Builtin { kind } => kind.name(),
+            PeerSpec::Preset { preset } => preset.name(),
         }
     }
 }
@@ -154,6 +169,7 @@ impl fmt::Display for PeerSpec {
         match self {
             PeerSpec::Cmd { command } => write!(f, "cmd:{command}"),
             PeerSpec::Builtin { kind } => write!(f, "builtin:{kind}"),
+            PeerSpec::Preset { preset } => write!(f, "{preset}"),
         }
     }
 }
@@ -181,10 +197,17 @@ pub struct PeerEntry {
     pub spec: PeerSpec,
 }
 
-/// True when `text` starts a spec: `cmd:`, `builtin:`, or `NAME=` followed by one of them.
+/// True when `text` begins with a preset's name, followed by its end or a comma.
+fn starts_preset(text: &str) -> bool {
+    let word = text.split(',').next().unwrap_or("").trim_end();
+    Preset::lookup(word).is_some()
+}
+
+/// True when `text` starts a spec: `cmd:`, `builtin:`, a preset's name, or `NAME=` followed by
+/// one of them.
 fn starts_spec(text: &str) -> bool {
     let text = text.trim_start();
-    let bare = |t: &str| t.starts_with("cmd:") || t.starts_with("builtin:");
+    let bare = |t: &str| t.starts_with("cmd:") || t.starts_with("builtin:") || starts_preset(t);
     if bare(text) {
         return true;
     }
@@ -212,7 +235,7 @@ pub fn split_specs(value: &str) -> Vec<&str> {
 /// Parses one spec text, with an optional `NAME=` before it; returns the name if one was given.
 pub fn parse_named(text: &str) -> Result<(Option<String>, PeerSpec), SpecError> {
     let text = text.trim();
-    if text.starts_with("cmd:") || text.starts_with("builtin:") || !starts_spec(text) {
+    if text.starts_with("cmd:") || text.starts_with("builtin:") || starts_preset(text) || !starts_spec(text) {
         return PeerSpec::parse(text).map(|spec| (None, spec));
     }
     match text.split_once('=') {
@@ -283,6 +306,21 @@ mod tests {
         assert!(matches!(parse_agents(&["x..y=builtin:reference"]), Err(SpecError::BadName { .. })));
         let many = vec!["builtin:reference"; MAX_PEERS + 1];
         assert!(matches!(parse_agents(&many), Err(SpecError::TooMany { .. })));
+    }
+
+    #[test]
+    fn presets_are_named_by_their_cli() {
+        let peers = parse_agents(&["claude-code,copilot, alice=codex,cmd:echo a,goose"]).unwrap();
+        assert_eq!(names(&peers), ["claude-code-0", "copilot-1", "alice", "cmd-3", "goose-4"]);
+        assert_eq!(peers[2].spec, PeerSpec::Preset { preset: Preset::Codex });
+        assert_eq!(peers[3].spec, PeerSpec::Cmd { command: "echo a".into() });
+        assert_eq!(peers[2].spec.to_string(), "codex");
+        // A word that merely starts like a preset is not one.
+        assert_eq!(
+            parse_agents(&["cmd:echo x,codexy"]).unwrap()[0].spec,
+            PeerSpec::Cmd { command: "echo x,codexy".into() }
+        );
+        assert!(matches!(parse_agents(&["claude"]), Err(SpecError::Unknown { .. })));
     }
 
     #[test]

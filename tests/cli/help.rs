@@ -63,8 +63,21 @@ fn the_demo_runs_end_to_end() {
         "serialize on src/money.rs: alice holds, bob defers",
         "is held by alice",
         "Mas-Agent: bob",
+        "landed alice on main as",
+        "Mas-Winner: alice",
     ] {
         assert!(text.contains(want), "demo output lacks {want:?}");
     }
     assert!(dir.join("remote.git").exists(), "--dir keeps the scratch directory");
+    // The team's final report: converged, with exactly one landing on main.
+    let report = text.lines().find(|l| l.trim_start().starts_with("run ") && l.contains(": converged ("));
+    assert!(report.is_some(), "no converged report in the demo's output:\n{text}");
+    let count = text.split("rev-list --count --grep=^Mas-Run: main").nth(1).and_then(|rest| rest.lines().nth(1));
+    assert_eq!(count.map(str::trim), Some("1"), "exactly one landing on main");
+    // The gate: blocked first, allowed after alice's work landed.
+    let blocked = text.find("the pre-commit hook blocks it").unwrap();
+    let landed = text.find("landed alice on main as").unwrap();
+    let receipt = text.rfind("Mas-Agent: bob").unwrap();
+    assert!(blocked < landed && landed < receipt, "blocked, then landed, then bob's commit");
+    assert!(text.contains("scratch repositories kept for inspection at"), "the path is printed");
 }

@@ -6,6 +6,7 @@ mod common;
 mod bad_input;
 mod concurrency;
 mod converge;
+mod coordinate;
 mod development;
 mod gate;
 mod help;

@@ -8,14 +8,14 @@ use crate::cli::exit;
 use crate::cli::output::print_json;
 use git_mas::converge_driver::record::{RunRecorder, new_run_id};
 use git_mas::converge_driver::{self, Limits, RunEvent, RunMeta, SinkError, default_goal, plot};
-use git_mas::peers::{ProcessPeer, kill_live_peers, parse_agents};
+use git_mas::peers::{PeerEntry, ProcessPeer, kill_live_peers, parse_agents};
 use git_mas::runtime::PatternKind;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The longest goal accepted, in bytes.
-const MAX_GOAL_BYTES: usize = 4096;
+pub(crate) const MAX_GOAL_BYTES: usize = 4096;
 
 /// Run ASSEMBLY, then CONVERGE, with a team of peers, and record the run.
 ///
@@ -34,7 +34,9 @@ const MAX_GOAL_BYTES: usize = 4096;
 ///
 /// Peers (--agents, comma-separated or repeated, in ring order): `cmd:<command line>` runs the
 /// command with `sh -c` for every hop, the prompt on its stdin, the reply read from its stdout;
-/// `builtin:reference`, `builtin:greedy` and `builtin:faulty` are git-mas's own peers. `NAME=<spec>`
+/// `builtin:reference`, `builtin:greedy` and `builtin:faulty` are git-mas's own peers; a
+/// coding-agent preset (claude-code, codex, goose, opencode, cursor, copilot) runs its command
+/// template (see `git mas coordinate --help`). `NAME=<spec>`
 /// names a peer (default `<kind>-<position>`). A comma splits the list only where another spec
 /// starts, so command lines may contain commas.
 ///
@@ -85,7 +87,7 @@ fn parse_pattern(value: &str) -> Result<PatternKind, String> {
     }
 }
 
-fn millis(d: std::time::Duration) -> Result<u64, CliError> {
+pub(crate) fn millis(d: std::time::Duration) -> Result<u64, CliError> {
     let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     if ms == 0 {
         return Err(CliError::user("a duration must be at least 1ms"));
@@ -93,7 +95,7 @@ fn millis(d: std::time::Duration) -> Result<u64, CliError> {
     Ok(ms)
 }
 
-fn check_writable(path: &Path, flag: &str) -> Result<(), CliError> {
+pub(crate) fn check_writable(path: &Path, flag: &str) -> Result<(), CliError> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !parent.is_dir() {
         return Err(CliError::user(format!("{flag} {}: {} is not a directory", path.display(), parent.display())));
@@ -120,6 +122,85 @@ fn progress(ctx: &Context, event: &RunEvent) {
     }
 }
 
+/// Installs the Ctrl-C handler once per process: every live peer process group is killed, and
+/// the command exits 130. Every ref write is one compare-and-swap transaction, so an interrupted
+/// run leaves `refs/mas` as of its last completed write.
+pub(crate) fn install_interrupt_handler() -> Result<(), CliError> {
+    static INSTALLED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            ctrlc::set_handler(|| {
+                kill_live_peers();
+                std::process::exit(130);
+            })
+            .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(|e| CliError::internal(format!("cannot install the Ctrl-C handler: {e}")))
+}
+
+/// A team of process peers for `peers`, each hop run in `dir`; presets take their command line
+/// from git config when it overrides theirs (see `git_mas::peers::preset`).
+pub(crate) fn team(ctx: &Context, peers: Vec<PeerEntry>, dir: &Path) -> Result<Vec<ProcessPeer>, CliError> {
+    let store = ctx.store()?;
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::internal(format!("cannot find the running git-mas executable: {e}")))?;
+    Ok(peers
+        .into_iter()
+        .map(|p| ProcessPeer::configured(p, &exe, Some(dir.to_path_buf()), |key| store.config_string(key)).0)
+        .collect())
+}
+
+/// Records and drives one ASSEMBLY → CONVERGE run, streaming its events (`--json`) or its
+/// progress, and returns the report. `git mas coordinate` runs scalar classes through here too.
+pub(crate) fn execute(
+    ctx: &mut Context,
+    meta: &RunMeta,
+    json: bool,
+) -> Result<git_mas::converge_driver::Report, CliError> {
+    let caller = ctx.caller()?;
+    let dir = ctx.cwd()?;
+    let mut team = team(ctx, meta.peers.clone(), &dir)?;
+    let store = ctx.store()?;
+    let mut recorder = RunRecorder::start(store, &caller.key, meta).map_err(record_error)?;
+    ctx.status(&format!("run {}: recording under refs/mas/runs/{}/", meta.run, meta.run));
+    install_interrupt_handler()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
+
+    let ctx_ref = &*ctx;
+    let show_progress = !json && std::io::stderr().is_terminal();
+    let mut stdout_open = true;
+    let mut sink = |event: &RunEvent| -> Result<(), SinkError> {
+        recorder.record(event)?;
+        if json && stdout_open {
+            match print_json(event) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => stdout_open = false,
+                Err(e) => return Err(Box::new(e)),
+            }
+        } else if show_progress {
+            progress(ctx_ref, event);
+        }
+        Ok(())
+    };
+    let result = runtime.block_on(converge_driver::run(meta, &mut team, &mut sink));
+    result.map_err(|e| {
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            message.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        CliError::internal(message).hinted(format!(
+            "what was recorded so far is under refs/mas/runs/{}/ (`git mas report {}`)",
+            meta.run, meta.run
+        ))
+    })
+}
+
 /// Runs `converge`.
 pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<ExitCode, CliError> {
     let peers = parse_agents(&args.agents).map_err(|e| {
@@ -142,61 +223,15 @@ pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<ExitCode, CliError> 
         budget_ms: millis(*args.budget)?,
     };
     let caller = ctx.caller()?;
-    let dir = ctx.cwd()?;
-    let store = ctx.store()?;
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::internal(format!("cannot find the running git-mas executable: {e}")))?;
     let meta = RunMeta {
         run: new_run_id(std::time::SystemTime::now()),
         goal,
         pattern: args.pattern,
-        peers: peers.clone(),
+        peers,
         driver: caller.name.clone(),
         limits,
     };
-    let mut recorder = RunRecorder::start(store, &caller.key, &meta).map_err(record_error)?;
-    ctx.status(&format!("run {}: recording under refs/mas/runs/{}/", meta.run, meta.run));
-
-    ctrlc::set_handler(|| {
-        kill_live_peers();
-        std::process::exit(130);
-    })
-    .map_err(|e| CliError::internal(format!("cannot install the Ctrl-C handler: {e}")))?;
-    let mut team: Vec<ProcessPeer> = peers.into_iter().map(|p| ProcessPeer::new(p, &exe, Some(dir.clone()))).collect();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
-
-    let ctx_ref = &*ctx;
-    let show_progress = !args.json && std::io::stderr().is_terminal();
-    let mut stdout_open = true;
-    let mut sink = |event: &RunEvent| -> Result<(), SinkError> {
-        recorder.record(event)?;
-        if args.json && stdout_open {
-            match print_json(event) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => stdout_open = false,
-                Err(e) => return Err(Box::new(e)),
-            }
-        } else if show_progress {
-            progress(ctx_ref, event);
-        }
-        Ok(())
-    };
-    let result = runtime.block_on(converge_driver::run(&meta, &mut team, &mut sink));
-    let report = result.map_err(|e| {
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            message.push_str(&format!(": {s}"));
-            source = s.source();
-        }
-        CliError::internal(message).hinted(format!(
-            "what was recorded so far is under refs/mas/runs/{}/ (`git mas report {}`)",
-            meta.run, meta.run
-        ))
-    })?;
+    let report = execute(ctx, &meta, args.json)?;
 
     if let Some(path) = &args.report {
         let json = serde_json::to_vec_pretty(&report).map_err(|e| CliError::internal(e.to_string()))?;

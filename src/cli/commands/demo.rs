@@ -3,8 +3,11 @@
 //! Every step is a real process — `git`, or this very binary as `git-mas` — run in real
 //! repositories, and each command is echoed before its output, so the demo doubles as a tutorial.
 //! The demo uses its own key directory inside the scratch directory and never touches the user's
-//! keys or repositories. It grows with the product: today it covers identities, signed records,
-//! verification, and sync of two clones through a bare remote.
+//! keys or repositories. It covers identities, signed records, verification, sync of two clones
+//! through a bare remote, a frame, foci and the gate, and a team of built-in scripted agents
+//! (`builtin:reference`, `builtin:faulty`) taking one goal through `git mas coordinate`: proposals,
+//! endorsements with a real check (`rustc` type-checks the fixture crate), one landing, the report.
+//! The scratch directory is kept and its path printed, so everything can be inspected afterwards.
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
@@ -21,15 +24,41 @@ mod fixture {
 /// (each to its own journal and both to one shared chain), syncs through the remote, verifies
 /// everything from the other side, shows a forged record being rejected as a spoof, publishes a
 /// saliency frame and re-derives it in the other clone, and has the edit gate hold one agent back
-/// while the other holds the file both want.
+/// while the other holds the file both want — until the holder's work lands: a team of scripted
+/// agents (alice, bob, carol) runs `git mas coordinate`, proposes, endorses by running a real
+/// check (`rustc` type-checks the crate; without a Rust toolchain, a brace-balance check of the
+/// crate root stands in, and the demo says so), lands exactly one commit
+/// on main and prints the convergence report. Takes well under a minute. The scratch directory is
+/// kept and its path printed.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
     /// Scratch directory to build in (must not exist yet; default: a new temporary directory).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Keep the scratch directory afterwards (always kept when --dir is given).
-    #[arg(long)]
+    /// Remove the scratch directory afterwards (it is kept by default, for inspection).
+    #[arg(long, conflicts_with = "dir")]
+    pub clean: bool,
+    /// Keep the scratch directory (the default; accepted for compatibility).
+    #[arg(long, hide = true)]
     pub keep: bool,
+}
+
+/// The team's check in the demo: a real type check of the fixture crate.
+const DEMO_CHECK: &str = "rustc --edition 2021 --crate-type lib --emit=metadata --out-dir \"$(mktemp -d)\" src/lib.rs";
+
+/// The check when no Rust compiler runs here: every brace of the crate root is closed.
+const FALLBACK_CHECK: &str =
+    "awk '{ o += gsub(/[{]/, \"{\"); c += gsub(/[}]/, \"}\") } END { exit (o == c ? 0 : 1) }' src/lib.rs";
+
+/// The demo's check: rustc when it runs, else the brace check (said so).
+fn demo_check(dir: &Path) -> &'static str {
+    let runs = Command::new("rustc").arg("--version").current_dir(dir).output().is_ok_and(|o| o.status.success());
+    if runs {
+        DEMO_CHECK
+    } else {
+        println!("   (no working rustc here: the team's check is a brace-balance check of src/lib.rs instead)");
+        FALLBACK_CHECK
+    }
 }
 
 struct Demo {
@@ -73,7 +102,10 @@ impl Demo {
             .map_err(|e| CliError::internal(format!("cannot run {program}: {e}")))?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        for line in stdout.lines().chain(stderr.lines()) {
+        // A narrated command (coordinate) tells its story on stderr and ends with its result on stdout.
+        let story_first = args.first() == Some(&"coordinate");
+        let (first, second) = if story_first { (&*stderr, stdout.as_str()) } else { (stdout.as_str(), &*stderr) };
+        for line in first.lines().chain(second.lines()) {
             println!("  {line}");
         }
         let code = out.status.code().unwrap_or(-1);
@@ -120,13 +152,18 @@ pub fn run(_ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
             let d = std::env::temp_dir().join(format!("git-mas-demo-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&d);
             std::fs::create_dir_all(&d)?;
-            (d, args.keep)
+            (d, !args.clean)
         }
     };
     let demo = Demo { exe: std::env::current_exe()?, keys: root.join("keys"), root: root.clone() };
+    let started = std::time::Instant::now();
     let result = steps(&demo);
     if keep || result.is_err() {
-        eprintln!("\nscratch directory kept at {}", root.display());
+        println!(
+            "\nscratch repositories kept for inspection at {} ({:.1}s)",
+            root.display(),
+            started.elapsed().as_secs_f64()
+        );
     } else {
         let _ = std::fs::remove_dir_all(&root);
     }
@@ -146,11 +183,14 @@ fn steps(d: &Demo) -> Result<ExitCode, CliError> {
     d.git(&a, &["commit", "--quiet", "-m", "Import the inventory project"])?;
     d.git(&a, &["remote", "add", "origin", remote.to_str().unwrap_or_default()])?;
 
-    println!("\n== 2. identities: alice in the first clone; the roster is committed like code");
+    println!(
+        "\n== 2. identities: alice in the first clone, with carol (a scripted teammate); the roster is committed like code"
+    );
     d.mas(&a, &["init"])?;
     d.mas(&a, &["agent", "new", "alice"])?;
+    d.mas(&a, &["agent", "new", "carol"])?;
     d.git(&a, &["add", ".mas/roster"])?;
-    d.git(&a, &["commit", "--quiet", "-m", "Add agent alice"])?;
+    d.git(&a, &["commit", "--quiet", "-m", "Add agents alice and carol"])?;
     d.git(&a, &["push", "--quiet", "origin", "main"])?;
     d.git(root, &["clone", "--quiet", remote.to_str().unwrap_or_default(), "bob"])?;
     d.mas(&b, &["agent", "new", "bob"])?;
@@ -244,10 +284,33 @@ fn steps(d: &Demo) -> Result<ExitCode, CliError> {
     d.git(&b, &["add", "src/money.rs"])?;
     println!("\n   bob's commit touches the target alice holds: the pre-commit hook blocks it");
     d.run(&b, "git", &["commit", "-m", "Fix rounding"], 1)?;
-    println!("\n   alice releases; bob's commit passes and carries a receipt");
-    d.mas(&a, &["focus", "release"])?;
+    println!("\n== 8. the holder lands its work: alice drives a team of scripted agents through `git mas coordinate`");
+    println!("   each works in its own worktree and proposes; each endorses the others' proposals by running the");
+    println!("   team's check (rustc type-checks the crate); carol's proposal is broken on purpose, so the check");
+    println!("   fails on it; alice's proposal reaches the quorum of 2 and lands on main, once; her work landed,");
+    println!("   she releases her focus");
+    d.git(&a, &["config", "mas.check", demo_check(&a)])?;
+    d.mas(
+        &a,
+        &[
+            "coordinate",
+            "--goal",
+            task,
+            "--agents",
+            "alice=builtin:reference,bob=builtin:reference,carol=builtin:faulty",
+            "--quorum",
+            "2",
+        ],
+    )?;
+    d.git(&a, &["log", "--oneline", "-3", "main"])?;
+    d.git(&a, &["log", "-1", "--format=%B", "main"])?;
+    println!("\n   commits on main that land a run:");
+    d.git(&a, &["rev-list", "--count", "--grep=^Mas-Run:", "main"])?;
+
+    println!("\n== 9. blocked, then allowed after the holder lands: bob's commit passes now and carries a receipt");
     d.mas(&a, &["sync"])?;
     d.mas(&b, &["sync"])?;
+    d.mas(&b, &["focus", "list"])?;
     d.git(&b, &["commit", "--quiet", "-m", "Fix rounding"])?;
     d.git(&b, &["log", "-1", "--format=%B"])?;
     d.mas(&b, &["check", "HEAD~1..HEAD", "--require-receipts"])?;
@@ -256,7 +319,8 @@ fn steps(d: &Demo) -> Result<ExitCode, CliError> {
     println!(
         "   and carried between clones by an ordinary git remote. The forged one is named SPOOF and never applied;"
     );
-    println!("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice let go.");
+    println!("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice's work");
+    println!("   landed; the team's proposals were checked for real and exactly one landed on main, with its report.");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -5,6 +5,7 @@ pub mod align;
 pub mod check;
 pub mod completions;
 pub mod converge;
+pub mod coordinate;
 pub mod demo;
 pub mod dev_report;
 pub mod endorse;

@@ -1,10 +1,15 @@
 //! `git mas peer <kind>` (hidden): one hop of a built-in peer, the prompt on stdin, the reply on
-//! stdout. `git mas converge` starts it for every `builtin:<kind>` peer; it needs no repository.
+//! stdout. `git mas converge` and `git mas coordinate` start it for every `builtin:<kind>` peer.
+//! A scalar hop needs no repository; a development hop is done with real `git mas` commands in
+//! the hop's worktree (`git_mas::coordinate::builtin`).
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
+use git_mas::coordinate::builtin::act;
 use git_mas::peers::BuiltinKind;
 use git_mas::peers::builtin::reply;
+use git_mas::peers::prompt::PromptHeader;
+use git_mas::runtime::ProtocolPhase;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
@@ -28,7 +33,16 @@ fn parse_kind(value: &str) -> Result<BuiltinKind, String> {
 pub fn run(_ctx: &mut Context, args: PeerArgs) -> Result<ExitCode, CliError> {
     let mut prompt = Vec::new();
     std::io::stdin().lock().take(MAX_PROMPT_BYTES).read_to_end(&mut prompt)?;
-    let text = reply(args.kind, &String::from_utf8_lossy(&prompt));
+    let prompt = String::from_utf8_lossy(&prompt);
+    let header = PromptHeader::parse(&prompt);
+    let text = if header.phase() == Some(ProtocolPhase::Converge) && header.get("class") == Some("development") {
+        // A development hop: do the work with real `git mas` commands in this (the hop's) worktree.
+        let exe = std::env::current_exe()
+            .map_err(|e| CliError::internal(format!("cannot find the running git-mas executable: {e}")))?;
+        act(args.kind, &header, &exe, &std::env::current_dir()?)
+    } else {
+        reply(args.kind, &prompt)
+    };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

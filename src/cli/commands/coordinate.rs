@@ -1,0 +1,344 @@
+//! `git mas coordinate`: a team of agents through ASSEMBLY and CONVERGE, for every class.
+
+use crate::cli::commands::converge::{
+    MAX_GOAL_BYTES, check_writable, execute, install_interrupt_handler, millis, team,
+};
+use crate::cli::commands::dev_report::summary;
+use crate::cli::commands::report::{print_report, write_file};
+use crate::cli::commands::snapshot::{InputArgs, frame_error, read_inputs};
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use crate::cli::exit;
+use crate::cli::output::{print_json, print_text};
+use git_mas::attention::frame::{self, Published, current_frame_hash};
+use git_mas::converge_driver::record::new_run_id;
+use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
+use git_mas::coordinate::develop::{DevEvent, DevHalt, DevSetup, SinkError, develop};
+use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
+use git_mas::engines::ConvergeHalt;
+use git_mas::peers::{PeerEntry, parse_agents};
+use git_mas::runtime::PatternKind;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Drive a team of agents through ASSEMBLY and CONVERGE on this repository.
+///
+/// --pattern development (the default) converges on code: the driver starts a run (`git mas run
+/// start`), publishes a frame when snapshot inputs are configured (`mas.task`, `mas.taskFile`,
+/// `mas.scip`, `mas.diagnostics`, `mas.editorFile`), creates one worktree per agent, and each round
+/// hops to every agent in ring order — phase=CONVERGE, the goal, its worktree and what to run
+/// (focus, gate, edit, `git mas propose`) — then again for endorsements (`git mas endorse`, which
+/// runs the team's check: --check, else `git config mas.check`). After each hop it waits (--wait)
+/// for the agent's record in refs/mas; then it tallies and, when the leader has its quorum, lands
+/// it on main exactly once and ends with the convergence report (stored under
+/// refs/mas/runs/<run>/report). Agents do their own work under their own identity: every peer's
+/// name must be an agent on the committed roster with its key here (`alice=claude-code`). The
+/// driver never writes a proposal or an endorsement. With --assembly the team models the problem
+/// first.
+///
+/// --pattern preference|cascade|resource|unmapped runs ASSEMBLY first (each peer ends with
+/// `CLASS <name>` and `UPDATE <rule>`), then CONVERGE on the class the team named, exactly as
+/// `git mas converge` does (same report). A class git-mas has no engine for stops the run after
+/// ASSEMBLY with the class named: a modelling outcome, exit 0. `development` named in ASSEMBLY
+/// continues with the development CONVERGE.
+///
+/// Agents (--agents, comma-separated or repeated, in ring order; `NAME=<spec>` names one):
+///   cmd:<command line>   run with `sh -c` for every hop: the prompt on stdin, the reply on stdout
+///   builtin:reference|greedy|faulty   git-mas's own scripted peers
+///   claude-code   claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'
+///   codex         codex exec --full-auto -
+///   goose         goose run --no-session --instructions -
+///   opencode      opencode run "$(cat)"
+///   cursor        cursor-agent -p --force --output-format text "$(cat)"
+///   copilot       copilot -p "$(cat)" -s --allow-all-tools
+/// A preset's command line is overridden by `git config mas.agent.<name>.command` (that peer) or
+/// `git config mas.agent.<preset>.command` (every peer of the preset). Hops carry GIT_MAS_AGENT,
+/// GIT_MAS_RUN, GIT_MAS_PHASE, GIT_MAS_TASK and GIT_MAS_WORKTREE in their environment; a hop names
+/// the phase and never pastes a skill (install them with `git mas skills install`).
+///
+/// Every reply ends with `NEXT <agent>` or `DONE`. A failed call (an error exit, a timeout: the
+/// process group is killed) or an unreadable reply is asked once more with the reason; a second
+/// failure halts the run with that reason. Ctrl-C kills every agent process; refs/mas stays as of
+/// its last completed write (each is one transaction).
+///
+/// Exit status: 0 landed (development), or a scalar run with a result, or an unmapped class; 6
+/// the landing is blocked; 8 the run ended without a result (no landable quorum in
+/// --max-rounds, an unreadable reply, the budget, a missing rule).
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct CoordinateArgs {
+    /// The team's goal.
+    #[arg(long, value_name = "TEXT")]
+    pub goal: String,
+    /// The agents, in ring order: cmd:<command line>, builtin:<kind>, or a preset; NAME=<spec> names one.
+    #[arg(long, required = true, value_name = "SPEC,…")]
+    pub agents: Vec<String>,
+    /// The class: development (default), preference, cascade, resource, or unmapped (ASSEMBLY decides).
+    #[arg(long, value_name = "CLASS", default_value = "development", value_parser = parse_pattern)]
+    pub pattern: PatternKind,
+    /// Run ASSEMBLY before development too (it always runs before the other classes).
+    #[arg(long)]
+    pub assembly: bool,
+    /// Valid endorsements a proposal needs to land (development; default: a strict majority).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub quorum: Option<u32>,
+    /// The CONVERGE cap: rounds of proposals and endorsements (development, default 3) or epochs
+    /// (scalar classes, default 60; the class's own horizon may be shorter).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_rounds: Option<u64>,
+    /// The team's check command for endorsements (development; default: `git config mas.check`).
+    #[arg(long, value_name = "CMD")]
+    pub check: Option<String>,
+    /// How long an agent has for one hop; an agent still running then is killed.
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub hop_timeout: humantime::Duration,
+    /// How long the whole run has; when it runs out the run halts budget-exhausted.
+    #[arg(long, value_name = "DURATION", default_value = "2h")]
+    pub budget: humantime::Duration,
+    /// How long to wait, after an agent's reply, for its record to appear in refs/mas (development).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub wait: humantime::Duration,
+    /// Also write the final report, as JSON, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Stream JSON lines: one per hop, event and halt, ending with the report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_pattern(value: &str) -> Result<PatternKind, String> {
+    PatternKind::parse_flag(value).map_err(|_| {
+        format!("unknown pattern {value:?}; expected one of: development, preference, cascade, resource, unmapped")
+    })
+}
+
+/// Whether any snapshot input is configured in git config.
+fn snapshot_configured(ctx: &Context) -> Result<bool, CliError> {
+    let store = ctx.store()?;
+    let set = |key: &str| store.config_string(key).is_some_and(|v| !v.trim().is_empty());
+    Ok(["mas.task", "mas.taskFile", "mas.scip", "mas.editorFile"].iter().any(|k| set(k))
+        || store.config_strings("mas.diagnostics").iter().any(|v| !v.trim().is_empty()))
+}
+
+/// Publishes a frame from the configured inputs when there are any; returns the current frame's
+/// hash either way.
+fn frame_for_run(ctx: &mut Context) -> Result<Option<String>, CliError> {
+    if snapshot_configured(ctx)? {
+        let caller = ctx.caller()?;
+        let store = ctx.store()?;
+        let inputs = InputArgs {
+            task: None,
+            task_file: None,
+            scip: None,
+            diagnostics: Vec::new(),
+            editor_open: Vec::new(),
+            editor_file: None,
+        };
+        let files = read_inputs(store, &inputs)?;
+        let (snapshot, view) = frame::snapshot_now(store, &files).map_err(frame_error)?;
+        let hash = snapshot.frame_hash();
+        match frame::publish(store, &caller.name, &caller.key, &snapshot, &view, &files).map_err(frame_error)? {
+            Published::New { .. } => ctx.status(&format!("published frame {hash} from the configured inputs")),
+            Published::Unchanged { .. } => ctx.status(&format!("frame {hash} is current")),
+        }
+        return Ok(Some(hash));
+    }
+    let store = ctx.store()?;
+    Ok(current_frame_hash(store).map_err(frame_error)?.map(|(_, h)| h).filter(|h| !h.is_empty()))
+}
+
+fn narrate(ctx: &Context, event: &DevEvent) {
+    match event {
+        DevEvent::RunStarted { run, roster, quorum, check, .. } => ctx.status(&format!(
+            "started run {run}: roster {}, quorum {quorum}{}",
+            roster.join(", "),
+            check.as_deref().map(|c| format!(", check `{c}`")).unwrap_or_default()
+        )),
+        DevEvent::Worktree { agent, path } => ctx.status(&format!("  {agent} works in {}", path.display())),
+        DevEvent::Hop(h) => match &h.failure {
+            Some(f) => ctx.warn(&format!("{} ({} hop, attempt {}): {f}", h.peer, h.task.name(), h.attempt)),
+            None => {
+                let said = h.reply.as_deref().and_then(|r| r.lines().map(str::trim).find(|l| !l.is_empty()));
+                let said: String = said.unwrap_or("").chars().take(90).collect();
+                ctx.status(&format!("round {} · {} hop → {}: {said}", h.round, h.task.name(), h.peer))
+            }
+        },
+        DevEvent::Recorded { agent, kind, proposer } => ctx.status(&match proposer {
+            Some(p) => format!("  recorded: {agent}'s {kind} of {p}'s proposal"),
+            None => format!("  recorded: {agent}'s {kind}"),
+        }),
+        DevEvent::Missing { detail, .. } => ctx.warn(detail),
+        DevEvent::Tally { round, quorum, leader, quorum_reached, proposals } => {
+            let mut line = format!("tally after round {round} (quorum {quorum}):");
+            for p in proposals {
+                line.push_str(&format!(
+                    "\n  {:<12} {} valid endorsement(s){}{}",
+                    p.agent,
+                    p.endorsers.len(),
+                    if p.endorsers.is_empty() { String::new() } else { format!(" ({})", p.endorsers.join(", ")) },
+                    if p.failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", check failed for {}", p.failed.join(", "))
+                    }
+                ));
+            }
+            line.push_str(&format!(
+                "\n  leader: {}{}",
+                leader.as_deref().unwrap_or("none"),
+                if *quorum_reached { " — quorum reached" } else { "" }
+            ));
+            ctx.status(&line);
+        }
+        DevEvent::NotLandable { detail, .. } => ctx.warn(&format!("not landable yet: {detail}")),
+        DevEvent::Landed { commit, winners, termination } => {
+            ctx.status(&format!("landed {} on main as {commit} ({termination})", winners.join(", ")))
+        }
+        DevEvent::Halt { halt, detail, .. } => ctx.status(&format!("halt {}: {detail}", halt.code())),
+        DevEvent::Report { .. } => {}
+    }
+}
+
+fn check_roster(ctx: &Context, peers: &[PeerEntry]) -> Result<(), CliError> {
+    let roster = ctx.store()?.roster()?;
+    for p in peers {
+        if roster.get(&p.name).is_none() {
+            return Err(CliError::user(format!(
+                "agent '{}' ({}) is not on the repository's roster: in a development run every agent signs its own proposals and endorsements",
+                p.name, p.spec
+            ))
+            .hinted(format!(
+                "name each peer after an agent, e.g. --agents alice={}, and create agents with `git mas agent new <name>` (commit .mas/roster)",
+                p.spec
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) -> Result<ExitCode, CliError> {
+    check_roster(ctx, &peers)?;
+    let caller = ctx.caller()?;
+    let frame = frame_for_run(ctx)?;
+    let setup = DevSetup {
+        goal: args.goal.clone(),
+        quorum: args.quorum,
+        max_rounds: args.max_rounds.unwrap_or(DEFAULT_DEVELOPMENT_ROUNDS),
+        check: args.check.clone(),
+        hop_timeout: *args.hop_timeout,
+        budget: *args.budget,
+        wait: *args.wait,
+        frame,
+    };
+    let dir = ctx.cwd()?;
+    let mut team = team(ctx, peers, &dir)?;
+    install_interrupt_handler()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
+    let ctx_ref = &*ctx;
+    let json = args.json;
+    let mut stdout_open = true;
+    let mut sink = |event: &DevEvent| -> Result<(), SinkError> {
+        if json {
+            if stdout_open {
+                match print_json(event) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => stdout_open = false,
+                    Err(e) => return Err(Box::new(e)),
+                }
+            }
+        } else {
+            narrate(ctx_ref, event);
+        }
+        Ok(())
+    };
+    let store = ctx.store()?;
+    let outcome =
+        runtime.block_on(develop(store, &caller.name, &caller.key, &setup, &mut team, &mut sink)).map_err(|e| {
+            let mut message = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                message.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            CliError::user(message).hinted("`git mas run list` shows the run, `git mas report <run>` where it stands")
+        })?;
+    if let Some(path) = &args.report {
+        let bytes = serde_json::to_vec_pretty(&outcome.report).map_err(|e| CliError::internal(e.to_string()))?;
+        write_file(path, &bytes, "--report")?;
+    }
+    if !json {
+        print_text(&summary(&outcome.report))?;
+        ctx.status(&format!(
+            "report stored under refs/mas/runs/{}/report (`git mas report {}`); worktrees stay for inspection (`git mas worktree remove <agent> --run {}`)",
+            outcome.run, outcome.run, outcome.run
+        ));
+    }
+    Ok(ExitCode::from(match outcome.halt {
+        DevHalt::Landed => exit::OK,
+        DevHalt::LandBlocked => exit::BLOCKED,
+        _ => exit::RUN_INCOMPLETE,
+    }))
+}
+
+/// Runs `coordinate`.
+pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError> {
+    let peers = parse_agents(&args.agents).map_err(|e| {
+        CliError::user(format!("--agents: {e}")).hinted(
+            "agents are cmd:<command line>, builtin:reference|greedy|faulty, or a preset (claude-code, codex, goose, opencode, cursor, copilot), optionally NAME=<spec>",
+        )
+    })?;
+    if args.goal.trim().is_empty() || args.goal.len() > MAX_GOAL_BYTES {
+        return Err(CliError::user(format!("--goal must be between 1 and {MAX_GOAL_BYTES} bytes")));
+    }
+    if let Some(path) = &args.report {
+        check_writable(path, "--report")?;
+    }
+    if route(args.pattern, args.assembly) == Route::Development {
+        return development(ctx, &args, peers);
+    }
+    let caller = ctx.caller()?;
+    let meta = RunMeta {
+        run: new_run_id(std::time::SystemTime::now()),
+        goal: args.goal.clone(),
+        pattern: args.pattern,
+        peers: peers.clone(),
+        driver: caller.name.clone(),
+        limits: Limits {
+            max_rounds: args.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
+            hop_timeout_ms: millis(*args.hop_timeout)?,
+            budget_ms: millis(*args.budget)?,
+        },
+    };
+    let report = execute(ctx, &meta, args.json)?;
+    if report.halt == Some(ConvergeHalt::Unmapped) && report.class == Some(PatternKind::Development) {
+        if args.json {
+            print_json(&serde_json::json!({"event": "continue", "class": "development", "assembly_run": report.run}))?;
+        } else {
+            ctx.status(&format!(
+                "ASSEMBLY (run {}) named class development: CONVERGE continues on code artifacts",
+                report.run
+            ));
+        }
+        return development(ctx, &args, peers);
+    }
+    if let Some(path) = &args.report {
+        let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::internal(e.to_string()))?;
+        write_file(path, &bytes, "--report")?;
+    }
+    if args.quorum.is_some() || args.check.is_some() {
+        ctx.warn("--quorum and --check apply to development runs; this run did not converge on code");
+    }
+    if !args.json {
+        print_report(ctx, &report)?;
+        if report.halt == Some(ConvergeHalt::Unmapped) {
+            ctx.status(&format!(
+                "the team modelled the problem as class {}: git-mas has no engine for it, so CONVERGE did not start",
+                report.class_token.as_deref().or(report.class.map(|c| c.name())).unwrap_or("(none named)")
+            ));
+        }
+    }
+    Ok(ExitCode::from(if report.incomplete() { exit::RUN_INCOMPLETE } else { exit::OK }))
+}

@@ -1,0 +1,747 @@
+//! The development CONVERGE: a team of agents proposes code artifacts, endorses them by running
+//! the team's check, and the driver lands the winner once a quorum holds.
+//!
+//! [`develop`] drives one run:
+//!
+//! 1. **Start.** `run start` for the team's roster (every peer must be an agent on the repository's
+//!    committed roster: agents sign their own records), then one linked worktree per agent at the
+//!    run's base (`git mas worktree add`: its configuration names the agent and the run).
+//! 2. **Rounds**, up to `max_rounds`. In ring order, each agent gets a *propose* hop (phase
+//!    CONVERGE, the goal, its worktree, what to run); then each agent gets an *endorse* hop naming
+//!    the proposals it has not judged yet. After each hop the driver waits, up to a deadline, for
+//!    the agent's record to appear in `refs/mas/runs/<run>/events/<agent>`: a new proposal, or a
+//!    verdict on every proposal named. Then it tallies (the same replay as `git mas tally`) and,
+//!    when the leader has its quorum, lands it (the same plan and transaction as `git mas land`).
+//! 3. **End.** A landing ends the run; otherwise, after the last round, the run is aborted with the
+//!    reason. Either way the convergence report is stored under `refs/mas/runs/<run>/report` and
+//!    returned. After a landing every agent gets a *close* hop (release what you hold).
+//!
+//! Replies: each must end with `NEXT <agent>` or `DONE` ([`super::read_reply`]). A failed call or a
+//! reply without a handoff is asked once more with the reason; a second failure halts the run
+//! `unreadable-reply` with that reason. A readable reply whose record does not appear by the
+//! deadline is asked once more too; if the record still does not appear, the agent sits the task
+//! out (its absence shows in the tally) and the run goes on. The driver never writes a proposal or
+//! an endorsement for an agent.
+//!
+//! Every hop's timeout is the smaller of the per-hop timeout and what is left of the run's budget;
+//! a budget spent halts the run `budget-exhausted`.
+
+use super::{DevPrompt, Task, read_reply};
+use crate::assembly::Handoff;
+use crate::attention::frame::current_frame_hash;
+use crate::convergence::{self, ConvergenceReport, Outcome};
+use crate::identity::{AgentKey, Roster};
+use crate::peers::{Hop, Peer, ProcessPeer};
+use crate::pool::land::{self, LandPlan};
+use crate::pool::{PoolError, worktree};
+use crate::run::events::{self, ENDORSEMENT_KIND, PROPOSAL_KIND};
+use crate::run::view::{self, RunView};
+use crate::run::{self, BlockedPayload, NewRun, RunError, now_ms};
+use crate::store::{Store, StoreError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// How often the driver looks for an agent's records while it waits.
+const POLL: Duration = Duration::from_millis(100);
+/// How many times a landing plans again when main moves under it.
+const MAX_REPLANS: u32 = 5;
+
+/// What a development run is given.
+#[derive(Debug, Clone)]
+pub struct DevSetup {
+    /// The team's goal.
+    pub goal: String,
+    /// Valid endorsements a proposal needs (default: a strict majority).
+    pub quorum: Option<u32>,
+    /// Rounds of proposals and endorsements.
+    pub max_rounds: u64,
+    /// The team's check command (default: `git config mas.check`).
+    pub check: Option<String>,
+    /// Time one hop has.
+    pub hop_timeout: Duration,
+    /// Time the whole run has.
+    pub budget: Duration,
+    /// How long to wait for an agent's record after its reply.
+    pub wait: Duration,
+    /// The current frame's hash, shown to agents.
+    pub frame: Option<String>,
+}
+
+/// Why a development run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DevHalt {
+    /// The winner landed.
+    Landed,
+    /// The landing was blocked (a merge conflict or a failing check of the merged tree).
+    LandBlocked,
+    /// The rounds ran out without a landable quorum.
+    MaxRoundsReached,
+    /// A reply could not be used, twice.
+    UnreadableReply,
+    /// The budget ran out.
+    BudgetExhausted,
+}
+
+impl DevHalt {
+    /// The halt's code.
+    pub fn code(self) -> &'static str {
+        match self {
+            DevHalt::Landed => "landed",
+            DevHalt::LandBlocked => "land-blocked",
+            DevHalt::MaxRoundsReached => "max-rounds-reached",
+            DevHalt::UnreadableReply => "unreadable-reply",
+            DevHalt::BudgetExhausted => "budget-exhausted",
+        }
+    }
+}
+
+/// One call to an agent, as streamed.
+#[derive(Debug, Clone, Serialize)]
+pub struct DevHop {
+    /// The agent.
+    pub peer: String,
+    /// What it was asked.
+    pub task: Task,
+    /// The round.
+    pub round: u64,
+    /// 1, or 2 when the first reply could not be used.
+    pub attempt: u32,
+    /// `sha256:<hex>` of the prompt.
+    pub prompt_digest: String,
+    /// The prompt's length in bytes.
+    pub prompt_bytes: u64,
+    /// The reply; `None` when the call failed.
+    pub reply: Option<String>,
+    /// Why the reply could not be used.
+    pub failure: Option<String>,
+    /// How the reply handed the turn on.
+    pub handoff: Option<Handoff>,
+    /// How long the call took, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// One proposal in a tally.
+#[derive(Debug, Clone, Serialize)]
+pub struct TalliedProposal {
+    /// The proposer.
+    pub agent: String,
+    /// Its tree.
+    pub tree: String,
+    /// Its valid endorsers.
+    pub endorsers: Vec<String>,
+    /// Endorsers whose check failed on it.
+    pub failed: Vec<String>,
+}
+
+/// One step of a development run, as the sink sees it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum DevEvent {
+    /// The run was started.
+    RunStarted {
+        /// The run id.
+        run: String,
+        /// Its base (main's tip).
+        base: String,
+        /// Its roster.
+        roster: Vec<String>,
+        /// Its quorum.
+        quorum: u32,
+        /// Its check command, when the run records one.
+        check: Option<String>,
+    },
+    /// An agent's worktree was created.
+    Worktree {
+        /// The agent.
+        agent: String,
+        /// Its path.
+        path: PathBuf,
+    },
+    /// A call to an agent.
+    Hop(DevHop),
+    /// An agent's record appeared.
+    Recorded {
+        /// The agent.
+        agent: String,
+        /// `proposal` or `endorsement`.
+        kind: String,
+        /// Whose proposal an endorsement judges.
+        proposer: Option<String>,
+    },
+    /// An agent's record did not appear by the deadline.
+    Missing {
+        /// The agent.
+        agent: String,
+        /// The task.
+        task: Task,
+        /// What is missing.
+        detail: String,
+    },
+    /// Where the run stands after a round.
+    Tally {
+        /// The round.
+        round: u64,
+        /// The quorum.
+        quorum: u32,
+        /// The leader.
+        leader: Option<String>,
+        /// Whether the leader has its quorum.
+        quorum_reached: bool,
+        /// Every proposal.
+        proposals: Vec<TalliedProposal>,
+    },
+    /// The leader reached quorum but cannot land yet.
+    NotLandable {
+        /// The round.
+        round: u64,
+        /// Why.
+        detail: String,
+    },
+    /// The run landed.
+    Landed {
+        /// The landing commit on main.
+        commit: String,
+        /// The winners.
+        winners: Vec<String>,
+        /// The termination reason in the commit's trailers.
+        termination: String,
+    },
+    /// The run stopped.
+    Halt {
+        /// Why.
+        halt: DevHalt,
+        /// The agent it is about, when one.
+        peer: Option<String>,
+        /// What happened, for people.
+        detail: String,
+    },
+    /// The convergence report (stored under `refs/mas/runs/<run>/report`).
+    Report {
+        /// The report.
+        report: Box<ConvergenceReport>,
+    },
+}
+
+/// What a sink may fail with.
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a development run could not be driven (a halt is an outcome, not an error).
+#[derive(Debug, Error)]
+pub enum DevError {
+    /// A run operation failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A worktree or landing operation failed.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// Reading or writing refs failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The sink refused an event.
+    #[error("the run's events could not be streamed")]
+    Sink {
+        /// The cause.
+        #[source]
+        source: SinkError,
+    },
+}
+
+/// How a development run ended.
+#[derive(Debug, Clone)]
+pub struct DevOutcome {
+    /// The run id.
+    pub run: String,
+    /// Why it stopped.
+    pub halt: DevHalt,
+    /// The landing commit, when it landed.
+    pub landed: Option<String>,
+    /// The convergence report.
+    pub report: ConvergenceReport,
+    /// The agents' worktrees.
+    pub worktrees: Vec<(String, PathBuf)>,
+}
+
+struct Budget {
+    deadline: Instant,
+    hop: Duration,
+}
+
+impl Budget {
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    fn next_timeout(&self) -> Option<Duration> {
+        let left = self.left();
+        (!left.is_zero()).then(|| left.min(self.hop))
+    }
+}
+
+fn digest(prompt: &str) -> String {
+    use sha2::Digest;
+    format!("sha256:{}", crate::identity::key::hex(&sha2::Sha256::digest(prompt.as_bytes())))
+}
+
+/// Counts of an agent's records in the run: (agent, kind, proposer) → how many.
+type Counts = BTreeMap<(String, String, Option<String>), usize>;
+
+fn counts(store: &Store, roster: &Roster, run: &str) -> Result<Counts, DevError> {
+    let loaded = events::load(store, roster, run)?;
+    let mut out = Counts::new();
+    for e in loaded.events {
+        *out.entry((e.agent, e.kind, e.record.proposer)).or_default() += 1;
+    }
+    Ok(out)
+}
+
+fn count(c: &Counts, agent: &str, kind: &str, proposer: Option<&str>) -> usize {
+    c.get(&(agent.to_owned(), kind.to_owned(), proposer.map(str::to_owned))).copied().unwrap_or(0)
+}
+
+/// Whether the records `task` asks of `agent` have appeared since `before`.
+fn recorded(task: Task, agent: &str, targets: &[String], before: &Counts, now: &Counts) -> bool {
+    match task {
+        Task::Propose => count(now, agent, PROPOSAL_KIND, None) > count(before, agent, PROPOSAL_KIND, None),
+        Task::Endorse => targets
+            .iter()
+            .all(|p| count(now, agent, ENDORSEMENT_KIND, Some(p)) > count(before, agent, ENDORSEMENT_KIND, Some(p))),
+        Task::Close => true,
+    }
+}
+
+struct Driver<'a> {
+    store: &'a Store,
+    roster: Roster,
+    driver: &'a str,
+    key: &'a AgentKey,
+    setup: &'a DevSetup,
+    run: String,
+    names: Vec<String>,
+    worktrees: Vec<(String, PathBuf)>,
+    check: Option<String>,
+    budget: Budget,
+    sink: &'a mut dyn FnMut(&DevEvent) -> Result<(), SinkError>,
+}
+
+/// What became of one agent's task.
+enum Asked {
+    /// The reply was readable (and the records appeared, or the agent sat the task out).
+    Done,
+    /// The run halts.
+    Halt(DevHalt, String),
+}
+
+impl Driver<'_> {
+    fn emit(&mut self, event: DevEvent) -> Result<(), DevError> {
+        (self.sink)(&event).map_err(|source| DevError::Sink { source })
+    }
+
+    fn view(&self) -> Result<RunView, DevError> {
+        let meta = run::load_meta(self.store, &self.roster, &self.run)?;
+        Ok(view::load(self.store, &self.roster, meta, events::self_endorse_allowed(self.store))?)
+    }
+
+    fn budget_detail(&self) -> String {
+        format!(
+            "the run's budget of {} ran out before the team converged",
+            humantime::format_duration(self.setup.budget)
+        )
+    }
+
+    /// Asks agent `i` to do `task` (twice at most), then waits for its records.
+    async fn ask(
+        &mut self,
+        peer: &mut ProcessPeer,
+        i: usize,
+        task: Task,
+        round: u64,
+        targets: &[String],
+        landed: Option<(&str, &[String])>,
+    ) -> Result<Asked, DevError> {
+        let name = self.names[i].clone();
+        let next = self.names.get(i + 1).cloned();
+        let worktree = self.worktrees[i].1.display().to_string();
+        let mut reason: Option<String> = None;
+        for attempt in 1..=2u32 {
+            let Some(timeout) = self.budget.next_timeout() else {
+                return Ok(Asked::Halt(DevHalt::BudgetExhausted, self.budget_detail()));
+            };
+            let prompt = DevPrompt {
+                run: &self.run,
+                agent: &name,
+                task,
+                round,
+                next: next.as_deref(),
+                goal: &self.setup.goal,
+                worktree: &worktree,
+                frame: self.setup.frame.as_deref(),
+                check: self.check.as_deref(),
+                endorse: targets,
+                landed: landed.map(|(c, _)| c),
+                winners: landed.map_or(&[], |(_, w)| w),
+                attempt,
+                reason: reason.as_deref(),
+            }
+            .render();
+            let env = vec![
+                ("GIT_MAS_AGENT".to_owned(), name.clone()),
+                ("GIT_MAS_PEER".to_owned(), name.clone()),
+                ("GIT_MAS_RUN".to_owned(), self.run.clone()),
+                ("GIT_MAS_PHASE".to_owned(), "CONVERGE".to_owned()),
+                ("GIT_MAS_TASK".to_owned(), task.name().to_owned()),
+                ("GIT_MAS_ROUND".to_owned(), round.to_string()),
+                ("GIT_MAS_ATTEMPT".to_owned(), attempt.to_string()),
+                ("GIT_MAS_WORKTREE".to_owned(), worktree.clone()),
+            ];
+            let before = if task == Task::Close { Counts::new() } else { counts(self.store, &self.roster, &self.run)? };
+            let hop = Hop { prompt, timeout, env };
+            let started = Instant::now();
+            let result = peer.hop(&hop).await;
+            let elapsed_ms = started.elapsed().as_millis() as u64;
+            let (reply, read) = match result {
+                Ok(r) => {
+                    let read = read_reply(&r.text, &self.names);
+                    (Some(r.text), read)
+                }
+                Err(e) => (None, Err(e.to_string())),
+            };
+            let failure = read.as_ref().err().cloned();
+            self.emit(DevEvent::Hop(DevHop {
+                peer: name.clone(),
+                task,
+                round,
+                attempt,
+                prompt_digest: digest(&hop.prompt),
+                prompt_bytes: hop.prompt.len() as u64,
+                reply,
+                failure: failure.clone(),
+                handoff: read.ok(),
+                elapsed_ms,
+            }))?;
+            if let Some(failure) = failure {
+                if task == Task::Close {
+                    return Ok(Asked::Done);
+                }
+                if attempt == 2 {
+                    let detail =
+                        format!("{name}'s reply could not be used, asked twice ({} hop): {failure}", task.name());
+                    return Ok(Asked::Halt(DevHalt::UnreadableReply, detail));
+                }
+                reason = Some(failure);
+                continue;
+            }
+            if task == Task::Close {
+                return Ok(Asked::Done);
+            }
+            // The reply is readable: wait for the records it stands for.
+            let deadline = Instant::now() + self.setup.wait.min(self.budget.left());
+            loop {
+                let now = counts(self.store, &self.roster, &self.run)?;
+                if recorded(task, &name, targets, &before, &now) {
+                    match task {
+                        Task::Propose => self.emit(DevEvent::Recorded {
+                            agent: name.clone(),
+                            kind: PROPOSAL_KIND.into(),
+                            proposer: None,
+                        })?,
+                        _ => {
+                            for p in targets {
+                                self.emit(DevEvent::Recorded {
+                                    agent: name.clone(),
+                                    kind: ENDORSEMENT_KIND.into(),
+                                    proposer: Some(p.clone()),
+                                })?;
+                            }
+                        }
+                    }
+                    return Ok(Asked::Done);
+                }
+                if Instant::now() >= deadline {
+                    break;
+                }
+                tokio::time::sleep(POLL).await;
+            }
+            let detail = match task {
+                Task::Propose => format!(
+                    "no new proposal from {name} appeared in refs/mas/runs/{}/events/{name} within {}; run `git mas propose` in {worktree}",
+                    self.run,
+                    humantime::format_duration(self.setup.wait)
+                ),
+                _ => format!(
+                    "no new endorsement from {name} of each of {} appeared within {}; run `git mas endorse <agent>` for each",
+                    targets.join(", "),
+                    humantime::format_duration(self.setup.wait)
+                ),
+            };
+            self.emit(DevEvent::Missing { agent: name.clone(), task, detail: detail.clone() })?;
+            if self.budget.next_timeout().is_none() {
+                return Ok(Asked::Halt(DevHalt::BudgetExhausted, self.budget_detail()));
+            }
+            reason = Some(detail);
+        }
+        Ok(Asked::Done)
+    }
+
+    fn tally_event(&mut self, round: u64, view: &RunView) -> Result<(), DevError> {
+        let t = &view.tally;
+        let proposals = t
+            .proposals
+            .iter()
+            .map(|p| TalliedProposal {
+                agent: p.agent.clone(),
+                tree: p.tree.clone(),
+                endorsers: p.endorsers.clone(),
+                failed: p.failures().map(|v| v.endorser.clone()).collect(),
+            })
+            .collect();
+        self.emit(DevEvent::Tally {
+            round,
+            quorum: t.quorum,
+            leader: t.leader.clone(),
+            quorum_reached: t.quorum_reached(),
+            proposals,
+        })
+    }
+
+    /// Lands the leader: `Ok(Some(commit))`, `Ok(None)` when it cannot land yet (emitted), or the
+    /// blocked halt.
+    fn land(&mut self, round: u64) -> Result<Result<Option<String>, (DevHalt, String)>, DevError> {
+        for _ in 0..MAX_REPLANS {
+            let view = self.view()?;
+            let plan = match land::plan(self.store, &view, false, self.check.as_deref()) {
+                Ok(plan) => plan,
+                Err(PoolError::Refused(detail)) => {
+                    self.emit(DevEvent::NotLandable { round, detail })?;
+                    return Ok(Ok(None));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if plan.blocked() {
+                let blocked = BlockedPayload {
+                    main: plan.main.clone(),
+                    members: plan.members.clone(),
+                    aggregate: false,
+                    conflicts: plan.conflicts.clone(),
+                    at_ms: now_ms(),
+                };
+                run::record_blocked(self.store, &self.run, &blocked, self.driver, self.key)?;
+                let detail = plan.conflicts.iter().map(|c| c.detail.clone()).collect::<Vec<_>>().join("; ");
+                return Ok(Err((DevHalt::LandBlocked, format!("the landing is blocked: {detail}"))));
+            }
+            let termination = termination_if_landed(&view, &plan);
+            let frame = current_frame_hash(self.store).ok().flatten().map(|(_, h)| h).filter(|h| !h.is_empty());
+            match land::execute(self.store, &view, &plan, &termination, frame, self.driver, self.key) {
+                Ok(landed) => {
+                    self.emit(DevEvent::Landed {
+                        commit: landed.record.commit.clone(),
+                        winners: plan.members.iter().map(|(a, _)| a.clone()).collect(),
+                        termination,
+                    })?;
+                    return Ok(Ok(Some(landed.record.commit)));
+                }
+                Err(PoolError::MainMoved) => continue,
+                Err(PoolError::Refused(detail)) => {
+                    self.emit(DevEvent::NotLandable { round, detail })?;
+                    return Ok(Ok(None));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.emit(DevEvent::NotLandable { round, detail: "main kept moving while landing".into() })?;
+        Ok(Ok(None))
+    }
+
+    /// Ends an unlanded run: abort with the reason (unless a blocked landing already records it).
+    fn end_unlanded(&mut self, halt: DevHalt, detail: &str) -> Result<(), DevError> {
+        if halt != DevHalt::LandBlocked {
+            run::abort(self.store, &self.roster, &self.run, detail, false, self.driver, self.key)?;
+        }
+        Ok(())
+    }
+}
+
+/// The termination reason a landing of `plan` would record.
+pub fn termination_if_landed(view: &RunView, plan: &LandPlan) -> String {
+    let mut state = view.state(now_ms());
+    state.outcome = Outcome::Landed {
+        winners: plan.members.iter().map(|(a, _)| a.clone()).collect(),
+        commit: String::new(),
+        merged_check_passed: plan.merged_check.as_ref().map(|c| c.passed()),
+    };
+    convergence::evaluate(&state).termination_reason.map_or("tasks_completed", |r| r.name()).to_owned()
+}
+
+/// Drives one development run with `peers` (the team, in ring order; every peer's name an agent
+/// on the repository's roster), signed as `driver`. Every step goes to `sink` as it happens.
+pub async fn develop(
+    store: &Store,
+    driver: &str,
+    key: &AgentKey,
+    setup: &DevSetup,
+    peers: &mut [ProcessPeer],
+    sink: &mut dyn FnMut(&DevEvent) -> Result<(), SinkError>,
+) -> Result<DevOutcome, DevError> {
+    let names: Vec<String> = peers.iter().map(|p| p.name().to_owned()).collect();
+    let started = Instant::now();
+    let new = NewRun {
+        id: None,
+        goal: setup.goal.clone(),
+        roster: Some(names.clone()),
+        quorum: setup.quorum,
+        max_rounds: Some(setup.max_rounds),
+        budget_ms: Some(u64::try_from(setup.budget.as_millis()).unwrap_or(u64::MAX)),
+        check: setup.check.clone(),
+    };
+    let def = run::start(store, &new, driver, key)?;
+    let check = def.check.clone().or_else(|| store.config_string("mas.check")).filter(|c| !c.trim().is_empty());
+    let roster = store.roster()?;
+    let mut d = Driver {
+        store,
+        roster,
+        driver,
+        key,
+        setup,
+        run: def.id.clone(),
+        names: def.roster.clone(),
+        worktrees: Vec::new(),
+        check,
+        budget: Budget { deadline: started + setup.budget, hop: setup.hop_timeout },
+        sink,
+    };
+    d.emit(DevEvent::RunStarted {
+        run: def.id.clone(),
+        base: def.base.clone(),
+        roster: def.roster.clone(),
+        quorum: def.quorum,
+        check: def.check.clone(),
+    })?;
+    // The run's roster is sorted; the ring is the order the peers were given in.
+    d.names = names;
+    let meta = run::load_meta(store, &d.roster, &def.id)?;
+    for peer in peers.iter_mut() {
+        let name = peer.name().to_owned();
+        let path = worktree::default_path(store, &def.id, &name);
+        let created = worktree::add(store, &meta, &name, &path)?;
+        peer.set_dir(Some(created.path.clone()));
+        d.emit(DevEvent::Worktree { agent: name.clone(), path: created.path.clone() })?;
+        d.worktrees.push((name, created.path));
+    }
+
+    let mut end: Option<(DevHalt, Option<String>, String)> = None;
+    let mut landed: Option<String> = None;
+    let mut winners: Vec<String> = Vec::new();
+    let mut last_round = 0;
+    'rounds: for round in 1..=setup.max_rounds {
+        last_round = round;
+        for (i, peer) in peers.iter_mut().enumerate() {
+            if let Asked::Halt(halt, detail) = d.ask(peer, i, Task::Propose, round, &[], None).await? {
+                end = Some((halt, Some(d.names[i].clone()), detail));
+                break 'rounds;
+            }
+        }
+        for (i, peer) in peers.iter_mut().enumerate() {
+            let view = d.view()?;
+            let me = &d.names[i];
+            let targets: Vec<String> = view
+                .tally
+                .proposals
+                .iter()
+                .filter(|p| &p.agent != me && !p.verdicts.iter().any(|v| &v.endorser == me))
+                .map(|p| p.agent.clone())
+                .collect();
+            if targets.is_empty() {
+                continue;
+            }
+            if let Asked::Halt(halt, detail) = d.ask(peer, i, Task::Endorse, round, &targets, None).await? {
+                end = Some((halt, Some(d.names[i].clone()), detail));
+                break 'rounds;
+            }
+        }
+        let view = d.view()?;
+        d.tally_event(round, &view)?;
+        if view.tally.quorum_reached() {
+            match d.land(round)? {
+                Ok(Some(commit)) => {
+                    winners = view.tally.leader.iter().cloned().collect();
+                    end = Some((
+                        DevHalt::Landed,
+                        None,
+                        format!("{}'s proposal landed on main as {commit}", winners.join(", ")),
+                    ));
+                    landed = Some(commit);
+                    break 'rounds;
+                }
+                Ok(None) => {}
+                Err((halt, detail)) => {
+                    end = Some((halt, None, detail));
+                    break 'rounds;
+                }
+            }
+        }
+        if d.budget.next_timeout().is_none() {
+            end = Some((DevHalt::BudgetExhausted, None, d.budget_detail()));
+            break 'rounds;
+        }
+    }
+    let (halt, peer, detail) = end.unwrap_or_else(|| {
+        (
+            DevHalt::MaxRoundsReached,
+            None,
+            format!("{} round(s) passed without a landable quorum of {}", setup.max_rounds, def.quorum),
+        )
+    });
+    if halt == DevHalt::Landed {
+        for (i, p) in peers.iter_mut().enumerate() {
+            // The run has ended: a close hop that fails changes nothing.
+            if d.budget.next_timeout().is_some() {
+                let closing = landed.as_deref().map(|c| (c, winners.as_slice()));
+                d.ask(p, i, Task::Close, last_round, &[], closing).await?;
+            }
+        }
+    } else {
+        d.end_unlanded(halt, &detail)?;
+    }
+    d.emit(DevEvent::Halt { halt, peer, detail })?;
+    let report = d.view()?.report(now_ms());
+    let value = serde_json::to_value(&report)
+        .map_err(|e| StoreError::Git { context: "encoding the report".into(), source: Box::new(e) })?;
+    run::store_report(store, &d.run, &value, driver, key)?;
+    d.emit(DevEvent::Report { report: Box::new(report.clone()) })?;
+    Ok(DevOutcome { run: d.run, halt, landed, report, worktrees: d.worktrees })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(entries: &[(&str, &str, Option<&str>, usize)]) -> Counts {
+        entries.iter().map(|(a, k, p, n)| ((a.to_string(), k.to_string(), p.map(str::to_owned)), *n)).collect()
+    }
+
+    #[test]
+    fn a_proposal_counts_only_when_new() {
+        let before = c(&[("alice", PROPOSAL_KIND, None, 1)]);
+        assert!(!recorded(Task::Propose, "alice", &[], &before, &before));
+        let after = c(&[("alice", PROPOSAL_KIND, None, 2)]);
+        assert!(recorded(Task::Propose, "alice", &[], &before, &after));
+        let other = c(&[("alice", PROPOSAL_KIND, None, 1), ("bob", PROPOSAL_KIND, None, 1)]);
+        assert!(!recorded(Task::Propose, "alice", &[], &before, &other));
+    }
+
+    #[test]
+    fn an_endorse_task_needs_a_verdict_on_every_target() {
+        let targets = vec!["bob".to_owned(), "carol".to_owned()];
+        let before = Counts::new();
+        let one = c(&[("alice", ENDORSEMENT_KIND, Some("bob"), 1)]);
+        assert!(!recorded(Task::Endorse, "alice", &targets, &before, &one));
+        let both = c(&[("alice", ENDORSEMENT_KIND, Some("bob"), 1), ("alice", ENDORSEMENT_KIND, Some("carol"), 1)]);
+        assert!(recorded(Task::Endorse, "alice", &targets, &before, &both));
+        // Someone else's endorsements are not alice's.
+        let others = c(&[("bob", ENDORSEMENT_KIND, Some("carol"), 1), ("dave", ENDORSEMENT_KIND, Some("bob"), 1)]);
+        assert!(!recorded(Task::Endorse, "alice", &targets, &before, &others));
+    }
+}
