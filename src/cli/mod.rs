@@ -115,6 +115,8 @@ pub enum Command {
     Land(commands::land::LandArgs),
     Report(commands::dev_report::ReportArgs),
     Demo(commands::demo::DemoArgs),
+    #[command(subcommand)]
+    Bench(commands::bench::BenchCommand),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
 }
@@ -152,6 +154,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Land(args) => commands::land::run(ctx, args),
         Command::Report(args) => report_any(ctx, args),
         Command::Demo(args) => commands::demo::run(ctx, args),
+        Command::Bench(cmd) => commands::bench::run(ctx, cmd),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),
     }
