@@ -304,13 +304,18 @@ pub struct ArmResult {
 }
 
 fn summarize(arm: &str, runs: &[RunResult], published: f64) -> ArmResult {
-    let f = |g: fn(&RunResult) -> u64| runs.iter().map(|r| g(r) as f64).collect::<Vec<_>>();
+    // Counts: a normal interval's lower end below 0 says nothing; cut it at 0.
+    let f = |g: fn(&RunResult) -> u64| {
+        let mut m = mean(&runs.iter().map(|r| g(r) as f64).collect::<Vec<_>>());
+        m.low = m.low.max(0.0);
+        m
+    };
     ArmResult {
         arm: arm.into(),
         conflict_rate: wilson(runs.iter().filter(|r| r.conflict_steps > 0).count() as u64, runs.len() as u64),
-        conflict_steps: mean(&f(|r| r.conflict_steps)),
-        steps: mean(&f(|r| r.steps)),
-        waits: mean(&f(|r| r.waits)),
+        conflict_steps: f(|r| r.conflict_steps),
+        steps: f(|r| r.steps),
+        waits: f(|r| r.waits),
         unfinished: runs.iter().filter(|r| !r.finished).count() as u64,
         fail_closed: runs.iter().map(|r| r.fail_closed).sum(),
         frame_splits: runs.iter().map(|r| r.frame_splits).sum(),
