@@ -364,6 +364,14 @@ mod tests {
     }
 
     #[test]
+    fn pinned_counts_for_a_small_configuration() {
+        // The same seed must give this table on every platform.
+        let r = run(&cfg(Overlap::Top));
+        let got: Vec<(u64, f64)> = r.arms.iter().map(|a| (a.conflict_rate.count, a.steps.mean)).collect();
+        assert_eq!(got, [(29, 6.0), (3, 6.7)]);
+    }
+
+    #[test]
     fn overlap_any_is_no_worse_than_top() {
         let top = run(&cfg(Overlap::Top));
         let any = run(&cfg(Overlap::Any));

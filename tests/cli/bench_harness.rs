@@ -47,6 +47,8 @@ fn card_alignment_meets_the_sanity_bounds() {
         let mismatched = &row(&r, "mismatched")["success"];
         let ungrounded = &row(&r, "ungrounded")["success"];
         assert_eq!(protocol["trials"], 400);
+        // The ceiling is reached through deference, not because the agents already agreed.
+        assert!(row(&r, "protocol")["first_exchange_disagreed"]["count"].as_u64().unwrap() > 40, "seed {seed}");
         // No signal is chance: its interval holds 1/5.
         assert!(f(&none["low"]) <= 0.2 && 0.2 <= f(&none["high"]), "seed {seed}: {none}");
         // The protocol beats every baseline, beyond their intervals.

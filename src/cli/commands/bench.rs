@@ -190,6 +190,16 @@ fn card_text(r: &CardReport) -> String {
             row.failure.rate
         );
     }
+    if let Some(d) =
+        r.conditions.iter().find(|c| c.condition == "protocol").and_then(|c| c.first_exchange_disagreed.as_ref())
+    {
+        let _ = writeln!(
+            out,
+            "\nprotocol: the first exchange disagreed (different top targets) in {} of episodes; \
+             grounded deference had to resolve those",
+            ci(d)
+        );
+    }
     out
 }
 
