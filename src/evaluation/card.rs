@@ -16,7 +16,9 @@
 //!   Each round both read the partner's focus and ask the production rule ([`decide`]): Reject →
 //!   fail closed (the episode is refused, not failed); Serialize → both hold the shared top;
 //!   Parallel → grounded deference: the agent whose top ranks lower in the shared snapshot adopts
-//!   the partner's top. The final pick is the focus's top.
+//!   the partner's top. The final pick is the top of the focus after the last exchange (how
+//!   many first exchanges disagreed is reported, so that the ceiling is seen to be reached by
+//!   deference, not by agents that agreed from the start).
 //! - **mismatched conventions**: the same message exchange and the rule's lexicographic holder,
 //!   but each agent names its pick by its private label, which the partner reads in its own frame
 //!   (the failure the protocol exists to prevent).
