@@ -10,6 +10,7 @@ pub mod converge_driver;
 pub mod convergence;
 pub mod coordinate;
 pub mod engines;
+pub mod evaluation;
 pub mod identity;
 pub mod peers;
 pub mod pool;

@@ -114,6 +114,48 @@ pub fn decide(a: &Focus, b: &Focus) -> Decision {
     }
 }
 
+/// Derives a focus from a snapshot: the targets `chosen` picks, in the snapshot's order (highest
+/// saliency first), at most [`MAX_FOCUS_TARGETS`] of them. `frame` is the snapshot's frame hash.
+/// Targets the snapshot does not list cannot be chosen: a focus is derived, never free-typed.
+pub fn derive_focus(
+    agent: &str,
+    seq: u64,
+    snapshot: &super::snapshot::Snapshot,
+    frame: &str,
+    chosen: &dyn Fn(&str) -> bool,
+) -> Focus {
+    let targets =
+        snapshot.targets.iter().filter(|t| chosen(&t.id)).take(MAX_FOCUS_TARGETS).map(|t| t.id.clone()).collect();
+    Focus { agent: agent.to_string(), frame: frame.to_string(), seq, targets }
+}
+
+/// Which shared targets make two agents serialize.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overlap {
+    /// Only a shared top target (the coordination rule, [`decide`]).
+    Top,
+    /// Any shared target: a stricter variant that trades throughput for fewer collisions.
+    Any,
+}
+
+/// The coordination rule with a choice of overlap: [`Overlap::Top`] is exactly [`decide`];
+/// [`Overlap::Any`] also serializes when the foci share any target, the shared target being the
+/// first of them in the holder's order, with the same lexicographic holder.
+pub fn decide_overlap(a: &Focus, b: &Focus, overlap: Overlap) -> Decision {
+    let top = decide(a, b);
+    if overlap == Overlap::Top || !matches!(top, Decision::Parallel) {
+        return top;
+    }
+    let (holder, deferring) = if a.agent <= b.agent { (a, b) } else { (b, a) };
+    match holder.targets.iter().find(|t| deferring.targets.contains(t)) {
+        Some(t) => {
+            Decision::Serialize { holder: holder.agent.clone(), deferring: deferring.agent.clone(), target: t.clone() }
+        }
+        None => Decision::Parallel,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +205,41 @@ mod tests {
         assert!(matches!(decide(&focus("a", "f1", &["x"]), &focus("b", "f2", &["x"])), Reject { .. }));
         // Reject wins even when a focus is empty.
         assert!(matches!(decide(&focus("a", "f1", &[]), &focus("b", "f2", &["x"])), Reject { .. }));
+    }
+
+    #[test]
+    fn derived_foci_follow_the_snapshot_order_and_bound() {
+        use crate::attention::snapshot::{FileFacts, SnapshotInput, compute};
+        let input = SnapshotInput {
+            files: (0..12)
+                .map(|i| FileFacts { path: format!("f{i:02}.rs"), touched: false, commits_since: Some(i) })
+                .collect(),
+            ..Default::default()
+        };
+        let snap = compute(&input, |_| false);
+        let frame = snap.frame_hash();
+        let f = derive_focus("alice", 3, &snap, &frame, &|id| id != "f00.rs" && id != "missing.rs");
+        assert_eq!(f.targets.len(), MAX_FOCUS_TARGETS);
+        assert_eq!(f.targets[0], "f01.rs", "most recent first, f00 left out");
+        assert_eq!((f.agent.as_str(), f.seq, f.frame.as_str()), ("alice", 3, frame.as_str()));
+        // Chosen in any order, listed in the snapshot's.
+        let g = derive_focus("bob", 1, &snap, &frame, &|id| id == "f05.rs" || id == "f02.rs" || id == "nope.rs");
+        assert_eq!(g.targets, ["f02.rs", "f05.rs"]);
+    }
+
+    #[test]
+    fn overlap_any_serializes_on_any_shared_target() {
+        use Decision::*;
+        let a = focus("bob", "f", &["x", "y"]);
+        let b = focus("alice", "f", &["z", "y"]);
+        assert_eq!(decide_overlap(&a, &b, Overlap::Top), Parallel);
+        let want = Serialize { holder: "alice".into(), deferring: "bob".into(), target: "y".into() };
+        assert_eq!(decide_overlap(&a, &b, Overlap::Any), want);
+        assert_eq!(decide_overlap(&b, &a, Overlap::Any), want);
+        // Disjoint foci stay parallel; a shared top is the rule's own answer; frames still reject.
+        assert_eq!(decide_overlap(&a, &focus("alice", "f", &["w"]), Overlap::Any), Parallel);
+        let same_top = focus("alice", "f", &["x"]);
+        assert_eq!(decide_overlap(&a, &same_top, Overlap::Any), decide(&a, &same_top));
+        assert!(matches!(decide_overlap(&a, &focus("alice", "g", &["y"]), Overlap::Any), Reject { .. }));
     }
 }

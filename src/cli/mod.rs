@@ -118,6 +118,8 @@ pub enum Command {
     #[command(subcommand)]
     Skills(commands::skills::SkillsCommand),
     Demo(commands::demo::DemoArgs),
+    #[command(subcommand)]
+    Bench(commands::bench::BenchCommand),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
 }
@@ -157,6 +159,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Report(args) => report_any(ctx, args),
         Command::Skills(cmd) => commands::skills::run(ctx, cmd),
         Command::Demo(args) => commands::demo::run(ctx, args),
+        Command::Bench(cmd) => commands::bench::run(ctx, cmd),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),
     }

@@ -4,6 +4,7 @@
 mod common;
 
 mod bad_input;
+mod bench_harness;
 mod concurrency;
 mod converge;
 mod coordinate;

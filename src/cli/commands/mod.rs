@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod align;
+pub mod bench;
 pub mod check;
 pub mod completions;
 pub mod converge;
