@@ -10,5 +10,6 @@ pub mod gate_io;
 pub mod rule;
 pub mod saliency;
 pub mod snapshot;
+pub mod staged;
 pub mod touched;
 pub mod weights;
