@@ -494,10 +494,7 @@ fn editor_bytes(editor: &BTreeSet<String>) -> Vec<u8> {
 /// take comparable time (`BENCHMARKS.md`).
 pub fn snapshot_now(store: &Store, files: &InputFiles) -> Result<(Snapshot, TreeView), FrameError> {
     let (view, scip) = std::thread::scope(|scope| {
-        let scip = files
-            .scip
-            .as_ref()
-            .map(|(_, bytes)| scope.spawn(move || signals::scip::read_scip(bytes)));
+        let scip = files.scip.as_ref().map(|(_, bytes)| scope.spawn(move || signals::scip::read_scip(bytes)));
         let view = observe(store);
         // A panic in the reader is a bug; surface it as one rather than as a missing index.
         let scip = scip.map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));

@@ -11,6 +11,6 @@ pub mod rule;
 pub mod saliency;
 pub mod snapshot;
 pub mod staged;
-pub mod trailers;
 pub mod touched;
+pub mod trailers;
 pub mod weights;

@@ -86,7 +86,12 @@ impl Walk<'_> {
         Ok(decoded
             .entries
             .iter()
-            .map(|e| TreeItem { name: e.filename.to_owned(), kind: e.mode.kind(), id: e.oid.to_owned(), matched: false })
+            .map(|e| TreeItem {
+                name: e.filename.to_owned(),
+                kind: e.mode.kind(),
+                id: e.oid.to_owned(),
+                matched: false,
+            })
             .collect())
     }
 
@@ -213,7 +218,8 @@ mod tests {
     /// What `git diff --cached` says, beside what this module says.
     fn both(dir: &Path) -> (Vec<String>, Option<Vec<String>>) {
         let out = git(dir, &["diff", "--cached", "--name-only", "-z", "--no-renames"]);
-        let want = out.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into()).collect();
+        let want =
+            out.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into()).collect();
         let repo = gix::open(dir).unwrap();
         (want, staged_paths_at(&repo, &repo.index_path()))
     }

@@ -34,7 +34,10 @@ pub fn append_trailers(message: &str, trailers: &[(&str, &str)]) -> Option<Strin
         Some(start) => {
             let paragraph = &lines[start..];
             let keyed = paragraph.iter().filter(|l| trailer_key(l).is_some()).count();
-            if paragraph.iter().any(|l| trailers.iter().any(|(k, _)| trailer_key(l).is_some_and(|t| t.eq_ignore_ascii_case(k)))) {
+            if paragraph
+                .iter()
+                .any(|l| trailers.iter().any(|(k, _)| trailer_key(l).is_some_and(|t| t.eq_ignore_ascii_case(k))))
+            {
                 return None;
             }
             if keyed == paragraph.len() {

@@ -180,7 +180,9 @@ mod tests {
         let mut names = Vec::new();
         for descriptor in &parsed.descriptors {
             match descriptor.suffix.enum_value() {
-                Ok(Suffix::Type | Suffix::Term | Suffix::Method | Suffix::Macro) => names.push(descriptor.name.as_str()),
+                Ok(Suffix::Type | Suffix::Term | Suffix::Method | Suffix::Macro) => {
+                    names.push(descriptor.name.as_str())
+                }
                 Ok(Suffix::Namespace | Suffix::Package | Suffix::Meta | Suffix::UnspecifiedSuffix) => {}
                 Ok(Suffix::Parameter | Suffix::TypeParameter | Suffix::Local) | Err(_) => return None,
             }
@@ -239,7 +241,8 @@ mod tests {
     #[test]
     fn agrees_with_the_scip_crate_on_every_symbol_of_the_fixture_index() {
         use protobuf::Message;
-        let index = scip::types::Index::parse_from_bytes(include_bytes!("../../tests/fixtures-repo/index.scip")).unwrap();
+        let index =
+            scip::types::Index::parse_from_bytes(include_bytes!("../../tests/fixtures-repo/index.scip")).unwrap();
         let mut seen = 0;
         let mut named = 0;
         for document in &index.documents {
@@ -259,7 +262,20 @@ mod tests {
     fn symbolish() -> impl Strategy<Value = String> {
         let field = "[a-z. ]{0,4}";
         let name = prop_oneof!["[a-zA-Z0-9_$+-]{0,4}", "`[a-z`#. ]{0,4}`", "[é中a]{1,2}", "[a-z`]{0,3}"];
-        let descriptor = (name, prop_oneof!["/", "#", "\\.", ":", "!", "\\(\\)\\.", "\\([a-z+0-9]{0,2}\\)\\.?", "\\[[a-z]{0,2}\\]?", "[ ?]?"])
+        let descriptor = (
+            name,
+            prop_oneof![
+                "/",
+                "#",
+                "\\.",
+                ":",
+                "!",
+                "\\(\\)\\.",
+                "\\([a-z+0-9]{0,2}\\)\\.?",
+                "\\[[a-z]{0,2}\\]?",
+                "[ ?]?"
+            ],
+        )
             .prop_map(|(n, s)| format!("{n}{s}"));
         (field, field, field, field, proptest::collection::vec(descriptor, 0..5), "( |  )?")
             .prop_map(|(a, b, c, d, ds, sep)| format!("{a} {b} {c} {d}{sep}{}", ds.concat()))

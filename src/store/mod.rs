@@ -357,7 +357,7 @@ impl Store {
         let records: Vec<_> = entries.iter().map(|e| e.record.clone()).collect();
         let mut cache = self.sigs.borrow_mut();
         let cache = cache.get_or_insert_with(|| sigcache::SigCache::load(&self.common_dir));
-        let mut sig_ok = |i: usize, r: &Record, did: &str, key: &mut dyn FnMut() -> Option<ed25519_dalek::VerifyingKey>| {
+        let mut sig_ok = |i: usize, r: &Record, did: &str, key: &mut record::KeyFn<'_>| {
             let blob = entries[i].blob;
             if let Some(b) = &blob
                 && cache.contains(b, did)

@@ -192,6 +192,9 @@ where
     })
 }
 
+/// Decodes a signer's key on demand (`None` when its did:key does not decode).
+pub type KeyFn<'a> = dyn FnMut() -> Option<VerifyingKey> + 'a;
+
 /// [`verify_chain`] with the signature check supplied by the caller: `sig_ok(index, record, did,
 /// key)` — so a store can answer from a cache of signatures it verified before. `key()` decodes
 /// the did's key (`None` when it does not decode), once per chain and only when called: a cache hit
@@ -200,7 +203,7 @@ pub fn verify_chain_with<'a, F>(
     records: &[Result<Record, ParseError>],
     did_of: F,
     owner: Option<&str>,
-    sig_ok: &mut dyn FnMut(usize, &Record, &str, &mut dyn FnMut() -> Option<VerifyingKey>) -> bool,
+    sig_ok: &mut dyn FnMut(usize, &Record, &str, &mut KeyFn<'_>) -> bool,
 ) -> Vec<Verdict>
 where
     F: Fn(&str) -> Option<&'a str>,

@@ -103,8 +103,7 @@ fn commit_msg(ctx: &mut Context, file: Option<PathBuf>) -> Result<ExitCode, CliE
         && let Ok(message) = std::fs::read_to_string(&file)
         && let Some(text) = append_trailers(&message, &[(AGENT_TRAILER, agent), (FRAME_TRAILER, frame)])
     {
-        std::fs::write(&file, text)
-            .map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
+        std::fs::write(&file, text).map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
         return Ok(ExitCode::SUCCESS);
     }
     let workdir = store.workdir()?.to_path_buf();
