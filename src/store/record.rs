@@ -187,7 +187,8 @@ pub fn verify_chain<'a, F>(records: &[Result<Record, ParseError>], did_of: F, ow
 where
     F: Fn(&str) -> Option<&'a str>,
 {
-    verify_chain_with(records, did_of, owner, &mut |_, record, _, key| {
+    let records: Vec<&Result<Record, ParseError>> = records.iter().collect();
+    verify_chain_with(&records, did_of, owner, &mut |_, record, _, key| {
         key().is_some_and(|key| record.signature_valid_under(&key))
     })
 }
@@ -200,7 +201,7 @@ pub type KeyFn<'a> = dyn FnMut() -> Option<VerifyingKey> + 'a;
 /// the did's key (`None` when it does not decode), once per chain and only when called: a cache hit
 /// needs no key.
 pub fn verify_chain_with<'a, F>(
-    records: &[Result<Record, ParseError>],
+    records: &[&Result<Record, ParseError>],
     did_of: F,
     owner: Option<&str>,
     sig_ok: &mut dyn FnMut(usize, &Record, &str, &mut KeyFn<'_>) -> bool,
