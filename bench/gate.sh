@@ -129,9 +129,9 @@ if [ -n "${PERF:-}" ]; then
   perf record -q --call-graph dwarf,16384 -F 2000 -o "$WORK/perf.data" -- \
     sh -c "for i in \$(seq 150); do '$BIN' --agent a00 gate --staged 2>/dev/null; done" >/dev/null 2>&1
   echo; echo "profile: 150 gate runs (packed), by process"
-  perf report -i "$WORK/perf.data" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' | head -4
+  perf report -i "$WORK/perf.data" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' | head -4  || true
   echo; echo "profile: git-mas, inclusive time by function"
-  perf report -i "$WORK/perf.data" --comm git-mas --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40
+  perf report -i "$WORK/perf.data" --comm git-mas --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40 || true
 fi
 
 python3 - "$SRC/bench" <<'PY'

@@ -109,7 +109,7 @@ if [ -n "${PERF:-}" ]; then
   # DWARF unwinding: the release build has no frame pointers. Inclusive time per function; with
   # LTO much is inlined (a build with CARGO_PROFILE_RELEASE_DEBUG=line-tables-only shows more).
   perf record -q --call-graph dwarf,16384 -F 1000 -o "$WORK/perf.data" -- $SNAPSHOT >/dev/null 2>&1
-  perf report -i "$WORK/perf.data" --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40
+  perf report -i "$WORK/perf.data" --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40 || true
 fi
 
 python3 - "$SRC/bench/snapshot.json" "$INDEX_BYTES" "${RSS[@]}" <<'PY'
