@@ -96,9 +96,12 @@ git log -1 --format=%B | grep -q '^Mas-Agent: a00$' || { echo "bench/gate.sh: th
 git reset -q --soft "$BASE"
 [ ! -e "$PLAIN/.git/hooks/pre-commit" ] || { echo "bench/gate.sh: the plain copy has a pre-commit hook" >&2; exit 1; }
 
+# BASE_BIN=path/to/an/older/git-mas adds that build's gate to the same hyperfine run (before/after).
+EXTRA=()
+[ -z "${BASE_BIN:-}" ] || EXTRA=(-n "git-mas gate --staged, base build" "$BASE_BIN --agent a00 gate --staged")
 run() { # $1: loose|packed
   hyperfine -N --warmup 10 --runs "${RUNS:-200}" --export-json "$SRC/bench/gate-$1.json" \
-    -n "git-mas gate --staged" "$BIN --agent a00 gate --staged" \
+    -n "git-mas gate --staged" "$BIN --agent a00 gate --staged" "${EXTRA[@]}" \
     -n "git mas gate --staged" "git mas --agent a00 gate --staged" \
     -n "git diff --cached --name-only -z" "git diff --cached --name-only -z"
   hyperfine -N --warmup 5 --runs "${COMMIT_RUNS:-100}" --export-json "$SRC/bench/commit-$1.json" \
@@ -126,9 +129,9 @@ if [ -n "${PERF:-}" ]; then
   perf record -q --call-graph dwarf,16384 -F 2000 -o "$WORK/perf.data" -- \
     sh -c "for i in \$(seq 150); do '$BIN' --agent a00 gate --staged 2>/dev/null; done" >/dev/null 2>&1
   echo; echo "profile: 150 gate runs (packed), by process"
-  perf report -i "$WORK/perf.data" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' | head -4
+  perf report -i "$WORK/perf.data" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' | head -4  || true
   echo; echo "profile: git-mas, inclusive time by function"
-  perf report -i "$WORK/perf.data" --comm git-mas --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40
+  perf report -i "$WORK/perf.data" --comm git-mas --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40 || true
 fi
 
 python3 - "$SRC/bench" <<'PY'
@@ -153,6 +156,9 @@ for name in ("git-mas gate --staged", "git mas gate --staged", diff, "git commit
 for state in ("loose", "packed"):
     r = res[state]
     g, dw = r["git-mas gate --staged"][0], r[diff][0]
+    if "git-mas gate --staged, base build" in r:
+        b = r["git-mas gate --staged, base build"][0]
+        print(f"\n{state}: base build's gate {b:.2f} ms = {b/dw:.2f}x git diff (same run)")
     added = r["git commit, hooks"][0] - r["git commit, no hooks"][0]
     print(f"\n{state}: gate {g/dw:.2f}x git diff (target <= 2.5x: {'met' if g <= 2.5 * dw else 'NOT met'}); "
           f"hooks add {added:.2f} ms to a commit (target <= 5 ms: {'met' if added <= 5 else 'NOT met'})")

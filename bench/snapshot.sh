@@ -34,7 +34,7 @@ need python3 "apt-get install python3"
 
 cd "$(dirname "$0")/.."
 SRC=$PWD
-cargo build --release --quiet --bin git-mas --example scip_decode
+cargo build --release --quiet --bin git-mas --example scip_decode --example scip_symbols
 BIN=$SRC/target/release/git-mas
 DECODE=$SRC/target/release/examples/scip_decode
 # Scratch space under target/ by default: on this machine, file creation in /tmp measured ~13x
@@ -79,8 +79,18 @@ s = json.load(sys.stdin)["snapshot"]
 print("snapshot:", len(s["targets"]), "targets; sources", s["sources"], "; skipped", s["skipped"])'
 
 # --- time -----------------------------------------------------------------------------------------
+# BASE_BIN=path/to/an/older/git-mas adds that build's snapshot to the same run (before/after).
+EXTRA=()
+[ -z "${BASE_BIN:-}" ] || EXTRA=(-n "git mas snapshot, base build" "$BASE_BIN snapshot --scip index.scip --diagnostics results.sarif")
+if [ -n "${BASE_BIN:-}" ]; then
+  cmp <($SNAPSHOT --json) <("$BASE_BIN" snapshot --scip index.scip --diagnostics results.sarif --json) ||
+    { echo "bench/snapshot.sh: this build's snapshot differs from the base build's" >&2; exit 1; }
+  echo "snapshot --json: byte-identical to the base build's"
+fi
+# The target-name parser against the scip crate's, on every symbol of this index.
+"$SRC/target/release/examples/scip_symbols" index.scip
 hyperfine -N --warmup 3 --runs "${RUNS:-20}" --export-json "$SRC/bench/snapshot.json" \
-  -n "git mas snapshot" "$SNAPSHOT" \
+  -n "git mas snapshot" "$SNAPSHOT" "${EXTRA[@]}" \
   -n "git status --porcelain" "git status --porcelain" \
   -n "scip_decode (decode-only)" "$DECODE index.scip"
 
@@ -99,7 +109,7 @@ if [ -n "${PERF:-}" ]; then
   # DWARF unwinding: the release build has no frame pointers. Inclusive time per function; with
   # LTO much is inlined (a build with CARGO_PROFILE_RELEASE_DEBUG=line-tables-only shows more).
   perf record -q --call-graph dwarf,16384 -F 1000 -o "$WORK/perf.data" -- $SNAPSHOT >/dev/null 2>&1
-  perf report -i "$WORK/perf.data" --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40
+  perf report -i "$WORK/perf.data" --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40 || true
 fi
 
 python3 - "$SRC/bench/snapshot.json" "$INDEX_BYTES" "${RSS[@]}" <<'PY'
@@ -114,6 +124,9 @@ s, st, d = med("git mas snapshot"), med("git status --porcelain"), med("scip_dec
 cs, cst, cd = cpu("git mas snapshot"), cpu("git status --porcelain"), cpu("scip_decode (decode-only)")
 print(f"\n| command | median (ms) | ratio | CPU user+sys (ms) | CPU ratio |\n|---|---|---|---|---|")
 print(f"| git mas snapshot --scip index.scip --diagnostics results.sarif | {s:.1f} | {s/(st+d):.2f}x (status + decode-only) | {cs:.1f} | {cs/(cst+cd):.2f}x |")
+if "git mas snapshot, base build" in r:
+    b, cb = med("git mas snapshot, base build"), cpu("git mas snapshot, base build")
+    print(f"| base build's snapshot | {b:.1f} | {b/(st+d):.2f}x | {cb:.1f} | {cb/(cst+cd):.2f}x |")
 print(f"| git status --porcelain | {st:.1f} | | {cst:.1f} | |")
 print(f"| scip_decode index.scip (decode-only) | {d:.1f} | | {cd:.1f} | |")
 print(f"\nindex.scip: {index_mib:.1f} MiB; snapshot peak RSS (median of {len(sys.argv) - 3}): {rss_mb:.1f} MiB "

@@ -66,7 +66,9 @@ COUNT=$(git rev-list --count "${REFS[@]}")
 echo "$COUNT commits under refs/mas/runs/bench/" >&2
 "$BIN" tally bench --json | python3 -c 'import json,sys; t=json.load(sys.stdin); print("tally applied", t["counters"]["applied"], "events; leader", t["leader"])' >&2
 
-CACHE=$(git rev-parse --git-common-dir)/mas-cache
+# Cold: no cache of verified chains (mas-cache/) and no cache of verified signatures
+# (mas-verified), so that every signature is checked.
+CACHE="$(git rev-parse --git-common-dir)/mas-cache $(git rev-parse --git-common-dir)/mas-verified"
 bench() {
   local label=$1
   hyperfine -N --warmup 3 --runs "${RUNS:-30}" --export-json "$OUT/tally-$label.json" \

@@ -10,5 +10,7 @@ pub mod gate_io;
 pub mod rule;
 pub mod saliency;
 pub mod snapshot;
+pub mod staged;
 pub mod touched;
+pub mod trailers;
 pub mod weights;

@@ -5,9 +5,10 @@
 //! the diff (the version the frame's symbol ranges describe); a pure insertion counts as touching
 //! the line before and the line after it.
 //!
-//! Staged paths come from `git diff --cached --name-only -z`: measured at ~3.3 ms on a
-//! 20,000-file repository, and it handles every index state git itself does (missing cache-tree,
-//! intent-to-add, sparse index), which a hand-written index diff would have to re-learn.
+//! Staged paths come from [`super::staged`] (in-process, through the cache-tree) and, for the index
+//! states that leaves to git (unborn HEAD, intent-to-add, unmerged, sparse or split index), from
+//! [`staged_paths`] here: `git diff --cached --name-only -z`, which handles every index state git
+//! itself does.
 
 use super::gate::Touched;
 use std::collections::BTreeSet;

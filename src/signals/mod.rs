@@ -17,6 +17,7 @@
 pub mod diagnostics;
 pub mod rust_items;
 pub mod scip;
+pub mod scip_symbol;
 pub mod task;
 
 pub use diagnostics::{DiagCounts, DiagError, DiagFormat, DiagReport, Diagnostic, Severity, read_diagnostics};

@@ -35,8 +35,8 @@
 //!   neither metadata nor documents are errors. Documents whose path is empty, absolute or climbs out
 //!   of the project root (`..`) are skipped and counted, and so are occurrences with malformed ranges.
 
+use super::scip_symbol::push_target_name;
 use protobuf::Message;
-use scip::types::descriptor::Suffix;
 use scip::types::occurrence::{Typed_enclosing_range, Typed_range};
 use scip::types::{Document, Metadata, MultiLineRange, Occurrence, SingleLineRange, SymbolRole};
 use std::collections::{BTreeMap, HashMap};
@@ -336,6 +336,7 @@ impl Accumulator {
         for (document, n) in self.documents.iter().zip(&inbound) {
             self.counts.documents.insert(document.path.clone(), *n);
         }
+        let mut key = String::new();
         for (symbol, id) in std::mem::take(&mut self.symbol_ids) {
             let Some(def) = self.definitions[id as usize] else { continue };
             let path = &self.documents[def.document].path;
@@ -343,7 +344,12 @@ impl Accumulator {
             if path.contains('#') {
                 continue;
             }
-            let Some(name) = target_name(&symbol) else { continue };
+            key.clear();
+            key.push_str(path);
+            key.push('#');
+            if !push_target_name(&symbol, &mut key) {
+                continue;
+            }
             let info = ScipSymbol {
                 refs_from_other_documents: refs_other[id as usize],
                 refs_total: refs_total[id as usize],
@@ -351,17 +357,18 @@ impl Accumulator {
                 end_line: def.end_line,
                 enclosing: def.enclosing,
             };
-            self.counts
-                .symbols
-                .entry(format!("{path}#{name}"))
-                .and_modify(|merged| {
+            match self.counts.symbols.get_mut(key.as_str()) {
+                Some(merged) => {
                     merged.refs_from_other_documents += info.refs_from_other_documents;
                     merged.refs_total += info.refs_total;
                     merged.start_line = merged.start_line.min(info.start_line);
                     merged.end_line = merged.end_line.max(info.end_line);
                     merged.enclosing &= info.enclosing;
-                })
-                .or_insert(info);
+                }
+                None => {
+                    self.counts.symbols.insert(key.clone(), info);
+                }
+            }
         }
         self.counts
     }
@@ -382,23 +389,6 @@ fn normalize_document_path(raw: &str) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join("/"))
-}
-
-/// The dotted name of a symbol target, or `None` for symbols that get no symbol target.
-fn target_name(symbol: &str) -> Option<String> {
-    let parsed = scip::symbol::parse_symbol(symbol).ok()?;
-    let mut names = Vec::new();
-    for descriptor in &parsed.descriptors {
-        match descriptor.suffix.enum_value() {
-            Ok(Suffix::Type | Suffix::Term | Suffix::Method | Suffix::Macro) => names.push(descriptor.name.as_str()),
-            Ok(Suffix::Namespace | Suffix::Package | Suffix::Meta | Suffix::UnspecifiedSuffix) => {}
-            Ok(Suffix::Parameter | Suffix::TypeParameter | Suffix::Local) | Err(_) => return None,
-        }
-    }
-    if names.is_empty() || names.iter().any(|name| name.is_empty() || name.contains('#')) {
-        return None;
-    }
-    Some(names.join("."))
 }
 
 /// 1-based inclusive lines of a packed range `[line, char, char]` or `[line, char, line, char]`.
@@ -630,7 +620,7 @@ mod tests {
             ("not a symbol", None),
         ];
         for (symbol, want) in table {
-            assert_eq!(target_name(symbol).as_deref(), want, "{symbol}");
+            assert_eq!(super::super::scip_symbol::target_name(symbol).as_deref(), want, "{symbol}");
         }
     }
 

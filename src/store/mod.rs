@@ -354,17 +354,18 @@ impl Store {
     ) -> Result<Vec<(Entry, Verdict)>, StoreError> {
         let mut entries = self.walk(refname, window)?;
         entries.reverse();
-        let records: Vec<_> = entries.iter().map(|e| e.record.clone()).collect();
+        // Borrowed, not cloned: cloning every parsed payload measured ~7 % of a cold tally.
+        let records: Vec<_> = entries.iter().map(|e| &e.record).collect();
         let mut cache = self.sigs.borrow_mut();
         let cache = cache.get_or_insert_with(|| sigcache::SigCache::load(&self.common_dir));
-        let mut sig_ok = |i: usize, r: &Record, did: &str, key: &ed25519_dalek::VerifyingKey| {
+        let mut sig_ok = |i: usize, r: &Record, did: &str, key: &mut record::KeyFn<'_>| {
             let blob = entries[i].blob;
             if let Some(b) = &blob
                 && cache.contains(b, did)
             {
                 return true;
             }
-            let ok = r.signature_valid_under(key);
+            let ok = key().is_some_and(|key| r.signature_valid_under(&key));
             if ok && let Some(b) = &blob {
                 cache.insert(b, did);
             }

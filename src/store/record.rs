@@ -187,16 +187,24 @@ pub fn verify_chain<'a, F>(records: &[Result<Record, ParseError>], did_of: F, ow
 where
     F: Fn(&str) -> Option<&'a str>,
 {
-    verify_chain_with(records, did_of, owner, &mut |_, record, _, key| record.signature_valid_under(key))
+    let records: Vec<&Result<Record, ParseError>> = records.iter().collect();
+    verify_chain_with(&records, did_of, owner, &mut |_, record, _, key| {
+        key().is_some_and(|key| record.signature_valid_under(&key))
+    })
 }
 
+/// Decodes a signer's key on demand (`None` when its did:key does not decode).
+pub type KeyFn<'a> = dyn FnMut() -> Option<VerifyingKey> + 'a;
+
 /// [`verify_chain`] with the signature check supplied by the caller: `sig_ok(index, record, did,
-/// key)` — so a store can answer from a cache of signatures it verified before.
+/// key)` — so a store can answer from a cache of signatures it verified before. `key()` decodes
+/// the did's key (`None` when it does not decode), once per chain and only when called: a cache hit
+/// needs no key.
 pub fn verify_chain_with<'a, F>(
-    records: &[Result<Record, ParseError>],
+    records: &[&Result<Record, ParseError>],
     did_of: F,
     owner: Option<&str>,
-    sig_ok: &mut dyn FnMut(usize, &Record, &str, &VerifyingKey) -> bool,
+    sig_ok: &mut dyn FnMut(usize, &Record, &str, &mut KeyFn<'_>) -> bool,
 ) -> Vec<Verdict>
 where
     F: Fn(&str) -> Option<&'a str>,
@@ -219,8 +227,8 @@ where
             let Some(did) = did_of(&record.agent) else {
                 return Verdict::UnknownParticipant;
             };
-            let key = keys.entry(did).or_insert_with(|| public_from_did(did).ok());
-            if !key.as_ref().is_some_and(|k| sig_ok(index, record, did, k)) {
+            let mut key = || *keys.entry(did).or_insert_with(|| public_from_did(did).ok());
+            if !sig_ok(index, record, did, &mut key) {
                 return Verdict::Spoof;
             }
             if let Some(owner) = owner

@@ -72,7 +72,10 @@ pub fn evaluate(ctx: &mut Context, paths: &[PathBuf]) -> Result<(String, Result<
     let store = ctx.store()?;
     let workdir = store.workdir()?.to_path_buf();
     let (paths, diff_args): (Vec<String>, Vec<&str>) = if paths.is_empty() {
-        match git_mas::attention::touched::staged_paths(&workdir) {
+        // In-process (index against HEAD through the cache-tree); git answers what that leaves open.
+        let staged = git_mas::attention::staged::staged_paths(store.repo())
+            .map_or_else(|| git_mas::attention::touched::staged_paths(&workdir), Ok);
+        match staged {
             Ok(p) => (p, vec!["diff", "--cached"]),
             Err(e) => return Ok((caller, Err(e.to_string()))),
         }

@@ -3,7 +3,8 @@
 //! - `pre-commit`: runs the gate on the staged change; with `mas.gate=enforce` a block or a
 //!   fail-closed verdict aborts the commit; when allowed, leaves a receipt for `commit-msg`.
 //! - `commit-msg <file>`: appends `Mas-Agent:` and `Mas-Frame:` trailers when `pre-commit` allowed
-//!   this very commit (the receipt is bound to HEAD and the index file's state).
+//!   this very commit (the receipt is bound to HEAD and the index file's state); plain messages
+//!   in-process ([`append_trailers`]), the rest through `git interpret-trailers`.
 //! - `pre-push`: replays the gate over the commits being pushed, like `git mas check`.
 
 use crate::cli::commands::check;
@@ -13,6 +14,7 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use git_mas::attention::gate::Verdict;
 use git_mas::attention::gate_io::{AGENT_TRAILER, FRAME_TRAILER};
+use git_mas::attention::trailers::append_trailers;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
@@ -88,7 +90,23 @@ fn commit_msg(ctx: &mut Context, file: Option<PathBuf>) -> Result<ExitCode, CliE
         // The receipt belongs to another commit attempt: add nothing.
         return Ok(ExitCode::SUCCESS);
     }
-    let workdir = ctx.store()?.workdir()?.to_path_buf();
+    // The plain messages agents write get their trailers here; git decides the rest.
+    let store = ctx.store()?;
+    let configured = {
+        let config = store.repo().config_snapshot();
+        let plumbing = config.plumbing();
+        plumbing.sections_by_name("trailer").is_some_and(|mut s| s.next().is_some())
+            || config.string("core.commentChar").is_some()
+            || config.string("core.commentString").is_some()
+    };
+    if !configured
+        && let Ok(message) = std::fs::read_to_string(&file)
+        && let Some(text) = append_trailers(&message, &[(AGENT_TRAILER, agent), (FRAME_TRAILER, frame)])
+    {
+        std::fs::write(&file, text).map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let workdir = store.workdir()?.to_path_buf();
     let out = Command::new("git")
         .current_dir(&workdir)
         .args(["interpret-trailers", "--in-place", "--if-exists", "replace"])
