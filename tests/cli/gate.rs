@@ -287,3 +287,34 @@ fn with_the_gate_off_the_hooks_do_nothing() {
     assert!(out.status.success());
     assert!(stderr(&out).contains("held by alice") && stderr(&out).contains("committing anyway"), "{}", stderr(&out));
 }
+
+#[test]
+fn commits_that_build_their_own_index_are_gated_on_what_they_commit() {
+    // `git commit -a` and `git commit <paths>` hand the hooks a temporary index (GIT_INDEX_FILE):
+    // the gate must judge that index, not the one on disk, in which nothing is staged.
+    let Team { env, alice, bob, .. } = team();
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
+    let money = bob.join("src/money.rs");
+    let original = std::fs::read_to_string(&money).unwrap();
+    std::fs::write(&money, format!("{original}// unstaged edit\n")).unwrap();
+    let head = env.git(&bob, &["rev-parse", "HEAD"]);
+    for args in [&["commit", "-a", "-m", "all"][..], &["commit", "-m", "only", "src/money.rs"]] {
+        let out = env.git_cmd(&bob).args(args).output().unwrap();
+        assert!(!out.status.success(), "`git {}` was allowed", args.join(" "));
+        assert!(stderr(&out).contains("src/money.rs is held by alice"), "{}", stderr(&out));
+        assert_eq!(env.git(&bob, &["rev-parse", "HEAD"]), head, "nothing was committed");
+    }
+    // A path nobody holds goes through `git commit <paths>` with its receipt, while the held
+    // edit stays uncommitted in the working tree.
+    let error = bob.join("src/error.rs");
+    std::fs::write(&error, format!("{}// edit\n", std::fs::read_to_string(&error).unwrap())).unwrap();
+    let out = env.git_cmd(&bob).args(["commit", "-m", "error only", "src/error.rs"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let msg = env.git(&bob, &["log", "-1", "--format=%B"]);
+    assert!(msg.contains("Mas-Agent: bob"), "{msg}");
+    let changed = env.git(&bob, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(changed.trim(), "src/error.rs");
+    let status = env.git(&bob, &["status", "--porcelain"]);
+    assert!(status.lines().any(|l| l.trim_start() == "M src/money.rs"), "{status}");
+}
