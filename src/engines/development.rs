@@ -35,7 +35,7 @@ use crate::runtime::{
     SemanticPayload,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::EngineError;
 
@@ -214,7 +214,31 @@ impl Tally {
     }
 }
 
+/// An agent's position in the sorted roster.
+type AgentIx = usize;
+/// A tree's position in the engine's table of trees (in order of first mention).
+type TreeIx = usize;
+
+/// What the engine knows about one tree: every endorser's latest verdict on it, how many of those
+/// endorse, and which agents propose it now.
+#[derive(Debug, Clone, Default)]
+struct TreeState {
+    /// endorser → that endorser's latest verdict on the tree (roster order, as the names sort).
+    verdicts: BTreeMap<AgentIx, Judgement>,
+    /// How many of `verdicts` endorse.
+    endorsing: u64,
+    /// The agents whose current proposal is this tree.
+    proposers: Vec<AgentIx>,
+}
+
 /// The development class's engine.
+///
+/// The state is indexed so that an event costs the same however many proposals and verdicts the
+/// run holds: agents are numbered by their place in the sorted roster, trees by first mention, and
+/// every tree keeps its count of endorsing verdicts and its current proposers. An event changes the
+/// standing of the sender's proposal and of the proposals of the tree it names, nothing else, so
+/// only those are re-counted, each in constant time. The per-agent map of [`ProposalState`] (the
+/// public view) changes only on proposals.
 #[derive(Debug, Clone)]
 pub struct DevelopmentEngine {
     roster: Vec<String>,
@@ -223,10 +247,17 @@ pub struct DevelopmentEngine {
     allow_self_endorse: bool,
     book: EpochBook,
     proposals: BTreeMap<String, ProposalState>,
-    /// tree → endorser → that endorser's latest verdict on the tree.
-    verdicts: BTreeMap<String, BTreeMap<String, Judgement>>,
-    /// Agents whose current proposal is at quorum, kept up to date event by event.
-    at_quorum: BTreeSet<String>,
+    /// Tree id → its index in `tree_states`.
+    trees: HashMap<String, TreeIx>,
+    tree_states: Vec<TreeState>,
+    /// Each agent's current tree.
+    current: Vec<Option<TreeIx>>,
+    /// Whether each agent's current proposal is at quorum, kept up to date event by event.
+    at_quorum: Vec<bool>,
+    /// How many entries of `at_quorum` are true.
+    held: usize,
+    /// The highest round count (rounds only grow).
+    epoch: u64,
 }
 
 fn is_object_id(s: &str) -> bool {
@@ -253,6 +284,7 @@ impl DevelopmentEngine {
             return Err(super::bad_config("max_rounds", "must be at least 1"));
         }
         let size = u32::try_from(roster.len()).unwrap_or(u32::MAX);
+        let n = roster.len();
         Ok(DevelopmentEngine {
             quorum: config.quorum.min(size),
             max_rounds: config.max_rounds,
@@ -260,8 +292,12 @@ impl DevelopmentEngine {
             book: EpochBook::new(PatternKind::Development, 0, None),
             roster,
             proposals: BTreeMap::new(),
-            verdicts: BTreeMap::new(),
-            at_quorum: BTreeSet::new(),
+            trees: HashMap::new(),
+            tree_states: Vec::new(),
+            current: vec![None; n],
+            at_quorum: vec![false; n],
+            held: 0,
+            epoch: 0,
         })
     }
 
@@ -284,43 +320,100 @@ impl DevelopmentEngine {
         }
     }
 
-    fn valid_count(&self, proposer: &str, tree: &str) -> u64 {
-        self.verdicts
-            .get(tree)
-            .into_iter()
-            .flatten()
-            .filter(|(endorser, j)| j.endorses() && self.counts(proposer, endorser))
-            .count() as u64
+    fn agent_ix(&self, name: &str) -> Option<AgentIx> {
+        self.roster.binary_search_by(|a| a.as_str().cmp(name)).ok()
     }
 
-    fn counts(&self, proposer: &str, endorser: &str) -> bool {
+    /// The index of `tree`, entered in the table if it is new.
+    fn tree_ix(&mut self, tree: &str) -> TreeIx {
+        if let Some(&ix) = self.trees.get(tree) {
+            return ix;
+        }
+        let ix = self.tree_states.len();
+        self.tree_states.push(TreeState::default());
+        self.trees.insert(tree.to_owned(), ix);
+        ix
+    }
+
+    /// Valid endorsements of `proposer`'s proposal of `tree`.
+    fn valid_count(&self, proposer: AgentIx, tree: TreeIx) -> u64 {
+        let t = &self.tree_states[tree];
+        let own = !self.allow_self_endorse && t.verdicts.get(&proposer).is_some_and(Judgement::endorses);
+        t.endorsing - u64::from(own)
+    }
+
+    fn counts(&self, proposer: AgentIx, endorser: AgentIx) -> bool {
         endorser != proposer || self.allow_self_endorse
+    }
+
+    /// Records `endorser`'s latest verdict on `tree`.
+    fn record_verdict(&mut self, endorser: AgentIx, tree: &str, judgement: Judgement) -> TreeIx {
+        let ix = self.tree_ix(tree);
+        let t = &mut self.tree_states[ix];
+        let endorses = judgement.endorses();
+        if t.verdicts.insert(endorser, judgement).is_some_and(|old| old.endorses()) {
+            t.endorsing -= 1;
+        }
+        if endorses {
+            t.endorsing += 1;
+        }
+        ix
+    }
+
+    /// Makes `tree` `agent`'s current tree in the index.
+    fn set_current(&mut self, agent: AgentIx, tree: TreeIx) {
+        if self.current[agent] == Some(tree) {
+            return;
+        }
+        if let Some(old) = self.current[agent] {
+            self.tree_states[old].proposers.retain(|&a| a != agent);
+        }
+        self.tree_states[tree].proposers.push(agent);
+        self.current[agent] = Some(tree);
+    }
+
+    /// Re-counts whether `agent`'s current proposal is at quorum.
+    fn refresh(&mut self, agent: AgentIx) {
+        let at = self.current[agent].is_some_and(|t| self.valid_count(agent, t) >= u64::from(self.quorum));
+        if at != self.at_quorum[agent] {
+            self.at_quorum[agent] = at;
+            if at {
+                self.held += 1;
+            } else {
+                self.held -= 1;
+            }
+        }
+    }
+
+    /// Whether `source` proposes `subject` now (a verdict on it would be self-endorsement).
+    fn proposes_now(&self, source: AgentIx, subject: &str) -> bool {
+        self.current[source].is_some_and(|t| self.trees.get(subject) == Some(&t))
     }
 
     /// The state now.
     pub fn tally(&self) -> Tally {
         let mut proposals = Vec::new();
-        for (agent, p) in &self.proposals {
-            let verdicts: Vec<VerdictView> = self
+        for (agent, name) in self.roster.iter().enumerate() {
+            let (Some(tree), Some(p)) = (self.current[agent], self.proposals.get(name)) else { continue };
+            let verdicts: Vec<VerdictView> = self.tree_states[tree]
                 .verdicts
-                .get(&p.tree)
-                .into_iter()
-                .flatten()
-                .map(|(endorser, judgement)| VerdictView {
-                    endorser: endorser.clone(),
+                .iter()
+                .map(|(&endorser, judgement)| VerdictView {
+                    endorser: self.roster[endorser].clone(),
                     tree: p.tree.clone(),
                     judgement: judgement.clone(),
                     own: endorser == agent,
                 })
                 .collect();
-            let endorsers: Vec<String> = verdicts
+            let endorsers: Vec<String> = self.tree_states[tree]
+                .verdicts
                 .iter()
-                .filter(|v| v.judgement.endorses() && self.counts(agent, &v.endorser))
-                .map(|v| v.endorser.clone())
+                .filter(|(endorser, j)| j.endorses() && self.counts(agent, **endorser))
+                .map(|(&endorser, _)| self.roster[endorser].clone())
                 .collect();
             let at_quorum = endorsers.len() as u64 >= u64::from(self.quorum);
             proposals.push(ProposalTally {
-                agent: agent.clone(),
+                agent: name.clone(),
                 tree: p.tree.clone(),
                 len: p.len,
                 rounds: p.rounds,
@@ -331,7 +424,7 @@ impl DevelopmentEngine {
         }
         let mut leader: Option<&ProposalTally> = None;
         for p in &proposals {
-            // Strictly more: among equals the first (smallest agent id, as the map is sorted) stays.
+            // Strictly more: among equals the first (smallest agent id, as the roster is sorted) stays.
             if !p.endorsers.is_empty() && leader.is_none_or(|l| p.endorsers.len() > l.endorsers.len()) {
                 leader = Some(p);
             }
@@ -339,16 +432,18 @@ impl DevelopmentEngine {
         let leader = leader.map(|p| p.agent.clone());
         let at_quorum = proposals.iter().filter(|p| p.at_quorum).map(|p| p.agent.clone()).collect();
         let mut voided = Vec::new();
-        for (agent, p) in &self.proposals {
+        for (name, p) in &self.proposals {
+            let Some(agent) = self.agent_ix(name) else { continue };
             for old in p.earlier.iter().collect::<BTreeSet<_>>() {
                 if *old == p.tree {
                     continue;
                 }
-                for (endorser, judgement) in self.verdicts.get(old).into_iter().flatten() {
+                let Some(&tree) = self.trees.get(old.as_str()) else { continue };
+                for (&endorser, judgement) in &self.tree_states[tree].verdicts {
                     voided.push(VoidedVerdict {
-                        proposer: agent.clone(),
+                        proposer: name.clone(),
                         verdict: VerdictView {
-                            endorser: endorser.clone(),
+                            endorser: self.roster[endorser].clone(),
                             tree: old.clone(),
                             judgement: judgement.clone(),
                             own: endorser == agent,
@@ -404,7 +499,7 @@ impl CoordinationEngine for DevelopmentEngine {
     }
 
     fn epoch(&self) -> u64 {
-        self.proposals.values().map(|p| p.rounds).max().unwrap_or(0)
+        self.epoch
     }
 
     fn apply(&mut self, event: &SemanticEvent) -> EventOutcome {
@@ -413,10 +508,10 @@ impl CoordinationEngine for DevelopmentEngine {
             return reject(reason);
         }
         let source = event.metadata.source.as_str();
-        if !self.roster.iter().any(|a| a == source) {
+        let Some(sender) = self.agent_ix(source) else {
             return reject(RejectReason::UnknownParticipant { source: source.to_owned() });
-        }
-        match &event.payload {
+        };
+        let subject = match &event.payload {
             SemanticPayload::ExternalBytes { digest, len } => {
                 if let Err(reason) = Self::check_subject(digest) {
                     return reject(reason);
@@ -438,16 +533,19 @@ impl CoordinationEngine for DevelopmentEngine {
                     let old = std::mem::replace(&mut entry.tree, digest.clone());
                     entry.earlier.push(old);
                 }
-                entry.tree = digest.clone();
                 entry.len = *len;
                 entry.rounds = round;
-                entry.event_id = event.metadata.event_id.clone();
+                entry.event_id.clone_from(&event.metadata.event_id);
+                self.epoch = self.epoch.max(round);
+                let tree = self.tree_ix(digest);
+                self.set_current(sender, tree);
+                tree
             }
             SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject } => {
                 if let Err(reason) = Self::check_subject(subject) {
                     return reject(reason);
                 }
-                if !self.allow_self_endorse && self.proposals.get(source).is_some_and(|p| p.tree == *subject) {
+                if !self.allow_self_endorse && self.proposes_now(sender, subject) {
                     return reject(RejectReason::IncompatiblePayload {
                         why: format!("{source} endorsed its own proposal and self-endorsement is off"),
                     });
@@ -466,7 +564,7 @@ impl CoordinationEngine for DevelopmentEngine {
                         output_digest: output_digest.clone(),
                     }
                 };
-                self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
+                self.record_verdict(sender, subject, judgement)
             }
             SemanticPayload::Review { subject, accept, reason } => {
                 if let Err(r) = Self::check_subject(subject) {
@@ -475,8 +573,7 @@ impl CoordinationEngine for DevelopmentEngine {
                 if !accept && reason.trim().is_empty() {
                     return reject(RejectReason::IncompatiblePayload { why: "a rejection needs a reason".into() });
                 }
-                if *accept && !self.allow_self_endorse && self.proposals.get(source).is_some_and(|p| p.tree == *subject)
-                {
+                if *accept && !self.allow_self_endorse && self.proposes_now(sender, subject) {
                     return reject(RejectReason::IncompatiblePayload {
                         why: format!("{source} endorsed its own proposal and self-endorsement is off"),
                     });
@@ -486,7 +583,7 @@ impl CoordinationEngine for DevelopmentEngine {
                 } else {
                     Judgement::Rejected { reason: reason.clone() }
                 };
-                self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
+                self.record_verdict(sender, subject, judgement)
             }
             other => {
                 return reject(RejectReason::IncompatiblePayload {
@@ -496,39 +593,28 @@ impl CoordinationEngine for DevelopmentEngine {
                     ),
                 });
             }
-        }
+        };
         self.book.accept(&event.metadata.event_id);
         // Only the proposals whose content the event concerns can change their standing: the
         // sender's own (a proposal, or a verdict that may be a self-endorsement) and those with
         // the judged tree. The whole tally is built only when quorum is newly reached.
-        let was_held = !self.at_quorum.is_empty();
-        let subject = match &event.payload {
-            SemanticPayload::ExternalBytes { digest, .. } => digest,
-            SemanticPayload::ToolResult { subject, .. } | SemanticPayload::Review { subject, .. } => subject,
-            _ => return EventOutcome::Applied,
-        };
-        let affected: Vec<String> = self
-            .proposals
-            .iter()
-            .filter(|(agent, p)| p.tree == *subject || *agent == source)
-            .map(|(agent, _)| agent.clone())
-            .collect();
-        for agent in affected {
-            let at =
-                self.proposals.get(&agent).is_some_and(|p| self.valid_count(&agent, &p.tree) >= u64::from(self.quorum));
-            if at {
-                self.at_quorum.insert(agent);
-            } else {
-                self.at_quorum.remove(&agent);
-            }
+        let was_held = self.held > 0;
+        self.refresh(sender);
+        for k in 0..self.tree_states[subject].proposers.len() {
+            let agent = self.tree_states[subject].proposers[k];
+            self.refresh(agent);
         }
-        if !was_held && !self.at_quorum.is_empty() {
+        if !was_held && self.held > 0 {
             EventOutcome::Finalized(self.summary(&self.tally()))
         } else {
             EventOutcome::Applied
         }
     }
 }
+
+#[cfg(test)]
+#[path = "development_reference.rs"]
+mod reference;
 
 #[cfg(test)]
 mod tests {
@@ -770,7 +856,15 @@ mod tests {
                 };
                 engine.apply(&event);
                 let full: BTreeSet<String> = engine.tally().at_quorum.into_iter().collect();
-                assert_eq!(engine.at_quorum, full);
+                let kept: BTreeSet<String> = engine
+                    .roster
+                    .iter()
+                    .zip(&engine.at_quorum)
+                    .filter(|(_, at)| **at)
+                    .map(|(a, _)| a.clone())
+                    .collect();
+                assert_eq!(kept, full);
+                assert_eq!(engine.held, full.len());
             }
         }
     }
@@ -790,5 +884,69 @@ mod tests {
         ));
         assert!(DevelopmentEngine::new(config(vec!["a"], 0)).is_err());
         assert_eq!(DevelopmentEngine::new(config(vec!["a", "b"], 5)).unwrap().quorum(), 2);
+    }
+
+    /// The indexed engine against the engine as it was before indexing (`reference`), on generated
+    /// runs: the same outcome for every event, and the same tally, epoch and next rounds after it.
+    #[test]
+    fn the_indexed_engine_agrees_with_the_reference_event_for_event() {
+        use super::reference::ReferenceEngine;
+        let agents = ["dave", "alice", "erin", "bob", "carol", "frank"];
+        let trees: Vec<String> = (1..=7).map(|i| format!("{i:x}").repeat(40)).collect();
+        let (mut finalized, mut refused) = (0, BTreeSet::new());
+        for seed in 1..=12_u64 {
+            let mut state = 0x9e37_79b9_7f4a_7c15_u64 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            let mut next = |n: usize| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % n as u64) as usize
+            };
+            let config = DevelopmentConfig {
+                roster: agents.iter().map(|a| a.to_string()).collect(),
+                quorum: [1, 2, 3, 9][seed as usize % 4],
+                max_rounds: [None, Some(2), Some(4)][seed as usize % 3],
+                allow_self_endorse: seed % 2 == 0,
+            };
+            let mut fast = DevelopmentEngine::new(config.clone()).unwrap();
+            let mut slow = ReferenceEngine::new(config).unwrap();
+            let mut ids = Ids(0);
+            let mut sent: Vec<SemanticEvent> = Vec::new();
+            for step in 0..1500 {
+                let who = if next(40) == 0 { "mallory" } else { agents[next(agents.len())] };
+                let tree = if next(50) == 0 { "not-a-tree" } else { trees[next(trees.len())].as_str() };
+                let event = match next(9) {
+                    0 | 1 => ids.propose(who, tree),
+                    2 | 3 => ids.check(who, tree, Some(0)),
+                    4 => ids.check(who, tree, [Some(1), None][next(2)]),
+                    5 => ids.review(who, tree, true, "read it"),
+                    6 => ids.review(who, tree, false, ["too slow", " "][next(2)]),
+                    7 if !sent.is_empty() => sent[next(sent.len())].clone(),
+                    _ => SemanticEvent::scalar(PatternKind::Development, ids.meta(who), 1.0),
+                };
+                let (a, b) = (fast.apply(&event), slow.apply(&event));
+                assert_eq!(a, b, "seed {seed}, step {step}: {event:?}");
+                match &a {
+                    EventOutcome::Finalized(_) => finalized += 1,
+                    EventOutcome::Rejected(r) => _ = refused.insert(r.code()),
+                    _ => {}
+                }
+                assert_eq!(fast.epoch(), slow.epoch(), "seed {seed}, step {step}");
+                if step % 25 == 0 || step > 1450 {
+                    assert_eq!(fast.tally(), slow.tally(), "seed {seed}, step {step}");
+                    assert_eq!(fast.proposals(), slow.proposals());
+                }
+                for a in agents {
+                    assert_eq!(fast.round_of_next(a, tree), slow.round_of_next(a, tree));
+                }
+                sent.push(event);
+            }
+            let tally = fast.tally();
+            assert_eq!(tally, slow.tally());
+            assert!(!tally.proposals.is_empty() && !tally.voided.is_empty(), "seed {seed}: a run worth comparing");
+        }
+        assert!(finalized >= 9, "quorum reached (and, in some runs, lost and reached again): {finalized}");
+        let kinds = ["duplicate-event", "unknown-participant", "incompatible-payload", "past-horizon"];
+        assert_eq!(refused, BTreeSet::from(kinds), "every refusal the engine makes was compared");
     }
 }
