@@ -15,7 +15,7 @@
 use super::{Problem, RunDef, RunError, events_prefix, events_ref, now_ms};
 use crate::engines::{DevelopmentConfig, DevelopmentEngine, EngineError};
 use crate::identity::{AgentKey, Roster};
-use crate::runtime::{EventMetadata, MasRuntime, PatternKind, SemanticEvent, SemanticPayload};
+use crate::runtime::{EventMetadata, MasRuntime, PatternKind, SemanticEvent, SemanticPayload, Vote};
 use crate::store::record::Verdict;
 use crate::store::{Append, MoveTo, RefMove, Store, StoreError};
 use gix::ObjectId;
@@ -120,17 +120,69 @@ pub struct RunEvents {
 }
 
 /// Where verified chains are cached, under the common git dir.
-pub const CACHE_DIR: &str = "mas-cache/events-v1";
+pub const CACHE_DIR: &str = "mas-cache/events-v2";
 
 /// A chain as read and verified once: valid for exactly this tip and this roster.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct CachedChain {
     /// The build that wrote it (a different build re-reads the chain).
     build: String,
     tip: String,
     roster: String,
-    events: Vec<Stamped>,
+    events: Vec<CachedStamped>,
     problems: Vec<Problem>,
+}
+
+// The cache's own form of an event. A record's payload is internally tagged (`"kind": …` among
+// its fields, as the signed records have it), which serde can only read by first collecting every
+// field into an untyped buffer; in the cache the variant is the key around its fields
+// (externally tagged), so a chain is read straight into its typed structs. The forms are serde
+// "remote" definitions of the same types: a variant or field added there and not here fails to
+// compile.
+
+/// One cached event in the cache's form.
+#[derive(Serialize, Deserialize)]
+struct CachedStamped(#[serde(with = "StampedForm")] Stamped);
+
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Stamped")]
+struct StampedForm {
+    agent: String,
+    seq: u64,
+    record_commit: String,
+    kind: String,
+    #[serde(with = "RecordForm")]
+    record: EventRecord,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "EventRecord")]
+struct RecordForm {
+    #[serde(with = "EventForm")]
+    event: SemanticEvent,
+    at_ms: u64,
+    commit: String,
+    proposer: Option<String>,
+    note: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "SemanticEvent")]
+struct EventForm {
+    pattern: PatternKind,
+    metadata: EventMetadata,
+    #[serde(with = "PayloadForm")]
+    payload: SemanticPayload,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "SemanticPayload")]
+enum PayloadForm {
+    ScalarProposal { value: f64 },
+    Ballot { vote: Vote },
+    ExternalBytes { digest: String, len: u64 },
+    ToolResult { command: String, exit_status: Option<i32>, duration_ms: u64, output_digest: String, subject: String },
+    Review { subject: String, accept: bool, reason: String },
 }
 
 /// A digest of the roster's names and keys: verdicts depend on nothing else.
@@ -192,23 +244,21 @@ pub fn load(store: &Store, roster: &Roster, run: &str) -> Result<RunEvents, RunE
             && cached.roster == fingerprint
             && cached.build == build
         {
-            out.events.extend(cached.events);
+            out.events.extend(cached.events.into_iter().map(|c| c.0));
             out.problems.extend(cached.problems);
             continue;
         }
         let (events, problems) = read_chain(store, roster, run, &info.name, &owner)?;
-        write_cache(
-            &path,
-            &CachedChain {
-                build: build.clone(),
-                tip,
-                roster: fingerprint.clone(),
-                events: events.clone(),
-                problems: problems.clone(),
-            },
-        );
-        out.events.extend(events);
-        out.problems.extend(problems);
+        let chain = CachedChain {
+            build: build.clone(),
+            tip,
+            roster: fingerprint.clone(),
+            events: events.into_iter().map(CachedStamped).collect(),
+            problems,
+        };
+        write_cache(&path, &chain);
+        out.events.extend(chain.events.into_iter().map(|c| c.0));
+        out.problems.extend(chain.problems);
     }
     out.events.sort_by(|a, b| (a.record.at_ms, &a.agent, a.seq).cmp(&(b.record.at_ms, &b.agent, b.seq)));
     Ok(out)
@@ -302,4 +352,69 @@ pub fn self_endorse_allowed(store: &Store) -> bool {
     store
         .config_string("mas.allowSelfEndorse")
         .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamped(seq: u64, payload: SemanticPayload) -> Stamped {
+        Stamped {
+            agent: "alice".into(),
+            seq,
+            record_commit: format!("{seq:040x}"),
+            kind: if matches!(payload, SemanticPayload::ExternalBytes { .. }) {
+                PROPOSAL_KIND
+            } else {
+                ENDORSEMENT_KIND
+            }
+            .into(),
+            record: EventRecord {
+                event: event("r1", "alice", seq, payload),
+                at_ms: 1_000 + seq,
+                commit: "c".repeat(40),
+                proposer: (seq % 2 == 0).then(|| "bob".to_string()),
+                note: (seq % 3 == 0).then(|| "a \"quoted\"\nnote".to_string()),
+            },
+        }
+    }
+
+    #[test]
+    fn the_cache_form_reads_back_every_payload_exactly() {
+        let tree = "ab".repeat(20);
+        let events = vec![
+            stamped(1, SemanticPayload::ExternalBytes { digest: tree.clone(), len: 12 }),
+            stamped(
+                2,
+                SemanticPayload::ToolResult {
+                    command: "cargo test".into(),
+                    exit_status: None,
+                    duration_ms: 7,
+                    output_digest: "sha256:00".into(),
+                    subject: tree.clone(),
+                },
+            ),
+            stamped(3, SemanticPayload::Review { subject: tree, accept: false, reason: "no tests".into() }),
+            stamped(4, SemanticPayload::ScalarProposal { value: 0.25 }),
+            stamped(5, SemanticPayload::Ballot { vote: Vote::Stop }),
+        ];
+        let problems = vec![Problem { refname: "refs/x".into(), commit: "d".repeat(40), problem: "SPOOF".into() }];
+        let chain = CachedChain {
+            build: "0".into(),
+            tip: "e".repeat(40),
+            roster: "f".repeat(64),
+            events: events.clone().into_iter().map(CachedStamped).collect(),
+            problems: problems.clone(),
+        };
+        let bytes = serde_json::to_vec(&chain).unwrap();
+        let back: CachedChain = serde_json::from_slice(&bytes).unwrap();
+        let back_events: Vec<Stamped> = back.events.into_iter().map(|c| c.0).collect();
+        assert_eq!(back_events, events);
+        assert_eq!(back.problems, problems);
+        assert_eq!((back.build, back.tip, back.roster), (chain.build, chain.tip, chain.roster));
+        // The records' own form (internally tagged) is not what the cache reads: a file in that
+        // form is a miss, not a misreading.
+        let old = serde_json::json!({"build": "0", "tip": "e", "roster": "f", "problems": [], "events": [events[0]]});
+        assert!(serde_json::from_value::<CachedChain>(old).is_err());
+    }
 }

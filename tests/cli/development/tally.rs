@@ -110,7 +110,7 @@ fn the_verified_chain_cache_follows_tips_and_the_roster_and_survives_garbage() {
     team.here(&b, &["endorse", "alice", "--no-check"]);
     let first = team.here_json(&a, &["tally"]);
     assert_eq!(first["leader"], "alice");
-    let cache = PathBuf::from(team.git(&["rev-parse", "--git-common-dir"])).join("mas-cache/events-v1");
+    let cache = PathBuf::from(team.git(&["rev-parse", "--git-common-dir"])).join("mas-cache/events-v2");
     let cache = if cache.is_absolute() { cache } else { team.repo.join(cache) };
     let files: Vec<PathBuf> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(files.len(), 2, "one cached chain per agent chain");
