@@ -463,12 +463,24 @@ impl DevelopmentEngine {
         }
     }
 
-    fn summary(&self, tally: &Tally) -> EpochSummary {
-        let values = tally.proposals.iter().map(|p| (p.agent.clone(), p.endorsers.len() as f64)).collect();
-        let metric = tally.leader.as_deref().and_then(|l| tally.proposal(l)).map(|p| p.endorsers.len() as f64);
+    /// The summary of the tally now, from the counts alone (the tally's verdicts are not built):
+    /// each proposal's valid endorsements, and the leader's.
+    fn summary(&self) -> EpochSummary {
+        let mut values = BTreeMap::new();
+        let mut leader: Option<u64> = None;
+        for (agent, name) in self.roster.iter().enumerate() {
+            let Some(tree) = self.current[agent] else { continue };
+            let count = self.valid_count(agent, tree);
+            values.insert(name.clone(), count as f64);
+            // Strictly more: among equals the first (smallest agent id) stays, as in the tally.
+            if count > 0 && leader.is_none_or(|l| count > l) {
+                leader = Some(count);
+            }
+        }
+        let metric = leader.map(|count| count as f64);
         let mut state = BTreeMap::new();
         state.insert("quorum".to_string(), f64::from(self.quorum));
-        state.insert("rounds".to_string(), tally.rounds as f64);
+        state.insert("rounds".to_string(), self.epoch() as f64);
         EpochSummary {
             epoch: self.epoch(),
             pattern: PatternKind::Development,
@@ -604,11 +616,7 @@ impl CoordinationEngine for DevelopmentEngine {
             let agent = self.tree_states[subject].proposers[k];
             self.refresh(agent);
         }
-        if !was_held && self.held > 0 {
-            EventOutcome::Finalized(self.summary(&self.tally()))
-        } else {
-            EventOutcome::Applied
-        }
+        if !was_held && self.held > 0 { EventOutcome::Finalized(self.summary()) } else { EventOutcome::Applied }
     }
 }
 

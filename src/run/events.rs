@@ -205,8 +205,10 @@ fn cache_path(store: &Store, refname: &str) -> std::path::PathBuf {
 }
 
 fn read_cache(path: &std::path::Path) -> Option<CachedChain> {
-    let bytes = std::fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
+    // Read as text, checked once: parsing from a `str`, serde_json does not check every string
+    // it meets again.
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 /// Writes a cache file atomically (a temporary file renamed over it); failures only cost speed.

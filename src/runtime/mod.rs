@@ -120,6 +120,8 @@ impl<E: CoordinationEngine> MasRuntime<E> {
     /// fresh engine always give the same history.
     pub fn replay(engine: E, events: impl IntoIterator<Item = SemanticEvent>) -> Self {
         let mut runtime = MasRuntime::new(engine);
+        let events = events.into_iter();
+        runtime.history.reserve(events.size_hint().0);
         for event in events {
             runtime.apply(event);
         }
