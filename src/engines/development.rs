@@ -914,7 +914,7 @@ mod tests {
                 roster: agents.iter().map(|a| a.to_string()).collect(),
                 quorum: [1, 2, 3, 9][seed as usize % 4],
                 max_rounds: [None, Some(2), Some(4)][seed as usize % 3],
-                allow_self_endorse: seed % 2 == 0,
+                allow_self_endorse: seed.is_multiple_of(2),
             };
             let mut fast = DevelopmentEngine::new(config.clone()).unwrap();
             let mut slow = ReferenceEngine::new(config).unwrap();

@@ -375,8 +375,8 @@ mod tests {
                 event: event("r1", "alice", seq, payload),
                 at_ms: 1_000 + seq,
                 commit: "c".repeat(40),
-                proposer: (seq % 2 == 0).then(|| "bob".to_string()),
-                note: (seq % 3 == 0).then(|| "a \"quoted\"\nnote".to_string()),
+                proposer: seq.is_multiple_of(2).then(|| "bob".to_string()),
+                note: seq.is_multiple_of(3).then(|| "a \"quoted\"\nnote".to_string()),
             },
         }
     }
