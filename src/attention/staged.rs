@@ -97,7 +97,13 @@ impl Walk<'_> {
 
     /// Every blob below `id`, as deleted paths under `prefix`.
     fn all_deleted(&mut self, id: gix::ObjectId, prefix: &[u8]) -> Result<(), Unreadable> {
-        for item in self.tree_items(id)? {
+        let items = self.tree_items(id)?;
+        self.deleted(items, prefix)
+    }
+
+    /// `items` (entries of a tree at `prefix`) and every blob below them, as deleted paths.
+    fn deleted(&mut self, items: impl IntoIterator<Item = TreeItem>, prefix: &[u8]) -> Result<(), Unreadable> {
+        for item in items {
             let mut path = prefix.to_vec();
             path.extend_from_slice(&item.name);
             if item.kind == EntryKind::Tree {
@@ -173,17 +179,7 @@ impl Walk<'_> {
             Some(e) => e.path(state)[..prefix_len].to_vec(),
             None => Vec::new(),
         };
-        for item in items.into_iter().filter(|i| !i.matched) {
-            let mut path = prefix.clone();
-            path.extend_from_slice(&item.name);
-            if item.kind == EntryKind::Tree {
-                path.push(b'/');
-                self.all_deleted(item.id, &path)?;
-            } else {
-                self.out.push(path.into());
-            }
-        }
-        Ok(())
+        self.deleted(items.into_iter().filter(|i| !i.matched), &prefix)
     }
 }
 

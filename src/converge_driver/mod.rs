@@ -469,6 +469,11 @@ impl Log<'_> {
     ) -> Result<(), DriverError> {
         self.emit(RunEvent::Halt(HaltRecord { halt, phase, epochs, peer: peer.map(str::to_owned), detail }))
     }
+
+    /// Halts because the run's budget ran out.
+    fn budget_halt(&mut self, phase: ProtocolPhase, epochs: u64, meta: &RunMeta) -> Result<(), DriverError> {
+        self.halt(ConvergeHalt::BudgetExhausted, phase, epochs, None, budget_detail(meta))
+    }
 }
 
 struct Budget {
@@ -584,7 +589,7 @@ async fn assembly<P: Peer>(
     let mut transcript: Vec<(String, String)> = Vec::new();
     for i in 0..peers.len() {
         let Some(timeout) = budget.next_timeout() else {
-            log.halt(ConvergeHalt::BudgetExhausted, ProtocolPhase::Assembly, 0, None, budget_detail(meta))?;
+            log.budget_halt(ProtocolPhase::Assembly, 0, meta)?;
             return Ok(false);
         };
         let name = names[i].clone();
@@ -629,7 +634,7 @@ async fn assembly<P: Peer>(
     }
     if budget.exhausted() {
         // A hop cut short by the budget is not a peer without a rule.
-        log.halt(ConvergeHalt::BudgetExhausted, ProtocolPhase::Assembly, 0, None, budget_detail(meta))?;
+        log.budget_halt(ProtocolPhase::Assembly, 0, meta)?;
         return Ok(false);
     }
     Ok(true)
@@ -761,14 +766,7 @@ async fn converge_on<M: ScalarModel, P: Peer>(
             let mut accepted = false;
             for attempt in 1..=2u32 {
                 let Some(timeout) = budget.next_timeout() else {
-                    let epochs = controller.epochs();
-                    return log.halt(
-                        ConvergeHalt::BudgetExhausted,
-                        ProtocolPhase::Converge,
-                        epochs,
-                        None,
-                        budget_detail(meta),
-                    );
+                    return log.budget_halt(ProtocolPhase::Converge, controller.epochs(), meta);
                 };
                 let prompt = crate::peers::ConvergePrompt {
                     run: &meta.run,
@@ -828,14 +826,7 @@ async fn converge_on<M: ScalarModel, P: Peer>(
                     break;
                 }
                 if budget.exhausted() {
-                    let epochs = controller.epochs();
-                    return log.halt(
-                        ConvergeHalt::BudgetExhausted,
-                        ProtocolPhase::Converge,
-                        epochs,
-                        None,
-                        budget_detail(meta),
-                    );
+                    return log.budget_halt(ProtocolPhase::Converge, controller.epochs(), meta);
                 }
                 reason = failure;
             }

@@ -39,6 +39,34 @@ fn bounds(points: impl Iterator<Item = (f64, f64)>) -> (std::ops::Range<f64>, st
     (0.0..x_max, (y_min - pad)..(y_max + pad))
 }
 
+/// A chart on `area` with the layout both panels share: the caption, an `epoch` x axis labelled
+/// in whole numbers, and `y_desc` on the y axis.
+fn panel<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+    caption: &str,
+    y_desc: &str,
+    (x_range, y_range): (std::ops::Range<f64>, std::ops::Range<f64>),
+) -> Result<
+    ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    PlotError,
+> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(32)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x_range, y_range)
+        .map_err(plot_err)?;
+    chart
+        .configure_mesh()
+        .x_desc("epoch")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_desc(y_desc)
+        .draw()
+        .map_err(plot_err)?;
+    Ok(chart)
+}
+
 /// Draws the report's trajectory as an SVG document.
 pub fn render_svg(report: &Report) -> Result<String, PlotError> {
     let metric_name = report.metric.as_ref().map_or("metric", |m| m.name.as_str()).to_owned();
@@ -68,26 +96,12 @@ pub fn render_svg(report: &Report) -> Result<String, PlotError> {
         let root = root.titled(&title, ("sans-serif", 20)).map_err(plot_err)?;
         let panels = root.split_evenly((2, 1));
 
-        let (x_range, y_range) = bounds(metric.iter().copied());
         let caption = if report.trajectory.is_empty() {
             format!("{metric_name} per epoch (no CONVERGE epochs)")
         } else {
             format!("{metric_name} per epoch")
         };
-        let mut chart = ChartBuilder::on(&panels[0])
-            .caption(caption, ("sans-serif", 16))
-            .margin(12)
-            .x_label_area_size(32)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x_range, y_range)
-            .map_err(plot_err)?;
-        chart
-            .configure_mesh()
-            .x_desc("epoch")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_desc(y_desc)
-            .draw()
-            .map_err(plot_err)?;
+        let mut chart = panel(&panels[0], &caption, &y_desc, bounds(metric.iter().copied()))?;
         if !metric.is_empty() {
             chart
                 .draw_series(LineSeries::new(metric.iter().copied(), BLUE.stroke_width(2)))
@@ -115,21 +129,8 @@ pub fn render_svg(report: &Report) -> Result<String, PlotError> {
                 (peer.name.clone(), points)
             })
             .collect();
-        let (x_range, y_range) = bounds(series.iter().flat_map(|(_, points)| points.iter().copied()));
-        let mut chart = ChartBuilder::on(&panels[1])
-            .caption("announced values per epoch", ("sans-serif", 16))
-            .margin(12)
-            .x_label_area_size(32)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x_range, y_range)
-            .map_err(plot_err)?;
-        chart
-            .configure_mesh()
-            .x_desc("epoch")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_desc("value")
-            .draw()
-            .map_err(plot_err)?;
+        let ranges = bounds(series.iter().flat_map(|(_, points)| points.iter().copied()));
+        let mut chart = panel(&panels[1], "announced values per epoch", "value", ranges)?;
         let mut drawn = false;
         for (i, (name, points)) in series.into_iter().enumerate() {
             if points.is_empty() {

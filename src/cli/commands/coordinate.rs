@@ -5,7 +5,7 @@ use crate::cli::commands::converge::{
 };
 use crate::cli::commands::dev_report::summary;
 use crate::cli::commands::report::{print_report, write_file};
-use crate::cli::commands::snapshot::{InputArgs, frame_error, read_inputs};
+use crate::cli::commands::snapshot::{InputArgs, frame_error, inputs_configured, read_inputs};
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -112,28 +112,13 @@ fn parse_pattern(value: &str) -> Result<PatternKind, String> {
     })
 }
 
-/// Whether any snapshot input is configured in git config.
-fn snapshot_configured(ctx: &Context) -> Result<bool, CliError> {
-    let store = ctx.store()?;
-    let set = |key: &str| store.config_string(key).is_some_and(|v| !v.trim().is_empty());
-    Ok(["mas.task", "mas.taskFile", "mas.scip", "mas.editorFile"].iter().any(|k| set(k))
-        || store.config_strings("mas.diagnostics").iter().any(|v| !v.trim().is_empty()))
-}
-
 /// Publishes a frame from the configured inputs when there are any; returns the current frame's
 /// hash either way.
 fn frame_for_run(ctx: &mut Context) -> Result<Option<String>, CliError> {
-    if snapshot_configured(ctx)? {
+    if inputs_configured(ctx.store()?) {
         let caller = ctx.caller()?;
         let store = ctx.store()?;
-        let inputs = InputArgs {
-            task: None,
-            task_file: None,
-            scip: None,
-            diagnostics: Vec::new(),
-            editor_open: Vec::new(),
-            editor_file: None,
-        };
+        let inputs = InputArgs::default();
         let files = read_inputs(store, &inputs)?;
         let (snapshot, view) = frame::snapshot_now(store, &files).map_err(frame_error)?;
         let hash = snapshot.frame_hash();

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 /// Where a snapshot's inputs come from. Each flag falls back to git config: `mas.task`,
 /// `mas.taskFile`, `mas.scip`, `mas.diagnostics` (multi-valued), `mas.editorFile`; relative paths in
 /// config are relative to the top of the working tree.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct InputArgs {
     /// The team's task text (targets it names as whole words rank higher).
     #[arg(long, conflicts_with = "task_file")]
@@ -75,6 +75,13 @@ fn config_path(store: &Store, key: &str) -> Option<PathBuf> {
     let value = store.config_string(key).filter(|s| !s.is_empty())?;
     let p = PathBuf::from(value);
     Some(if p.is_relative() { store.workdir().map(|w| w.join(&p)).unwrap_or(p) } else { p })
+}
+
+/// Whether git config names any snapshot input (the keys [`read_inputs`] falls back to).
+pub fn inputs_configured(store: &Store) -> bool {
+    let set = |key: &str| store.config_string(key).is_some_and(|v| !v.trim().is_empty());
+    ["mas.task", "mas.taskFile", "mas.scip", "mas.editorFile"].iter().any(|k| set(k))
+        || store.config_strings("mas.diagnostics").iter().any(|v| !v.trim().is_empty())
 }
 
 /// Reads the inputs named by flags, falling back to git config.
