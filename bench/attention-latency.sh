@@ -21,7 +21,7 @@
 set -euo pipefail
 FILES=${FILES:-2000}
 
-need() { command -v "$1" >/dev/null 2>&1 || { echo "bench/attention-latency.sh: '$1' is required but not installed ($2)" >&2; exit 1; }; }
+. "$(dirname "$0")/common.sh"
 need cargo "https://rustup.rs"
 need git "your package manager"
 need hyperfine "apt-get install hyperfine, or cargo install hyperfine"
@@ -31,16 +31,7 @@ cd "$(dirname "$0")/.."
 SRC=$PWD
 cargo build --release --quiet --bin git-mas
 BIN=$SRC/target/release/git-mas
-# Scratch space under target/ by default: file creation in /tmp measured much slower on this
-# machine (see bench/gate.sh).
-ROOT=${BENCH_DIR:-$SRC/target/bench}
-mkdir -p "$ROOT"
-ROOT=$(cd "$ROOT" && pwd)
-WORK=$(mktemp -d -p "$ROOT")
-[ -n "${KEEP:-}" ] && echo "scratch: $WORK" || trap 'rm -rf "$WORK"' EXIT
-export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_MAS_KEY_DIR=$WORK/keys NO_COLOR=1
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
-mkdir -p "$HOME"
+bench_scratch
 
 python3 "$SRC/bench/genrepo.py" "$WORK/template" --files "$FILES"
 

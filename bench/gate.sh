@@ -21,7 +21,7 @@
 set -euo pipefail
 FILES=20000 AGENTS=64
 
-need() { command -v "$1" >/dev/null 2>&1 || { echo "bench/gate.sh: '$1' is required but not installed ($2)" >&2; exit 1; }; }
+. "$(dirname "$0")/common.sh"
 need cargo "https://rustup.rs"
 need git "your package manager"
 need hyperfine "apt-get install hyperfine, or cargo install hyperfine"
@@ -32,19 +32,9 @@ cd "$(dirname "$0")/.."
 SRC=$PWD
 cargo build --release --quiet --bin git-mas
 BIN=$SRC/target/release/git-mas
-# Scratch space under target/ by default: on this machine, file creation in /tmp measured ~13x
-# slower than elsewhere on the same disk, which swamps both sides.
-ROOT=${BENCH_DIR:-$SRC/target/bench}
-mkdir -p "$ROOT"
-ROOT=$(cd "$ROOT" && pwd)
-WORK=$(mktemp -d -p "$ROOT")
-# KEEP=1 keeps the scratch repositories (for profiling by hand).
-[ -n "${KEEP:-}" ] && echo "scratch: $WORK" || trap 'rm -rf "$WORK"' EXIT
-export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_MAS_KEY_DIR=$WORK/keys NO_COLOR=1
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
+bench_scratch
 # The hooks run `git mas hook …`: git finds git-mas on PATH.
 export PATH=$SRC/target/release:$PATH
-mkdir -p "$HOME"
 
 # --- the repository, 64 agents, a frame, 64 foci ------------------------------------------------
 REPO=$WORK/repo

@@ -22,7 +22,7 @@ set -euo pipefail
 SCIP_TYPESCRIPT_VERSION=0.4.0
 FILES=20000 MODULES=1000 SARIF_RESULTS=1000
 
-need() { command -v "$1" >/dev/null 2>&1 || { echo "bench/snapshot.sh: '$1' is required but not installed ($2)" >&2; exit 1; }; }
+. "$(dirname "$0")/common.sh"
 need cargo "https://rustup.rs"
 need git "your package manager"
 need hyperfine "apt-get install hyperfine, or cargo install hyperfine"
@@ -37,17 +37,7 @@ SRC=$PWD
 cargo build --release --quiet --bin git-mas --example scip_decode --example scip_symbols
 BIN=$SRC/target/release/git-mas
 DECODE=$SRC/target/release/examples/scip_decode
-# Scratch space under target/ by default: on this machine, file creation in /tmp measured ~13x
-# slower than elsewhere on the same disk, which swamps both sides.
-ROOT=${BENCH_DIR:-$SRC/target/bench}
-mkdir -p "$ROOT"
-ROOT=$(cd "$ROOT" && pwd)
-WORK=$(mktemp -d -p "$ROOT")
-# KEEP=1 keeps the scratch repository (for profiling by hand).
-[ -n "${KEEP:-}" ] && echo "scratch: $WORK" || trap 'rm -rf "$WORK"' EXIT
-export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_MAS_KEY_DIR=$WORK/keys NO_COLOR=1
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
-mkdir -p "$HOME"
+bench_scratch
 
 # --- scip-typescript, pinned, in the scratch space ------------------------------------------------
 TOOLS=$ROOT/tools/npm
