@@ -226,8 +226,8 @@ pub enum DevEvent {
     },
 }
 
-/// What a sink may fail with.
-pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+/// What a sink may fail with (the converge driver's sink error: one type for both drivers).
+pub use crate::converge_driver::SinkError;
 
 /// Why a development run could not be driven (a halt is an outcome, not an error).
 #[derive(Debug, Error)]

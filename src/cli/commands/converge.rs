@@ -151,6 +151,48 @@ pub(crate) fn team(ctx: &Context, peers: Vec<PeerEntry>, dir: &Path) -> Result<V
         .collect())
 }
 
+/// The single-threaded async runtime a driver runs its peers' processes on.
+pub(crate) fn async_runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))
+}
+
+/// `--json` output of a driver: one JSON line per event; a closed stdout stops the printing, not
+/// the run.
+pub(crate) struct JsonLines {
+    open: bool,
+}
+
+impl JsonLines {
+    pub(crate) fn new() -> JsonLines {
+        JsonLines { open: true }
+    }
+
+    pub(crate) fn print<T: serde::Serialize>(&mut self, event: &T) -> Result<(), SinkError> {
+        if self.open {
+            match print_json(event) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => self.open = false,
+                Err(e) => return Err(Box::new(e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An error and its sources, joined with `: `.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        message.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    message
+}
+
 /// Records and drives one ASSEMBLY → CONVERGE run, streaming its events (`--json`) or its
 /// progress, and returns the report. `git mas coordinate` runs scalar classes through here too.
 pub(crate) fn execute(
@@ -165,22 +207,15 @@ pub(crate) fn execute(
     let mut recorder = RunRecorder::start(store, &caller.key, meta).map_err(record_error)?;
     ctx.status(&format!("run {}: recording under refs/mas/runs/{}/", meta.run, meta.run));
     install_interrupt_handler()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
+    let runtime = async_runtime()?;
 
     let ctx_ref = &*ctx;
     let show_progress = !json && std::io::stderr().is_terminal();
-    let mut stdout_open = true;
+    let mut lines = JsonLines::new();
     let mut sink = |event: &RunEvent| -> Result<(), SinkError> {
         recorder.record(event)?;
-        if json && stdout_open {
-            match print_json(event) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => stdout_open = false,
-                Err(e) => return Err(Box::new(e)),
-            }
+        if json {
+            lines.print(event)?;
         } else if show_progress {
             progress(ctx_ref, event);
         }
@@ -188,13 +223,7 @@ pub(crate) fn execute(
     };
     let result = runtime.block_on(converge_driver::run(meta, &mut team, &mut sink));
     result.map_err(|e| {
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            message.push_str(&format!(": {s}"));
-            source = s.source();
-        }
-        CliError::internal(message).hinted(format!(
+        CliError::internal(error_chain(&e)).hinted(format!(
             "what was recorded so far is under refs/mas/runs/{}/ (`git mas report {}`)",
             meta.run, meta.run
         ))

@@ -1,7 +1,8 @@
 //! `git mas coordinate`: a team of agents through ASSEMBLY and CONVERGE, for every class.
 
 use crate::cli::commands::converge::{
-    MAX_GOAL_BYTES, check_writable, execute, install_interrupt_handler, millis, team,
+    JsonLines, MAX_GOAL_BYTES, async_runtime, check_writable, error_chain, execute, install_interrupt_handler, millis,
+    team,
 };
 use crate::cli::commands::dev_report::summary;
 use crate::cli::commands::report::{print_report, write_file};
@@ -218,22 +219,13 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     let dir = ctx.cwd()?;
     let mut team = team(ctx, peers, &dir)?;
     install_interrupt_handler()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
+    let runtime = async_runtime()?;
     let ctx_ref = &*ctx;
     let json = args.json;
-    let mut stdout_open = true;
+    let mut lines = JsonLines::new();
     let mut sink = |event: &DevEvent| -> Result<(), SinkError> {
         if json {
-            if stdout_open {
-                match print_json(event) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => stdout_open = false,
-                    Err(e) => return Err(Box::new(e)),
-                }
-            }
+            lines.print(event)?;
         } else {
             narrate(ctx_ref, event);
         }
@@ -242,13 +234,8 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     let store = ctx.store()?;
     let outcome =
         runtime.block_on(develop(store, &caller.name, &caller.key, &setup, &mut team, &mut sink)).map_err(|e| {
-            let mut message = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                message.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            CliError::user(message).hinted("`git mas run list` shows the run, `git mas report <run>` where it stands")
+            CliError::user(error_chain(&e))
+                .hinted("`git mas run list` shows the run, `git mas report <run>` where it stands")
         })?;
     if let Some(path) = &args.report {
         let bytes = serde_json::to_vec_pretty(&outcome.report).map_err(|e| CliError::internal(e.to_string()))?;
