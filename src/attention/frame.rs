@@ -535,19 +535,31 @@ pub fn read_frame(store: &Store, commit: ObjectId) -> Result<Frame, FrameError> 
     Ok(Frame { commit, hash, publisher: record.agent, snapshot })
 }
 
+/// The current frame's record: the newest frame record that verifies ([`Store::newest_verified`]).
+/// A frame record that does not verify (unsigned, by an agent not on the roster, a spoof or a
+/// replay) never becomes current, wherever it sits in the chain.
+fn current_frame_entry(store: &Store) -> Result<Option<Entry>, FrameError> {
+    if store.tip(FRAME_REF)?.is_none() {
+        return Ok(None);
+    }
+    let roster = store.roster()?;
+    Ok(store.newest_verified(FRAME_REF, &roster)?)
+}
+
 /// The current frame's record commit and hash, without reading its snapshot.
 pub fn current_frame_hash(store: &Store) -> Result<Option<(ObjectId, String)>, FrameError> {
-    let Some(tip) = store.tip(FRAME_REF)? else { return Ok(None) };
-    let entry = store.entry(tip)?;
-    let record = entry.record.map_err(|e| FrameError::Incomplete { commit: tip.to_string(), what: e.to_string() })?;
+    let Some(entry) = current_frame_entry(store)? else { return Ok(None) };
+    let commit = entry.commit;
+    let record =
+        entry.record.map_err(|e| FrameError::Incomplete { commit: commit.to_string(), what: e.to_string() })?;
     let hash = record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string();
-    Ok(Some((tip, hash)))
+    Ok(Some((commit, hash)))
 }
 
 /// The current frame, if one was published.
 pub fn current_frame(store: &Store) -> Result<Option<Frame>, FrameError> {
-    match store.tip(FRAME_REF)? {
-        Some(tip) => Ok(Some(read_frame(store, tip)?)),
+    match current_frame_entry(store)? {
+        Some(entry) => Ok(Some(read_frame(store, entry.commit)?)),
         None => Ok(None),
     }
 }
@@ -614,9 +626,14 @@ pub fn publish(
     }
     let root = std::fs::canonicalize(store.workdir()?).map(|p| p.display().to_string()).unwrap_or_default();
     let mut previous = None;
-    let appended = store.append(FRAME_REF, agent, key, FRAME_KIND, &extra, |tip: Option<&Entry>| {
-        let tip_hash =
-            tip.and_then(|e| e.record.as_ref().ok()).and_then(|r| r.payload.get("hash")?.as_str().map(String::from));
+    let appended = store.append(FRAME_REF, agent, key, FRAME_KIND, &extra, |_tip: Option<&Entry>| {
+        // Compared with the current *verified* frame, re-read on every attempt: an unverified
+        // record at the tip with our hash must not stop us from publishing it for real.
+        let tip_hash = current_frame_hash(store).map_err(|e| match e {
+            FrameError::Store(s) => s,
+            other => StoreError::Git { context: "reading the current frame".into(), source: Box::new(other) },
+        })?;
+        let tip_hash = tip_hash.map(|(_, h)| h);
         if tip_hash.as_deref() == Some(hash.as_str()) {
             return Ok(None);
         }

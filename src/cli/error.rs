@@ -97,6 +97,12 @@ impl From<StoreError> for CliError {
             StoreError::BadRefName { .. } => CliError::user(e.to_string()),
             StoreError::Roster(r) => return CliError::from(r.clone()),
             StoreError::SeqOverflow { .. } => CliError::user(e.to_string()),
+            StoreError::StaleLock { lock, .. } => CliError::user(e.to_string()).hinted(format!(
+                "if no git-mas or git command is still running here, remove it: `git mas doctor --fix` (or `rm {}`)",
+                lock.display()
+            )),
+            StoreError::UnreadableRef { name, .. } => CliError::user(e.to_string())
+                .hinted(format!("inspect it with `git show-ref {name}`; `git update-ref -d {name}` removes it")),
             StoreError::TooManyRetries { .. } | StoreError::Git { .. } | StoreError::Io { .. } => {
                 CliError::internal(e.to_string())
             }

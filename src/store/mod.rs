@@ -18,13 +18,14 @@
 
 pub mod canonical;
 pub mod record;
+pub mod refs;
 pub mod sigcache;
 
 use crate::identity::{self, AgentKey, ROSTER_PATH, Roster, RosterError};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use record::{ParseError, RECORD_FILE, Record, Verdict};
+use refs::{RefFileError, RefFiles};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -33,6 +34,15 @@ pub const REF_PREFIX: &str = "refs/mas/";
 
 /// How many times an append re-reads and retries after losing a race.
 pub const MAX_APPEND_ATTEMPTS: u32 = 1000;
+
+/// How many of a chain's newest records an append reads for the next sequence number, and how
+/// far back it reads for its writer's own last record (see `Store::seq_floor`).
+pub const SEQ_WINDOW: usize = 16;
+/// See [`SEQ_WINDOW`].
+pub const SEQ_WALK: usize = 4096;
+
+/// How many of a chain's newest records [`Store::newest_verified`] verifies before the whole chain.
+pub const CURRENT_WINDOW: usize = 32;
 
 /// Errors from the store.
 #[derive(Debug, Error)]
@@ -55,6 +65,12 @@ pub enum StoreError {
     /// The chain tip's sequence number cannot be incremented.
     #[error("sequence number overflow in {refname}")]
     SeqOverflow { refname: String },
+    /// A lock file left behind by a process that died blocks a ref update.
+    #[error("{} blocks updating {refname}: it was left {} s ago by a process that did not finish", lock.display(), age.as_secs())]
+    StaleLock { refname: String, lock: PathBuf, age: std::time::Duration },
+    /// A loose ref file holds something that is not an object id.
+    #[error("ref {name} is unreadable: it holds {content:?}")]
+    UnreadableRef { name: String, content: String },
     /// A git operation failed.
     #[error("git: {context}")]
     Git {
@@ -180,7 +196,9 @@ pub fn validate_ref(name: &str) -> Result<(), StoreError> {
 pub struct Store {
     repo: gix::Repository,
     common_dir: PathBuf,
+    refs: RefFiles,
     sigs: std::cell::RefCell<Option<sigcache::SigCache>>,
+    roster_cache: std::cell::RefCell<Option<Roster>>,
 }
 
 impl Store {
@@ -195,7 +213,14 @@ impl Store {
     pub fn from_repo(repo: gix::Repository) -> Self {
         let common = repo.common_dir();
         let common_dir = std::fs::canonicalize(common).unwrap_or_else(|_| common.to_path_buf());
-        Store { repo, common_dir, sigs: std::cell::RefCell::new(None) }
+        let refs = RefFiles::new(common_dir.clone(), repo.object_hash());
+        Store {
+            repo,
+            common_dir,
+            refs,
+            sigs: std::cell::RefCell::new(None),
+            roster_cache: std::cell::RefCell::new(None),
+        }
     }
 
     /// The repository.
@@ -301,8 +326,12 @@ impl Store {
         Ok(Some(object.data.clone()))
     }
 
-    /// The commit a ref points at, `None` when the ref does not exist.
+    /// The commit a ref points at, `None` when the ref does not exist. Refs in the common git dir
+    /// are read by [`refs::RefFiles`], correct while `git pack-refs` runs beside us.
     pub fn tip(&self, refname: &str) -> Result<Option<ObjectId>, StoreError> {
+        if RefFiles::handles(refname) {
+            return self.refs.read(refname).map_err(|e| ref_file_err(refname, e));
+        }
         let found = self.repo.try_find_reference(refname).map_err(git_err(format!("reading {refname}")))?;
         Ok(found.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
     }
@@ -384,6 +413,20 @@ impl Store {
     /// Lists refs under `prefix` (a full ref prefix such as `refs/mas/`), sorted by name. Refs that
     /// cannot be read are listed with the problem, not skipped.
     pub fn list(&self, prefix: &str) -> Result<Vec<RefInfo>, StoreError> {
+        // gix snapshots `packed-refs` before it walks the loose refs: a `git pack-refs` in between
+        // would hide a ref that moved from loose to packed. List again until no pack happened.
+        let mut last = Vec::new();
+        for _ in 0..16 {
+            let before = self.refs.packed_generation();
+            last = self.list_once(prefix)?;
+            if self.refs.packed_generation() == before {
+                break;
+            }
+        }
+        Ok(last)
+    }
+
+    fn list_once(&self, prefix: &str) -> Result<Vec<RefInfo>, StoreError> {
         let platform = self.repo.references().map_err(git_err("listing refs"))?;
         let iter = platform.prefixed(prefix).map_err(git_err(format!("listing refs under {prefix}")))?;
         let mut out = Vec::new();
@@ -415,47 +458,47 @@ impl Store {
         self.cas_many(&[(refname, expected, new)], message)
     }
 
-    /// Moves several refs in one transaction: all move or none does.
+    /// Moves several refs together under their locks ([`refs::RefFiles::compare_and_swap`]): when
+    /// any ref is not as expected, none moves and the race is reported as lost. The renames happen
+    /// in the order given, so a process killed between two of them leaves a prefix moved: callers
+    /// that move several refs order them so that every prefix can be recognised and completed.
     pub fn cas_many(
         &self,
         edits: &[(&str, Option<ObjectId>, ObjectId)],
         message: &str,
     ) -> Result<CasOutcome, StoreError> {
-        let mut ref_edits = Vec::with_capacity(edits.len());
-        for (name, expected, new) in edits {
-            let full =
-                gix::refs::FullName::try_from(*name).map_err(|_| StoreError::BadRefName { name: (*name).into() })?;
-            ref_edits.push(RefEdit {
-                change: Change::Update {
-                    log: LogChange { mode: RefLog::AndReference, force_create_reflog: false, message: message.into() },
-                    expected: match expected {
-                        Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(*id)),
-                        None => PreviousValue::MustNotExist,
-                    },
-                    new: gix::refs::Target::Object(*new),
-                },
-                name: full,
-                deref: false,
-            });
-        }
-        let committer = signature("git-mas", "git-mas");
-        let mut time_buf = gix::date::parse::TimeBuf::default();
-        match self.repo.edit_references_as(ref_edits, Some(committer.to_ref(&mut time_buf))) {
-            Ok(_) => Ok(CasOutcome::Updated),
-            Err(err) => {
-                // Whatever the failure, if any ref is no longer what we expected, we lost a race.
-                for (name, expected, _) in edits {
-                    let actual = self.tip(name)?;
-                    if actual != *expected {
-                        return Ok(CasOutcome::LostRace { actual });
-                    }
-                }
-                if is_lock_contention(&err) {
-                    return Ok(CasOutcome::LostRace { actual: self.tip(edits[0].0)? });
-                }
-                Err(StoreError::Git { context: format!("updating {}", edits[0].0), source: Box::new(err) })
+        for (i, (name, _, _)) in edits.iter().enumerate() {
+            gix::refs::FullName::try_from(*name).map_err(|_| StoreError::BadRefName { name: (*name).into() })?;
+            if !RefFiles::handles(name) || edits[..i].iter().any(|(n, _, _)| n == name) {
+                return Err(StoreError::BadRefName { name: (*name).into() });
             }
         }
+        let logs_branches =
+            !self.repo.is_bare() && !matches!(self.config_string("core.logAllRefUpdates").as_deref(), Some("false"));
+        let reflog = |name: &str| -> Option<String> {
+            let wanted = (logs_branches && name.starts_with("refs/heads/")) || self.refs.has_reflog(name);
+            wanted.then(|| {
+                let who = signature("git-mas", "git-mas");
+                let message = message.replace('\n', " ");
+                format!("{} <{}> {} +0000\t{message}", who.name, who.email, who.time.seconds)
+            })
+        };
+        match self.refs.compare_and_swap(edits, &reflog) {
+            Ok(Ok(())) => Ok(CasOutcome::Updated),
+            Ok(Err(actual)) => Ok(CasOutcome::LostRace { actual }),
+            Err(e) => Err(ref_file_err(edits.first().map_or("", |e| e.0), e)),
+        }
+    }
+
+    /// Writes a blob to the object database (retried where `git gc` removed a fan-out directory
+    /// under our feet, see [`retry_odb`]).
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, StoreError> {
+        retry_odb(|| self.repo.write_blob(bytes).map(|id| id.detach())).map_err(git_err("writing a blob"))
+    }
+
+    /// Writes an object to the object database, like [`Store::write_blob`].
+    pub fn write_object(&self, object: impl gix::objs::WriteTo, context: &str) -> Result<ObjectId, StoreError> {
+        retry_odb(|| self.repo.write_object(&object).map(|id| id.detach())).map_err(git_err(context))
     }
 
     /// Writes `record` (plus `extra` tree entries: path → blob id) as a new commit on top of `parent`.
@@ -466,7 +509,7 @@ impl Store {
         parent: Option<ObjectId>,
     ) -> Result<ObjectId, StoreError> {
         let bytes = record.to_bytes();
-        let blob = self.repo.write_blob(&bytes).map_err(git_err("writing a record blob"))?.detach();
+        let blob = self.write_blob(&bytes)?;
         let tree = if extra.is_empty() {
             // The common case, written directly: one entry, no tree editor.
             let tree = gix::objs::Tree {
@@ -476,7 +519,7 @@ impl Store {
                     oid: blob,
                 }],
             };
-            self.repo.write_object(&tree).map_err(git_err("writing a record tree"))?.detach()
+            self.write_object(&tree, "writing a record tree")?
         } else {
             let mut editor = self
                 .repo
@@ -490,7 +533,7 @@ impl Store {
                     .upsert(path.as_str(), gix::objs::tree::EntryKind::Blob, *id)
                     .map_err(git_err(format!("adding {path} to a record tree")))?;
             }
-            editor.write().map_err(git_err("writing a record tree"))?.detach()
+            retry_odb(|| editor.write().map(|id| id.detach())).map_err(git_err("writing a record tree"))?
         };
         let who = signature(&record.agent, &record.agent);
         let commit = gix::objs::Commit {
@@ -502,7 +545,7 @@ impl Store {
             message: format!("{} #{} by {}\n", record.kind, record.seq, record.agent).into(),
             extra_headers: Vec::new(),
         };
-        Ok(self.repo.write_object(&commit).map_err(git_err("writing a record commit"))?.detach())
+        self.write_object(&commit, "writing a record commit")
     }
 
     /// Appends a signed record of `kind` by `agent` to `refname`, retrying lost races.
@@ -554,7 +597,7 @@ impl Store {
                 None => None,
             };
             let last_seq = match &tip_entry {
-                Some(e) => self.last_seq_from(e)?,
+                Some(e) => self.seq_floor(refname, agent, e)?,
                 None => 0,
             };
             let seq = last_seq.checked_add(1).ok_or_else(|| StoreError::SeqOverflow { refname: refname.into() })?;
@@ -579,21 +622,84 @@ impl Store {
         Err(StoreError::TooManyRetries { refname: refname.into(), attempts: MAX_APPEND_ATTEMPTS }.into())
     }
 
-    /// The highest sequence number at or below `entry`: the tip's own when it parses, otherwise the
-    /// nearest readable ancestor's (a broken tip must not reset the sequence).
-    fn last_seq_from(&self, entry: &Entry) -> Result<u64, StoreError> {
-        if let Ok(r) = &entry.record {
-            return Ok(r.seq);
-        }
-        let mut next = entry.parent;
-        while let Some(id) = next {
-            let e = self.entry(id)?;
-            if let Ok(r) = &e.record {
-                return Ok(r.seq);
+    /// The sequence number a new record by `agent` must exceed: the highest of the **verified**
+    /// records among the newest [`SEQ_WINDOW`], read further back (at most [`SEQ_WALK`] records) until
+    /// one of `agent`'s own is found.
+    ///
+    /// Only records that verify count (signed by the roster key of an agent allowed in this chain):
+    /// an unsigned record with seq 2^64−1 pushed with plain git must not end every later append, and
+    /// a broken tip must not reset the sequence. Taking the maximum over a window, not the first
+    /// record found, keeps the next number above the agent's real last one when a copy of an older
+    /// record of its own was pushed on top (a replay), and above another writer's higher numbers
+    /// where a sync re-parented our last record below them.
+    fn seq_floor(&self, refname: &str, agent: &str, tip: &Entry) -> Result<u64, StoreError> {
+        let roster = self.cached_roster()?;
+        let owner = owner_of(refname);
+        let mut floor = 0u64;
+        let mut found_own = false;
+        let mut entry = std::borrow::Cow::Borrowed(tip);
+        for read in 0..SEQ_WALK {
+            if read >= SEQ_WINDOW && found_own {
+                break;
             }
-            next = e.parent;
+            if let Ok(r) = &entry.record
+                && owner.is_none_or(|o| o == r.agent)
+                && let Some(listed) = roster.get(&r.agent)
+                && self.signature_counts(r, entry.blob, &listed.did)
+            {
+                floor = floor.max(r.seq);
+                found_own |= r.agent == agent;
+            }
+            match entry.parent {
+                Some(parent) => entry = std::borrow::Cow::Owned(self.entry(parent)?),
+                None => break,
+            }
         }
-        Ok(0)
+        Ok(floor)
+    }
+
+    /// Whether `record`'s signature verifies under `did`, through the signature cache.
+    fn signature_counts(&self, record: &Record, blob: Option<ObjectId>, did: &str) -> bool {
+        let mut cache = self.sigs.borrow_mut();
+        let cache = cache.get_or_insert_with(|| sigcache::SigCache::load(&self.common_dir));
+        if let Some(b) = &blob
+            && cache.contains(b, did)
+        {
+            return true;
+        }
+        let ok = record.signature_valid(did);
+        if ok && let Some(b) = &blob {
+            cache.insert(b, did);
+            cache.save();
+        }
+        ok
+    }
+
+    /// The roster, read once per process for the sequence rule.
+    fn cached_roster(&self) -> Result<std::cell::Ref<'_, Roster>, StoreError> {
+        if self.roster_cache.borrow().is_none() {
+            let roster = self.roster()?;
+            *self.roster_cache.borrow_mut() = Some(roster);
+        }
+        Ok(std::cell::Ref::map(self.roster_cache.borrow(), |r| r.as_ref().expect("filled above")))
+    }
+
+    /// The newest record of `refname` that verifies in its chain (read over the newest
+    /// [`CURRENT_WINDOW`] records, then the whole chain when none of those verifies), with its
+    /// entry. Records that do not verify never become current: a frame pushed by a stranger, an
+    /// unsigned record or a replayed one stays in the chain and is reported, never used.
+    pub fn newest_verified(&self, refname: &str, roster: &Roster) -> Result<Option<Entry>, StoreError> {
+        for window in [CURRENT_WINDOW, usize::MAX] {
+            let chain = self.verified_window(refname, roster, window)?;
+            let complete = chain.len() < window;
+            if let Some((entry, _)) = chain.into_iter().rev().find(|(_, v)| v.is_verified()) {
+                return Ok(Some(entry));
+            }
+            if complete {
+                break;
+            }
+        }
+        Ok(None)
     }
 
     /// Whether `ancestor` is `descendant` or reachable from it by first parents (chains are linear).
@@ -615,15 +721,43 @@ impl Store {
         let decoded = c.decode().map_err(git_err(format!("decoding {commit}")))?;
         let mut owned: gix::objs::Commit = decoded.try_into().map_err(git_err(format!("decoding {commit}")))?;
         owned.parents = std::iter::once(parent).collect();
-        Ok(self.repo.write_object(&owned).map_err(git_err("writing a rebased record commit"))?.detach())
+        self.write_object(&owned, "writing a rebased record commit")
     }
 }
 
-fn is_lock_contention(err: &gix::Error) -> bool {
-    err.iter_errors().any(|e| {
-        let text = e.to_string();
-        text.contains("lock") || text.contains("Lock")
-    })
+/// Runs an object write again when it failed because a directory it needed vanished: `git gc`
+/// (`prune-packed`) removes emptied `objects/xx/` directories while we write into them, and git
+/// itself retries in that case.
+fn retry_odb<T, E: std::error::Error + 'static>(mut write: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    let mut attempt = 0;
+    loop {
+        match write() {
+            Err(e) if attempt < 8 && caused_by_not_found(&e) => attempt += 1,
+            other => return other,
+        }
+    }
+}
+
+fn caused_by_not_found(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if err.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) {
+            return true;
+        }
+        next = err.source();
+    }
+    false
+}
+
+fn ref_file_err(refname: &str, e: RefFileError) -> StoreError {
+    match e {
+        RefFileError::Stale { lock, age } => StoreError::StaleLock { refname: refname.into(), lock, age },
+        RefFileError::Unreadable { name, content } => StoreError::UnreadableRef { name, content },
+        RefFileError::Packed { path, source } => {
+            StoreError::Git { context: format!("reading {}", path.display()), source }
+        }
+        RefFileError::Io { path, source } => StoreError::Io { path, source },
+    }
 }
 
 /// Sleeps a little, growing with the attempt number and jittered, so racing writers spread out.

@@ -74,3 +74,99 @@ fn eight_writers_on_their_own_chains_and_on_one_shared_chain_lose_nothing() {
     assert_eq!(env.git(&repo, &["rev-list", "--min-parents=2", shared]), "");
     env.git(&repo, &["fsck", "--strict"]);
 }
+
+/// 16 writers × 20 appends (alternately a shared chain and their own journal) while `maintenance`
+/// (a shell loop of a git maintenance command) runs beside them. Returns the writers' exit codes.
+fn hammer_beside(env: &TestEnv, repo: &Path, agents: &[String], shared: &str, maintenance: &str) -> Vec<String> {
+    let stop = repo.join(".git").join("stop-maintenance");
+    let mut packer = std::process::Command::new("sh");
+    env.hermetic(&mut packer);
+    packer
+        .current_dir(repo)
+        .arg("-c")
+        .arg(format!("while [ ! -e '{}' ]; do {maintenance} >/dev/null 2>&1; done", stop.display()));
+    let mut packer = packer.spawn().expect("spawn the maintenance loop");
+    let mut children = Vec::new();
+    for agent in agents {
+        // Each append's exit code is written down: an append that exits 0 is acknowledged.
+        let script = format!(
+            "for i in $(seq 1 {PACK_APPENDS}); do \
+               if [ $((i % 2)) -eq 0 ]; then r='--ref {shared}'; else r=''; fi; \
+               \"$BIN\" --agent {agent} record append --kind tick $r --payload \"{{\\\"agent\\\":\\\"{agent}\\\",\\\"i\\\":$i}}\" >/dev/null 2>>\"$ERRS\"; \
+               echo \"$i $?\"; \
+             done"
+        );
+        let mut cmd = std::process::Command::new("sh");
+        env.hermetic(&mut cmd);
+        cmd.current_dir(repo)
+            .env("BIN", BIN)
+            .env("ERRS", repo.join(".git").join(format!("errors-{agent}")))
+            .arg("-c")
+            .arg(script)
+            .stdout(std::process::Stdio::piped());
+        children.push(cmd.spawn().expect("spawn sh"));
+    }
+    let outputs: Vec<String> = children
+        .into_iter()
+        .map(|c| String::from_utf8_lossy(&c.wait_with_output().unwrap().stdout).into_owned())
+        .collect();
+    std::fs::write(&stop, "").unwrap();
+    packer.wait().unwrap();
+    outputs
+}
+
+const PACK_WRITERS: usize = 16;
+const PACK_APPENDS: usize = 20;
+
+#[test]
+fn appends_beside_pack_refs_gc_and_maintenance_lose_nothing_and_never_fail() {
+    // Five runs beside `git pack-refs --all` (the measured failure), then `git gc` and `git
+    // maintenance`, which pack refs too, with fewer writers (they are slow on two cores).
+    let maintenance = [
+        ("git pack-refs --all", PACK_WRITERS),
+        ("git pack-refs --all", PACK_WRITERS),
+        ("git pack-refs --all", PACK_WRITERS),
+        ("git pack-refs --all", PACK_WRITERS),
+        ("git pack-refs --all", PACK_WRITERS),
+        ("git gc --quiet", 6),
+        ("git maintenance run --task=pack-refs --task=gc --quiet", 6),
+    ];
+    for (run, (command, writers)) in maintenance.iter().enumerate() {
+        let env = TestEnv::new();
+        let repo = env.repo(&format!("packing-{run}"));
+        let agents: Vec<String> = (0..*writers).map(|i| format!("w{i:02}")).collect();
+        env.agents(&repo, &agents.iter().map(String::as_str).collect::<Vec<_>>());
+        let shared = "refs/mas/shared/counter";
+        let outputs = hammer_beside(&env, &repo, &agents, shared, command);
+
+        let mut acknowledged_shared = BTreeSet::new();
+        for (agent, out) in agents.iter().zip(&outputs) {
+            let mut own = BTreeSet::new();
+            for line in out.lines() {
+                let (i, code) = line.split_once(' ').unwrap();
+                let i: i64 = i.parse().unwrap();
+                let errors =
+                    std::fs::read_to_string(repo.join(".git").join(format!("errors-{agent}"))).unwrap_or_default();
+                assert_eq!(code, "0", "run {run} ({command}): {agent}'s append {i} failed: {errors}");
+                if i % 2 == 0 {
+                    acknowledged_shared.insert((agent.clone(), i));
+                } else {
+                    own.insert(i);
+                }
+            }
+            assert_eq!(out.lines().count(), PACK_APPENDS, "{agent} ran every append");
+            let (code, json) = log_json(&env, &repo, &format!("refs/mas/journal/{agent}"));
+            assert_eq!(code, Some(0), "run {run}: {agent}'s journal verifies");
+            let got: Vec<i64> = payload_set(&json[0]).into_iter().map(|(_, i)| i).collect();
+            assert_eq!(got.len(), own.len(), "run {run} ({command}): {agent}'s journal has each record once");
+            assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), own, "run {run} ({command}): {agent}'s journal");
+        }
+        let (code, json) = log_json(&env, &repo, shared);
+        assert_eq!(code, Some(0), "run {run}: the shared chain verifies");
+        let got = payload_set(&json[0]);
+        assert_eq!(got.len(), acknowledged_shared.len(), "run {run} ({command}): no record lost or duplicated");
+        assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), acknowledged_shared, "run {run} ({command})");
+        assert_eq!(env.git(&repo, &["rev-list", "--min-parents=2", shared]), "");
+        env.git(&repo, &["fsck", "--strict"]);
+    }
+}

@@ -11,6 +11,7 @@ mod coordinate;
 mod development;
 mod gate;
 mod help;
+mod hostile;
 mod records;
 mod skills;
 mod snapshot;

@@ -1,0 +1,400 @@
+//! Reading and compare-and-swapping refs under git's own lock protocol, correct beside
+//! `git pack-refs`, `git gc` and `git maintenance`.
+//!
+//! # Why not a gix ref transaction
+//!
+//! A gix transaction (0.90) takes its snapshot of `packed-refs` *before* it locks the loose ref, then
+//! compares the expected value with the loose file or, when there is none, with that snapshot. `git
+//! pack-refs` writes a new `packed-refs` first and only then deletes each loose ref (under that ref's
+//! lock). A pack between the snapshot and the lock leaves the transaction looking at a loose ref that
+//! is gone and a `packed-refs` that is older than the one on disk: the ref's real value (just packed)
+//! is never seen, an old packed value can match the caller's stale expectation, and the update
+//! replaces a record that another writer's append had already acknowledged. Measured: with 16
+//! writers and a `git pack-refs --all` loop, 17 of 27 runs lost acknowledged records, and appends
+//! whose re-read happened to hit the same stale snapshot failed with "Expected reference content".
+//!
+//! # The protocol here
+//!
+//! 1. Lock every ref of the update by creating `<ref>.lock` with `O_EXCL` (sorted by name, so two
+//!    multi-ref updates never wait on each other in a cycle).
+//! 2. Under the locks, read each ref's current value: the loose file, else a **fresh** read of
+//!    `packed-refs`. While we hold a ref's lock its packed value cannot change under us: `git
+//!    pack-refs` only packs loose refs (a ref with no loose file keeps its packed line), and it takes
+//!    the same lock before it deletes a loose file (and deletes it only if it still holds the packed
+//!    value). So this read is the ref's true value.
+//! 3. Compare with the expected values; any difference is a lost race (a typed outcome the caller
+//!    retries after re-reading), never an error.
+//! 4. Write each new value into its lock file and rename it over the ref, in the caller's order. A
+//!    loose ref always overrides a packed one, so nothing in `packed-refs` needs to change.
+//!
+//! Readers ([`RefFiles::read`]) read the loose file first and `packed-refs` after it, in that order:
+//! a loose ref missing because `pack-refs` just pruned it is already in the `packed-refs` that was
+//! renamed into place before the pruning began. A cached `packed-refs` is reused only while the file
+//! is the same file (device, inode, size and modification time): a new `packed-refs` is always a new
+//! inode, renamed into place.
+//!
+//! # Crashes and locks
+//!
+//! A SIGKILL between two renames of a multi-ref update leaves the refs renamed so far moved and the
+//! rest unmoved: callers that move several refs design for it (see `pool/land.rs`). A SIGKILL while
+//! a lock is held leaves the lock file behind, and git (like us) never breaks another process's lock.
+//! A lock held by a live writer lives for microseconds to milliseconds (no lock is held across a
+//! child process or a network call), so a lock older than [`STALE_LOCK_AGE`] is reported as
+//! [`super::StoreError::StaleLock`] with its path and age instead of being waited on; `git mas
+//! doctor --fix` removes such locks.
+
+use gix::ObjectId;
+use std::cell::RefCell;
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// A lock file this old was left by a process that died: no git-mas or git ref update holds a
+/// ref lock for more than milliseconds.
+pub const STALE_LOCK_AGE: Duration = Duration::from_secs(3);
+
+/// How long one compare-and-swap waits for a young lock (a live writer) before reporting a lost
+/// race, so that the caller re-reads and retries.
+const LOCK_WAIT: Duration = Duration::from_millis(100);
+
+/// Why a ref could not be read or locked.
+#[derive(Debug)]
+pub enum RefFileError {
+    /// A lock file older than [`STALE_LOCK_AGE`] is in the way.
+    Stale { lock: PathBuf, age: Duration },
+    /// A ref's loose file holds something that is not an object id.
+    Unreadable { name: String, content: String },
+    /// `packed-refs` could not be parsed.
+    Packed { path: PathBuf, source: Box<dyn std::error::Error + Send + Sync> },
+    /// A file operation failed.
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+/// The outcome of trying to lock one ref.
+enum Acquired {
+    Locked(RefLock),
+    /// A live writer holds the lock: the caller should re-read and retry.
+    Busy,
+}
+
+/// The identity of a `packed-refs` file: a rewritten one is always a new inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: Option<SystemTime>,
+}
+
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(FileId { dev: m.dev(), ino: m.ino(), len: m.len(), mtime: m.modified().ok() })
+}
+
+/// The loose and packed ref files of one common git dir.
+pub struct RefFiles {
+    common_dir: PathBuf,
+    hash: gix::hash::Kind,
+    packed: RefCell<Option<(FileId, gix::refs::packed::Buffer)>>,
+}
+
+/// What a loose ref file holds.
+enum Loose {
+    Missing,
+    Object(ObjectId),
+}
+
+impl RefFiles {
+    /// The ref files under `common_dir`.
+    pub fn new(common_dir: PathBuf, hash: gix::hash::Kind) -> Self {
+        RefFiles { common_dir, hash, packed: RefCell::new(None) }
+    }
+
+    /// Whether `name` is a ref this module reads and writes directly: a ref stored in the common
+    /// git dir (everything under `refs/` except git's per-worktree namespaces).
+    pub fn handles(name: &str) -> bool {
+        name.starts_with("refs/")
+            && !["refs/bisect/", "refs/worktree/", "refs/rewritten/"].iter().any(|p| name.starts_with(p))
+    }
+
+    fn loose_path(&self, name: &str) -> PathBuf {
+        self.common_dir.join(name)
+    }
+
+    /// The path of `packed-refs`.
+    pub fn packed_path(&self) -> PathBuf {
+        self.common_dir.join("packed-refs")
+    }
+
+    fn read_loose(&self, name: &str) -> Result<Loose, RefFileError> {
+        let path = self.loose_path(name);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loose::Missing),
+            // A directory where the ref would be: `refs/mas/runs` when `refs/mas/runs/x` exists.
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() => return Ok(Loose::Missing),
+            Err(source) => return Err(RefFileError::Io { path, source }),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let hex = text.trim_end_matches(['\n', '\r']);
+        ObjectId::from_hex(hex.as_bytes())
+            .map(Loose::Object)
+            .map_err(|_| RefFileError::Unreadable { name: name.into(), content: hex.chars().take(80).collect() })
+    }
+
+    /// The ref's value in `packed-refs`, read from disk now (`fresh`) or from the cached buffer
+    /// while the file is unchanged.
+    fn read_packed(&self, name: &str, fresh: bool) -> Result<Option<ObjectId>, RefFileError> {
+        let path = self.packed_path();
+        let Some(id) = file_id(&path) else {
+            *self.packed.borrow_mut() = None;
+            return Ok(None);
+        };
+        let mut cache = self.packed.borrow_mut();
+        if fresh || cache.as_ref().is_none_or(|(cached, _)| *cached != id) {
+            match gix::refs::packed::Buffer::open(path.clone(), 32 * 1024, self.hash) {
+                Ok(buffer) => *cache = Some((id, buffer)),
+                Err(e) => {
+                    *cache = None;
+                    // Gone between the stat and the open: nothing is packed.
+                    if file_id(&path).is_none() {
+                        return Ok(None);
+                    }
+                    return Err(RefFileError::Packed { path, source: Box::new(e) });
+                }
+            }
+        }
+        let Some((_, buffer)) = cache.as_ref() else { return Ok(None) };
+        match buffer.try_find(name) {
+            Ok(found) => Ok(found.map(|r| r.target())),
+            Err(e) => Err(RefFileError::Packed { path, source: Box::new(e) }),
+        }
+    }
+
+    /// The value of ref `name`: its loose file, else its line in `packed-refs` (read after the loose
+    /// file, see the module docs).
+    pub fn read(&self, name: &str) -> Result<Option<ObjectId>, RefFileError> {
+        match self.read_loose(name)? {
+            Loose::Object(id) => Ok(Some(id)),
+            Loose::Missing => self.read_packed(name, false),
+        }
+    }
+
+    /// The identity of `packed-refs` now, to tell whether a listing raced with a pack.
+    pub fn packed_generation(&self) -> Option<impl PartialEq + Copy + std::fmt::Debug> {
+        file_id(&self.packed_path())
+    }
+
+    /// Moves each `(name, expected, new)` from `expected` (`None`: must not exist) to `new`, under
+    /// the refs' locks. `Ok(Err(actual))`: a ref was not as expected (`actual` is the first such
+    /// ref's value) or a live writer held a lock; nothing moved.
+    pub fn compare_and_swap(
+        &self,
+        edits: &[(&str, Option<ObjectId>, ObjectId)],
+        reflog: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Result<(), Option<ObjectId>>, RefFileError> {
+        let mut order: Vec<usize> = (0..edits.len()).collect();
+        order.sort_by_key(|&i| edits[i].0);
+        let mut locks: Vec<Option<RefLock>> = (0..edits.len()).map(|_| None).collect();
+        for &i in &order {
+            match RefLock::acquire(&self.loose_path(edits[i].0))? {
+                Acquired::Locked(lock) => locks[i] = Some(lock),
+                Acquired::Busy => return Ok(Err(self.read(edits[0].0)?)),
+            }
+        }
+        for (name, expected, _) in edits {
+            let actual = match self.read_loose(name)? {
+                Loose::Object(id) => Some(id),
+                Loose::Missing => self.read_packed(name, true)?,
+            };
+            if actual != *expected {
+                return Ok(Err(actual));
+            }
+        }
+        for ((name, expected, new), lock) in edits.iter().zip(locks) {
+            let lock = lock.expect("every ref was locked above");
+            if let Some(message) = reflog(name) {
+                self.append_reflog(name, *expected, *new, &message)?;
+            }
+            lock.commit(*new)?;
+        }
+        Ok(Ok(()))
+    }
+
+    /// Appends a line to `logs/<name>`, git's reflog format.
+    fn append_reflog(&self, name: &str, old: Option<ObjectId>, new: ObjectId, line: &str) -> Result<(), RefFileError> {
+        let path = self.common_dir.join("logs").join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| RefFileError::Io { path: parent.into(), source })?;
+        }
+        let old = old.unwrap_or_else(|| ObjectId::null(self.hash));
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| RefFileError::Io { path: path.clone(), source })?;
+        file.write_all(format!("{old} {new} {line}\n").as_bytes()).map_err(|source| RefFileError::Io { path, source })
+    }
+
+    /// Whether `logs/<name>` exists (git appends to an existing reflog whatever the configuration).
+    pub fn has_reflog(&self, name: &str) -> bool {
+        self.common_dir.join("logs").join(name).is_file()
+    }
+}
+
+/// A held `<ref>.lock`, removed on drop unless committed.
+struct RefLock {
+    file: Option<std::fs::File>,
+    lock: PathBuf,
+    target: PathBuf,
+}
+
+impl RefLock {
+    /// Creates `<path>.lock`, waiting up to [`LOCK_WAIT`] for a live writer's lock to go, and
+    /// refusing at once a lock older than [`STALE_LOCK_AGE`].
+    fn acquire(path: &Path) -> Result<Acquired, RefFileError> {
+        let mut lock = path.as_os_str().to_owned();
+        lock.push(".lock");
+        let lock = PathBuf::from(lock);
+        let start = Instant::now();
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            // `git pack-refs` removes emptied directories while we create them: try again.
+            if let Some(parent) = lock.parent()
+                && let Err(source) = std::fs::create_dir_all(parent)
+            {
+                if attempt < 64 && matches!(source.kind(), ErrorKind::AlreadyExists | ErrorKind::NotFound) {
+                    continue;
+                }
+                return Err(RefFileError::Io { path: parent.into(), source });
+            }
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
+                Ok(file) => return Ok(Acquired::Locked(RefLock { file: Some(file), lock, target: path.into() })),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                    if let Some(age) = lock_age(&lock)
+                        && age >= STALE_LOCK_AGE
+                    {
+                        return Err(RefFileError::Stale { lock, age });
+                    }
+                    if start.elapsed() >= LOCK_WAIT {
+                        return Ok(Acquired::Busy);
+                    }
+                    std::thread::sleep(Duration::from_micros(100 * u64::from(attempt.min(20))));
+                }
+                // `git pack-refs` removes emptied directories: create them again.
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < 64 => {}
+                Err(source) => return Err(RefFileError::Io { path: lock, source }),
+            }
+        }
+    }
+
+    /// Writes `new` and renames the lock over the ref.
+    fn commit(mut self, new: ObjectId) -> Result<(), RefFileError> {
+        let mut file = self.file.take().expect("an uncommitted lock has its file");
+        file.write_all(format!("{new}\n").as_bytes())
+            .map_err(|source| RefFileError::Io { path: self.lock.clone(), source })?;
+        drop(file);
+        std::fs::rename(&self.lock, &self.target)
+            .map_err(|source| RefFileError::Io { path: self.target.clone(), source })?;
+        self.lock = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for RefLock {
+    fn drop(&mut self) {
+        if !self.lock.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.lock);
+        }
+    }
+}
+
+/// How long ago `path` was last modified (`None`: it is gone).
+pub fn lock_age(path: &Path) -> Option<Duration> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(SystemTime::now().duration_since(modified).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u8) -> ObjectId {
+        ObjectId::from_hex(format!("{n:02x}").repeat(20).as_bytes()).unwrap()
+    }
+
+    fn files(dir: &Path) -> RefFiles {
+        RefFiles::new(dir.to_path_buf(), gix::hash::Kind::Sha1)
+    }
+
+    #[test]
+    fn a_packed_ref_is_read_and_a_loose_one_overrides_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path());
+        assert_eq!(f.read("refs/mas/x").unwrap(), None);
+        std::fs::write(
+            dir.path().join("packed-refs"),
+            format!("# pack-refs with: peeled fully-peeled sorted \n{} refs/mas/x\n", id(1)),
+        )
+        .unwrap();
+        assert_eq!(f.read("refs/mas/x").unwrap(), Some(id(1)));
+        assert_eq!(f.compare_and_swap(&[("refs/mas/x", Some(id(1)), id(2))], &|_| None).unwrap(), Ok(()));
+        assert_eq!(f.read("refs/mas/x").unwrap(), Some(id(2)));
+        // The expected value is checked against the loose file now.
+        assert_eq!(f.compare_and_swap(&[("refs/mas/x", Some(id(1)), id(3))], &|_| None).unwrap(), Err(Some(id(2))));
+        assert!(!dir.path().join("refs/mas/x.lock").exists(), "a refused update leaves no lock");
+    }
+
+    #[test]
+    fn a_rewritten_packed_refs_is_read_again_even_with_the_same_size_and_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path());
+        let packed = dir.path().join("packed-refs");
+        let write = |v: ObjectId| {
+            let tmp = dir.path().join("packed-refs.new");
+            std::fs::write(&tmp, format!("{v} refs/mas/x\n")).unwrap();
+            std::fs::rename(&tmp, &packed).unwrap();
+        };
+        write(id(1));
+        assert_eq!(f.read("refs/mas/x").unwrap(), Some(id(1)));
+        let before = std::fs::metadata(&packed).unwrap().modified().unwrap();
+        write(id(2));
+        let file = std::fs::File::options().write(true).open(&packed).unwrap();
+        file.set_modified(before).unwrap();
+        assert_eq!(f.read("refs/mas/x").unwrap(), Some(id(2)));
+    }
+
+    #[test]
+    fn an_old_lock_is_reported_with_its_path_and_a_young_one_is_a_lost_race() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path());
+        std::fs::create_dir_all(dir.path().join("refs/mas")).unwrap();
+        let lock = dir.path().join("refs/mas/x.lock");
+        std::fs::write(&lock, "").unwrap();
+        assert_eq!(f.compare_and_swap(&[("refs/mas/x", None, id(1))], &|_| None).unwrap(), Err(None));
+        let old = SystemTime::now() - Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&lock).unwrap().set_modified(old).unwrap();
+        match f.compare_and_swap(&[("refs/mas/x", None, id(1))], &|_| None) {
+            Err(RefFileError::Stale { lock: l, age }) => {
+                assert_eq!(l, lock);
+                assert!(age >= Duration::from_secs(59), "{age:?}");
+            }
+            other => panic!("expected a stale lock, got {other:?}"),
+        }
+        assert!(lock.exists(), "another process's lock is never removed");
+    }
+
+    #[test]
+    fn several_refs_move_together_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path());
+        let edits = [("refs/mas/b", None, id(1)), ("refs/mas/a", None, id(2))];
+        assert_eq!(f.compare_and_swap(&edits, &|_| None).unwrap(), Ok(()));
+        let again = [("refs/mas/b", Some(id(1)), id(3)), ("refs/mas/a", None, id(4))];
+        assert_eq!(f.compare_and_swap(&again, &|_| None).unwrap(), Err(Some(id(2))));
+        assert_eq!(f.read("refs/mas/b").unwrap(), Some(id(1)), "nothing moved");
+        assert!(!dir.path().join("refs/mas/a.lock").exists() && !dir.path().join("refs/mas/b.lock").exists());
+    }
+}
