@@ -84,3 +84,33 @@ fn a_frame_by_a_stranger_at_the_tip_is_not_the_current_frame_and_the_gate_still_
         serde_json::from_str(&env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish", "--json"])).unwrap();
     assert_eq!(again["publish"]["published"], false, "{again}");
 }
+
+#[test]
+fn a_lock_left_by_a_crash_is_named_within_seconds_not_spun_on() {
+    let env = TestEnv::new();
+    let repo = env.repo("stale-lock");
+    env.agents(&repo, &["alice"]);
+    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{}"]);
+    let lock = repo.join(".git/refs/mas/journal/alice.lock");
+    // Fresh, as if its writer had died just now: reported once it is old enough, within seconds.
+    std::fs::write(&lock, "").unwrap();
+    let started = std::time::Instant::now();
+    let out = env.mas(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{}"]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    let err = stderr(&out);
+    assert!(err.contains(lock.to_str().unwrap()) && err.contains("doctor --fix"), "{err}");
+    // An old one at once.
+    std::process::Command::new("touch").args(["-d", "1 hour ago"]).arg(&lock).status().unwrap();
+    let started = std::time::Instant::now();
+    let out = env.mas(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{}"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert!(stderr(&out).contains("3600 s ago") || stderr(&out).contains("3601 s ago"), "{}", stderr(&out));
+    assert!(lock.exists(), "another process's lock is never removed by an append");
+    std::fs::remove_file(&lock).unwrap();
+    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{}"]);
+    let (code, json) = log_json(&env, &repo, "refs/mas/journal/alice");
+    assert_eq!((code, json[0]["verified"].as_u64()), (Some(0), Some(2)), "nothing was written by the refused appends");
+}
