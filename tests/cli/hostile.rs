@@ -114,3 +114,39 @@ fn a_lock_left_by_a_crash_is_named_within_seconds_not_spun_on() {
     let (code, json) = log_json(&env, &repo, "refs/mas/journal/alice");
     assert_eq!((code, json[0]["verified"].as_u64()), (Some(0), Some(2)), "nothing was written by the refused appends");
 }
+
+#[test]
+fn a_record_re_parented_by_sync_below_higher_numbers_is_no_replay_trap() {
+    let env = TestEnv::new();
+    let remote = env.root().join("remote.git");
+    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    let a = env.repo("a");
+    env.agents(&a, &["alice", "bob"]);
+    env.git(&a, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    env.git(&a, &["push", "--quiet", "origin", "main"]);
+    let b = env.root().join("b");
+    env.git(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), b.to_str().unwrap()]);
+    let shared = "refs/mas/shared/x";
+    let append = |dir: &Path, agent: &str| {
+        env.mas_ok(dir, &["--agent", agent, "record", "append", "--ref", shared, "--kind", "note", "--payload", "{}"]);
+    };
+    append(&a, "alice");
+    env.mas_ok(&a, &["sync"]);
+    env.mas_ok(&b, &["sync"]);
+    append(&b, "bob");
+    append(&b, "bob");
+    env.mas_ok(&b, &["sync"]);
+    // alice's second record (seq 2) is re-parented on top of bob's seq 3.
+    append(&a, "alice");
+    env.mas_ok(&a, &["sync"]);
+    env.mas_ok(&b, &["sync"]);
+    // bob's next record must be numbered above his own 3, not above the tip's 2.
+    append(&b, "bob");
+    env.mas_ok(&b, &["sync"]);
+    env.mas_ok(&a, &["sync"]);
+    for dir in [&a, &b] {
+        let (code, json) = log_json(&env, dir, shared);
+        assert_eq!(code, Some(0), "every record verifies: {}", json[0]);
+        assert_eq!(json[0]["verified"], 5);
+    }
+}
