@@ -123,3 +123,76 @@ fn bad_record_arguments_change_no_ref() {
     assert_eq!(out.status.code(), Some(2), "a missing required flag is a usage error");
     assert_eq!(env.refs(&repo), before);
 }
+
+#[test]
+fn an_invalid_mas_branch_is_a_user_error_with_a_hint_not_an_internal_one() {
+    let env = TestEnv::new();
+    let repo = env.repo("branch");
+    env.agents(&repo, &["alice"]);
+    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    let before = env.refs(&repo);
+    for bad in ["../../etc", "a..b", "x.lock", "-main"] {
+        env.git(&repo, &["config", "mas.branch", bad]);
+        for args in [vec!["log"], vec!["--agent", "alice", "record", "append", "--kind", "note"], vec!["run", "list"]] {
+            let out = env.mas(&repo, &args);
+            assert_eq!(out.status.code(), Some(1), "mas.branch={bad} {args:?}: {}", stderr(&out));
+            let err = stderr(&out);
+            assert!(
+                err.contains("mas.branch") && err.contains(bad) && err.contains("not a valid branch name"),
+                "{err}"
+            );
+            assert!(err.contains("hint:") && err.contains("git config --unset mas.branch"), "{err}");
+        }
+    }
+    assert_eq!(env.refs(&repo), before);
+    // A valid name that is simply not main is fine.
+    env.git(&repo, &["config", "mas.branch", "release/v1"]);
+    assert_eq!(env.mas(&repo, &["log"]).status.code(), Some(0));
+}
+
+#[test]
+fn dash_c_with_a_relative_path_to_a_bare_repository_works() {
+    let env = TestEnv::new();
+    let repo = env.repo("work");
+    env.agents(&repo, &["alice"]);
+    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    let bare = env.root().join("shared.git");
+    env.git(env.root(), &["clone", "--quiet", "--bare", repo.to_str().unwrap(), bare.to_str().unwrap()]);
+    env.git(&repo, &["push", "--quiet", bare.to_str().unwrap(), "refs/mas/*:refs/mas/*"]);
+    // From inside another repository, and from the parent directory, with `..` and without.
+    for (dir, path) in
+        [(&repo, "../shared.git"), (&env.root().to_path_buf(), "shared.git"), (&repo, "../shared.git/refs")]
+    {
+        let out = env.mas(dir, &["-C", path, "log", "alice", "--json"]);
+        assert_eq!(out.status.code(), Some(0), "-C {path} from {}: {}", dir.display(), stderr(&out));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json[0]["ref"], "refs/mas/journal/alice", "-C {path} read the bare repository's refs");
+    }
+    // A relative path that does not exist is named.
+    let out = env.mas(&repo, &["-C", "../nowhere", "log"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("nowhere") && stderr(&out).contains("not a directory"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_negative_or_zero_ttl_is_refused_as_not_positive_not_as_an_unknown_flag() {
+    let env = TestEnv::new();
+    let repo = env.repo("ttl");
+    env.agents(&repo, &["alice"]);
+    let before = env.refs(&repo);
+    for args in [
+        vec!["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs", "--ttl", "-5m"],
+        vec!["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs", "--ttl=-5m"],
+        vec!["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs", "--ttl", "0s"],
+    ] {
+        let out = env.mas(&repo, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: a bad flag value is a usage error");
+        let err = stderr(&out);
+        assert!(err.contains("a TTL must be positive"), "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{err}");
+    }
+    let out = env.mas(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs", "--ttl", "soon"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not a duration"), "{}", stderr(&out));
+    assert_eq!(env.refs(&repo), before);
+}
