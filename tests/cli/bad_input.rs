@@ -196,3 +196,58 @@ fn a_negative_or_zero_ttl_is_refused_as_not_positive_not_as_an_unknown_flag() {
     assert!(stderr(&out).contains("not a duration"), "{}", stderr(&out));
     assert_eq!(env.refs(&repo), before);
 }
+
+/// Writes zeros into a FIFO until the reader closes it; returns how many bytes went in.
+fn feed_fifo(path: std::path::PathBuf) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let Ok(mut fifo) = std::fs::OpenOptions::new().write(true).open(&path) else { return 0 };
+        let chunk = vec![0u8; 1 << 20];
+        let mut sent = 0u64;
+        while fifo.write_all(&chunk).is_ok() {
+            sent += chunk.len() as u64;
+        }
+        sent
+    })
+}
+
+#[test]
+fn snapshot_inputs_are_read_up_to_a_bound_named_in_the_error_and_change_no_ref() {
+    let env = TestEnv::new();
+    let repo = env.repo("bounds");
+    env.agents(&repo, &["alice"]);
+    let before = env.refs(&repo);
+    // Sparse files over each limit: refused from their size, without reading them.
+    let huge = env.root().join("huge.bin");
+    std::fs::File::create(&huge).unwrap().set_len(3 << 30).unwrap();
+    let huge = huge.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--scip", "/dev/zero"],
+            "the SCIP index /dev/zero is larger than 1 GiB, the most a snapshot reads from a SCIP index",
+        ),
+        (&["--scip", huge], "the SCIP index"),
+        (&["--diagnostics", huge], "larger than 256 MiB, the most a snapshot reads from a diagnostics file"),
+        (&["--task-file", huge], "larger than 1 MiB, the most a snapshot reads from a task file"),
+        (&["--editor-file", huge], "larger than 1 MiB, the most a snapshot reads from a list of open files"),
+    ];
+    for (flags, want) in cases {
+        let mut args = vec!["--agent", "alice", "snapshot", "--publish"];
+        args.extend_from_slice(flags);
+        let started = std::time::Instant::now();
+        let out = env.mas(&repo, &args);
+        assert_eq!(out.status.code(), Some(1), "{flags:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{flags:?}: {}", stderr(&out));
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "{flags:?} read far past its bound");
+    }
+    // A FIFO stops at the bound: the writer is cut off after about 256 MiB, not fed forever.
+    let fifo = env.root().join("diag.fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let writer = feed_fifo(fifo.clone());
+    let out = env.mas(&repo, &["--agent", "alice", "snapshot", "--publish", "--diagnostics", fifo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("diag.fifo is larger than 256 MiB"), "{}", stderr(&out));
+    let sent = writer.join().unwrap();
+    assert!(sent <= (256 << 20) + (2 << 20) + (1 << 20), "the reader took {sent} bytes");
+    assert_eq!(env.refs(&repo), before, "a refused snapshot changed refs");
+}
