@@ -25,6 +25,10 @@
 //!   temporary directory is shared by every repository on the machine, so these may be another
 //!   clone's.
 //!
+//! - **Cache temporaries** (`.tmp-*` under `mas-cache/` in the common git dir): a cache file is
+//!   written to a temporary name and renamed over the old one in milliseconds, so one older than
+//!   [`STALE_CACHE_TEMP_AFTER`] (1 min) was left by a killed reader.
+//!
 //! Half-finished operations (a landing whose intent is recorded but whose steps did not all
 //! happen) are the fourth kind: [`half_finished_operations`] is their slot in the report.
 //!
@@ -47,6 +51,12 @@ pub const STALE_TEMP_AFTER: Duration = Duration::from_secs(60 * 60);
 
 /// A scratch checkout whose owner cannot be checked is an orphan after this long.
 pub const STALE_CHECK_DIR_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A cache temporary (`mas-cache/**/.tmp-*`) older than this was left by a killed process.
+pub const STALE_CACHE_TEMP_AFTER: Duration = Duration::from_secs(60);
+
+/// The directory of git-mas's caches in the common git dir.
+pub const CACHE_ROOT: &str = "mas-cache";
 
 /// The prefix of temporary index files.
 pub const SNAPSHOT_INDEX_PREFIX: &str = "mas-snapshot-";
@@ -82,6 +92,8 @@ pub enum DebrisKind {
     SnapshotIndex,
     /// A scratch checkout of a check (`git-mas-check-*`).
     CheckDir,
+    /// A cache file's temporary (`mas-cache/**/.tmp-*`), renamed into place when complete.
+    CacheTemp,
 }
 
 /// One lock file or temporary file found.
@@ -286,6 +298,34 @@ fn check_dirs_in(dir: &Path, now: SystemTime) -> Vec<Debris> {
     out
 }
 
+/// Every `.tmp-*` file under `dir`, recursively.
+fn cache_temps_under(dir: &Path, now: SystemTime, out: &mut Vec<Debris>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if meta.is_dir() {
+            cache_temps_under(&path, now, out);
+        } else if meta.is_file() && entry.file_name().to_str().is_some_and(|n| n.starts_with(".tmp-")) {
+            let age = age_of(&meta, now);
+            let stale = age > STALE_CACHE_TEMP_AFTER;
+            let why = if stale {
+                format!("older than {}: its writer is gone", human(STALE_CACHE_TEMP_AFTER))
+            } else {
+                "fresh: a writer may be renaming it".to_string()
+            };
+            out.push(Debris {
+                kind: DebrisKind::CacheTemp,
+                path,
+                age_secs: age.as_secs(),
+                owner_pid: None,
+                stale,
+                why,
+            });
+        }
+    }
+}
+
 fn lock_debris(path: PathBuf, meta: &std::fs::Metadata, now: SystemTime) -> Debris {
     let age = age_of(meta, now);
     let stale = age > STALE_LOCK_AFTER;
@@ -369,6 +409,7 @@ pub fn examine(store: &Store, temp_dir: &Path, now: SystemTime) -> Result<Findin
         temp_files.extend(snapshot_indexes_in(&dir, now));
     }
     temp_files.extend(check_dirs_in(common, now));
+    cache_temps_under(&common.join(CACHE_ROOT), now, &mut temp_files);
     if temp_dir != common {
         temp_files.extend(check_dirs_in(temp_dir, now));
     }
@@ -387,6 +428,7 @@ pub fn fix(findings: &Findings, now: SystemTime) -> Repairs {
         let Ok(meta) = std::fs::symlink_metadata(&d.path) else { continue };
         let still_stale = match d.kind {
             DebrisKind::Lock => age_of(&meta, now) > STALE_LOCK_AFTER,
+            DebrisKind::CacheTemp => age_of(&meta, now) > STALE_CACHE_TEMP_AFTER,
             DebrisKind::SnapshotIndex | DebrisKind::CheckDir => {
                 let fallback = if d.kind == DebrisKind::CheckDir { STALE_CHECK_DIR_AFTER } else { STALE_TEMP_AFTER };
                 judge_temp(d.kind, d.path.clone(), d.owner_pid, age_of(&meta, now), fallback).stale

@@ -128,6 +128,16 @@ fn leftover_temporary_files_are_removed_only_when_orphaned_or_old() {
     }
     touch(&old_check, "2 days ago");
     touch(&old_check_in_git_dir, "2 days ago");
+    let cache = common.join("mas-cache/events-v2/r1");
+    std::fs::create_dir_all(&cache).unwrap();
+    let old_cache_tmp = cache.join(".tmp-0011223344556677");
+    let fresh_cache_tmp = cache.join(".tmp-8899aabbccddeeff");
+    let cache_file = cache.join("events-alice.json");
+    for p in [&old_cache_tmp, &fresh_cache_tmp, &cache_file] {
+        std::fs::write(p, b"{}").unwrap();
+    }
+    touch(&old_cache_tmp, "10 minutes ago");
+    touch(&cache_file, "10 minutes ago");
 
     let (code, json) = doctor_json(&env, &repo, &[]);
     assert_eq!(code, Some(1));
@@ -140,21 +150,25 @@ fn leftover_temporary_files_are_removed_only_when_orphaned_or_old() {
         (&old_check, "check_dir", true),
         (&fresh_check, "check_dir", false),
         (&old_check_in_git_dir, "check_dir", true),
+        (&old_cache_tmp, "cache_temp", true),
+        (&fresh_cache_tmp, "cache_temp", false),
     ] {
         let d = entry(temps, p).unwrap_or_else(|| panic!("{} not listed: {temps}", p.display()));
         assert_eq!((d["kind"].as_str(), d["stale"].as_bool()), (Some(kind), Some(stale)), "{}", p.display());
     }
     assert_eq!(entry(temps, &orphan_index).unwrap()["owner_pid"], dead);
-    assert_eq!(json["problems"], 5);
+    assert!(entry(temps, &cache_file).is_none(), "a cache file is not debris");
+    assert_eq!(json["problems"], 6);
 
     let out = doctor(&env, &repo, &["--fix"]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
-    assert_eq!(text.lines().filter(|l| l.starts_with("removed")).count(), 5, "{text}");
-    for p in [&old_index, &old_linked_index, &orphan_index, &old_check, &old_check_in_git_dir] {
+    assert_eq!(text.lines().filter(|l| l.starts_with("removed")).count(), 6, "{text}");
+    for p in [&old_index, &old_linked_index, &orphan_index, &old_check, &old_check_in_git_dir, &old_cache_tmp] {
         assert!(!p.exists(), "{} should be removed", p.display());
     }
     assert!(fresh_index.exists() && fresh_check.join("src/lib.rs").exists(), "young files are kept");
+    assert!(fresh_cache_tmp.exists() && cache_file.exists());
 }
 
 #[test]

@@ -22,6 +22,8 @@ use std::time::{Duration, SystemTime};
 ///   - scratch checkouts (`git-mas-check-*` in the system temporary directory or the git dir) from
 ///     `endorse` and `land`: stale when their process is gone, or, without one, after 24 hours.
 ///     The temporary directory is shared, so these may belong to another clone on this machine.
+///   - cache temporaries (`.tmp-*` under the git dir's mas-cache/), renamed into place in
+///     milliseconds: stale after 1 minute.
 ///   - half-finished operations (a landing interrupted between its steps), listed with the command
 ///     that completes them.
 ///
@@ -77,6 +79,7 @@ fn kind_label(kind: DebrisKind) -> &'static str {
         DebrisKind::Lock => "lock",
         DebrisKind::SnapshotIndex => "temp index",
         DebrisKind::CheckDir => "check dir",
+        DebrisKind::CacheTemp => "cache tmp",
     }
 }
 
