@@ -14,6 +14,9 @@
 //! - Diagnostics files are processed in order of their content hash, so listing them in another
 //!   order gives the same bytes.
 //! - Files whose names are not UTF-8 cannot be targets; they are counted, not listed.
+//! - Input files are read up to a bound per kind ([`InputKind::limit`]: SCIP 1 GiB, diagnostics
+//!   256 MiB, task file and editor list 1 MiB), with `take(limit + 1)`, so a device or a FIFO named
+//!   by mistake fails at the bound with an error naming the file rather than exhausting memory.
 //! - Publishing compares with the current frame's hash under the same compare-and-swap that appends,
 //!   so an unchanged snapshot never adds a record, even when two producers race.
 
