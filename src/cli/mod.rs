@@ -44,6 +44,7 @@ const AFTER_HELP: &str = "\
 Exit status:
   0  success
   1  refused or failed because of the input or the repository's state; nothing was changed
+     (`doctor`: stale files or interrupted operations remain)
   2  usage error
   3  internal or git failure
   4  something read did not verify: a record (`git mas log`, `git mas report`) or a frame
