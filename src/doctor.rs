@@ -422,6 +422,10 @@ pub fn examine(store: &Store, temp_dir: &Path, now: SystemTime) -> Result<Findin
 /// Removes the stale locks and temporary files of `findings`. Each is judged again just before
 /// its removal (a lock that became fresh, a file that vanished, is left alone), so a writer that
 /// took a lock after [`examine`] keeps it.
+///
+/// Interrupted operations ([`Findings::half_finished`]) are not completed here: completing one is
+/// the operation's own recovery (re-running it), to be called from here once
+/// [`half_finished_operations`] reports them.
 pub fn fix(findings: &Findings, now: SystemTime) -> Repairs {
     let mut repairs = Repairs::default();
     for d in findings.locks.iter().chain(&findings.temp_files).filter(|d| d.stale) {
