@@ -9,6 +9,7 @@ pub mod attention;
 pub mod converge_driver;
 pub mod convergence;
 pub mod coordinate;
+pub mod doctor;
 pub mod engines;
 pub mod evaluation;
 pub mod identity;

@@ -14,6 +14,9 @@
 //! - Diagnostics files are processed in order of their content hash, so listing them in another
 //!   order gives the same bytes.
 //! - Files whose names are not UTF-8 cannot be targets; they are counted, not listed.
+//! - Input files are read up to a bound per kind ([`InputKind::limit`]: SCIP 1 GiB, diagnostics
+//!   256 MiB, task file and editor list 1 MiB), with `take(limit + 1)`, so a device or a FIFO named
+//!   by mistake fails at the bound with an error naming the file rather than exhausting memory.
 //! - Publishing compares with the current frame's hash under the same compare-and-swap that appends,
 //!   so an unchanged snapshot never adds a record, even when two producers race.
 
@@ -49,6 +52,13 @@ pub enum FrameError {
         #[source]
         source: std::io::Error,
     },
+    /// An input file is larger than its kind's limit (see [`InputKind::limit`]); nothing past the
+    /// limit was read.
+    #[error(
+        "the {} {} is larger than {}, the most a snapshot reads from a {}; {}",
+        kind.name(), path.display(), human_bytes(kind.limit()), kind.name(), kind.remedy()
+    )]
+    InputTooLarge { path: PathBuf, kind: InputKind },
     /// The SCIP index could not be decoded.
     #[error("the SCIP index {origin} cannot be read: {reason}")]
     Scip { origin: String, reason: String },
@@ -68,6 +78,83 @@ pub enum FrameError {
 
 fn git<E: std::fmt::Display>(context: &str) -> impl FnOnce(E) -> FrameError + '_ {
     move |e| FrameError::Git { context: context.to_string(), reason: e.to_string() }
+}
+
+/// Which snapshot input a file is: it decides the file's size limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// A SCIP index ([`signals::scip::MAX_SCIP_BYTES`]).
+    Scip,
+    /// A diagnostics file ([`signals::diagnostics::MAX_DIAGNOSTICS_BYTES`]).
+    Diagnostics,
+    /// A task file ([`MAX_TASK_BYTES`]).
+    Task,
+    /// A file listing the editor's open files ([`MAX_EDITOR_LIST_BYTES`]).
+    EditorList,
+}
+
+/// The largest task file read: 1 MiB. A task is prose naming what to do; a megabyte is a book.
+pub const MAX_TASK_BYTES: u64 = 1 << 20;
+/// The largest editor list read: 1 MiB, some 20,000 repository paths.
+pub const MAX_EDITOR_LIST_BYTES: u64 = 1 << 20;
+
+impl InputKind {
+    /// The most bytes read from such a file.
+    pub fn limit(self) -> u64 {
+        match self {
+            InputKind::Scip => signals::scip::MAX_SCIP_BYTES,
+            InputKind::Diagnostics => signals::diagnostics::MAX_DIAGNOSTICS_BYTES,
+            InputKind::Task => MAX_TASK_BYTES,
+            InputKind::EditorList => MAX_EDITOR_LIST_BYTES,
+        }
+    }
+
+    /// How the input is named in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputKind::Scip => "SCIP index",
+            InputKind::Diagnostics => "diagnostics file",
+            InputKind::Task => "task file",
+            InputKind::EditorList => "list of open files",
+        }
+    }
+
+    fn remedy(self) -> &'static str {
+        match self {
+            InputKind::Scip => "check the path, or index a narrower part of the repository",
+            InputKind::Diagnostics => "check the path, or keep only the current run's errors and warnings",
+            InputKind::Task => "check the path; a task is a short text",
+            InputKind::EditorList => "check the path; the list names open files, one per line",
+        }
+    }
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// Reads a whole input file, but never more than its kind's limit plus one byte: a regular file
+/// over the limit is refused from its size alone, and a device or FIFO (`/dev/zero`) stops at the
+/// limit instead of exhausting memory.
+pub fn read_input(path: &Path, kind: InputKind) -> Result<Vec<u8>, FrameError> {
+    use std::io::Read;
+    let limit = kind.limit();
+    let io = |source| FrameError::ReadInput { path: path.into(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    if size.is_some_and(|n| n > limit) {
+        return Err(FrameError::InputTooLarge { path: path.into(), kind });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size.unwrap_or(0)).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(FrameError::InputTooLarge { path: path.into(), kind });
+    }
+    Ok(bytes)
 }
 
 /// The inputs a user names on the command line (or in git config).
@@ -91,14 +178,13 @@ impl InputFiles {
         diagnostics: &[PathBuf],
         editor: Vec<String>,
     ) -> Result<Self, FrameError> {
-        let read = |p: &Path| std::fs::read(p).map_err(|source| FrameError::ReadInput { path: p.into(), source });
         let scip = match scip {
-            Some(p) => Some((p.display().to_string(), read(p)?)),
+            Some(p) => Some((p.display().to_string(), read_input(p, InputKind::Scip)?)),
             None => None,
         };
         let mut diags = Vec::new();
         for p in diagnostics {
-            diags.push((p.display().to_string(), read(p)?));
+            diags.push((p.display().to_string(), read_input(p, InputKind::Diagnostics)?));
         }
         Ok(InputFiles { task, scip, diagnostics: diags, editor })
     }

@@ -33,6 +33,19 @@ pub struct Context {
     store: std::cell::OnceCell<Store>,
 }
 
+/// Refuses a `mas.branch` that is not a valid branch name (`../../etc`, `a..b`, `x.lock`): every
+/// command reads the roster from that branch, and git would only fail later with a ref-format
+/// error that says nothing about the setting.
+fn check_branch_setting(store: &Store) -> Result<(), CliError> {
+    let Some(branch) = store.config_string("mas.branch").filter(|b| !b.is_empty()) else { return Ok(()) };
+    let full = format!("refs/heads/{branch}");
+    if gix::refs::FullName::try_from(full.as_str()).is_ok() && !branch.starts_with('-') {
+        return Ok(());
+    }
+    Err(CliError::user(format!("git config mas.branch is {branch:?}, which is not a valid branch name"))
+        .hinted("set it to the integration branch's short name, e.g. `git config mas.branch main`, or remove it with `git config --unset mas.branch`"))
+}
+
 impl Context {
     /// Builds the context from the global flags.
     pub fn new(dir: Option<PathBuf>, agent: Option<String>, color: ColorChoice) -> Self {
@@ -44,12 +57,22 @@ impl Context {
         Context { dir, agent: agent.filter(|a| !a.is_empty()), color, store: std::cell::OnceCell::new() }
     }
 
-    /// The directory the command runs in.
+    /// The directory the command runs in: `-C PATH` resolved against the process's directory
+    /// (as `git -C` does by changing into it), else the current directory. Always absolute:
+    /// repository discovery from a relative path with `..` components (`-C ../repo.git`) is not
+    /// reliable, so it is never handed one.
     pub fn cwd(&self) -> Result<PathBuf, CliError> {
+        let current = || {
+            std::env::current_dir().map_err(|e| CliError::internal(format!("cannot read the current directory: {e}")))
+        };
         match &self.dir {
-            Some(d) => Ok(d.clone()),
-            None => std::env::current_dir()
-                .map_err(|e| CliError::internal(format!("cannot read the current directory: {e}"))),
+            Some(d) if d.is_absolute() => Ok(d.clone()),
+            Some(d) => {
+                let joined = current()?.join(d);
+                // Canonical when it exists (what `cd` would give); else as joined, for the error.
+                Ok(joined.canonicalize().unwrap_or(joined))
+            }
+            None => current(),
         }
     }
 
@@ -62,7 +85,9 @@ impl Context {
         if !cwd.is_dir() {
             return Err(CliError::user(format!("{} is not a directory", cwd.display())));
         }
-        let _ = self.store.set(Store::discover(&cwd)?);
+        let store = Store::discover(&cwd)?;
+        check_branch_setting(&store)?;
+        let _ = self.store.set(store);
         self.store.get().ok_or_else(|| CliError::internal("the repository could not be opened"))
     }
 

@@ -44,6 +44,7 @@ const AFTER_HELP: &str = "\
 Exit status:
   0  success
   1  refused or failed because of the input or the repository's state; nothing was changed
+     (`doctor`: stale files or interrupted operations remain)
   2  usage error
   3  internal or git failure
   4  something read did not verify: a record (`git mas log`, `git mas report`) or a frame
@@ -120,6 +121,7 @@ pub enum Command {
     Demo(commands::demo::DemoArgs),
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
+    Doctor(commands::doctor::DoctorArgs),
     Completions(commands::completions::CompletionsArgs),
     InstallMan(commands::install_man::InstallManArgs),
 }
@@ -151,8 +153,14 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Coordinate(args) => commands::coordinate::run(ctx, args),
         Command::Peer(args) => commands::peer::run(ctx, args),
         Command::Run(cmd) => commands::run::run(ctx, cmd),
-        Command::Worktree(cmd) => commands::worktree::run(ctx, cmd),
-        Command::Propose(args) => commands::propose::run(ctx, args),
+        Command::Worktree(cmd) => {
+            sweep_temp_indexes(ctx);
+            commands::worktree::run(ctx, cmd)
+        }
+        Command::Propose(args) => {
+            sweep_temp_indexes(ctx);
+            commands::propose::run(ctx, args)
+        }
         Command::Endorse(args) => commands::endorse::run(ctx, args),
         Command::Tally(args) => commands::tally::run(ctx, args),
         Command::Land(args) => commands::land::run(ctx, args),
@@ -160,8 +168,20 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Skills(cmd) => commands::skills::run(ctx, cmd),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Bench(cmd) => commands::bench::run(ctx, cmd),
+        Command::Doctor(args) => commands::doctor::run(ctx, args),
         Command::Completions(args) => commands::completions::run(ctx, args),
         Command::InstallMan(args) => commands::install_man::run(ctx, args),
+    }
+}
+
+/// Before a command that builds a proposal's tree in a temporary index (`propose`, and `worktree`
+/// which compares a worktree with its proposal), the temporary indexes that killed processes left
+/// in any worktree's git dir are removed (`git_mas::doctor`: only those whose process is gone, or
+/// old ones without a process id). Best effort: a repository that cannot be opened is the
+/// command's own error to report.
+fn sweep_temp_indexes(ctx: &Context) {
+    if let Ok(store) = ctx.store() {
+        let _ = git_mas::doctor::sweep_repository(store, std::time::SystemTime::now());
     }
 }
 

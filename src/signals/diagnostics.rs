@@ -170,6 +170,14 @@ impl DiagReport {
     }
 }
 
+/// The largest diagnostics file a snapshot reads: 256 MiB.
+///
+/// A diagnostics file is read whole and stored in the frame. `cargo check --message-format=json`
+/// on a large workspace writes a few MiB and SARIF files from CodeQL or eslint on big repositories
+/// tens of MiB; 256 MiB is generous for a real report while a wrong path (`/dev/zero`, a FIFO, a
+/// log that never stops) fails at that bound instead of exhausting memory.
+pub const MAX_DIAGNOSTICS_BYTES: u64 = 256 << 20;
+
 /// Reads a diagnostics file, recognizing its format, and maps its paths relative to `repo_root`.
 pub fn read_diagnostics(bytes: &[u8], repo_root: &Path) -> Result<DiagReport, DiagError> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);

@@ -115,6 +115,15 @@ impl ScipCounts {
     }
 }
 
+/// The largest SCIP index a snapshot reads: 1 GiB.
+///
+/// The index is read whole, decoded one document at a time, and stored in every frame it changes
+/// (`inputs/index.scip`), so its size is paid in memory and in the object database. The benchmark
+/// index (a 20,000-file repository) is 18 MiB; 1 GiB leaves room for repositories some fifty times
+/// larger while a mistaken path (`/dev/zero`, a FIFO, a disk image) fails after at most 1 GiB
+/// instead of exhausting memory. An index beyond it should cover a narrower part of the repository.
+pub const MAX_SCIP_BYTES: u64 = 1 << 30;
+
 /// Reads a SCIP index (the bytes of `index.scip`) into reference counts.
 pub fn read_scip(bytes: &[u8]) -> Result<ScipCounts, ScipError> {
     if bytes.is_empty() {

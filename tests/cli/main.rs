@@ -9,6 +9,7 @@ mod concurrency;
 mod converge;
 mod coordinate;
 mod development;
+mod doctor;
 mod gate;
 mod help;
 mod hostile;

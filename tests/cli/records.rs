@@ -121,3 +121,43 @@ fn agent_new_writes_a_private_key_with_mode_0600_outside_the_repository() {
     // The key is nowhere in the working tree.
     assert!(!env.git(&repo, &["status", "--porcelain", "--untracked-files=all"]).contains(".key"));
 }
+
+#[test]
+fn log_exits_0_after_a_proposal_and_lists_the_proposal_as_an_artifact_not_a_malformed_chain() {
+    let team = crate::development::Team::new(&["alice", "bob"]);
+    let run = team.start("alice", &["--id", "r1"]);
+    let base = team.main_tip();
+    let wt = team.worktree(&run, "alice");
+    std::fs::write(wt.join("NOTES.md"), "alice's notes\n").unwrap();
+    let proposed = team.here_json(&wt, &["propose"]);
+    let commit = proposed["commit"].as_str().unwrap();
+
+    // The summary: exit 0, the proposal listed as an artifact, nothing MALFORMED.
+    let out = team.env.mas(&team.repo, &["log"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    let line = text.lines().find(|l| l.starts_with("refs/mas/runs/r1/proposals/alice")).expect("proposal listed");
+    assert!(line.contains("ARTIFACT") && line.contains(&commit[..12]), "{line}");
+    assert!(!text.contains("MALFORMED") && !text.contains("UNREADABLE"), "{text}");
+
+    // Per agent, as JSON: the artifact names its commit, the base as parent and no records.
+    let (code, json) = log_json(&team.env, &team.repo, "alice");
+    assert_eq!(code, Some(0));
+    let chains = json.as_array().unwrap();
+    let art = chains.iter().find(|c| c["ref"] == "refs/mas/runs/r1/proposals/alice").expect("artifact entry");
+    assert_eq!(art["kind"], "artifact");
+    assert_eq!(art["artifact"]["what"], "proposal");
+    assert_eq!(art["artifact"]["commit"], commit);
+    assert_eq!(art["artifact"]["parent"], base.as_str());
+    assert_eq!(art["problems"], 0);
+    assert!(art["records"].as_array().unwrap().is_empty());
+    // The proposal event itself is in alice's events chain, verified.
+    let events = chains.iter().find(|c| c["ref"] == "refs/mas/runs/r1/events/alice").expect("events chain");
+    assert_eq!(events["kind"], "chain");
+    assert!(!statuses(events).is_empty() && statuses(events).iter().all(|s| s == "verified"));
+
+    // Named directly, the proposal ref is still an artifact, and exits 0.
+    let (code, json) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/proposals/alice");
+    assert_eq!(code, Some(0));
+    assert_eq!(json[0]["kind"], "artifact");
+}

@@ -34,12 +34,29 @@ pub struct PublishArgs {
     /// Add the snapshot's K highest targets.
     #[arg(long, value_name = "K")]
     pub top: Option<usize>,
-    /// How long the focus holds (e.g. 90s, 30m, 2h; at most 24h).
-    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    /// How long the focus holds (e.g. 90s, 30m, 2h; at most 24h; must be positive).
+    // Hyphen values are accepted so that `--ttl -5m` reaches the parser and is refused as a
+    // negative TTL rather than read as an unknown flag `-5`.
+    #[arg(long, value_name = "DURATION", default_value = "30m", allow_hyphen_values = true, value_parser = parse_ttl)]
     pub ttl: humantime::Duration,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Parses `--ttl`: a humantime duration greater than zero (the 24 h cap is the board's rule,
+/// checked where the lease is validated).
+fn parse_ttl(text: &str) -> Result<humantime::Duration, String> {
+    let positive = "a TTL must be positive: give a duration such as 90s, 30m or 2h";
+    if let Some(rest) = text.trim().strip_prefix('-') {
+        return Err(format!("{positive} (got -{rest})"));
+    }
+    let ttl: humantime::Duration =
+        text.parse().map_err(|e| format!("{text:?} is not a duration ({e}); e.g. 90s, 30m, 2h"))?;
+    if ttl.as_secs() == 0 {
+        return Err(format!("{positive} (got {text})"));
+    }
+    Ok(ttl)
 }
 
 /// List the board: every agent's focus, whether it is live, and which records were rejected.

@@ -9,6 +9,7 @@ pub mod converge;
 pub mod coordinate;
 pub mod demo;
 pub mod dev_report;
+pub mod doctor;
 pub mod endorse;
 pub mod focus;
 pub mod frame;

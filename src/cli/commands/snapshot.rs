@@ -4,7 +4,7 @@ use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::output::print_json;
-use git_mas::attention::frame::{self, FrameError, InputFiles, Published};
+use git_mas::attention::frame::{self, FrameError, InputFiles, InputKind, Published, read_input};
 use git_mas::attention::snapshot::Snapshot;
 use git_mas::store::Store;
 use std::path::{Path, PathBuf};
@@ -86,15 +86,20 @@ pub fn inputs_configured(store: &Store) -> bool {
 
 /// Reads the inputs named by flags, falling back to git config.
 pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliError> {
-    let read_text =
-        |p: &Path| std::fs::read_to_string(p).map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())));
+    let read_text = |p: &Path, kind: InputKind| {
+        let bytes = read_input(p, kind).map_err(|e| match e {
+            FrameError::ReadInput { source, .. } => CliError::user(format!("cannot read {}: {source}", p.display())),
+            other => frame_error(other),
+        })?;
+        String::from_utf8(bytes).map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))
+    };
     let task = match (&args.task, &args.task_file) {
         (Some(t), _) => Some(t.clone()),
-        (None, Some(f)) => Some(read_text(f)?),
+        (None, Some(f)) => Some(read_text(f, InputKind::Task)?),
         (None, None) => match store.config_string("mas.task").filter(|s| !s.is_empty()) {
             Some(t) => Some(t),
             None => match config_path(store, "mas.taskFile") {
-                Some(f) => Some(read_text(&f)?),
+                Some(f) => Some(read_text(&f, InputKind::Task)?),
                 None => None,
             },
         },
@@ -119,7 +124,9 @@ pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliErr
     };
     let mut editor = args.editor_open.clone();
     if let Some(f) = args.editor_file.clone().or_else(|| config_path(store, "mas.editorFile")) {
-        editor.extend(read_text(&f)?.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
+        editor.extend(
+            read_text(&f, InputKind::EditorList)?.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from),
+        );
     }
     InputFiles::read(task, scip.as_deref(), &diagnostics, editor).map_err(frame_error)
 }

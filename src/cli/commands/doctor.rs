@@ -1,0 +1,161 @@
+//! `git mas doctor [--fix]`: what crashed commands left behind, and its removal.
+
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use crate::cli::exit;
+use crate::cli::output::{print_json, print_text};
+use git_mas::doctor::{self, Debris, DebrisKind, DoctorError, Findings, HalfFinished};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+/// Find (and with --fix remove) what killed git-mas commands left behind.
+///
+/// A git-mas command killed at the wrong moment (SIGKILL, a crash, a full disk) can leave:
+///
+///   - lock files: `<ref>.lock` under refs/mas/, `packed-refs.lock`, the integration branch's lock
+///     (a landing moves it), `mas-verified.lock`. Until removed, every update of that ref fails. A
+///     live writer holds a lock for milliseconds, so a lock older than 5 seconds is stale.
+///   - temporary indexes (`mas-snapshot-*.index` in a worktree's git dir) from `propose`: stale when
+///     the process id in the name is gone, or, without one, after 1 hour.
+///   - scratch checkouts (`git-mas-check-*` in the system temporary directory or the git dir) from
+///     `endorse` and `land`: stale when their process is gone, or, without one, after 24 hours.
+///     The temporary directory is shared, so these may belong to another clone on this machine.
+///   - cache temporaries (`.tmp-*` under the git dir's mas-cache/), renamed into place in
+///     milliseconds: stale after 1 minute.
+///   - half-finished operations (a landing interrupted between its steps), listed with the command
+///     that completes them.
+///
+/// Everything found is listed with its path and age; files that may still be in use (a fresh
+/// lock, a young temporary file) are shown but not counted as problems and never removed.
+///
+/// Examples:
+///
+///   git mas doctor              # list; exit 1 if anything is stale
+///   git mas doctor --fix        # remove the stale files, say what was removed
+///   git mas doctor --json       # for scripts: {"locks": [...], "temp_files": [...], ...}
+///
+/// Exits 0 when nothing is wrong (or --fix fixed everything), 1 when problems remain.
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct DoctorArgs {
+    /// Remove the stale locks and temporary files (each is re-checked just before removal).
+    #[arg(long)]
+    pub fix: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Failed<'a> {
+    #[serde(flatten)]
+    debris: &'a Debris,
+    error: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    #[serde(flatten)]
+    findings: &'a Findings,
+    /// Stale files and interrupted operations still present.
+    problems: usize,
+    /// Whether --fix ran.
+    fixed: bool,
+    removed: &'a [Debris],
+    failed: Vec<Failed<'a>>,
+}
+
+fn doctor_error(e: DoctorError) -> CliError {
+    match e {
+        DoctorError::Store(s) => CliError::from(s),
+        other => CliError::internal(other.to_string()),
+    }
+}
+
+fn kind_label(kind: DebrisKind) -> &'static str {
+    match kind {
+        DebrisKind::Lock => "lock",
+        DebrisKind::SnapshotIndex => "temp index",
+        DebrisKind::CheckDir => "check dir",
+        DebrisKind::CacheTemp => "cache tmp",
+    }
+}
+
+fn shown(path: &Path, common: &Path) -> String {
+    path.strip_prefix(common).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+}
+
+fn line(out: &mut String, d: &Debris, common: &Path) {
+    let state = if d.stale { "STALE" } else { "in use?" };
+    let _ = writeln!(
+        out,
+        "{state:<8} {:<10} {}  (age {}; {})",
+        kind_label(d.kind),
+        shown(&d.path, common),
+        doctor::human(Duration::from_secs(d.age_secs)),
+        d.why
+    );
+}
+
+fn operation_line(out: &mut String, op: &HalfFinished) {
+    let _ = writeln!(out, "HALF-DONE {} of run {}: {}; run `{}`", op.operation, op.run, op.detail, op.remedy);
+}
+
+/// Runs `doctor`.
+pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
+    let store = ctx.store()?;
+    let common = store.common_dir().to_path_buf();
+    let temp = std::env::temp_dir();
+    let mut findings = doctor::examine(store, &temp, SystemTime::now()).map_err(doctor_error)?;
+    let repairs = if args.fix { doctor::fix(&findings, SystemTime::now()) } else { Default::default() };
+    if args.fix {
+        // What is there now, after the removals: the exit code must not claim more than was done.
+        findings = doctor::examine(store, &temp, SystemTime::now()).map_err(doctor_error)?;
+    }
+    let problems = findings.problem_count();
+    if args.json {
+        print_json(&Report {
+            findings: &findings,
+            problems,
+            fixed: args.fix,
+            removed: &repairs.removed,
+            failed: repairs.failed.iter().map(|(debris, error)| Failed { debris, error }).collect(),
+        })?;
+    } else {
+        let mut out = String::new();
+        for d in &repairs.removed {
+            let _ = writeln!(
+                out,
+                "removed  {:<10} {}  (age {}; {})",
+                kind_label(d.kind),
+                shown(&d.path, &common),
+                doctor::human(Duration::from_secs(d.age_secs)),
+                d.why
+            );
+        }
+        for d in findings.locks.iter().chain(&findings.temp_files) {
+            line(&mut out, d, &common);
+        }
+        for op in &findings.half_finished {
+            operation_line(&mut out, op);
+        }
+        print_text(&out)?;
+        for (d, error) in &repairs.failed {
+            ctx.warn(&format!("could not remove {}: {error}", d.path.display()));
+        }
+        let stale = problems - findings.half_finished.len();
+        let checked = format!("{} run(s) checked for interrupted operations", findings.runs_checked);
+        match (problems, args.fix) {
+            (0, _) if repairs.removed.is_empty() => ctx.status(&format!("nothing to repair ({checked})")),
+            (0, _) => ctx.status(&format!("removed {} stale file(s); nothing left to repair", repairs.removed.len())),
+            (_, false) => ctx.status(&format!(
+                "{problems} problem(s): {stale} stale file(s), {} interrupted operation(s); `git mas doctor --fix` removes the stale files",
+                findings.half_finished.len()
+            )),
+            (_, true) => ctx.status(&format!("{problems} problem(s) remain after --fix (see above)")),
+        }
+    }
+    Ok(ExitCode::from(if problems == 0 { exit::OK } else { exit::USER }))
+}

@@ -1,0 +1,522 @@
+//! What a crashed git-mas can leave behind, found and (on request) removed: `git mas doctor`.
+//!
+//! A process killed at the wrong instant leaves three kinds of debris, none of which git's own
+//! maintenance ever removes:
+//!
+//! - **Lock files.** A ref transaction creates `<ref>.lock` beside every ref it moves (and
+//!   `packed-refs.lock` when it rewrites packed refs) and renames or deletes them when it commits.
+//!   A live writer holds a lock for milliseconds, so a lock older than [`STALE_LOCK_AFTER`] (5 s)
+//!   belongs to a writer that died; until it is removed, every update of that ref fails. Only the
+//!   locks git-mas's own transactions take are considered: everything under `refs/mas/`,
+//!   `packed-refs.lock`, the integration branch's lock (a landing moves it in the same
+//!   transaction as `refs/mas/runs/<run>/landed`), and `mas-verified.lock` (the signature cache).
+//! - **Temporary indexes** (`mas-snapshot-*.index` in a worktree's git dir): a proposal builds its
+//!   tree in a copy of the worktree's index. Named by [`snapshot_index_path`] they carry the
+//!   creating process's id, so a file whose process is gone is an orphan at once
+//!   ([`sweep_orphaned_snapshot_indexes`], which commands that build proposals call first). A file
+//!   without a readable process id (older releases named them with a random suffix only), or on a
+//!   system where liveness cannot be checked, is an orphan once older than [`STALE_TEMP_AFTER`]
+//!   (1 h; removing a live one would make its proposal an empty tree, and no `git add -A` runs
+//!   that long).
+//! - **Scratch checkouts** (`git-mas-check-*` directories) in which `endorse` and `land` run the
+//!   team's check: in the system temporary directory or the common git dir. The same process-id
+//!   rule applies when the name carries one; otherwise they are orphans after
+//!   [`STALE_CHECK_DIR_AFTER`] (24 h, since a test suite may legitimately run for hours). The
+//!   temporary directory is shared by every repository on the machine, so these may be another
+//!   clone's.
+//!
+//! - **Cache temporaries** (`.tmp-*` under `mas-cache/` in the common git dir): a cache file is
+//!   written to a temporary name and renamed over the old one in milliseconds, so one older than
+//!   [`STALE_CACHE_TEMP_AFTER`] (1 min) was left by a killed reader.
+//!
+//! Half-finished operations (a landing whose intent is recorded but whose steps did not all
+//! happen) are the fourth kind: [`half_finished_operations`] is their slot in the report.
+//!
+//! Decisions: finding is separate from fixing ([`examine`] returns data, [`fix`] removes only what
+//! [`examine`] judged stale and re-checks each file's age just before removing it), so the command
+//! can print, serialize and exit on the same values; nothing here prints.
+
+use crate::store::{REF_PREFIX, Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+use thiserror::Error;
+
+/// A git-mas lock older than this is stale: its writer is gone. Live ref transactions hold their
+/// locks for milliseconds (tens on a slow disk); 5 s is three orders of magnitude above that.
+pub const STALE_LOCK_AFTER: Duration = Duration::from_secs(5);
+
+/// A temporary index whose owner cannot be checked is an orphan after this long.
+pub const STALE_TEMP_AFTER: Duration = Duration::from_secs(60 * 60);
+
+/// A scratch checkout whose owner cannot be checked is an orphan after this long.
+pub const STALE_CHECK_DIR_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A cache temporary (`mas-cache/**/.tmp-*`) older than this was left by a killed process.
+pub const STALE_CACHE_TEMP_AFTER: Duration = Duration::from_secs(60);
+
+/// The directory of git-mas's caches in the common git dir.
+pub const CACHE_ROOT: &str = "mas-cache";
+
+/// The prefix of temporary index files.
+pub const SNAPSHOT_INDEX_PREFIX: &str = "mas-snapshot-";
+/// The suffix of temporary index files.
+pub const SNAPSHOT_INDEX_SUFFIX: &str = ".index";
+/// The prefix of scratch checkout directories.
+pub const CHECK_DIR_PREFIX: &str = "git-mas-check-";
+
+/// Errors of examining or repairing a repository.
+#[derive(Debug, Error)]
+pub enum DoctorError {
+    /// Reading refs failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A directory could not be listed.
+    #[error("cannot list {}", path.display())]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a found file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DebrisKind {
+    /// A ref (or packed-refs, or cache) lock file.
+    Lock,
+    /// A temporary index of a proposal (`mas-snapshot-*.index`).
+    SnapshotIndex,
+    /// A scratch checkout of a check (`git-mas-check-*`).
+    CheckDir,
+    /// A cache file's temporary (`mas-cache/**/.tmp-*`), renamed into place when complete.
+    CacheTemp,
+}
+
+/// One lock file or temporary file found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Debris {
+    /// What it is.
+    pub kind: DebrisKind,
+    /// Where it is.
+    pub path: PathBuf,
+    /// Seconds since it was last modified.
+    pub age_secs: u64,
+    /// The process id its name carries, if any.
+    pub owner_pid: Option<u32>,
+    /// Whether it is left over (safe to remove) rather than possibly in use.
+    pub stale: bool,
+    /// Why it is judged so, in words.
+    pub why: String,
+}
+
+/// An operation a crash interrupted that `doctor --fix` (or re-running the command) can complete.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HalfFinished {
+    /// The run.
+    pub run: String,
+    /// What was interrupted (e.g. "landing").
+    pub operation: String,
+    /// What is missing, in words.
+    pub detail: String,
+    /// The command that completes it.
+    pub remedy: String,
+}
+
+/// Everything [`examine`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Findings {
+    /// Lock files, stale or live.
+    pub locks: Vec<Debris>,
+    /// Temporary files and directories, stale or possibly in use.
+    pub temp_files: Vec<Debris>,
+    /// Interrupted operations.
+    pub half_finished: Vec<HalfFinished>,
+    /// How many runs were looked at for interrupted operations.
+    pub runs_checked: usize,
+}
+
+impl Findings {
+    /// The problems: stale debris and interrupted operations.
+    pub fn problem_count(&self) -> usize {
+        self.locks.iter().chain(&self.temp_files).filter(|d| d.stale).count() + self.half_finished.len()
+    }
+}
+
+/// The result of [`fix`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repairs {
+    /// What was removed.
+    pub removed: Vec<Debris>,
+    /// What could not be removed, with the reason.
+    pub failed: Vec<(Debris, String)>,
+}
+
+/// Where temporary indexes go for a worktree whose git dir is `git_dir`: named with this
+/// process's id so that [`sweep_orphaned_snapshot_indexes`] can tell an orphan from a live one.
+pub fn snapshot_index_path(git_dir: &Path) -> PathBuf {
+    git_dir.join(format!(
+        "{SNAPSHOT_INDEX_PREFIX}{}-{}{SNAPSHOT_INDEX_SUFFIX}",
+        std::process::id(),
+        crate::pool::random_hex()
+    ))
+}
+
+/// A temporary index file, removed when dropped (whatever happens short of a kill, which the next
+/// [`sweep_orphaned_snapshot_indexes`] covers).
+#[derive(Debug)]
+pub struct SnapshotIndex(PathBuf);
+
+impl SnapshotIndex {
+    /// Reserves a name in `git_dir` (the file is not created).
+    pub fn new(git_dir: &Path) -> Self {
+        SnapshotIndex(snapshot_index_path(git_dir))
+    }
+
+    /// The file's path (for `GIT_INDEX_FILE`).
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for SnapshotIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        // A killed `git add` may also leave git's own lock on the temporary index.
+        let _ = std::fs::remove_file(lock_of(&self.0));
+    }
+}
+
+fn lock_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Removes the orphaned temporary indexes in `git_dir` (one worktree's git dir) and returns what
+/// it removed. Never fails: a file that cannot be removed stays for `git mas doctor` to report.
+pub fn sweep_orphaned_snapshot_indexes(git_dir: &Path, now: SystemTime) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for d in snapshot_indexes_in(git_dir, now) {
+        if d.stale && std::fs::remove_file(&d.path).is_ok() {
+            removed.push(d.path);
+        }
+    }
+    removed
+}
+
+/// [`sweep_orphaned_snapshot_indexes`] over the git dir of every worktree of the repository.
+pub fn sweep_repository(store: &Store, now: SystemTime) -> Vec<PathBuf> {
+    worktree_git_dirs(store.common_dir()).iter().flat_map(|dir| sweep_orphaned_snapshot_indexes(dir, now)).collect()
+}
+
+/// Whether process `pid` is alive on this machine; `None` where that cannot be told (no `/proc`).
+pub fn process_alive(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return None;
+    }
+    Some(proc.join(pid.to_string()).exists())
+}
+
+/// The process id in a temporary name: `<prefix><pid>-<rest>`.
+fn pid_in(name: &str, prefix: &str) -> Option<u32> {
+    let rest = name.strip_prefix(prefix)?;
+    let (pid, tail) = rest.split_once('-')?;
+    if tail.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok().filter(|&p| p > 0)
+}
+
+/// A duration in words (`5s`, `1h`, `2h 3m 4s`).
+pub fn human(d: Duration) -> String {
+    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+}
+
+fn age_of(meta: &std::fs::Metadata, now: SystemTime) -> Duration {
+    meta.modified().ok().and_then(|m| now.duration_since(m).ok()).unwrap_or(Duration::ZERO)
+}
+
+/// Judges a temporary file: orphaned when the process its name carries is gone, else when older
+/// than `fallback`.
+fn judge_temp(kind: DebrisKind, path: PathBuf, pid: Option<u32>, age: Duration, fallback: Duration) -> Debris {
+    let alive = pid.and_then(process_alive);
+    let (stale, why) = match (pid, alive) {
+        (Some(p), Some(false)) => (true, format!("its process {p} is gone")),
+        (Some(p), Some(true)) if age > fallback => {
+            (true, format!("older than {} although process {p} exists (a reused id)", human(fallback)))
+        }
+        (Some(p), Some(true)) => (false, format!("process {p} is running")),
+        _ if age > fallback => (true, format!("older than {}", human(fallback))),
+        _ => (false, format!("younger than {}: may be in use", human(fallback))),
+    };
+    Debris { kind, path, age_secs: age.as_secs(), owner_pid: pid, stale, why }
+}
+
+fn snapshot_indexes_in(git_dir: &Path, now: SystemTime) -> Vec<Debris> {
+    let Ok(entries) = std::fs::read_dir(git_dir) else { return Vec::new() };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        // The file itself, or git's lock on it left by a killed `git add`.
+        let base = name.strip_suffix(".lock").unwrap_or(name);
+        if !base.starts_with(SNAPSHOT_INDEX_PREFIX) || !base.ends_with(SNAPSHOT_INDEX_SUFFIX) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let pid = pid_in(base, SNAPSHOT_INDEX_PREFIX);
+        out.push(judge_temp(DebrisKind::SnapshotIndex, entry.path(), pid, age_of(&meta, now), STALE_TEMP_AFTER));
+    }
+    out
+}
+
+fn check_dirs_in(dir: &Path, now: SystemTime) -> Vec<Debris> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with(CHECK_DIR_PREFIX) {
+            continue;
+        }
+        // Not followed: a symlink is not ours to judge.
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else { continue };
+        if !meta.is_dir() {
+            continue;
+        }
+        let pid = pid_in(name, CHECK_DIR_PREFIX);
+        out.push(judge_temp(DebrisKind::CheckDir, entry.path(), pid, age_of(&meta, now), STALE_CHECK_DIR_AFTER));
+    }
+    out
+}
+
+/// Every `.tmp-*` file under `dir`, recursively.
+fn cache_temps_under(dir: &Path, now: SystemTime, out: &mut Vec<Debris>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if meta.is_dir() {
+            cache_temps_under(&path, now, out);
+        } else if meta.is_file() && entry.file_name().to_str().is_some_and(|n| n.starts_with(".tmp-")) {
+            let age = age_of(&meta, now);
+            let stale = age > STALE_CACHE_TEMP_AFTER;
+            let why = if stale {
+                format!("older than {}: its writer is gone", human(STALE_CACHE_TEMP_AFTER))
+            } else {
+                "fresh: a writer may be renaming it".to_string()
+            };
+            out.push(Debris {
+                kind: DebrisKind::CacheTemp,
+                path,
+                age_secs: age.as_secs(),
+                owner_pid: None,
+                stale,
+                why,
+            });
+        }
+    }
+}
+
+fn lock_debris(path: PathBuf, meta: &std::fs::Metadata, now: SystemTime) -> Debris {
+    let age = age_of(meta, now);
+    let stale = age > STALE_LOCK_AFTER;
+    let why = if stale {
+        format!("older than {}: its writer is gone", human(STALE_LOCK_AFTER))
+    } else {
+        "fresh: a writer may hold it".to_string()
+    };
+    Debris { kind: DebrisKind::Lock, path, age_secs: age.as_secs(), owner_pid: None, stale, why }
+}
+
+/// Every `*.lock` file under `dir`, recursively.
+fn locks_under(dir: &Path, now: SystemTime, out: &mut Vec<Debris>) -> Result<(), DoctorError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(DoctorError::Io { path: dir.into(), source }),
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if meta.is_dir() {
+            locks_under(&path, now, out)?;
+        } else if meta.is_file() && path.extension().is_some_and(|e| e == "lock") {
+            out.push(lock_debris(path, &meta, now));
+        }
+    }
+    Ok(())
+}
+
+/// The git dirs of every worktree of the repository: the common dir (the main worktree's) and
+/// `<common>/worktrees/*`.
+fn worktree_git_dirs(common: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![common.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
+        dirs.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    dirs
+}
+
+/// Interrupted operations of the runs in this repository that can be completed.
+///
+/// Lists the runs (`refs/mas/runs/*/meta`) and returns, for now, no operation: the landing's
+/// recovery (its intent record and idempotent steps) lives with the landing in `pool::land`, and
+/// this is where its check of each run is to be wired, so that `doctor` reports and `doctor --fix`
+/// completes what it finds. Returns the operations and how many runs were looked at.
+pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usize), DoctorError> {
+    let runs: Vec<String> = store
+        .list(&format!("{REF_PREFIX}runs/"))?
+        .into_iter()
+        .filter_map(|r| r.name.strip_prefix(&format!("{REF_PREFIX}runs/"))?.strip_suffix("/meta").map(String::from))
+        .filter(|run| !run.contains('/'))
+        .collect();
+    // The landing recovery is wired here: for each run, ask it what an interrupted landing or
+    // proposal left undone.
+    Ok((Vec::new(), runs.len()))
+}
+
+/// Looks for stale locks, leftover temporary files and interrupted operations. `temp_dir` is the
+/// system temporary directory (`std::env::temp_dir()`), passed in so the caller decides.
+pub fn examine(store: &Store, temp_dir: &Path, now: SystemTime) -> Result<Findings, DoctorError> {
+    let common = store.common_dir();
+    let mut locks = Vec::new();
+    locks_under(&common.join("refs/mas"), now, &mut locks)?;
+    let mut candidates =
+        vec![common.join("packed-refs.lock"), lock_of(&common.join(crate::store::sigcache::CACHE_FILE))];
+    // Only a valid branch name can be joined to a path (`../../etc` would leave the git dir).
+    let branch = format!("refs/heads/{}", store.integration_branch());
+    if gix::refs::FullName::try_from(branch.as_str()).is_ok() {
+        candidates.push(lock_of(&common.join(&branch)));
+    }
+    for path in candidates {
+        if let Ok(meta) = std::fs::symlink_metadata(&path)
+            && meta.is_file()
+        {
+            locks.push(lock_debris(path, &meta, now));
+        }
+    }
+    let mut temp_files = Vec::new();
+    for dir in worktree_git_dirs(common) {
+        temp_files.extend(snapshot_indexes_in(&dir, now));
+    }
+    temp_files.extend(check_dirs_in(common, now));
+    cache_temps_under(&common.join(CACHE_ROOT), now, &mut temp_files);
+    if temp_dir != common {
+        temp_files.extend(check_dirs_in(temp_dir, now));
+    }
+    locks.sort_by(|a, b| a.path.cmp(&b.path));
+    temp_files.sort_by(|a, b| a.path.cmp(&b.path));
+    let (half_finished, runs_checked) = half_finished_operations(store)?;
+    Ok(Findings { locks, temp_files, half_finished, runs_checked })
+}
+
+/// Removes the stale locks and temporary files of `findings`. Each is judged again just before
+/// its removal (a lock that became fresh, a file that vanished, is left alone), so a writer that
+/// took a lock after [`examine`] keeps it.
+///
+/// Interrupted operations ([`Findings::half_finished`]) are not completed here: completing one is
+/// the operation's own recovery (re-running it), to be called from here once
+/// [`half_finished_operations`] reports them.
+pub fn fix(findings: &Findings, now: SystemTime) -> Repairs {
+    let mut repairs = Repairs::default();
+    for d in findings.locks.iter().chain(&findings.temp_files).filter(|d| d.stale) {
+        let Ok(meta) = std::fs::symlink_metadata(&d.path) else { continue };
+        let still_stale = match d.kind {
+            DebrisKind::Lock => age_of(&meta, now) > STALE_LOCK_AFTER,
+            DebrisKind::CacheTemp => age_of(&meta, now) > STALE_CACHE_TEMP_AFTER,
+            DebrisKind::SnapshotIndex | DebrisKind::CheckDir => {
+                let fallback = if d.kind == DebrisKind::CheckDir { STALE_CHECK_DIR_AFTER } else { STALE_TEMP_AFTER };
+                judge_temp(d.kind, d.path.clone(), d.owner_pid, age_of(&meta, now), fallback).stale
+            }
+        };
+        if !still_stale {
+            continue;
+        }
+        let result = if d.kind == DebrisKind::CheckDir {
+            std::fs::remove_dir_all(&d.path)
+        } else {
+            std::fs::remove_file(&d.path)
+        };
+        match result {
+            Ok(()) => repairs.removed.push(d.clone()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => repairs.failed.push((d.clone(), e.to_string())),
+        }
+    }
+    repairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn process_ids_are_read_from_temporary_names() {
+        let table = [
+            ("mas-snapshot-1234-ab12.index", SNAPSHOT_INDEX_PREFIX, Some(1234)),
+            ("mas-snapshot-ab12cd.index", SNAPSHOT_INDEX_PREFIX, None),
+            ("mas-snapshot-12ab-cd.index", SNAPSHOT_INDEX_PREFIX, None),
+            ("mas-snapshot-0-cd.index", SNAPSHOT_INDEX_PREFIX, None),
+            ("mas-snapshot--cd.index", SNAPSHOT_INDEX_PREFIX, None),
+            ("git-mas-check-77-ff", CHECK_DIR_PREFIX, Some(77)),
+            ("git-mas-check-0123456789abcdef", CHECK_DIR_PREFIX, None),
+            ("git-mas-check-99999999999-ff", CHECK_DIR_PREFIX, None),
+        ];
+        for (name, prefix, want) in table {
+            assert_eq!(pid_in(name, prefix), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_temporary_file_is_stale_when_its_process_is_gone_or_it_is_old() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let young = Duration::from_secs(1);
+        let old = STALE_TEMP_AFTER + Duration::from_secs(1);
+        let judge = |pid, age| judge_temp(DebrisKind::SnapshotIndex, PathBuf::from("x"), pid, age, STALE_TEMP_AFTER);
+        if process_alive(me) == Some(true) {
+            assert!(judge(Some(dead), young).stale, "a dead owner makes it an orphan at once");
+            assert!(!judge(Some(me), young).stale, "a live owner keeps it");
+        }
+        assert!(judge(Some(me), old).stale, "an old file with a live id is a reused id");
+        assert!(!judge(None, young).stale, "no id: young may be in use");
+        assert!(judge(None, old).stale);
+    }
+
+    #[test]
+    fn the_sweep_removes_only_orphaned_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        if process_alive(std::process::id()) != Some(true) {
+            return;
+        }
+        let orphan = dir.path().join(format!("mas-snapshot-{dead}-aa.index"));
+        let orphan_lock = dir.path().join(format!("mas-snapshot-{dead}-aa.index.lock"));
+        let live = SnapshotIndex::new(dir.path());
+        let legacy = dir.path().join("mas-snapshot-0123abcd.index");
+        let other = dir.path().join("index");
+        for p in [&orphan, &orphan_lock, &live.path().to_path_buf(), &legacy, &other] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        let mut removed = sweep_orphaned_snapshot_indexes(dir.path(), SystemTime::now());
+        removed.sort();
+        assert_eq!(removed, vec![orphan.clone(), orphan_lock.clone()]);
+        assert!(live.path().exists() && legacy.exists() && other.exists());
+        let path = live.path().to_path_buf();
+        drop(live);
+        assert!(!path.exists(), "dropping the guard removes the file");
+    }
+}

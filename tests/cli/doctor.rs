@@ -1,0 +1,224 @@
+//! `git mas doctor [--fix]`: stale locks and leftover temporary files, found with their age and
+//! removed only when old enough (or orphaned); and a proposal killed mid-way leaves nothing the
+//! next run does not sweep.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// `git mas doctor ARGS` with a private temporary directory (the system one is shared).
+fn doctor(env: &TestEnv, repo: &Path, args: &[&str]) -> Output {
+    let tmp = env.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut all = vec!["doctor"];
+    all.extend_from_slice(args);
+    env.mas_cmd(repo).env("TMPDIR", &tmp).args(&all).output().unwrap()
+}
+
+fn doctor_json(env: &TestEnv, repo: &Path, args: &[&str]) -> (Option<i32>, Value) {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = doctor(env, repo, &all);
+    let json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("doctor --json is not JSON ({e}): {}\n{}", stdout(&out), stderr(&out)));
+    (out.status.code(), json)
+}
+
+/// Sets a file's modification time with touch(1), e.g. "1 hour ago".
+fn touch(path: &Path, when: &str) {
+    let ok = std::process::Command::new("touch").arg("-d").arg(when).arg(path).status().unwrap().success();
+    assert!(ok, "touch -d {when} {}", path.display());
+}
+
+fn entry<'a>(list: &'a Value, path: &Path) -> Option<&'a Value> {
+    list.as_array().unwrap().iter().find(|d| d["path"] == path.to_str().unwrap())
+}
+
+fn common_dir(env: &TestEnv, repo: &Path) -> PathBuf {
+    PathBuf::from(env.git(repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"])).canonicalize().unwrap()
+}
+
+#[test]
+fn a_stale_lock_is_listed_and_fixed_and_a_fresh_lock_is_left_alone() {
+    let env = TestEnv::new();
+    let repo = env.repo("locks");
+    env.agents(&repo, &["alice"]);
+    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    let common = common_dir(&env, &repo);
+    assert_eq!(doctor(&env, &repo, &[]).status.code(), Some(0), "a clean repository has nothing to repair");
+
+    let stale = common.join("refs/mas/journal/alice.lock");
+    let stale_packed = common.join("packed-refs.lock");
+    let fresh = common.join("refs/mas/frame.lock");
+    for p in [&stale, &stale_packed, &fresh] {
+        std::fs::write(p, b"").unwrap();
+    }
+    touch(&stale, "1 hour ago");
+    touch(&stale_packed, "10 seconds ago");
+
+    let out = doctor(&env, &repo, &[]);
+    assert_eq!(out.status.code(), Some(1), "stale locks are problems: {}", stdout(&out));
+    let text = stdout(&out);
+    let line = text.lines().find(|l| l.contains("refs/mas/journal/alice.lock")).expect("the stale lock is listed");
+    assert!(line.starts_with("STALE") && line.contains("age 1h"), "{line}");
+    assert!(text.lines().any(|l| l.contains("packed-refs.lock") && l.starts_with("STALE")), "{text}");
+    assert!(text.lines().any(|l| l.contains("refs/mas/frame.lock") && !l.starts_with("STALE")), "{text}");
+    assert!(stderr(&out).contains("git mas doctor --fix"), "{}", stderr(&out));
+
+    let (code, json) = doctor_json(&env, &repo, &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(json["problems"], 2);
+    assert_eq!(json["fixed"], false);
+    let s = entry(&json["locks"], &stale).expect("stale lock in JSON");
+    assert_eq!((s["kind"].as_str(), s["stale"].as_bool()), (Some("lock"), Some(true)));
+    assert!(s["age_secs"].as_u64().unwrap() >= 3600);
+    let f = entry(&json["locks"], &fresh).expect("fresh lock in JSON");
+    assert_eq!(f["stale"], false);
+    assert!(f["age_secs"].as_u64().unwrap() < 5);
+
+    let (code, json) = doctor_json(&env, &repo, &["--fix"]);
+    assert_eq!(code, Some(0), "--fix fixed everything: {json}");
+    assert_eq!(json["fixed"], true);
+    assert_eq!(json["problems"], 0);
+    let removed: Vec<&str> = json["removed"].as_array().unwrap().iter().map(|d| d["path"].as_str().unwrap()).collect();
+    assert!(removed.contains(&stale.to_str().unwrap()) && removed.contains(&stale_packed.to_str().unwrap()));
+    assert!(!stale.exists() && !stale_packed.exists(), "stale locks removed");
+    assert!(fresh.exists(), "a fresh lock is never removed");
+    // The chain the stale lock blocked takes appends again.
+    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    // The fresh lock is listed, not a problem.
+    assert_eq!(doctor(&env, &repo, &[]).status.code(), Some(0));
+    let out = doctor(&env, &repo, &["--fix"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(fresh.exists());
+}
+
+#[test]
+fn leftover_temporary_files_are_removed_only_when_orphaned_or_old() {
+    let env = TestEnv::new();
+    let repo = env.repo("temps");
+    env.agents(&repo, &["alice"]);
+    let wt = env.root().join("linked");
+    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
+    let common = common_dir(&env, &repo);
+    let linked_git_dir = PathBuf::from(env.git(&wt, &["rev-parse", "--absolute-git-dir"])).canonicalize().unwrap();
+    let tmp = env.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    // A process that has exited: its id names an orphan.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+
+    let old_index = common.join("mas-snapshot-00112233aabbccdd.index");
+    let old_linked_index = linked_git_dir.join("mas-snapshot-44556677aabbccdd.index");
+    let fresh_index = common.join("mas-snapshot-8899aabbccddeeff.index");
+    let orphan_index = linked_git_dir.join(format!("mas-snapshot-{dead}-0a0b.index"));
+    for p in [&old_index, &old_linked_index, &fresh_index, &orphan_index] {
+        std::fs::write(p, b"DIRC").unwrap();
+    }
+    touch(&old_index, "2 hours ago");
+    touch(&old_linked_index, "2 hours ago");
+    let old_check = tmp.join("git-mas-check-0011223344556677");
+    let fresh_check = tmp.join("git-mas-check-8899aabbccddeeff");
+    let old_check_in_git_dir = common.join("git-mas-check-aabbccddeeff0011");
+    for d in [&old_check, &fresh_check, &old_check_in_git_dir] {
+        std::fs::create_dir_all(d.join("src")).unwrap();
+        std::fs::write(d.join("src/lib.rs"), b"// scratch").unwrap();
+    }
+    touch(&old_check, "2 days ago");
+    touch(&old_check_in_git_dir, "2 days ago");
+    let cache = common.join("mas-cache/events-v2/r1");
+    std::fs::create_dir_all(&cache).unwrap();
+    let old_cache_tmp = cache.join(".tmp-0011223344556677");
+    let fresh_cache_tmp = cache.join(".tmp-8899aabbccddeeff");
+    let cache_file = cache.join("events-alice.json");
+    for p in [&old_cache_tmp, &fresh_cache_tmp, &cache_file] {
+        std::fs::write(p, b"{}").unwrap();
+    }
+    touch(&old_cache_tmp, "10 minutes ago");
+    touch(&cache_file, "10 minutes ago");
+
+    let (code, json) = doctor_json(&env, &repo, &[]);
+    assert_eq!(code, Some(1));
+    let temps = &json["temp_files"];
+    for (p, kind, stale) in [
+        (&old_index, "snapshot_index", true),
+        (&old_linked_index, "snapshot_index", true),
+        (&fresh_index, "snapshot_index", false),
+        (&orphan_index, "snapshot_index", true),
+        (&old_check, "check_dir", true),
+        (&fresh_check, "check_dir", false),
+        (&old_check_in_git_dir, "check_dir", true),
+        (&old_cache_tmp, "cache_temp", true),
+        (&fresh_cache_tmp, "cache_temp", false),
+    ] {
+        let d = entry(temps, p).unwrap_or_else(|| panic!("{} not listed: {temps}", p.display()));
+        assert_eq!((d["kind"].as_str(), d["stale"].as_bool()), (Some(kind), Some(stale)), "{}", p.display());
+    }
+    assert_eq!(entry(temps, &orphan_index).unwrap()["owner_pid"], dead);
+    assert!(entry(temps, &cache_file).is_none(), "a cache file is not debris");
+    assert_eq!(json["problems"], 6);
+
+    let out = doctor(&env, &repo, &["--fix"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().filter(|l| l.starts_with("removed")).count(), 6, "{text}");
+    for p in [&old_index, &old_linked_index, &orphan_index, &old_check, &old_check_in_git_dir, &old_cache_tmp] {
+        assert!(!p.exists(), "{} should be removed", p.display());
+    }
+    assert!(fresh_index.exists() && fresh_check.join("src/lib.rs").exists(), "young files are kept");
+    assert!(fresh_cache_tmp.exists() && cache_file.exists());
+}
+
+#[test]
+fn a_proposal_killed_mid_way_leaves_no_temporary_index_after_the_next_run() {
+    let team = crate::development::Team::new(&["alice", "bob"]);
+    let run = team.start("alice", &["--id", "r1"]);
+    let wt = team.worktree(&run, "alice");
+    std::fs::write(wt.join("NOTES.md"), "alice's notes\n").unwrap();
+    let git_dir = PathBuf::from(team.env.git(&wt, &["rev-parse", "--absolute-git-dir"]));
+    let leftovers = || -> Vec<PathBuf> {
+        std::fs::read_dir(&git_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("mas-snapshot-"))
+            .collect()
+    };
+    // SIGKILL git-mas itself (not its children: no -f) at its N-th wait for a child process, until
+    // one kill lands while `git add` runs on the temporary index.
+    let mut killed_with_leftover = None;
+    for n in 1..=20 {
+        let mut cmd = std::process::Command::new("strace");
+        cmd.current_dir(&wt).args(["-o", "/dev/null", "-e", "trace=wait4"]);
+        cmd.arg("-e").arg(format!("inject=wait4:signal=SIGKILL:when={n}"));
+        cmd.args([BIN, "propose"]);
+        team.env.hermetic(&mut cmd);
+        let out = cmd.output().unwrap();
+        if out.status.success() {
+            break;
+        }
+        if !leftovers().is_empty() {
+            killed_with_leftover = Some(n);
+            break;
+        }
+    }
+    let n = killed_with_leftover.expect("some kill left a temporary index behind");
+    let left = leftovers();
+    // A file whose name carries no process id is judged by age; make it as old as a real
+    // leftover found the next day. One named with its (now dead) process id needs no waiting.
+    for p in &left {
+        let name = p.file_name().unwrap().to_str().unwrap();
+        let has_pid = name.trim_start_matches("mas-snapshot-").split_once('-').is_some();
+        if !has_pid {
+            touch(p, "2 hours ago");
+        }
+    }
+    let out = doctor(&team.env, &team.repo, &[]);
+    assert_eq!(out.status.code(), Some(1), "the leftover of kill {n} is a problem: {}", stdout(&out));
+    // The next run sweeps it, and leaves nothing of its own.
+    team.here(&wt, &["propose"]);
+    assert_eq!(leftovers(), Vec::<PathBuf>::new(), "after kill {n} and the next propose");
+    assert_eq!(doctor(&team.env, &team.repo, &[]).status.code(), Some(0));
+}
