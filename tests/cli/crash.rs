@@ -112,7 +112,12 @@ fn summary(files: &[String]) -> String {
     format!("[{}]", shown.join(", "))
 }
 
+/// Records on `chain` (0 when the ref does not exist).
 fn chain_len(env: &TestEnv, repo: &Path, chain: &str) -> i64 {
+    let exists = env.git_cmd(repo).args(["rev-parse", "--verify", "--quiet", chain]).output().unwrap();
+    if !exists.status.success() {
+        return 0;
+    }
     let out = env.git_cmd(repo).args(["rev-list", "--count", chain, "--"]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(-1)
 }
@@ -124,13 +129,14 @@ fn payloads(env: &TestEnv, repo: &Path, chain: &str) -> Vec<serde_json::Value> {
 }
 
 /// Sweeps `args(point)` (the arguments of `git-mas` for the kill point named `point`) over the
-/// triggers for `chain`, checking after each run.
+/// triggers for `chain`, checking after each run; `prepare` runs before each killed run.
 fn sweep(
     env: &TestEnv,
     repo: &Path,
     chain: &str,
     on_retry: OnRetry,
     args: impl Fn(&str) -> Vec<String>,
+    prepare: impl Fn(),
     extra: impl Fn(&str, i64) -> Vec<String>,
 ) -> Survey {
     let git_dir: PathBuf = repo.join(".git");
@@ -150,6 +156,7 @@ fn sweep(
         env,
         &triggers(&git_dir, chain, children),
         |trigger, n| {
+            prepare();
             before.set(chain_len(env, repo, chain));
             *left_before.borrow_mut() = killpoints::leftovers(&git_dir);
             command(&killpoints::point(trigger, n))
@@ -241,9 +248,15 @@ fn a_kill_at_any_point_of_an_append_to_an_own_journal_leaves_it_consistent_and_t
     let repo = team(&env, "journal");
     let chain = "refs/mas/journal/alice";
     env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "0"]);
-    let survey = sweep(&env, &repo, chain, OnRetry::Appends, append_args("alice", None), |point, committed| {
-        record_once(&env, &repo, chain, point, committed)
-    });
+    let survey = sweep(
+        &env,
+        &repo,
+        chain,
+        OnRetry::Appends,
+        append_args("alice", None),
+        || (),
+        |point, committed| record_once(&env, &repo, chain, point, committed),
+    );
     survey.assert_consistent();
 }
 
@@ -253,9 +266,31 @@ fn a_kill_at_any_point_of_an_append_to_a_shared_chain_leaves_it_consistent_and_t
     let repo = team(&env, "shared");
     let chain = "refs/mas/shared/crash";
     env.mas_ok(&repo, &["--agent", "bob", "record", "append", "--ref", chain, "--kind", "note", "--payload", "0"]);
-    let survey = sweep(&env, &repo, chain, OnRetry::Appends, append_args("alice", Some(chain)), |point, committed| {
-        record_once(&env, &repo, chain, point, committed)
-    });
+    let survey = sweep(
+        &env,
+        &repo,
+        chain,
+        OnRetry::Appends,
+        append_args("alice", Some(chain)),
+        || (),
+        |point, committed| record_once(&env, &repo, chain, point, committed),
+    );
+    survey.assert_consistent();
+}
+
+#[test]
+fn a_kill_at_any_point_of_the_first_append_to_a_new_chain_leaves_no_ref_or_a_whole_one() {
+    let env = TestEnv::new();
+    let repo = team(&env, "new-chain");
+    let chain = "refs/mas/shared/new";
+    // Every run creates the chain: the ref is deleted before each (its records become dangling).
+    let delete = || {
+        env.git(&repo, &["update-ref", "-d", chain]);
+    };
+    let survey =
+        sweep(&env, &repo, chain, OnRetry::Appends, append_args("alice", Some(chain)), delete, |point, committed| {
+            record_once(&env, &repo, chain, point, committed)
+        });
     survey.assert_consistent();
 }
 
@@ -267,15 +302,23 @@ fn a_kill_at_any_point_of_a_focus_publish_leaves_the_board_consistent_and_the_re
     env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs"]);
     let chain = "refs/mas/focus/alice";
     let args = |_: &str| ["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs"].map(String::from).to_vec();
-    let survey = sweep(&env, &repo, chain, OnRetry::Appends, args, |_, _| {
-        // The retry's focus is alice's live focus on the current frame.
-        let status = env.mas(&repo, &["--agent", "alice", "focus", "status"]);
-        if status.status.success() {
-            Vec::new()
-        } else {
-            vec![format!("focus status after the retry exited {:?}: {}", status.status.code(), stderr(&status))]
-        }
-    });
+    let survey = sweep(
+        &env,
+        &repo,
+        chain,
+        OnRetry::Appends,
+        args,
+        || (),
+        |_, _| {
+            // The retry's focus is alice's live focus on the current frame.
+            let status = env.mas(&repo, &["--agent", "alice", "focus", "status"]);
+            if status.status.success() {
+                Vec::new()
+            } else {
+                vec![format!("focus status after the retry exited {:?}: {}", status.status.code(), stderr(&status))]
+            }
+        },
+    );
     survey.assert_consistent();
 }
 
@@ -289,21 +332,29 @@ fn a_kill_at_any_point_of_a_snapshot_publish_leaves_the_frame_consistent_and_the
     let args = |point: &str| {
         ["--agent", "alice", "snapshot", "--publish", "--task", &format!("crash at {point}")].map(String::from).to_vec()
     };
-    let survey = sweep(&env, &repo, chain, OnRetry::Completes, args, |_, _| {
-        // The newest frame is the current one and appears once on the chain.
-        let frames = payloads(&env, &repo, chain);
-        let newest = frames.first().map(|f| f["hash"].clone()).unwrap_or_default();
-        let copies = frames.iter().filter(|f| f["hash"] == newest).count();
-        let current = env.mas(&repo, &["frame", "--json"]);
-        let current: serde_json::Value = serde_json::from_slice(&current.stdout).unwrap_or_default();
-        let mut problems = Vec::new();
-        if copies != 1 {
-            problems.push(format!("frame {newest} is on the chain {copies} times"));
-        }
-        if current["hash"] != newest {
-            problems.push(format!("git mas frame shows {} while the newest frame is {newest}", current["hash"]));
-        }
-        problems
-    });
+    let survey = sweep(
+        &env,
+        &repo,
+        chain,
+        OnRetry::Completes,
+        args,
+        || (),
+        |_, _| {
+            // The newest frame is the current one and appears once on the chain.
+            let frames = payloads(&env, &repo, chain);
+            let newest = frames.first().map(|f| f["hash"].clone()).unwrap_or_default();
+            let copies = frames.iter().filter(|f| f["hash"] == newest).count();
+            let current = env.mas(&repo, &["frame", "--json"]);
+            let current: serde_json::Value = serde_json::from_slice(&current.stdout).unwrap_or_default();
+            let mut problems = Vec::new();
+            if copies != 1 {
+                problems.push(format!("frame {newest} is on the chain {copies} times"));
+            }
+            if current["hash"] != newest {
+                problems.push(format!("git mas frame shows {} while the newest frame is {newest}", current["hash"]));
+            }
+            problems
+        },
+    );
     survey.assert_consistent();
 }

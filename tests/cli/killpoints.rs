@@ -62,13 +62,14 @@ impl Trigger {
         vec![Trigger::on(SPAWNS), Trigger::on("execve"), Trigger::on(WAITS)]
     }
 
-    /// A short label for messages: `renameat`, or `openat(-P refs/mas/frame.lock)`.
+    /// A short label for messages: `rename,renameat,renameat2`, or `openat(-P refs/mas/frame.lock)`.
     pub fn label(&self) -> String {
+        let syscalls = self.syscall.replace('?', "");
         if self.paths.is_empty() {
-            return self.syscall.to_string();
+            return syscalls;
         }
         let names: Vec<String> = self.paths.iter().map(|p| short(p)).collect();
-        format!("{}(-P {})", self.syscall, names.join(","))
+        format!("{syscalls}(-P {})", names.join(","))
     }
 }
 
