@@ -1,14 +1,20 @@
-//! SIGKILL at every ref update and object write of `record append` (an agent's own journal and a
-//! shared chain), `focus publish` and `snapshot --publish`: after each kill the repository is
-//! consistent, and retrying the same command succeeds and writes its record once.
+//! SIGKILL at every ref update and object write of `record append` (an agent's own journal, a
+//! shared chain, a packed chain, a new chain), `focus publish` and `snapshot --publish`: after each
+//! kill the repository is consistent, and retrying the same command succeeds and adds its record
+//! once.
 //!
 //! The kill points are found, not listed: gix writes each loose object to a temporary file and
 //! renames it into place, then creates `<ref>.lock`, writes the new id into it and renames it over
-//! the ref (`openat`, `write`, `renameat`; no fsync). So a sweep kills at every rename, at the
-//! `openat` that creates the ref's lock, and at every `write` (object bytes, the lock's contents,
-//! the acknowledgement printed after the ref moved); and, should the command start child
-//! processes (these do not today; a first run counts them), around each child. A kill at the lock rename or while the lock is written leaves the lock behind: the
-//! retry must then fail within seconds naming it, and succeed once it is removed.
+//! the ref (`openat`, `write`, `renameat`; no fsync); a ref that is only in packed-refs also has
+//! `packed-refs.lock` taken while it moves. So a sweep kills at every rename, at the `openat`s that
+//! create those locks, and at every `write` (object bytes, the lock's contents, the acknowledgement
+//! printed after the ref moved); and, should the command start child processes (these do not
+//! today; a first run counts them), around each child.
+//!
+//! A kill at the lock's rename or while the lock is written leaves the lock behind: the retry must
+//! then fail within seconds naming it, and succeed once it is removed. A kill after the ref moved
+//! leaves the record in; `record append` and `focus publish` carry no request id, so their retry
+//! appends a second record, while `snapshot --publish` sees its frame is current and adds none.
 
 use crate::common::*;
 use crate::killpoints::{self, Attempt, Trigger};
@@ -21,7 +27,8 @@ use std::process::Command;
 fn triggers(git_dir: &Path, chain: &str, children: usize) -> Vec<Trigger> {
     let mut triggers = vec![
         Trigger::on(killpoints::RENAMES),
-        Trigger::on_path("openat", git_dir.join(format!("{chain}.lock"))),
+        // Creating the ref's lock, and packed-refs' (gix takes it to update a packed ref).
+        Trigger::on_paths("openat", [git_dir.join(format!("{chain}.lock")), git_dir.join("packed-refs.lock")]),
         Trigger::on("write"),
     ];
     if children > 0 {
@@ -275,6 +282,24 @@ fn a_kill_at_any_point_of_an_append_to_a_shared_chain_leaves_it_consistent_and_t
         || (),
         |point, committed| record_once(&env, &repo, chain, point, committed),
     );
+    survey.assert_consistent();
+}
+
+#[test]
+fn a_kill_at_any_point_of_an_append_to_a_packed_chain_leaves_it_consistent_and_the_retry_appends() {
+    let env = TestEnv::new();
+    let repo = team(&env, "packed");
+    let chain = "refs/mas/shared/packed";
+    env.mas_ok(&repo, &["--agent", "bob", "record", "append", "--ref", chain, "--kind", "note", "--payload", "0"]);
+    // Before each run the chain's ref is in packed-refs only, as `git gc` and `git maintenance`
+    // leave it.
+    let pack = || {
+        env.git(&repo, &["pack-refs", "--all"]);
+    };
+    let survey =
+        sweep(&env, &repo, chain, OnRetry::Appends, append_args("alice", Some(chain)), pack, |point, committed| {
+            record_once(&env, &repo, chain, point, committed)
+        });
     survey.assert_consistent();
 }
 

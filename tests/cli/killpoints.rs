@@ -51,9 +51,9 @@ impl Trigger {
         Trigger { syscall, paths: Vec::new() }
     }
 
-    /// Only the calls of `syscall` that name `path` (strace `-P`).
-    pub fn on_path(syscall: &'static str, path: impl Into<PathBuf>) -> Self {
-        Trigger { syscall, paths: vec![path.into()] }
+    /// Only the calls of `syscall` that name one of `paths` (strace `-P`).
+    pub fn on_paths(syscall: &'static str, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        Trigger { syscall, paths: paths.into_iter().collect() }
     }
 
     /// The triggers for the points where a process runs children: before each spawn, at each
@@ -265,7 +265,7 @@ pub fn locks(git_dir: &Path) -> Vec<String> {
 pub const STALE_LOCK_REPORT: Duration = Duration::from_secs(5);
 /// How long a retry is let run before it is called spinning and killed (past
 /// [`STALE_LOCK_REPORT`] it has failed already; this only bounds how long the test watches).
-pub const RETRY_LIMIT: Duration = Duration::from_secs(8);
+pub const RETRY_LIMIT: Duration = Duration::from_secs(6);
 
 /// What a retry after a kill came to.
 pub struct Retried {
