@@ -192,7 +192,7 @@ fn sweep(
             }
             problems
                 .extend(killpoints::check_repository(env, repo).into_iter().map(|p| format!("after the kill: {p}")));
-            let retried = killpoints::retry(&git_dir, || command(&point));
+            let retried = killpoints::retry(env, repo, || command(&point));
             problems.extend(retried.problems);
             if retried.output.is_some() {
                 let added = chain_len(env, repo, chain) - before;

@@ -275,11 +275,12 @@ pub struct Retried {
     pub problems: Vec<String>,
 }
 
-/// Retries a killed command as a user would: when the kill left lock files in `git_dir`, the
-/// retry must fail within [`STALE_LOCK_REPORT`] naming the lock (its path relative to the git
-/// directory appears in stderr); the lock is then removed and the command run again, and that run
-/// must succeed.
-pub fn retry(git_dir: &Path, mut command: impl FnMut() -> Command) -> Retried {
+/// Retries a killed command as a user would: when the kill left lock files in `repo`'s git
+/// directory, the retry must fail within [`STALE_LOCK_REPORT`] naming the lock (its path relative
+/// to the git directory appears in stderr); the locks are then cleared with [`clear_locks`] and the
+/// command run again, and that run must succeed.
+pub fn retry(env: &TestEnv, repo: &Path, mut command: impl FnMut() -> Command) -> Retried {
+    let git_dir = &repo.join(".git");
     let mut problems = Vec::new();
     let stale = locks(git_dir);
     if !stale.is_empty() {
@@ -309,11 +310,7 @@ pub fn retry(git_dir: &Path, mut command: impl FnMut() -> Command) -> Retried {
                 }
             }
         }
-        // What the user is told to do. Once `git mas doctor --fix` exists it should be the
-        // remedy exercised here; until then the lock is removed by hand.
-        for lock in &stale {
-            let _ = std::fs::remove_file(git_dir.join(lock));
-        }
+        problems.extend(clear_locks(env, repo, git_dir, &stale));
     }
     let timed = run_with_timeout(command(), RETRY_LIMIT);
     let output = match timed.output {
@@ -332,6 +329,31 @@ pub fn retry(git_dir: &Path, mut command: impl FnMut() -> Command) -> Retried {
         }
     };
     Retried { output, problems }
+}
+
+/// Clears the stale locks a crash left, as the user is told to: with `git mas doctor --fix` where
+/// the binary has that command (it must exit 0 and leave none of them), otherwise by removing
+/// them by hand. Returns the problems found.
+pub fn clear_locks(env: &TestEnv, repo: &Path, git_dir: &Path, stale: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if env.mas(repo, &["doctor", "--help"]).status.success() {
+        let out = env.mas(repo, &["doctor", "--fix"]);
+        if !out.status.success() {
+            problems.push(format!(
+                "git mas doctor --fix exited {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let left: Vec<&String> = stale.iter().filter(|l| git_dir.join(l).exists()).collect();
+        if !left.is_empty() {
+            problems.push(format!("git mas doctor --fix left the stale lock(s) {left:?}"));
+        }
+    }
+    for lock in stale {
+        let _ = std::fs::remove_file(git_dir.join(lock));
+    }
+    problems
 }
 
 /// Checks a repository as a crash must leave it: `git fsck --no-dangling` clean, every ref naming
