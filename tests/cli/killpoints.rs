@@ -2,7 +2,7 @@
 //! completes, and let the caller check the repository after every run.
 //!
 //! The kill is strace's fault injection (`-e inject=<syscall>:signal=SIGKILL:when=N`), so the
-//! binary under test is the release binary itself, with nothing compiled in for tests. A sweep ends
+//! binary under test is the one cargo built for users, with nothing compiled in for tests. A sweep ends
 //! when a run is not killed: from there on the command no longer reaches an Nth call, so every point
 //! where it makes that syscall has been exercised once.
 //!
@@ -14,8 +14,10 @@
 //!   the traced command, so an `execve` trigger kills children as they start (N = 1) and never
 //!   the parent. To kill a parent around its child processes, trigger on the parent's `clone3`,
 //!   `clone` or `vfork` (before the child exists) and `wait4` (after the child has done its work).
-//! - The counter is per syscall number, so each [`Trigger`] is swept on its own: a run with several
-//!   syscalls in one trigger would always die at whichever reaches N first.
+//! - The counter is per syscall number, and each [`Trigger`] is swept on its own. A trigger naming
+//!   a set of syscalls dies at whichever of them first reaches N in some task, so a set suits
+//!   alternatives that one task does not mix (git renames with `rename`, gix with `renameat`);
+//!   syscalls one task interleaves (`openat` and `write`) belong in separate triggers.
 //!
 //! `-P <path>` narrows a trigger to calls that name that path (for example the `openat` that
 //! creates a ref's lock file), since strace only injects into the calls it traces.
@@ -113,7 +115,10 @@ pub fn child_count(env: &TestEnv, cmd: &Command) -> (usize, Output) {
     copy_context(cmd, &mut s);
     let output = s.output().expect("run strace");
     let log = std::fs::read_to_string(&trace).unwrap_or_default();
-    let execs = log.lines().filter(|l| l.contains("execve(") && !l.contains("= -1")).count();
+    let execs = log
+        .lines()
+        .filter(|l| (l.contains("execve(") || l.contains("execve resumed>")) && l.trim_end().ends_with("= 0"))
+        .count();
     (execs.saturating_sub(1), output)
 }
 
@@ -175,7 +180,7 @@ pub fn sweep(
             let cmd = command(trigger, n);
             let output = under_strace(&cmd, trigger, n, &trace).output().expect("run strace");
             let log = std::fs::read_to_string(&trace).unwrap_or_default();
-            let killed = log.contains("killed by SIGKILL");
+            let killed = log.contains("+++ killed by SIGKILL");
             let attempt = Attempt { trigger, n, killed, output };
             // strace reports its own failures (a misspelt syscall, no ptrace) on stderr.
             let err = String::from_utf8_lossy(&attempt.output.stderr);
@@ -256,6 +261,11 @@ pub fn leftovers(git_dir: &Path) -> Vec<String> {
     found
 }
 
+/// The repository's common git directory (where refs, objects and their locks live), absolute.
+pub fn git_dir(env: &TestEnv, repo: &Path) -> PathBuf {
+    PathBuf::from(env.git(repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"]))
+}
+
 /// The lock files among [`leftovers`].
 pub fn locks(git_dir: &Path) -> Vec<String> {
     leftovers(git_dir).into_iter().filter(|f| f.ends_with(".lock")).collect()
@@ -275,12 +285,12 @@ pub struct Retried {
     pub problems: Vec<String>,
 }
 
-/// Retries a killed command as a user would: when the kill left lock files in `repo`'s git
-/// directory, the retry must fail within [`STALE_LOCK_REPORT`] naming the lock (its path relative
+/// Retries a killed command as a user would: when the kill left lock files in the git directory
+/// of `repo` (any worktree of it), the retry must fail within [`STALE_LOCK_REPORT`] naming the lock (its path relative
 /// to the git directory appears in stderr); the locks are then cleared with [`clear_locks`] and the
 /// command run again, and that run must succeed.
 pub fn retry(env: &TestEnv, repo: &Path, mut command: impl FnMut() -> Command) -> Retried {
-    let git_dir = &repo.join(".git");
+    let git_dir = &git_dir(env, repo);
     let mut problems = Vec::new();
     let stale = locks(git_dir);
     if !stale.is_empty() {
