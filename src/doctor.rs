@@ -5,7 +5,7 @@
 //!
 //! - **Lock files.** A ref transaction creates `<ref>.lock` beside every ref it moves (and
 //!   `packed-refs.lock` when it rewrites packed refs) and renames or deletes them when it commits.
-//!   A live writer holds a lock for milliseconds, so a lock older than [`STALE_LOCK_AFTER`] (5 s)
+//!   A live writer holds a lock for milliseconds, so a lock older than [`STALE_LOCK_AFTER`] (3 s)
 //!   belongs to a writer that died; until it is removed, every update of that ref fails. Only the
 //!   locks git-mas's own transactions take are considered: everything under `refs/mas/`,
 //!   `packed-refs.lock`, the integration branch's lock (a landing moves it in the same
@@ -29,6 +29,11 @@
 //!   written to a temporary name and renamed over the old one in milliseconds, so one older than
 //!   [`STALE_CACHE_TEMP_AFTER`] (1 min) was left by a killed reader.
 //!
+//! - **Object temporaries** (`objects/.tmp*`): an object is written to a temporary file and
+//!   renamed into `objects/xx/`; a writer killed in between leaves the temporary, which git's own
+//!   `gc` does not recognise (its own temporaries are named `tmp_obj_*`). Stale after
+//!   [`STALE_OBJECT_TEMP_AFTER`] (10 min).
+//!
 //! Half-finished operations (a landing whose intent is recorded but whose steps did not all
 //! happen) are the fourth kind: [`half_finished_operations`] is their slot in the report.
 //!
@@ -42,9 +47,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use thiserror::Error;
 
-/// A git-mas lock older than this is stale: its writer is gone. Live ref transactions hold their
-/// locks for milliseconds (tens on a slow disk); 5 s is three orders of magnitude above that.
-pub const STALE_LOCK_AFTER: Duration = Duration::from_secs(5);
+/// A git-mas lock older than this is stale: its writer is gone. Live ref updates hold their
+/// locks for milliseconds (tens on a slow disk). The same age at which a ref update reports the
+/// lock instead of waiting on it ([`crate::store::refs::STALE_LOCK_AGE`]), so that what an
+/// update names as stale, `doctor --fix` removes.
+pub const STALE_LOCK_AFTER: Duration = crate::store::refs::STALE_LOCK_AGE;
+
+/// An object temporary (`objects/.tmp*`) older than this was left by a killed writer: an object
+/// is written to a temporary name and renamed into `objects/xx/` as soon as it is complete.
+pub const STALE_OBJECT_TEMP_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// A temporary index whose owner cannot be checked is an orphan after this long.
 pub const STALE_TEMP_AFTER: Duration = Duration::from_secs(60 * 60);
@@ -94,6 +105,8 @@ pub enum DebrisKind {
     CheckDir,
     /// A cache file's temporary (`mas-cache/**/.tmp-*`), renamed into place when complete.
     CacheTemp,
+    /// An object's temporary (`objects/.tmp*`), renamed into `objects/xx/` when complete.
+    ObjectTemp,
 }
 
 /// One lock file or temporary file found.
@@ -326,6 +339,34 @@ fn cache_temps_under(dir: &Path, now: SystemTime, out: &mut Vec<Debris>) {
     }
 }
 
+/// Every `.tmp*` file directly in the objects directory.
+fn object_temps_in(objects: &Path, now: SystemTime) -> Vec<Debris> {
+    let Ok(entries) = std::fs::read_dir(objects) else { return Vec::new() };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if meta.is_file() && entry.file_name().to_str().is_some_and(|n| n.starts_with(".tmp")) {
+            let age = age_of(&meta, now);
+            let stale = age > STALE_OBJECT_TEMP_AFTER;
+            let why = if stale {
+                format!("older than {}: its writer is gone", human(STALE_OBJECT_TEMP_AFTER))
+            } else {
+                "fresh: a writer may be renaming it".to_string()
+            };
+            out.push(Debris {
+                kind: DebrisKind::ObjectTemp,
+                path,
+                age_secs: age.as_secs(),
+                owner_pid: None,
+                stale,
+                why,
+            });
+        }
+    }
+    out
+}
+
 fn lock_debris(path: PathBuf, meta: &std::fs::Metadata, now: SystemTime) -> Debris {
     let age = age_of(meta, now);
     let stale = age > STALE_LOCK_AFTER;
@@ -410,6 +451,7 @@ pub fn examine(store: &Store, temp_dir: &Path, now: SystemTime) -> Result<Findin
     }
     temp_files.extend(check_dirs_in(common, now));
     cache_temps_under(&common.join(CACHE_ROOT), now, &mut temp_files);
+    temp_files.extend(object_temps_in(&common.join("objects"), now));
     if temp_dir != common {
         temp_files.extend(check_dirs_in(temp_dir, now));
     }
@@ -433,6 +475,7 @@ pub fn fix(findings: &Findings, now: SystemTime) -> Repairs {
         let still_stale = match d.kind {
             DebrisKind::Lock => age_of(&meta, now) > STALE_LOCK_AFTER,
             DebrisKind::CacheTemp => age_of(&meta, now) > STALE_CACHE_TEMP_AFTER,
+            DebrisKind::ObjectTemp => age_of(&meta, now) > STALE_OBJECT_TEMP_AFTER,
             DebrisKind::SnapshotIndex | DebrisKind::CheckDir => {
                 let fallback = if d.kind == DebrisKind::CheckDir { STALE_CHECK_DIR_AFTER } else { STALE_TEMP_AFTER };
                 judge_temp(d.kind, d.path.clone(), d.owner_pid, age_of(&meta, now), fallback).stale

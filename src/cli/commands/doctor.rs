@@ -80,6 +80,7 @@ fn kind_label(kind: DebrisKind) -> &'static str {
         DebrisKind::SnapshotIndex => "temp index",
         DebrisKind::CheckDir => "check dir",
         DebrisKind::CacheTemp => "cache tmp",
+        DebrisKind::ObjectTemp => "object tmp",
     }
 }
 
