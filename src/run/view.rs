@@ -79,7 +79,8 @@ impl RunView {
             })
             .collect();
         let (outcome, end) = match &self.meta.phase {
-            Phase::Open => (Outcome::Open, now_ms),
+            // Pending: not landed until the branch holds it (readers complete it first).
+            Phase::Open | Phase::Landing { .. } => (Outcome::Open, now_ms),
             Phase::Aborted { abort, .. } => {
                 (Outcome::Aborted { reason: abort.reason.clone(), risk: abort.risk }, abort.at_ms)
             }
@@ -116,7 +117,7 @@ pub fn load(store: &Store, roster: &Roster, meta: RunMeta, allow_self_endorse: b
     let def = &meta.def;
     let mut loaded = events::load(store, roster, &def.id)?;
     let ended_at = match &meta.phase {
-        Phase::Landed { landing, .. } => Some(landing.at_ms),
+        Phase::Landed { landing, .. } | Phase::Landing { landing, .. } => Some(landing.at_ms),
         Phase::Aborted { abort, .. } => Some(abort.at_ms),
         Phase::Open => None,
     };
