@@ -106,6 +106,60 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String, PoolError> {
     run_git(git_command(dir), args)
 }
 
+/// A scratch name owned by this process: `<prefix><ns>-<pid>-<random>`, where `ns` names the pid
+/// namespace (the inode of `/proc/self/ns/pid`, `0` where there is none), so that
+/// [`sweep_dead`] can tell whose scratch it is and whether its owner still runs.
+pub(crate) fn owned_name(prefix: &str) -> String {
+    format!("{prefix}{}-{}-{}", pid_namespace(), std::process::id(), random_hex())
+}
+
+fn pid_namespace() -> String {
+    std::fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .and_then(|l| {
+            let text = l.to_string_lossy().into_owned();
+            let inner = text.strip_prefix("pid:[")?.strip_suffix(']')?.to_string();
+            inner.chars().all(|c| c.is_ascii_digit()).then_some(inner)
+        })
+        .unwrap_or_else(|| "0".into())
+}
+
+/// Removes the entries of `dir` (files or directories) named `<prefix><ns>-<pid>-…` by
+/// [`owned_name`] whose process is gone — scratch space left by a git-mas that was killed — and
+/// returns them. Entries of another pid namespace, of a live process, or of a process this user
+/// may not signal are left alone; a reused pid only delays the sweep.
+pub fn sweep_dead(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let ns = pid_namespace();
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return removed };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(prefix) else { continue };
+        let mut parts = rest.splitn(3, '-');
+        let (Some(entry_ns), Some(pid)) = (parts.next(), parts.next()) else { continue };
+        if entry_ns != ns {
+            continue;
+        }
+        let Some(pid) = pid.parse::<i32>().ok().and_then(rustix::process::Pid::from_raw) else { continue };
+        if pid.as_raw_nonzero().get() == std::process::id() as i32 {
+            continue;
+        }
+        if rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH) {
+            continue;
+        }
+        let path = entry.path();
+        let gone = if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        if gone.is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
 /// A fresh random hex string for scratch names.
 pub(crate) fn random_hex() -> String {
     crate::run::events::new_event_id()

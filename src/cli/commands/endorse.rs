@@ -133,6 +133,10 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
         let reason = args.reason.clone().unwrap_or_else(|| "reviewed, no check run".into());
         SemanticPayload::Review { subject: tree.clone(), accept: true, reason }
     } else {
+        if args.check.as_deref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(CliError::user("--check is empty: give the command to run, or omit --check for the run's own")
+                .hinted("endorse by review alone with --no-check"));
+        }
         let Some(command) = args
             .check
             .clone()
