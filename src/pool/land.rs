@@ -374,6 +374,9 @@ pub fn branch_worktrees(
         let problem = if !status.trim().is_empty() {
             Some(format!("it has uncommitted changes ({} path(s))", status.lines().count()))
         } else {
+            // `read-tree -m` trusts the index's stat data: refresh it first (what `git status`
+            // does), so a checkout whose files were merely touched is not taken for dirty.
+            let _ = git(&w.path, &["update-index", "-q", "--refresh"]);
             match git(&w.path, &["read-tree", "-m", "-u", "-n", from, to]) {
                 Ok(_) => None,
                 Err(PoolError::Git { stderr, .. }) => Some(stderr),
@@ -722,13 +725,13 @@ fn update_checkout(store: &Store, dir: &std::path::Path, from: ObjectId, to: Obj
         ));
     }
     let (f, t) = (from.to_string(), to.to_string());
+    let _ = git(dir, &["update-index", "-q", "--refresh"]);
     let first = match git(dir, &["read-tree", "-m", "-u", &f, &t]) {
         Ok(_) => return Ok(true),
         Err(e) => e.to_string(),
     };
     // A `read-tree` killed midway: some files hold the landing's content already. Safe to finish
     // only when every file that differs from the index holds exactly the content of one side.
-    let _ = git(dir, &["update-index", "-q", "--refresh"]);
     let changed = super::proposal::changed_paths(dir, from_tree, to_tree).map_err(|e| e.to_string())?;
     let dirty = git(dir, &["diff-files", "--name-only", "-z"]).map_err(|e| e.to_string())?;
     let blobs = |tree: ObjectId| -> Result<std::collections::BTreeMap<String, String>, String> {
