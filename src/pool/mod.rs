@@ -164,3 +164,40 @@ pub fn sweep_dead(dir: &Path, prefix: &str) -> Vec<PathBuf> {
 pub(crate) fn random_hex() -> String {
     crate::run::events::new_event_id()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeping_removes_what_dead_processes_left_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let ns = pid_namespace();
+        // A process that has exited, one that runs, and this one.
+        let mut done = Command::new("true").spawn().unwrap();
+        done.wait().unwrap();
+        let mut live = Command::new("sleep").arg("30").spawn().unwrap();
+        let dead_dir = dir.path().join(format!("x-{ns}-{}-aa", done.id()));
+        let dead_file = dir.path().join(format!("x-{ns}-{}-bb.out", done.id()));
+        let live_dir = dir.path().join(format!("x-{ns}-{}-cc", live.id()));
+        let mine = dir.path().join(owned_name("x-"));
+        let other_ns = dir.path().join(format!("x-1{ns}-{}-dd", done.id()));
+        let unrelated = dir.path().join(format!("y-{ns}-{}-ee", done.id()));
+        for d in [&dead_dir, &live_dir, &mine, &other_ns, &unrelated] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(dead_dir.join("file"), "x").unwrap();
+        std::fs::write(&dead_file, "x").unwrap();
+        let mut removed = sweep_dead(dir.path(), "x-");
+        removed.sort();
+        let mut want = vec![dead_dir.clone(), dead_file.clone()];
+        want.sort();
+        assert_eq!(removed, want);
+        for kept in [&live_dir, &mine, &other_ns, &unrelated] {
+            assert!(kept.exists(), "{} was removed", kept.display());
+        }
+        live.kill().unwrap();
+        live.wait().unwrap();
+        assert_eq!(sweep_dead(dir.path(), "x-"), vec![live_dir]);
+    }
+}

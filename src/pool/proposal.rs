@@ -178,3 +178,13 @@ pub fn settle(
     }
     Ok(out)
 }
+
+/// [`settle`] for a run named by id, reading its events: what `git mas doctor` calls.
+pub fn settle_run(store: &Store, run: &str) -> Result<Vec<Settled>, PoolError> {
+    let roster = store.roster()?;
+    let meta = crate::run::load_meta(store, &roster, run)?;
+    let loaded = events::load(store, &roster, run)?;
+    let runtime = events::replay(&meta.def, events::self_endorse_allowed(store), &loaded)
+        .map_err(|e| crate::run::RunError::Unreadable { id: run.into(), why: e.to_string() })?;
+    settle(store, &meta.def, &loaded, &runtime, None)
+}

@@ -533,6 +533,16 @@ pub fn reachable(store: &Store, commit: ObjectId, tip: ObjectId) -> Result<bool,
     if commit == tip {
         return Ok(true);
     }
+    // Usually the landing is a few first parents below the tip: look there before asking git.
+    let mut next = store.repo().find_commit(tip).ok();
+    for _ in 0..32 {
+        let Some(c) = next else { break };
+        let Some(parent) = c.parent_ids().next().map(|p| p.detach()) else { break };
+        if parent == commit {
+            return Ok(true);
+        }
+        next = store.repo().find_commit(parent).ok();
+    }
     let out = crate::pool::git_command(store.common_dir())
         .args(["merge-base", "--is-ancestor", &commit.to_string(), &tip.to_string()])
         .output()
@@ -644,7 +654,10 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
                         Some(t) => t,
                         None => *main_tip.insert(store.tip(&format!("refs/heads/{}", d.branch))?),
                     };
-                    let on_main = intent_state(store, &l, tip)? == IntentState::Landed;
+                    // The landed ref is created only once the branch held the commit: when it
+                    // names this record, the landing completed (and no branch walk is needed).
+                    let on_main = store.tip(&landed_ref(id))? == Some(entry.commit)
+                        || intent_state(store, &l, tip)? == IntentState::Landed;
                     if let Some((_, void, _)) = intent.take() {
                         problems.push(Problem {
                             refname: refname.clone(),

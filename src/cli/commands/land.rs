@@ -26,9 +26,13 @@ const MAX_REPLANS: u32 = 5;
 /// proposal at quorum is merged, in agent order (complementary work; it waits until every
 /// proposal has reached quorum or been judged against). A merged tree is checked with the run's
 /// check before it lands. Merge conflicts (artifact_mismatch) or a failing check of the merged
-/// tree block the landing: they are recorded and reported, and the command exits 6. main and
-/// refs/mas/runs/<run>/landed move in one transaction, so a run lands at most once; a second
-/// landing is refused and names the first. The commit carries trailers: Mas-Run, Mas-Class,
+/// tree block the landing: they are recorded and reported, and the command exits 6. The landing
+/// is recorded on the run's meta chain first, then main moves (compare-and-swap from the tip the
+/// landing was planned on), then refs/mas/runs/<run>/landed is created and clean checkouts of main
+/// follow: a run lands at most once, a second landing by another agent is refused and names the
+/// first, and a landing interrupted by a crash is completed by running `git mas land` again (it
+/// then succeeds) or by any git-mas command that reads the run. A run counts as landed only once
+/// main holds its commit. The commit carries trailers: Mas-Run, Mas-Class,
 /// Mas-Winner, Mas-Endorsed-By, Mas-Frame (when a frame exists) and Mas-Termination. A worktree
 /// with main checked out is updated when clean; a dirty one makes the landing refuse. The
 /// convergence report is stored under refs/mas/runs/<run>/report.

@@ -14,8 +14,10 @@ use std::process::ExitCode;
 ///
 /// Takes every tracked file as it is on disk and every untracked file that is not ignored (what
 /// `git add -A` would take), without touching this worktree's index, and commits it with the run's
-/// base as parent under refs/mas/runs/<run>/proposals/<you>; a Proposal event goes to your event
-/// chain in the same transaction. Proposing again replaces your proposal: identical content keeps
+/// base as parent under refs/mas/runs/<run>/proposals/<you>. The Proposal event goes to your
+/// event chain first and the proposal ref follows it, so a crash in between is completed by the
+/// next git-mas command that reads the run (or by proposing again). Proposing again replaces your
+/// proposal: identical content keeps
 /// its endorsements, changed content starts a new round and needs new ones. Nothing touches main.
 #[derive(Debug, clap::Args)]
 pub struct ProposeArgs {

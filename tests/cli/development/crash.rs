@@ -278,10 +278,26 @@ fn a_proposal_killed_anywhere_is_recorded_once_with_its_content() {
         wt
     };
     let args = ["propose", "-m", "alice's implementation"];
-    let check = |team: &Team, what: &str, _tally: &mut Tally| {
+    let check = |team: &Team, what: &str, tally: &mut Tally| {
         assert_consistent(team, what);
         let wt = worktree_of(team);
         let gitdir = PathBuf::from(team.env.git(&wt, &["rev-parse", "--absolute-git-dir"]));
+        let event = tip(team, "refs/mas/runs/r1/events/alice").is_some();
+        let artifact = tip(team, "refs/mas/runs/r1/proposals/alice").is_some();
+        let state = match (event, artifact) {
+            (false, false) => "not started",
+            (true, false) => "event recorded, proposal ref not moved",
+            (true, true) => "complete",
+            (false, true) => panic!("{what}: a proposal ref without its event"),
+        };
+        *tally.states.entry(state).or_default() += 1;
+        let left = std::fs::read_dir(&gitdir)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("mas-snapshot-"));
+        if left {
+            *tally.states.entry("temporary index left").or_default() += 1;
+        }
         // A reader settles the proposal ref, or finds no proposal.
         let t = team.json(&team.repo, "bob", &["tally", "r1"]);
         let proposals = t["proposals"].as_array().unwrap();
@@ -333,6 +349,9 @@ fn a_proposal_killed_anywhere_is_recorded_once_with_its_content() {
     }
     eprintln!("propose: {tally:?}");
     assert!(tally.points >= 8, "{tally:?}");
+    for state in ["not started", "event recorded, proposal ref not moved", "temporary index left"] {
+        assert!(tally.states.contains_key(state), "no kill left {state:?}: {tally:?}");
+    }
 }
 
 fn worktree_of(team: &Team) -> PathBuf {
@@ -353,8 +372,11 @@ fn an_endorsement_killed_anywhere_is_recorded_once_and_leaves_no_scratch() {
     template.here(&wt, &["propose"]);
     template.ok(&template.repo, "alice", &["worktree", "remove", "alice", "--run", &run]);
     let args = ["--agent", "bob", "endorse", "alice", "--run", "r1"];
-    let check = |team: &Team, what: &str, _tally: &mut Tally| {
+    let check = |team: &Team, what: &str, tally: &mut Tally| {
         assert_consistent(team, what);
+        if !scratch_left(team).is_empty() {
+            *tally.states.entry("scratch checkout left").or_default() += 1;
+        }
         let out = mas(team, &team.repo, &args);
         assert!(out.status.success(), "{what}: the retry failed: {}", stderr(&out));
         let t = team.json(&team.repo, "carol", &["tally", "r1"]);
@@ -365,6 +387,7 @@ fn an_endorsement_killed_anywhere_is_recorded_once_and_leaves_no_scratch() {
     let tally = every_kill_point(&template, &[&RENAMES, &SPAWNS, &EXECS], &|t: &Team| t.repo.clone(), &args, &check);
     eprintln!("endorse: {tally:?}");
     assert!(tally.points >= 4, "{tally:?}");
+    assert!(tally.states.contains_key("scratch checkout left"), "no kill left a scratch checkout to sweep: {tally:?}");
 }
 
 #[test]
