@@ -576,6 +576,12 @@ impl Recovery {
 pub fn recover(store: &Store, run: &str) -> Result<Recovery, PoolError> {
     let roster = store.roster()?;
     let meta = crate::run::load_meta(store, &roster, run)?;
+    recover_meta(store, &meta)
+}
+
+/// [`recover`] for a run whose meta chain was just read.
+pub fn recover_meta(store: &Store, meta: &crate::run::RunMeta) -> Result<Recovery, PoolError> {
+    let run = meta.def.id.as_str();
     let void: Vec<String> = meta
         .problems
         .iter()

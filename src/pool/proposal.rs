@@ -133,7 +133,9 @@ pub struct Settled {
 
 /// Points each proposal ref of the run (only `agent`'s, when given) at the commit of that agent's
 /// latest accepted proposal event, when it does not already: step 2 of a proposal, re-done after a
-/// crash. A commit that is missing, holds another tree or does not rest on the run's base is left
+/// crash. Only a ref that lags behind its events is moved — absent, or at a commit an earlier
+/// proposal event of the agent names — never one written outside `git mas propose`; and only to
+/// a commit that exists, holds the event's tree and rests on the run's base. Anything else is left
 /// alone (the run's view reports it as a dependency issue).
 pub fn settle(
     store: &Store,
@@ -151,9 +153,20 @@ pub fn settle(
         };
         let Ok(commit) = ObjectId::from_hex(stamped.record.commit.as_bytes()) else { continue };
         let refname = crate::run::proposal_ref(&def.id, name);
+        let earlier: Vec<&str> = loaded
+            .events
+            .iter()
+            .filter(|e| e.agent == *name && e.kind == events::PROPOSAL_KIND)
+            .map(|e| e.record.commit.as_str())
+            .collect();
         for _ in 0..8 {
             let current = store.tip(&refname)?;
             if current == Some(commit) {
+                break;
+            }
+            if let Some(c) = current
+                && !earlier.contains(&c.to_string().as_str())
+            {
                 break;
             }
             let Ok(c) = store.repo().find_commit(commit) else { break };

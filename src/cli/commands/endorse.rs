@@ -106,6 +106,8 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
         _ => return Err(CliError::internal("the accepted proposal is not a tree")),
     };
     let commit = stamped.record.commit.clone();
+    // A proposal whose ref a crash left behind its event is completed first.
+    proposal::settle(store, def, &loaded, &runtime, Some(&args.agent))?;
     // The artifact in the pool must be what the event says it is.
     if let Some(tip) = store.tip(&proposal_ref(&def.id, &args.agent))?
         && proposal::tree_of(store, tip)? != tree.as_str()

@@ -202,7 +202,7 @@ pub(crate) fn resolve(ctx: &Context, given: Option<&str>) -> Result<RunMeta, Cli
     let mut meta = run::resolve(store, &roster, given)?;
     // A landing that a crash left half-finished is completed before anything reads the run.
     if meta.landing().is_some() {
-        match git_mas::pool::land::recover(store, &meta.def.id) {
+        match git_mas::pool::land::recover_meta(store, &meta) {
             Ok(r) => {
                 if let Some(text) = describe_recovery(&r) {
                     ctx.status(&text);

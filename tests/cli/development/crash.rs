@@ -271,8 +271,15 @@ fn a_merge_landing_killed_anywhere_lands_exactly_once() {
 
 #[test]
 fn a_proposal_killed_anywhere_is_recorded_once_with_its_content() {
+    // alice proposed once; the proposal killed is her second, with new content.
     let template = Team::new(&["alice", "bob", "carol"]);
     template.start("alice", &["--id", "r1", "--check", super::land::CHECK, "--quorum", "2"]);
+    let wt = template.worktree("r1", "alice");
+    std::fs::write(wt.join("status.txt"), "ok\n").unwrap();
+    template.here(&wt, &["propose", "-m", "alice's first try"]);
+    template.ok(&template.repo, "alice", &["worktree", "remove", "alice", "--run", "r1"]);
+    let first_event = tip(&template, "refs/mas/runs/r1/events/alice").unwrap();
+    let first_proposal = tip(&template, "refs/mas/runs/r1/proposals/alice").unwrap();
     let prepare = |team: &Team| -> PathBuf {
         let wt = team.worktree("r1", "alice");
         std::fs::write(wt.join("status.txt"), "ok\n").unwrap();
@@ -284,8 +291,8 @@ fn a_proposal_killed_anywhere_is_recorded_once_with_its_content() {
         assert_consistent(team, what);
         let wt = worktree_of(team);
         let gitdir = PathBuf::from(team.env.git(&wt, &["rev-parse", "--absolute-git-dir"]));
-        let event = tip(team, "refs/mas/runs/r1/events/alice").is_some();
-        let artifact = tip(team, "refs/mas/runs/r1/proposals/alice").is_some();
+        let event = tip(team, "refs/mas/runs/r1/events/alice").unwrap() != first_event;
+        let artifact = tip(team, "refs/mas/runs/r1/proposals/alice").unwrap() != first_proposal;
         let state = match (event, artifact) {
             (false, false) => "not started",
             (true, false) => "event recorded, proposal ref not moved",
@@ -300,7 +307,11 @@ fn a_proposal_killed_anywhere_is_recorded_once_with_its_content() {
         if left {
             *tally.states.entry("temporary index left").or_default() += 1;
         }
-        // A reader settles the proposal ref, or finds no proposal.
+        // The first to read the run, an endorser, settles the proposal ref and endorses what the
+        // latest event names.
+        let endorsed = team.json(&team.repo, "bob", &["endorse", "alice", "--run", "r1"]);
+        let held = tip(team, "refs/mas/runs/r1/proposals/alice^{tree}").unwrap();
+        assert_eq!(endorsed["tree"], held.as_str(), "{what}: endorsed another tree than the proposal ref holds");
         let t = team.json(&team.repo, "bob", &["tally", "r1"]);
         let proposals = t["proposals"].as_array().unwrap();
         let issues = team.here_json(&team.repo, &["--agent", "bob", "report", "r1"]);
