@@ -216,6 +216,13 @@ fn land_every_kill_point(moved: bool) -> Tally {
         let shown = mas(team, &team.repo, &["--agent", "carol", "run", "show", "r1", "--json"]);
         assert!(shown.status.success(), "{what}: run show failed: {}", stderr(&shown));
         let meta: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        if state != "not started" && state != "complete" {
+            assert!(
+                stderr(&shown).contains("completed the interrupted landing of run r1"),
+                "{what}: the reader did not say what it completed: {}",
+                stderr(&shown)
+            );
+        }
         match meta["phase"]["phase"].as_str().unwrap() {
             "open" => {
                 assert_eq!(team.main_tip(), before, "{what}: open, yet main moved");
