@@ -16,11 +16,17 @@
 //! | step | what moves | a SIGKILL before this step completes leaves | completed by |
 //! |------|------------|---------------------------------------------|--------------|
 //! | 0 | plan; merged trees and the landing commit `C` (parent `P`, main's tip) are written | unreferenced objects only; the run is open | nothing to do: `land` plans afresh (gc prunes them) |
-//! | 1 | the landing record (intent: `commit` = `C`, `previous` = `P`) appended to the meta chain alone | the chain as it was (a kill at the rename leaves the chain's `.lock`, which the store reports as stale) | as 0 |
+//! | 1 | the landing record (intent: `commit` = `C`, `previous` = `P`) appended to the meta chain alone | the chain as it was (a kill at any ref's rename also leaves that ref's `.lock`: a stale lock, for the store to report and `doctor --fix` to remove) | as 0 |
 //! | 2 | main: compare-and-swap `P` → `C` | a pending landing (`Phase::Landing`): main at `P`, the intent on the chain | [`recover`], which every git-mas command that reads the run calls (`land`, `run show`, `tally`, `report`, `propose`, `endorse`, `coordinate`): it moves main |
 //! | 3 | `refs/mas/runs/<run>/landed` created ("must not exist") → the record's commit | landed (main holds `C`), no landed ref | [`recover`] creates it |
 //! | 4 | each clean checkout of main: `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, some files already `C`'s | [`recover`]: `read-tree -m -u P C` again; when that refuses because files already hold `C`'s content (a `read-tree` killed midway), and every file that differs from the index holds exactly `P`'s or `C`'s content, `read-tree --reset -u C`; anything else (a person's edit) is left alone and reported as stuck |
 //! | 5 | the convergence report appended (by the command) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
+//!
+//! Once the landed ref names the landing record, the landing is taken as complete without walking
+//! the branch (the ref is created only after the branch held the commit). `git mas land` run again
+//! by the agent whose landing is recorded succeeds (it completes what is left and stores the report
+//! if the crash came before it); run by another agent it completes the landing too and is refused
+//! as already landed.
 //!
 //! **A void intent**: when main moved elsewhere between steps 1 and 2 (someone committed, another
 //! run landed), the compare-and-swap of step 2 fails and nothing landed. [`execute`] returns
