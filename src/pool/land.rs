@@ -15,11 +15,11 @@
 //!
 //! | step | what moves | a SIGKILL before this step completes leaves | completed by |
 //! |------|------------|---------------------------------------------|--------------|
-//! | 0 | plan; merged trees and the landing commit `C` (parent `P`, main's tip) are written | unreferenced objects only; the run is open | nothing to do: `land` plans afresh (gc prunes them) |
+//! | 0 | plan; merged trees and the landing commit `C` (parent `P`, main's tip) are written; each clean checkout of main is marked | unreferenced objects and marks naming a landing that never happened; the run is open | nothing to do: `land` plans afresh (gc prunes the objects; the next landing of the run overwrites or drops the marks) |
 //! | 1 | the landing record (intent: `commit` = `C`, `previous` = `P`) appended to the meta chain alone | the chain as it was (a kill at any ref's rename also leaves that ref's `.lock`: a stale lock, for the store to report and `doctor --fix` to remove) | as 0 |
 //! | 2 | main: compare-and-swap `P` → `C` | a pending landing (`Phase::Landing`): main at `P`, the intent on the chain | [`recover`], which every git-mas command that reads the run calls (`land`, `run show`, `tally`, `report`, `propose`, `endorse`, `coordinate`): it moves main |
 //! | 3 | `refs/mas/runs/<run>/landed` created ("must not exist") → the record's commit | landed (main holds `C`), no landed ref | [`recover`] creates it |
-//! | 4 | each clean checkout of main: `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, some files already `C`'s | [`recover`]: `read-tree -m -u P C` again; when that refuses because files already hold `C`'s content (a `read-tree` killed midway), and every file that differs from the index holds exactly `P`'s or `C`'s content, `read-tree --reset -u C`; anything else (a person's edit) is left alone and reported as stuck |
+//! | 4 | each clean checkout of main (marked before step 1 with [`CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, some files already `C`'s | [`recover`]: `read-tree -m -u P C` again; when that refuses because files already hold `C`'s content (a `read-tree` killed midway), and every file that differs from the index holds exactly `P`'s or `C`'s content, `read-tree --reset -u C`; anything else (a person's edit) is left alone and reported as stuck |
 //! | 5 | the convergence report appended (by the command) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
 //!
 //! Once the landed ref names the landing record, the landing is taken as complete without walking
@@ -437,6 +437,9 @@ pub fn execute(
             path.display()
         )));
     }
+    // Before the intent: the checkouts that are to follow the landing (see [`CHECKOUT_MARKER`]).
+    let paths: Vec<PathBuf> = worktrees.iter().map(|(p, _)| p.clone()).collect();
+    mark_checkouts(&def.id, main, commit, &paths)?;
     let record = LandingPayload {
         commit: commit.to_string(),
         previous: plan.main.clone(),
@@ -700,22 +703,65 @@ fn complete_refs(
             ),
         });
     }
-    // Step 4: the checkouts, while the landing is the branch's tip (once the branch moved on,
-    // a checkout's state is someone else's business).
-    if store.tip(&format!("refs/heads/{branch}"))? == Some(commit) {
-        let full = format!("refs/heads/{branch}");
-        for w in worktree::list(store.common_dir())? {
-            if w.bare || w.prunable || w.branch.as_deref() != Some(full.as_str()) || !w.path.is_dir() {
-                continue;
+    // Step 4: the checkouts that the landing marked before it began (see [`CHECKOUT_MARKER`]),
+    // while the landing is the branch's tip (once the branch moved on, a checkout's state is
+    // someone else's business). An unmarked checkout is never touched: it followed already, or
+    // whatever its index holds was put there by someone after the landing.
+    let full = format!("refs/heads/{branch}");
+    let at_tip = store.tip(&full)? == Some(commit);
+    let mine = marker_text(run, previous, commit);
+    for w in worktree::list(store.common_dir())? {
+        if w.bare || w.prunable || w.branch.as_deref() != Some(full.as_str()) || !w.path.is_dir() {
+            continue;
+        }
+        let Ok(gitdir) = git(&w.path, &["rev-parse", "--absolute-git-dir"]) else { continue };
+        let marker = PathBuf::from(gitdir).join(CHECKOUT_MARKER);
+        let Ok(text) = std::fs::read_to_string(&marker) else { continue };
+        if text != mine {
+            // An earlier attempt of this run (it never landed): drop its mark. Another run's mark
+            // is that run's business.
+            if text.split_whitespace().next() == Some(run) {
+                let _ = std::fs::remove_file(&marker);
             }
-            match update_checkout(store, &w.path, previous, commit) {
-                Ok(true) => out.done.push(Step::UpdatedCheckout { path: w.path }),
-                Ok(false) => {}
-                Err(why) => out.stuck.push(Stuck { what: "checkout".into(), path: Some(w.path), why }),
+            continue;
+        }
+        if !at_tip {
+            let _ = std::fs::remove_file(&marker);
+            continue;
+        }
+        match update_checkout(store, &w.path, previous, commit) {
+            Ok(updated) => {
+                let _ = std::fs::remove_file(&marker);
+                if updated {
+                    out.done.push(Step::UpdatedCheckout { path: w.path });
+                }
             }
+            Err(why) => out.stuck.push(Stuck { what: "checkout".into(), path: Some(w.path), why }),
         }
     }
     Ok(out)
+}
+
+/// The file, in the git dir of each clean checkout of the branch, that a landing writes before it
+/// records its intent (`<run> <previous> <commit>`) and removes once the checkout followed: only
+/// a marked checkout is brought to the landing by [`recover`], so a checkout someone changed after
+/// a completed landing (say, `git checkout <previous> -- .` to prepare a revert) is never undone.
+pub const CHECKOUT_MARKER: &str = "mas-landing-checkout";
+
+fn marker_text(run: &str, previous: ObjectId, commit: ObjectId) -> String {
+    format!("{run} {previous} {commit}\n")
+}
+
+/// Marks the checkouts at `paths` as to follow the landing `previous` → `commit` of `run`.
+fn mark_checkouts(run: &str, previous: ObjectId, commit: ObjectId, paths: &[PathBuf]) -> Result<(), PoolError> {
+    for path in paths {
+        let gitdir = PathBuf::from(git(path, &["rev-parse", "--absolute-git-dir"])?);
+        let marker = gitdir.join(CHECKOUT_MARKER);
+        let temp = gitdir.join(format!("{CHECKOUT_MARKER}.tmp"));
+        std::fs::write(&temp, marker_text(run, previous, commit)).map_err(super::io_err(&temp))?;
+        std::fs::rename(&temp, &marker).map_err(super::io_err(&marker))?;
+    }
+    Ok(())
 }
 
 /// Brings a checkout of the branch from `from` to `to` when its index still holds `from`'s tree;

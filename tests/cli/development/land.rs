@@ -293,3 +293,20 @@ fn unlanded_proposals_survive_gc() {
     let t = team.json(&team.repo, "alice", &["tally", &run]);
     assert_eq!(t["proposals"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn a_checkout_changed_after_a_complete_landing_is_left_alone_by_readers() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (run, wts) = three_proposals(&team, &[]);
+    team.here(&wts[1], &["land"]);
+    assert!(!team.repo.join(".git/mas-landing-checkout").exists(), "the mark outlived the landing");
+    // Someone prepares a revert of the landing in the checkout of main: its index is main's old
+    // tree again, exactly what a landing interrupted before the checkout followed leaves.
+    team.git(&["revert", "--no-commit", "HEAD"]);
+    let staged = team.git(&["status", "--porcelain"]);
+    assert!(!staged.is_empty());
+    for args in [&["run", "show", &run][..], &["tally", &run], &["report", &run], &["land", &run]] {
+        let _ = team.env.mas(&wts[0], args);
+        assert_eq!(team.git(&["status", "--porcelain"]), staged, "`git mas {args:?}` touched the checkout");
+    }
+}
