@@ -707,6 +707,10 @@ fn complete_refs(
     // while the landing is the branch's tip (once the branch moved on, a checkout's state is
     // someone else's business). An unmarked checkout is never touched: it followed already, or
     // whatever its index holds was put there by someone after the landing.
+    if !any_marked(store.common_dir()) {
+        // Nothing to follow (the common case once a landing completed): no git to ask.
+        return Ok(out);
+    }
     let full = format!("refs/heads/{branch}");
     let at_tip = store.tip(&full)? == Some(commit);
     let mine = marker_text(run, previous, commit);
@@ -714,8 +718,8 @@ fn complete_refs(
         if w.bare || w.prunable || w.branch.as_deref() != Some(full.as_str()) || !w.path.is_dir() {
             continue;
         }
-        let Ok(gitdir) = git(&w.path, &["rev-parse", "--absolute-git-dir"]) else { continue };
-        let marker = PathBuf::from(gitdir).join(CHECKOUT_MARKER);
+        let Some(gitdir) = gitdir_of(&w.path) else { continue };
+        let marker = gitdir.join(CHECKOUT_MARKER);
         let Ok(text) = std::fs::read_to_string(&marker) else { continue };
         if text != mine {
             // An earlier attempt of this run (it never landed): drop its mark. Another run's mark
@@ -748,6 +752,27 @@ fn complete_refs(
 /// a completed landing (say, `git checkout <previous> -- .` to prepare a revert) is never undone.
 pub const CHECKOUT_MARKER: &str = "mas-landing-checkout";
 
+/// Whether any worktree of the repository (its git dir `common`) holds a [`CHECKOUT_MARKER`].
+fn any_marked(common: &std::path::Path) -> bool {
+    if common.join(CHECKOUT_MARKER).exists() {
+        return true;
+    }
+    std::fs::read_dir(common.join("worktrees"))
+        .map(|entries| entries.flatten().any(|e| e.path().join(CHECKOUT_MARKER).exists()))
+        .unwrap_or(false)
+}
+
+/// The git dir of the worktree at `path`: its `.git` directory, or where its `.git` file points.
+fn gitdir_of(path: &std::path::Path) -> Option<PathBuf> {
+    let dot = path.join(".git");
+    if dot.is_dir() {
+        return Some(dot);
+    }
+    let text = std::fs::read_to_string(&dot).ok()?;
+    let target = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
+    Some(if target.is_absolute() { target } else { path.join(target) })
+}
+
 fn marker_text(run: &str, previous: ObjectId, commit: ObjectId) -> String {
     format!("{run} {previous} {commit}\n")
 }
@@ -755,7 +780,10 @@ fn marker_text(run: &str, previous: ObjectId, commit: ObjectId) -> String {
 /// Marks the checkouts at `paths` as to follow the landing `previous` → `commit` of `run`.
 fn mark_checkouts(run: &str, previous: ObjectId, commit: ObjectId, paths: &[PathBuf]) -> Result<(), PoolError> {
     for path in paths {
-        let gitdir = PathBuf::from(git(path, &["rev-parse", "--absolute-git-dir"])?);
+        let gitdir = match gitdir_of(path) {
+            Some(dir) => dir,
+            None => PathBuf::from(git(path, &["rev-parse", "--absolute-git-dir"])?),
+        };
         let marker = gitdir.join(CHECKOUT_MARKER);
         let temp = gitdir.join(format!("{CHECKOUT_MARKER}.tmp"));
         std::fs::write(&temp, marker_text(run, previous, commit)).map_err(super::io_err(&temp))?;
