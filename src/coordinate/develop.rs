@@ -511,7 +511,18 @@ impl Driver<'_> {
     /// blocked halt.
     fn land(&mut self, round: u64) -> Result<Result<Option<String>, (DevHalt, String)>, DevError> {
         for _ in 0..MAX_REPLANS {
+            // A landing that a crash split is completed first (best effort: planning reports
+            // whatever still stands in the way).
+            let _ = land::recover(self.store, &self.run);
             let view = self.view()?;
+            if let run::Phase::Landed { landing, .. } = &view.meta.phase {
+                self.emit(DevEvent::Landed {
+                    commit: landing.commit.clone(),
+                    winners: landing.winners.iter().map(|(a, _)| a.clone()).collect(),
+                    termination: landing.termination.clone(),
+                })?;
+                return Ok(Ok(Some(landing.commit.clone())));
+            }
             let plan = match land::plan(self.store, &view, false, self.check.as_deref()) {
                 Ok(plan) => plan,
                 Err(PoolError::Refused(detail)) => {

@@ -5,8 +5,13 @@
 //! nothing to prune if the process dies), written from the tree itself: regular and executable
 //! files, symbolic links, and an empty directory for a submodule. `GIT_CEILING_DIRECTORIES` keeps a
 //! check that calls git from finding a repository above it.
+//!
+//! A killed git-mas cannot remove its scratch checkout, so the name says whose it is:
+//! `git-mas-check-<pid namespace>-<pid>-<random>` (and its output file, the same name with
+//! `.out`) under the temporary directory. Every new scratch first sweeps the ones whose process is
+//! gone (`pool::sweep_dead`), so what a crash leaves lives until the next check.
 
-use super::{PoolError, io_err, random_hex};
+use super::{PoolError, io_err};
 use crate::run::CheckSummary;
 use gix::ObjectId;
 use sha2::{Digest, Sha256};
@@ -18,6 +23,9 @@ use std::time::{Duration, Instant};
 /// How much of a check's output is kept (the digest covers all of it).
 pub const OUTPUT_KEEP: usize = 1 << 20;
 
+/// How scratch checkouts' names begin.
+pub const SCRATCH_PREFIX: &str = "git-mas-check-";
+
 /// A scratch directory, removed when dropped.
 #[derive(Debug)]
 pub struct Scratch {
@@ -25,9 +33,12 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// A new empty directory under the system's temporary directory.
+    /// A new empty directory under the system's temporary directory, after sweeping those that
+    /// killed processes left.
     pub fn new() -> Result<Self, PoolError> {
-        let path = std::env::temp_dir().join(format!("git-mas-check-{}", random_hex()));
+        let tmp = std::env::temp_dir();
+        super::sweep_dead(&tmp, SCRATCH_PREFIX);
+        let path = tmp.join(super::owned_name(SCRATCH_PREFIX));
         std::fs::create_dir_all(&path).map_err(io_err(&path))?;
         Ok(Scratch { path })
     }

@@ -6,21 +6,52 @@
 //! `aggregate`, every proposal at quorum merged in agent order (seed 001 §7: wait for all, merge,
 //! verify, land once). Merge conflicts are `artifact_mismatch` conflicts that block the landing.
 //!
-//! [`execute`] writes the commit and moves, in **one ref transaction**, the integration branch
-//! (from the tip the plan saw), the run's meta chain (the landing record appended) and
-//! `refs/mas/runs/<run>/landed` (created: it must not exist). A concurrent landing of the same run
-//! loses the compare-and-swap and is refused, naming the landing that won; a main that moved in
-//! the meantime makes the caller plan again. A worktree that has the integration branch checked
-//! out is updated to the new commit when it is clean (`git read-tree -m -u`, the mechanism of a
-//! fast-forward), and a dirty one is never overwritten: the landing is refused before anything
-//! moves.
+//! [`execute`] writes the landing. git commits a multi-ref transaction with loose refs by renaming
+//! one lock file after another, so a crash can split it; a landing therefore moves **one ref at a
+//! time**, records its intent first, and makes every later step idempotent and re-checkable.
+//! Whether a run landed is derived from the integration branch itself (`run::load_meta` judges
+//! the landing record against the branch: landed when the branch holds its commit, pending when
+//! the branch is still at the record's `previous`, void otherwise), never from the record alone.
+//!
+//! | step | what moves | a SIGKILL before this step completes leaves | completed by |
+//! |------|------------|---------------------------------------------|--------------|
+//! | 0 | plan; merged trees and the landing commit `C` (parent `P`, main's tip) are written; each clean checkout of main is marked | unreferenced objects and marks naming a landing that never happened; the run is open | nothing to do: `land` plans afresh (gc prunes the objects; the next landing of the run overwrites or drops the marks) |
+//! | 1 | the landing record (intent: `commit` = `C`, `previous` = `P`) appended to the meta chain alone | the chain as it was (a kill at any ref's rename also leaves that ref's `.lock`: a stale lock, for the store to report and `doctor --fix` to remove) | as 0 |
+//! | 2 | main: compare-and-swap `P` → `C` | a pending landing (`Phase::Landing`): main at `P`, the intent on the chain | [`recover`], which every git-mas command that reads the run calls (`land`, `run show`, `tally`, `report`, `propose`, `endorse`, `coordinate`): it moves main |
+//! | 3 | `refs/mas/runs/<run>/landed` created ("must not exist") → the record's commit | landed (main holds `C`), no landed ref | [`recover`] creates it |
+//! | 4 | each clean checkout of main (marked before step 1 with [`CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, some files already `C`'s | [`recover`]: `read-tree -m -u P C` again; when that refuses because files already hold `C`'s content (a `read-tree` killed midway), and every file that differs from the index holds exactly `P`'s or `C`'s content, `read-tree --reset -u C`; anything else (a person's edit) is left alone and reported as stuck |
+//! | 5 | the convergence report appended (by the command) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
+//!
+//! Once the landed ref names the landing record, the landing is taken as complete without walking
+//! the branch (the ref is created only after the branch held the commit). `git mas land` run again
+//! by the agent whose landing is recorded succeeds (it completes what is left and stores the report
+//! if the crash came before it); run by another agent it completes the landing too and is refused
+//! as already landed.
+//!
+//! **A void intent**: when main moved elsewhere between steps 1 and 2 (someone committed, another
+//! run landed), the compare-and-swap of step 2 fails and nothing landed. [`execute`] returns
+//! [`PoolError::MainMoved`] and the caller plans again onto the new tip, appending a new intent;
+//! the fold lists the earlier record as a void intent (a problem, not a phase) and the run stays
+//! open until an intent lands. An intent found void by a reader is treated the same way.
+//!
+//! **Concurrent landings**: the intent's append re-reads the meta chain on every attempt, so of
+//! two `land`s of one run one appends the intent and the other sees it (pending or landed) and is
+//! refused as already landed — after [`recover`] completed whatever the winner had not yet done,
+//! so both see the same finished landing. A checkout of main that looks dirty because a
+//! concurrent landing is updating it is judged after re-reading the chain for the same reason.
+//!
+//! A worktree that has the integration branch checked out is updated when it is clean (`git
+//! read-tree -m -u`, the mechanism of a fast-forward); a dirty one is never overwritten: the
+//! landing is refused before anything moves.
 
 use super::{PoolError, check, git, worktree};
 use crate::convergence::{ConflictType, RecordedConflict};
 use crate::identity::AgentKey;
 use crate::run::view::RunView;
-use crate::run::{CheckSummary, LANDING_KIND, LandingPayload, landed_ref, meta_ref, now_ms};
-use crate::store::{Append, MoveTo, RefMove, Store, StoreError};
+use crate::run::{
+    CheckSummary, IntentState, LANDING_KIND, LandingPayload, Phase, intent_state, landed_ref, meta_ref, now_ms,
+};
+use crate::store::{Append, CasOutcome, Store, StoreError};
 use gix::ObjectId;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -349,6 +380,9 @@ pub fn branch_worktrees(
         let problem = if !status.trim().is_empty() {
             Some(format!("it has uncommitted changes ({} path(s))", status.lines().count()))
         } else {
+            // `read-tree -m` trusts the index's stat data: refresh it first (what `git status`
+            // does), so a checkout whose files were merely touched is not taken for dirty.
+            let _ = git(&w.path, &["update-index", "-q", "--refresh"]);
             match git(&w.path, &["read-tree", "-m", "-u", "-n", from, to]) {
                 Ok(_) => None,
                 Err(PoolError::Git { stderr, .. }) => Some(stderr),
@@ -373,8 +407,9 @@ pub struct Landed {
     pub stale_worktrees: Vec<(PathBuf, String)>,
 }
 
-/// Writes the landing: the commit, then main + meta + landed in one transaction, then checked-out
-/// worktrees of main. `PoolError::MainMoved` asks the caller to plan again.
+/// Writes the landing: the commit, the intent on the meta chain, then main, the landed ref and the
+/// checked-out worktrees of main, one at a time (see the module docs). `PoolError::MainMoved`
+/// asks the caller to plan again.
 pub fn execute(
     store: &Store,
     view: &RunView,
@@ -390,15 +425,21 @@ pub fn execute(
     let main = parse(&plan.main)?;
     let msg = message(view, plan, termination, frame.as_deref());
     let commit = write_commit(store, &tree, &plan.main, &msg, agent)?;
-    // A dirty checkout of main is never overwritten: refuse before anything moves.
+    let roster = store.roster()?;
+    // A dirty checkout of main is never overwritten: refuse before anything moves. A concurrent
+    // landing of this run updating that checkout makes it look dirty: re-read the run first.
     let worktrees = branch_worktrees(store, &def.branch, &plan.main, &commit.to_string())?;
     if let Some((path, why)) = worktrees.iter().find_map(|(p, w)| w.as_ref().map(|w| (p, w))) {
+        crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
         return Err(PoolError::Refused(format!(
             "{} is checked out at {} and cannot follow the landing: {why}",
             def.branch,
             path.display()
         )));
     }
+    // Before the intent: the checkouts that are to follow the landing (see [`CHECKOUT_MARKER`]).
+    let paths: Vec<PathBuf> = worktrees.iter().map(|(p, _)| p.clone()).collect();
+    mark_checkouts(&def.id, main, commit, &paths)?;
     let record = LandingPayload {
         commit: commit.to_string(),
         previous: plan.main.clone(),
@@ -414,10 +455,10 @@ pub fn execute(
     let value = serde_json::to_value(&record).map_err(|e| {
         PoolError::Store(StoreError::Git { context: "encoding the landing".into(), source: Box::new(e) })
     })?;
-    let roster = store.roster()?;
     let landed = landed_ref(&def.id);
+    // Step 1: the intent, alone.
     let appended = store.append_with(&meta_ref(&def.id), agent, key, LANDING_KIND, &[], |_tip| {
-        // Re-read on every attempt: another landing or an abort may have won.
+        // Re-read on every attempt: another landing (pending or landed) or an abort may have won.
         crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
         if let Some(existing) = store.tip(&landed)? {
             return Err(PoolError::Refused(format!(
@@ -427,23 +468,384 @@ pub fn execute(
         if store.tip(&branch_ref)? != Some(main) {
             return Err(PoolError::MainMoved);
         }
-        Ok(Some(Append {
-            payload: value.clone(),
-            also: vec![
-                RefMove { name: branch_ref.clone(), expected: Some(main), new: MoveTo::Commit(commit) },
-                RefMove { name: landed.clone(), expected: None, new: MoveTo::Record },
-            ],
-        }))
+        Ok(Some(Append { payload: value.clone(), also: Vec::new() }))
     })?;
     let record_commit =
-        appended.map(|a| a.commit.to_string()).ok_or_else(|| PoolError::Refused("the landing wrote nothing".into()))?;
+        appended.map(|a| a.commit).ok_or_else(|| PoolError::Refused("the landing wrote nothing".into()))?;
+    // Steps 2 to 4.
+    let done = complete(store, &def.id, &def.branch, record_commit, &record)?;
     let mut updated = Vec::new();
     let mut stale = Vec::new();
-    for (path, _) in worktrees {
-        match git(&path, &["read-tree", "-m", "-u", &plan.main, &commit.to_string()]) {
-            Ok(_) => updated.push(path),
-            Err(e) => stale.push((path, e.to_string())),
+    for step in done.done {
+        if let Step::UpdatedCheckout { path } = step {
+            updated.push(path);
         }
     }
-    Ok(Landed { record, record_commit, updated_worktrees: updated, stale_worktrees: stale })
+    for s in done.stuck {
+        if let Some(path) = s.path {
+            stale.push((path, s.why));
+        }
+    }
+    Ok(Landed { record, record_commit: record_commit.to_string(), updated_worktrees: updated, stale_worktrees: stale })
+}
+
+/// One thing [`recover`] (or the end of [`execute`]) did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum Step {
+    /// The integration branch moved to the landing commit.
+    MovedBranch {
+        /// The branch's full ref name.
+        branch: String,
+        /// Its tip before (the record's `previous`).
+        from: String,
+        /// The landing commit.
+        to: String,
+    },
+    /// The landed ref was created.
+    CreatedLanded {
+        /// The ref.
+        refname: String,
+        /// The landing record's commit it points at.
+        record: String,
+    },
+    /// A checkout of the integration branch was brought to the landing commit.
+    UpdatedCheckout {
+        /// The worktree.
+        path: PathBuf,
+    },
+}
+
+/// Something [`recover`] could not complete, with why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stuck {
+    /// What (a ref name or `checkout`).
+    pub what: String,
+    /// The worktree, for a checkout.
+    pub path: Option<PathBuf>,
+    /// Why it was left as it is.
+    pub why: String,
+}
+
+/// What [`complete`] did and could not do.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Completion {
+    /// Steps taken, in order.
+    pub done: Vec<Step>,
+    /// Steps that could not be taken.
+    pub stuck: Vec<Stuck>,
+}
+
+/// Where a run's landing stands after [`recover`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryState {
+    /// No landing intent, or only void ones (see [`Recovery::void`]): the run is open or aborted.
+    NoLanding,
+    /// The landing was complete already; nothing was done.
+    Complete,
+    /// A half-finished landing was completed (see [`Recovery::done`]).
+    Completed,
+    /// The intent turned out void while recovering (main moved elsewhere): nothing landed.
+    Void,
+    /// Landed, but something could not be completed (see [`Recovery::stuck`]).
+    Incomplete,
+}
+
+/// What [`recover`] found and did, for people (`doctor`) and scripts (it serializes).
+#[derive(Debug, Clone, Serialize)]
+pub struct Recovery {
+    /// The run.
+    pub run: String,
+    /// The outcome.
+    pub state: RecoveryState,
+    /// The landing record's commit, when there is a pending or landed one.
+    pub record: Option<String>,
+    /// The landing commit it names.
+    pub commit: Option<String>,
+    /// Void landing intents on the meta chain (record commits).
+    pub void: Vec<String>,
+    /// What was done.
+    pub done: Vec<Step>,
+    /// What could not be done.
+    pub stuck: Vec<Stuck>,
+}
+
+impl Recovery {
+    /// Whether anything was changed.
+    pub fn changed(&self) -> bool {
+        !self.done.is_empty()
+    }
+}
+
+/// Completes a half-finished landing of `run`: moves the integration branch from the intent's
+/// `previous` to its commit, creates the landed ref, brings clean checkouts of the branch to the
+/// landing commit. Idempotent: on a complete landing it changes nothing and says
+/// [`RecoveryState::Complete`]; on a run without a landing intent, [`RecoveryState::NoLanding`].
+pub fn recover(store: &Store, run: &str) -> Result<Recovery, PoolError> {
+    let roster = store.roster()?;
+    let meta = crate::run::load_meta(store, &roster, run)?;
+    recover_meta(store, &meta)
+}
+
+/// [`recover`] for a run whose meta chain was just read.
+pub fn recover_meta(store: &Store, meta: &crate::run::RunMeta) -> Result<Recovery, PoolError> {
+    let run = meta.def.id.as_str();
+    let void: Vec<String> = meta
+        .problems
+        .iter()
+        .filter(|p| p.problem.starts_with("a void landing intent"))
+        .map(|p| p.commit.clone())
+        .collect();
+    let mut out = Recovery {
+        run: run.into(),
+        state: RecoveryState::NoLanding,
+        record: None,
+        commit: None,
+        void,
+        done: Vec::new(),
+        stuck: Vec::new(),
+    };
+    let (record, landing) = match &meta.phase {
+        Phase::Landing { record, landing, .. } | Phase::Landed { record, landing, .. } => (record.clone(), landing),
+        _ => return Ok(out),
+    };
+    out.record = Some(record.clone());
+    out.commit = Some(landing.commit.clone());
+    match complete(store, run, &meta.def.branch, parse(&record)?, landing) {
+        Ok(c) => {
+            out.state = if !c.stuck.is_empty() {
+                RecoveryState::Incomplete
+            } else if c.done.is_empty() {
+                RecoveryState::Complete
+            } else {
+                RecoveryState::Completed
+            };
+            out.done = c.done;
+            out.stuck = c.stuck;
+        }
+        Err(PoolError::MainMoved) => {
+            out.state = RecoveryState::Void;
+            out.void.push(record);
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(out)
+}
+
+/// Steps 2 to 4 of a landing whose intent (`record`, `landing`) is on the meta chain, each done
+/// only if not done already. `PoolError::MainMoved` when the branch moved elsewhere (void).
+pub fn complete(
+    store: &Store,
+    run: &str,
+    branch: &str,
+    record: ObjectId,
+    landing: &LandingPayload,
+) -> Result<Completion, PoolError> {
+    let branch_ref = format!("refs/heads/{branch}");
+    let commit = parse(&landing.commit)?;
+    let previous = parse(&landing.previous)?;
+    let mut out = Completion::default();
+    // Step 2: the branch.
+    let tip = store.tip(&branch_ref)?;
+    if tip != Some(commit) {
+        if tip != Some(previous) {
+            return match intent_state(store, landing, tip)? {
+                IntentState::Landed => complete_refs(store, run, branch, record, commit, previous, out),
+                _ => Err(PoolError::MainMoved),
+            };
+        }
+        let message = format!("git-mas: land run {run}");
+        match store.cas(&branch_ref, Some(previous), commit, &message)? {
+            CasOutcome::Updated => out.done.push(Step::MovedBranch {
+                branch: branch_ref.clone(),
+                from: previous.to_string(),
+                to: commit.to_string(),
+            }),
+            CasOutcome::LostRace { actual } => {
+                if intent_state(store, landing, actual)? != IntentState::Landed {
+                    return Err(PoolError::MainMoved);
+                }
+            }
+        }
+    }
+    complete_refs(store, run, branch, record, commit, previous, out)
+}
+
+fn complete_refs(
+    store: &Store,
+    run: &str,
+    branch: &str,
+    record: ObjectId,
+    commit: ObjectId,
+    previous: ObjectId,
+    mut out: Completion,
+) -> Result<Completion, PoolError> {
+    // Step 3: the landed ref.
+    let landed = landed_ref(run);
+    let mut now = store.tip(&landed)?;
+    if now.is_none() {
+        match store.cas(&landed, None, record, &format!("git-mas: run {run} landed"))? {
+            CasOutcome::Updated => {
+                out.done.push(Step::CreatedLanded { refname: landed.clone(), record: record.to_string() });
+                now = Some(record);
+            }
+            CasOutcome::LostRace { actual } => now = actual,
+        }
+    }
+    if now != Some(record) {
+        out.stuck.push(Stuck {
+            what: landed.clone(),
+            path: None,
+            why: format!(
+                "it points at {}, not at the landing record {record}; it was written outside `git mas land`",
+                now.map_or("nothing".into(), |n| n.to_string())
+            ),
+        });
+    }
+    // Step 4: the checkouts that the landing marked before it began (see [`CHECKOUT_MARKER`]),
+    // while the landing is the branch's tip (once the branch moved on, a checkout's state is
+    // someone else's business). An unmarked checkout is never touched: it followed already, or
+    // whatever its index holds was put there by someone after the landing.
+    if !any_marked(store.common_dir()) {
+        // Nothing to follow (the common case once a landing completed): no git to ask.
+        return Ok(out);
+    }
+    let full = format!("refs/heads/{branch}");
+    let at_tip = store.tip(&full)? == Some(commit);
+    let mine = marker_text(run, previous, commit);
+    for w in worktree::list(store.common_dir())? {
+        if w.bare || w.prunable || w.branch.as_deref() != Some(full.as_str()) || !w.path.is_dir() {
+            continue;
+        }
+        let Some(gitdir) = gitdir_of(&w.path) else { continue };
+        let marker = gitdir.join(CHECKOUT_MARKER);
+        let Ok(text) = std::fs::read_to_string(&marker) else { continue };
+        if text != mine {
+            // An earlier attempt of this run (it never landed): drop its mark. Another run's mark
+            // is that run's business.
+            if text.split_whitespace().next() == Some(run) {
+                let _ = std::fs::remove_file(&marker);
+            }
+            continue;
+        }
+        if !at_tip {
+            let _ = std::fs::remove_file(&marker);
+            continue;
+        }
+        match update_checkout(store, &w.path, previous, commit) {
+            Ok(updated) => {
+                let _ = std::fs::remove_file(&marker);
+                if updated {
+                    out.done.push(Step::UpdatedCheckout { path: w.path });
+                }
+            }
+            Err(why) => out.stuck.push(Stuck { what: "checkout".into(), path: Some(w.path), why }),
+        }
+    }
+    Ok(out)
+}
+
+/// The file, in the git dir of each clean checkout of the branch, that a landing writes before it
+/// records its intent (`<run> <previous> <commit>`) and removes once the checkout followed: only
+/// a marked checkout is brought to the landing by [`recover`], so a checkout someone changed after
+/// a completed landing (say, `git checkout <previous> -- .` to prepare a revert) is never undone.
+pub const CHECKOUT_MARKER: &str = "mas-landing-checkout";
+
+/// Whether any worktree of the repository (its git dir `common`) holds a [`CHECKOUT_MARKER`].
+fn any_marked(common: &std::path::Path) -> bool {
+    if common.join(CHECKOUT_MARKER).exists() {
+        return true;
+    }
+    std::fs::read_dir(common.join("worktrees"))
+        .map(|entries| entries.flatten().any(|e| e.path().join(CHECKOUT_MARKER).exists()))
+        .unwrap_or(false)
+}
+
+/// The git dir of the worktree at `path`: its `.git` directory, or where its `.git` file points.
+fn gitdir_of(path: &std::path::Path) -> Option<PathBuf> {
+    let dot = path.join(".git");
+    if dot.is_dir() {
+        return Some(dot);
+    }
+    let text = std::fs::read_to_string(&dot).ok()?;
+    let target = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
+    Some(if target.is_absolute() { target } else { path.join(target) })
+}
+
+fn marker_text(run: &str, previous: ObjectId, commit: ObjectId) -> String {
+    format!("{run} {previous} {commit}\n")
+}
+
+/// Marks the checkouts at `paths` as to follow the landing `previous` → `commit` of `run`.
+fn mark_checkouts(run: &str, previous: ObjectId, commit: ObjectId, paths: &[PathBuf]) -> Result<(), PoolError> {
+    for path in paths {
+        let gitdir = match gitdir_of(path) {
+            Some(dir) => dir,
+            None => PathBuf::from(git(path, &["rev-parse", "--absolute-git-dir"])?),
+        };
+        let marker = gitdir.join(CHECKOUT_MARKER);
+        let temp = gitdir.join(format!("{CHECKOUT_MARKER}.tmp"));
+        std::fs::write(&temp, marker_text(run, previous, commit)).map_err(super::io_err(&temp))?;
+        std::fs::rename(&temp, &marker).map_err(super::io_err(&marker))?;
+    }
+    Ok(())
+}
+
+/// Brings a checkout of the branch from `from` to `to` when its index still holds `from`'s tree;
+/// `Ok(false)` when it already holds `to`'s (or something else that is not ours to touch is
+/// reported as `Err`).
+fn update_checkout(store: &Store, dir: &std::path::Path, from: ObjectId, to: ObjectId) -> Result<bool, String> {
+    let tree = |c: ObjectId| super::proposal::tree_of(store, c).map_err(|e| e.to_string());
+    let (from_tree, to_tree) = (tree(from)?, tree(to)?);
+    if from_tree == to_tree {
+        return Ok(false);
+    }
+    let index = git(dir, &["write-tree"]).map_err(|e| format!("its index cannot be read: {e}"))?;
+    if index == to_tree {
+        return Ok(false);
+    }
+    if index != from_tree {
+        return Err(format!(
+            "its index holds tree {index}, neither {from_tree} (before the landing) nor {to_tree} (the landing): it was changed by hand"
+        ));
+    }
+    let (f, t) = (from.to_string(), to.to_string());
+    let _ = git(dir, &["update-index", "-q", "--refresh"]);
+    let first = match git(dir, &["read-tree", "-m", "-u", &f, &t]) {
+        Ok(_) => return Ok(true),
+        Err(e) => e.to_string(),
+    };
+    // A `read-tree` killed midway: some files hold the landing's content already. Safe to finish
+    // only when every file that differs from the index holds exactly the content of one side.
+    let changed = super::proposal::changed_paths(dir, from_tree, to_tree).map_err(|e| e.to_string())?;
+    let dirty = git(dir, &["diff-files", "--name-only", "-z"]).map_err(|e| e.to_string())?;
+    let blobs = |tree: ObjectId| -> Result<std::collections::BTreeMap<String, String>, String> {
+        let listing =
+            git(dir, &["ls-tree", "-r", "-z", "--full-tree", &tree.to_string()]).map_err(|e| e.to_string())?;
+        Ok(listing
+            .split('\0')
+            .filter_map(|line| {
+                let (meta, path) = line.split_once('\t')?;
+                Some((path.to_string(), meta.split_whitespace().nth(2)?.to_string()))
+            })
+            .collect())
+    };
+    let (before, after) = (blobs(from_tree)?, blobs(to_tree)?);
+    for path in dirty.split('\0').filter(|p| !p.is_empty()) {
+        if !changed.iter().any(|c| c == path) {
+            return Err(format!("{first}; {path} has local changes that the landing does not explain"));
+        }
+        let file = dir.join(path);
+        let content = if file.symlink_metadata().is_ok() {
+            Some(git(dir, &["hash-object", "--", path]).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
+        if content.as_ref() != before.get(path) && content.as_ref() != after.get(path) {
+            return Err(format!("{first}; {path} holds content of neither side of the landing"));
+        }
+    }
+    git(dir, &["read-tree", "--reset", "-u", &t]).map_err(|e| e.to_string())?;
+    Ok(true)
 }

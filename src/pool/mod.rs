@@ -106,7 +106,98 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String, PoolError> {
     run_git(git_command(dir), args)
 }
 
+/// A scratch name owned by this process: `<prefix><ns>-<pid>-<random>`, where `ns` names the pid
+/// namespace (the inode of `/proc/self/ns/pid`, `0` where there is none), so that
+/// [`sweep_dead`] can tell whose scratch it is and whether its owner still runs.
+pub(crate) fn owned_name(prefix: &str) -> String {
+    format!("{prefix}{}-{}-{}", pid_namespace(), std::process::id(), random_hex())
+}
+
+fn pid_namespace() -> String {
+    std::fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .and_then(|l| {
+            let text = l.to_string_lossy().into_owned();
+            let inner = text.strip_prefix("pid:[")?.strip_suffix(']')?.to_string();
+            inner.chars().all(|c| c.is_ascii_digit()).then_some(inner)
+        })
+        .unwrap_or_else(|| "0".into())
+}
+
+/// Removes the entries of `dir` (files or directories) named `<prefix><ns>-<pid>-…` by
+/// [`owned_name`] whose process is gone — scratch space left by a git-mas that was killed — and
+/// returns them. Entries of another pid namespace, of a live process, or of a process this user
+/// may not signal are left alone; a reused pid only delays the sweep.
+pub fn sweep_dead(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let ns = pid_namespace();
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return removed };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(prefix) else { continue };
+        let mut parts = rest.splitn(3, '-');
+        let (Some(entry_ns), Some(pid)) = (parts.next(), parts.next()) else { continue };
+        if entry_ns != ns {
+            continue;
+        }
+        let Some(pid) = pid.parse::<i32>().ok().and_then(rustix::process::Pid::from_raw) else { continue };
+        if pid.as_raw_nonzero().get() == std::process::id() as i32 {
+            continue;
+        }
+        if rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH) {
+            continue;
+        }
+        let path = entry.path();
+        let gone = if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        if gone.is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
 /// A fresh random hex string for scratch names.
 pub(crate) fn random_hex() -> String {
     crate::run::events::new_event_id()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeping_removes_what_dead_processes_left_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let ns = pid_namespace();
+        // A process that has exited, one that runs, and this one.
+        let mut done = Command::new("true").spawn().unwrap();
+        done.wait().unwrap();
+        let mut live = Command::new("sleep").arg("30").spawn().unwrap();
+        let dead_dir = dir.path().join(format!("x-{ns}-{}-aa", done.id()));
+        let dead_file = dir.path().join(format!("x-{ns}-{}-bb.out", done.id()));
+        let live_dir = dir.path().join(format!("x-{ns}-{}-cc", live.id()));
+        let mine = dir.path().join(owned_name("x-"));
+        let other_ns = dir.path().join(format!("x-1{ns}-{}-dd", done.id()));
+        let unrelated = dir.path().join(format!("y-{ns}-{}-ee", done.id()));
+        for d in [&dead_dir, &live_dir, &mine, &other_ns, &unrelated] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(dead_dir.join("file"), "x").unwrap();
+        std::fs::write(&dead_file, "x").unwrap();
+        let mut removed = sweep_dead(dir.path(), "x-");
+        removed.sort();
+        let mut want = vec![dead_dir.clone(), dead_file.clone()];
+        want.sort();
+        assert_eq!(removed, want);
+        for kept in [&live_dir, &mine, &other_ns, &unrelated] {
+            assert!(kept.exists(), "{} was removed", kept.display());
+        }
+        live.kill().unwrap();
+        live.wait().unwrap();
+        assert_eq!(sweep_dead(dir.path(), "x-"), vec![live_dir]);
+    }
 }

@@ -8,8 +8,8 @@
 //!                     and landing records, appended by compare-and-swap
 //! events/<agent>      that agent's proposals and endorsements (see [`events`])
 //! proposals/<agent>   that agent's proposed artifact: a commit whose parent is the run's base
-//! landed              the landing record (also the meta chain's tip once landed); created with
-//!                     "must not exist", so a run lands at most once
+//! landed              the landing record's commit, created with "must not exist" once the
+//!                     integration branch holds the landing commit (see `pool::land`)
 //! report              the convergence report, appended when the run ends or a landing is blocked
 //! ```
 //!
@@ -19,10 +19,18 @@
 //!   exist": two `run start` with one id cannot both succeed. Its base is the integration branch's
 //!   tip at that moment; its quorum is capped at the roster's size (the requested value is kept
 //!   beside it, so the cap is visible).
-//! - **The life cycle is the meta chain.** A run is open until its chain holds an abort or a
-//!   landing record. A landing appends its record to the meta chain *and* creates `landed` in the
-//!   transaction that moves the integration branch, so an abort racing a landing either lands
-//!   first (and the landing then sees it) or loses its compare-and-swap and sees the landing.
+//! - **The life cycle is the meta chain, read against the integration branch.** A run is open
+//!   until its chain holds an abort or a landing record whose commit the integration branch really
+//!   holds. A landing record is an *intent* appended before the branch moves (a crash cannot split
+//!   a multi-ref update that does not exist; see `pool::land` for each step): the fold in
+//!   [`load_meta`] calls it [`Phase::Landed`] when its commit is reachable from the branch,
+//!   [`Phase::Landing`] (pending: any git-mas command that reads the run completes it) when the
+//!   branch is still at the record's `previous`, and *void* otherwise — the branch moved elsewhere
+//!   before the intent was carried out, so nothing landed: the record is listed as a problem and
+//!   the run is open again. Only the last intent can be pending; an earlier one was void when the
+//!   next was appended. Both the abort and the landing append with a compare-and-swap that
+//!   re-reads the chain, so an abort racing a landing either comes first (and the landing sees it)
+//!   or sees the intent and is refused.
 //! - **Time is recorded, never trusted for ordering of git state**: `created_at_ms` feeds the
 //!   budget, and event time stamps only order events from different chains deterministically.
 
@@ -428,7 +436,17 @@ pub enum Phase {
         /// The record.
         abort: AbortPayload,
     },
-    /// Landed.
+    /// A landing intent is recorded and the integration branch is still at its `previous`: the
+    /// landing is under way (or its process died); `pool::land::recover` completes it.
+    Landing {
+        /// Who.
+        by: String,
+        /// The landing record's commit.
+        record: String,
+        /// The record.
+        landing: Box<LandingPayload>,
+    },
+    /// Landed: the integration branch holds the landing commit.
     Landed {
         /// Who.
         by: String,
@@ -445,6 +463,7 @@ impl Phase {
         match self {
             Phase::Open => "open",
             Phase::Aborted { .. } => "aborted",
+            Phase::Landing { .. } => "landing",
             Phase::Landed { .. } => "landed",
         }
     }
@@ -490,11 +509,81 @@ impl RunMeta {
             Phase::Aborted { abort, .. } => {
                 Err(RunError::Aborted { id: self.def.id.clone(), reason: abort.reason.clone() })
             }
-            Phase::Landed { by, landing, .. } => {
+            // A pending landing is refused like a landed one: every command that reads the run
+            // completes it first (`pool::land::recover`), so what is refused has landed.
+            Phase::Landing { by, landing, .. } | Phase::Landed { by, landing, .. } => {
                 Err(RunError::Landed { id: self.def.id.clone(), commit: landing.commit.clone(), by: by.clone() })
             }
         }
     }
+
+    /// The landing record, pending or landed: (who, record commit, payload).
+    pub fn landing(&self) -> Option<(&str, &str, &LandingPayload)> {
+        match &self.phase {
+            Phase::Landing { by, record, landing } | Phase::Landed { by, record, landing } => {
+                Some((by, record, landing))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether `commit` is reachable from `tip` (`git merge-base --is-ancestor`, all parents).
+pub fn reachable(store: &Store, commit: ObjectId, tip: ObjectId) -> Result<bool, StoreError> {
+    if commit == tip {
+        return Ok(true);
+    }
+    // Usually the landing is a few first parents below the tip: look there before asking git.
+    let mut next = store.repo().find_commit(tip).ok();
+    for _ in 0..32 {
+        let Some(c) = next else { break };
+        let Some(parent) = c.parent_ids().next().map(|p| p.detach()) else { break };
+        if parent == commit {
+            return Ok(true);
+        }
+        next = store.repo().find_commit(parent).ok();
+    }
+    let out = crate::pool::git_command(store.common_dir())
+        .args(["merge-base", "--is-ancestor", &commit.to_string(), &tip.to_string()])
+        .output()
+        .map_err(|e| StoreError::Git { context: "running git merge-base".into(), source: Box::new(e) })?;
+    match out.status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => Err(StoreError::Git {
+            context: format!("asking whether {tip} holds {commit}"),
+            source: String::from_utf8_lossy(&out.stderr).trim().to_string().into(),
+        }),
+    }
+}
+
+/// Where a landing record stands against the integration branch's tip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentState {
+    /// The branch holds the landing commit.
+    Landed,
+    /// The branch is still at the record's `previous`: the landing can be completed.
+    Pending,
+    /// The branch moved elsewhere: nothing landed, the intent is void.
+    Void,
+}
+
+/// Judges a landing record against the integration branch's tip (`None`: the branch is gone).
+pub fn intent_state(store: &Store, landing: &LandingPayload, tip: Option<ObjectId>) -> Result<IntentState, StoreError> {
+    let (Ok(commit), Ok(previous)) =
+        (ObjectId::from_hex(landing.commit.as_bytes()), ObjectId::from_hex(landing.previous.as_bytes()))
+    else {
+        return Ok(IntentState::Void);
+    };
+    let Some(tip) = tip else { return Ok(IntentState::Void) };
+    if tip == previous {
+        return Ok(IntentState::Pending);
+    }
+    if store.repo().find_commit(commit).is_err() {
+        return Ok(IntentState::Void);
+    }
+    Ok(if reachable(store, commit, tip)? { IntentState::Landed } else { IntentState::Void })
 }
 
 /// Reads a run's meta chain, verified against `roster`.
@@ -510,6 +599,9 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
     let mut blocked = Vec::new();
     let mut problems = Vec::new();
     let mut first_problem: Option<String> = None;
+    // The latest landing intent not yet judged: (who, record commit, payload).
+    let mut intent: Option<(String, String, LandingPayload)> = None;
+    let mut main_tip: Option<Option<ObjectId>> = None;
     for (entry, verdict) in chain {
         let problem =
             |what: String| Problem { refname: refname.clone(), commit: entry.commit.to_string(), problem: what };
@@ -541,16 +633,46 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
             }
             (RUN_KIND, Some(_)) => problems.push(problem("a second definition (ignored)".into())),
             (ABORT_KIND, Some(_)) => match serde_json::from_value::<AbortPayload>(payload) {
-                Ok(a) if phase == Phase::Open => phase = Phase::Aborted { by: record.agent.clone(), abort: a },
+                Ok(a) if phase == Phase::Open => {
+                    // An abort is appended only while no landing is pending: an intent before it
+                    // was void.
+                    if let Some((_, void, _)) = intent.take() {
+                        problems.push(Problem {
+                            refname: refname.clone(),
+                            commit: void,
+                            problem: "a void landing intent: the integration branch moved before it landed".into(),
+                        });
+                    }
+                    phase = Phase::Aborted { by: record.agent.clone(), abort: a }
+                }
                 Ok(_) => problems.push(problem(format!("an abort after the run {} (ignored)", phase.name()))),
                 Err(e) => problems.push(problem(format!("unreadable abort: {e}"))),
             },
-            (LANDING_KIND, Some(_)) => match serde_json::from_value::<LandingPayload>(payload) {
+            (LANDING_KIND, Some(d)) => match serde_json::from_value::<LandingPayload>(payload) {
                 Ok(l) if phase == Phase::Open => {
-                    phase = Phase::Landed {
-                        by: record.agent.clone(),
-                        record: entry.commit.to_string(),
-                        landing: Box::new(l),
+                    let tip = match main_tip {
+                        Some(t) => t,
+                        None => *main_tip.insert(store.tip(&format!("refs/heads/{}", d.branch))?),
+                    };
+                    // The landed ref is created only once the branch held the commit: when it
+                    // names this record, the landing completed (and no branch walk is needed).
+                    let on_main = store.tip(&landed_ref(id))? == Some(entry.commit)
+                        || intent_state(store, &l, tip)? == IntentState::Landed;
+                    if let Some((_, void, _)) = intent.take() {
+                        problems.push(Problem {
+                            refname: refname.clone(),
+                            commit: void,
+                            problem: "a void landing intent: the integration branch moved before it landed; a later landing superseded it".into(),
+                        });
+                    }
+                    if on_main {
+                        phase = Phase::Landed {
+                            by: record.agent.clone(),
+                            record: entry.commit.to_string(),
+                            landing: Box::new(l),
+                        }
+                    } else {
+                        intent = Some((record.agent.clone(), entry.commit.to_string(), l));
                     }
                 }
                 Ok(_) => problems.push(problem(format!("a landing after the run {} (ignored)", phase.name()))),
@@ -561,6 +683,24 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
                 Err(e) => problems.push(problem(format!("unreadable blocked landing: {e}"))),
             },
             (other, Some(_)) => problems.push(problem(format!("unknown record kind {other:?} (ignored)"))),
+        }
+    }
+    if let Some((by, record, landing)) = intent {
+        let tip = match main_tip {
+            Some(t) => t,
+            None => store.tip(&format!("refs/heads/{}", def.as_ref().map_or("main", |d| d.branch.as_str())))?,
+        };
+        match intent_state(store, &landing, tip)? {
+            IntentState::Pending => phase = Phase::Landing { by, record, landing: Box::new(landing) },
+            IntentState::Landed => phase = Phase::Landed { by, record, landing: Box::new(landing) },
+            IntentState::Void => problems.push(Problem {
+                refname: refname.clone(),
+                commit: record,
+                problem: format!(
+                    "a void landing intent: the integration branch moved from {} before {} landed; the run is open",
+                    landing.previous, landing.commit
+                ),
+            }),
         }
     }
     let Some(def) = def else {

@@ -44,6 +44,8 @@ pub struct RunView {
     pub dependency_issues: Vec<DependencyIssue>,
     /// The integration branch's tip now.
     pub main_tip: Option<ObjectId>,
+    /// Proposal refs this read brought to what their events name (a `propose` a crash split).
+    pub settled: Vec<crate::pool::proposal::Settled>,
 }
 
 impl RunView {
@@ -79,7 +81,8 @@ impl RunView {
             })
             .collect();
         let (outcome, end) = match &self.meta.phase {
-            Phase::Open => (Outcome::Open, now_ms),
+            // Pending: not landed until the branch holds it (readers complete it first).
+            Phase::Open | Phase::Landing { .. } => (Outcome::Open, now_ms),
             Phase::Aborted { abort, .. } => {
                 (Outcome::Aborted { reason: abort.reason.clone(), risk: abort.risk }, abort.at_ms)
             }
@@ -116,7 +119,7 @@ pub fn load(store: &Store, roster: &Roster, meta: RunMeta, allow_self_endorse: b
     let def = &meta.def;
     let mut loaded = events::load(store, roster, &def.id)?;
     let ended_at = match &meta.phase {
-        Phase::Landed { landing, .. } => Some(landing.at_ms),
+        Phase::Landed { landing, .. } | Phase::Landing { landing, .. } => Some(landing.at_ms),
         Phase::Aborted { abort, .. } => Some(abort.at_ms),
         Phase::Open => None,
     };
@@ -148,9 +151,12 @@ pub fn load(store: &Store, roster: &Roster, meta: RunMeta, allow_self_endorse: b
             });
         }
     }
+    // Step 2 of a proposal that a crash cut short is completed here (best effort: what cannot be
+    // settled is reported by the pool check below).
+    let settled = crate::pool::proposal::settle(store, def, &loaded, &runtime, None).unwrap_or_default();
     let dependency_issues = check_pool(store, &meta, &tally)?;
     let main_tip = store.tip(&format!("refs/heads/{}", def.branch))?;
-    Ok(RunView { meta, events: loaded, runtime, tally, refused, dependency_issues, main_tip })
+    Ok(RunView { meta, events: loaded, runtime, tally, refused, dependency_issues, main_tip, settled })
 }
 
 /// Compares every proposal ref with the tally: the ref must hold the content of the agent's latest

@@ -106,6 +106,8 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
         _ => return Err(CliError::internal("the accepted proposal is not a tree")),
     };
     let commit = stamped.record.commit.clone();
+    // A proposal whose ref a crash left behind its event is completed first.
+    proposal::settle(store, def, &loaded, &runtime, Some(&args.agent))?;
     // The artifact in the pool must be what the event says it is.
     if let Some(tip) = store.tip(&proposal_ref(&def.id, &args.agent))?
         && proposal::tree_of(store, tip)? != tree.as_str()
@@ -133,6 +135,10 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
         let reason = args.reason.clone().unwrap_or_else(|| "reviewed, no check run".into());
         SemanticPayload::Review { subject: tree.clone(), accept: true, reason }
     } else {
+        if args.check.as_deref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(CliError::user("--check is empty: give the command to run, or omit --check for the run's own")
+                .hinted("endorse by review alone with --no-check"));
+        }
         let Some(command) = args
             .check
             .clone()

@@ -1,6 +1,6 @@
 //! `git mas land [RUN]`: exactly one commit on main for a run that reached quorum.
 
-use crate::cli::commands::run::short;
+use crate::cli::commands::run::{describe_recovery, short};
 use crate::cli::commands::tally::load_view;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
@@ -8,10 +8,11 @@ use crate::cli::exit;
 use crate::cli::output::{print_json, print_text};
 use git_mas::attention::frame::current_frame_hash;
 use git_mas::convergence::{self, Outcome};
+use git_mas::identity::AgentKey;
 use git_mas::pool::PoolError;
 use git_mas::pool::land::{self, LandPlan};
 use git_mas::run::view::RunView;
-use git_mas::run::{self, BlockedPayload, now_ms};
+use git_mas::run::{self, BlockedPayload, LandingPayload, Phase, RunError, now_ms};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -25,9 +26,13 @@ const MAX_REPLANS: u32 = 5;
 /// proposal at quorum is merged, in agent order (complementary work; it waits until every
 /// proposal has reached quorum or been judged against). A merged tree is checked with the run's
 /// check before it lands. Merge conflicts (artifact_mismatch) or a failing check of the merged
-/// tree block the landing: they are recorded and reported, and the command exits 6. main and
-/// refs/mas/runs/<run>/landed move in one transaction, so a run lands at most once; a second
-/// landing is refused and names the first. The commit carries trailers: Mas-Run, Mas-Class,
+/// tree block the landing: they are recorded and reported, and the command exits 6. The landing
+/// is recorded on the run's meta chain first, then main moves (compare-and-swap from the tip the
+/// landing was planned on), then refs/mas/runs/<run>/landed is created and clean checkouts of main
+/// follow: a run lands at most once, a second landing by another agent is refused and names the
+/// first, and a landing interrupted by a crash is completed by running `git mas land` again (it
+/// then succeeds) or by any git-mas command that reads the run. A run counts as landed only once
+/// main holds its commit. The commit carries trailers: Mas-Run, Mas-Class,
 /// Mas-Winner, Mas-Endorsed-By, Mas-Frame (when a frame exists) and Mas-Termination. A worktree
 /// with main checked out is updated when clean; a dirty one makes the landing refuse. The
 /// convergence report is stored under refs/mas/runs/<run>/report.
@@ -50,7 +55,8 @@ pub struct LandArgs {
 struct LandOut<'a> {
     run: &'a str,
     status: &'static str,
-    plan: &'a LandPlan,
+    /// Absent when the landing was found recorded already (a retry).
+    plan: Option<&'a LandPlan>,
     commit: Option<String>,
     termination: Option<&'a str>,
     frame: Option<String>,
@@ -105,7 +111,14 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
+        // Reading the run completes a landing that a crash left half-finished.
         let view = load_view(ctx, args.run.as_deref())?;
+        if let (Some(caller), Phase::Landed { by, landing, .. }) = (&caller, &view.meta.phase)
+            && *by == caller.name
+        {
+            // The caller's own landing, recorded already: a retry after a crash, which succeeds.
+            return retried(ctx, &view, landing, &caller.name, &caller.key, args.json);
+        }
         view.meta.ensure_open()?;
         let store = ctx.store()?;
         let def = &view.meta.def;
@@ -132,7 +145,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
                 print_json(&LandOut {
                     run: &def.id,
                     status: "blocked",
-                    plan: &plan,
+                    plan: Some(&plan),
                     commit: None,
                     termination: None,
                     frame: None,
@@ -171,7 +184,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
                 print_json(&LandOut {
                     run: &def.id,
                     status: "would-land",
-                    plan: &plan,
+                    plan: Some(&plan),
                     commit: None,
                     termination: Some(termination),
                     frame,
@@ -193,6 +206,15 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
                 ctx.status(&format!("{} moved while landing; planning again", def.branch));
                 continue;
             }
+            Err(e @ PoolError::Run(RunError::Landed { .. })) => {
+                // Lost to another landing of this run: make sure it is complete, then say so.
+                if let Ok(r) = land::recover(store, &def.id)
+                    && let Some(text) = describe_recovery(&r)
+                {
+                    ctx.status(&text);
+                }
+                return Err(e.into());
+            }
             Err(e) => return Err(e.into()),
         };
         let after = load_view(ctx, Some(&def.id))?;
@@ -208,7 +230,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
             print_json(&LandOut {
                 run: &def.id,
                 status: "landed",
-                plan: &plan,
+                plan: Some(&plan),
                 commit: Some(landed.record.commit.clone()),
                 termination: Some(termination),
                 frame,
@@ -227,4 +249,46 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+}
+
+/// `land` run again by the agent whose landing is recorded (and, by now, complete): stores the
+/// report if the crash came before it was stored, and reports the landing as done.
+fn retried(
+    ctx: &Context,
+    view: &RunView,
+    landing: &LandingPayload,
+    agent: &str,
+    key: &AgentKey,
+    json: bool,
+) -> Result<ExitCode, CliError> {
+    let store = ctx.store()?;
+    let def = &view.meta.def;
+    let report = view.report(now_ms());
+    if store.tip(&run::report_ref(&def.id))?.is_none() {
+        let value = serde_json::to_value(&report).map_err(|e| CliError::internal(e.to_string()))?;
+        if let Err(e) = run::store_report(store, &def.id, &value, agent, key) {
+            ctx.warn(&format!("landed, but the report could not be stored: {e}"));
+        }
+    }
+    if json {
+        print_json(&LandOut {
+            run: &def.id,
+            status: "landed",
+            plan: None,
+            commit: Some(landing.commit.clone()),
+            termination: Some(&landing.termination),
+            frame: landing.frame.clone(),
+            updated_worktrees: Vec::new(),
+            report: Some(report),
+        })?;
+    } else {
+        print_text(&format!("{}\n", landing.commit))?;
+        ctx.status(&format!(
+            "run {} is landed on {} as {} (your landing, recorded earlier)",
+            def.id,
+            def.branch,
+            short(&landing.commit)
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
 }

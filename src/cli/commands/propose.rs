@@ -14,8 +14,10 @@ use std::process::ExitCode;
 ///
 /// Takes every tracked file as it is on disk and every untracked file that is not ignored (what
 /// `git add -A` would take), without touching this worktree's index, and commits it with the run's
-/// base as parent under refs/mas/runs/<run>/proposals/<you>; a Proposal event goes to your event
-/// chain in the same transaction. Proposing again replaces your proposal: identical content keeps
+/// base as parent under refs/mas/runs/<run>/proposals/<you>. The Proposal event goes to your
+/// event chain first and the proposal ref follows it, so a crash in between is completed by the
+/// next git-mas command that reads the run (or by proposing again). Proposing again replaces your
+/// proposal: identical content keeps
 /// its endorsements, changed content starts a new round and needs new ones. Nothing touches main.
 #[derive(Debug, clap::Args)]
 pub struct ProposeArgs {
@@ -116,11 +118,22 @@ pub fn run(ctx: &mut Context, args: ProposeArgs) -> Result<ExitCode, CliError> {
     };
     let refname = proposal_ref(&def.id, &caller.name);
     let id = def.id.clone();
+    // Step 1: the event (see `pool::proposal` for why the ref follows it).
     events::append(store, &caller.key, PROPOSAL_KIND, &record, &[], || {
         run::load_meta(store, &roster, &id)?.ensure_open()?;
-        let current = store.tip(&refname)?;
-        Ok(vec![events::move_ref(refname.clone(), current, commit)])
+        Ok(Vec::new())
     })?;
+    // Step 2: the proposal ref, to the proposal the tally counts.
+    let loaded = events::load(store, &roster, &def.id)?;
+    let runtime =
+        events::replay(def, allow_self, &loaded).map_err(|e| CliError::internal(format!("run {}: {e}", def.id)))?;
+    proposal::settle(store, def, &loaded, &runtime, Some(&caller.name))?;
+    if store.tip(&refname)? != Some(commit) {
+        ctx.warn(&format!(
+            "{refname} does not hold the proposal just recorded ({}): a later proposal of yours counts",
+            short(&commit.to_string())
+        ));
+    }
     let tree_text = tree.to_string();
     let (kept, voided) = match &previous {
         Some(p) if p.tree == tree_text => (p.endorsers.clone(), Vec::new()),
