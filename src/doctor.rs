@@ -11,7 +11,7 @@
 //!   `packed-refs.lock`, the integration branch's lock (a landing moves it in the same
 //!   transaction as `refs/mas/runs/<run>/landed`), and `mas-verified.lock` (the signature cache).
 //! - **Temporary indexes** (`mas-snapshot-*.index` in a worktree's git dir): a proposal builds its
-//!   tree in a copy of the worktree's index. Named by [`snapshot_index_path`] they carry the
+//!   tree in a copy of the worktree's index. Named by `pool::owned_name` they carry the
 //!   creating process's id, so a file whose process is gone is an orphan at once
 //!   ([`sweep_orphaned_snapshot_indexes`], which commands that build proposals call first). A file
 //!   without a readable process id (older releases named them with a random suffix only), or on a
@@ -168,41 +168,6 @@ pub struct Repairs {
     pub failed: Vec<(Debris, String)>,
 }
 
-/// Where temporary indexes go for a worktree whose git dir is `git_dir`: named with this
-/// process's id so that [`sweep_orphaned_snapshot_indexes`] can tell an orphan from a live one.
-pub fn snapshot_index_path(git_dir: &Path) -> PathBuf {
-    git_dir.join(format!(
-        "{SNAPSHOT_INDEX_PREFIX}{}-{}{SNAPSHOT_INDEX_SUFFIX}",
-        std::process::id(),
-        crate::pool::random_hex()
-    ))
-}
-
-/// A temporary index file, removed when dropped (whatever happens short of a kill, which the next
-/// [`sweep_orphaned_snapshot_indexes`] covers).
-#[derive(Debug)]
-pub struct SnapshotIndex(PathBuf);
-
-impl SnapshotIndex {
-    /// Reserves a name in `git_dir` (the file is not created).
-    pub fn new(git_dir: &Path) -> Self {
-        SnapshotIndex(snapshot_index_path(git_dir))
-    }
-
-    /// The file's path (for `GIT_INDEX_FILE`).
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for SnapshotIndex {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-        // A killed `git add` may also leave git's own lock on the temporary index.
-        let _ = std::fs::remove_file(lock_of(&self.0));
-    }
-}
-
 fn lock_of(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".lock");
@@ -226,23 +191,15 @@ pub fn sweep_repository(store: &Store, now: SystemTime) -> Vec<PathBuf> {
     worktree_git_dirs(store.common_dir()).iter().flat_map(|dir| sweep_orphaned_snapshot_indexes(dir, now)).collect()
 }
 
-/// Whether process `pid` is alive on this machine; `None` where that cannot be told (no `/proc`).
+/// Whether process `pid` is alive on this machine; `None` where that cannot be told.
 pub fn process_alive(pid: u32) -> Option<bool> {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return None;
-    }
-    Some(proc.join(pid.to_string()).exists())
+    crate::pool::process_running(pid)
 }
 
-/// The process id in a temporary name: `<prefix><pid>-<rest>`.
+/// The process id in a temporary name made by `pool::owned_name` (`<prefix><pid namespace>-<pid>-…`),
+/// when it is this namespace's.
 fn pid_in(name: &str, prefix: &str) -> Option<u32> {
-    let rest = name.strip_prefix(prefix)?;
-    let (pid, tail) = rest.split_once('-')?;
-    if tail.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    pid.parse().ok().filter(|&p| p > 0)
+    crate::pool::owner_pid(name, prefix)
 }
 
 /// A duration in words (`5s`, `1h`, `2h 3m 4s`).
@@ -407,22 +364,83 @@ fn worktree_git_dirs(common: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Interrupted operations of the runs in this repository that can be completed.
-///
-/// Lists the runs (`refs/mas/runs/*/meta`) and returns, for now, no operation: the landing's
-/// recovery (its intent record and idempotent steps) lives with the landing in `pool::land`, and
-/// this is where its check of each run is to be wired, so that `doctor` reports and `doctor --fix`
-/// completes what it finds. Returns the operations and how many runs were looked at.
-pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usize), DoctorError> {
-    let runs: Vec<String> = store
-        .list(&format!("{REF_PREFIX}runs/"))?
+/// The run ids with a meta chain.
+fn run_ids(store: &Store) -> Result<Vec<String>, DoctorError> {
+    let prefix = format!("{REF_PREFIX}runs/");
+    Ok(store
+        .list(&prefix)?
         .into_iter()
-        .filter_map(|r| r.name.strip_prefix(&format!("{REF_PREFIX}runs/"))?.strip_suffix("/meta").map(String::from))
+        .filter_map(|r| r.name.strip_prefix(&prefix)?.strip_suffix("/meta").map(String::from))
         .filter(|run| !run.contains('/'))
-        .collect();
-    // The landing recovery is wired here: for each run, ask it what an interrupted landing or
-    // proposal left undone.
-    Ok((Vec::new(), runs.len()))
+        .collect())
+}
+
+/// Interrupted landings of the runs in this repository, read without writing anything: a
+/// landing whose intent is on the meta chain while the integration branch is still at its
+/// `previous` (killed between the intent and the branch), or a landed run without its
+/// `refs/mas/runs/<run>/landed` ref (killed before the ref). Both are what `pool::land::recover`
+/// completes — [`complete_half_finished`], `git mas land`, or any command that reads the run.
+/// Returns the operations and how many runs were looked at.
+pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usize), DoctorError> {
+    let runs = run_ids(store)?;
+    let roster = store.roster()?;
+    let mut out = Vec::new();
+    for run in &runs {
+        // A run whose definition does not verify is `git mas log`'s to report, not ours.
+        let Ok(meta) = crate::run::load_meta(store, &roster, run) else { continue };
+        let remedy = "git mas doctor --fix (or git mas land, or any git-mas command that reads the run)".to_string();
+        match &meta.phase {
+            crate::run::Phase::Landing { landing, .. } => out.push(HalfFinished {
+                run: run.clone(),
+                operation: "landing".into(),
+                detail: format!(
+                    "the landing of {} is recorded but {} is still at {}",
+                    landing.commit, meta.def.branch, landing.previous
+                ),
+                remedy,
+            }),
+            crate::run::Phase::Landed { .. } if store.tip(&crate::run::landed_ref(run))?.is_none() => {
+                out.push(HalfFinished {
+                    run: run.clone(),
+                    operation: "landing".into(),
+                    detail: format!("landed on {}, but {} is missing", meta.def.branch, crate::run::landed_ref(run)),
+                    remedy,
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok((out, runs.len()))
+}
+
+/// What completing the interrupted operations did: each run's landing recovery that changed
+/// something, and the proposal refs brought level with their events.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Completed {
+    /// Landings completed (or found void), per run.
+    pub landings: Vec<crate::pool::land::Recovery>,
+    /// Proposal refs moved to the proposal their event names.
+    pub proposals: Vec<crate::pool::proposal::Settled>,
+    /// Runs whose recovery failed, with why.
+    pub failed: Vec<(String, String)>,
+}
+
+/// Completes every interrupted landing and proposal (`doctor --fix`), through the same recovery
+/// every reader of a run calls.
+pub fn complete_half_finished(store: &Store) -> Result<Completed, DoctorError> {
+    let mut out = Completed::default();
+    for run in run_ids(store)? {
+        match crate::pool::land::recover(store, &run) {
+            Ok(r) if r.changed() || !r.stuck.is_empty() => out.landings.push(r),
+            Ok(_) => {}
+            Err(e) => out.failed.push((run.clone(), e.to_string())),
+        }
+        match crate::pool::proposal::settle_run(store, &run) {
+            Ok(settled) => out.proposals.extend(settled),
+            Err(e) => out.failed.push((run.clone(), e.to_string())),
+        }
+    }
+    Ok(out)
 }
 
 /// Looks for stale locks, leftover temporary files and interrupted operations. `temp_dir` is the
@@ -504,18 +522,20 @@ mod tests {
 
     #[test]
     fn process_ids_are_read_from_temporary_names() {
+        let ns = crate::pool::pid_namespace();
         let table = [
-            ("mas-snapshot-1234-ab12.index", SNAPSHOT_INDEX_PREFIX, Some(1234)),
-            ("mas-snapshot-ab12cd.index", SNAPSHOT_INDEX_PREFIX, None),
-            ("mas-snapshot-12ab-cd.index", SNAPSHOT_INDEX_PREFIX, None),
-            ("mas-snapshot-0-cd.index", SNAPSHOT_INDEX_PREFIX, None),
-            ("mas-snapshot--cd.index", SNAPSHOT_INDEX_PREFIX, None),
-            ("git-mas-check-77-ff", CHECK_DIR_PREFIX, Some(77)),
-            ("git-mas-check-0123456789abcdef", CHECK_DIR_PREFIX, None),
-            ("git-mas-check-99999999999-ff", CHECK_DIR_PREFIX, None),
+            (format!("mas-snapshot-{ns}-1234-ab12.index"), SNAPSHOT_INDEX_PREFIX, Some(1234)),
+            ("mas-snapshot-ab12cd.index".to_string(), SNAPSHOT_INDEX_PREFIX, None),
+            (format!("mas-snapshot-{ns}-12ab-cd.index"), SNAPSHOT_INDEX_PREFIX, None),
+            (format!("mas-snapshot-{ns}-0-cd.index"), SNAPSHOT_INDEX_PREFIX, None),
+            (format!("mas-snapshot-{ns}--cd.index"), SNAPSHOT_INDEX_PREFIX, None),
+            ("mas-snapshot-1-1234-ab12.index".to_string(), SNAPSHOT_INDEX_PREFIX, None),
+            (format!("git-mas-check-{ns}-77-ff"), CHECK_DIR_PREFIX, Some(77)),
+            ("git-mas-check-0123456789abcdef".to_string(), CHECK_DIR_PREFIX, None),
+            (format!("git-mas-check-{ns}-99999999999-ff"), CHECK_DIR_PREFIX, None),
         ];
         for (name, prefix, want) in table {
-            assert_eq!(pid_in(name, prefix), want, "{name}");
+            assert_eq!(pid_in(&name, prefix), want, "{name}");
         }
     }
 
@@ -546,20 +566,18 @@ mod tests {
         if process_alive(std::process::id()) != Some(true) {
             return;
         }
-        let orphan = dir.path().join(format!("mas-snapshot-{dead}-aa.index"));
-        let orphan_lock = dir.path().join(format!("mas-snapshot-{dead}-aa.index.lock"));
-        let live = SnapshotIndex::new(dir.path());
+        let ns = crate::pool::pid_namespace();
+        let orphan = dir.path().join(format!("mas-snapshot-{ns}-{dead}-aa.index"));
+        let orphan_lock = dir.path().join(format!("mas-snapshot-{ns}-{dead}-aa.index.lock"));
+        let live = dir.path().join(format!("mas-snapshot-{ns}-{}-bb.index", std::process::id()));
         let legacy = dir.path().join("mas-snapshot-0123abcd.index");
         let other = dir.path().join("index");
-        for p in [&orphan, &orphan_lock, &live.path().to_path_buf(), &legacy, &other] {
+        for p in [&orphan, &orphan_lock, &live, &legacy, &other] {
             std::fs::write(p, b"x").unwrap();
         }
         let mut removed = sweep_orphaned_snapshot_indexes(dir.path(), SystemTime::now());
         removed.sort();
         assert_eq!(removed, vec![orphan.clone(), orphan_lock.clone()]);
-        assert!(live.path().exists() && legacy.exists() && other.exists());
-        let path = live.path().to_path_buf();
-        drop(live);
-        assert!(!path.exists(), "dropping the guard removes the file");
+        assert!(live.exists() && legacy.exists() && other.exists());
     }
 }

@@ -113,7 +113,7 @@ pub(crate) fn owned_name(prefix: &str) -> String {
     format!("{prefix}{}-{}-{}", pid_namespace(), std::process::id(), random_hex())
 }
 
-fn pid_namespace() -> String {
+pub(crate) fn pid_namespace() -> String {
     std::fs::read_link("/proc/self/ns/pid")
         .ok()
         .and_then(|l| {
@@ -129,22 +129,12 @@ fn pid_namespace() -> String {
 /// returns them. Entries of another pid namespace, of a live process, or of a process this user
 /// may not signal are left alone; a reused pid only delays the sweep.
 pub fn sweep_dead(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    let ns = pid_namespace();
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else { return removed };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(prefix) else { continue };
-        let mut parts = rest.splitn(3, '-');
-        let (Some(entry_ns), Some(pid)) = (parts.next(), parts.next()) else { continue };
-        if entry_ns != ns {
-            continue;
-        }
-        let Some(pid) = pid.parse::<i32>().ok().and_then(rustix::process::Pid::from_raw) else { continue };
-        if pid.as_raw_nonzero().get() == std::process::id() as i32 {
-            continue;
-        }
-        if rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH) {
+        let Some(pid) = owner_pid(&name, prefix) else { continue };
+        if pid == std::process::id() || process_running(pid) != Some(false) {
             continue;
         }
         let path = entry.path();
@@ -158,6 +148,29 @@ pub fn sweep_dead(dir: &Path, prefix: &str) -> Vec<PathBuf> {
         }
     }
     removed
+}
+
+/// The process id in a scratch name made by [`owned_name`], when it belongs to this pid namespace
+/// (`None`: not such a name, or another namespace's, whose process ids mean nothing here).
+pub fn owner_pid(name: &str, prefix: &str) -> Option<u32> {
+    let rest = name.strip_prefix(prefix)?;
+    let mut parts = rest.splitn(3, '-');
+    let (entry_ns, pid, tail) = (parts.next()?, parts.next()?, parts.next()?);
+    if entry_ns != pid_namespace() || tail.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok().filter(|&p| p > 0)
+}
+
+/// Whether process `pid` runs (`Some(true)` also when it runs as a user we may not signal),
+/// `None` when that cannot be told.
+pub fn process_running(pid: u32) -> Option<bool> {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
+    match rustix::process::test_kill_process(pid) {
+        Err(rustix::io::Errno::SRCH) => Some(false),
+        Ok(()) | Err(rustix::io::Errno::PERM) => Some(true),
+        Err(_) => None,
+    }
 }
 
 /// A fresh random hex string for scratch names.

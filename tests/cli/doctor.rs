@@ -113,7 +113,12 @@ fn leftover_temporary_files_are_removed_only_when_orphaned_or_old() {
     let old_index = common.join("mas-snapshot-00112233aabbccdd.index");
     let old_linked_index = linked_git_dir.join("mas-snapshot-44556677aabbccdd.index");
     let fresh_index = common.join("mas-snapshot-8899aabbccddeeff.index");
-    let orphan_index = linked_git_dir.join(format!("mas-snapshot-{dead}-0a0b.index"));
+    // Scratch names carry the pid namespace (the inode of /proc/self/ns/pid) and the process id.
+    let ns = std::fs::read_link("/proc/self/ns/pid").map_or_else(
+        |_| "0".to_string(),
+        |l| l.to_string_lossy().trim_start_matches("pid:[").trim_end_matches(']').to_string(),
+    );
+    let orphan_index = linked_git_dir.join(format!("mas-snapshot-{ns}-{dead}-0a0b.index"));
     for p in [&old_index, &old_linked_index, &fresh_index, &orphan_index] {
         std::fs::write(p, b"DIRC").unwrap();
     }

@@ -16,7 +16,8 @@ use std::time::{Duration, SystemTime};
 ///
 ///   - lock files: `<ref>.lock` under refs/mas/, `packed-refs.lock`, the integration branch's lock
 ///     (a landing moves it), `mas-verified.lock`. Until removed, every update of that ref fails. A
-///     live writer holds a lock for milliseconds, so a lock older than 5 seconds is stale.
+///     live writer holds a lock for milliseconds, so a lock older than 3 seconds is stale (the
+///     age at which a ref update names the lock instead of waiting on it).
 ///   - temporary indexes (`mas-snapshot-*.index` in a worktree's git dir) from `propose`: stale when
 ///     the process id in the name is gone, or, without one, after 1 hour.
 ///   - scratch checkouts (`git-mas-check-*` in the system temporary directory or the git dir) from
@@ -24,8 +25,11 @@ use std::time::{Duration, SystemTime};
 ///     The temporary directory is shared, so these may belong to another clone on this machine.
 ///   - cache temporaries (`.tmp-*` under the git dir's mas-cache/), renamed into place in
 ///     milliseconds: stale after 1 minute.
-///   - half-finished operations (a landing interrupted between its steps), listed with the command
-///     that completes them.
+///   - object temporaries (`objects/.tmp*`), renamed into objects/xx/ when complete: stale after
+///     10 minutes (git's own gc does not know them).
+///   - half-finished operations: a landing interrupted between its intent and the integration
+///     branch, or before its landed ref. --fix completes them (as `git mas land` and every command
+///     that reads the run would), and brings proposal refs level with their events.
 ///
 /// Everything found is listed with its path and age; files that may still be in use (a fresh
 /// lock, a young temporary file) are shown but not counted as problems and never removed.
@@ -33,14 +37,15 @@ use std::time::{Duration, SystemTime};
 /// Examples:
 ///
 ///   git mas doctor              # list; exit 1 if anything is stale
-///   git mas doctor --fix        # remove the stale files, say what was removed
+///   git mas doctor --fix        # remove the stale files, complete interrupted landings
 ///   git mas doctor --json       # for scripts: {"locks": [...], "temp_files": [...], ...}
 ///
 /// Exits 0 when nothing is wrong (or --fix fixed everything), 1 when problems remain.
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct DoctorArgs {
-    /// Remove the stale locks and temporary files (each is re-checked just before removal).
+    /// Remove the stale locks and temporary files (each is re-checked just before removal), then
+    /// complete interrupted landings and proposals.
     #[arg(long)]
     pub fix: bool,
     /// Print the result as JSON.
@@ -65,6 +70,8 @@ struct Report<'a> {
     fixed: bool,
     removed: &'a [Debris],
     failed: Vec<Failed<'a>>,
+    /// Interrupted operations completed by --fix.
+    completed: &'a doctor::Completed,
 }
 
 fn doctor_error(e: DoctorError) -> CliError {
@@ -111,6 +118,9 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
     let temp = std::env::temp_dir();
     let mut findings = doctor::examine(store, &temp, SystemTime::now()).map_err(doctor_error)?;
     let repairs = if args.fix { doctor::fix(&findings, SystemTime::now()) } else { Default::default() };
+    // Stale locks first: a landing's recovery needs the refs they blocked.
+    let completed =
+        if args.fix { doctor::complete_half_finished(store).map_err(doctor_error)? } else { Default::default() };
     if args.fix {
         // What is there now, after the removals: the exit code must not claim more than was done.
         findings = doctor::examine(store, &temp, SystemTime::now()).map_err(doctor_error)?;
@@ -123,6 +133,7 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
             fixed: args.fix,
             removed: &repairs.removed,
             failed: repairs.failed.iter().map(|(debris, error)| Failed { debris, error }).collect(),
+            completed: &completed,
         })?;
     } else {
         let mut out = String::new();
@@ -136,6 +147,15 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
                 d.why
             );
         }
+        for r in &completed.landings {
+            let _ = writeln!(out, "completed landing of run {} ({:?}): {} step(s)", r.run, r.state, r.done.len());
+            for s in &r.stuck {
+                let _ = writeln!(out, "stuck    landing of run {}: {}: {}", r.run, s.what, s.why);
+            }
+        }
+        for p in &completed.proposals {
+            let _ = writeln!(out, "completed proposal ref {} -> {}", p.refname, p.to);
+        }
         for d in findings.locks.iter().chain(&findings.temp_files) {
             line(&mut out, d, &common);
         }
@@ -146,13 +166,16 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
         for (d, error) in &repairs.failed {
             ctx.warn(&format!("could not remove {}: {error}", d.path.display()));
         }
+        for (run, error) in &completed.failed {
+            ctx.warn(&format!("could not complete run {run}: {error}"));
+        }
         let stale = problems - findings.half_finished.len();
         let checked = format!("{} run(s) checked for interrupted operations", findings.runs_checked);
         match (problems, args.fix) {
             (0, _) if repairs.removed.is_empty() => ctx.status(&format!("nothing to repair ({checked})")),
             (0, _) => ctx.status(&format!("removed {} stale file(s); nothing left to repair", repairs.removed.len())),
             (_, false) => ctx.status(&format!(
-                "{problems} problem(s): {stale} stale file(s), {} interrupted operation(s); `git mas doctor --fix` removes the stale files",
+                "{problems} problem(s): {stale} stale file(s), {} interrupted operation(s); `git mas doctor --fix` removes the stale files and completes the operations",
                 findings.half_finished.len()
             )),
             (_, true) => ctx.status(&format!("{problems} problem(s) remain after --fix (see above)")),

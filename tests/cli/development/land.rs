@@ -310,3 +310,44 @@ fn a_checkout_changed_after_a_complete_landing_is_left_alone_by_readers() {
         assert_eq!(team.git(&["status", "--porcelain"]), staged, "`git mas {args:?}` touched the checkout");
     }
 }
+
+#[test]
+fn doctor_lists_an_interrupted_landing_and_fix_completes_it() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (run, wts) = three_proposals(&team, &[]);
+    let before = team.main_tip();
+    team.here(&wts[1], &["land"]);
+    let landed = team.main_tip();
+    assert_ne!(landed, before);
+    // As a kill between the intent and the branch leaves it: main still at its previous tip, no
+    // landed ref (the checkout of main already holds the landed files, as `read-tree` left them).
+    team.git(&["update-ref", "refs/heads/main", &before]);
+    team.git(&["update-ref", "-d", &format!("refs/mas/runs/{run}/landed")]);
+    let doctor = |args: &[&str]| {
+        let mut all = vec!["doctor", "--json"];
+        all.extend_from_slice(args);
+        let out = team.env.mas_cmd(&team.repo).env("TMPDIR", team.env.root()).args(&all).output().unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+        (out.status.code(), json)
+    };
+    let (code, json) = doctor(&[]);
+    assert_eq!(code, Some(1), "{json}");
+    assert_eq!(json["half_finished"][0]["run"], run.as_str(), "{json}");
+    assert_eq!(json["half_finished"][0]["operation"], "landing");
+    assert_eq!(team.main_tip(), before, "doctor without --fix changes nothing");
+
+    let (code, json) = doctor(&["--fix"]);
+    assert_eq!(code, Some(0), "{json}");
+    let steps: Vec<&str> = json["completed"]["landings"][0]["done"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert!(steps.contains(&"moved_branch") && steps.contains(&"created_landed"), "{json}");
+    assert_eq!(team.main_tip(), landed, "main holds the landing again");
+    assert!(team.git_ok(&["rev-parse", "--verify", &format!("refs/mas/runs/{run}/landed")]));
+    assert_eq!(team.git(&["status", "--porcelain", "--untracked-files=no"]), "", "the checkout of main is clean");
+    let (code, json) = doctor(&[]);
+    assert_eq!((code, json["half_finished"].as_array().map(Vec::len)), (Some(0), Some(0)), "{json}");
+}
