@@ -139,3 +139,216 @@ fn sync_with_a_missing_remote_fails_cleanly() {
     assert!(stderr(&out).contains("git fetch from nowhere failed"), "{}", stderr(&out));
     assert_eq!(env.refs(&repo), before);
 }
+
+#[test]
+fn a_stale_lock_in_the_way_is_named_and_sync_does_not_exit_0_while_refs_differ() {
+    let Pair { env, a, b } = pair();
+    append(&env, &a, "alice", Some("refs/mas/shared/x"), 1);
+    env.mas_ok(&a, &["sync"]);
+    env.mas_ok(&b, &["sync"]);
+    append(&env, &a, "alice", Some("refs/mas/shared/x"), 2);
+    append(&env, &a, "alice", None, 3);
+    env.mas_ok(&a, &["sync"]);
+    // Locks a crashed writer left behind in b: on a ref b has (behind the remote) and on one it
+    // lacks.
+    let git_dir = b.join(".git");
+    let shared_lock = git_dir.join("refs/mas/shared/x.lock");
+    std::fs::write(&shared_lock, "0000000000000000000000000000000000000000\n").unwrap();
+    std::fs::create_dir_all(git_dir.join("refs/mas/journal")).unwrap();
+    let journal_lock = git_dir.join("refs/mas/journal/alice.lock");
+    std::fs::write(&journal_lock, "").unwrap();
+    let before = env.git(&b, &["rev-parse", "refs/mas/shared/x"]);
+
+    let started = std::time::Instant::now();
+    let out = env.mas(&b, &["sync", "--json"]);
+    assert_eq!(out.status.code(), Some(5), "refs differ from the remote: {}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "a lock is not spun on");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut locked: Vec<(String, String)> = report["unresolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            assert_eq!(u["reason"], "locked", "{u}");
+            (u["ref"].as_str().unwrap().to_string(), u["path"].as_str().unwrap().to_string())
+        })
+        .collect();
+    locked.sort();
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    assert_eq!(
+        locked,
+        vec![
+            ("refs/mas/journal/alice".to_string(), canon(&journal_lock)),
+            ("refs/mas/shared/x".to_string(), canon(&shared_lock)),
+        ]
+    );
+    assert_eq!(env.git(&b, &["rev-parse", "refs/mas/shared/x"]), before, "nothing forced past the lock");
+    // In text, the message names the lock file and the remedy.
+    let out = env.mas(&b, &["sync"]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    assert!(err.contains("refs/mas/shared/x.lock") && err.contains("remove it"), "{err}");
+
+    // Once the locks are gone, the next sync completes and both sides agree.
+    std::fs::remove_file(&shared_lock).unwrap();
+    std::fs::remove_file(&journal_lock).unwrap();
+    env.mas_ok(&b, &["sync"]);
+    let remote = env.root().join("remote.git");
+    assert_eq!(mas_refs(&env, &b), mas_refs(&env, &remote));
+    assert_eq!(ns(&env, &b, "refs/mas/shared/x"), vec![2, 1]);
+}
+
+/// `refname objectname` of every ref under refs/mas/, one a line.
+fn mas_refs(env: &TestEnv, dir: &Path) -> String {
+    env.git(dir, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/mas/"])
+}
+
+/// A `git daemon` serving `base` on 127.0.0.1 (push enabled), stopped when dropped.
+struct Daemon {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Daemon {
+    fn start(env: &TestEnv, base: &Path) -> Daemon {
+        // A port the kernel just handed out, released for the daemon to bind.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut cmd = env.git_cmd(base);
+        cmd.args(["daemon", "--export-all", "--enable=receive-pack", "--reuseaddr", "--listen=127.0.0.1"])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let child = cmd.spawn().expect("start git daemon");
+        let daemon = Daemon { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "git daemon did not listen on {port}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        daemon
+    }
+
+    fn url(&self, repo: &str) -> String {
+        format!("git://127.0.0.1:{}/{repo}", self.port)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every payload `n` on a chain, sorted (duplicates kept, so that a duplicate shows).
+fn sorted_ns(env: &TestEnv, dir: &Path, refname: &str) -> Vec<i64> {
+    let mut got = ns(env, dir, refname);
+    got.sort();
+    got
+}
+
+/// What one clone saw while looping.
+#[derive(Default)]
+struct Tally {
+    shared: Vec<i64>,
+    journal: Vec<i64>,
+    codes: Vec<i32>,
+}
+
+#[test]
+fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
+    let env = TestEnv::new();
+    let served = env.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let remote = served.join("remote.git");
+    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    let names = ["c0", "c1", "c2", "c3", "c4", "c5"];
+    let seed = env.repo("seed");
+    env.agents(&seed, &names);
+    let daemon = Daemon::start(&env, &served);
+    let url = daemon.url("remote.git");
+    env.git(&seed, &["push", "--quiet", &url, "main"]);
+    let clones: Vec<PathBuf> = names
+        .iter()
+        .map(|n| {
+            let dir = env.root().join(n);
+            env.git(env.root(), &["clone", "--quiet", &url, dir.to_str().unwrap()]);
+            dir
+        })
+        .collect();
+
+    // Each clone loops: one append to the shared chain, one to its own journal, one sync.
+    let run_for = std::time::Duration::from_secs(8);
+    let start = std::time::Instant::now();
+    let tallies: Vec<Tally> = std::thread::scope(|s| {
+        let handles: Vec<_> = clones
+            .iter()
+            .enumerate()
+            .map(|(c, dir)| {
+                let env = &env;
+                s.spawn(move || {
+                    let agent = names[c];
+                    let mut t = Tally::default();
+                    let mut i = 0;
+                    while start.elapsed() < run_for {
+                        i += 1;
+                        let n = (c as i64) * 100_000 + i;
+                        let payload = format!(r#"{{"n":{n}}}"#);
+                        let shared = ["--agent", agent, "record", "append", "--kind", "note"];
+                        let out = env
+                            .mas(dir, &[&shared[..], &["--ref", "refs/mas/shared/x", "--payload", &payload]].concat());
+                        if out.status.success() {
+                            t.shared.push(n);
+                        }
+                        let out = env.mas(dir, &[&shared[..], &["--payload", &payload]].concat());
+                        if out.status.success() {
+                            t.journal.push(n);
+                        }
+                        let out = env.mas(dir, &["sync"]);
+                        let code = out.status.code().unwrap_or(-1);
+                        assert!(code == 0 || code == 5, "sync in {agent} exited {code}: {}", stderr(&out));
+                        t.codes.push(code);
+                    }
+                    t
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    // Settle: every clone syncs once, twice over (the second pass carries the last ones' records to
+    // the first ones).
+    for _ in 0..2 {
+        for dir in &clones {
+            env.mas_ok(dir, &["sync"]);
+        }
+    }
+    drop(daemon);
+
+    let mut acked: Vec<i64> = tallies.iter().flat_map(|t| t.shared.iter().copied()).collect();
+    acked.sort();
+    assert!(acked.len() >= 6, "every clone appended at least once: {}", acked.len());
+    let remote_refs = mas_refs(&env, &remote);
+    for (c, dir) in clones.iter().enumerate() {
+        // Every acknowledged append exactly once, in every clone; nothing else.
+        assert_eq!(sorted_ns(&env, dir, "refs/mas/shared/x"), acked, "shared chain in {}", names[c]);
+        for (j, t) in tallies.iter().enumerate() {
+            assert_eq!(sorted_ns(&env, dir, &format!("refs/mas/journal/{}", names[j])), t.journal);
+        }
+        assert_eq!(mas_refs(&env, dir), remote_refs, "{} agrees with the remote", names[c]);
+    }
+    // The rate of incomplete syncs. The target (at most 10 %, no clone more than 3 in a row) is
+    // measured by bench/sync-contention.sh on a release build; this test runs a debug build beside
+    // whatever else the machine does, so it asserts looser bounds that still catch a sync that
+    // gives up after a round or two (which measured 44-56 % here).
+    let syncs: usize = tallies.iter().map(|t| t.codes.len()).sum();
+    let fives: usize = tallies.iter().map(|t| t.codes.iter().filter(|&&c| c == 5).count()).sum();
+    let worst_run =
+        tallies.iter().map(|t| t.codes.split(|&c| c != 5).map(<[i32]>::len).max().unwrap_or(0)).max().unwrap_or(0);
+    eprintln!("{fives} of {syncs} syncs exited 5; longest run of 5s in one clone: {worst_run}");
+    assert!(syncs >= 6, "{syncs} syncs");
+    assert!(fives * 4 <= syncs, "{fives} of {syncs} syncs exited 5");
+    assert!(worst_run <= 6, "a clone exited 5 {worst_run} times in a row");
+}
