@@ -67,6 +67,10 @@ pub const BACKOFF_CAP: Duration = Duration::from_millis(800);
 /// Compare-and-swap attempts per ref and round before the ref counts as moving.
 const LOCAL_ATTEMPTS: u32 = 8;
 
+/// The pause after a compare-and-swap failed on a lock, times the attempt: a lock still there after
+/// every attempt (about 1.8 s in all) is reported as `locked`.
+const LOCK_PAUSE: Duration = Duration::from_millis(50);
+
 /// The advisory lock file (in the common git dir) that serializes syncs of one clone.
 pub const MUTEX_FILE: &str = "git-mas-sync.mutex";
 
@@ -129,8 +133,8 @@ pub enum RefAction {
     Rejected { reason: String },
     /// Both sides moved on a per-agent chain; left untouched.
     Diverged { local: String, remote: String },
-    /// A lock file is in the way of the local update.
-    Locked { path: String },
+    /// Lock files are in the way of the local update.
+    Locked { paths: Vec<String> },
 }
 
 /// One ref's event in one round.
@@ -154,15 +158,19 @@ pub enum Unsettled {
     Rejected { summary: String },
     /// Both sides moved on a per-agent chain.
     Diverged { local: String, remote: String },
-    /// A lock file is in the way of the local update.
-    Locked {
-        /// The lock file.
-        path: String,
-        /// Its age in seconds, when its time stamp could be read.
-        age_secs: Option<u64>,
-    },
+    /// Lock files are in the way of the local update.
+    Locked { locks: Vec<LockFile> },
     /// Local writers kept moving the ref (or it moved after sync integrated it).
     Moving { local: Option<String>, remote: Option<String> },
+}
+
+/// A lock file in the way.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LockFile {
+    /// Its path.
+    pub path: String,
+    /// Its age in seconds, when its time stamp could be read.
+    pub age_secs: Option<u64>,
 }
 
 /// A ref that does not agree with the remote, and why.
@@ -322,17 +330,24 @@ fn commits_until(store: &Store, tip: ObjectId, stop: impl Fn(&ObjectId) -> bool)
     Ok(out)
 }
 
-/// The lock file that is in the way of updating `refname` locally, if there is one.
+/// The lock files in the way of updating `refname` locally: the ref's own, and `packed-refs.lock`
+/// (a ref transaction also locks packed-refs when the file exists, so a writer killed mid-update
+/// leaves both).
 fn lock_in_the_way(store: &Store, refname: &str) -> Option<Unsettled> {
     let candidates = [store.common_dir().join(format!("{refname}.lock")), store.common_dir().join("packed-refs.lock")];
-    candidates.into_iter().find(|p| p.exists()).map(|path| {
-        let age_secs = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .map(|d| d.as_secs());
-        Unsettled::Locked { path: path.display().to_string(), age_secs }
-    })
+    let locks: Vec<LockFile> = candidates
+        .into_iter()
+        .filter(|p| p.exists())
+        .map(|path| {
+            let age_secs = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .map(|d| d.as_secs());
+            LockFile { path: path.display().to_string(), age_secs }
+        })
+        .collect();
+    (!locks.is_empty()).then_some(Unsettled::Locked { locks })
 }
 
 /// Where one ref stands after integration.
@@ -356,7 +371,7 @@ fn integrate_ref(
     // Each step is a compare-and-swap from what we just read; a lost race (another local writer) is
     // re-read on the next pass.
     let mut last_local = None;
-    for _ in 0..LOCAL_ATTEMPTS {
+    for attempt in 1..=LOCAL_ATTEMPTS {
         let local = store.tip(local_name)?;
         last_local = local;
         let (expected, new, action, got) = match local {
@@ -390,7 +405,11 @@ fn integrate_ref(
         let outcome = match store.cas(local_name, expected, new, "git-mas sync: integrate") {
             Ok(o) => o,
             Err(e) => match lock_in_the_way(store, local_name) {
-                Some(locked) => return Ok(locked_state(locked, &mut event)),
+                Some(locked) if attempt == LOCAL_ATTEMPTS => return Ok(locked_state(locked, &mut event)),
+                Some(_) => {
+                    std::thread::sleep(LOCK_PAUSE * attempt);
+                    continue;
+                }
                 None => return Err(e.into()),
             },
         };
@@ -402,8 +421,13 @@ fn integrate_ref(
         if store.tip(local_name)? == expected
             && let Some(locked) = lock_in_the_way(store, local_name)
         {
-            // Nobody moved the ref, yet the swap failed: a lock is in the way.
-            return Ok(locked_state(locked, &mut event));
+            // Nobody moved the ref, yet the swap failed: a lock is in the way. A live git (a
+            // `pack-refs` run by maintenance, another writer) holds one for milliseconds; one that
+            // is still there after every attempt is reported.
+            if attempt == LOCAL_ATTEMPTS {
+                return Ok(locked_state(locked, &mut event));
+            }
+            std::thread::sleep(LOCK_PAUSE * attempt);
         }
     }
     Ok(State::Stuck(Unsettled::Moving {
@@ -413,8 +437,8 @@ fn integrate_ref(
 }
 
 fn locked_state(locked: Unsettled, event: &mut impl FnMut(RefAction)) -> State {
-    if let Unsettled::Locked { path, .. } = &locked {
-        event(RefAction::Locked { path: path.clone() });
+    if let Unsettled::Locked { locks } = &locked {
+        event(RefAction::Locked { paths: locks.iter().map(|l| l.path.clone()).collect() });
     }
     State::Stuck(locked)
 }

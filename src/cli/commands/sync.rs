@@ -72,7 +72,7 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
                 RefAction::Diverged { local, remote } => {
                     format!("diverged (local {}, remote {}); left as it is", short(local), short(remote))
                 }
-                RefAction::Locked { path } => format!("not updated: {path} is in the way"),
+                RefAction::Locked { paths } => format!("not updated: {} in the way", paths.join(" and ")),
             };
             println!("{:<44} {what}", ev.refname);
         }
@@ -100,9 +100,15 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
                 format!("the remote still rejects the push {summary} after {} rounds", report.rounds)
             }
             Unsettled::Diverged { .. } => "diverged: this agent's chain moved on both sides".into(),
-            Unsettled::Locked { path, age_secs } => {
-                let age = age_secs.map(|s| format!(", {s}s old")).unwrap_or_default();
-                format!("locked by {path}{age}; if no git or git-mas process is running, remove it and sync again")
+            Unsettled::Locked { locks } => {
+                let named: Vec<String> = locks
+                    .iter()
+                    .map(|l| format!("{}{}", l.path, l.age_secs.map(|s| format!(" ({s}s old)")).unwrap_or_default()))
+                    .collect();
+                format!(
+                    "locked by {}; if no git or git-mas process is running, remove the lock file(s) and sync again",
+                    named.join(" and ")
+                )
             }
             Unsettled::Moving { .. } => "moved locally during the sync; sync again".into(),
         };
