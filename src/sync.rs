@@ -315,19 +315,53 @@ fn fetch(store: &Store, remote: &str) -> Result<(), SyncError> {
     Ok(())
 }
 
-/// The commits of the linear chain at `tip`, newest first, up to (not including) the first for which
-/// `stop` holds.
-fn commits_until(store: &Store, tip: ObjectId, stop: impl Fn(&ObjectId) -> bool) -> Result<Vec<ObjectId>, StoreError> {
+/// The parent of a chain commit (chains are linear: the first parent).
+fn parent_of(store: &Store, id: ObjectId) -> Result<Option<ObjectId>, StoreError> {
+    let c = store
+        .repo()
+        .find_commit(id)
+        .map_err(|e| StoreError::Git { context: format!("reading {id}"), source: Box::new(e) })?;
+    Ok(c.parent_ids().next().map(|p| p.detach()))
+}
+
+/// The commits of the linear chain at `tip`, newest first, up to (not including) `stop` or the root.
+fn commits_until(store: &Store, tip: ObjectId, stop: Option<ObjectId>) -> Result<Vec<ObjectId>, StoreError> {
     let mut out = Vec::new();
     let mut next = Some(tip);
     while let Some(id) = next {
-        if stop(&id) {
+        if Some(id) == stop {
             break;
         }
         out.push(id);
-        next = store.entry(id)?.parent;
+        next = parent_of(store, id)?;
     }
     Ok(out)
+}
+
+/// The newest commit two linear chains share, walking both back in step, so that the cost is the
+/// distance to it rather than the chains' length.
+fn merge_base(store: &Store, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>, StoreError> {
+    let (mut seen_a, mut seen_b) = (BTreeSet::from([a]), BTreeSet::from([b]));
+    let (mut next_a, mut next_b) = (Some(a), Some(b));
+    loop {
+        if let Some(x) = next_a {
+            if seen_b.contains(&x) {
+                return Ok(Some(x));
+            }
+            seen_a.insert(x);
+            next_a = parent_of(store, x)?;
+        }
+        if let Some(y) = next_b {
+            if seen_a.contains(&y) {
+                return Ok(Some(y));
+            }
+            seen_b.insert(y);
+            next_b = parent_of(store, y)?;
+        }
+        if next_a.is_none() && next_b.is_none() {
+            return Ok(None);
+        }
+    }
 }
 
 /// The lock files in the way of updating `refname` locally: the ref's own, and `packed-refs.lock`
@@ -374,60 +408,49 @@ fn integrate_ref(
     for attempt in 1..=LOCAL_ATTEMPTS {
         let local = store.tip(local_name)?;
         last_local = local;
-        let (expected, new, action, got) = match local {
-            None => {
-                let got = commits_until(store, remote_tip, |_| false)?;
-                (None, remote_tip, RefAction::Created { to: remote_tip.to_string() }, got)
-            }
-            Some(l) if l == remote_tip => return Ok(State::Agreed),
-            Some(l) if store.is_ancestor(l, remote_tip)? => {
-                let got = commits_until(store, remote_tip, |c| *c == l)?;
-                (Some(l), remote_tip, RefAction::FastForwarded { from: l.to_string(), to: remote_tip.to_string() }, got)
-            }
-            Some(l) if store.is_ancestor(remote_tip, l)? => return Ok(State::Ahead),
-            Some(l) if owner_of(local_name).is_some() => {
-                event(RefAction::Diverged { local: l.to_string(), remote: remote_tip.to_string() });
-                return Ok(State::Stuck(Unsettled::Diverged { local: l.to_string(), remote: remote_tip.to_string() }));
-            }
-            Some(l) => {
-                let local_set: BTreeSet<ObjectId> = commits_until(store, l, |_| false)?.into_iter().collect();
-                let got = commits_until(store, remote_tip, |c| local_set.contains(c))?;
-                let remote_set: BTreeSet<ObjectId> = commits_until(store, remote_tip, |_| false)?.into_iter().collect();
-                let mut only_local = commits_until(store, l, |c| remote_set.contains(c))?;
-                only_local.reverse();
-                let mut parent = remote_tip;
-                for c in &only_local {
-                    parent = store.reparent(*c, parent)?;
+        let Some(l) = local else {
+            let got = commits_until(store, remote_tip, None)?;
+            let action = RefAction::Created { to: remote_tip.to_string() };
+            match try_cas(store, local_name, None, remote_tip, attempt, &mut event)? {
+                Cas::Done => {
+                    received.entry(local_name.to_string()).or_default().extend(got);
+                    event(action);
+                    return Ok(State::Agreed);
                 }
-                (Some(l), parent, RefAction::Rebased { records: only_local.len(), onto: remote_tip.to_string() }, got)
+                Cas::Again => continue,
+                Cas::Locked(state) => return Ok(state),
             }
         };
-        let outcome = match store.cas(local_name, expected, new, "git-mas sync: integrate") {
-            Ok(o) => o,
-            Err(e) => match lock_in_the_way(store, local_name) {
-                Some(locked) if attempt == LOCAL_ATTEMPTS => return Ok(locked_state(locked, &mut event)),
-                Some(_) => {
-                    std::thread::sleep(LOCK_PAUSE * attempt);
-                    continue;
-                }
-                None => return Err(e.into()),
-            },
-        };
-        if outcome == CasOutcome::Updated {
-            received.entry(local_name.to_string()).or_default().extend(got);
-            event(action);
+        if l == remote_tip {
             return Ok(State::Agreed);
         }
-        if store.tip(local_name)? == expected
-            && let Some(locked) = lock_in_the_way(store, local_name)
-        {
-            // Nobody moved the ref, yet the swap failed: a lock is in the way. A live git (a
-            // `pack-refs` run by maintenance, another writer) holds one for milliseconds; one that
-            // is still there after every attempt is reported.
-            if attempt == LOCAL_ATTEMPTS {
-                return Ok(locked_state(locked, &mut event));
+        let base = merge_base(store, l, remote_tip)?;
+        let (new, action, got) = if base == Some(l) {
+            let got = commits_until(store, remote_tip, Some(l))?;
+            (remote_tip, RefAction::FastForwarded { from: l.to_string(), to: remote_tip.to_string() }, got)
+        } else if base == Some(remote_tip) {
+            return Ok(State::Ahead);
+        } else if owner_of(local_name).is_some() {
+            event(RefAction::Diverged { local: l.to_string(), remote: remote_tip.to_string() });
+            return Ok(State::Stuck(Unsettled::Diverged { local: l.to_string(), remote: remote_tip.to_string() }));
+        } else {
+            let got = commits_until(store, remote_tip, base)?;
+            let mut only_local = commits_until(store, l, base)?;
+            only_local.reverse();
+            let mut parent = remote_tip;
+            for c in &only_local {
+                parent = store.reparent(*c, parent)?;
             }
-            std::thread::sleep(LOCK_PAUSE * attempt);
+            (parent, RefAction::Rebased { records: only_local.len(), onto: remote_tip.to_string() }, got)
+        };
+        match try_cas(store, local_name, Some(l), new, attempt, &mut event)? {
+            Cas::Done => {
+                received.entry(local_name.to_string()).or_default().extend(got);
+                event(action);
+                return Ok(State::Agreed);
+            }
+            Cas::Again => {}
+            Cas::Locked(state) => return Ok(state),
         }
     }
     Ok(State::Stuck(Unsettled::Moving {
@@ -436,13 +459,50 @@ fn integrate_ref(
     }))
 }
 
-fn locked_state(locked: Unsettled, event: &mut impl FnMut(RefAction)) -> State {
-    if let Unsettled::Locked { locks } = &locked {
-        event(RefAction::Locked { paths: locks.iter().map(|l| l.path.clone()).collect() });
-    }
-    State::Stuck(locked)
+/// The outcome of one local compare-and-swap attempt during integration.
+enum Cas {
+    /// The ref moved.
+    Done,
+    /// Lost a race (or a lock was briefly in the way): read again.
+    Again,
+    /// A lock stayed in the way through every attempt.
+    Locked(State),
 }
 
+fn try_cas(
+    store: &Store,
+    refname: &str,
+    expected: Option<ObjectId>,
+    new: ObjectId,
+    attempt: u32,
+    event: &mut impl FnMut(RefAction),
+) -> Result<Cas, SyncError> {
+    let lock_or = |err: Option<StoreError>, event: &mut dyn FnMut(RefAction)| -> Result<Cas, SyncError> {
+        match (lock_in_the_way(store, refname), err) {
+            (Some(locked), _) if attempt == LOCAL_ATTEMPTS => {
+                if let Unsettled::Locked { locks } = &locked {
+                    event(RefAction::Locked { paths: locks.iter().map(|l| l.path.clone()).collect() });
+                }
+                Ok(Cas::Locked(State::Stuck(locked)))
+            }
+            (Some(_), _) => {
+                // A live git (a `pack-refs` run by maintenance, another writer) holds a lock for
+                // milliseconds; one still there after every attempt is reported.
+                std::thread::sleep(LOCK_PAUSE * attempt);
+                Ok(Cas::Again)
+            }
+            (None, Some(e)) => Err(e.into()),
+            (None, None) => Ok(Cas::Again),
+        }
+    };
+    match store.cas(refname, expected, new, "git-mas sync: integrate") {
+        Ok(CasOutcome::Updated) => Ok(Cas::Done),
+        // Nobody moved the ref, yet the swap failed: perhaps a lock is in the way.
+        Ok(CasOutcome::LostRace { .. }) if store.tip(refname)? == expected => lock_or(None, event),
+        Ok(CasOutcome::LostRace { .. }) => Ok(Cas::Again),
+        Err(e) => lock_or(Some(e), event),
+    }
+}
 /// Parses `git push --porcelain` output into (ref, rejected?, summary).
 fn parse_porcelain(stdout: &str) -> Vec<(String, bool, String)> {
     stdout

@@ -363,9 +363,9 @@ struct KillPoint {
 /// record, a compare-and-swap, a push of two refs) where a SIGKILL lands. Without `-f` only git-mas
 /// itself is traced, so the counts are its own: each child spawn (clone), each child's end (wait4),
 /// each rename (ref updates, object writes). With `-f` the first process to reach the count dies:
-/// the fetch, which comes first.
+/// the fetch, which comes first. `flock` is the sync lock sync takes first.
 const KILL_POINTS: &[KillPoint] = &[
-    KillPoint { name: "at start", strace: &["-e", "inject=execve:signal=SIGKILL:when=1"] },
+    KillPoint { name: "taking the sync lock", strace: &["-e", "inject=flock:signal=SIGKILL:when=1"] },
     KillPoint {
         name: "before the fetch starts",
         strace: &["-e", "inject=clone,clone3,fork,vfork:signal=SIGKILL:when=1"],

@@ -5,6 +5,12 @@
 //! published up to then, leases judged at that time), on the frame its receipt names — or, without
 //! a receipt, the frame current at that time — and asks the same gate. A commit without a receipt is
 //! judged as if its author held a valid focus, so only other agents' holds can flag it.
+//!
+//! `--records` adds what no gate sees: records in `refs/mas/` that do not verify (pushed with plain
+//! git, without a key). Readers never apply them, but their presence means someone with push access
+//! wrote outside the protocol, which CI should flag. It is opt-in because such a record stays in its
+//! chain for good (chains are append-only and fast-forward only): failing every check by default
+//! would let one push fail every later CI run.
 
 use crate::cli::commands::gate::report;
 use crate::cli::context::Context;
