@@ -8,6 +8,7 @@
 #
 #   bench/sync-contention.sh                # builds the release binary; DURATION=20 CLONES=6 RUNS=1
 #   RUNS=3 bench/sync-contention.sh         # three independent runs, one line each
+#   GIT_MAS_BIN=target/debug/git-mas DURATION=5 bench/sync-contention.sh   # a quick look
 #
 # Target: at most 10 % of syncs exit 5, no clone more than 3 in a row, nothing lost or duplicated.
 # Exits 1 when a run loses or duplicates a record or a sync exits other than 0 or 5; exits 2 when
@@ -20,8 +21,9 @@ cd "$SRC"
 . bench/common.sh
 need git "apt-get install git"
 need python3 "apt-get install python3"
-cargo build --release --quiet
-BIN=$SRC/target/release/git-mas
+# GIT_MAS_BIN=path runs an existing binary instead of building the release one.
+if [ -z "${GIT_MAS_BIN:-}" ]; then cargo build --release --quiet; fi
+BIN=${GIT_MAS_BIN:-$SRC/target/release/git-mas}
 DURATION=${DURATION:-20}
 CLONES=${CLONES:-6}
 RUNS=${RUNS:-1}
@@ -67,8 +69,9 @@ one_run() {
         if "$BIN" --agent "c$c" record append --kind note --payload "{\"n\":$n}" \
           >/dev/null 2>>"$dir/stderr-$c"; then echo "$n" >>"$dir/journal-$c"; fi
         rc=0
-        "$BIN" sync >/dev/null 2>>"$dir/stderr-$c" || rc=$?
+        "$BIN" sync --json >"$dir/last-$c.json" 2>>"$dir/stderr-$c" || rc=$?
         echo "$rc" >>"$dir/codes-$c"
+        grep -o '"rounds":[0-9]*' "$dir/last-$c.json" | cut -d: -f2 >>"$dir/rounds-$c" || true
       done
     ) &
   done
@@ -76,7 +79,7 @@ one_run() {
 
   # Settle: every clone syncs, twice over.
   for _ in 1 2; do
-    for c in $(seq 0 $((CLONES - 1))); do (cd "$dir/c$c" && "$BIN" sync >/dev/null); done
+    for c in $(seq 0 $((CLONES - 1))); do (cd "$dir/c$c" && "$BIN" sync >/dev/null 2>&1); done
   done
   for c in $(seq 0 $((CLONES - 1))); do
     (cd "$dir/c$c" && "$BIN" log refs/mas/shared/x --json >"$dir/log-shared-$c.json" || true)
@@ -118,12 +121,24 @@ def longest(seq):
         best = max(best, cur)
     return best
 worst = max(longest(c) for c in codes)
+rounds = [int(x) for c in range(clones) for x in open(f"{d}/rounds-{c}").read().split()]
+reasons = {}
+for c in range(clones):
+    for line in open(f"{d}/stderr-{c}"):
+        if "not synced:" in line:
+            why = line.split(": ", 3)[-1]
+            key = next((k for k in ("rejects", "locked", "moved", "diverged") if k in why), why.strip())
+            reasons[key] = reasons.get(key, 0) + 1
 appends = len(acked) + sum(len(nums(f"{d}/journal-{c}")) for c in range(clones))
 share = 100.0 * fives / syncs if syncs else 0.0
 print(f"run {run}: {duration}s x {clones} clones: {syncs} syncs, {fives} exited 5 ({share:.1f} %), "
       f"longest run of 5s in one clone {worst}; {appends} appends acknowledged, "
       f"{'nothing lost or duplicated' if not bad else 'PROBLEMS: ' + '; '.join(bad)}"
       + (f"; other exit codes {other}" if other else ""))
+if rounds:
+    rounds.sort()
+    print(f"  rounds per sync: mean {sum(rounds)/len(rounds):.2f}, median {rounds[len(rounds)//2]}, max {rounds[-1]}; "
+          f"refs left unsynced by an exit-5 sync, by reason: {reasons or 'none'}")
 with open(f"{d}/../verdicts", "a") as f:
     f.write(f"{int(bool(bad) or bool(other))} {int(share > 10.0 or worst > 3)}\n")
 PY
