@@ -420,6 +420,7 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
     let mut acked = Vec::new();
     let mut killed = Vec::new();
     let mut left_locks = Vec::new();
+    let mut swept_at = Vec::new();
     for (k, point) in KILL_POINTS.iter().enumerate() {
         let n = |i: i64| (k as i64) * 10 + i;
         // The remote moves on (a's journal and the shared chain), and b has records of its own.
@@ -448,8 +449,19 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
         // leaves its lock file: sync names it and exits 5, and once it is removed (as the message
         // says), sync completes.
         let out = env.mas(&b, &["sync", "--json"]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // A fetch killed at a ref update leaves its lock in the staging namespace; the next sync
+        // removes it (only a sync, holding the sync lock, writes there) and says so.
+        let swept = report["swept"].as_array().unwrap();
+        if point.name.starts_with("fetch, at its") {
+            assert!(
+                swept.iter().any(|p| p.as_str().unwrap().contains("refs/mas-remote/")),
+                "{}: {report:#}",
+                point.name
+            );
+        }
+        swept_at.extend(swept.iter().map(|_| point.name));
         if out.status.code() == Some(5) {
-            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             for u in report["unresolved"].as_array().unwrap() {
                 assert_eq!(u["reason"], "locked", "{}: {u}", point.name);
                 for lock in u["locks"].as_array().unwrap() {
@@ -481,7 +493,8 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
     assert!(fsck.status.success(), "{}", stderr(&fsck));
     let missed: Vec<&str> = KILL_POINTS.iter().map(|p| p.name).filter(|n| !killed.contains(n)).collect();
     eprintln!(
-        "killed at {} of {} points (not reached: {missed:?}); stale locks left and named: {left_locks:?}",
+        "killed at {} of {} points (not reached: {missed:?}); stale locks left and named: {left_locks:?}; \
+         staging locks swept after: {swept_at:?}",
         killed.len(),
         KILL_POINTS.len()
     );
