@@ -11,34 +11,107 @@
 //!    a shared chain is a set of records in arrival order, and this is the cross-machine form of
 //!    re-reading after a lost compare-and-swap. When both moved on a **per-agent** chain (one agent
 //!    writing from two machines) nothing is rewritten: the ref is reported as diverged;
-//! 3. push every local ref the remote lacks or is behind on, without force. A ref the remote rejects
-//!    (someone advanced it between our fetch and our push) is reported, and the round starts again
-//!    with a re-fetch, at most [`MAX_ROUNDS`] times.
+//! 3. push every local ref the remote lacks or is behind on, without force.
+//!
+//! **Contention.** A ref the remote rejects (someone advanced it between our fetch and our push) is
+//! the cross-machine form of a lost compare-and-swap: the round starts again with a re-fetch, after
+//! a jittered exponential backoff (so clones that collided once do not collide again in lockstep),
+//! at most [`MAX_ROUNDS`] times. Only a ref still rejected after the last round is reported.
+//!
+//! **Honest ending.** A sync is complete only when every ref under `refs/mas/` agrees with the
+//! remote as of sync's last exchange with it: the tip fetched last, or the tip the remote accepted
+//! from our push. Every ref that does not is listed in [`SyncReport::unresolved`] with why —
+//! `rejected` (the remote kept refusing our push), `diverged` (an agent's own chain moved on both
+//! sides), `locked` (a `.lock` file, typically left by a crashed writer, is in the way of the local
+//! update; its path and age are given) or `moving` (local writers kept moving the ref during the
+//! sync). A remote that moves on after our last exchange is the next sync's business.
+//!
+//! **Unverified records.** Refs are shared history: a record that does not verify (unsigned, an
+//! unknown agent, a spoof, a replay, misplaced, malformed) is still stored, because refusing it would
+//! leave the chain forever different from the remote's — every later sync would fail and no record
+//! could be pushed on top of it, so one unsigned push would stop a whole team. Readers apply only
+//! verified records, so storing one changes no decision. Every such record that this sync received
+//! from the remote is named in [`SyncReport::parked`] (ref, commit, verdict, the agent it claims),
+//! including one that is now a shared chain's tip; `git mas check --records` lists every such record
+//! in the store, for CI to fail on. Proposal refs (`refs/mas/runs/<run>/proposals/<agent>`) are
+//! artifacts (a commit on top of the run's base), not record chains, and are not verified.
+//!
+//! **Crashes.** Only one sync runs at a time per clone: each takes an advisory lock
+//! ([`MUTEX_FILE`] in the common git dir, `flock`, released by the kernel when the process dies, even
+//! by SIGKILL). Holding it, sync alone writes the staging namespace, so a `.lock` file found there is
+//! left by a killed `git fetch` and is removed ([`SyncReport::swept`]). A SIGKILL at any other point
+//! leaves at worst a staged ref newer than the local one, a re-parented commit no ref names yet, or
+//! a local chain the remote lacks: the next sync fetches, integrates and pushes again. A lock that a
+//! killed compare-and-swap leaves under `refs/mas/` is not sync's to remove (another command may
+//! hold it): it is reported as `locked` with its path.
 
+use crate::identity::Roster;
+use crate::store::record::Verdict;
 use crate::store::{CasOutcome, REF_PREFIX, Store, StoreError, owner_of};
 use gix::ObjectId;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 use thiserror::Error;
 
 /// Fetch–integrate–push rounds before giving up on refs that keep being rejected.
-pub const MAX_ROUNDS: u32 = 3;
+pub const MAX_ROUNDS: u32 = 10;
+
+/// The first backoff after a rejected round; it doubles each round up to [`BACKOFF_CAP`].
+pub const BACKOFF_BASE: Duration = Duration::from_millis(20);
+
+/// The longest backoff between two rounds.
+pub const BACKOFF_CAP: Duration = Duration::from_millis(800);
+
+/// Compare-and-swap attempts per ref and round before the ref counts as moving.
+const LOCAL_ATTEMPTS: u32 = 8;
+
+/// The pause after a compare-and-swap failed on a lock, times the attempt: a lock still there after
+/// every attempt (about 1.8 s in all) is reported as `locked`.
+const LOCK_PAUSE: Duration = Duration::from_millis(50);
+
+/// The advisory lock file (in the common git dir) that serializes syncs of one clone.
+pub const MUTEX_FILE: &str = "git-mas-sync.mutex";
+
+/// How long a sync waits for another sync of the same clone to finish.
+pub const MUTEX_WAIT: Duration = Duration::from_secs(120);
 
 /// Errors from sync.
 #[derive(Debug, Error)]
 pub enum SyncError {
     /// The remote name or URL is unusable.
-    #[error("remote {0:?} is not a usable remote name or URL")]
-    BadRemote(String),
+    #[error("remote {remote:?} is not a usable remote name or URL")]
+    BadRemote { remote: String },
     /// `git` could not be started.
-    #[error("cannot run git: {0}")]
-    Spawn(#[source] std::io::Error),
+    #[error("cannot run git")]
+    Spawn {
+        #[source]
+        source: std::io::Error,
+    },
     /// `git fetch` failed.
     #[error("git fetch from {remote} failed: {stderr}")]
     Fetch { remote: String, stderr: String },
     /// `git push` failed for a reason other than a rejected ref.
     #[error("git push to {remote} failed: {stderr}")]
     Push { remote: String, stderr: String },
+    /// The sync lock file could not be opened or locked.
+    #[error("cannot lock {}", path.display())]
+    Mutex {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another sync of this clone kept running.
+    #[error("another git mas sync of this repository is still running (waited {}s for {})", waited.as_secs(), path.display())]
+    Busy { path: PathBuf, waited: Duration },
+    /// A file in the staging namespace could not be removed.
+    #[error("cannot remove the stale lock {}", path.display())]
+    Sweep {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// A store operation failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -60,6 +133,8 @@ pub enum RefAction {
     Rejected { reason: String },
     /// Both sides moved on a per-agent chain; left untouched.
     Diverged { local: String, remote: String },
+    /// Lock files are in the way of the local update.
+    Locked { paths: Vec<String> },
 }
 
 /// One ref's event in one round.
@@ -75,6 +150,60 @@ pub struct RefEvent {
     pub action: RefAction,
 }
 
+/// Why a ref does not agree with the remote at the end of a sync.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Unsettled {
+    /// The remote refused our push in every round.
+    Rejected { summary: String },
+    /// Both sides moved on a per-agent chain.
+    Diverged { local: String, remote: String },
+    /// Lock files are in the way of the local update.
+    Locked { locks: Vec<LockFile> },
+    /// Local writers kept moving the ref (or it moved after sync integrated it).
+    Moving { local: Option<String>, remote: Option<String> },
+}
+
+/// A lock file in the way.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LockFile {
+    /// Its path.
+    pub path: String,
+    /// Its age in seconds, when its time stamp could be read.
+    pub age_secs: Option<u64>,
+}
+
+/// A ref that does not agree with the remote, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Unresolved {
+    /// The ref.
+    #[serde(rename = "ref")]
+    pub refname: String,
+    /// Why.
+    #[serde(flatten)]
+    pub why: Unsettled,
+}
+
+/// A stored record that does not verify.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Parked {
+    /// The chain.
+    #[serde(rename = "ref")]
+    pub refname: String,
+    /// The record's commit.
+    pub commit: String,
+    /// Why it does not verify.
+    pub verdict: Verdict,
+    /// The agent the record claims (absent when it is not a readable record).
+    pub agent: Option<String>,
+    /// Its kind, when readable.
+    pub kind: Option<String>,
+    /// Its sequence number, when readable.
+    pub seq: Option<u64>,
+    /// Whether it is the chain's tip.
+    pub tip: bool,
+}
+
 /// The outcome of a sync.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SyncReport {
@@ -82,8 +211,12 @@ pub struct SyncReport {
     pub remote: String,
     /// Every ref event, in order.
     pub events: Vec<RefEvent>,
-    /// Refs left rejected or diverged at the end.
-    pub unresolved: Vec<String>,
+    /// Refs that do not agree with the remote at the end, with why.
+    pub unresolved: Vec<Unresolved>,
+    /// Records received from the remote that do not verify (stored, never applied).
+    pub parked: Vec<Parked>,
+    /// Stale lock files removed from the staging namespace (left by an interrupted fetch).
+    pub swept: Vec<String>,
     /// Rounds run.
     pub rounds: u32,
 }
@@ -93,6 +226,54 @@ impl SyncReport {
     pub fn complete(&self) -> bool {
         self.unresolved.is_empty()
     }
+}
+
+/// Whether `refname` is a record chain (every commit one record). Proposal refs are artifacts: a
+/// commit on top of the run's base, whose ancestry is the project's history.
+pub fn is_record_chain(refname: &str) -> bool {
+    let Some(rest) = refname.strip_prefix(REF_PREFIX) else { return false };
+    let parts: Vec<&str> = rest.split('/').collect();
+    !matches!(parts.as_slice(), ["runs", _, "proposals", _])
+}
+
+/// Every record under `refs/mas/` that does not verify against `roster`, chain by chain (sorted by
+/// ref name), oldest first within a chain. Proposal refs are skipped ([`is_record_chain`]).
+pub fn parked_records(store: &Store, roster: &Roster) -> Result<Vec<Parked>, StoreError> {
+    let mut out = Vec::new();
+    for info in store.list(REF_PREFIX)? {
+        if info.target.is_none() || !is_record_chain(&info.name) {
+            continue;
+        }
+        out.extend(parked_in(store, roster, &info.name, |_| true)?);
+    }
+    Ok(out)
+}
+
+/// The records of one chain that do not verify and that `select` picks (by commit).
+fn parked_in(
+    store: &Store,
+    roster: &Roster,
+    refname: &str,
+    select: impl Fn(&ObjectId) -> bool,
+) -> Result<Vec<Parked>, StoreError> {
+    let chain = store.verified_chain(refname, roster)?;
+    let tip = chain.last().map(|(e, _)| e.commit);
+    Ok(chain
+        .into_iter()
+        .filter(|(e, v)| !v.is_verified() && select(&e.commit))
+        .map(|(e, verdict)| {
+            let record = e.record.as_ref().ok();
+            Parked {
+                refname: refname.to_string(),
+                commit: e.commit.to_string(),
+                verdict,
+                agent: record.map(|r| r.agent.clone()),
+                kind: record.map(|r| r.kind.clone()),
+                seq: record.map(|r| r.seq),
+                tip: Some(e.commit) == tip,
+            }
+        })
+        .collect())
 }
 
 /// The staging namespace for `remote`'s refs.
@@ -124,7 +305,7 @@ fn fetch(store: &Store, remote: &str) -> Result<(), SyncError> {
         .args(["fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", remote])
         .arg(format!("+{REF_PREFIX}*:{staging}*"))
         .output()
-        .map_err(SyncError::Spawn)?;
+        .map_err(|source| SyncError::Spawn { source })?;
     if !out.status.success() {
         return Err(SyncError::Fetch {
             remote: remote.into(),
@@ -134,78 +315,194 @@ fn fetch(store: &Store, remote: &str) -> Result<(), SyncError> {
     Ok(())
 }
 
-/// Walks a linear chain from `tip`, returning its commits newest first.
-fn chain_commits(store: &Store, tip: ObjectId) -> Result<Vec<ObjectId>, StoreError> {
+/// The parent of a chain commit (chains are linear: the first parent).
+fn parent_of(store: &Store, id: ObjectId) -> Result<Option<ObjectId>, StoreError> {
+    let c = store
+        .repo()
+        .find_commit(id)
+        .map_err(|e| StoreError::Git { context: format!("reading {id}"), source: Box::new(e) })?;
+    Ok(c.parent_ids().next().map(|p| p.detach()))
+}
+
+/// The commits of the linear chain at `tip`, newest first, up to (not including) `stop` or the root.
+fn commits_until(store: &Store, tip: ObjectId, stop: Option<ObjectId>) -> Result<Vec<ObjectId>, StoreError> {
     let mut out = Vec::new();
     let mut next = Some(tip);
     while let Some(id) = next {
+        if Some(id) == stop {
+            break;
+        }
         out.push(id);
-        next = store.entry(id)?.parent;
+        next = parent_of(store, id)?;
     }
     Ok(out)
 }
 
-fn integrate(
-    store: &Store,
-    remote: &str,
-    round: u32,
-    events: &mut Vec<RefEvent>,
-) -> Result<BTreeSet<String>, SyncError> {
-    let staging = staging_prefix(remote);
-    let mut diverged = BTreeSet::new();
-    for staged in store.list(&staging)? {
-        let Some(remote_tip) = staged.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok()) else {
-            continue;
-        };
-        let local_name = format!("{REF_PREFIX}{}", &staged.name[staging.len()..]);
-        let mut event = |action| events.push(RefEvent { round, refname: local_name.clone(), action });
-        // Each step is a compare-and-swap from what we just read; a lost race (another local
-        // writer) is re-read on the next pass.
-        for _ in 0..8 {
-            let local = store.tip(&local_name)?;
-            match local {
-                None => {
-                    if store.cas(&local_name, None, remote_tip, "git-mas sync: create")? == CasOutcome::Updated {
-                        event(RefAction::Created { to: remote_tip.to_string() });
-                        break;
-                    }
-                }
-                Some(l) if l == remote_tip => break,
-                Some(l) if store.is_ancestor(l, remote_tip)? => {
-                    if store.cas(&local_name, Some(l), remote_tip, "git-mas sync: fast-forward")? == CasOutcome::Updated
-                    {
-                        event(RefAction::FastForwarded { from: l.to_string(), to: remote_tip.to_string() });
-                        break;
-                    }
-                }
-                Some(l) if store.is_ancestor(remote_tip, l)? => break, // we are ahead: push
-                Some(l) if owner_of(&local_name).is_some() => {
-                    event(RefAction::Diverged { local: l.to_string(), remote: remote_tip.to_string() });
-                    diverged.insert(local_name.clone());
-                    break;
-                }
-                Some(l) => {
-                    let remote_set: BTreeSet<ObjectId> = chain_commits(store, remote_tip)?.into_iter().collect();
-                    let mut only_local: Vec<ObjectId> =
-                        chain_commits(store, l)?.into_iter().take_while(|c| !remote_set.contains(c)).collect();
-                    only_local.reverse();
-                    let mut parent = remote_tip;
-                    for c in &only_local {
-                        parent = store.reparent(*c, parent)?;
-                    }
-                    if store.cas(&local_name, Some(l), parent, "git-mas sync: rebase onto remote")?
-                        == CasOutcome::Updated
-                    {
-                        event(RefAction::Rebased { records: only_local.len(), onto: remote_tip.to_string() });
-                        break;
-                    }
-                }
+/// The newest commit two linear chains share, walking both back in step, so that the cost is the
+/// distance to it rather than the chains' length.
+fn merge_base(store: &Store, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>, StoreError> {
+    let (mut seen_a, mut seen_b) = (BTreeSet::from([a]), BTreeSet::from([b]));
+    let (mut next_a, mut next_b) = (Some(a), Some(b));
+    loop {
+        if let Some(x) = next_a {
+            if seen_b.contains(&x) {
+                return Ok(Some(x));
             }
+            seen_a.insert(x);
+            next_a = parent_of(store, x)?;
+        }
+        if let Some(y) = next_b {
+            if seen_a.contains(&y) {
+                return Ok(Some(y));
+            }
+            seen_b.insert(y);
+            next_b = parent_of(store, y)?;
+        }
+        if next_a.is_none() && next_b.is_none() {
+            return Ok(None);
         }
     }
-    Ok(diverged)
 }
 
+/// The lock files in the way of updating `refname` locally: the ref's own, and `packed-refs.lock`
+/// (a ref transaction also locks packed-refs when the file exists, so a writer killed mid-update
+/// leaves both).
+fn lock_in_the_way(store: &Store, refname: &str) -> Option<Unsettled> {
+    let candidates = [store.common_dir().join(format!("{refname}.lock")), store.common_dir().join("packed-refs.lock")];
+    let locks: Vec<LockFile> = candidates
+        .into_iter()
+        .filter(|p| p.exists())
+        .map(|path| {
+            let age_secs = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .map(|d| d.as_secs());
+            LockFile { path: path.display().to_string(), age_secs }
+        })
+        .collect();
+    (!locks.is_empty()).then_some(Unsettled::Locked { locks })
+}
+
+/// Where one ref stands after integration.
+enum State {
+    /// Local equals the remote.
+    Agreed,
+    /// Local is ahead (or the remote lacks it): push.
+    Ahead,
+    /// Could not be brought into agreement locally.
+    Stuck(Unsettled),
+}
+
+/// Integrates one staged ref into the local ref; records the commits received from the remote.
+fn integrate_ref(
+    store: &Store,
+    local_name: &str,
+    remote_tip: ObjectId,
+    mut event: impl FnMut(RefAction),
+    received: &mut BTreeMap<String, BTreeSet<ObjectId>>,
+) -> Result<State, SyncError> {
+    // Each step is a compare-and-swap from what we just read; a lost race (another local writer) is
+    // re-read on the next pass.
+    let mut last_local = None;
+    for attempt in 1..=LOCAL_ATTEMPTS {
+        let local = store.tip(local_name)?;
+        last_local = local;
+        let Some(l) = local else {
+            let got = commits_until(store, remote_tip, None)?;
+            let action = RefAction::Created { to: remote_tip.to_string() };
+            match try_cas(store, local_name, None, remote_tip, attempt, &mut event)? {
+                Cas::Done => {
+                    received.entry(local_name.to_string()).or_default().extend(got);
+                    event(action);
+                    return Ok(State::Agreed);
+                }
+                Cas::Again => continue,
+                Cas::Locked(state) => return Ok(state),
+            }
+        };
+        if l == remote_tip {
+            return Ok(State::Agreed);
+        }
+        let base = merge_base(store, l, remote_tip)?;
+        let (new, action, got) = if base == Some(l) {
+            let got = commits_until(store, remote_tip, Some(l))?;
+            (remote_tip, RefAction::FastForwarded { from: l.to_string(), to: remote_tip.to_string() }, got)
+        } else if base == Some(remote_tip) {
+            return Ok(State::Ahead);
+        } else if owner_of(local_name).is_some() {
+            event(RefAction::Diverged { local: l.to_string(), remote: remote_tip.to_string() });
+            return Ok(State::Stuck(Unsettled::Diverged { local: l.to_string(), remote: remote_tip.to_string() }));
+        } else {
+            let got = commits_until(store, remote_tip, base)?;
+            let mut only_local = commits_until(store, l, base)?;
+            only_local.reverse();
+            let mut parent = remote_tip;
+            for c in &only_local {
+                parent = store.reparent(*c, parent)?;
+            }
+            (parent, RefAction::Rebased { records: only_local.len(), onto: remote_tip.to_string() }, got)
+        };
+        match try_cas(store, local_name, Some(l), new, attempt, &mut event)? {
+            Cas::Done => {
+                received.entry(local_name.to_string()).or_default().extend(got);
+                event(action);
+                return Ok(State::Agreed);
+            }
+            Cas::Again => {}
+            Cas::Locked(state) => return Ok(state),
+        }
+    }
+    Ok(State::Stuck(Unsettled::Moving {
+        local: last_local.map(|l| l.to_string()),
+        remote: Some(remote_tip.to_string()),
+    }))
+}
+
+/// The outcome of one local compare-and-swap attempt during integration.
+enum Cas {
+    /// The ref moved.
+    Done,
+    /// Lost a race (or a lock was briefly in the way): read again.
+    Again,
+    /// A lock stayed in the way through every attempt.
+    Locked(State),
+}
+
+fn try_cas(
+    store: &Store,
+    refname: &str,
+    expected: Option<ObjectId>,
+    new: ObjectId,
+    attempt: u32,
+    event: &mut impl FnMut(RefAction),
+) -> Result<Cas, SyncError> {
+    let lock_or = |err: Option<StoreError>, event: &mut dyn FnMut(RefAction)| -> Result<Cas, SyncError> {
+        match (lock_in_the_way(store, refname), err) {
+            (Some(locked), _) if attempt == LOCAL_ATTEMPTS => {
+                if let Unsettled::Locked { locks } = &locked {
+                    event(RefAction::Locked { paths: locks.iter().map(|l| l.path.clone()).collect() });
+                }
+                Ok(Cas::Locked(State::Stuck(locked)))
+            }
+            (Some(_), _) => {
+                // A live git (a `pack-refs` run by maintenance, another writer) holds a lock for
+                // milliseconds; one still there after every attempt is reported.
+                std::thread::sleep(LOCK_PAUSE * attempt);
+                Ok(Cas::Again)
+            }
+            (None, Some(e)) => Err(e.into()),
+            (None, None) => Ok(Cas::Again),
+        }
+    };
+    match store.cas(refname, expected, new, "git-mas sync: integrate") {
+        Ok(CasOutcome::Updated) => Ok(Cas::Done),
+        // Nobody moved the ref, yet the swap failed: perhaps a lock is in the way.
+        Ok(CasOutcome::LostRace { .. }) if store.tip(refname)? == expected => lock_or(None, event),
+        Ok(CasOutcome::LostRace { .. }) => Ok(Cas::Again),
+        Err(e) => lock_or(Some(e), event),
+    }
+}
 /// Parses `git push --porcelain` output into (ref, rejected?, summary).
 fn parse_porcelain(stdout: &str) -> Vec<(String, bool, String)> {
     stdout
@@ -224,80 +521,220 @@ fn parse_porcelain(stdout: &str) -> Vec<(String, bool, String)> {
         .collect()
 }
 
+/// The pause before round `round + 1`: exponential in the round, capped, with "equal jitter" (half
+/// fixed, half uniformly random), so clones that collided spread out instead of colliding again.
+pub fn backoff_delay(round: u32, random: u16) -> Duration {
+    let full = BACKOFF_BASE.saturating_mul(1u32 << round.saturating_sub(1).min(16)).min(BACKOFF_CAP);
+    let half = full / 2;
+    half + half.mul_f64(f64::from(random) / f64::from(u16::MAX))
+}
+
+fn random_u16() -> u16 {
+    let mut bytes = [0u8; 2];
+    let _ = getrandom::fill(&mut bytes);
+    u16::from_le_bytes(bytes)
+}
+
+/// Holds the per-clone sync lock until dropped.
+struct SyncMutex {
+    _file: std::fs::File,
+}
+
+fn lock_mutex(store: &Store) -> Result<SyncMutex, SyncError> {
+    let path = store.common_dir().join(MUTEX_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| SyncError::Mutex { path: path.clone(), source })?;
+    let start = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(SyncMutex { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if start.elapsed() >= MUTEX_WAIT {
+                    return Err(SyncError::Busy { path, waited: start.elapsed() });
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::Error(source)) => return Err(SyncError::Mutex { path, source }),
+        }
+    }
+}
+
+/// Removes `.lock` files under the staging namespace. Only a sync holding the sync lock writes
+/// there, so any lock file found is left by a killed `git fetch`, which would refuse to run.
+fn sweep_staging(store: &Store, staging: &str) -> Result<Vec<String>, SyncError> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "lock") {
+                out.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&store.common_dir().join(staging.trim_end_matches('/')), &mut found);
+    let mut swept = Vec::new();
+    for path in found {
+        match std::fs::remove_file(&path) {
+            Ok(()) => swept.push(path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(SyncError::Sweep { path, source }),
+        }
+    }
+    Ok(swept)
+}
+
 /// Syncs `refs/mas/*` with `remote`.
 pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
     if remote.is_empty() || remote.starts_with('-') {
-        return Err(SyncError::BadRemote(remote.into()));
+        return Err(SyncError::BadRemote { remote: remote.into() });
     }
+    // Read before anything moves: a broken roster fails the sync with nothing changed.
+    let roster = store.roster()?;
+    let _mutex = lock_mutex(store)?;
     let staging = staging_prefix(remote);
+    let swept = sweep_staging(store, &staging)?;
     let mut events = Vec::new();
-    let mut rejected: BTreeSet<String> = BTreeSet::new();
-    let mut diverged = BTreeSet::new();
+    let mut received: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
+    // Per ref: the remote tip as last observed (fetched, or accepted from our push), and what is
+    // still unsettled about it.
+    let mut observed: BTreeMap<String, Option<ObjectId>> = BTreeMap::new();
+    let mut stuck: BTreeMap<String, Unsettled> = BTreeMap::new();
     let mut rounds = 0;
     for round in 1..=MAX_ROUNDS {
         rounds = round;
         fetch(store, remote)?;
-        diverged = integrate(store, remote, round, &mut events)?;
+        observed.clear();
+        stuck.clear();
+        for staged in store.list(&staging)? {
+            let Some(remote_tip) = staged.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok()) else {
+                continue;
+            };
+            let local_name = format!("{REF_PREFIX}{}", &staged.name[staging.len()..]);
+            observed.insert(local_name.clone(), Some(remote_tip));
+            let state = integrate_ref(
+                store,
+                &local_name,
+                remote_tip,
+                |action| events.push(RefEvent { round, refname: local_name.clone(), action }),
+                &mut received,
+            )?;
+            if let State::Stuck(why) = state {
+                stuck.insert(local_name, why);
+            }
+        }
         // What to push: every local chain the remote lacks or is behind on.
         let mut to_push = Vec::new();
         for local in store.list(REF_PREFIX)? {
             let Some(tip) = local.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok()) else {
                 continue;
             };
-            let remote_tip = store.tip(&format!("{staging}{}", &local.name[REF_PREFIX.len()..]))?;
-            let push = match remote_tip {
+            if stuck.contains_key(&local.name) {
+                continue;
+            }
+            let push = match observed.get(&local.name).copied().flatten() {
                 None => true,
                 Some(r) if r == tip => false,
                 Some(r) => store.is_ancestor(r, tip)?,
             };
-            if push && !diverged.contains(&local.name) {
+            if push {
                 to_push.push((local.name, tip));
+            } else if observed.get(&local.name).copied().flatten() != Some(tip) {
+                // Behind or beside the remote without being stuck: a local writer moved it after
+                // integration.
+                stuck.insert(
+                    local.name.clone(),
+                    Unsettled::Moving {
+                        local: Some(tip.to_string()),
+                        remote: observed.get(&local.name).copied().flatten().map(|r| r.to_string()),
+                    },
+                );
             }
         }
-        rejected.clear();
-        if to_push.is_empty() {
-            break;
-        }
-        let mut cmd = git(store);
-        // Hooks run as for any push (git-mas's own pre-push hook gates branches only and lets
-        // refs/mas/* through).
-        cmd.args(["push", "--porcelain", remote]);
-        for (name, _) in &to_push {
-            cmd.arg(format!("{name}:{name}"));
-        }
-        let out = cmd.output().map_err(SyncError::Spawn)?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let statuses = parse_porcelain(&stdout);
-        if statuses.is_empty() && !out.status.success() {
-            return Err(SyncError::Push {
-                remote: remote.into(),
-                stderr: String::from_utf8_lossy(&out.stderr).trim().into(),
-            });
-        }
-        for (name, tip) in &to_push {
-            match statuses.iter().find(|(dst, _, _)| dst == name) {
-                Some((_, true, summary)) => {
-                    rejected.insert(name.clone());
-                    events.push(RefEvent {
-                        round,
-                        refname: name.clone(),
-                        action: RefAction::Rejected { reason: summary.clone() },
-                    });
+        let mut retry = stuck.values().any(|w| matches!(w, Unsettled::Moving { .. }));
+        if !to_push.is_empty() {
+            let mut cmd = git(store);
+            // Hooks run as for any push (git-mas's own pre-push hook gates branches only and lets
+            // refs/mas/* through).
+            cmd.args(["push", "--porcelain", remote]);
+            for (name, _) in &to_push {
+                cmd.arg(format!("{name}:{name}"));
+            }
+            let out = cmd.output().map_err(|source| SyncError::Spawn { source })?;
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let statuses = parse_porcelain(&stdout);
+            if statuses.is_empty() && !out.status.success() {
+                return Err(SyncError::Push {
+                    remote: remote.into(),
+                    stderr: String::from_utf8_lossy(&out.stderr).trim().into(),
+                });
+            }
+            for (name, tip) in &to_push {
+                match statuses.iter().find(|(dst, _, _)| dst == name) {
+                    Some((_, true, summary)) => {
+                        retry = true;
+                        stuck.insert(name.clone(), Unsettled::Rejected { summary: summary.clone() });
+                        events.push(RefEvent {
+                            round,
+                            refname: name.clone(),
+                            action: RefAction::Rejected { reason: summary.clone() },
+                        });
+                    }
+                    Some((_, false, summary)) => {
+                        observed.insert(name.clone(), Some(*tip));
+                        if summary != "[up to date]" {
+                            events.push(RefEvent {
+                                round,
+                                refname: name.clone(),
+                                action: RefAction::Pushed { to: tip.to_string() },
+                            });
+                        }
+                    }
+                    None => {
+                        // Not mentioned by git: treat as not known to have landed.
+                        retry = true;
+                        stuck.insert(name.clone(), Unsettled::Rejected { summary: "no status from git push".into() });
+                    }
                 }
-                Some((_, false, _)) => events.push(RefEvent {
-                    round,
-                    refname: name.clone(),
-                    action: RefAction::Pushed { to: tip.to_string() },
-                }),
-                None => {}
             }
         }
-        if rejected.is_empty() {
+        if !retry {
             break;
+        }
+        if round < MAX_ROUNDS {
+            std::thread::sleep(backoff_delay(round, random_u16()));
         }
     }
-    let unresolved = rejected.union(&diverged).cloned().collect();
-    Ok(SyncReport { remote: remote.into(), events, unresolved, rounds })
+    // The final word: every local ref against the remote tip last observed.
+    for local in store.list(REF_PREFIX)? {
+        let tip = local.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok());
+        let seen = observed.get(&local.name).copied().flatten();
+        if tip != seen && !stuck.contains_key(&local.name) {
+            stuck.insert(
+                local.name.clone(),
+                Unsettled::Moving { local: tip.map(|t| t.to_string()), remote: seen.map(|s| s.to_string()) },
+            );
+        }
+    }
+    for (name, seen) in &observed {
+        if seen.is_some() && store.tip(name)?.is_none() && !stuck.contains_key(name) {
+            stuck.insert(name.clone(), Unsettled::Moving { local: None, remote: seen.map(|s| s.to_string()) });
+        }
+    }
+    let unresolved = stuck.into_iter().map(|(refname, why)| Unresolved { refname, why }).collect();
+    let mut parked = Vec::new();
+    for (refname, got) in &received {
+        if is_record_chain(refname) {
+            parked.extend(parked_in(store, &roster, refname, |c| got.contains(c))?);
+        }
+    }
+    Ok(SyncReport { remote: remote.into(), events, unresolved, parked, swept, rounds })
 }
 
 #[cfg(test)]
@@ -318,5 +755,25 @@ mod tests {
         assert_eq!(staging_prefix("origin"), "refs/mas-remote/origin/");
         let url = staging_prefix("/tmp/some path/remote.git");
         assert!(url.starts_with("refs/mas-remote/url-") && !url.contains(' '));
+    }
+
+    #[test]
+    fn backoff_grows_is_capped_and_jittered_within_bounds() {
+        let cases = [(1, 20), (2, 40), (3, 80), (4, 160), (5, 320), (6, 640), (7, 800), (9, 800), (40, 800)];
+        for (round, full_ms) in cases {
+            let full = Duration::from_millis(full_ms);
+            assert_eq!(backoff_delay(round, 0), full / 2, "round {round}, no jitter");
+            let most = backoff_delay(round, u16::MAX);
+            assert!(most <= full && most > full / 2 + (full / 2).mul_f64(0.99), "round {round}: {most:?}");
+        }
+    }
+
+    #[test]
+    fn proposal_refs_are_not_record_chains() {
+        assert!(is_record_chain("refs/mas/frame"));
+        assert!(is_record_chain("refs/mas/runs/r1/events/alice"));
+        assert!(is_record_chain("refs/mas/runs/r1/meta"));
+        assert!(!is_record_chain("refs/mas/runs/r1/proposals/alice"));
+        assert!(!is_record_chain("refs/heads/main"));
     }
 }

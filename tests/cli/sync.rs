@@ -139,3 +139,364 @@ fn sync_with_a_missing_remote_fails_cleanly() {
     assert!(stderr(&out).contains("git fetch from nowhere failed"), "{}", stderr(&out));
     assert_eq!(env.refs(&repo), before);
 }
+
+#[test]
+fn a_stale_lock_in_the_way_is_named_and_sync_does_not_exit_0_while_refs_differ() {
+    let Pair { env, a, b } = pair();
+    append(&env, &a, "alice", Some("refs/mas/shared/x"), 1);
+    env.mas_ok(&a, &["sync"]);
+    env.mas_ok(&b, &["sync"]);
+    append(&env, &a, "alice", Some("refs/mas/shared/x"), 2);
+    append(&env, &a, "alice", None, 3);
+    env.mas_ok(&a, &["sync"]);
+    // Locks a crashed writer left behind in b: on a ref b has (behind the remote) and on one it
+    // lacks.
+    let git_dir = b.join(".git");
+    let shared_lock = git_dir.join("refs/mas/shared/x.lock");
+    std::fs::write(&shared_lock, "0000000000000000000000000000000000000000\n").unwrap();
+    std::fs::create_dir_all(git_dir.join("refs/mas/journal")).unwrap();
+    let journal_lock = git_dir.join("refs/mas/journal/alice.lock");
+    std::fs::write(&journal_lock, "").unwrap();
+    let before = env.git(&b, &["rev-parse", "refs/mas/shared/x"]);
+
+    let started = std::time::Instant::now();
+    let out = env.mas(&b, &["sync", "--json"]);
+    assert_eq!(out.status.code(), Some(5), "refs differ from the remote: {}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "a lock is not spun on");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut locked: Vec<(String, String)> = report["unresolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            assert_eq!(u["reason"], "locked", "{u}");
+            (u["ref"].as_str().unwrap().to_string(), u["locks"][0]["path"].as_str().unwrap().to_string())
+        })
+        .collect();
+    locked.sort();
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    assert_eq!(
+        locked,
+        vec![
+            ("refs/mas/journal/alice".to_string(), canon(&journal_lock)),
+            ("refs/mas/shared/x".to_string(), canon(&shared_lock)),
+        ]
+    );
+    assert_eq!(env.git(&b, &["rev-parse", "refs/mas/shared/x"]), before, "nothing forced past the lock");
+    // In text, the message names the lock file and the remedy.
+    let out = env.mas(&b, &["sync"]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    assert!(err.contains("refs/mas/shared/x.lock") && err.contains("remove the lock"), "{err}");
+
+    // Once the locks are gone, the next sync completes and both sides agree.
+    std::fs::remove_file(&shared_lock).unwrap();
+    std::fs::remove_file(&journal_lock).unwrap();
+    env.mas_ok(&b, &["sync"]);
+    let remote = env.root().join("remote.git");
+    assert_eq!(mas_refs(&env, &b), mas_refs(&env, &remote));
+    assert_eq!(ns(&env, &b, "refs/mas/shared/x"), vec![2, 1]);
+}
+
+/// `refname objectname` of every ref under refs/mas/, one a line.
+fn mas_refs(env: &TestEnv, dir: &Path) -> String {
+    env.git(dir, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/mas/"])
+}
+
+/// A `git daemon` serving `base` on 127.0.0.1 (push enabled), stopped when dropped.
+struct Daemon {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Daemon {
+    fn start(env: &TestEnv, base: &Path) -> Daemon {
+        // A port the kernel just handed out, released for the daemon to bind.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut cmd = env.git_cmd(base);
+        cmd.args(["daemon", "--export-all", "--enable=receive-pack", "--reuseaddr", "--listen=127.0.0.1"])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let child = cmd.spawn().expect("start git daemon");
+        let daemon = Daemon { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "git daemon did not listen on {port}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        daemon
+    }
+
+    fn url(&self, repo: &str) -> String {
+        format!("git://127.0.0.1:{}/{repo}", self.port)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every payload `n` on a chain, sorted (duplicates kept, so that a duplicate shows).
+fn sorted_ns(env: &TestEnv, dir: &Path, refname: &str) -> Vec<i64> {
+    let mut got = ns(env, dir, refname);
+    got.sort();
+    got
+}
+
+/// What one clone saw while looping.
+#[derive(Default)]
+struct Tally {
+    shared: Vec<i64>,
+    journal: Vec<i64>,
+    codes: Vec<i32>,
+}
+
+#[test]
+fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
+    let env = TestEnv::new();
+    let served = env.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let remote = served.join("remote.git");
+    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    let names = ["c0", "c1", "c2", "c3", "c4", "c5"];
+    let seed = env.repo("seed");
+    env.agents(&seed, &names);
+    let daemon = Daemon::start(&env, &served);
+    let url = daemon.url("remote.git");
+    env.git(&seed, &["push", "--quiet", &url, "main"]);
+    let clones: Vec<PathBuf> = names
+        .iter()
+        .map(|n| {
+            let dir = env.root().join(n);
+            env.git(env.root(), &["clone", "--quiet", &url, dir.to_str().unwrap()]);
+            dir
+        })
+        .collect();
+
+    // Each clone loops: one append to the shared chain, one to its own journal, one sync.
+    let run_for = std::time::Duration::from_secs(8);
+    let start = std::time::Instant::now();
+    let tallies: Vec<Tally> = std::thread::scope(|s| {
+        let handles: Vec<_> = clones
+            .iter()
+            .enumerate()
+            .map(|(c, dir)| {
+                let env = &env;
+                s.spawn(move || {
+                    let agent = names[c];
+                    let mut t = Tally::default();
+                    let mut i = 0;
+                    while start.elapsed() < run_for {
+                        i += 1;
+                        let n = (c as i64) * 100_000 + i;
+                        let payload = format!(r#"{{"n":{n}}}"#);
+                        let shared = ["--agent", agent, "record", "append", "--kind", "note"];
+                        let out = env
+                            .mas(dir, &[&shared[..], &["--ref", "refs/mas/shared/x", "--payload", &payload]].concat());
+                        if out.status.success() {
+                            t.shared.push(n);
+                        }
+                        let out = env.mas(dir, &[&shared[..], &["--payload", &payload]].concat());
+                        if out.status.success() {
+                            t.journal.push(n);
+                        }
+                        let out = env.mas(dir, &["sync"]);
+                        let code = out.status.code().unwrap_or(-1);
+                        assert!(code == 0 || code == 5, "sync in {agent} exited {code}: {}", stderr(&out));
+                        t.codes.push(code);
+                    }
+                    t
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    // Settle: every clone syncs once, twice over (the second pass carries the last ones' records to
+    // the first ones).
+    for _ in 0..2 {
+        for dir in &clones {
+            env.mas_ok(dir, &["sync"]);
+        }
+    }
+    drop(daemon);
+
+    let mut acked: Vec<i64> = tallies.iter().flat_map(|t| t.shared.iter().copied()).collect();
+    acked.sort();
+    assert!(acked.len() >= 6, "every clone appended at least once: {}", acked.len());
+    let remote_refs = mas_refs(&env, &remote);
+    for (c, dir) in clones.iter().enumerate() {
+        // Every acknowledged append exactly once, in every clone; nothing else.
+        assert_eq!(sorted_ns(&env, dir, "refs/mas/shared/x"), acked, "shared chain in {}", names[c]);
+        for (j, t) in tallies.iter().enumerate() {
+            assert_eq!(sorted_ns(&env, dir, &format!("refs/mas/journal/{}", names[j])), t.journal);
+        }
+        assert_eq!(mas_refs(&env, dir), remote_refs, "{} agrees with the remote", names[c]);
+    }
+    // The rate of incomplete syncs. The target (at most 10 %, no clone more than 3 in a row) is
+    // measured by bench/sync-contention.sh on a release build; this test runs a debug build beside
+    // whatever else the machine does, so it asserts looser bounds that still catch a sync that
+    // gives up after a round or two (which measured 44-56 % here).
+    let syncs: usize = tallies.iter().map(|t| t.codes.len()).sum();
+    let fives: usize = tallies.iter().map(|t| t.codes.iter().filter(|&&c| c == 5).count()).sum();
+    let worst_run =
+        tallies.iter().map(|t| t.codes.split(|&c| c != 5).map(<[i32]>::len).max().unwrap_or(0)).max().unwrap_or(0);
+    eprintln!("{fives} of {syncs} syncs exited 5; longest run of 5s in one clone: {worst_run}");
+    assert!(syncs >= 6, "{syncs} syncs");
+    assert!(fives * 4 <= syncs, "{fives} of {syncs} syncs exited 5");
+    assert!(worst_run <= 6, "a clone exited 5 {worst_run} times in a row");
+}
+
+/// One kill point: strace's arguments before the command, and what it stops.
+struct KillPoint {
+    name: &'static str,
+    strace: &'static [&'static str],
+}
+
+/// The points of one sync (a fetch that updates two staged refs, a fast-forward, a re-parented
+/// record, a compare-and-swap, a push of two refs) where a SIGKILL lands. Without `-f` only git-mas
+/// itself is traced, so the counts are its own: each child spawn (clone), each child's end (wait4),
+/// each rename (ref updates, object writes). With `-f` the first process to reach the count dies:
+/// the fetch, which comes first. `flock` is the sync lock sync takes first.
+const KILL_POINTS: &[KillPoint] = &[
+    KillPoint { name: "taking the sync lock", strace: &["-e", "inject=flock:signal=SIGKILL:when=1"] },
+    KillPoint {
+        name: "before the fetch starts",
+        strace: &["-e", "inject=clone,clone3,fork,vfork:signal=SIGKILL:when=1"],
+    },
+    KillPoint { name: "after the fetch ended", strace: &["-e", "inject=wait4:signal=SIGKILL:when=1"] },
+    KillPoint { name: "at the 1st rename", strace: &["-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=1"] },
+    KillPoint { name: "at the 2nd rename", strace: &["-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=2"] },
+    KillPoint { name: "at the 3rd rename", strace: &["-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=3"] },
+    KillPoint {
+        name: "before the push starts",
+        strace: &["-e", "inject=clone,clone3,fork,vfork:signal=SIGKILL:when=2"],
+    },
+    KillPoint { name: "after the push ended", strace: &["-e", "inject=wait4:signal=SIGKILL:when=2"] },
+    KillPoint {
+        name: "fetch, at its 1st ref update",
+        strace: &["-f", "-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=1"],
+    },
+    KillPoint {
+        name: "fetch, at its 2nd ref update",
+        strace: &["-f", "-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=2"],
+    },
+    KillPoint { name: "fetch, after unpacking", strace: &["-f", "-e", "inject=wait4:signal=SIGKILL:when=1"] },
+];
+
+#[test]
+fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() {
+    let env = TestEnv::new();
+    let served = env.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let remote = served.join("remote.git");
+    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    let a = env.repo("a");
+    env.agents(&a, &["alice", "bob"]);
+    // Over git://, so that only this machine's side of the exchange is traced and killed.
+    let daemon = Daemon::start(&env, &served);
+    let url = daemon.url("remote.git");
+    env.git(&a, &["remote", "add", "origin", &url]);
+    env.git(&a, &["push", "--quiet", "origin", "main"]);
+    let b = env.root().join("b");
+    env.git(env.root(), &["clone", "--quiet", &url, b.to_str().unwrap()]);
+    // The kill points are sync's: git's detached auto-maintenance (which a fetch may start) would be
+    // traced and killed too, and leave its own packed-refs.lock.
+    env.git(&b, &["config", "maintenance.auto", "false"]);
+    env.git(&b, &["config", "gc.auto", "0"]);
+
+    // strace must be able to trace here (ptrace may be forbidden in a container).
+    let probe = std::process::Command::new("strace").args(["-o", "/dev/null", "true"]).output();
+    assert!(
+        probe.as_ref().is_ok_and(|o| o.status.success()),
+        "strace is installed and may trace (apt-get install strace; ptrace allowed): {probe:?}"
+    );
+    let mut acked = Vec::new();
+    let mut killed = Vec::new();
+    let mut left_locks = Vec::new();
+    let mut swept_at = Vec::new();
+    for (k, point) in KILL_POINTS.iter().enumerate() {
+        let n = |i: i64| (k as i64) * 10 + i;
+        // The remote moves on (a's journal and the shared chain), and b has records of its own.
+        append(&env, &a, "alice", None, n(1));
+        append(&env, &a, "alice", Some("refs/mas/shared/x"), n(2));
+        env.mas_ok(&a, &["sync"]);
+        append(&env, &b, "bob", None, n(3));
+        append(&env, &b, "bob", Some("refs/mas/shared/x"), n(4));
+        acked.extend([n(2), n(4)]);
+
+        let mut cmd = std::process::Command::new("strace");
+        env.hermetic(&mut cmd);
+        cmd.current_dir(&b).args(["-o", "/dev/null"]).args(point.strace).args([BIN, "sync"]);
+        let out = cmd.output().expect("strace is installed (apt-get install strace)");
+        if !out.status.success() {
+            killed.push(point.name);
+        }
+        if !point.strace.contains(&"-f") {
+            // Only git-mas is traced: when the point is reached, git-mas itself dies of the signal
+            // (strace passes it on), and a child's death shows as a plain failure.
+            use std::os::unix::process::ExitStatusExt;
+            assert!(out.status.success() || out.status.signal() == Some(9), "{}: {:?}", point.name, out.status);
+        }
+
+        // The next sync completes what the killed one left. A compare-and-swap killed at its rename
+        // leaves its lock file: sync names it and exits 5, and once it is removed (as the message
+        // says), sync completes.
+        let out = env.mas(&b, &["sync", "--json"]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // A fetch killed at a ref update leaves its lock in the staging namespace; the next sync
+        // removes it (only a sync, holding the sync lock, writes there) and says so.
+        let swept = report["swept"].as_array().unwrap();
+        if point.name.starts_with("fetch, at its") {
+            assert!(
+                swept.iter().any(|p| p.as_str().unwrap().contains("refs/mas-remote/")),
+                "{}: {report:#}",
+                point.name
+            );
+        }
+        swept_at.extend(swept.iter().map(|_| point.name));
+        if out.status.code() == Some(5) {
+            for u in report["unresolved"].as_array().unwrap() {
+                assert_eq!(u["reason"], "locked", "{}: {u}", point.name);
+                for lock in u["locks"].as_array().unwrap() {
+                    let path = PathBuf::from(lock["path"].as_str().unwrap());
+                    // Two refs may name the same packed-refs.lock.
+                    if path.exists() {
+                        std::fs::remove_file(&path).unwrap();
+                        left_locks.push(format!("{}: {}", point.name, path.file_name().unwrap().to_string_lossy()));
+                    }
+                }
+            }
+            let out = env.mas(&b, &["sync"]);
+            assert_eq!(out.status.code(), Some(0), "{}: {}", point.name, stderr(&out));
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{}: {}", point.name, stderr(&out));
+        }
+        assert_eq!(mas_refs(&env, &b), mas_refs(&env, &remote), "{}: b agrees with the remote", point.name);
+        let mut expected = acked.clone();
+        expected.sort();
+        assert_eq!(sorted_ns(&env, &b, "refs/mas/shared/x"), expected, "{}: nothing lost or doubled", point.name);
+        let fsck = env.git_cmd(&b).args(["fsck", "--no-dangling", "--no-progress"]).output().unwrap();
+        assert!(fsck.status.success() && fsck.stderr.is_empty(), "{}: {}", point.name, stderr(&fsck));
+    }
+    env.mas_ok(&a, &["sync"]);
+    let mut expected = acked.clone();
+    expected.sort();
+    assert_eq!(sorted_ns(&env, &a, "refs/mas/shared/x"), expected);
+    let fsck = env.git_cmd(&remote).args(["fsck", "--no-dangling", "--no-progress"]).output().unwrap();
+    assert!(fsck.status.success(), "{}", stderr(&fsck));
+    let missed: Vec<&str> = KILL_POINTS.iter().map(|p| p.name).filter(|n| !killed.contains(n)).collect();
+    eprintln!(
+        "killed at {} of {} points (not reached: {missed:?}); stale locks left and named: {left_locks:?}; \
+         staging locks swept after: {swept_at:?}",
+        killed.len(),
+        KILL_POINTS.len()
+    );
+    assert!(killed.len() >= 10, "the kill points were reached: only {killed:?}");
+}

@@ -98,3 +98,203 @@ fn broken_blobs_are_listed_and_the_broken_ref_is_named() {
     // Appending on top of a broken tip still works and keeps counting.
     env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--ref", "refs/mas/junk/v99"]);
 }
+
+/// Like [`plumb`], but the forged commit's tree is `like`'s tree with its `record.json` replaced, so
+/// a forged frame carries a real snapshot.
+fn plumb_like(env: &TestEnv, repo: &Path, refname: &str, like: &str, bytes: &[u8]) {
+    let file = env.root().join("forged.json");
+    std::fs::write(&file, bytes).unwrap();
+    let blob = env.git(repo, &["hash-object", "-w", file.to_str().unwrap()]);
+    let listing: String =
+        env.git(repo, &["ls-tree", like])
+            .lines()
+            .map(|l| {
+                if l.ends_with("\trecord.json") {
+                    format!("100644 blob {blob}\trecord.json\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+    let mut mktree = env.git_cmd(repo);
+    mktree.arg("mktree").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = mktree.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(listing.as_bytes()).unwrap();
+    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let commit = env.git(repo, &["commit-tree", tree.trim(), "-p", like, "-m", "forged"]);
+    env.git(repo, &["update-ref", refname, &commit]);
+}
+
+/// The record at the tip of `refname`, as stored.
+fn tip_record(env: &TestEnv, repo: &Path, refname: &str) -> serde_json::Value {
+    serde_json::from_str(&env.git(repo, &["cat-file", "-p", &format!("{refname}:record.json")])).unwrap()
+}
+
+/// A team's clone `a` with a verified frame, alice's focus and a shared chain, all synced to a bare
+/// remote; then someone with push access and no key pushes, with plain git, an unsigned record with
+/// the largest sequence number on the shared chain, an unsigned frame by "mallory" (not on the
+/// roster) and a focus record claiming alice signed with bob's key. Returns (env, remote, the
+/// verified frame's hash).
+fn hostile_remote() -> (TestEnv, std::path::PathBuf, String) {
+    let env = TestEnv::new();
+    let remote = env.root().join("remote.git");
+    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    let a = env.repo("a");
+    env.agents(&a, &["alice", "bob"]);
+    env.git(&a, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    env.git(&a, &["push", "--quiet", "origin", "main"]);
+    env.mas_ok(&a, &["--agent", "alice", "snapshot", "--publish"]);
+    env.mas_ok(&a, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_ok(
+        &a,
+        &[
+            "--agent",
+            "alice",
+            "record",
+            "append",
+            "--kind",
+            "note",
+            "--ref",
+            "refs/mas/shared/x",
+            "--payload",
+            r#"{"n":1}"#,
+        ],
+    );
+    env.mas_ok(&a, &["sync"]);
+    let frame_hash = tip_record(&env, &a, "refs/mas/frame")["payload"]["hash"].as_str().unwrap().to_string();
+
+    // The attacker: a plain clone, plain git, no key.
+    let m = env.root().join("mallory");
+    env.git(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), m.to_str().unwrap()]);
+    env.git(&m, &["fetch", "--quiet", "origin", "refs/mas/*:refs/mas/*"]);
+    let overflow = Record::new("note", "alice", u64::MAX, json!({"n": "overflow"}));
+    plumb(&env, &m, "refs/mas/shared/x", &overflow.to_bytes());
+    let frame_seq = tip_record(&env, &m, "refs/mas/frame")["seq"].as_u64().unwrap();
+    let fake = Record::new("frame", "mallory", frame_seq + 1, json!({"hash": "0".repeat(64)}));
+    plumb_like(&env, &m, "refs/mas/frame", "refs/mas/frame", &fake.to_bytes());
+    let focus = tip_record(&env, &m, "refs/mas/focus/alice");
+    let spoof = Record::new("focus", "alice", focus["seq"].as_u64().unwrap() + 1, focus["payload"].clone())
+        .sign(&seed_of(&env, "bob"));
+    plumb_like(&env, &m, "refs/mas/focus/alice", "refs/mas/focus/alice", &spoof.to_bytes());
+    env.git(&m, &["push", "--quiet", "origin", "refs/mas/shared/x", "refs/mas/frame", "refs/mas/focus/alice"]);
+    (env, remote, frame_hash)
+}
+
+fn clone_of(env: &TestEnv, remote: &Path, name: &str) -> std::path::PathBuf {
+    let dir = env.root().join(name);
+    env.git(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), dir.to_str().unwrap()]);
+    dir
+}
+
+const FORGED: [(&str, &str, &str); 3] = [
+    ("refs/mas/focus/alice", "spoof", "alice"),
+    ("refs/mas/frame", "auth_required", "mallory"),
+    ("refs/mas/shared/x", "auth_required", "alice"),
+];
+
+#[test]
+fn records_pushed_with_plain_git_are_named_parked_by_sync_and_listed_by_check() {
+    let (env, remote, _) = hostile_remote();
+
+    // Sync stores them (refs are shared history) and names each one, as JSON...
+    let b = clone_of(&env, &remote, "b");
+    let out = env.mas(&b, &["sync", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "every ref agrees with the remote: {}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut parked: Vec<(String, String, String, bool)> = report["parked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["ref"].as_str().unwrap().to_string(),
+                p["verdict"]["status"].as_str().unwrap().to_string(),
+                p["agent"].as_str().unwrap().to_string(),
+                p["tip"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    parked.sort();
+    let expected: Vec<(String, String, String, bool)> =
+        FORGED.iter().map(|(r, v, a)| (r.to_string(), v.to_string(), a.to_string(), true)).collect();
+    assert_eq!(parked, expected, "{report:#}");
+    for (refname, _, _) in FORGED {
+        assert_eq!(env.git(&b, &["rev-parse", refname]), env.git(&remote, &["rev-parse", refname]));
+    }
+    // ...and as text, with a warning pointing at `check --records`.
+    let c = clone_of(&env, &remote, "c");
+    let out = env.mas(&c, &["sync"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for (refname, label, agent) in
+        [("refs/mas/focus/alice", "SPOOF", "alice"), ("refs/mas/frame", "AUTH_REQUIRED", "mallory")]
+    {
+        let line = text.lines().find(|l| l.starts_with(refname) && l.contains("parked")).unwrap_or_else(|| {
+            panic!("no parked line for {refname} in:\n{text}");
+        });
+        assert!(line.contains(label) && line.contains(&format!("claims {agent}")), "{line}");
+    }
+    assert!(stderr(&out).contains("check --records"), "{}", stderr(&out));
+    // A second sync received nothing new: nothing to name.
+    let again: serde_json::Value = serde_json::from_str(&env.mas_ok(&c, &["sync", "--json"])).unwrap();
+    assert_eq!(again["parked"].as_array().unwrap().len(), 0);
+
+    // `check --records` lists every record that does not verify, for CI to fail on (exit 6).
+    let out = env.mas(&b, &["check", "--records", "--json"]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut got: Vec<(String, String)> = listed["unverified"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["ref"].as_str().unwrap().to_string(), p["verdict"]["status"].as_str().unwrap().to_string()))
+        .collect();
+    got.sort();
+    assert_eq!(got, FORGED.iter().map(|(r, v, _)| (r.to_string(), v.to_string())).collect::<Vec<_>>());
+    let out = env.mas(&b, &["check", "--records"]);
+    assert_eq!(out.status.code(), Some(6));
+    assert!(stdout(&out).contains("SPOOF") && stdout(&out).contains("refs/mas/frame"), "{}", stdout(&out));
+    // Without --records, check judges commits only; a clean store passes --records.
+    let other = TestEnv::new();
+    let clean = other.repo("clean");
+    other.agents(&clean, &["alice"]);
+    other.mas_ok(&clean, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    let out = other.mas(&clean, &["check", "--records"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// What the store's reading rule (only verified records count: the current frame is the newest
+/// verified frame record, the next sequence number follows the last verified record) makes true
+/// after such a sync.
+#[test]
+fn records_pushed_with_plain_git_change_no_decision_after_a_sync() {
+    let (env, remote, frame_hash) = hostile_remote();
+    let b = clone_of(&env, &remote, "b");
+    env.mas_ok(&b, &["sync"]);
+    // The unsigned record with the largest sequence number does not stop appends.
+    env.mas_ok(
+        &b,
+        &[
+            "--agent",
+            "bob",
+            "record",
+            "append",
+            "--kind",
+            "note",
+            "--ref",
+            "refs/mas/shared/x",
+            "--payload",
+            r#"{"n":2}"#,
+        ],
+    );
+    let (_, log) = log_json(&env, &b, "refs/mas/shared/x");
+    assert_eq!(statuses(&log[0]), ["verified", "auth_required", "verified"]);
+    // The non-roster frame is not the current frame.
+    let frame: serde_json::Value = serde_json::from_str(&env.mas_ok(&b, &["frame", "--json"])).unwrap();
+    assert_eq!(frame["hash"], frame_hash.as_str());
+    assert_eq!(frame["publisher"], "alice");
+    // And the append goes out.
+    env.mas_ok(&b, &["sync"]);
+    assert_eq!(env.git(&b, &["rev-parse", "refs/mas/shared/x"]), env.git(&remote, &["rev-parse", "refs/mas/shared/x"]));
+}

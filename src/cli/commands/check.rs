@@ -5,6 +5,12 @@
 //! published up to then, leases judged at that time), on the frame its receipt names — or, without
 //! a receipt, the frame current at that time — and asks the same gate. A commit without a receipt is
 //! judged as if its author held a valid focus, so only other agents' holds can flag it.
+//!
+//! `--records` adds what no gate sees: records in `refs/mas/` that do not verify (pushed with plain
+//! git, without a key). Readers never apply them, but their presence means someone with push access
+//! wrote outside the protocol, which CI should flag. It is opt-in because such a record stays in its
+//! chain for good (chains are append-only and fast-forward only): failing every check by default
+//! would let one push fail every later CI run.
 
 use crate::cli::commands::gate::report;
 use crate::cli::context::Context;
@@ -18,6 +24,7 @@ use git_mas::attention::gate::Verdict;
 use git_mas::attention::gate_io::{decide_on, receipt_of, symbol_files};
 use git_mas::attention::rule::Focus;
 use git_mas::attention::touched;
+use git_mas::sync::{Parked, parked_records};
 use std::collections::BTreeMap;
 use std::process::{Command, ExitCode};
 
@@ -28,11 +35,19 @@ use std::process::{Command, ExitCode};
 /// frame its receipt (Mas-Agent / Mas-Frame trailers) names. With --require-receipts, commits
 /// without a valid receipt are listed too. Exits 6 when any commit is listed, 0 when the range is
 /// clean.
+///
+/// With --records, also lists every record in refs/mas/ that does not verify (unsigned, unknown
+/// agent, spoofed, replayed, misplaced, malformed), per ref with its verdict, and exits 6 when there
+/// is any: such records are never applied, but someone who can push wrote them. RANGE may then be
+/// left out. Proposal refs (artifacts, not record chains) are not read.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// The revision range.
-    #[arg(required = true, num_args = 1..)]
+    #[arg(required_unless_present = "records", num_args = 1..)]
     pub range: Vec<String>,
+    /// Also list records in refs/mas/ that do not verify.
+    #[arg(long)]
+    pub records: bool,
     /// Also list commits without a valid receipt.
     #[arg(long)]
     pub require_receipts: bool,
@@ -203,15 +218,45 @@ pub fn print_human(ctx: &Context, report_: &CheckReport) {
     }
 }
 
+/// What `check` prints with `--json`: the range's commits and, with `--records`, the records that
+/// do not verify.
+#[derive(Debug, serde::Serialize)]
+struct CheckOutput<'a> {
+    #[serde(flatten)]
+    report: &'a CheckReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unverified: Option<&'a [Parked]>,
+}
+
 /// Runs `check`.
 pub fn run(ctx: &mut Context, args: CheckArgs) -> Result<ExitCode, CliError> {
-    let report_ = check_range(ctx, &args.range, args.require_receipts)?;
+    let report_ = if args.range.is_empty() {
+        CheckReport { commits: Vec::new() }
+    } else {
+        check_range(ctx, &args.range, args.require_receipts)?
+    };
+    let unverified = if args.records {
+        let store = ctx.store()?;
+        Some(parked_records(store, &store.roster()?)?)
+    } else {
+        None
+    };
     if args.json {
-        print_json(&report_)?;
+        print_json(&CheckOutput { report: &report_, unverified: unverified.as_deref() })?;
     } else {
         print_human(ctx, &report_);
+        for p in unverified.iter().flatten() {
+            let claims = p.agent.as_deref().map(|a| format!(" (claims {a})")).unwrap_or_default();
+            println!("{} {:<19} {}{claims}", &p.commit[..12], p.verdict.label(), p.refname);
+        }
         let listed = report_.commits.iter().filter(|c| c.status != "ok").count();
-        ctx.status(&format!("{} commits checked, {listed} listed", report_.commits.len()));
+        if !args.range.is_empty() {
+            ctx.status(&format!("{} commits checked, {listed} listed", report_.commits.len()));
+        }
+        if let Some(u) = &unverified {
+            ctx.status(&format!("{} record(s) in refs/mas/ do not verify", u.len()));
+        }
     }
-    Ok(ExitCode::from(if report_.clean() { exit::OK } else { exit::BLOCKED }))
+    let clean = report_.clean() && unverified.as_ref().is_none_or(|u| u.is_empty());
+    Ok(ExitCode::from(if clean { exit::OK } else { exit::BLOCKED }))
 }

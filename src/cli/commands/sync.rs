@@ -4,16 +4,26 @@ use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::output::print_json;
-use git_mas::sync::{RefAction, SyncError, sync};
+use git_mas::sync::{RefAction, SyncError, Unsettled, sync};
 use std::process::ExitCode;
 
 /// Exchange coordination records (refs/mas/*) with a git remote, fast-forward only.
 ///
 /// Fetches the remote's refs/mas/* into refs/mas-remote/<remote>/*, fast-forwards local chains
 /// that are behind, re-parents local records onto the remote tip where a shared chain moved on both
-/// sides, and pushes what the remote lacks. Nothing is ever force-pushed: a rejected push (someone
-/// advanced the ref meanwhile) is reported and re-fetched. Exits 5 when some ref is still rejected
-/// or has diverged (an agent's own chain written from two machines).
+/// sides, and pushes what the remote lacks. Nothing is ever force-pushed: a push rejected because
+/// someone advanced the ref meanwhile is re-fetched and retried, up to 10 rounds with a jittered,
+/// growing pause between them.
+///
+/// Records received that do not verify (unsigned, unknown agent, spoofed, replayed, misplaced,
+/// malformed) are stored — refs are shared history — but never applied, and each is listed as
+/// `parked` with its verdict and the agent it claims; `git mas check --records` lists them all.
+///
+/// Exits 0 only when every ref under refs/mas/ agrees with the remote at the end. Exits 5 when some
+/// ref does not, naming why: still rejected by the remote, diverged (an agent's own chain written
+/// from two machines), locked (a lock file, typically left by a crashed writer, is in the way: its
+/// path is given; remove it once no git or git-mas process is running) or moving (local writers kept
+/// changing it).
 ///
 /// The remote defaults to `git config mas.remote`, else `origin`.
 #[derive(Debug, clap::Args)]
@@ -25,6 +35,10 @@ pub struct SyncArgs {
     pub json: bool,
 }
 
+fn short(s: &str) -> String {
+    s.chars().take(12).collect()
+}
+
 /// Runs `sync`.
 pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
     let store = ctx.store()?;
@@ -34,14 +48,19 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
         .unwrap_or_else(|| "origin".into());
     let report = sync(store, &remote).map_err(|e| match e {
         SyncError::Store(s) => CliError::from(s),
-        SyncError::Spawn(_) => CliError::internal(e.to_string()),
+        SyncError::Spawn { .. } | SyncError::Mutex { .. } | SyncError::Sweep { .. } => {
+            CliError::internal(crate::cli::commands::converge::error_chain(&e))
+        }
+        SyncError::Busy { .. } => CliError::user(e.to_string()).hinted("wait for the other sync to finish"),
         other => CliError::user(other.to_string()).hinted("check the remote with `git remote -v`"),
     })?;
     if args.json {
         print_json(&report)?;
     } else {
+        for path in &report.swept {
+            ctx.status(&format!("removed {path} (left by an interrupted fetch)"));
+        }
         for ev in &report.events {
-            let short = |s: &str| s.chars().take(12).collect::<String>();
             let what = match &ev.action {
                 RefAction::Created { to } => format!("created at {}", short(to)),
                 RefAction::FastForwarded { from, to } => format!("fast-forwarded {}..{}", short(from), short(to)),
@@ -49,21 +68,51 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
                     format!("{records} local record(s) re-parented onto {}", short(onto))
                 }
                 RefAction::Pushed { to } => format!("pushed {}", short(to)),
-                RefAction::Rejected { reason } => format!("push rejected {reason}; re-fetching"),
+                RefAction::Rejected { reason } => format!("push rejected {reason} (round {})", ev.round),
                 RefAction::Diverged { local, remote } => {
                     format!("diverged (local {}, remote {}); left as it is", short(local), short(remote))
                 }
+                RefAction::Locked { paths } => format!("not updated: {} in the way", paths.join(" and ")),
             };
             println!("{:<44} {what}", ev.refname);
         }
-        if report.events.is_empty() {
+        for p in &report.parked {
+            let claims = p.agent.as_deref().map(|a| format!(" (claims {a})")).unwrap_or_default();
+            let tip = if p.tip { ", chain tip" } else { "" };
+            println!("{:<44} parked {} {}{claims}{tip}", p.refname, short(&p.commit), p.verdict.label());
+        }
+        if report.events.is_empty() && report.parked.is_empty() && report.complete() {
             ctx.status(&format!("refs/mas/* already in sync with {remote}"));
+        }
+        if !report.parked.is_empty() {
+            ctx.warn(&format!(
+                "{} record(s) received do not verify: stored, never applied (`git mas check --records` lists them)",
+                report.parked.len()
+            ));
         }
     }
     if report.complete() {
-        Ok(ExitCode::from(exit::OK))
-    } else {
-        ctx.warn(&format!("not synced: {}", report.unresolved.join(", ")));
-        Ok(ExitCode::from(exit::SYNC_INCOMPLETE))
+        return Ok(ExitCode::from(exit::OK));
     }
+    for u in &report.unresolved {
+        let why = match &u.why {
+            Unsettled::Rejected { summary } => {
+                format!("the remote still rejects the push {summary} after {} rounds", report.rounds)
+            }
+            Unsettled::Diverged { .. } => "diverged: this agent's chain moved on both sides".into(),
+            Unsettled::Locked { locks } => {
+                let named: Vec<String> = locks
+                    .iter()
+                    .map(|l| format!("{}{}", l.path, l.age_secs.map(|s| format!(" ({s}s old)")).unwrap_or_default()))
+                    .collect();
+                format!(
+                    "locked by {}; if no git or git-mas process is running, remove the lock file(s) and sync again",
+                    named.join(" and ")
+                )
+            }
+            Unsettled::Moving { .. } => "moved locally during the sync; sync again".into(),
+        };
+        ctx.warn(&format!("not synced: {}: {why}", u.refname));
+    }
+    Ok(ExitCode::from(exit::SYNC_INCOMPLETE))
 }
