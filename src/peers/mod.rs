@@ -123,17 +123,19 @@ impl ProcessPeer {
     }
 
     /// The peer for `entry` with its command line resolved against git config: a preset's
-    /// template is overridden by `mas.agent.<name>.command` or `mas.agent.<preset>.command` when
-    /// `lookup` finds one (see [`preset`]); other specs run as [`ProcessPeer::new`] runs them.
+    /// template (for a run whose check is `check`) is overridden by `mas.agent.<name>.command` or
+    /// `mas.agent.<preset>.command` when `lookup` finds one (see [`preset`]); other specs run as
+    /// [`ProcessPeer::new`] runs them.
     pub fn configured(
         entry: PeerEntry,
         exe: &Path,
         dir: Option<PathBuf>,
+        check: Option<&str>,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> (ProcessPeer, Option<CommandSource>) {
         match &entry.spec {
             PeerSpec::Preset { preset } => {
-                let (line, source) = resolve_command(*preset, &entry.name, lookup);
+                let (line, source) = resolve_command(*preset, &entry.name, check, lookup);
                 (ProcessPeer { command: ProcessCommand::shell(&line), entry, dir }, Some(source))
             }
             _ => (ProcessPeer::new(entry, exe, dir), None),

@@ -51,7 +51,7 @@ impl ProcessCommand {
             PeerSpec::Builtin { kind } => {
                 ProcessCommand { program: exe.to_path_buf(), args: vec!["peer".to_owned(), kind.name().to_owned()] }
             }
-            PeerSpec::Preset { preset } => ProcessCommand::shell(preset.default_command()),
+            PeerSpec::Preset { preset } => ProcessCommand::shell(&preset.command_line(None)),
         }
     }
 
