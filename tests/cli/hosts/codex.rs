@@ -1,0 +1,47 @@
+//! codex (`codex exec`) against the scripted OpenAI Responses server.
+
+use super::*;
+use git_mas::peers::Preset;
+
+/// Points codex at the scripted server: `$CODEX_HOME/config.toml` with a custom provider (the
+/// Responses wire API), no retries, no update check.
+pub fn codex_env(bench: &Bench) -> Vec<(&'static str, String)> {
+    let home = bench.home().join(".codex");
+    std::fs::create_dir_all(&home).unwrap();
+    let config = format!(
+        r#"model = "gpt-5.5"
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "mock"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 30000
+
+[features]
+apply_patch_freeform = true
+"#,
+        bench.server.url()
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    vec![("CODEX_HOME", home.display().to_string()), ("MOCK_API_KEY", "dummy-key-for-the-scripted-server".into())]
+}
+
+#[test]
+fn codex_runs_the_working_loop_through_its_own_tools() {
+    host("codex");
+    let bench = Bench::new(propose_scenario);
+    let run = bench.run(
+        &Preset::Codex.command_line(Some(&bench.check())),
+        &codex_env(&bench),
+        "Propose a note, then answer DONE.",
+        Duration::from_secs(90),
+    );
+    assert_proposed(&bench, &run);
+    // Only the final message is on stdout.
+    assert_eq!(run.stdout.trim(), "Proposed a note.\nDONE", "{}", run.stderr);
+}
