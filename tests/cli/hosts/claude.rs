@@ -4,11 +4,11 @@ use super::*;
 use git_mas::peers::Preset;
 
 /// The environment that points claude at the scripted server, offline.
-pub fn claude_env(bench: &Bench) -> Vec<(&'static str, String)> {
+pub fn claude_env(home: &Path, url: &str) -> Vec<(&'static str, String)> {
     vec![
-        ("ANTHROPIC_BASE_URL", bench.server.url()),
+        ("ANTHROPIC_BASE_URL", url.to_owned()),
         ("ANTHROPIC_API_KEY", "dummy-key-for-the-scripted-server".into()),
-        ("CLAUDE_CONFIG_DIR", bench.home().join(".claude").display().to_string()),
+        ("CLAUDE_CONFIG_DIR", home.join(".claude").display().to_string()),
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
         ("DISABLE_AUTOUPDATER", "1".into()),
         ("DISABLE_TELEMETRY", "1".into()),
@@ -22,7 +22,7 @@ fn claude_code_runs_the_working_loop_through_its_own_tools() {
     let bench = Bench::new(propose_scenario);
     let run = bench.run(
         &Preset::ClaudeCode.command_line(Some(&bench.check())),
-        &claude_env(&bench),
+        &claude_env(&bench.home(), &bench.server.url()),
         "Propose a note, then answer DONE.",
         Duration::from_secs(90),
     );

@@ -5,8 +5,8 @@ use git_mas::peers::Preset;
 
 /// Points codex at the scripted server: `$CODEX_HOME/config.toml` with a custom provider (the
 /// Responses wire API), no retries, no update check.
-pub fn codex_env(bench: &Bench) -> Vec<(&'static str, String)> {
-    let home = bench.home().join(".codex");
+pub fn codex_env(home: &Path, url: &str) -> Vec<(&'static str, String)> {
+    let home = home.join(".codex");
     std::fs::create_dir_all(&home).unwrap();
     let config = format!(
         r#"model = "gpt-5.5"
@@ -25,7 +25,7 @@ stream_idle_timeout_ms = 30000
 [features]
 apply_patch_freeform = true
 "#,
-        bench.server.url()
+        url
     );
     std::fs::write(home.join("config.toml"), config).unwrap();
     vec![("CODEX_HOME", home.display().to_string()), ("MOCK_API_KEY", "dummy-key-for-the-scripted-server".into())]
@@ -37,7 +37,7 @@ fn codex_runs_the_working_loop_through_its_own_tools() {
     let bench = Bench::new(propose_scenario);
     let run = bench.run(
         &Preset::Codex.command_line(Some(&bench.check())),
-        &codex_env(&bench),
+        &codex_env(&bench.home(), &bench.server.url()),
         "Propose a note, then answer DONE.",
         Duration::from_secs(90),
     );

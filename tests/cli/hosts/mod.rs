@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 mod claude;
 mod codex;
 mod server;
+mod team;
 
 /// Where `tests/hosts/install.sh` installs the CLIs.
 pub fn hosts_bin() -> PathBuf {
@@ -82,7 +83,7 @@ impl Bench {
         self.team.git(&["config", "mas.check"])
     }
 
-    fn home(&self) -> PathBuf {
+    pub fn home(&self) -> PathBuf {
         self.team.env.root().join("home")
     }
 
@@ -194,15 +195,15 @@ fn collect_results(body: &serde_json::Value, out: &mut String) {
 /// The working loop one agent walks in a hop: who am I, write a file, run the team's check,
 /// propose.
 pub fn propose_scenario(worktree: &Path, check: &str) -> Scenario {
-    Scenario {
-        steps: vec![
+    Scenario::single(
+        vec![
             Step::Shell("git mas whoami --json".into()),
             Step::Write { path: worktree.join("NOTES.md").display().to_string(), content: "alice was here\n".into() },
             Step::Shell(check.to_owned()),
             Step::Shell("git mas propose -m 'a note from alice'".into()),
         ],
-        reply: "Proposed a note.\nDONE".into(),
-    }
+        "Proposed a note.\nDONE",
+    )
 }
 
 /// Asserts that the hop proposed NOTES.md in run r1 and that the tool results the host sent its

@@ -31,6 +31,8 @@ use std::time::Duration;
 pub enum Step {
     /// Runs a command through the host's shell tool.
     Shell(String),
+    /// Runs a command through the host's shell tool once per proposal the hop asks to endorse.
+    ShellEach(String),
     /// Writes a new file through the host's file-writing tool.
     Write {
         /// The file (absolute, or relative to the host's working directory).
@@ -41,12 +43,93 @@ pub enum Step {
 }
 
 /// A scripted conversation: the tool calls, in order, then the final reply.
+///
+/// Text in a step or the reply may name a field of a git-mas hop prompt's header (`{agent}`,
+/// `{next}`, `{worktree}`, `{check}`, `{endorse}`, …): it is replaced by the field's value in the
+/// request, so one scenario serves every agent and every hop. [`Step::ShellEach`] runs once per
+/// name in the header's comma-separated `endorse` field, as `{item}`.
 #[derive(Debug, Clone)]
 pub struct Scenario {
+    /// The branches; the first whose `when` occurs in the request plays.
+    pub branches: Vec<Branch>,
+}
+
+/// One way the scripted model acts: for requests containing `when` (empty: every request).
+#[derive(Debug, Clone)]
+pub struct Branch {
+    /// Text the request must contain (e.g. `task=propose`).
+    pub when: String,
     /// The tool calls.
     pub steps: Vec<Step>,
     /// The final text once every step has its result.
     pub reply: String,
+}
+
+impl Scenario {
+    /// One branch for every request.
+    pub fn single(steps: Vec<Step>, reply: &str) -> Scenario {
+        Scenario { branches: vec![Branch { when: String::new(), steps, reply: reply.to_owned() }] }
+    }
+}
+
+/// The `key=value` lines of a hop prompt's header found in the request (first occurrence wins).
+fn fields(body: &Value) -> Vec<(String, String)> {
+    fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+        match v {
+            Value::String(s) => out.push(s),
+            Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    strings(body, &mut all);
+    let mut found: Vec<(String, String)> = Vec::new();
+    for text in all.iter().filter(|t| t.contains("phase=CONVERGE")) {
+        for line in text.lines() {
+            if let Some((k, v)) = line.split_once('=')
+                && !k.is_empty()
+                && k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && !found.iter().any(|(f, _)| f == k)
+            {
+                found.push((k.to_owned(), v.trim().to_owned()));
+            }
+        }
+    }
+    found
+}
+
+fn fill(text: &str, fields: &[(String, String)]) -> String {
+    let mut out = text.to_owned();
+    for (k, v) in fields {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+/// The steps and reply that play for `body`, placeholders filled.
+fn script(scenario: &Scenario, body: &Value) -> (Vec<Step>, String) {
+    let text = body.to_string();
+    let Some(branch) = scenario.branches.iter().find(|b| text.contains(&b.when)) else {
+        return (Vec::new(), "SCENARIO ERROR: no branch for this request".into());
+    };
+    let f = fields(body);
+    let mut steps = Vec::new();
+    for step in &branch.steps {
+        match step {
+            Step::Shell(c) => steps.push(Step::Shell(fill(c, &f))),
+            Step::ShellEach(c) => {
+                let list = f.iter().find(|(k, _)| k == "endorse").map(|(_, v)| v.clone()).unwrap_or_default();
+                for item in list.split(',').filter(|i| !i.is_empty()) {
+                    steps.push(Step::Shell(fill(&c.replace("{item}", item), &f)));
+                }
+            }
+            Step::Write { path, content } => {
+                steps.push(Step::Write { path: fill(path, &f), content: fill(content, &f) })
+            }
+        }
+    }
+    (steps, fill(&branch.reply, &f))
 }
 
 /// One request as the server received it (secret headers removed).
@@ -328,6 +411,7 @@ fn fill_required(schema: &Value, args: &mut serde_json::Map<String, Value>) {
 
 fn call_for(step: &Step, tools: &[Tool]) -> Option<Call> {
     match step {
+        Step::ShellEach(_) => None,
         Step::Shell(command) => {
             let tool = find(tools, &SHELL_TOOLS)?;
             let key = property(&tool.schema, &["command", "cmd"]).unwrap_or("command");
@@ -377,8 +461,9 @@ fn turn(scenario: &Scenario, body: &Value, done: usize) -> Turn {
     if advertised.is_empty() {
         return Turn::Text("git-mas test".into());
     }
-    match scenario.steps.get(done) {
-        None => Turn::Text(scenario.reply.clone()),
+    let (steps, reply) = script(scenario, body);
+    match steps.get(done) {
+        None => Turn::Text(reply),
         Some(step) => match call_for(step, &advertised) {
             Some(call) => Turn::Call(done, call),
             None => Turn::Text(format!(

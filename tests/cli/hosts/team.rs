@@ -1,0 +1,87 @@
+//! `git mas coordinate` with a team of real hosts: claude-code and codex walk the development
+//! loop (whoami, edit with their own file tool, run the check, propose; endorse the others) and
+//! the run lands exactly once on main.
+
+use super::claude::claude_env;
+use super::codex::codex_env;
+use super::*;
+use serde_json::Value;
+use server::Branch;
+
+/// The scripted model for every hop of a development run, whichever agent and host asks.
+fn development_scenario() -> Scenario {
+    let branch = |when: &str, steps: Vec<Step>, reply: &str| Branch { when: when.into(), steps, reply: reply.into() };
+    Scenario {
+        branches: vec![
+            branch(
+                "task=propose",
+                vec![
+                    Step::Shell("git mas whoami --json".into()),
+                    Step::Write { path: "{worktree}/NOTES-{agent}.md".into(), content: "a note by {agent}\n".into() },
+                    Step::Shell("{check}".into()),
+                    Step::Shell("git mas propose -m 'a note by {agent}'".into()),
+                ],
+                "Proposed a note.\nDONE",
+            ),
+            branch("task=endorse", vec![Step::ShellEach("git mas endorse {item}".into())], "Endorsed.\nDONE"),
+            branch("task=close", vec![], "Nothing held.\nDONE"),
+        ],
+    }
+}
+
+#[test]
+fn claude_code_and_codex_agents_land_one_proposal_on_main() {
+    host("claude");
+    host("codex");
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob", "carol"]);
+    let check = env.root().join("check.sh");
+    std::fs::write(
+        &check,
+        "echo \"check: agent=$GIT_MAS_AGENT run=$GIT_MAS_RUN\"\n! grep -rq BROKEN --exclude-dir=.git .\n",
+    )
+    .unwrap();
+    env.git(&repo, &["config", "mas.check", &format!("sh {}", check.display())]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let server = ModelServer::start(development_scenario());
+    let home = env.root().join("home");
+
+    let mut cmd = env.mas_cmd(&repo);
+    cmd.env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin())).env("NO_PROXY", "*");
+    for (k, v) in claude_env(&home, &server.url()).into_iter().chain(codex_env(&home, &server.url())) {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    let out = cmd
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "leave a note", "--quorum", "2"])
+        .args(["--agents", "alice=claude-code,bob=codex,carol=claude-code"])
+        .args(["--max-rounds", "1", "--hop-timeout", "90s", "--wait", "5s"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let lines: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let context = || {
+        format!("after {elapsed:?}\nstdout: {}\nstderr: {}\nrequests:\n{}", stdout(&out), stderr(&out), server.dump())
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", context());
+    let events = |kind: &str| lines.iter().filter(|l| l["event"] == kind).cloned().collect::<Vec<_>>();
+    // Every agent proposed through its host, and endorsed the other two.
+    let recorded = events("recorded");
+    for agent in ["alice", "bob", "carol"] {
+        assert!(recorded.iter().any(|r| r["agent"] == agent && r["kind"] == "proposal"), "{agent}\n{}", context());
+        let endorsed = recorded.iter().filter(|r| r["agent"] == agent && r["kind"] == "endorsement").count();
+        assert_eq!(endorsed, 2, "{agent}\n{}", context());
+    }
+    assert!(events("hop").iter().all(|h| h["failure"].is_null()), "{}", context());
+    // The run landed exactly once on main, with one agent's note.
+    assert_eq!(events("landed").len(), 1, "{}", context());
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let files = env.git(&repo, &["ls-tree", "--name-only", "main"]);
+    assert_eq!(files.lines().filter(|f| f.starts_with("NOTES-")).count(), 1, "{files}");
+    assert_eq!(lines.last().unwrap()["report"]["status"], "converged", "{}", context());
+    // Both APIs were spoken: claude's Messages and codex's Responses.
+    let paths: Vec<String> = server.log().iter().map(|r| r.path.clone()).collect();
+    assert!(paths.iter().any(|p| p.starts_with("/v1/messages")), "{paths:?}");
+    assert!(paths.iter().any(|p| p.ends_with("/responses")), "{paths:?}");
+}
