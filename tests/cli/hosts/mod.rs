@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 mod claude;
 mod codex;
+mod copilot;
+mod opencode;
 mod server;
 mod team;
 

@@ -1,9 +1,11 @@
-//! `git mas coordinate` with a team of real hosts: claude-code and codex walk the development
-//! loop (whoami, edit with their own file tool, run the check, propose; endorse the others) and
-//! the run lands exactly once on main.
+//! `git mas coordinate` with a team of real hosts: claude-code, codex, opencode and copilot walk
+//! the development loop (whoami, edit with their own file tool, run the check, propose; endorse
+//! the others) and the run lands exactly once on main.
 
 use super::claude::claude_env;
 use super::codex::codex_env;
+use super::copilot::copilot_env;
+use super::opencode::opencode_env;
 use super::*;
 use serde_json::Value;
 use server::Branch;
@@ -30,12 +32,13 @@ fn development_scenario() -> Scenario {
 }
 
 #[test]
-fn claude_code_and_codex_agents_land_one_proposal_on_main() {
-    host("claude");
-    host("codex");
+fn four_hosts_walk_the_loop_and_land_one_proposal_on_main() {
+    for program in ["claude", "codex", "opencode", "copilot"] {
+        host(program);
+    }
     let env = TestEnv::new();
     let repo = env.repo("repo");
-    env.agents(&repo, &["lead", "alice", "bob", "carol"]);
+    env.agents(&repo, &["lead", "alice", "bob", "carol", "dave"]);
     let check = env.root().join("check.sh");
     std::fs::write(
         &check,
@@ -49,13 +52,16 @@ fn claude_code_and_codex_agents_land_one_proposal_on_main() {
 
     let mut cmd = env.mas_cmd(&repo);
     cmd.env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin())).env("NO_PROXY", "*");
-    for (k, v) in claude_env(&home, &server.url()).into_iter().chain(codex_env(&home, &server.url())) {
+    let url = server.url();
+    let hosts_env =
+        [claude_env(&home, &url), codex_env(&home, &url), opencode_env(&home, &url), copilot_env(&home, &url)];
+    for (k, v) in hosts_env.into_iter().flatten() {
         cmd.env(k, v);
     }
     let started = Instant::now();
     let out = cmd
         .args(["--agent", "lead", "coordinate", "--json", "--goal", "leave a note", "--quorum", "2"])
-        .args(["--agents", "alice=claude-code,bob=codex,carol=claude-code"])
+        .args(["--agents", "alice=claude-code,bob=codex,carol=opencode,dave=copilot"])
         .args(["--max-rounds", "1", "--hop-timeout", "90s", "--wait", "5s"])
         .output()
         .unwrap();
@@ -66,12 +72,12 @@ fn claude_code_and_codex_agents_land_one_proposal_on_main() {
     };
     assert_eq!(out.status.code(), Some(0), "{}", context());
     let events = |kind: &str| lines.iter().filter(|l| l["event"] == kind).cloned().collect::<Vec<_>>();
-    // Every agent proposed through its host, and endorsed the other two.
+    // Every agent proposed through its host, and endorsed the other three.
     let recorded = events("recorded");
-    for agent in ["alice", "bob", "carol"] {
+    for agent in ["alice", "bob", "carol", "dave"] {
         assert!(recorded.iter().any(|r| r["agent"] == agent && r["kind"] == "proposal"), "{agent}\n{}", context());
         let endorsed = recorded.iter().filter(|r| r["agent"] == agent && r["kind"] == "endorsement").count();
-        assert_eq!(endorsed, 2, "{agent}\n{}", context());
+        assert_eq!(endorsed, 3, "{agent}\n{}", context());
     }
     assert!(events("hop").iter().all(|h| h["failure"].is_null()), "{}", context());
     // The run landed exactly once on main, with one agent's note.
@@ -80,8 +86,42 @@ fn claude_code_and_codex_agents_land_one_proposal_on_main() {
     let files = env.git(&repo, &["ls-tree", "--name-only", "main"]);
     assert_eq!(files.lines().filter(|f| f.starts_with("NOTES-")).count(), 1, "{files}");
     assert_eq!(lines.last().unwrap()["report"]["status"], "converged", "{}", context());
-    // Both APIs were spoken: claude's Messages and codex's Responses.
+    // All three APIs were spoken: claude's Messages, codex's Responses, opencode's and
+    // copilot's Chat Completions.
     let paths: Vec<String> = server.log().iter().map(|r| r.path.clone()).collect();
-    assert!(paths.iter().any(|p| p.starts_with("/v1/messages")), "{paths:?}");
-    assert!(paths.iter().any(|p| p.ends_with("/responses")), "{paths:?}");
+    for api in ["/v1/messages", "/v1/responses", "/v1/chat/completions"] {
+        assert!(paths.iter().any(|p| p.starts_with(api)), "{api}: {paths:?}");
+    }
+}
+
+#[test]
+fn a_host_that_is_not_logged_in_is_a_failed_call_quoting_its_words() {
+    host("claude");
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice"]);
+    // claude with no credentials and no model server: it says so on stdout and exits 1.
+    let out = env
+        .mas_cmd(&repo)
+        .env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin()))
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "g", "--agents", "alice=claude-code"])
+        .args(["--hop-timeout", "60s"])
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert_eq!(out.status.code(), Some(8), "{}\n{}", stdout(&out), stderr(&out));
+    let hops: Vec<&Value> = lines.iter().filter(|l| l["event"] == "hop").collect();
+    assert_eq!(hops.len(), 2, "asked once more, then halted: {}", stdout(&out));
+    for hop in &hops {
+        assert!(hop["reply"].is_null(), "the login error is no reply: {hop}");
+        let failure = hop["failure"].as_str().unwrap();
+        assert_eq!(failure, "the peer exited with exit status 1; it said on stdout: Not logged in · Please run /login");
+    }
+    let halt = lines.iter().find(|l| l["event"] == "halt").unwrap();
+    assert_eq!(halt["halt"], "unreadable-reply");
+    assert_eq!(halt["peer"], "alice");
+    assert!(halt["detail"].as_str().unwrap().contains("Not logged in · Please run /login"), "{halt}");
 }
