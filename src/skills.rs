@@ -13,12 +13,16 @@
 //! |---|---|---|
 //! | `claude-code` | `.claude/skills/` | `~/.claude/skills/` |
 //! | `cursor` | `.cursor/skills/` | `~/.cursor/skills/` |
-//! | `copilot` | `.github/skills/` | `~/.copilot/skills/` |
-//! | `goose` | `.goose/skills/` | `$XDG_CONFIG_HOME/goose/skills/` (default `~/.config`) |
-//! | `opencode` | `.opencode/skills/` | `$XDG_CONFIG_HOME/opencode/skills/` (default `~/.config`) |
+//! | `copilot` | `.agents/skills/` | `~/.copilot/skills/` |
+//! | `goose` | `.agents/skills/` | `$XDG_CONFIG_HOME/goose/skills/` (default `~/.config`) |
+//! | `opencode` | `.agents/skills/` | `$XDG_CONFIG_HOME/opencode/skills/` (default `~/.config`) |
 //! | `codex` | `.agents/skills/` | `$CODEX_HOME/skills/` (default `~/.codex`) |
 //!
-//! Project paths are relative to the repository's top level. The global column is the design's
+//! Project paths are relative to the repository's top level. Decision: **a project install goes
+//! where the host reads by default**, and for every host but claude-code and cursor that is the
+//! portable `.agents/skills` (codex, opencode and copilot were seen reading it in the requests the
+//! real CLIs send their model; goose's source reads it), so one project install serves them all.
+//! claude-code reads `.claude/skills` and not `.agents/skills`. The global column is the design's
 //! host table (Claude Code, Copilot, Goose and OpenCode as listed there; Cursor's and Codex's user
 //! directories as those hosts document them).
 
@@ -116,10 +120,7 @@ impl Host {
         match self {
             Host::ClaudeCode => ".claude/skills",
             Host::Cursor => ".cursor/skills",
-            Host::Copilot => ".github/skills",
-            Host::Goose => ".goose/skills",
-            Host::OpenCode => ".opencode/skills",
-            Host::Codex => ".agents/skills",
+            Host::Copilot | Host::Goose | Host::OpenCode | Host::Codex => ".agents/skills",
         }
     }
 

@@ -273,9 +273,9 @@ fn skills_install_puts_the_three_folders_where_each_host_reads_them() {
     let table = [
         ("claude-code", "home/.claude/skills", ".claude/skills"),
         ("cursor", "home/.cursor/skills", ".cursor/skills"),
-        ("copilot", "home/.copilot/skills", ".github/skills"),
-        ("goose", "home/.config/goose/skills", ".goose/skills"),
-        ("opencode", "home/.config/opencode/skills", ".opencode/skills"),
+        ("copilot", "home/.copilot/skills", ".agents/skills"),
+        ("goose", "home/.config/goose/skills", ".agents/skills"),
+        ("opencode", "home/.config/opencode/skills", ".agents/skills"),
         ("codex", "home/.codex/skills", ".agents/skills"),
     ];
     for (host, global, project) in table {

@@ -14,9 +14,9 @@ Where each host reads skills (project paths are relative to the repository's top
   host          project (default)     global (--global)
   claude-code   .claude/skills/       ~/.claude/skills/
   cursor        .cursor/skills/       ~/.cursor/skills/
-  copilot       .github/skills/       ~/.copilot/skills/
-  goose         .goose/skills/        $XDG_CONFIG_HOME/goose/skills/ (default ~/.config)
-  opencode      .opencode/skills/     $XDG_CONFIG_HOME/opencode/skills/ (default ~/.config)
+  copilot       .agents/skills/       ~/.copilot/skills/
+  goose         .agents/skills/       $XDG_CONFIG_HOME/goose/skills/ (default ~/.config)
+  opencode      .agents/skills/       $XDG_CONFIG_HOME/opencode/skills/ (default ~/.config)
   codex         .agents/skills/       $CODEX_HOME/skills/ (default ~/.codex)
 
 Any other host: --dir <its skills directory>. Folder names are kept (assembly, converge, git-mas):
