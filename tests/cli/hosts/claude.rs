@@ -20,6 +20,7 @@ pub fn claude_env(home: &Path, url: &str) -> Vec<(&'static str, String)> {
 fn claude_code_runs_the_working_loop_through_its_own_tools() {
     host("claude");
     let bench = Bench::new(propose_scenario);
+    bench.install_skills("claude-code");
     let run = bench.run(
         &Preset::ClaudeCode.command_line(Some(&bench.check())),
         &claude_env(&bench.home(), &bench.server.url()),
@@ -27,4 +28,5 @@ fn claude_code_runs_the_working_loop_through_its_own_tools() {
         Duration::from_secs(90),
     );
     assert_proposed(&bench, &run);
+    bench.assert_skills_advertised();
 }

@@ -35,6 +35,7 @@ apply_patch_freeform = true
 fn codex_runs_the_working_loop_through_its_own_tools() {
     host("codex");
     let bench = Bench::new(propose_scenario);
+    bench.install_skills("codex");
     let run = bench.run(
         &Preset::Codex.command_line(Some(&bench.check())),
         &codex_env(&bench.home(), &bench.server.url()),
@@ -42,6 +43,7 @@ fn codex_runs_the_working_loop_through_its_own_tools() {
         Duration::from_secs(90),
     );
     assert_proposed(&bench, &run);
+    bench.assert_skills_advertised();
     // Only the final message is on stdout.
     assert_eq!(run.stdout.trim(), "Proposed a note.\nDONE", "{}", run.stderr);
 }

@@ -22,6 +22,7 @@ pub fn copilot_env(home: &Path, url: &str) -> Vec<(&'static str, String)> {
 fn copilot_runs_the_working_loop_through_its_own_tools() {
     host("copilot");
     let bench = Bench::new(propose_scenario);
+    bench.install_skills("copilot");
     let run = bench.run(
         &Preset::Copilot.command_line(Some(&bench.check())),
         &copilot_env(&bench.home(), &bench.server.url()),
@@ -29,4 +30,5 @@ fn copilot_runs_the_working_loop_through_its_own_tools() {
         Duration::from_secs(90),
     );
     assert_proposed(&bench, &run);
+    bench.assert_skills_advertised();
 }

@@ -80,6 +80,30 @@ impl Bench {
         Bench { team, run, worktree, server }
     }
 
+    /// `git mas skills install --host HOST` in the worktree (the project default), kept out of the
+    /// proposal by the repository's exclude file.
+    pub fn install_skills(&self, host: &str) {
+        self.team.here(&self.worktree, &["skills", "install", "--host", host]);
+        let common = PathBuf::from(self.team.git(&["rev-parse", "--git-common-dir"]));
+        let exclude = self.team.repo.join(common).join("info/exclude");
+        std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+        text.push_str("/.claude/\n/.agents/\n");
+        std::fs::write(&exclude, text).unwrap();
+    }
+
+    /// Asserts that the host told its model about the installed git-mas skill (its name and the
+    /// start of its description).
+    pub fn assert_skills_advertised(&self) {
+        let sent: Vec<String> = self.server.log().iter().map(|r| r.body.clone()).collect();
+        let want = "Work on a git repository alongside other agents with git mas";
+        assert!(
+            sent.iter().any(|b| b.contains(want) && b.contains("git-mas")),
+            "no request names the git-mas skill:\n{}",
+            self.server.dump()
+        );
+    }
+
     /// The team's check command (`mas.check`).
     pub fn check(&self) -> String {
         self.team.git(&["config", "mas.check"])

@@ -37,6 +37,7 @@ pub fn opencode_env(home: &Path, url: &str) -> Vec<(&'static str, String)> {
 fn opencode_runs_the_working_loop_through_its_own_tools() {
     host("opencode");
     let bench = Bench::new(propose_scenario);
+    bench.install_skills("opencode");
     let run = bench.run(
         &Preset::OpenCode.command_line(Some(&bench.check())),
         &opencode_env(&bench.home(), &bench.server.url()),
@@ -44,4 +45,5 @@ fn opencode_runs_the_working_loop_through_its_own_tools() {
         Duration::from_secs(90),
     );
     assert_proposed(&bench, &run);
+    bench.assert_skills_advertised();
 }
