@@ -125,3 +125,53 @@ fn a_host_that_is_not_logged_in_is_a_failed_call_quoting_its_words() {
     assert_eq!(halt["peer"], "alice");
     assert!(halt["detail"].as_str().unwrap().contains("Not logged in · Please run /login"), "{halt}");
 }
+
+#[test]
+fn a_host_whose_model_never_answers_is_stopped_at_the_hop_timeout() {
+    host("claude");
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice"]);
+    // A model endpoint that accepts connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let home = env.root().join("home");
+    let mut cmd = env.mas_cmd(&repo);
+    cmd.env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin())).env("NO_PROXY", "*");
+    for (k, v) in claude_env(&home, &url) {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    let out = cmd
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "g", "--agents", "alice=claude-code"])
+        .args(["--hop-timeout", "3s"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    drop(silent);
+    let lines: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert_eq!(out.status.code(), Some(8), "{}\n{}", stdout(&out), stderr(&out));
+    let hops: Vec<&Value> = lines.iter().filter(|l| l["event"] == "hop").collect();
+    assert_eq!(hops.len(), 2, "{}", stdout(&out));
+    for hop in &hops {
+        let failure = hop["failure"].as_str().unwrap();
+        assert!(failure.starts_with("no reply within 3s; the peer was stopped"), "{failure}");
+    }
+    // Two hops of 3 s, not claude's own minutes of retrying.
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
+    let halt = lines.iter().find(|l| l["event"] == "halt").unwrap();
+    assert_eq!(halt["halt"], "unreadable-reply", "{halt}");
+}
+
+#[test]
+fn the_help_says_which_presets_are_unverified() {
+    let env = TestEnv::new();
+    let help = env.mas_ok(env.root(), &["coordinate", "--help"]);
+    for preset in git_mas::peers::Preset::ALL {
+        let line = format!("{:<13} {}", preset.name(), preset.default_command());
+        let shown =
+            help.lines().find(|l| l.trim_start().starts_with(&line)).unwrap_or_else(|| panic!("{line}\n{help}"));
+        assert_eq!(shown.contains("(unverified)"), !preset.verified(), "{shown}");
+    }
+    assert!(help.contains("goose and cursor follow their vendors' docs, unverified"), "{help}");
+}
