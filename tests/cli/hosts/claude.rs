@@ -24,9 +24,10 @@ fn claude_code_runs_the_working_loop_through_its_own_tools() {
     let run = bench.run(
         &Preset::ClaudeCode.command_line(Some(&bench.check())),
         &claude_env(&bench.home(), &bench.server.url()),
-        "Propose a note, then answer DONE.",
+        &big_prompt(),
         Duration::from_secs(90),
     );
     assert_proposed(&bench, &run);
     bench.assert_skills_advertised();
+    assert_prompt_arrived(&bench);
 }

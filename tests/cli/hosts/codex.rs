@@ -39,11 +39,12 @@ fn codex_runs_the_working_loop_through_its_own_tools() {
     let run = bench.run(
         &Preset::Codex.command_line(Some(&bench.check())),
         &codex_env(&bench.home(), &bench.server.url()),
-        "Propose a note, then answer DONE.",
+        &big_prompt(),
         Duration::from_secs(90),
     );
     assert_proposed(&bench, &run);
     bench.assert_skills_advertised();
+    assert_prompt_arrived(&bench);
     // Only the final message is on stdout.
     assert_eq!(run.stdout.trim(), "Proposed a note.\nDONE", "{}", run.stderr);
 }

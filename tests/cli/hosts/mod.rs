@@ -218,6 +218,25 @@ fn collect_results(body: &serde_json::Value, out: &mut String) {
     }
 }
 
+/// A hop prompt above 128 KiB, the most one argument may be (`Argument list too long`): a host
+/// gets it whole only on stdin.
+pub fn big_prompt() -> String {
+    let mut prompt = String::from("Propose a note, then answer DONE.\n\nContext follows.\n");
+    let mut i = 0;
+    while prompt.len() <= 160 * 1024 {
+        prompt.push_str(&format!("context line {i}: nothing to do here, keep reading.\n"));
+        i += 1;
+    }
+    prompt.push_str("END OF THE PROMPT\n");
+    prompt
+}
+
+/// Asserts that the whole prompt reached the model, its last line included.
+pub fn assert_prompt_arrived(bench: &Bench) {
+    let sent = bench.server.log().iter().any(|r| r.body.contains("END OF THE PROMPT") && r.body.len() > 160 * 1024);
+    assert!(sent, "no request carries the whole prompt");
+}
+
 /// The working loop one agent walks in a hop: who am I, write a file, run the team's check,
 /// propose.
 pub fn propose_scenario(worktree: &Path, check: &str) -> Scenario {
