@@ -48,3 +48,28 @@ fn codex_runs_the_working_loop_through_its_own_tools() {
     // Only the final message is on stdout.
     assert_eq!(run.stdout.trim(), "Proposed a note.\nDONE", "{}", run.stderr);
 }
+
+/// Why the preset gives codex full access: in its `workspace-write` sandbox `.git` is read-only,
+/// so `git mas propose` cannot write `refs/mas`. Should a codex release lift that, this fails and
+/// the preset can be narrowed.
+#[test]
+fn codex_workspace_write_sandbox_cannot_write_refs_mas() {
+    host("codex");
+    let bench = Bench::new(|_, _| {
+        Scenario::single(vec![Step::Shell("git mas propose -m 'from the sandbox'".into())], "Tried.\nDONE")
+    });
+    std::fs::write(bench.worktree.join("NOTES.md"), "sandboxed\n").unwrap();
+    let run = bench.run(
+        "codex exec --sandbox workspace-write --ephemeral --color never -",
+        &codex_env(&bench.home(), &bench.server.url()),
+        "Propose.",
+        Duration::from_secs(90),
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stderr, bench.server.dump());
+    assert!(
+        !bench.team.git_ok(&["rev-parse", "--verify", "refs/mas/runs/r1/proposals/alice"]),
+        "a sandboxed codex wrote refs/mas: the preset's full access may no longer be needed"
+    );
+    let results = bench.tool_results();
+    assert!(results.contains("Read-only file system"), "{results}\n{}", run.stderr);
+}
