@@ -13,12 +13,16 @@
 //! |---|---|---|
 //! | `claude-code` | `.claude/skills/` | `~/.claude/skills/` |
 //! | `cursor` | `.cursor/skills/` | `~/.cursor/skills/` |
-//! | `copilot` | `.github/skills/` | `~/.copilot/skills/` |
-//! | `goose` | `.goose/skills/` | `$XDG_CONFIG_HOME/goose/skills/` (default `~/.config`) |
-//! | `opencode` | `.opencode/skills/` | `$XDG_CONFIG_HOME/opencode/skills/` (default `~/.config`) |
+//! | `copilot` | `.agents/skills/` | `~/.copilot/skills/` |
+//! | `goose` | `.agents/skills/` | `$XDG_CONFIG_HOME/goose/skills/` (default `~/.config`) |
+//! | `opencode` | `.agents/skills/` | `$XDG_CONFIG_HOME/opencode/skills/` (default `~/.config`) |
 //! | `codex` | `.agents/skills/` | `$CODEX_HOME/skills/` (default `~/.codex`) |
 //!
-//! Project paths are relative to the repository's top level. The global column is the design's
+//! Project paths are relative to the repository's top level. Decision: **a project install goes
+//! where the host reads by default**, and for every host but claude-code and cursor that is the
+//! portable `.agents/skills` (codex, opencode and copilot were seen reading it in the requests the
+//! real CLIs send their model; goose's source reads it), so one project install serves them all.
+//! claude-code reads `.claude/skills` and not `.agents/skills`. The global column is the design's
 //! host table (Claude Code, Copilot, Goose and OpenCode as listed there; Cursor's and Codex's user
 //! directories as those hosts document them).
 
@@ -116,10 +120,7 @@ impl Host {
         match self {
             Host::ClaudeCode => ".claude/skills",
             Host::Cursor => ".cursor/skills",
-            Host::Copilot => ".github/skills",
-            Host::Goose => ".goose/skills",
-            Host::OpenCode => ".opencode/skills",
-            Host::Codex => ".agents/skills",
+            Host::Copilot | Host::Goose | Host::OpenCode | Host::Codex => ".agents/skills",
         }
     }
 
@@ -307,32 +308,46 @@ fn list_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Skil
 /// Nothing is written when any folder conflicts and `force` is false. Extra files in an existing
 /// folder are not a conflict when installing: they stay.
 pub fn install(skills: &[Skill], root: &Path, force: bool, dry_run: bool) -> Result<Vec<Outcome>, SkillsError> {
+    install_all(skills, std::slice::from_ref(&root.to_path_buf()), force, dry_run)
+}
+
+/// [`install`] into every one of `roots` as **one plan**: every folder in every root is compared
+/// first, and with one conflict (unless `force`) nothing is written anywhere. A root listed twice
+/// is planned once.
+pub fn install_all(
+    skills: &[Skill],
+    roots: &[PathBuf],
+    force: bool,
+    dry_run: bool,
+) -> Result<Vec<Outcome>, SkillsError> {
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
-    for skill in skills {
-        let dir = root.join(skill.name);
-        let c = compare(skill, &dir)?;
-        let action = if !c.exists {
-            Action::Created
-        } else if !c.not_a_directory && c.differing.is_empty() {
-            Action::Unchanged
-        } else {
-            conflicts.push(Conflict {
-                skill: skill.name.into(),
-                path: dir.clone(),
-                differing: c.differing,
-                extra: Vec::new(),
-                not_a_directory: c.not_a_directory,
-            });
-            Action::Replaced
-        };
-        plan.push((skill, Outcome { skill: skill.name.into(), path: dir, action }));
+    for root in dedup(roots) {
+        for skill in skills {
+            let dir = root.join(skill.name);
+            let c = compare(skill, &dir)?;
+            let action = if !c.exists {
+                Action::Created
+            } else if !c.not_a_directory && c.differing.is_empty() {
+                Action::Unchanged
+            } else {
+                conflicts.push(Conflict {
+                    skill: skill.name.into(),
+                    path: dir.clone(),
+                    differing: c.differing,
+                    extra: Vec::new(),
+                    not_a_directory: c.not_a_directory,
+                });
+                Action::Replaced
+            };
+            plan.push((skill, root, Outcome { skill: skill.name.into(), path: dir, action }));
+        }
     }
     if !conflicts.is_empty() && !force {
         return Err(SkillsError::Conflicts(conflicts));
     }
     if !dry_run {
-        for (skill, outcome) in &plan {
+        for (skill, root, outcome) in &plan {
             match outcome.action {
                 Action::Created => write_new(skill, root, &outcome.path)?,
                 Action::Replaced => replace(skill, &outcome.path)?,
@@ -340,7 +355,18 @@ pub fn install(skills: &[Skill], root: &Path, force: bool, dry_run: bool) -> Res
             }
         }
     }
-    Ok(plan.into_iter().map(|(_, o)| o).collect())
+    Ok(plan.into_iter().map(|(_, _, o)| o).collect())
+}
+
+/// `roots` without repeats, in their first order.
+fn dedup(roots: &[PathBuf]) -> Vec<&PathBuf> {
+    let mut out: Vec<&PathBuf> = Vec::new();
+    for r in roots {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
 }
 
 /// Plans (and, unless `dry_run`, carries out) removing `root/<name>/` for each skill.
@@ -348,22 +374,34 @@ pub fn install(skills: &[Skill], root: &Path, force: bool, dry_run: bool) -> Res
 /// A folder is removed only when it holds exactly the shipped files (nothing of the user's is
 /// lost), unless `force`.
 pub fn uninstall(skills: &[Skill], root: &Path, force: bool, dry_run: bool) -> Result<Vec<Outcome>, SkillsError> {
+    uninstall_all(skills, std::slice::from_ref(&root.to_path_buf()), force, dry_run)
+}
+
+/// [`uninstall`] from every one of `roots` as one plan (see [`install_all`]).
+pub fn uninstall_all(
+    skills: &[Skill],
+    roots: &[PathBuf],
+    force: bool,
+    dry_run: bool,
+) -> Result<Vec<Outcome>, SkillsError> {
     let mut plan = Vec::new();
     let mut conflicts = Vec::new();
-    for skill in skills {
-        let dir = root.join(skill.name);
-        let c = compare(skill, &dir)?;
-        let action = if c.exists { Action::Removed } else { Action::Absent };
-        if c.exists && (c.not_a_directory || !c.differing.is_empty() || !c.extra.is_empty()) {
-            conflicts.push(Conflict {
-                skill: skill.name.into(),
-                path: dir.clone(),
-                differing: c.differing,
-                extra: c.extra,
-                not_a_directory: c.not_a_directory,
-            });
+    for root in dedup(roots) {
+        for skill in skills {
+            let dir = root.join(skill.name);
+            let c = compare(skill, &dir)?;
+            let action = if c.exists { Action::Removed } else { Action::Absent };
+            if c.exists && (c.not_a_directory || !c.differing.is_empty() || !c.extra.is_empty()) {
+                conflicts.push(Conflict {
+                    skill: skill.name.into(),
+                    path: dir.clone(),
+                    differing: c.differing,
+                    extra: c.extra,
+                    not_a_directory: c.not_a_directory,
+                });
+            }
+            plan.push(Outcome { skill: skill.name.into(), path: dir, action });
         }
-        plan.push(Outcome { skill: skill.name.into(), path: dir, action });
     }
     if !conflicts.is_empty() && !force {
         return Err(SkillsError::Conflicts(conflicts));

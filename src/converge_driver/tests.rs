@@ -271,7 +271,7 @@ fn the_budget_bounds_the_whole_run() {
                     let pause = Duration::from_millis(20);
                     if timeout < pause {
                         tokio::time::sleep(timeout).await;
-                        return Err(HopError::TimedOut { after: timeout });
+                        return Err(HopError::TimedOut { after: timeout, said: None });
                     }
                     tokio::time::sleep(pause).await;
                     Ok(HopReply { text, elapsed: pause, stderr: String::new() })

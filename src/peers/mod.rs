@@ -64,18 +64,23 @@ pub enum HopError {
         source: std::io::Error,
     },
     /// No reply within the timeout; the process was killed.
-    #[error("no reply within {}; the peer was stopped", humantime::format_duration(*after))]
+    #[error("no reply within {}; the peer was stopped{}", humantime::format_duration(*after), said.as_ref().map(|s| format!("; it had said: {s}")).unwrap_or_default())]
     TimedOut {
         /// The timeout.
         after: Duration,
+        /// The first lines it had printed by then (stderr, else stdout), when any.
+        said: Option<String>,
     },
     /// The process exited unsuccessfully.
-    #[error("the peer exited with {status}{}", if stderr.is_empty() { String::new() } else { format!("; its stderr ends with: {stderr}") })]
+    #[error("the peer exited with {status}{}", if said.is_empty() { String::new() } else { format!("; it said on {stream}: {said}") })]
     Failed {
         /// `exit status N` or `a signal`.
         status: String,
-        /// The tail of its stderr.
-        stderr: String,
+        /// The first lines of what it printed: its stderr, else its stdout (a host that is not
+        /// logged in may say so on stdout).
+        said: String,
+        /// `stderr` or `stdout`: where `said` comes from.
+        stream: &'static str,
     },
     /// The reply was too large; the process was killed.
     #[error("the reply exceeds {limit} bytes; the peer was stopped")]
@@ -123,17 +128,19 @@ impl ProcessPeer {
     }
 
     /// The peer for `entry` with its command line resolved against git config: a preset's
-    /// template is overridden by `mas.agent.<name>.command` or `mas.agent.<preset>.command` when
-    /// `lookup` finds one (see [`preset`]); other specs run as [`ProcessPeer::new`] runs them.
+    /// template (for a run whose check is `check`) is overridden by `mas.agent.<name>.command` or
+    /// `mas.agent.<preset>.command` when `lookup` finds one (see [`preset`]); other specs run as
+    /// [`ProcessPeer::new`] runs them.
     pub fn configured(
         entry: PeerEntry,
         exe: &Path,
         dir: Option<PathBuf>,
+        check: Option<&str>,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> (ProcessPeer, Option<CommandSource>) {
         match &entry.spec {
             PeerSpec::Preset { preset } => {
-                let (line, source) = resolve_command(*preset, &entry.name, lookup);
+                let (line, source) = resolve_command(*preset, &entry.name, check, lookup);
                 (ProcessPeer { command: ProcessCommand::shell(&line), entry, dir }, Some(source))
             }
             _ => (ProcessPeer::new(entry, exe, dir), None),

@@ -6,21 +6,56 @@
 //! (`GIT_MAS_PHASE`, `GIT_MAS_RUN`, and in development hops `GIT_MAS_AGENT` and
 //! `GIT_MAS_WORKTREE`), and a development hop runs in the agent's own worktree.
 //!
-//! | preset | default command line |
-//! |---|---|
-//! | `claude-code` | `claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'` |
-//! | `codex` | `codex exec --full-auto -` |
-//! | `goose` | `goose run --no-session --instructions -` |
-//! | `opencode` | `opencode run "$(cat)"` |
-//! | `cursor` | `cursor-agent -p --force --output-format text "$(cat)"` |
-//! | `copilot` | `copilot -p "$(cat)" -s --allow-all-tools` |
+//! | preset | default command line | verified |
+//! |---|---|---|
+//! | `claude-code` | `claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'` | claude-code 2.1.332 |
+//! | `codex` | `codex exec --sandbox danger-full-access --ephemeral --color never -` | codex-cli 0.171.0 |
+//! | `goose` | `goose run --no-session --instructions -` | no: vendor docs only |
+//! | `opencode` | `opencode run --auto` | opencode 1.18.33 |
+//! | `cursor` | `cursor-agent -p --force --output-format text` | no: vendor docs only |
+//! | `copilot` | `copilot -s --allow-all-tools --no-ask-user` | copilot 1.0.102 |
 //!
-//! Those that cannot read a prompt on stdin get it as an argument (`"$(cat)"`). The defaults are
-//! starting points — which permissions a CLI is given is the team's decision — so each is
-//! overridable with git config, the first of these that is set winning:
+//! Every template reads the prompt **on stdin**, never as an argument: an argument above 128 KiB
+//! fails with `Argument list too long`, and hop prompts grow with the run. Each runs without a
+//! terminal and asks no approval (an approval prompt with nobody to answer is a hang or, for
+//! opencode without `--auto`, every permission silently rejected and an empty reply), and prints
+//! only the reply on stdout. The "verified" column names the release each template was run
+//! against, offline, through the scripted model server of the test suite (`tests/cli/hosts/`,
+//! installed by `tests/hosts/install.sh`); goose and cursor-agent install from no registry the
+//! suite can reach, so theirs follow the vendors' documentation and are unverified.
+//!
+//! Decisions, per host:
+//!
+//! - **claude-code** edits files without asking (`acceptEdits`) and may run `git` (so `git mas`)
+//!   and **the team's check**: [`Preset::command_line`] adds `Bash(<check>:*)` for the run's check
+//!   (`--check`, else `mas.check`), because with `Bash(git:*)` alone claude refuses every other
+//!   command ("This command requires approval") and an agent could not test before proposing.
+//!   Not `--dangerously-skip-permissions`: claude refuses it when running as root, and it would
+//!   allow anything.
+//! - **codex** runs with `--sandbox danger-full-access`, its cwd the agent's own worktree. Its
+//!   `workspace-write` sandbox mounts `.git` read-only (in a linked worktree too, `--add-dir` does
+//!   not help), so `git mas propose`, `endorse` and `focus publish`, which write `refs/mas`,
+//!   fail inside it; `danger-full-access` is the narrowest mode in which they work. It keeps
+//!   `exec`'s never-ask approval policy rather than bypassing approvals and sandbox together.
+//!   `--ephemeral` keeps no session files per hop (a hop's memory is its prompt); `--full-auto`
+//!   no longer exists (`unexpected argument`, exit 2).
+//! - **opencode** `run` with no message reads the prompt from stdin; `--auto` approves its
+//!   permission asks.
+//! - **copilot** with piped stdin and no `-p` runs non-interactively; `--allow-all-tools` is
+//!   required without a terminal, `--no-ask-user` keeps it from waiting on a question, `-s`
+//!   prints only the reply.
+//!
+//! A host that is not logged in (claude prints `Not logged in · Please run /login` on stdout and
+//! exits 1) or cannot reach its model is a failed call, its own words quoted
+//! ([`super::process`]); one that hangs is stopped at the hop's timeout.
+//!
+//! The defaults are starting points — which permissions a CLI is given is the team's decision —
+//! so each is overridable with git config, the first of these that is set winning:
 //!
 //! 1. `mas.agent.<peer>.command` — for one peer, by its name in the run (`alice=claude-code`);
 //! 2. `mas.agent.<preset>.command` — for every peer of that preset (`mas.agent.codex.command`).
+//!
+//! An overriding command line is run as written (no check is added to it).
 //!
 //! Decision: **presets never carry a skill's text.** A hop names the phase; the agent loads the
 //! git-mas Agent Skills installed for its host (`git mas skills install`), so the prompt stays
@@ -74,11 +109,26 @@ impl Preset {
     pub fn default_command(self) -> &'static str {
         match self {
             Preset::ClaudeCode => "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'",
-            Preset::Codex => "codex exec --full-auto -",
+            Preset::Codex => "codex exec --sandbox danger-full-access --ephemeral --color never -",
             Preset::Goose => "goose run --no-session --instructions -",
-            Preset::OpenCode => "opencode run \"$(cat)\"",
-            Preset::Cursor => "cursor-agent -p --force --output-format text \"$(cat)\"",
-            Preset::Copilot => "copilot -p \"$(cat)\" -s --allow-all-tools",
+            Preset::OpenCode => "opencode run --auto",
+            Preset::Cursor => "cursor-agent -p --force --output-format text",
+            Preset::Copilot => "copilot -s --allow-all-tools --no-ask-user",
+        }
+    }
+
+    /// Whether the template was run against the real host (see the module docs' table).
+    pub fn verified(self) -> bool {
+        !matches!(self, Preset::Goose | Preset::Cursor)
+    }
+
+    /// The default command line for a run whose check is `check`: the template, and for
+    /// claude-code a permission to run the check (`Bash(<check>:*)`, shell-quoted).
+    pub fn command_line(self, check: Option<&str>) -> String {
+        let template = self.default_command();
+        match (self, check.map(str::trim).filter(|c| !c.is_empty())) {
+            (Preset::ClaudeCode, Some(check)) => format!("{template} {}", shell_quote(&format!("Bash({check}:*)"))),
+            _ => template.to_owned(),
         }
     }
 
@@ -112,15 +162,26 @@ pub enum CommandSource {
     Default,
 }
 
-/// The command line peer `peer` of `preset` runs, with where it came from: the first git config
-/// key of [`Preset::config_keys`] that `lookup` finds with a non-blank value, else the default.
-pub fn resolve_command(preset: Preset, peer: &str, lookup: impl Fn(&str) -> Option<String>) -> (String, CommandSource) {
+/// Quotes `text` as one word for `sh` (single quotes; a `'` inside becomes `'\''`).
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The command line peer `peer` of `preset` runs in a run whose check is `check`, with where it
+/// came from: the first git config key of [`Preset::config_keys`] that `lookup` finds with a
+/// non-blank value, else [`Preset::command_line`].
+pub fn resolve_command(
+    preset: Preset,
+    peer: &str,
+    check: Option<&str>,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> (String, CommandSource) {
     for key in preset.config_keys(peer) {
         if let Some(value) = lookup(&key).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
             return (value, CommandSource::Config { key });
         }
     }
-    (preset.default_command().to_owned(), CommandSource::Default)
+    (preset.command_line(check), CommandSource::Default)
 }
 
 #[cfg(test)]
@@ -146,15 +207,19 @@ mod tests {
 
     #[test]
     fn the_default_template_applies_without_config() {
-        let (cmd, from) = resolve_command(Preset::Codex, "codex-0", config(&[]));
-        assert_eq!(cmd, "codex exec --full-auto -");
+        let (cmd, from) = resolve_command(Preset::Codex, "codex-0", None, config(&[]));
+        assert_eq!(cmd, "codex exec --sandbox danger-full-access --ephemeral --color never -");
         assert_eq!(from, CommandSource::Default);
     }
 
     #[test]
     fn the_preset_key_overrides_the_default() {
-        let (cmd, from) =
-            resolve_command(Preset::Goose, "goose-1", config(&[("mas.agent.goose.command", "goose run -i - -q")]));
+        let (cmd, from) = resolve_command(
+            Preset::Goose,
+            "goose-1",
+            None,
+            config(&[("mas.agent.goose.command", "goose run -i - -q")]),
+        );
         assert_eq!(cmd, "goose run -i - -q");
         assert_eq!(from, CommandSource::Config { key: "mas.agent.goose.command".into() });
     }
@@ -165,11 +230,11 @@ mod tests {
             ("mas.agent.claude-code.command", "claude -p"),
             ("mas.agent.alice.command", "claude -p --model opus"),
         ]);
-        let (cmd, from) = resolve_command(Preset::ClaudeCode, "alice", &lookup);
+        let (cmd, from) = resolve_command(Preset::ClaudeCode, "alice", Some("cargo test"), &lookup);
         assert_eq!(cmd, "claude -p --model opus");
         assert_eq!(from, CommandSource::Config { key: "mas.agent.alice.command".into() });
         // Another peer of the preset gets the preset's key.
-        let (cmd, _) = resolve_command(Preset::ClaudeCode, "bob", &lookup);
+        let (cmd, _) = resolve_command(Preset::ClaudeCode, "bob", None, &lookup);
         assert_eq!(cmd, "claude -p");
     }
 
@@ -178,10 +243,44 @@ mod tests {
         let (cmd, from) = resolve_command(
             Preset::Copilot,
             "copilot-0",
+            None,
             config(&[("mas.agent.copilot-0.command", "   "), ("mas.agent.copilot.command", "")]),
         );
         assert_eq!(cmd, Preset::Copilot.default_command());
         assert_eq!(from, CommandSource::Default);
+    }
+
+    #[test]
+    fn claude_code_may_run_the_team_check_and_nothing_else_besides_git() {
+        let line = Preset::ClaudeCode.command_line(Some("cargo test --locked"));
+        assert_eq!(
+            line,
+            "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)' 'Bash(cargo test --locked:*)'"
+        );
+        // A quote in the check stays one shell word.
+        let line = Preset::ClaudeCode.command_line(Some("sh -c 'make check'"));
+        assert!(line.ends_with(r#"'Bash(sh -c '\''make check'\'':*)'"#), "{line}");
+        // No check, a blank one, or another host: the template as it is.
+        assert_eq!(Preset::ClaudeCode.command_line(Some("  ")), Preset::ClaudeCode.default_command());
+        assert_eq!(Preset::Codex.command_line(Some("cargo test")), Preset::Codex.default_command());
+    }
+
+    #[test]
+    fn every_template_reads_its_prompt_on_stdin() {
+        for p in Preset::ALL {
+            assert!(!p.default_command().contains("$(cat)"), "{p}: the prompt as an argument");
+            assert!(!p.default_command().contains("--full-auto"), "{p}: a flag codex removed");
+        }
+    }
+
+    #[test]
+    fn the_unverified_templates_are_pinned_to_their_vendors_docs() {
+        // goose and cursor-agent install from no registry the test suite reaches: their text is
+        // what their vendors document, and changes only on purpose.
+        assert_eq!(Preset::Goose.default_command(), "goose run --no-session --instructions -");
+        assert_eq!(Preset::Cursor.default_command(), "cursor-agent -p --force --output-format text");
+        let unverified: Vec<_> = Preset::ALL.into_iter().filter(|p| !p.verified()).collect();
+        assert_eq!(unverified, [Preset::Goose, Preset::Cursor]);
     }
 
     #[test]

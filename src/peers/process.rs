@@ -11,9 +11,14 @@
 //!   left running. The groups alive right now are listed in a process-wide registry, so that an
 //!   interrupted command can kill them too ([`kill_live_peers`]).
 //! - **A reply ends when stdout and stderr close and the process exits**, within the hop's
-//!   timeout. A non-zero exit is a failed call, reported with the tail of stderr; a reply larger
-//!   than [`MAX_REPLY_BYTES`] is refused. Bytes that are not UTF-8 are replaced, not refused: the
-//!   line parsers decide whether the reply is readable.
+//!   timeout. A reply larger than [`MAX_REPLY_BYTES`] is refused. Bytes that are not UTF-8 are
+//!   replaced, not refused: the line parsers decide whether the reply is readable.
+//! - **A failed call quotes the host's own words**: a non-zero exit, or a hop stopped at its
+//!   timeout, is reported with the first lines the process printed — its stderr, else its
+//!   stdout, because a coding-agent CLI that is not logged in may say so on stdout (claude-code:
+//!   `Not logged in · Please run /login`, exit 1) and that text must never be read as a reply.
+//!   The first lines, not the last: a host states why it cannot work before any noise it prints
+//!   while giving up.
 
 use super::spec::PeerSpec;
 use super::{Hop, HopError, HopReply};
@@ -29,6 +34,11 @@ pub const MAX_REPLY_BYTES: usize = 1 << 20;
 
 /// How much of a peer's stderr is kept for error messages, in bytes.
 pub const STDERR_TAIL_BYTES: usize = 2048;
+
+/// How many lines, and bytes at most, of what a peer printed a failed call quotes.
+pub const QUOTED_LINES: usize = 6;
+/// See [`QUOTED_LINES`].
+pub const QUOTED_BYTES: usize = 600;
 
 /// How long to wait for a killed process to be reaped.
 const REAP_GRACE: Duration = Duration::from_secs(5);
@@ -51,7 +61,7 @@ impl ProcessCommand {
             PeerSpec::Builtin { kind } => {
                 ProcessCommand { program: exe.to_path_buf(), args: vec!["peer".to_owned(), kind.name().to_owned()] }
             }
-            PeerSpec::Preset { preset } => ProcessCommand::shell(preset.default_command()),
+            PeerSpec::Preset { preset } => ProcessCommand::shell(&preset.command_line(None)),
         }
     }
 
@@ -104,24 +114,47 @@ impl Drop for GroupGuard {
     }
 }
 
-async fn read_capped(mut reader: impl AsyncRead + Unpin, cap: usize) -> std::io::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    (&mut reader).take(cap as u64 + 1).read_to_end(&mut buf).await?;
-    Ok(buf)
+/// What a peer printed on one stream, shared with the hop so that a timeout can still quote it.
+#[derive(Default)]
+struct Captured {
+    /// Everything, up to `cap + 1` bytes (stdout: the reply).
+    all: Vec<u8>,
+    /// The first bytes (stderr: what a failed call quotes).
+    head: Vec<u8>,
+    /// The last bytes (stderr: the diagnostics a reply carries).
+    tail: Vec<u8>,
 }
 
-async fn read_tail(mut reader: impl AsyncRead + Unpin, keep: usize) -> Vec<u8> {
-    let mut tail = Vec::new();
-    let mut chunk = [0u8; 4096];
+type Shared = std::sync::Arc<Mutex<Captured>>;
+
+fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Captured> {
+    shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Reads `reader` into `into`, keeping its first and its last [`STDERR_TAIL_BYTES`]; with
+/// `cap`, all of it too, stopping once it exceeds `cap` bytes (without, it reads to the end, so
+/// that a peer never blocks writing).
+async fn capture(mut reader: impl AsyncRead + Unpin, cap: Option<usize>, into: Shared) -> std::io::Result<()> {
+    let mut chunk = [0u8; 8192];
     loop {
-        match reader.read(&mut chunk).await {
-            Ok(0) | Err(_) => return tail,
-            Ok(n) => {
-                tail.extend_from_slice(&chunk[..n]);
-                if tail.len() > keep * 2 {
-                    tail.drain(..tail.len() - keep);
-                }
-            }
+        let n = reader.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut c = lock(&into);
+        if let Some(cap) = cap {
+            let room = (cap + 1).saturating_sub(c.all.len());
+            c.all.extend_from_slice(&chunk[..n.min(room)]);
+        }
+        let head_room = STDERR_TAIL_BYTES.saturating_sub(c.head.len());
+        c.head.extend_from_slice(&chunk[..n.min(head_room)]);
+        c.tail.extend_from_slice(&chunk[..n]);
+        if c.tail.len() > STDERR_TAIL_BYTES * 2 {
+            let cut = c.tail.len() - STDERR_TAIL_BYTES;
+            c.tail.drain(..cut);
+        }
+        if cap.is_some_and(|cap| c.all.len() > cap) {
+            return Ok(());
         }
     }
 }
@@ -129,6 +162,49 @@ async fn read_tail(mut reader: impl AsyncRead + Unpin, keep: usize) -> Vec<u8> {
 fn tail_text(bytes: &[u8]) -> String {
     let start = bytes.len().saturating_sub(STDERR_TAIL_BYTES);
     String::from_utf8_lossy(&bytes[start..]).trim().to_owned()
+}
+
+/// The non-blank lines of `bytes` a failed call quotes, joined with ` | `: all of them when
+/// there are at most [`QUOTED_LINES`], else the first and the last half of that (a host says why
+/// it cannot start first, and why it gave up last), at most [`QUOTED_BYTES`] (cut at a character
+/// boundary, marked with `…`).
+pub fn first_lines(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let joined = if lines.len() <= QUOTED_LINES {
+        lines.join(" | ")
+    } else {
+        let half = QUOTED_LINES / 2;
+        format!("{} | … | {}", lines[..half].join(" | "), lines[lines.len() - half..].join(" | "))
+    };
+    if joined.len() <= QUOTED_BYTES {
+        return joined;
+    }
+    // Keep the head and the tail of an overlong quote.
+    let mut head = QUOTED_BYTES / 2;
+    while !joined.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = joined.len() - QUOTED_BYTES / 2;
+    while !joined.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}…{}", &joined[..head], &joined[tail..])
+}
+
+/// What a failed call quotes: the first and last lines of stderr, else of stdout, and which it
+/// was.
+fn said(stdout: &[u8], stderr: &Captured) -> (String, &'static str) {
+    let err = if stderr.head.len() < STDERR_TAIL_BYTES {
+        first_lines(&stderr.head)
+    } else {
+        // More than the head holds: its first lines, and the last lines of the tail.
+        first_lines(&[&stderr.head[..], b"\n", &stderr.tail[..]].concat())
+    };
+    if !err.is_empty() {
+        return (err, "stderr");
+    }
+    (first_lines(stdout), "stdout")
 }
 
 /// Runs one hop of `command` (in `dir`, when given): the prompt on stdin, the reply from stdout,
@@ -154,6 +230,8 @@ pub async fn run_hop(command: &ProcessCommand, dir: Option<&Path>, hop: &Hop) ->
     let stderr = child.stderr.take();
     let prompt = hop.prompt.as_bytes();
 
+    let out_buf = Shared::default();
+    let err_buf = Shared::default();
     let exchange = async {
         let write = async move {
             let Some(mut stdin) = stdin else { return Ok(()) };
@@ -163,50 +241,59 @@ pub async fn run_hop(command: &ProcessCommand, dir: Option<&Path>, hop: &Hop) ->
                 other => other,
             }
         };
+        let out_into = out_buf.clone();
         let read = async move {
-            let out = match stdout {
-                Some(out) => read_capped(out, MAX_REPLY_BYTES).await,
-                None => Ok(Vec::new()),
+            let result = match stdout {
+                Some(out) => capture(out, Some(MAX_REPLY_BYTES), out_into.clone()).await,
+                None => Ok(()),
             };
-            if out.as_ref().is_ok_and(|o| o.len() > MAX_REPLY_BYTES) {
+            if lock(&out_into).all.len() > MAX_REPLY_BYTES {
                 // Stop it now: it may be blocked writing more, holding stderr open.
                 pgid.into_iter().for_each(kill_group);
             }
-            out
+            result
         };
+        let err_into = err_buf.clone();
         let read_err = async move {
-            match stderr {
-                Some(err) => read_tail(err, STDERR_TAIL_BYTES).await,
-                None => Vec::new(),
+            if let Some(err) = stderr {
+                // A read error ends what is kept of stderr; it never fails the hop.
+                let _ = capture(err, None, err_into).await;
             }
         };
-        let (written, out, err) = tokio::join!(write, read, read_err);
-        let out = out.map_err(|source| HopError::Io { source })?;
-        if out.len() > MAX_REPLY_BYTES {
+        let (written, read, ()) = tokio::join!(write, read, read_err);
+        read.map_err(|source| HopError::Io { source })?;
+        if lock(&out_buf).all.len() > MAX_REPLY_BYTES {
             return Err(HopError::TooLarge { limit: MAX_REPLY_BYTES });
         }
         written.map_err(|source| HopError::Io { source })?;
         let status = child.wait().await.map_err(|source| HopError::Io { source })?;
-        Ok((out, err, status))
+        Ok(status)
     };
 
     let outcome = match tokio::time::timeout(hop.timeout, exchange).await {
         Ok(result) => result,
-        Err(_) => Err(HopError::TimedOut { after: hop.timeout }),
+        Err(_) => {
+            let out = lock(&out_buf).all.clone();
+            let (said, _) = said(&out, &lock(&err_buf));
+            Err(HopError::TimedOut { after: hop.timeout, said: (!said.is_empty()).then_some(said) })
+        }
     };
     match outcome {
-        Ok((out, err, status)) => {
+        Ok(status) => {
+            let out = std::mem::take(&mut lock(&out_buf).all);
+            let err = lock(&err_buf);
             if !status.success() {
                 let status = match status.code() {
                     Some(code) => format!("exit status {code}"),
                     None => "a signal".to_owned(),
                 };
-                return Err(HopError::Failed { status, stderr: tail_text(&err) });
+                let (said, stream) = said(&out, &err);
+                return Err(HopError::Failed { status, said, stream });
             }
             Ok(HopReply {
                 text: String::from_utf8_lossy(&out).into_owned(),
                 elapsed: started.elapsed(),
-                stderr: tail_text(&err),
+                stderr: tail_text(&err.tail),
             })
         }
         Err(e) => {
@@ -282,6 +369,51 @@ mod tests {
             ))
             .unwrap_err();
         assert!(matches!(err, HopError::Spawn { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_login_error_on_stdout_is_a_failed_call_that_quotes_it() {
+        // As claude-code says it when it has no credentials: on stdout, exit 1.
+        let err = runtime()
+            .block_on(run_hop(&sh("echo 'Not logged in · Please run /login'; exit 1"), None, &hop("", 5000)))
+            .unwrap_err();
+        assert!(matches!(&err, HopError::Failed { stream: "stdout", .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "the peer exited with exit status 1; it said on stdout: Not logged in · Please run /login"
+        );
+        // stderr wins when there is some, and the first lines are quoted, not the last.
+        // stderr wins when there is some; a long one is quoted by its first and last lines (a
+        // banner first, a panic last).
+        let script = "echo reply-ish; echo 'Error: no credentials' >&2; for i in $(seq 1 50); do echo noise $i >&2; done; echo 'panicked at main.rs' >&2; exit 2";
+        let err = runtime().block_on(run_hop(&sh(script), None, &hop("", 5000))).unwrap_err();
+        let text = err.to_string();
+        assert!(text.ends_with("it said on stderr: Error: no credentials | noise 1 | noise 2 | … | noise 49 | noise 50 | panicked at main.rs"), "{text}");
+        assert!(!text.contains("noise 3 ") && !text.contains("reply-ish"), "{text}");
+    }
+
+    #[test]
+    fn a_hang_quotes_what_the_peer_had_said() {
+        let err = runtime()
+            .block_on(run_hop(&sh("echo 'retrying the model (1/10)' >&2; sleep 30"), None, &hop("", 300)))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no reply within 300ms; the peer was stopped; it had said: retrying the model (1/10)"
+        );
+        let err = runtime().block_on(run_hop(&sh("sleep 30"), None, &hop("", 200))).unwrap_err();
+        assert!(matches!(err, HopError::TimedOut { said: None, .. }), "{err:?}");
+    }
+
+    #[test]
+    fn quotes_are_bounded_and_cut_at_a_character() {
+        let long = format!("a{}z", "é".repeat(QUOTED_BYTES));
+        let quoted = first_lines(long.as_bytes());
+        assert!(quoted.len() <= QUOTED_BYTES + '…'.len_utf8() + 2, "{quoted}");
+        assert!(quoted.starts_with("aé") && quoted.ends_with("éz") && quoted.contains('…'), "{quoted}");
+        assert_eq!(first_lines(b"\n  \na\n\nb\n"), "a | b");
+        let many: String = (0..20).map(|i| format!("l{i}\n")).collect();
+        assert_eq!(first_lines(many.as_bytes()), "l0 | l1 | l2 | … | l17 | l18 | l19");
     }
 
     #[test]

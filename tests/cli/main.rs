@@ -2,6 +2,7 @@
 //! environment. One test binary, a module per concern.
 
 mod common;
+mod hosts;
 
 mod bad_input;
 mod bench_harness;

@@ -273,9 +273,9 @@ fn skills_install_puts_the_three_folders_where_each_host_reads_them() {
     let table = [
         ("claude-code", "home/.claude/skills", ".claude/skills"),
         ("cursor", "home/.cursor/skills", ".cursor/skills"),
-        ("copilot", "home/.copilot/skills", ".github/skills"),
-        ("goose", "home/.config/goose/skills", ".goose/skills"),
-        ("opencode", "home/.config/opencode/skills", ".opencode/skills"),
+        ("copilot", "home/.copilot/skills", ".agents/skills"),
+        ("goose", "home/.config/goose/skills", ".agents/skills"),
+        ("opencode", "home/.config/opencode/skills", ".agents/skills"),
         ("codex", "home/.codex/skills", ".agents/skills"),
     ];
     for (host, global, project) in table {
@@ -343,4 +343,35 @@ fn skills_install_refuses_bad_places_clearly() {
     let list: serde_json::Value = serde_json::from_str(&env.mas_ok(env.root(), &["skills", "list", "--json"])).unwrap();
     let names: Vec<&str> = list["skills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["assembly", "converge", "git-mas"]);
+}
+
+#[test]
+fn skills_install_for_all_hosts_is_one_plan_writing_the_shared_directory_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    let out = env.mas_ok(&repo, &["skills", "install", "--host", "all", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["host"], "all");
+    let dirs: Vec<String> = v["dirs"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_owned()).collect();
+    let want: Vec<String> = [".claude/skills", ".cursor/skills", ".agents/skills"]
+        .iter()
+        .map(|d| repo.join(d).display().to_string())
+        .collect();
+    assert_eq!(dirs, want, "{out}");
+    let skills = v["skills"].as_array().unwrap();
+    assert_eq!(skills.len(), 3 * 3, "{out}");
+    assert!(skills.iter().all(|s| s["action"] == "created"), "{out}");
+    for d in [".claude/skills", ".cursor/skills", ".agents/skills"] {
+        assert_installed(&repo.join(d));
+    }
+
+    // One conflict anywhere, and nothing is written anywhere.
+    let fresh = env.repo("fresh");
+    let edited = fresh.join(".cursor/skills/git-mas/SKILL.md");
+    std::fs::create_dir_all(edited.parent().unwrap()).unwrap();
+    std::fs::write(&edited, "my own notes\n").unwrap();
+    let out = env.mas(&fresh, &["skills", "install", "--host", "all"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!fresh.join(".claude/skills").exists() && !fresh.join(".agents/skills").exists());
+    assert_eq!(std::fs::read_to_string(&edited).unwrap(), "my own notes\n");
 }

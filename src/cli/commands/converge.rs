@@ -140,14 +140,20 @@ pub(crate) fn install_interrupt_handler() -> Result<(), CliError> {
 }
 
 /// A team of process peers for `peers`, each hop run in `dir`; presets take their command line
-/// from git config when it overrides theirs (see `git_mas::peers::preset`).
-pub(crate) fn team(ctx: &Context, peers: Vec<PeerEntry>, dir: &Path) -> Result<Vec<ProcessPeer>, CliError> {
+/// from git config when it overrides theirs, else their template for a run whose check is
+/// `check` (see `git_mas::peers::preset`).
+pub(crate) fn team(
+    ctx: &Context,
+    peers: Vec<PeerEntry>,
+    dir: &Path,
+    check: Option<&str>,
+) -> Result<Vec<ProcessPeer>, CliError> {
     let store = ctx.store()?;
     let exe = std::env::current_exe()
         .map_err(|e| CliError::internal(format!("cannot find the running git-mas executable: {e}")))?;
     Ok(peers
         .into_iter()
-        .map(|p| ProcessPeer::configured(p, &exe, Some(dir.to_path_buf()), |key| store.config_string(key)).0)
+        .map(|p| ProcessPeer::configured(p, &exe, Some(dir.to_path_buf()), check, |key| store.config_string(key)).0)
         .collect())
 }
 
@@ -202,7 +208,7 @@ pub(crate) fn execute(
 ) -> Result<git_mas::converge_driver::Report, CliError> {
     let caller = ctx.caller()?;
     let dir = ctx.cwd()?;
-    let mut team = team(ctx, meta.peers.clone(), &dir)?;
+    let mut team = team(ctx, meta.peers.clone(), &dir, None)?;
     let store = ctx.store()?;
     let mut recorder = RunRecorder::start(store, &caller.key, meta).map_err(record_error)?;
     ctx.status(&format!("run {}: recording under refs/mas/runs/{}/", meta.run, meta.run));

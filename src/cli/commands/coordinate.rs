@@ -47,11 +47,14 @@ use std::process::ExitCode;
 ///   cmd:<command line>   run with `sh -c` for every hop: the prompt on stdin, the reply on stdout
 ///   builtin:reference|greedy|faulty   git-mas's own scripted peers
 ///   claude-code   claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'
-///   codex         codex exec --full-auto -
-///   goose         goose run --no-session --instructions -
-///   opencode      opencode run "$(cat)"
-///   cursor        cursor-agent -p --force --output-format text "$(cat)"
-///   copilot       copilot -p "$(cat)" -s --allow-all-tools
+///                 (plus 'Bash(<check>:*)': the agent may run the team's check)
+///   codex         codex exec --sandbox danger-full-access --ephemeral --color never -
+///   goose         goose run --no-session --instructions -   (unverified)
+///   opencode      opencode run --auto
+///   cursor        cursor-agent -p --force --output-format text   (unverified)
+///   copilot       copilot -s --allow-all-tools --no-ask-user
+/// Every preset reads the hop's prompt on stdin. claude-code, codex, opencode and copilot are
+/// verified against their real CLIs; goose and cursor follow their vendors' docs, unverified.
 /// A preset's command line is overridden by `git config mas.agent.<name>.command` (that peer) or
 /// `git config mas.agent.<preset>.command` (every peer of the preset). Hops carry GIT_MAS_AGENT,
 /// GIT_MAS_RUN, GIT_MAS_PHASE, GIT_MAS_TASK and GIT_MAS_WORKTREE in their environment; a hop names
@@ -217,7 +220,9 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
         frame,
     };
     let dir = ctx.cwd()?;
-    let mut team = team(ctx, peers, &dir)?;
+    // The check the run will record (`--check`, else `mas.check`): claude-code may run it.
+    let check = args.check.clone().or_else(|| ctx.store().ok().and_then(|s| s.config_string("mas.check")));
+    let mut team = team(ctx, peers, &dir, check.as_deref())?;
     install_interrupt_handler()?;
     let runtime = async_runtime()?;
     let ctx_ref = &*ctx;

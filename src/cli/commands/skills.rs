@@ -14,11 +14,13 @@ Where each host reads skills (project paths are relative to the repository's top
   host          project (default)     global (--global)
   claude-code   .claude/skills/       ~/.claude/skills/
   cursor        .cursor/skills/       ~/.cursor/skills/
-  copilot       .github/skills/       ~/.copilot/skills/
-  goose         .goose/skills/        $XDG_CONFIG_HOME/goose/skills/ (default ~/.config)
-  opencode      .opencode/skills/     $XDG_CONFIG_HOME/opencode/skills/ (default ~/.config)
+  copilot       .agents/skills/       ~/.copilot/skills/
+  goose         .agents/skills/       $XDG_CONFIG_HOME/goose/skills/ (default ~/.config)
+  opencode      .agents/skills/       $XDG_CONFIG_HOME/opencode/skills/ (default ~/.config)
   codex         .agents/skills/       $CODEX_HOME/skills/ (default ~/.codex)
 
+--host all installs for every host at once, as one plan: nothing is written if any folder
+conflicts, and .agents/skills (shared by codex, opencode, copilot and goose) is written once.
 Any other host: --dir <its skills directory>. Folder names are kept (assembly, converge, git-mas):
 a host finds a skill by its folder name. Hops never paste a skill's text into a prompt; they name
 the phase, and the host loads the skill.";
@@ -59,7 +61,8 @@ pub struct ListArgs {
 /// Where to install or uninstall.
 #[derive(Debug, clap::Args)]
 pub struct PlaceArgs {
-    /// The host whose skills directory to use.
+    /// The host whose skills directory to use, or `all`: every host's, as one plan (a directory
+    /// several hosts share, such as `.agents/skills`, written once).
     #[arg(long, value_name = "HOST", default_value = "claude-code", value_parser = host_names())]
     pub host: String,
     /// Use the host's user-wide directory instead of the repository's.
@@ -80,7 +83,7 @@ pub struct PlaceArgs {
 }
 
 fn host_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(Host::ALL.map(Host::name))
+    clap::builder::PossibleValuesParser::new(Host::ALL.map(Host::name).into_iter().chain(["all"]))
 }
 
 /// Runs `skills`.
@@ -117,30 +120,45 @@ fn list(args: ListArgs) -> Result<ExitCode, CliError> {
 }
 
 fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, CliError> {
-    let host = Host::from_name(&args.host).ok_or_else(|| CliError::user(format!("unknown host {}", args.host)))?;
-    let (root, scope) = match (&args.dir, args.global) {
-        (Some(dir), _) => (absolute(ctx, dir)?, "dir"),
-        (None, true) => (host.global_dir(&HostEnv::from_process()).map_err(skills_error)?, "global"),
+    let hosts: Vec<Host> = if args.host == "all" {
+        Host::ALL.to_vec()
+    } else {
+        vec![Host::from_name(&args.host).ok_or_else(|| CliError::user(format!("unknown host {}", args.host)))?]
+    };
+    let (roots, scope) = match (&args.dir, args.global) {
+        (Some(dir), _) => (vec![absolute(ctx, dir)?], "dir"),
+        (None, true) => {
+            let env = HostEnv::from_process();
+            (hosts.iter().map(|h| h.global_dir(&env)).collect::<Result<Vec<_>, _>>().map_err(skills_error)?, "global")
+        }
         (None, false) => {
             let store = ctx.store().map_err(|e| {
                 e.hinted("a project install goes into the repository; outside one, use --global or --dir DIR")
             })?;
             let top = store.workdir().map_err(|e| CliError::user(e.to_string()))?;
-            (top.join(host.project_dir()), "project")
+            (hosts.iter().map(|h| top.join(h.project_dir())).collect(), "project")
         }
     };
+    let mut roots_once: Vec<PathBuf> = Vec::new();
+    for r in roots {
+        if !roots_once.contains(&r) {
+            roots_once.push(r);
+        }
+    }
     let bundled = skills::bundled();
     let outcomes = if install {
-        skills::install(&bundled, &root, args.force, args.dry_run)
+        skills::install_all(&bundled, &roots_once, args.force, args.dry_run)
     } else {
-        skills::uninstall(&bundled, &root, args.force, args.dry_run)
+        skills::uninstall_all(&bundled, &roots_once, args.force, args.dry_run)
     }
     .map_err(skills_error)?;
+    let host_name = if args.host == "all" { "all" } else { hosts[0].name() };
     if args.json {
         print_json(&serde_json::json!({
-            "host": if scope == "dir" { None } else { Some(host.name()) },
+            "host": if scope == "dir" { None } else { Some(host_name) },
             "scope": scope,
-            "dir": root,
+            "dir": if roots_once.len() == 1 { Some(&roots_once[0]) } else { None },
+            "dirs": roots_once,
             "dry_run": args.dry_run,
             "skills": outcomes,
         }))?;
@@ -154,10 +172,15 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
     if args.dry_run {
         ctx.status("dry run: nothing was changed");
     } else if install && scope == "project" {
+        let mut dirs: Vec<&str> = Vec::new();
+        for d in hosts.iter().map(|h| h.project_dir()) {
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
         ctx.status(&format!(
-            "installed for {} in this repository; commit {} to share the skills with the team",
-            host.name(),
-            host.project_dir()
+            "installed for {host_name} in this repository; commit {} to share the skills with the team",
+            dirs.join(", ")
         ));
     }
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,177 @@
+//! `git mas coordinate` with a team of real hosts: claude-code, codex, opencode and copilot walk
+//! the development loop (whoami, edit with their own file tool, run the check, propose; endorse
+//! the others) and the run lands exactly once on main.
+
+use super::claude::claude_env;
+use super::codex::codex_env;
+use super::copilot::copilot_env;
+use super::opencode::opencode_env;
+use super::*;
+use serde_json::Value;
+use server::Branch;
+
+/// The scripted model for every hop of a development run, whichever agent and host asks.
+fn development_scenario() -> Scenario {
+    let branch = |when: &str, steps: Vec<Step>, reply: &str| Branch { when: when.into(), steps, reply: reply.into() };
+    Scenario {
+        branches: vec![
+            branch(
+                "task=propose",
+                vec![
+                    Step::Shell("git mas whoami --json".into()),
+                    Step::Write { path: "{worktree}/NOTES-{agent}.md".into(), content: "a note by {agent}\n".into() },
+                    Step::Shell("{check}".into()),
+                    Step::Shell("git mas propose -m 'a note by {agent}'".into()),
+                ],
+                "Proposed a note.\nDONE",
+            ),
+            branch("task=endorse", vec![Step::ShellEach("git mas endorse {item}".into())], "Endorsed.\nDONE"),
+            branch("task=close", vec![], "Nothing held.\nDONE"),
+        ],
+    }
+}
+
+#[test]
+fn four_hosts_walk_the_loop_and_land_one_proposal_on_main() {
+    for program in ["claude", "codex", "opencode", "copilot"] {
+        host(program);
+    }
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob", "carol", "dave"]);
+    let check = env.root().join("check.sh");
+    std::fs::write(
+        &check,
+        "echo \"check: agent=$GIT_MAS_AGENT run=$GIT_MAS_RUN\"\n! grep -rq BROKEN --exclude-dir=.git .\n",
+    )
+    .unwrap();
+    env.git(&repo, &["config", "mas.check", &format!("sh {}", check.display())]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let server = ModelServer::start(development_scenario());
+    let home = env.root().join("home");
+
+    let mut cmd = env.mas_cmd(&repo);
+    cmd.env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin())).env("NO_PROXY", "*");
+    let url = server.url();
+    let hosts_env =
+        [claude_env(&home, &url), codex_env(&home, &url), opencode_env(&home, &url), copilot_env(&home, &url)];
+    for (k, v) in hosts_env.into_iter().flatten() {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    let out = cmd
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "leave a note", "--quorum", "2"])
+        .args(["--agents", "alice=claude-code,bob=codex,carol=opencode,dave=copilot"])
+        .args(["--max-rounds", "1", "--hop-timeout", "90s", "--wait", "5s"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let lines: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let context = || {
+        format!("after {elapsed:?}\nstdout: {}\nstderr: {}\nrequests:\n{}", stdout(&out), stderr(&out), server.dump())
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", context());
+    let events = |kind: &str| lines.iter().filter(|l| l["event"] == kind).cloned().collect::<Vec<_>>();
+    // Every agent proposed through its host, and endorsed the other three.
+    let recorded = events("recorded");
+    for agent in ["alice", "bob", "carol", "dave"] {
+        assert!(recorded.iter().any(|r| r["agent"] == agent && r["kind"] == "proposal"), "{agent}\n{}", context());
+        let endorsed = recorded.iter().filter(|r| r["agent"] == agent && r["kind"] == "endorsement").count();
+        assert_eq!(endorsed, 3, "{agent}\n{}", context());
+    }
+    assert!(events("hop").iter().all(|h| h["failure"].is_null()), "{}", context());
+    // The run landed exactly once on main, with one agent's note.
+    assert_eq!(events("landed").len(), 1, "{}", context());
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let files = env.git(&repo, &["ls-tree", "--name-only", "main"]);
+    assert_eq!(files.lines().filter(|f| f.starts_with("NOTES-")).count(), 1, "{files}");
+    assert_eq!(lines.last().unwrap()["report"]["status"], "converged", "{}", context());
+    // All three APIs were spoken: claude's Messages, codex's Responses, opencode's and
+    // copilot's Chat Completions.
+    let paths: Vec<String> = server.log().iter().map(|r| r.path.clone()).collect();
+    for api in ["/v1/messages", "/v1/responses", "/v1/chat/completions"] {
+        assert!(paths.iter().any(|p| p.starts_with(api)), "{api}: {paths:?}");
+    }
+}
+
+#[test]
+fn a_host_that_is_not_logged_in_is_a_failed_call_quoting_its_words() {
+    host("claude");
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice"]);
+    // claude with no credentials and no model server: it says so on stdout and exits 1.
+    let out = env
+        .mas_cmd(&repo)
+        .env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin()))
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "g", "--agents", "alice=claude-code"])
+        .args(["--hop-timeout", "60s"])
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert_eq!(out.status.code(), Some(8), "{}\n{}", stdout(&out), stderr(&out));
+    let hops: Vec<&Value> = lines.iter().filter(|l| l["event"] == "hop").collect();
+    assert_eq!(hops.len(), 2, "asked once more, then halted: {}", stdout(&out));
+    for hop in &hops {
+        assert!(hop["reply"].is_null(), "the login error is no reply: {hop}");
+        let failure = hop["failure"].as_str().unwrap();
+        assert_eq!(failure, "the peer exited with exit status 1; it said on stdout: Not logged in · Please run /login");
+    }
+    let halt = lines.iter().find(|l| l["event"] == "halt").unwrap();
+    assert_eq!(halt["halt"], "unreadable-reply");
+    assert_eq!(halt["peer"], "alice");
+    assert!(halt["detail"].as_str().unwrap().contains("Not logged in · Please run /login"), "{halt}");
+}
+
+#[test]
+fn a_host_whose_model_never_answers_is_stopped_at_the_hop_timeout() {
+    host("claude");
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice"]);
+    // A model endpoint that accepts connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let home = env.root().join("home");
+    let mut cmd = env.mas_cmd(&repo);
+    cmd.env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin())).env("NO_PROXY", "*");
+    for (k, v) in claude_env(&home, &url) {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    let out = cmd
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "g", "--agents", "alice=claude-code"])
+        .args(["--hop-timeout", "3s"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    drop(silent);
+    let lines: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert_eq!(out.status.code(), Some(8), "{}\n{}", stdout(&out), stderr(&out));
+    let hops: Vec<&Value> = lines.iter().filter(|l| l["event"] == "hop").collect();
+    assert_eq!(hops.len(), 2, "{}", stdout(&out));
+    for hop in &hops {
+        let failure = hop["failure"].as_str().unwrap();
+        assert!(failure.starts_with("no reply within 3s; the peer was stopped"), "{failure}");
+    }
+    // Two hops of 3 s, not claude's own minutes of retrying.
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
+    let halt = lines.iter().find(|l| l["event"] == "halt").unwrap();
+    assert_eq!(halt["halt"], "unreadable-reply", "{halt}");
+}
+
+#[test]
+fn the_help_says_which_presets_are_unverified() {
+    let env = TestEnv::new();
+    let help = env.mas_ok(env.root(), &["coordinate", "--help"]);
+    for preset in git_mas::peers::Preset::ALL {
+        let line = format!("{:<13} {}", preset.name(), preset.default_command());
+        let shown =
+            help.lines().find(|l| l.trim_start().starts_with(&line)).unwrap_or_else(|| panic!("{line}\n{help}"));
+        assert_eq!(shown.contains("(unverified)"), !preset.verified(), "{shown}");
+    }
+    assert!(help.contains("goose and cursor follow their vendors' docs, unverified"), "{help}");
+}
