@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# What the tests need beyond Rust and git, installed where missing: man (for `git mas --help`),
+# strace (the crash tests kill git-mas at chosen syscalls with its fault injection) and the real
+# coding-agent CLIs the host tests drive, at pinned versions, into target/hosts (never globally).
+# Run from anywhere; a second run installs nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { # need <command> <debian package>
+  command -v "$1" >/dev/null 2>&1 && return 0
+  (apt-get update -qq && apt-get install -y -qq "$2") || sudo apt-get install -y -qq "$2"
+}
+need man man-db
+need strace strace
+bash tests/hosts/install.sh
