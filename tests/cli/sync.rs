@@ -279,8 +279,9 @@ fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
         })
         .collect();
 
-    // Each clone loops: one append to the shared chain, one to its own journal, one sync.
-    let run_for = std::time::Duration::from_secs(8);
+    // Each clone loops: one append to the shared chain, one to its own journal, one sync, for
+    // 20 s (the figure the target is stated for).
+    let run_for = std::time::Duration::from_secs(20);
     let start = std::time::Instant::now();
     let tallies: Vec<Tally> = std::thread::scope(|s| {
         let handles: Vec<_> = clones
