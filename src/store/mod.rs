@@ -338,7 +338,19 @@ impl Store {
 
     /// Reads the record stored in `commit`.
     pub fn entry(&self, commit: ObjectId) -> Result<Entry, StoreError> {
-        let c = self.repo.find_commit(commit).map_err(git_err(format!("reading record commit {commit}")))?;
+        match Self::entry_in(&self.repo, commit) {
+            Ok(entry) => Ok(entry),
+            // `git gc` may have moved the objects into a new pack and deleted the loose ones while
+            // this process's view of the packs was taken: read again through a fresh view.
+            Err(first) => match gix::open(self.repo.path()) {
+                Ok(fresh) => Self::entry_in(&fresh, commit).map_err(|_| first),
+                Err(_) => Err(first),
+            },
+        }
+    }
+
+    fn entry_in(repo: &gix::Repository, commit: ObjectId) -> Result<Entry, StoreError> {
+        let c = repo.find_commit(commit).map_err(git_err(format!("reading record commit {commit}")))?;
         let parent = c.parent_ids().next().map(|id| id.detach());
         let tree = c.tree().map_err(git_err(format!("reading the tree of {commit}")))?;
         let (blob, record) = match tree.find_entry(RECORD_FILE) {
