@@ -154,3 +154,32 @@ pub fn log_json(env: &TestEnv, dir: &Path, target: &str) -> (Option<i32>, serde_
 pub fn statuses(chain: &serde_json::Value) -> Vec<String> {
     chain["records"].as_array().unwrap().iter().map(|r| r["verdict"]["status"].as_str().unwrap().to_string()).collect()
 }
+
+/// Commits the tree `listing` (`git mktree` lines) on top of `parent` (default: the ref's tip, if
+/// any) and moves `refname` there — with plain git and no key, as an attacker would.
+pub fn forge_tree(env: &TestEnv, repo: &Path, refname: &str, listing: &str, parent: Option<&str>) {
+    use std::io::Write;
+    let mut mktree = env.git_cmd(repo);
+    mktree.arg("mktree").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = mktree.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(listing.as_bytes()).unwrap();
+    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let tip = env.git_cmd(repo).args(["rev-parse", "--verify", "--quiet", refname]).output().unwrap();
+    let tip = String::from_utf8(tip.stdout).unwrap().trim().to_string();
+    let parent = parent.map(str::to_string).or((!tip.is_empty()).then_some(tip));
+    let mut args = vec!["commit-tree", tree.trim(), "-m", "forged"];
+    if let Some(p) = &parent {
+        args.extend(["-p", p.as_str()]);
+    }
+    let commit = env.git(repo, &args);
+    env.git(repo, &["update-ref", refname, &commit]);
+}
+
+/// Forges a record commit on top of `refname`: `record.json` holds `bytes`, plus the `extra`
+/// `git mktree` lines.
+pub fn forge_record(env: &TestEnv, repo: &Path, refname: &str, bytes: &[u8], extra: &str) {
+    let file = env.root().join("forged.json");
+    std::fs::write(&file, bytes).unwrap();
+    let blob = env.git(repo, &["hash-object", "-w", file.to_str().unwrap()]);
+    forge_tree(env, repo, refname, &format!("100644 blob {blob}\trecord.json\n{extra}"), None);
+}

@@ -81,3 +81,15 @@ fn the_demo_runs_end_to_end() {
     assert!(blocked < landed && landed < receipt, "blocked, then landed, then bob's commit");
     assert!(text.contains("scratch repositories kept for inspection at"), "the path is printed");
 }
+
+#[test]
+fn completions_into_a_closed_pipe_end_quietly() {
+    let env = TestEnv::new();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = std::process::Command::new(BIN);
+    env.hermetic(&mut cmd);
+    let out = cmd.args(["completions", "bash"]).stdout(writer).output().unwrap();
+    assert_ne!(out.status.code(), Some(101), "no panic: {}", stderr(&out));
+    assert_eq!(stderr(&out), "", "nothing on stderr");
+}

@@ -7,23 +7,6 @@ use git_mas::store::record::Record;
 use serde_json::json;
 use std::path::Path;
 
-/// Commits `bytes` as `record.json` (plus `extra` tree lines) on top of `refname` with plumbing,
-/// as someone without a key would.
-fn forge(env: &TestEnv, repo: &Path, refname: &str, bytes: &[u8], extra: &str) {
-    let file = env.root().join("forged.json");
-    std::fs::write(&file, bytes).unwrap();
-    let blob = env.git(repo, &["hash-object", "-w", file.to_str().unwrap()]);
-    let mut mktree = env.git_cmd(repo);
-    mktree.arg("mktree").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
-    let mut child = mktree.spawn().unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(format!("100644 blob {blob}\trecord.json\n{extra}").as_bytes()).unwrap();
-    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    let parent = env.git(repo, &["rev-parse", "--verify", refname]);
-    let commit = env.git(repo, &["commit-tree", tree.trim(), "-p", &parent, "-m", "forged"]);
-    env.git(repo, &["update-ref", refname, &commit]);
-}
-
 #[test]
 fn an_unsigned_record_with_the_largest_sequence_number_does_not_stop_later_appends() {
     let env = TestEnv::new();
@@ -32,10 +15,10 @@ fn an_unsigned_record_with_the_largest_sequence_number_does_not_stop_later_appen
     let shared = "refs/mas/shared/board";
     env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--ref", shared, "--kind", "note", "--payload", "{}"]);
     let forged = Record::new("note", "alice", u64::MAX, json!({"n": "max"}));
-    forge(&env, &repo, shared, &forged.to_bytes(), "");
+    forge_record(&env, &repo, shared, &forged.to_bytes(), "");
     // A signed record by someone not on the roster, with a huge number too.
     let stranger = Record::new("note", "mallory", u64::MAX - 1, json!({})).sign(&AgentKey::from_seed([7; 32]));
-    forge(&env, &repo, shared, &stranger.to_bytes(), "");
+    forge_record(&env, &repo, shared, &stranger.to_bytes(), "");
 
     for agent in ["bob", "alice", "bob"] {
         env.mas_ok(
@@ -69,8 +52,8 @@ fn a_frame_by_a_stranger_at_the_tip_is_not_the_current_frame_and_the_gate_still_
     let extra = format!("100644 blob {snapshot}\tsnapshot.json\n");
     let fake = json!({"hash": "f".repeat(64), "previous": hash, "targets": 1, "truncated": false});
     let by_mallory = Record::new("frame", "mallory", 99, fake.clone()).sign(&AgentKey::from_seed([9; 32]));
-    forge(&env, &repo, "refs/mas/frame", &by_mallory.to_bytes(), &extra);
-    forge(&env, &repo, "refs/mas/frame", &Record::new("frame", "alice", 100, fake).to_bytes(), &extra);
+    forge_record(&env, &repo, "refs/mas/frame", &by_mallory.to_bytes(), &extra);
+    forge_record(&env, &repo, "refs/mas/frame", &Record::new("frame", "alice", 100, fake).to_bytes(), &extra);
 
     let now: serde_json::Value = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
     assert_eq!(now["hash"], hash.as_str(), "the current frame is the newest verified one");

@@ -9,23 +9,7 @@ use std::path::Path;
 
 /// Appends raw record bytes on top of `refname` with git plumbing, as an attacker would.
 fn plumb(env: &TestEnv, repo: &Path, refname: &str, bytes: &[u8]) {
-    let file = env.root().join("forged.json");
-    std::fs::write(&file, bytes).unwrap();
-    let blob = env.git(repo, &["hash-object", "-w", file.to_str().unwrap()]);
-    let mut mktree = env.git_cmd(repo);
-    mktree.arg("mktree").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
-    let mut child = mktree.spawn().unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(format!("100644 blob {blob}\trecord.json\n").as_bytes()).unwrap();
-    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    let out = env.git_cmd(repo).args(["rev-parse", "--verify", "--quiet", refname]).output().unwrap();
-    let parent = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let mut args = vec!["commit-tree", tree.trim(), "-m", "forged"];
-    if !parent.is_empty() {
-        args.extend(["-p", parent.as_str()]);
-    }
-    let commit = env.git(repo, &args);
-    env.git(repo, &["update-ref", refname, &commit]);
+    forge_record(env, repo, refname, bytes, "");
 }
 
 fn seed_of(env: &TestEnv, agent: &str) -> AgentKey {
@@ -116,14 +100,7 @@ fn plumb_like(env: &TestEnv, repo: &Path, refname: &str, like: &str, bytes: &[u8
                 }
             })
             .collect();
-    let mut mktree = env.git_cmd(repo);
-    mktree.arg("mktree").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
-    let mut child = mktree.spawn().unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(listing.as_bytes()).unwrap();
-    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    let commit = env.git(repo, &["commit-tree", tree.trim(), "-p", like, "-m", "forged"]);
-    env.git(repo, &["update-ref", refname, &commit]);
+    forge_tree(env, repo, refname, &listing, Some(like));
 }
 
 /// The record at the tip of `refname`, as stored.
