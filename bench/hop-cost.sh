@@ -21,11 +21,14 @@ cd "$REPO"
 git init -q -b main && git add . && git commit -qm fixture
 for a in alice bob carol; do "$BIN" agent new "$a" >/dev/null 2>&1; done
 git add .mas/roster && git commit -qm roster
+# Every measured run starts from this state: runs and worktrees would otherwise pile up.
+cp -a "$REPO" "$WORK/pristine"
+RESET="rm -rf $REPO $REPO-mas && cp -a $WORK/pristine $REPO"
 PEER="sh -c 'cat >/dev/null; echo DONE'"
 AGENTS="alice=cmd:$PEER,bob=cmd:$PEER,carol=cmd:$PEER"
-run() { echo "$BIN --agent alice coordinate --goal g --agents \"$AGENTS\" --wait 0s --check true --json --max-rounds $1"; }
+run() { echo "cd $REPO && $BIN --agent alice coordinate --goal g --agents \"$AGENTS\" --wait 0s --check true --json --max-rounds $1"; }
 printf 'a prompt of the size a hop sends\n%.0s' $(seq 1 20) >"$WORK/prompt"
-hyperfine --warmup 2 --runs "${RUNS:-10}" -i --export-json "$SRC/bench/hop-cost.json" \
+hyperfine --warmup 2 --runs "${RUNS:-10}" -i --prepare "$RESET" --export-json "$SRC/bench/hop-cost.json" \
   -n "coordinate, 1 round (6 hops)" "$(run 1)" \
   -n "coordinate, 4 rounds (24 hops)" "$(run 4)" \
   -n "the peer alone" "$PEER < $WORK/prompt"
