@@ -380,10 +380,12 @@ fn ctrl_c_stops_every_agent_and_leaves_the_refs_readable() {
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !pids.exists() && std::time::Instant::now() < deadline {
+    // The file exists as soon as the shell opens it; the pid is complete with its newline.
+    let written = || std::fs::read_to_string(&pids).is_ok_and(|t| t.ends_with('\n'));
+    while !written() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(pids.exists(), "the agent never started");
+    assert!(written(), "the agent never started");
     let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
