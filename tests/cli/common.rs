@@ -105,6 +105,25 @@ impl TestEnv {
         self.git(repo, &["commit", "--quiet", "-m", "roster"]);
     }
 
+    /// A bare remote (`remote.git`) and a first clone `a` with `agents` on its committed roster,
+    /// its main pushed as `origin`. Returns (remote, a).
+    pub fn remote_with_clone(&self, agents: &[&str]) -> (PathBuf, PathBuf) {
+        let remote = self.root().join("remote.git");
+        self.git(self.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+        let a = self.repo("a");
+        self.agents(&a, agents);
+        self.git(&a, &["remote", "add", "origin", remote.to_str().unwrap()]);
+        self.git(&a, &["push", "--quiet", "origin", "main"]);
+        (remote, a)
+    }
+
+    /// A clone of `remote` named `name` in the test root.
+    pub fn clone_of(&self, remote: &Path, name: &str) -> PathBuf {
+        let dir = self.root().join(name);
+        self.git(self.root(), &["clone", "--quiet", remote.to_str().unwrap(), dir.to_str().unwrap()]);
+        dir
+    }
+
     /// All refs with their targets (to check that a failing command changed none).
     pub fn refs(&self, repo: &Path) -> String {
         self.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"])

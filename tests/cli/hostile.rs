@@ -101,14 +101,8 @@ fn a_lock_left_by_a_crash_is_named_within_seconds_not_spun_on() {
 #[test]
 fn a_record_re_parented_by_sync_below_higher_numbers_is_no_replay_trap() {
     let env = TestEnv::new();
-    let remote = env.root().join("remote.git");
-    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
-    let a = env.repo("a");
-    env.agents(&a, &["alice", "bob"]);
-    env.git(&a, &["remote", "add", "origin", remote.to_str().unwrap()]);
-    env.git(&a, &["push", "--quiet", "origin", "main"]);
-    let b = env.root().join("b");
-    env.git(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), b.to_str().unwrap()]);
+    let (remote, a) = env.remote_with_clone(&["alice", "bob"]);
+    let b = env.clone_of(&remote, "b");
     let shared = "refs/mas/shared/x";
     let append = |dir: &Path, agent: &str| {
         env.mas_ok(dir, &["--agent", agent, "record", "append", "--ref", shared, "--kind", "note", "--payload", "{}"]);

@@ -115,12 +115,7 @@ fn tip_record(env: &TestEnv, repo: &Path, refname: &str) -> serde_json::Value {
 /// verified frame's hash).
 fn hostile_remote() -> (TestEnv, std::path::PathBuf, String) {
     let env = TestEnv::new();
-    let remote = env.root().join("remote.git");
-    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
-    let a = env.repo("a");
-    env.agents(&a, &["alice", "bob"]);
-    env.git(&a, &["remote", "add", "origin", remote.to_str().unwrap()]);
-    env.git(&a, &["push", "--quiet", "origin", "main"]);
+    let (remote, a) = env.remote_with_clone(&["alice", "bob"]);
     env.mas_ok(&a, &["--agent", "alice", "snapshot", "--publish"]);
     env.mas_ok(&a, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
     env.mas_ok(
@@ -158,12 +153,6 @@ fn hostile_remote() -> (TestEnv, std::path::PathBuf, String) {
     (env, remote, frame_hash)
 }
 
-fn clone_of(env: &TestEnv, remote: &Path, name: &str) -> std::path::PathBuf {
-    let dir = env.root().join(name);
-    env.git(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), dir.to_str().unwrap()]);
-    dir
-}
-
 const FORGED: [(&str, &str, &str); 3] = [
     ("refs/mas/focus/alice", "spoof", "alice"),
     ("refs/mas/frame", "auth_required", "mallory"),
@@ -175,7 +164,7 @@ fn records_pushed_with_plain_git_are_named_parked_by_sync_and_listed_by_check() 
     let (env, remote, _) = hostile_remote();
 
     // Sync stores them (refs are shared history) and names each one, as JSON...
-    let b = clone_of(&env, &remote, "b");
+    let b = env.clone_of(&remote, "b");
     let out = env.mas(&b, &["sync", "--json"]);
     assert_eq!(out.status.code(), Some(0), "every ref agrees with the remote: {}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -200,7 +189,7 @@ fn records_pushed_with_plain_git_are_named_parked_by_sync_and_listed_by_check() 
         assert_eq!(env.git(&b, &["rev-parse", refname]), env.git(&remote, &["rev-parse", refname]));
     }
     // ...and as text, with a warning pointing at `check --records`.
-    let c = clone_of(&env, &remote, "c");
+    let c = env.clone_of(&remote, "c");
     let out = env.mas(&c, &["sync"]);
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
@@ -247,7 +236,7 @@ fn records_pushed_with_plain_git_are_named_parked_by_sync_and_listed_by_check() 
 #[test]
 fn records_pushed_with_plain_git_change_no_decision_after_a_sync() {
     let (env, remote, frame_hash) = hostile_remote();
-    let b = clone_of(&env, &remote, "b");
+    let b = env.clone_of(&remote, "b");
     env.mas_ok(&b, &["sync"]);
     // The unsigned record with the largest sequence number does not stop appends.
     env.mas_ok(
