@@ -364,11 +364,10 @@ fn merge_base(store: &Store, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId
     }
 }
 
-/// The lock files in the way of updating `refname` locally: the ref's own, and `packed-refs.lock`
-/// (a ref transaction also locks packed-refs when the file exists, so a writer killed mid-update
-/// leaves both).
+/// The lock file in the way of updating `refname` locally: the ref's own (the store's update takes
+/// no other lock; `packed-refs.lock` never blocks it, see `store::refs`).
 fn lock_in_the_way(store: &Store, refname: &str) -> Option<Unsettled> {
-    let candidates = [store.common_dir().join(format!("{refname}.lock")), store.common_dir().join("packed-refs.lock")];
+    let candidates = [store.common_dir().join(format!("{refname}.lock"))];
     let locks: Vec<LockFile> = candidates
         .into_iter()
         .filter(|p| p.exists())

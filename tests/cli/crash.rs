@@ -4,9 +4,9 @@
 //! once.
 //!
 //! The kill points are found, not listed: gix writes each loose object to a temporary file and
-//! renames it into place, then creates `<ref>.lock`, writes the new id into it and renames it over
-//! the ref (`openat`, `write`, `renameat`; no fsync); a ref that is only in packed-refs also has
-//! `packed-refs.lock` taken while it moves. So a sweep kills at every rename, at the `openat`s that
+//! renames it into place (`renameat`), then the store creates `<ref>.lock`, writes the new id into
+//! it and renames it over the ref (`openat`, `write`, `rename`; no fsync). `packed-refs.lock` stays
+//! in the lock trigger so that a return to taking it would be swept too. So a sweep kills at every rename, at the `openat`s that
 //! create those locks, and at every `write` (object bytes, the lock's contents, the acknowledgement
 //! printed after the ref moved); and, should the command start child processes (these do not
 //! today; a first run counts them), around each child.

@@ -11,14 +11,8 @@ struct Pair {
 
 fn pair() -> Pair {
     let env = TestEnv::new();
-    let remote = env.root().join("remote.git");
-    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
-    let a = env.repo("a");
-    env.agents(&a, &["alice", "bob"]);
-    env.git(&a, &["remote", "add", "origin", remote.to_str().unwrap()]);
-    env.git(&a, &["push", "--quiet", "origin", "main"]);
-    let b = env.root().join("b");
-    env.git(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), b.to_str().unwrap()]);
+    let (remote, a) = env.remote_with_clone(&["alice", "bob"]);
+    let b = env.clone_of(&remote, "b");
     Pair { env, a, b }
 }
 
@@ -467,7 +461,7 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
                 assert_eq!(u["reason"], "locked", "{}: {u}", point.name);
                 for lock in u["locks"].as_array().unwrap() {
                     let path = PathBuf::from(lock["path"].as_str().unwrap());
-                    // Two refs may name the same packed-refs.lock.
+                    // A lock already removed for an earlier report is skipped.
                     if path.exists() {
                         std::fs::remove_file(&path).unwrap();
                         left_locks.push(format!("{}: {}", point.name, path.file_name().unwrap().to_string_lossy()));
