@@ -719,14 +719,18 @@ fn complete_refs(
             continue;
         }
         let Some(gitdir) = gitdir_of(&w.path) else { continue };
-        let marker = gitdir.join(CHECKOUT_MARKER);
+        // Marks of this run's other attempts (a concurrent loser, an attempt that never landed):
+        // dropped. Another run's mark is that run's business.
+        for other in markers_in(&gitdir) {
+            if other != marker_path(&gitdir, commit)
+                && std::fs::read_to_string(&other).is_ok_and(|t| t.split_whitespace().next() == Some(run))
+            {
+                let _ = std::fs::remove_file(&other);
+            }
+        }
+        let marker = marker_path(&gitdir, commit);
         let Ok(text) = std::fs::read_to_string(&marker) else { continue };
         if text != mine {
-            // An earlier attempt of this run (it never landed): drop its mark. Another run's mark
-            // is that run's business.
-            if text.split_whitespace().next() == Some(run) {
-                let _ = std::fs::remove_file(&marker);
-            }
             continue;
         }
         if !at_tip {
@@ -746,19 +750,39 @@ fn complete_refs(
     Ok(out)
 }
 
-/// The file, in the git dir of each clean checkout of the branch, that a landing writes before it
-/// records its intent (`<run> <previous> <commit>`) and removes once the checkout followed: only
+/// The file (`mas-landing-checkout-<commit>`), in the git dir of each clean checkout of the branch,
+/// that a landing writes before it records its intent (`<run> <previous> <commit>`) and removes once the checkout followed: only
 /// a marked checkout is brought to the landing by [`recover`], so a checkout someone changed after
 /// a completed landing (say, `git checkout <previous> -- .` to prepare a revert) is never undone.
 pub const CHECKOUT_MARKER: &str = "mas-landing-checkout";
 
+/// The mark of the landing `commit` in a worktree's git dir: one file per landing commit, so that
+/// two concurrent landings of a run never overwrite each other's mark.
+fn marker_path(gitdir: &std::path::Path, commit: ObjectId) -> PathBuf {
+    gitdir.join(format!("{CHECKOUT_MARKER}-{commit}"))
+}
+
+/// Every landing mark in a worktree's git dir.
+fn markers_in(gitdir: &std::path::Path) -> Vec<PathBuf> {
+    let prefix = format!("{CHECKOUT_MARKER}-");
+    std::fs::read_dir(gitdir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix) && !n.contains(".tmp")))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Whether any worktree of the repository (its git dir `common`) holds a [`CHECKOUT_MARKER`].
 fn any_marked(common: &std::path::Path) -> bool {
-    if common.join(CHECKOUT_MARKER).exists() {
+    if !markers_in(common).is_empty() {
         return true;
     }
     std::fs::read_dir(common.join("worktrees"))
-        .map(|entries| entries.flatten().any(|e| e.path().join(CHECKOUT_MARKER).exists()))
+        .map(|entries| entries.flatten().any(|e| !markers_in(&e.path()).is_empty()))
         .unwrap_or(false)
 }
 
@@ -784,8 +808,12 @@ fn mark_checkouts(run: &str, previous: ObjectId, commit: ObjectId, paths: &[Path
             Some(dir) => dir,
             None => PathBuf::from(git(path, &["rev-parse", "--absolute-git-dir"])?),
         };
-        let marker = gitdir.join(CHECKOUT_MARKER);
-        let temp = gitdir.join(format!("{CHECKOUT_MARKER}.tmp"));
+        let marker = marker_path(&gitdir, commit);
+        // A temporary of this process's own (a concurrent landing writes its own), swept when a
+        // killed process left one.
+        let prefix = format!("{CHECKOUT_MARKER}.tmp-");
+        super::sweep_dead(&gitdir, &prefix);
+        let temp = gitdir.join(super::owned_name(&prefix));
         std::fs::write(&temp, marker_text(run, previous, commit)).map_err(super::io_err(&temp))?;
         std::fs::rename(&temp, &marker).map_err(super::io_err(&marker))?;
     }
