@@ -1,10 +1,9 @@
 //! What every command needs: where it runs, who calls it, how to print.
 
 use super::error::CliError;
-use super::output::ColorChoice;
+use super::output::{ColorChoice, Ui};
 use git_mas::identity::{AgentKey, validate_name};
 use git_mas::store::Store;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Where the caller's identity came from.
@@ -29,7 +28,7 @@ pub struct Caller {
 pub struct Context {
     dir: Option<PathBuf>,
     agent: Option<String>,
-    color: bool,
+    ui: Ui,
     store: std::cell::OnceCell<Store>,
 }
 
@@ -49,12 +48,7 @@ fn check_branch_setting(store: &Store) -> Result<(), CliError> {
 impl Context {
     /// Builds the context from the global flags.
     pub fn new(dir: Option<PathBuf>, agent: Option<String>, color: ColorChoice) -> Self {
-        let color = match color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
-        };
-        Context { dir, agent: agent.filter(|a| !a.is_empty()), color, store: std::cell::OnceCell::new() }
+        Context { dir, agent: agent.filter(|a| !a.is_empty()), ui: Ui::new(color), store: std::cell::OnceCell::new() }
     }
 
     /// The directory the command runs in: `-C PATH` resolved against the process's directory
@@ -129,9 +123,14 @@ impl Context {
         Ok(Caller { name, key })
     }
 
+    /// Standard output and standard error.
+    pub fn ui(&self) -> &Ui {
+        &self.ui
+    }
+
     /// Prints a warning on stderr.
     pub fn warn(&self, message: &str) {
-        eprintln!("{} {message}", self.paint("warning:", "1;33"));
+        self.ui.warn(message);
     }
 
     /// Prints every warning.
@@ -143,11 +142,11 @@ impl Context {
 
     /// Prints a status line on stderr.
     pub fn status(&self, message: &str) {
-        eprintln!("{message}");
+        self.ui.status(message);
     }
 
     /// Wraps `text` in an ANSI color when color is on.
     pub fn paint(&self, text: &str, code: &str) -> String {
-        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+        self.ui.paint(text, code)
     }
 }

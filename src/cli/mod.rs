@@ -5,7 +5,12 @@
 pub mod commands;
 pub mod context;
 pub mod error;
+pub mod inputs;
+pub mod json;
+mod json_output;
 pub mod output;
+pub mod render;
+pub mod runs;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use context::Context;
@@ -38,6 +43,9 @@ pub mod exit {
     pub const RUN_INCOMPLETE: u8 = 8;
     /// A check failed: `endorse` recorded a failed endorsement (a test failure).
     pub const CHECK_FAILED: u8 = 9;
+    /// Standard output was closed before everything was written (`git mas log | head -1`): the
+    /// command stopped quietly there. As git does: 128 + SIGPIPE.
+    pub const BROKEN_PIPE: u8 = 141;
 }
 
 const AFTER_HELP: &str = "\
@@ -56,6 +64,7 @@ Exit status:
   8  a converge run halted without a result: missing-update-rule, unreadable-announcement or
      budget-exhausted; or `coordinate` ended without a landing
   9  a check failed: `endorse` recorded a failed endorsement
+141 standard output was closed early (`git mas log | head -1`); nothing more is printed
 
 The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.
 Private keys live in $GIT_MAS_KEY_DIR, else $XDG_CONFIG_HOME/git-mas/keys, else ~/.config/git-mas/keys.";
@@ -226,7 +235,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             if err.is_broken_pipe() {
-                return ExitCode::from(exit::OK);
+                return ExitCode::from(exit::BROKEN_PIPE);
             }
             err.print(&ctx);
             ExitCode::from(err.exit_code())

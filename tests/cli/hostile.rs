@@ -2,6 +2,7 @@
 //! number, not the current frame, not the gate.
 
 use crate::common::*;
+use crate::json::frame::FrameOut;
 use git_mas::identity::AgentKey;
 use git_mas::store::record::Record;
 use serde_json::json;
@@ -42,8 +43,8 @@ fn a_frame_by_a_stranger_at_the_tip_is_not_the_current_frame_and_the_gate_still_
     let repo = env.repo("frames");
     env.agents(&repo, &["alice", "bob"]);
     env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
-    let frame: serde_json::Value = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
-    let hash = frame["hash"].as_str().unwrap().to_string();
+    let frame: FrameOut = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
+    let hash = frame.hash;
     env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/money.rs"]);
     assert_eq!(env.mas(&repo, &["--agent", "bob", "focus", "status"]).status.code(), Some(0));
 
@@ -55,9 +56,9 @@ fn a_frame_by_a_stranger_at_the_tip_is_not_the_current_frame_and_the_gate_still_
     forge_record(&env, &repo, "refs/mas/frame", &by_mallory.to_bytes(), &extra);
     forge_record(&env, &repo, "refs/mas/frame", &Record::new("frame", "alice", 100, fake).to_bytes(), &extra);
 
-    let now: serde_json::Value = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
-    assert_eq!(now["hash"], hash.as_str(), "the current frame is the newest verified one");
-    assert_eq!(now["publisher"], "alice");
+    let now: FrameOut = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
+    assert_eq!(now.hash, hash, "the current frame is the newest verified one");
+    assert_eq!(now.publisher, "alice");
     let status = env.mas(&repo, &["--agent", "bob", "focus", "status"]);
     assert_eq!(status.status.code(), Some(0), "bob's focus is not old-frame: {}", stdout(&status));
     let gate = env.mas(&repo, &["--agent", "bob", "gate", "--paths", "src/money.rs"]);

@@ -3,6 +3,10 @@
 
 mod common;
 mod hosts;
+/// The CLI's own `--json` shapes: tests deserialize what the binary printed into them.
+#[path = "../../src/cli/json/mod.rs"]
+#[allow(dead_code)]
+mod json;
 
 mod bad_input;
 mod bench_harness;

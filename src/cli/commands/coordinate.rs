@@ -6,10 +6,10 @@ use crate::cli::commands::converge::{
 };
 use crate::cli::commands::dev_report::summary;
 use crate::cli::commands::report::{print_report, write_file};
-use crate::cli::commands::snapshot::{InputArgs, frame_error, inputs_configured, read_inputs};
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
+use crate::cli::inputs::{InputArgs, frame_error, inputs_configured, read_inputs};
 use crate::cli::output::{print_json, print_text};
 use git_mas::attention::frame::{self, Published, current_frame_hash};
 use git_mas::converge_driver::record::new_run_id;

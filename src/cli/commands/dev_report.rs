@@ -1,10 +1,10 @@
 //! `git mas report [RUN]` for development runs: the convergence report — status, the one
 //! termination reason, conflicts and how they were resolved, consensus, budget, rounds, quality.
 
-use crate::cli::commands::tally::load_view;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::output::{print_json, print_text};
+use crate::cli::runs::load_view;
 use git_mas::convergence::{self, ConvergenceReport};
 use git_mas::run::now_ms;
 use std::fmt::Write as _;

@@ -2,11 +2,12 @@
 //! result as an endorsement bound to the proposal's tree.
 
 use crate::cli::commands::propose::ensure_budget;
-use crate::cli::commands::run::{resolve, short};
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::output::{print_json, print_text};
+use crate::cli::render::short;
+use crate::cli::runs::resolve;
 use git_mas::identity::validate_name;
 use git_mas::pool::{check, proposal};
 use git_mas::run::events::{self, ENDORSEMENT_KIND, EventRecord};

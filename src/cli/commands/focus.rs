@@ -1,9 +1,9 @@
 //! `git mas focus publish|list|show|release|status`: the focus board.
 
-use crate::cli::commands::snapshot::frame_error;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
+use crate::cli::inputs::frame_error;
 use crate::cli::output::print_json;
 use git_mas::attention::board::{Board, BoardEntry, FocusPayload, Liveness};
 use git_mas::attention::focus_store::{self, PublishError};

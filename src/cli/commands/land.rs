@@ -1,11 +1,11 @@
 //! `git mas land [RUN]`: exactly one commit on main for a run that reached quorum.
 
-use crate::cli::commands::run::{describe_recovery, short};
-use crate::cli::commands::tally::load_view;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::output::{print_json, print_text};
+use crate::cli::render::{describe_recovery, short};
+use crate::cli::runs::load_view;
 use git_mas::attention::frame::current_frame_hash;
 use git_mas::convergence::{self, Outcome};
 use git_mas::identity::AgentKey;

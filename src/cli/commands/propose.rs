@@ -1,9 +1,10 @@
 //! `git mas propose`: this worktree's content becomes the caller's proposal in the run.
 
-use crate::cli::commands::run::{resolve, short};
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::output::{print_json, print_text};
+use crate::cli::render::short;
+use crate::cli::runs::resolve;
 use git_mas::pool::proposal;
 use git_mas::run::events::{self, EventRecord, PROPOSAL_KIND};
 use git_mas::run::{self, RunDef, now_ms, proposal_ref};

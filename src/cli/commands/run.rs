@@ -3,7 +3,9 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::output::{print_json, print_text};
-use git_mas::run::{self, NewRun, Phase, RunMeta};
+use crate::cli::render::{describe_phase, short};
+use crate::cli::runs::resolve;
+use git_mas::run::{self, NewRun};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -140,10 +142,6 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn short(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
-}
-
 #[derive(serde::Serialize)]
 struct Listed {
     id: String,
@@ -192,81 +190,6 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
     }
     print_text(&o)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The run a command means, with the roster's warnings printed.
-pub(crate) fn resolve(ctx: &Context, given: Option<&str>) -> Result<RunMeta, CliError> {
-    let store = ctx.store()?;
-    let roster = store.roster()?;
-    ctx.warn_all(&roster.warnings);
-    let mut meta = run::resolve(store, &roster, given)?;
-    // A landing that a crash left half-finished is completed before anything reads the run.
-    if meta.landing().is_some() {
-        match git_mas::pool::land::recover_meta(store, &meta) {
-            Ok(r) => {
-                if let Some(text) = describe_recovery(&r) {
-                    ctx.status(&text);
-                }
-                if r.changed() || r.state == git_mas::pool::land::RecoveryState::Void {
-                    meta = run::load_meta(store, &roster, &meta.def.id)?;
-                }
-            }
-            Err(e) => ctx.warn(&format!("run {}'s landing could not be checked for completion: {e}", meta.def.id)),
-        }
-    }
-    for p in &meta.problems {
-        ctx.warn(&format!("{} {}: {}", p.refname, short(&p.commit), p.problem));
-    }
-    Ok(meta)
-}
-
-/// What a recovery did, in words (`None`: nothing worth saying).
-pub(crate) fn describe_recovery(r: &git_mas::pool::land::Recovery) -> Option<String> {
-    use git_mas::pool::land::{RecoveryState, Step};
-    let mut lines = Vec::new();
-    for step in &r.done {
-        lines.push(match step {
-            Step::MovedBranch { branch, from, to } => format!("moved {branch} from {} to {}", short(from), short(to)),
-            Step::CreatedLanded { refname, record } => format!("created {refname} at {}", short(record)),
-            Step::UpdatedCheckout { path } => format!("updated the checkout at {}", path.display()),
-        });
-    }
-    for s in &r.stuck {
-        match &s.path {
-            Some(p) => lines.push(format!("could not update the checkout at {}: {}", p.display(), s.why)),
-            None => lines.push(format!("could not complete {}: {}", s.what, s.why)),
-        }
-    }
-    let head = match r.state {
-        RecoveryState::Completed => "completed the interrupted landing of run",
-        RecoveryState::Incomplete => "the landing of run",
-        RecoveryState::Void => "the landing intent of run",
-        RecoveryState::NoLanding | RecoveryState::Complete => return None,
-    };
-    let tail = match r.state {
-        RecoveryState::Incomplete => " is not complete",
-        RecoveryState::Void => " is void: the integration branch moved before it landed; the run is open",
-        _ => "",
-    };
-    let mut text = format!("{head} {}{tail}", r.run);
-    for l in lines {
-        text.push_str("\n  ");
-        text.push_str(&l);
-    }
-    Some(text)
-}
-
-pub(crate) fn describe_phase(phase: &Phase) -> String {
-    match phase {
-        Phase::Open => "open".into(),
-        Phase::Aborted { by, abort } => {
-            format!("aborted by {by}{}: {}", if abort.risk { " (blocking risk)" } else { "" }, abort.reason)
-        }
-        Phase::Landed { by, landing, .. } => format!("landed by {by} as {}", short(&landing.commit)),
-        Phase::Landing { by, landing, .. } => {
-            format!("landing by {by} as {} (not complete: `git mas land` completes it)", short(&landing.commit))
-        }
-    }
 }
 
 fn show(ctx: &mut Context, args: ShowArgs) -> Result<ExitCode, CliError> {

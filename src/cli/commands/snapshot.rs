@@ -3,38 +3,11 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
-use crate::cli::output::print_json;
-use git_mas::attention::frame::{self, FrameError, InputFiles, InputKind, Published, read_input};
-use git_mas::attention::snapshot::Snapshot;
-use git_mas::store::Store;
-use std::path::{Path, PathBuf};
+use crate::cli::inputs::{InputArgs, frame_error, read_inputs};
+use crate::cli::output::{print_json, print_text};
+use crate::cli::render;
+use git_mas::attention::frame::{self, FrameError, Published};
 use std::process::ExitCode;
-
-/// Where a snapshot's inputs come from. Each flag falls back to git config: `mas.task`,
-/// `mas.taskFile`, `mas.scip`, `mas.diagnostics` (multi-valued), `mas.editorFile`; relative paths in
-/// config are relative to the top of the working tree.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct InputArgs {
-    /// The team's task text (targets it names as whole words rank higher).
-    #[arg(long, conflicts_with = "task_file")]
-    pub task: Option<String>,
-    /// Read the task text from a file.
-    #[arg(long, value_name = "FILE")]
-    pub task_file: Option<PathBuf>,
-    /// A SCIP index (index.scip) for reference centrality and symbols.
-    #[arg(long, value_name = "FILE")]
-    pub scip: Option<PathBuf>,
-    /// A diagnostics file: cargo --message-format=json, SARIF 2.1.0, or JSON lines {path, line,
-    /// severity}. Repeat for several.
-    #[arg(long, value_name = "FILE")]
-    pub diagnostics: Vec<PathBuf>,
-    /// A file open in an editor (a tie-break only). Repeat for several.
-    #[arg(long, value_name = "PATH")]
-    pub editor_open: Vec<String>,
-    /// A file listing open files, one per line.
-    #[arg(long, value_name = "FILE")]
-    pub editor_file: Option<PathBuf>,
-}
 
 /// Compute the saliency snapshot of this repository and its frame hash; publish or verify frames.
 ///
@@ -60,98 +33,6 @@ pub struct SnapshotArgs {
     /// Print the result as JSON (the whole snapshot).
     #[arg(long)]
     pub json: bool,
-}
-
-pub(crate) fn frame_error(e: FrameError) -> CliError {
-    match e {
-        FrameError::Store(s) => CliError::from(s),
-        FrameError::Git { .. } => CliError::internal(e.to_string()),
-        FrameError::NoFrame => CliError::user(e.to_string()).hinted("publish one with `git mas snapshot --publish`"),
-        other => CliError::user(other.to_string()),
-    }
-}
-
-fn config_path(store: &Store, key: &str) -> Option<PathBuf> {
-    let value = store.config_string(key).filter(|s| !s.is_empty())?;
-    let p = PathBuf::from(value);
-    Some(if p.is_relative() { store.workdir().map(|w| w.join(&p)).unwrap_or(p) } else { p })
-}
-
-/// Whether git config names any snapshot input (the keys [`read_inputs`] falls back to).
-pub fn inputs_configured(store: &Store) -> bool {
-    let set = |key: &str| store.config_string(key).is_some_and(|v| !v.trim().is_empty());
-    ["mas.task", "mas.taskFile", "mas.scip", "mas.editorFile"].iter().any(|k| set(k))
-        || store.config_strings("mas.diagnostics").iter().any(|v| !v.trim().is_empty())
-}
-
-/// Reads the inputs named by flags, falling back to git config.
-pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliError> {
-    let read_text = |p: &Path, kind: InputKind| {
-        let bytes = read_input(p, kind).map_err(|e| match e {
-            FrameError::ReadInput { source, .. } => CliError::user(format!("cannot read {}: {source}", p.display())),
-            other => frame_error(other),
-        })?;
-        String::from_utf8(bytes).map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))
-    };
-    let task = match (&args.task, &args.task_file) {
-        (Some(t), _) => Some(t.clone()),
-        (None, Some(f)) => Some(read_text(f, InputKind::Task)?),
-        (None, None) => match store.config_string("mas.task").filter(|s| !s.is_empty()) {
-            Some(t) => Some(t),
-            None => match config_path(store, "mas.taskFile") {
-                Some(f) => Some(read_text(&f, InputKind::Task)?),
-                None => None,
-            },
-        },
-    };
-    let scip = args.scip.clone().or_else(|| config_path(store, "mas.scip"));
-    let diagnostics = if args.diagnostics.is_empty() {
-        let values = store.config_strings("mas.diagnostics");
-        let top = store.workdir().map(Path::to_path_buf).ok();
-        values
-            .into_iter()
-            .filter(|v| !v.is_empty())
-            .map(|v| {
-                let p = PathBuf::from(v);
-                match (&top, p.is_relative()) {
-                    (Some(t), true) => t.join(p),
-                    _ => p,
-                }
-            })
-            .collect()
-    } else {
-        args.diagnostics.clone()
-    };
-    let mut editor = args.editor_open.clone();
-    if let Some(f) = args.editor_file.clone().or_else(|| config_path(store, "mas.editorFile")) {
-        editor.extend(
-            read_text(&f, InputKind::EditorList)?.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from),
-        );
-    }
-    InputFiles::read(task, scip.as_deref(), &diagnostics, editor).map_err(frame_error)
-}
-
-/// Prints the top targets as a table.
-pub fn print_targets(snapshot: &Snapshot, top: usize) {
-    println!(
-        "{:<5} {:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  target",
-        "rank", "saliency", "task", "errors", "warns", "refs", "recent", "editor"
-    );
-    for (i, t) in snapshot.targets.iter().take(top).enumerate() {
-        let s = &t.signals;
-        println!(
-            "{:<5} {:<8.4} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.4}  {}",
-            i + 1,
-            t.saliency,
-            s.task,
-            s.errors,
-            s.warnings,
-            s.centrality,
-            s.recency,
-            s.editor,
-            t.id
-        );
-    }
 }
 
 /// Runs `snapshot`.
@@ -189,7 +70,7 @@ pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<ExitCode, CliError> 
         snapshot.sources.symbols.join(", "),
     ));
     if args.top > 0 {
-        print_targets(&snapshot, args.top);
+        print_text(&render::targets(&snapshot, args.top))?;
     }
     match published {
         Some(Published::New { commit, .. }) => ctx.status(&format!("published frame {hash} as {commit}")),

@@ -1,14 +1,14 @@
 //! `git mas tally [RUN]`: replay a run's events through the development engine and show where it
 //! stands.
 
-use crate::cli::commands::run::{describe_phase, resolve, short};
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::output::{print_json, print_text};
+use crate::cli::render::{describe_phase, short};
+use crate::cli::runs::load_view;
 use git_mas::convergence::Conflict;
 use git_mas::engines::development::{Judgement, ProposalTally};
-use git_mas::run::events::self_endorse_allowed;
-use git_mas::run::view::{self, RefusedEvent, RunView};
+use git_mas::run::view::RefusedEvent;
 use git_mas::run::{Problem, now_ms};
 use git_mas::runtime::RuntimeCounters;
 use std::fmt::Write as _;
@@ -46,14 +46,6 @@ struct TallyOut<'a> {
     refused: &'a [RefusedEvent],
     problems: Vec<&'a Problem>,
     counters: RuntimeCounters,
-}
-
-/// Loads a run whole, printing warnings about records that did not count.
-pub(crate) fn load_view(ctx: &Context, run: Option<&str>) -> Result<RunView, CliError> {
-    let meta = resolve(ctx, run)?;
-    let store = ctx.store()?;
-    let roster = store.roster()?;
-    Ok(view::load(store, &roster, meta, self_endorse_allowed(store))?)
 }
 
 fn verdict_text(v: &Judgement) -> String {

@@ -5,9 +5,9 @@
 //! git dir except `HEAD` and `index` (a commit, checkout or `git add` changes what the snapshot
 //! sees). The snapshot's own inputs (SCIP index, diagnostics files) are watched wherever they live.
 
-use crate::cli::commands::snapshot::{InputArgs, frame_error, read_inputs};
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
+use crate::cli::inputs::{InputArgs, frame_error, read_inputs};
 use crate::cli::output::print_json;
 use git_mas::attention::frame::{self, Published};
 use git_mas::attention::snapshot::Snapshot;

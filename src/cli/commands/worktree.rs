@@ -1,9 +1,9 @@
 //! `git mas worktree add|remove`: one linked worktree per agent and run.
 
-use crate::cli::commands::run::resolve;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::output::{print_json, print_text};
+use crate::cli::runs::resolve;
 use git_mas::identity::validate_name;
 use git_mas::pool::worktree;
 use std::process::ExitCode;

@@ -1,0 +1,8 @@
+//! The shapes `--json` prints: one module per command, plain `Serialize + Deserialize` structs.
+//!
+//! This folder depends on nothing but the library and serde, so that the integration tests
+//! include it as it is (`#[path = "../../src/cli/json/mod.rs"]`) and deserialize what the binary
+//! printed into these very types: a field renamed or dropped here fails the tests that read it.
+//! The commands mark each type as printable in `src/cli/json_output.rs`.
+
+pub mod frame;

@@ -1,0 +1,88 @@
+//! Rendering shared by several commands: short ids, a run's phase, a landing recovery, a target
+//! table. Pure: values in, text out.
+
+use git_mas::attention::snapshot::Snapshot;
+use git_mas::run::Phase;
+use std::fmt::Write as _;
+
+/// The first 12 characters of an object id or a hash.
+pub fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+/// What a recovery did, in words (`None`: nothing worth saying).
+pub fn describe_recovery(r: &git_mas::pool::land::Recovery) -> Option<String> {
+    use git_mas::pool::land::{RecoveryState, Step};
+    let mut lines = Vec::new();
+    for step in &r.done {
+        lines.push(match step {
+            Step::MovedBranch { branch, from, to } => format!("moved {branch} from {} to {}", short(from), short(to)),
+            Step::CreatedLanded { refname, record } => format!("created {refname} at {}", short(record)),
+            Step::UpdatedCheckout { path } => format!("updated the checkout at {}", path.display()),
+        });
+    }
+    for s in &r.stuck {
+        match &s.path {
+            Some(p) => lines.push(format!("could not update the checkout at {}: {}", p.display(), s.why)),
+            None => lines.push(format!("could not complete {}: {}", s.what, s.why)),
+        }
+    }
+    let head = match r.state {
+        RecoveryState::Completed => "completed the interrupted landing of run",
+        RecoveryState::Incomplete => "the landing of run",
+        RecoveryState::Void => "the landing intent of run",
+        RecoveryState::NoLanding | RecoveryState::Complete => return None,
+    };
+    let tail = match r.state {
+        RecoveryState::Incomplete => " is not complete",
+        RecoveryState::Void => " is void: the integration branch moved before it landed; the run is open",
+        _ => "",
+    };
+    let mut text = format!("{head} {}{tail}", r.run);
+    for l in lines {
+        text.push_str("\n  ");
+        text.push_str(&l);
+    }
+    Some(text)
+}
+
+/// A run's phase in words.
+pub fn describe_phase(phase: &Phase) -> String {
+    match phase {
+        Phase::Open => "open".into(),
+        Phase::Aborted { by, abort } => {
+            format!("aborted by {by}{}: {}", if abort.risk { " (blocking risk)" } else { "" }, abort.reason)
+        }
+        Phase::Landed { by, landing, .. } => format!("landed by {by} as {}", short(&landing.commit)),
+        Phase::Landing { by, landing, .. } => {
+            format!("landing by {by} as {} (not complete: `git mas land` completes it)", short(&landing.commit))
+        }
+    }
+}
+
+/// The top targets as a table.
+pub fn targets(snapshot: &Snapshot, top: usize) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<5} {:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  target",
+        "rank", "saliency", "task", "errors", "warns", "refs", "recent", "editor"
+    );
+    for (i, t) in snapshot.targets.iter().take(top).enumerate() {
+        let s = &t.signals;
+        let _ = writeln!(
+            o,
+            "{:<5} {:<8.4} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.4}  {}",
+            i + 1,
+            t.saliency,
+            s.task,
+            s.errors,
+            s.warnings,
+            s.centrality,
+            s.recency,
+            s.editor,
+            t.id
+        );
+    }
+    o
+}
