@@ -118,7 +118,7 @@ pub enum SyncError {
 }
 
 /// What happened to one ref.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum RefAction {
     /// Created locally from the remote.
@@ -138,7 +138,7 @@ pub enum RefAction {
 }
 
 /// One ref's event in one round.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RefEvent {
     /// The round (1-based).
     pub round: u32,
@@ -151,7 +151,7 @@ pub struct RefEvent {
 }
 
 /// Why a ref does not agree with the remote at the end of a sync.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Unsettled {
     /// The remote refused our push in every round.
@@ -165,7 +165,7 @@ pub enum Unsettled {
 }
 
 /// A lock file in the way.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LockFile {
     /// Its path.
     pub path: String,
@@ -174,7 +174,7 @@ pub struct LockFile {
 }
 
 /// A ref that does not agree with the remote, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Unresolved {
     /// The ref.
     #[serde(rename = "ref")]
@@ -185,7 +185,7 @@ pub struct Unresolved {
 }
 
 /// A stored record that does not verify.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Parked {
     /// The chain.
     #[serde(rename = "ref")]
@@ -205,7 +205,7 @@ pub struct Parked {
 }
 
 /// The outcome of a sync.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SyncReport {
     /// The remote synced with.
     pub remote: String,

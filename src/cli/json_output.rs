@@ -5,3 +5,14 @@ use super::json;
 use super::output::JsonOutput;
 
 impl JsonOutput for json::frame::FrameOut {}
+impl JsonOutput for json::agent::InitOut {}
+impl JsonOutput for json::agent::NewAgentOut {}
+impl JsonOutput for json::agent::ListedAgent {}
+impl JsonOutput for json::agent::WhoamiOut {}
+impl JsonOutput for json::record::AppendOut {}
+impl JsonOutput for git_mas::sync::SyncReport {}
+impl JsonOutput for json::doctor::DoctorOut {}
+impl JsonOutput for json::skills::SkillsList {}
+impl JsonOutput for json::skills::SkillsPlaced {}
+impl JsonOutput for git_mas::evaluation::card::CardReport {}
+impl JsonOutput for git_mas::evaluation::workspace::WorkspaceReport {}

@@ -36,7 +36,7 @@ pub enum RosterError {
 }
 
 /// Where an entry came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntrySource {
     /// Committed on the integration branch.
@@ -54,6 +54,18 @@ pub struct RosterEntry {
     pub did: String,
     /// Where it came from.
     pub source: EntrySource,
+}
+
+/// Appends `name did` as one line to the roster file at `path` (creating it and its folder), on a
+/// line of its own even when the file does not end with a newline.
+pub fn append_to_roster(path: &std::path::Path, name: &str, did: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let needs_newline = std::fs::read(path).map(|b| !b.is_empty() && !b.ends_with(b"\n")).unwrap_or(false);
+    let line = format!("{}{name} {did}\n", if needs_newline { "\n" } else { "" });
+    std::fs::OpenOptions::new().create(true).append(true).open(path)?.write_all(line.as_bytes())
 }
 
 /// Parses roster text into (name, did) pairs in file order. `origin` names the file in errors.

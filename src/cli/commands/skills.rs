@@ -3,7 +3,8 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::{print_json, print_text};
+use crate::cli::json::skills::{SkillRow, SkillsList, SkillsPlaced};
+use crate::cli::output::JsonFlag;
 use git_mas::skills::{self, Action, Host, HostEnv, Outcome, SkillsError};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,15 +51,15 @@ pub enum SkillsCommand {
     Uninstall(PlaceArgs),
 }
 
-/// Arguments of `skills list`.
+/// Arguments of `skills list`. With --json: {skills: [{name, description, files}]}.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
-/// Where to install or uninstall.
+/// Where to install or uninstall. With --json: {host, scope: project|global|dir, dir, dirs, dry_run,
+/// skills: [{skill, path, action: created|replaced|unchanged|removed|absent}]}.
 #[derive(Debug, clap::Args)]
 pub struct PlaceArgs {
     /// The host whose skills directory to use, or `all`: every host's, as one plan (a directory
@@ -77,9 +78,8 @@ pub struct PlaceArgs {
     /// Show what would be done, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 fn host_names() -> clap::builder::PossibleValuesParser {
@@ -89,33 +89,26 @@ fn host_names() -> clap::builder::PossibleValuesParser {
 /// Runs `skills`.
 pub fn run(ctx: &mut Context, cmd: SkillsCommand) -> Result<ExitCode, CliError> {
     match cmd {
-        SkillsCommand::List(args) => list(args),
+        SkillsCommand::List(args) => list(ctx, args),
         SkillsCommand::Install(args) => place(ctx, args, true),
         SkillsCommand::Uninstall(args) => place(ctx, args, false),
     }
 }
 
-fn list(args: ListArgs) -> Result<ExitCode, CliError> {
-    let skills = skills::bundled();
-    if args.json {
-        let rows: Vec<_> = skills
+fn list(ctx: &Context, args: ListArgs) -> Result<ExitCode, CliError> {
+    let skills = SkillsList {
+        skills: skills::bundled()
             .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "name": s.name,
-                    "description": s.description,
-                    "files": s.files.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
-                })
+            .map(|s| SkillRow {
+                name: s.name.to_string(),
+                description: s.description.to_string(),
+                files: s.files.iter().map(|(p, _)| p.to_string()).collect(),
             })
-            .collect();
-        print_json(&serde_json::json!({ "skills": rows }))?;
-    } else {
-        let mut out = String::new();
-        for s in &skills {
-            out.push_str(&format!("{}\n  {}\n", s.name, s.description));
-        }
-        print_text(&out)?;
-    }
+            .collect(),
+    };
+    ctx.ui().emit(args.output, &skills, |list| {
+        list.skills.iter().map(|s| format!("{}\n  {}\n", s.name, s.description)).collect()
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -153,22 +146,20 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
     }
     .map_err(skills_error)?;
     let host_name = if args.host == "all" { "all" } else { hosts[0].name() };
-    if args.json {
-        print_json(&serde_json::json!({
-            "host": if scope == "dir" { None } else { Some(host_name) },
-            "scope": scope,
-            "dir": if roots_once.len() == 1 { Some(&roots_once[0]) } else { None },
-            "dirs": roots_once,
-            "dry_run": args.dry_run,
-            "skills": outcomes,
-        }))?;
+    if args.output.json {
+        ctx.ui().json(&SkillsPlaced {
+            host: (scope != "dir").then(|| host_name.to_string()),
+            scope: scope.into(),
+            dir: (roots_once.len() == 1).then(|| roots_once[0].clone()),
+            dirs: roots_once,
+            dry_run: args.dry_run,
+            skills: outcomes,
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = String::new();
-    for o in &outcomes {
-        out.push_str(&format!("{:<10} {}\n", label(o, args.dry_run), o.path.display()));
-    }
-    print_text(&out)?;
+    let out: String =
+        outcomes.iter().map(|o| format!("{:<10} {}\n", label(o, args.dry_run), o.path.display())).collect();
+    ctx.ui().out(&out)?;
     if args.dry_run {
         ctx.status("dry run: nothing was changed");
     } else if install && scope == "project" {

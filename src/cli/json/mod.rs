@@ -5,4 +5,8 @@
 //! printed into these very types: a field renamed or dropped here fails the tests that read it.
 //! The commands mark each type as printable in `src/cli/json_output.rs`.
 
+pub mod agent;
+pub mod doctor;
 pub mod frame;
+pub mod record;
+pub mod skills;
