@@ -22,6 +22,7 @@ mod gate;
 mod help;
 mod hostile;
 mod killpoints;
+mod output;
 mod pipe;
 mod records;
 mod skills;
