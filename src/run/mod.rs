@@ -594,122 +594,181 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
         return Err(RunError::NoSuchRun { id: id.into() });
     };
     let chain = store.verified_chain(&refname, roster)?;
-    let mut def: Option<RunDef> = None;
-    let mut phase = Phase::Open;
-    let mut blocked = Vec::new();
-    let mut problems = Vec::new();
-    let mut first_problem: Option<String> = None;
-    // The latest landing intent not yet judged: (who, record commit, payload).
-    let mut intent: Option<(String, String, LandingPayload)> = None;
-    let mut main_tip: Option<Option<ObjectId>> = None;
+    let mut fold = MetaFold::new(store, id, refname);
     for (entry, verdict) in chain {
-        let problem =
-            |what: String| Problem { refname: refname.clone(), commit: entry.commit.to_string(), problem: what };
-        let record = match (&entry.record, &verdict) {
-            (Ok(r), Verdict::Verified) => r,
-            (_, v) => {
-                if def.is_none() && first_problem.is_none() {
-                    first_problem = Some(format!("its first record is {}", v.label()));
-                }
-                problems.push(problem(v.label().to_string()));
-                continue;
-            }
-        };
-        let payload = record.payload.clone();
-        match (record.kind.as_str(), &def) {
-            (RUN_KIND, None) => match serde_json::from_value::<RunDef>(payload) {
-                Ok(d) if d.id == id => def = Some(d),
-                Ok(d) => {
-                    first_problem.get_or_insert(format!("it defines run {:?}", d.id));
-                    problems.push(problem(format!("defines another run ({:?})", d.id)));
-                }
-                Err(e) => {
-                    first_problem.get_or_insert(format!("the definition does not parse: {e}"));
-                    problems.push(problem(format!("unreadable definition: {e}")));
-                }
-            },
-            (_, None) => {
-                problems.push(problem(format!("a {} record before the run's definition", record.kind)));
-            }
-            (RUN_KIND, Some(_)) => problems.push(problem("a second definition (ignored)".into())),
-            (ABORT_KIND, Some(_)) => match serde_json::from_value::<AbortPayload>(payload) {
-                Ok(a) if phase == Phase::Open => {
-                    // An abort is appended only while no landing is pending: an intent before it
-                    // was void.
-                    if let Some((_, void, _)) = intent.take() {
-                        problems.push(Problem {
-                            refname: refname.clone(),
-                            commit: void,
-                            problem: "a void landing intent: the integration branch moved before it landed".into(),
-                        });
-                    }
-                    phase = Phase::Aborted { by: record.agent.clone(), abort: a }
-                }
-                Ok(_) => problems.push(problem(format!("an abort after the run {} (ignored)", phase.name()))),
-                Err(e) => problems.push(problem(format!("unreadable abort: {e}"))),
-            },
-            (LANDING_KIND, Some(d)) => match serde_json::from_value::<LandingPayload>(payload) {
-                Ok(l) if phase == Phase::Open => {
-                    let tip = match main_tip {
-                        Some(t) => t,
-                        None => *main_tip.insert(store.tip(&format!("refs/heads/{}", d.branch))?),
-                    };
-                    // The landed ref is created only once the branch held the commit: when it
-                    // names this record, the landing completed (and no branch walk is needed).
-                    let on_main = store.tip(&landed_ref(id))? == Some(entry.commit)
-                        || intent_state(store, &l, tip)? == IntentState::Landed;
-                    if let Some((_, void, _)) = intent.take() {
-                        problems.push(Problem {
-                            refname: refname.clone(),
-                            commit: void,
-                            problem: "a void landing intent: the integration branch moved before it landed; a later landing superseded it".into(),
-                        });
-                    }
-                    if on_main {
-                        phase = Phase::Landed {
-                            by: record.agent.clone(),
-                            record: entry.commit.to_string(),
-                            landing: Box::new(l),
-                        }
-                    } else {
-                        intent = Some((record.agent.clone(), entry.commit.to_string(), l));
-                    }
-                }
-                Ok(_) => problems.push(problem(format!("a landing after the run {} (ignored)", phase.name()))),
-                Err(e) => problems.push(problem(format!("unreadable landing: {e}"))),
-            },
-            (BLOCKED_KIND, Some(_)) => match serde_json::from_value::<BlockedPayload>(payload) {
-                Ok(b) => blocked.push((record.agent.clone(), b)),
-                Err(e) => problems.push(problem(format!("unreadable blocked landing: {e}"))),
-            },
-            (other, Some(_)) => problems.push(problem(format!("unknown record kind {other:?} (ignored)"))),
+        match (&entry.record, &verdict) {
+            (Ok(record), Verdict::Verified) => fold.record(entry.commit, record)?,
+            (_, v) => fold.unverified(entry.commit, v),
         }
     }
-    if let Some((by, record, landing)) = intent {
-        let tip = match main_tip {
-            Some(t) => t,
-            None => store.tip(&format!("refs/heads/{}", def.as_ref().map_or("main", |d| d.branch.as_str())))?,
+    fold.judge_last_intent()?;
+    fold.finish(tip)
+}
+
+/// The fold of a run's meta chain, oldest record first (see the module docs).
+struct MetaFold<'a> {
+    store: &'a Store,
+    id: &'a str,
+    refname: String,
+    def: Option<RunDef>,
+    phase: Phase,
+    blocked: Vec<(String, BlockedPayload)>,
+    problems: Vec<Problem>,
+    /// Why the chain defines no run, when its first records say so.
+    first_problem: Option<String>,
+    /// The latest landing intent not yet judged: (who, record commit, payload).
+    intent: Option<(String, String, LandingPayload)>,
+    /// The integration branch's tip, read once when first needed.
+    main_tip: Option<Option<ObjectId>>,
+}
+
+impl<'a> MetaFold<'a> {
+    fn new(store: &'a Store, id: &'a str, refname: String) -> Self {
+        MetaFold {
+            store,
+            id,
+            refname,
+            def: None,
+            phase: Phase::Open,
+            blocked: Vec::new(),
+            problems: Vec::new(),
+            first_problem: None,
+            intent: None,
+            main_tip: None,
+        }
+    }
+
+    fn problem(&mut self, commit: String, problem: String) {
+        self.problems.push(Problem { refname: self.refname.clone(), commit, problem });
+    }
+
+    /// A record that does not verify counts for nothing; as the first record, it is why the
+    /// chain defines no run.
+    fn unverified(&mut self, commit: ObjectId, verdict: &Verdict) {
+        if self.def.is_none() && self.first_problem.is_none() {
+            self.first_problem = Some(format!("its first record is {}", verdict.label()));
+        }
+        self.problem(commit.to_string(), verdict.label().to_string());
+    }
+
+    /// Folds one verified record.
+    fn record(&mut self, commit: ObjectId, record: &Record) -> Result<(), RunError> {
+        let payload = record.payload.clone();
+        let problem = |fold: &mut Self, what: String| fold.problem(commit.to_string(), what);
+        let Some(branch) = self.def.as_ref().map(|d| d.branch.clone()) else {
+            match record.kind.as_str() {
+                RUN_KIND => self.definition(commit, payload),
+                kind => problem(self, format!("a {kind} record before the run's definition")),
+            }
+            return Ok(());
         };
-        match intent_state(store, &landing, tip)? {
-            IntentState::Pending => phase = Phase::Landing { by, record, landing: Box::new(landing) },
-            IntentState::Landed => phase = Phase::Landed { by, record, landing: Box::new(landing) },
-            IntentState::Void => problems.push(Problem {
-                refname: refname.clone(),
-                commit: record,
-                problem: format!(
+        match record.kind.as_str() {
+            RUN_KIND => problem(self, "a second definition (ignored)".into()),
+            ABORT_KIND => match serde_json::from_value::<AbortPayload>(payload) {
+                Ok(a) if self.phase == Phase::Open => {
+                    // An abort is appended only while no landing is pending: an intent before it
+                    // was void.
+                    self.void_intent("a void landing intent: the integration branch moved before it landed");
+                    self.phase = Phase::Aborted { by: record.agent.clone(), abort: a }
+                }
+                Ok(_) => problem(self, format!("an abort after the run {} (ignored)", self.phase.name())),
+                Err(e) => problem(self, format!("unreadable abort: {e}")),
+            },
+            LANDING_KIND => match serde_json::from_value::<LandingPayload>(payload) {
+                Ok(l) if self.phase == Phase::Open => self.landing(commit, &record.agent, l, &branch)?,
+                Ok(_) => problem(self, format!("a landing after the run {} (ignored)", self.phase.name())),
+                Err(e) => problem(self, format!("unreadable landing: {e}")),
+            },
+            BLOCKED_KIND => match serde_json::from_value::<BlockedPayload>(payload) {
+                Ok(b) => self.blocked.push((record.agent.clone(), b)),
+                Err(e) => problem(self, format!("unreadable blocked landing: {e}")),
+            },
+            other => problem(self, format!("unknown record kind {other:?} (ignored)")),
+        }
+        Ok(())
+    }
+
+    /// The first verified run record: the definition, when it defines this run.
+    fn definition(&mut self, commit: ObjectId, payload: serde_json::Value) {
+        match serde_json::from_value::<RunDef>(payload) {
+            Ok(d) if d.id == self.id => self.def = Some(d),
+            Ok(d) => {
+                self.first_problem.get_or_insert(format!("it defines run {:?}", d.id));
+                self.problem(commit.to_string(), format!("defines another run ({:?})", d.id));
+            }
+            Err(e) => {
+                self.first_problem.get_or_insert(format!("the definition does not parse: {e}"));
+                self.problem(commit.to_string(), format!("unreadable definition: {e}"));
+            }
+        }
+    }
+
+    /// A landing record while the run is open: landed when the branch holds its commit, else the
+    /// intent to judge (an earlier intent was void).
+    fn landing(&mut self, commit: ObjectId, by: &str, landing: LandingPayload, branch: &str) -> Result<(), RunError> {
+        let tip = self.main_tip(branch)?;
+        // The landed ref is created only once the branch held the commit: when it names this
+        // record, the landing completed (and no branch walk is needed).
+        let on_main = self.store.tip(&landed_ref(self.id))? == Some(commit)
+            || intent_state(self.store, &landing, tip)? == IntentState::Landed;
+        self.void_intent(
+            "a void landing intent: the integration branch moved before it landed; a later landing superseded it",
+        );
+        if on_main {
+            self.phase = Phase::Landed { by: by.to_string(), record: commit.to_string(), landing: Box::new(landing) }
+        } else {
+            self.intent = Some((by.to_string(), commit.to_string(), landing));
+        }
+        Ok(())
+    }
+
+    /// The integration branch's tip, read on first use.
+    fn main_tip(&mut self, branch: &str) -> Result<Option<ObjectId>, RunError> {
+        Ok(match self.main_tip {
+            Some(t) => t,
+            None => *self.main_tip.insert(self.store.tip(&format!("refs/heads/{branch}"))?),
+        })
+    }
+
+    /// A pending intent superseded by a later record was void: listed as a problem.
+    fn void_intent(&mut self, why: &str) {
+        if let Some((_, void, _)) = self.intent.take() {
+            self.problem(void, why.into());
+        }
+    }
+
+    /// The last intent: pending, landed or void against the branch's tip.
+    fn judge_last_intent(&mut self) -> Result<(), RunError> {
+        let Some((by, record, landing)) = self.intent.take() else { return Ok(()) };
+        let tip = match self.main_tip {
+            Some(t) => t,
+            None => {
+                self.store.tip(&format!("refs/heads/{}", self.def.as_ref().map_or("main", |d| d.branch.as_str())))?
+            }
+        };
+        match intent_state(self.store, &landing, tip)? {
+            IntentState::Pending => self.phase = Phase::Landing { by, record, landing: Box::new(landing) },
+            IntentState::Landed => self.phase = Phase::Landed { by, record, landing: Box::new(landing) },
+            IntentState::Void => self.problem(
+                record,
+                format!(
                     "a void landing intent: the integration branch moved from {} before {} landed; the run is open",
                     landing.previous, landing.commit
                 ),
-            }),
+            ),
         }
+        Ok(())
     }
-    let Some(def) = def else {
-        return Err(RunError::Unreadable {
-            id: id.into(),
-            why: first_problem.unwrap_or_else(|| "the chain holds no run definition".into()),
-        });
-    };
-    Ok(RunMeta { def, phase, blocked, tip: tip.to_string(), problems })
+
+    fn finish(self, tip: ObjectId) -> Result<RunMeta, RunError> {
+        let Some(def) = self.def else {
+            return Err(RunError::Unreadable {
+                id: self.id.into(),
+                why: self.first_problem.unwrap_or_else(|| "the chain holds no run definition".into()),
+            });
+        };
+        Ok(RunMeta { def, phase: self.phase, blocked: self.blocked, tip: tip.to_string(), problems: self.problems })
+    }
 }
 
 /// Every run id in the repository, sorted.
