@@ -16,6 +16,7 @@ mod gate;
 mod help;
 mod hostile;
 mod killpoints;
+mod readme;
 mod records;
 mod skills;
 mod snapshot;
