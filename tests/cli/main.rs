@@ -24,6 +24,7 @@ mod hostile;
 mod killpoints;
 mod output;
 mod pipe;
+mod readme;
 mod records;
 mod skills;
 mod snapshot;
