@@ -771,6 +771,16 @@ impl<'a> MetaFold<'a> {
     }
 }
 
+/// Whether run `id` is a scalar converge run (`git mas converge`): its definition, the first
+/// record of its meta chain, names no development class. `false` when the run cannot be read.
+pub fn is_converge_run(store: &Store, id: &str) -> bool {
+    let Ok(chain) = store.walk(&meta_ref(id), usize::MAX) else { return false };
+    match chain.last().map(|entry| &entry.record) {
+        Some(Ok(r)) => r.payload.get("class").and_then(|c| c.as_str()) != Some("development"),
+        _ => false,
+    }
+}
+
 /// Every run id in the repository, sorted.
 pub fn list_ids(store: &Store) -> Result<Vec<String>, RunError> {
     let mut ids = BTreeSet::new();
