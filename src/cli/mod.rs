@@ -192,7 +192,7 @@ fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Resu
         && is_converge_run(ctx, run)
     {
         if args.events {
-            return Err(CliError::user("--events applies to development runs; this is a converge run"));
+            return Err(CliError::usage("--events applies to development runs; this is a converge run"));
         }
         return commands::report::run(ctx, commands::report::ReportArgs { run: run.clone(), json: args.json });
     }
