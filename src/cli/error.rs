@@ -16,12 +16,15 @@ use super::context::Context;
 use super::exit;
 use git_mas::attention::board::Rejection;
 use git_mas::attention::focus_store::PublishError;
+use git_mas::attention::frame::FrameError;
 use git_mas::attention::gate_io::GateIoError;
 use git_mas::converge_driver::record::{RecordError, runs_prefix};
 use git_mas::identity::{KeyError, NameError, RosterError};
 use git_mas::pool::PoolError;
 use git_mas::run::{RunError, SettingError};
+use git_mas::skills::SkillsError;
 use git_mas::store::StoreError;
+use git_mas::sync::SyncError;
 use std::error::Error;
 
 /// Who or what is at fault, which decides the exit code (README, "Exit codes").
@@ -398,11 +401,69 @@ impl From<RecordError> for CliError {
     }
 }
 
+impl From<FrameError> for CliError {
+    fn from(e: FrameError) -> Self {
+        let e = match e {
+            FrameError::Store(store) => return CliError::from(store),
+            other => other,
+        };
+        let (kind, hint) = match &e {
+            FrameError::Store(_) | FrameError::Git { .. } => (Kind::Internal, None),
+            FrameError::NoFrame => (Kind::User, Some("publish one with `git mas snapshot --publish`")),
+            FrameError::ReadInput { .. }
+            | FrameError::InputTooLarge { .. }
+            | FrameError::Scip { .. }
+            | FrameError::Diagnostics { .. }
+            | FrameError::Incomplete { .. } => (Kind::User, None),
+        };
+        let mut err = CliError::new(kind, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
+impl From<SyncError> for CliError {
+    fn from(e: SyncError) -> Self {
+        let e = match e {
+            SyncError::Store(store) => return CliError::from(store),
+            other => other,
+        };
+        let (kind, hint) = match &e {
+            SyncError::Store(_) | SyncError::Spawn { .. } | SyncError::Mutex { .. } | SyncError::Sweep { .. } => {
+                (Kind::Internal, None)
+            }
+            SyncError::Busy { .. } => (Kind::User, Some("wait for the other sync to finish")),
+            SyncError::BadRemote { .. } | SyncError::Fetch { .. } | SyncError::Push { .. } => {
+                (Kind::User, Some("check the remote with `git remote -v`"))
+            }
+        };
+        let mut err = CliError::new(kind, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
+impl From<SkillsError> for CliError {
+    fn from(e: SkillsError) -> Self {
+        let hint = match &e {
+            SkillsError::Conflicts(_) => {
+                Some("nothing was changed; look at the differences, then run again with --force to overwrite them")
+            }
+            SkillsError::NoHome => Some("set HOME, or name the directory with --dir DIR"),
+            SkillsError::Io { .. } => None,
+        };
+        let mut err = CliError::new(Kind::User, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use git_mas::attention::frame::FrameError;
+    use git_mas::attention::frame::InputKind;
     use git_mas::attention::touched::TouchedError;
+    use git_mas::skills::Conflict;
     use std::io::{Error as IoError, ErrorKind};
     use std::path::PathBuf;
     use std::time::Duration;
@@ -690,6 +751,62 @@ mod tests {
                 "Error: gave up appending to refs/mas/runs/r1/meta after 3 lost races\n";
             Serialize => RecordError::Serialize(serde_json::from_str::<u8>("x").unwrap_err()), 3,
                 "Error: cannot serialize a run record: expected value at line 1 column 1\n";
+        ));
+        rows.extend(rows!(FrameError via CliError::from;
+            Store => FrameError::Store(StoreError::Bare { path: "/srv/r.git".into() }), 1,
+                "Error: this command needs a working tree, but /srv/r.git is a bare repository\n\
+                 Hint: run it in a clone or a worktree of this repository\n";
+            ReadInput => FrameError::ReadInput { path: "task.md".into(), source: io(ErrorKind::NotFound, "no such file") }, 1,
+                "Error: cannot read task.md\nCaused by: no such file\n";
+            InputTooLarge => FrameError::InputTooLarge { path: "task.md".into(), kind: InputKind::Task }, 1,
+                "Error: the task file task.md is larger than 1 MiB, the most a snapshot reads from a task file; \
+                 check the path; a task is a short text\n";
+            Scip => FrameError::Scip { origin: "index.scip".into(), reason: "truncated".into() }, 1,
+                "Error: the SCIP index index.scip cannot be read: truncated\n";
+            Diagnostics => FrameError::Diagnostics { origin: "d.sarif".into(), reason: "only SARIF 2.1.0".into() }, 1,
+                "Error: the diagnostics file d.sarif cannot be read: only SARIF 2.1.0\n";
+            Git => FrameError::Git { context: "reading HEAD".into(), reason: "bad object".into() }, 3,
+                "Error: git: reading HEAD: bad object\n";
+            NoFrame => FrameError::NoFrame, 1,
+                "Error: no frame has been published yet (refs/mas/frame is empty)\n\
+                 Hint: publish one with `git mas snapshot --publish`\n";
+            Incomplete => incomplete(), 1, "Error: frame abc123 is incomplete: no snapshot.json\n";
+        ));
+        rows.extend(rows!(SyncError via CliError::from;
+            BadRemote => SyncError::BadRemote { remote: "-x".into() }, 1,
+                "Error: remote \"-x\" is not a usable remote name or URL\n\
+                 Hint: check the remote with `git remote -v`\n";
+            Spawn => SyncError::Spawn { source: io(ErrorKind::NotFound, "no such file") }, 3,
+                "Error: cannot run git\nCaused by: no such file\n";
+            Fetch => SyncError::Fetch { remote: "origin".into(), stderr: "fatal: unreachable".into() }, 1,
+                "Error: git fetch from origin failed: fatal: unreachable\nHint: check the remote with `git remote -v`\n";
+            Push => SyncError::Push { remote: "origin".into(), stderr: "fatal: denied".into() }, 1,
+                "Error: git push to origin failed: fatal: denied\nHint: check the remote with `git remote -v`\n";
+            Mutex => SyncError::Mutex { path: "/repo/.git/mas-sync.lock".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
+                "Error: cannot lock /repo/.git/mas-sync.lock\nCaused by: permission denied\n";
+            Busy => SyncError::Busy { path: "/repo/.git/mas-sync.lock".into(), waited: Duration::from_secs(120) }, 1,
+                "Error: another git mas sync of this repository is still running (waited 120s for /repo/.git/mas-sync.lock)\n\
+                 Hint: wait for the other sync to finish\n";
+            Sweep => SyncError::Sweep { path: "/repo/.git/x.lock".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
+                "Error: cannot remove the stale lock /repo/.git/x.lock\nCaused by: permission denied\n";
+            Store => SyncError::Store(StoreError::SeqOverflow { refname: "refs/mas/journal/alice".into() }), 1,
+                "Error: sequence number overflow in refs/mas/journal/alice\n";
+        ));
+        rows.extend(rows!(SkillsError via CliError::from;
+            NoHome => SkillsError::NoHome, 1,
+                "Error: HOME is not set, so the host's user-wide skills directory is unknown\n\
+                 Hint: set HOME, or name the directory with --dir DIR\n";
+            Conflicts => SkillsError::Conflicts(vec![Conflict {
+                skill: "converge".into(),
+                path: ".claude/skills/converge".into(),
+                differing: vec!["SKILL.md".into()],
+                extra: Vec::new(),
+                not_a_directory: false,
+            }]), 1,
+                "Error: one skill folder already holds different content: .claude/skills/converge (differs in SKILL.md)\n\
+                 Hint: nothing was changed; look at the differences, then run again with --force to overwrite them\n";
+            Io => SkillsError::Io { action: "write", path: "/h/.claude/skills".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 1,
+                "Error: cannot write /h/.claude/skills: permission denied\n";
         ));
         rows
     }

@@ -133,7 +133,8 @@ pub enum RunError {
         /// Why.
         why: String,
     },
-    /// A setting of a new run is out of range.
+    /// A setting given to a run operation (a new run's settings, an abort's reason) is empty or
+    /// out of range.
     #[error("{setting}")]
     BadSetting {
         /// Which setting, and what is wrong with it.
@@ -179,7 +180,7 @@ pub enum RunError {
     Store(#[from] StoreError),
 }
 
-/// What is wrong with a setting of a new run (see [`RunError::BadSetting`]).
+/// What is wrong with a setting given to a run operation (see [`RunError::BadSetting`]).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SettingError {
     /// The goal is empty.
