@@ -72,22 +72,29 @@ pub struct BoardEntry {
 }
 
 /// Why the board refused a record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Rejection {
     /// The record did not verify (spoof, replay, unsigned, unknown participant, …).
+    #[error("the record is {verdict}")]
     Unverified { verdict: String },
     /// Not a focus or release payload.
+    #[error("not a focus or release record: {detail}")]
     Malformed { detail: String },
     /// More than eight targets.
+    #[error("a focus holds at most {MAX_FOCUS_TARGETS} targets; {count} given")]
     TooManyTargets { count: usize },
     /// A target that escapes the repository (`..`, absolute, empty component).
+    #[error("target {target:?} escapes the repository")]
     PathEscapes { target: String },
     /// A target the focus's frame does not list.
+    #[error("target {target:?} is not in the current frame's snapshot")]
     UnknownTarget { target: String },
     /// A TTL of zero or above the cap, or a publication time in the future.
+    #[error("bad lease: {detail}")]
     BadLease { detail: String },
     /// The board already has 64 live agents.
+    #[error("the board already holds {MAX_BOARD_AGENTS} live agents (flood cap)")]
     Flood,
 }
 

@@ -201,7 +201,7 @@ fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Resu
         && ctx.store().is_ok_and(|store| git_mas::run::is_converge_run(store, run))
     {
         if args.events {
-            return Err(CliError::user("--events applies to development runs; this is a converge run"));
+            return Err(CliError::usage("--events applies to development runs; this is a converge run"));
         }
         return commands::report::run(ctx, commands::report::ReportArgs { run: run.clone(), json: args.json });
     }

@@ -8,7 +8,7 @@
 //! re-key an agent that the team already knows.
 
 use super::key::public_from_did;
-use super::name::validate_name;
+use super::name::{NameError, validate_name};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -23,7 +23,7 @@ pub enum RosterError {
     Shape { origin: String, line: usize, text: String },
     /// The name is not a valid agent name.
     #[error("{origin} line {line}: {reason}")]
-    Name { origin: String, line: usize, reason: String },
+    Name { origin: String, line: usize, reason: NameError },
     /// The second field is not an ed25519 `did:key`.
     #[error("{origin} line {line}: {did:?} is not an ed25519 did:key")]
     Did { origin: String, line: usize, did: String },
@@ -84,7 +84,7 @@ pub fn parse_roster(text: &[u8], origin: &str) -> Result<Vec<(String, String)>, 
             return Err(RosterError::Shape { origin: origin.into(), line, text: trimmed.into() });
         }
         let (name, did) = (fields[0], fields[1]);
-        validate_name(name).map_err(|e| RosterError::Name { origin: origin.into(), line, reason: e.to_string() })?;
+        validate_name(name).map_err(|e| RosterError::Name { origin: origin.into(), line, reason: e })?;
         if public_from_did(did).is_err() {
             return Err(RosterError::Did { origin: origin.into(), line, did: did.into() });
         }

@@ -133,9 +133,24 @@ pub enum RunError {
         /// Why.
         why: String,
     },
-    /// A setting of a new run is out of range.
-    #[error("{0}")]
-    BadSetting(String),
+    /// A setting given to a run operation (a new run's settings, an abort's reason) is empty or
+    /// out of range.
+    #[error("{setting}")]
+    BadSetting {
+        /// Which setting, and what is wrong with it.
+        setting: SettingError,
+    },
+    /// No run was named and none can be chosen: the repository has no run.
+    #[error(
+        "no run named, no `mas.run` in git config, and no run in this repository: start one with `git mas run start --goal …`"
+    )]
+    NoRun,
+    /// No run was named and several are open.
+    #[error("{} runs are open ({}); name one", open.len(), open.join(", "))]
+    Ambiguous {
+        /// The open runs' ids.
+        open: Vec<String>,
+    },
     /// The integration branch does not exist.
     #[error("the integration branch {branch:?} does not exist: a run starts from its tip")]
     NoBranch {
@@ -163,6 +178,50 @@ pub enum RunError {
     /// A store failure.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// What is wrong with a setting given to a run operation (see [`RunError::BadSetting`]).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SettingError {
+    /// The goal is empty.
+    #[error("the goal is empty; say what the team is to achieve with --goal")]
+    EmptyGoal,
+    /// A name on the run's roster is not a valid agent name.
+    #[error("--roster: {source}")]
+    RosterName {
+        /// Why the name is invalid.
+        source: crate::identity::NameError,
+    },
+    /// A name on the run's roster is not on the repository's roster.
+    #[error("--roster names '{name}', who is not on the repository's roster (.mas/roster)")]
+    NotOnRoster {
+        /// The name.
+        name: String,
+    },
+    /// The run would have no members.
+    #[error("the run's roster is empty: add agents with `git mas agent new` and commit .mas/roster")]
+    EmptyRoster,
+    /// A quorum of zero.
+    #[error("--quorum must be at least 1")]
+    ZeroQuorum,
+    /// A round limit of zero.
+    #[error("--max-rounds must be at least 1")]
+    ZeroMaxRounds,
+    /// A time budget of zero.
+    #[error("--budget must be longer than zero")]
+    ZeroBudget,
+    /// A check command that is empty or blank.
+    #[error("--check is empty")]
+    EmptyCheck,
+    /// An abort without a reason.
+    #[error("the reason is empty; say why the run stops with --reason")]
+    EmptyReason,
+}
+
+impl From<SettingError> for RunError {
+    fn from(setting: SettingError) -> Self {
+        RunError::BadSetting { setting }
+    }
 }
 
 fn encode<T: Serialize>(value: &T, what: &str) -> Result<serde_json::Value, StoreError> {
@@ -267,7 +326,7 @@ pub fn define(
     validate_run_id(id)?;
     let goal = new.goal.trim();
     if goal.is_empty() {
-        return Err(RunError::BadSetting("the goal is empty; say what the team is to achieve with --goal".into()));
+        return Err(SettingError::EmptyGoal.into());
     }
     let members: Vec<String> = match &new.roster {
         Some(list) => {
@@ -277,11 +336,10 @@ pub fn define(
                 if name.is_empty() {
                     continue;
                 }
-                crate::identity::validate_name(name).map_err(|e| RunError::BadSetting(format!("--roster: {e}")))?;
+                crate::identity::validate_name(name)
+                    .map_err(|source| RunError::from(SettingError::RosterName { source }))?;
                 if roster.get(name).is_none() {
-                    return Err(RunError::BadSetting(format!(
-                        "--roster names '{name}', who is not on the repository's roster (.mas/roster)"
-                    )));
+                    return Err(SettingError::NotOnRoster { name: name.to_string() }.into());
                 }
                 set.insert(name.to_string());
             }
@@ -290,25 +348,23 @@ pub fn define(
         None => roster.entries().map(|e| e.name.clone()).collect(),
     };
     if members.is_empty() {
-        return Err(RunError::BadSetting(
-            "the run's roster is empty: add agents with `git mas agent new` and commit .mas/roster".into(),
-        ));
+        return Err(SettingError::EmptyRoster.into());
     }
     let size = u32::try_from(members.len()).unwrap_or(u32::MAX);
     let (quorum, requested_quorum) = match new.quorum {
-        Some(0) => return Err(RunError::BadSetting("--quorum must be at least 1".into())),
+        Some(0) => return Err(SettingError::ZeroQuorum.into()),
         Some(q) if q > size => (size, Some(q)),
         Some(q) => (q, None),
         None => (size / 2 + 1, None),
     };
     if new.max_rounds == Some(0) {
-        return Err(RunError::BadSetting("--max-rounds must be at least 1".into()));
+        return Err(SettingError::ZeroMaxRounds.into());
     }
     if new.budget_ms == Some(0) {
-        return Err(RunError::BadSetting("--budget must be longer than zero".into()));
+        return Err(SettingError::ZeroBudget.into());
     }
     let check = match new.check.as_deref().map(str::trim) {
-        Some("") => return Err(RunError::BadSetting("--check is empty".into())),
+        Some("") => return Err(SettingError::EmptyCheck.into()),
         other => other.map(str::to_string),
     };
     Ok(RunDef {
@@ -818,14 +874,8 @@ pub fn resolve(store: &Store, roster: &Roster, given: Option<&str>) -> Result<Ru
     match (open.len(), latest) {
         (1, _) => Ok(open.remove(0)),
         (0, Some(meta)) => Ok(meta),
-        (0, None) => Err(RunError::BadSetting(
-            "no run named, no `mas.run` in git config, and no run in this repository: start one with `git mas run start --goal …`".into(),
-        )),
-        _ => Err(RunError::BadSetting(format!(
-            "{} runs are open ({}); name one",
-            open.len(),
-            open.iter().map(|m| m.def.id.as_str()).collect::<Vec<_>>().join(", ")
-        ))),
+        (0, None) => Err(RunError::NoRun),
+        _ => Err(RunError::Ambiguous { open: open.iter().map(|m| m.def.id.clone()).collect() }),
     }
 }
 
@@ -841,7 +891,7 @@ pub fn abort(
 ) -> Result<AbortPayload, RunError> {
     let reason = reason.trim();
     if reason.is_empty() {
-        return Err(RunError::BadSetting("the reason is empty; say why the run stops with --reason".into()));
+        return Err(SettingError::EmptyReason.into());
     }
     let payload = AbortPayload { reason: reason.into(), risk, at_ms: now_ms() };
     let value = encode(&payload, "an abort")?;

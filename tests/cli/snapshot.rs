@@ -210,7 +210,7 @@ fn bad_inputs_are_errors_or_counted_skips_and_change_no_ref() {
     ] {
         let out = env.mas(&repo, &args);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
-        assert!(stderr(&out).starts_with("error:"), "{}", stderr(&out));
+        assert!(stderr(&out).starts_with("Error:"), "{}", stderr(&out));
     }
     assert_eq!(env.refs(&repo), before);
 

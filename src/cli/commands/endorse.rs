@@ -129,7 +129,7 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
     let payload = if args.reject {
         let reason = args.reason.clone().unwrap_or_default();
         if reason.trim().is_empty() {
-            return Err(CliError::user("--reason is empty: say why you reject it"));
+            return Err(CliError::usage("--reason is empty: say why you reject it"));
         }
         SemanticPayload::Review { subject: tree.clone(), accept: false, reason }
     } else if args.no_check {
@@ -137,8 +137,10 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
         SemanticPayload::Review { subject: tree.clone(), accept: true, reason }
     } else {
         if args.check.as_deref().is_some_and(|c| c.trim().is_empty()) {
-            return Err(CliError::user("--check is empty: give the command to run, or omit --check for the run's own")
-                .hinted("endorse by review alone with --no-check"));
+            return Err(CliError::usage(
+                "--check is empty: give the command to run, or omit --check for the run's own",
+            )
+            .hinted("endorse by review alone with --no-check"));
         }
         let Some(command) = args
             .check

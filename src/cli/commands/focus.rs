@@ -6,7 +6,7 @@ use crate::cli::exit;
 use crate::cli::inputs::frame_error;
 use crate::cli::output::print_json;
 use git_mas::attention::board::{Board, BoardEntry, FocusPayload, Liveness};
-use git_mas::attention::focus_store::{self, PublishError};
+use git_mas::attention::focus_store;
 use git_mas::attention::frame::{self, Frame, FrameError};
 use std::process::ExitCode;
 
@@ -129,7 +129,7 @@ fn select_targets(frame: &Frame, patterns: &[String], top: Option<usize>) -> Res
         let glob = globset::GlobBuilder::new(p)
             .literal_separator(true)
             .build()
-            .map_err(|e| CliError::user(format!("{p:?} is neither a target nor a valid glob: {e}")))?
+            .map_err(|e| CliError::usage(format!("{p:?} is neither a target nor a valid glob: {e}")))?
             .compile_matcher();
         let matched: Vec<&str> = ids.iter().copied().filter(|id| glob.is_match(id)).collect();
         if matched.is_empty() {
@@ -148,7 +148,7 @@ fn select_targets(frame: &Frame, patterns: &[String], top: Option<usize>) -> Res
 fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
     let caller = ctx.caller()?;
     if args.targets.is_empty() && args.top.is_none() {
-        return Err(CliError::user("name targets with --targets, or take the top ones with --top K"));
+        return Err(CliError::usage("name targets with --targets, or take the top ones with --top K"));
     }
     let (frame, board) = frame_and_board(ctx)?;
     let frame = frame.ok_or_else(|| frame_error(FrameError::NoFrame))?;
@@ -156,12 +156,7 @@ fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
     let ttl_secs = args.ttl.as_secs();
     let payload = FocusPayload { frame: frame.hash.clone(), targets, ttl_secs, published_at: focus_store::now_secs() };
     let store = ctx.store()?;
-    let appended = focus_store::publish_focus(store, &caller.name, &caller.key, &payload, &frame, &board).map_err(
-        |e| match e {
-            PublishError::Rejected(msg, _) => CliError::user(msg),
-            PublishError::Store(s) => CliError::from(s),
-        },
-    )?;
+    let appended = focus_store::publish_focus(store, &caller.name, &caller.key, &payload, &frame, &board)?;
     if args.json {
         print_json(&serde_json::json!({
             "agent": caller.name, "frame": payload.frame, "seq": appended.seq, "targets": payload.targets,

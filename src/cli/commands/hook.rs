@@ -53,7 +53,7 @@ pub fn run(ctx: &mut Context, args: HookArgs) -> Result<ExitCode, CliError> {
         "pre-commit" => pre_commit(ctx, mode),
         "commit-msg" => commit_msg(ctx, args.args.first().map(PathBuf::from)),
         "pre-push" => pre_push(ctx, mode, &args.args),
-        other => Err(CliError::user(format!("unknown hook {other:?}; expected pre-commit, commit-msg or pre-push"))),
+        other => Err(CliError::usage(format!("unknown hook {other:?}; expected pre-commit, commit-msg or pre-push"))),
     }
 }
 
@@ -76,7 +76,7 @@ fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<ExitCode, CliError> {
 }
 
 fn commit_msg(ctx: &mut Context, file: Option<PathBuf>) -> Result<ExitCode, CliError> {
-    let file = file.ok_or_else(|| CliError::user("commit-msg needs the message file"))?;
+    let file = file.ok_or_else(|| CliError::usage("commit-msg needs the message file"))?;
     let receipt = receipt_path(ctx)?;
     let Ok(text) = std::fs::read_to_string(&receipt) else {
         return Ok(ExitCode::SUCCESS);

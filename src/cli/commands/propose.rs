@@ -98,7 +98,7 @@ pub fn run(ctx: &mut Context, args: ProposeArgs) -> Result<ExitCode, CliError> {
     let before = engine.tally();
     let previous = before.proposal(&caller.name).cloned();
     let message = match args.message.as_deref().map(str::trim) {
-        Some("") => return Err(CliError::user("the message is empty")),
+        Some("") => return Err(CliError::usage("the message is empty")),
         Some(m) => m.to_string(),
         None => format!("Proposal by {} for run {}\n\n{}", caller.name, def.id, def.goal),
     };

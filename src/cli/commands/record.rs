@@ -54,13 +54,13 @@ fn valid_kind(kind: &str) -> bool {
 
 fn append(ctx: &mut Context, args: AppendArgs) -> Result<ExitCode, CliError> {
     if !valid_kind(&args.kind) {
-        return Err(CliError::user(format!(
+        return Err(CliError::usage(format!(
             "record kind {:?} is not a lower-case word (letters, digits, '-', '_', '.'; at most 32)",
             args.kind
         )));
     }
-    let payload: serde_json::Value =
-        serde_json::from_str(&args.payload).map_err(|e| CliError::user(format!("--payload is not valid JSON: {e}")))?;
+    let payload: serde_json::Value = serde_json::from_str(&args.payload)
+        .map_err(|e| CliError::usage(format!("--payload is not valid JSON: {e}")))?;
     let caller = ctx.caller()?;
     let refname = args.refname.unwrap_or_else(|| journal_ref(&caller.name));
     validate_ref(&refname)?;

@@ -116,7 +116,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
     let hosts: Vec<Host> = if args.host == "all" {
         Host::ALL.to_vec()
     } else {
-        vec![Host::from_name(&args.host).ok_or_else(|| CliError::user(format!("unknown host {}", args.host)))?]
+        vec![Host::from_name(&args.host).ok_or_else(|| CliError::usage(format!("unknown host {}", args.host)))?]
     };
     let (roots, scope) = match (&args.dir, args.global) {
         (Some(dir), _) => (vec![absolute(ctx, dir)?], "dir"),
