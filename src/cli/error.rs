@@ -41,7 +41,7 @@ pub enum Kind {
     Unverified,
     /// The gate cannot decide safely: the board or the frame cannot be read (exit 7).
     FailClosed,
-    /// A write to a closed pipe: the command ends quietly, like other Unix tools (exit 0).
+    /// A write to a closed pipe: the command ends quietly, as git does (exit 141, 128 + SIGPIPE).
     BrokenPipe,
 }
 
@@ -54,7 +54,7 @@ impl Kind {
             Kind::Internal => exit::INTERNAL,
             Kind::Unverified => exit::UNVERIFIED,
             Kind::FailClosed => exit::FAIL_CLOSED,
-            Kind::BrokenPipe => exit::OK,
+            Kind::BrokenPipe => exit::BROKEN_PIPE,
         }
     }
 }
@@ -189,13 +189,10 @@ impl CliError {
 
     /// Writes [`CliError::render`] to stderr, colored as `ctx` says; nothing for a closed pipe.
     pub fn print(&self, ctx: &Context) {
-        use std::io::Write;
         if self.is_broken_pipe() {
             return;
         }
-        // The context paints an empty text as bare escape codes exactly when color is on.
-        let color = !ctx.paint("", "0").is_empty();
-        let _ = std::io::stderr().lock().write_all(self.render(color).as_bytes());
+        ctx.ui().err_text(&self.render(ctx.ui().color()));
     }
 }
 
@@ -854,10 +851,10 @@ mod tests {
     }
 
     #[test]
-    fn a_closed_pipe_is_a_quiet_success_and_other_io_errors_are_internal() {
+    fn a_closed_pipe_is_a_quiet_exit_141_and_other_io_errors_are_internal() {
         let pipe = CliError::from(io(ErrorKind::BrokenPipe, "broken pipe"));
         assert!(pipe.is_broken_pipe());
-        assert_eq!(pipe.exit_code(), 0);
+        assert_eq!(pipe.exit_code(), 141);
         let full = CliError::from(io(ErrorKind::StorageFull, "no space left on device"));
         assert!(!full.is_broken_pipe());
         assert_eq!((full.exit_code(), full.render(false)), (3, "Error: i/o error: no space left on device\n".into()));

@@ -116,7 +116,7 @@ impl Ui {
 
     /// A hint on stderr.
     pub fn hint(&self, message: &str) {
-        self.status(&format!("{} {message}", self.paint("hint:", "1;36")));
+        self.status(&format!("{} {message}", self.paint("Hint:", "1;36")));
     }
 
     /// Text written to stderr as it is (a rendered error, a progress line without newline).

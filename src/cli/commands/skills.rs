@@ -5,7 +5,7 @@ use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::skills::{SkillRow, SkillsList, SkillsPlaced};
 use crate::cli::output::JsonFlag;
-use git_mas::skills::{self, Action, Host, HostEnv, Outcome, SkillsError};
+use git_mas::skills::{self, Action, Host, HostEnv, Outcome};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -122,7 +122,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
         (Some(dir), _) => (vec![absolute(ctx, dir)?], "dir"),
         (None, true) => {
             let env = HostEnv::from_process();
-            (hosts.iter().map(|h| h.global_dir(&env)).collect::<Result<Vec<_>, _>>().map_err(skills_error)?, "global")
+            (hosts.iter().map(|h| h.global_dir(&env)).collect::<Result<Vec<_>, _>>()?, "global")
         }
         (None, false) => {
             let store = ctx.store().map_err(|e| {
@@ -143,8 +143,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
         skills::install_all(&bundled, &roots_once, args.force, args.dry_run)
     } else {
         skills::uninstall_all(&bundled, &roots_once, args.force, args.dry_run)
-    }
-    .map_err(skills_error)?;
+    }?;
     let host_name = if args.host == "all" { "all" } else { hosts[0].name() };
     if args.output.json {
         ctx.ui().json(&SkillsPlaced {
@@ -192,13 +191,4 @@ fn label(o: &Outcome, dry_run: bool) -> &'static str {
 
 fn absolute(ctx: &Context, dir: &std::path::Path) -> Result<PathBuf, CliError> {
     Ok(if dir.is_absolute() { dir.to_owned() } else { ctx.cwd()?.join(dir) })
-}
-
-fn skills_error(e: SkillsError) -> CliError {
-    match e {
-        SkillsError::Conflicts(_) => CliError::user(e.to_string())
-            .hinted("nothing was changed; look at the differences, then run again with --force to overwrite them"),
-        SkillsError::NoHome => CliError::user(e.to_string()).hinted("set HOME, or name the directory with --dir DIR"),
-        SkillsError::Io { .. } => CliError::user(e.to_string()),
-    }
 }

@@ -5,7 +5,7 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
-use git_mas::sync::{RefAction, SyncError, SyncReport, Unresolved, Unsettled, sync};
+use git_mas::sync::{RefAction, SyncReport, Unresolved, Unsettled, sync};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -46,14 +46,7 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
         .remote
         .or_else(|| store.config_string("mas.remote").filter(|s| !s.is_empty()))
         .unwrap_or_else(|| "origin".into());
-    let report = sync(store, &remote).map_err(|e| match e {
-        SyncError::Store(s) => CliError::from(s),
-        SyncError::Spawn { .. } | SyncError::Mutex { .. } | SyncError::Sweep { .. } => {
-            CliError::internal(error_chain(&e))
-        }
-        SyncError::Busy { .. } => CliError::user(e.to_string()).hinted("wait for the other sync to finish"),
-        other => CliError::user(other.to_string()).hinted("check the remote with `git remote -v`"),
-    })?;
+    let report = sync(store, &remote)?;
     if args.output.json {
         ctx.ui().json(&report)?;
     } else {
@@ -124,9 +117,4 @@ fn why_unresolved(u: &Unresolved, rounds: u32) -> String {
         }
         Unsettled::Moving { .. } => "moved locally during the sync; sync again".into(),
     }
-}
-
-/// An error and its sources, joined with ": ".
-fn error_chain(e: &dyn std::error::Error) -> String {
-    std::iter::successors(Some(e), |e| e.source()).map(ToString::to_string).collect::<Vec<_>>().join(": ")
 }
