@@ -185,7 +185,7 @@ pub struct Unresolved {
 }
 
 /// A stored record that does not verify.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Parked {
     /// The chain.
     #[serde(rename = "ref")]

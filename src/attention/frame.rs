@@ -442,40 +442,97 @@ fn build_input_with(
         })
         .collect();
 
-    // SCIP.
-    let mut doc_refs = BTreeMap::new();
-    let mut symbols = Vec::new();
-    let mut covered: BTreeSet<String> = BTreeSet::new();
-    if let (Some((origin, bytes)), Some(counts)) = (&files.scip, scip) {
-        let counts = counts.map_err(|e| FrameError::Scip { origin: origin.clone(), reason: e.to_string() })?;
-        sources.centrality = Some("scip".into());
-        sources.symbols.push("scip".into());
-        inputs.scip = Some(format!("sha256:{}", sha256_hex(bytes)));
-        skipped.scip_local_symbols = counts.skipped_local;
-        for (path, refs) in &counts.documents {
-            if view.files.contains_key(path) {
-                doc_refs.insert(path.clone(), *refs);
-                covered.insert(path.clone());
-            } else {
-                skipped.scip_missing_documents += 1;
-            }
-        }
-        for (id, s) in &counts.symbols {
-            let Some((path, name)) = id.split_once('#') else { continue };
-            if !view.files.contains_key(path) {
-                continue;
-            }
-            symbols.push(SymbolFacts {
-                path: path.into(),
-                name: name.into(),
-                start_line: s.start_line,
-                end_line: s.end_line,
-                refs: Some(s.refs_from_other_documents),
-            });
-        }
-    }
+    let Scipped { doc_refs, mut symbols, covered } =
+        scip_facts(view, files, scip, &mut sources, &mut inputs, &mut skipped)?;
 
     // Rust files no index covers: symbols from tree-sitter.
+    if rust_symbols(repo, view, &covered, &mut symbols, &mut skipped)? {
+        sources.symbols.push("tree-sitter-rust".into());
+    }
+
+    let (diagnostics, formats) = diagnostic_facts(view, files, root, &mut inputs, &mut skipped)?;
+    sources.diagnostics = formats;
+
+    // Task and editor.
+    if let Some(task) = &files.task {
+        sources.task = Some("text".into());
+        inputs.task = Some(format!("sha256:{}", sha256_hex(task.as_bytes())));
+    }
+    let editor: BTreeSet<String> = files.editor.iter().map(|p| normalize_rel(p)).collect();
+    if !files.editor.is_empty() {
+        sources.editor = Some("list".into());
+        inputs.editor = Some(format!("sha256:{}", sha256_hex(editor_bytes(&editor).as_slice())));
+    }
+    Ok(SnapshotInput {
+        base: view.base.map(|b| b.to_string()),
+        files: facts,
+        doc_refs,
+        symbols,
+        diagnostics,
+        editor,
+        sources,
+        inputs,
+        skipped: Skipped { non_utf8_paths: view.non_utf8_paths, ..skipped },
+    })
+}
+
+/// What the SCIP index contributes to a snapshot input.
+struct Scipped {
+    doc_refs: BTreeMap<String, u64>,
+    symbols: Vec<SymbolFacts>,
+    /// The files the index covers (no tree-sitter symbols for them).
+    covered: BTreeSet<String>,
+}
+
+/// Document references and symbols from the SCIP index of `files` (`scip` is its reading), for the
+/// files of `view`; the rest is counted as skipped.
+fn scip_facts(
+    view: &TreeView,
+    files: &InputFiles,
+    scip: Option<Result<signals::ScipCounts, signals::ScipError>>,
+    sources: &mut Sources,
+    inputs: &mut InputIds,
+    skipped: &mut Skipped,
+) -> Result<Scipped, FrameError> {
+    let mut out = Scipped { doc_refs: BTreeMap::new(), symbols: Vec::new(), covered: BTreeSet::new() };
+    let (Some((origin, bytes)), Some(counts)) = (&files.scip, scip) else { return Ok(out) };
+    let counts = counts.map_err(|e| FrameError::Scip { origin: origin.clone(), reason: e.to_string() })?;
+    sources.centrality = Some("scip".into());
+    sources.symbols.push("scip".into());
+    inputs.scip = Some(format!("sha256:{}", sha256_hex(bytes)));
+    skipped.scip_local_symbols = counts.skipped_local;
+    for (path, refs) in &counts.documents {
+        if view.files.contains_key(path) {
+            out.doc_refs.insert(path.clone(), *refs);
+            out.covered.insert(path.clone());
+        } else {
+            skipped.scip_missing_documents += 1;
+        }
+    }
+    for (id, s) in &counts.symbols {
+        let Some((path, name)) = id.split_once('#') else { continue };
+        if !view.files.contains_key(path) {
+            continue;
+        }
+        out.symbols.push(SymbolFacts {
+            path: path.into(),
+            name: name.into(),
+            start_line: s.start_line,
+            end_line: s.end_line,
+            refs: Some(s.refs_from_other_documents),
+        });
+    }
+    Ok(out)
+}
+
+/// Adds tree-sitter symbols of the Rust files no index covers; whether any file was read so.
+fn rust_symbols(
+    repo: &gix::Repository,
+    view: &TreeView,
+    covered: &BTreeSet<String>,
+    symbols: &mut Vec<SymbolFacts>,
+    skipped: &mut Skipped,
+) -> Result<bool, FrameError> {
     let mut used_tree_sitter = false;
     for (path, id) in &view.files {
         if !path.ends_with(".rs") || covered.contains(path) {
@@ -501,11 +558,18 @@ fn build_input_with(
             Err(_) => skipped.symbol_extraction_failures += 1,
         }
     }
-    if used_tree_sitter {
-        sources.symbols.push("tree-sitter-rust".into());
-    }
+    Ok(used_tree_sitter)
+}
 
-    // Diagnostics, in content-hash order.
+/// The diagnostics of `files` for the files of `view`, read in content-hash order, and the
+/// formats read (sorted).
+fn diagnostic_facts(
+    view: &TreeView,
+    files: &InputFiles,
+    root: &Path,
+    inputs: &mut InputIds,
+    skipped: &mut Skipped,
+) -> Result<(Vec<DiagFact>, Vec<String>), FrameError> {
     let mut diag_files: Vec<(String, &String, &Vec<u8>)> =
         files.diagnostics.iter().map(|(o, b)| (sha256_hex(b), o, b)).collect();
     diag_files.sort();
@@ -527,29 +591,7 @@ fn build_input_with(
             diagnostics.push(DiagFact { path: d.path, line: d.line, error });
         }
     }
-    sources.diagnostics = formats.into_iter().collect();
-
-    // Task and editor.
-    if let Some(task) = &files.task {
-        sources.task = Some("text".into());
-        inputs.task = Some(format!("sha256:{}", sha256_hex(task.as_bytes())));
-    }
-    let editor: BTreeSet<String> = files.editor.iter().map(|p| normalize_rel(p)).collect();
-    if !files.editor.is_empty() {
-        sources.editor = Some("list".into());
-        inputs.editor = Some(format!("sha256:{}", sha256_hex(editor_bytes(&editor).as_slice())));
-    }
-    Ok(SnapshotInput {
-        base: view.base.map(|b| b.to_string()),
-        files: facts,
-        doc_refs,
-        symbols,
-        diagnostics,
-        editor,
-        sources,
-        inputs,
-        skipped: Skipped { non_utf8_paths: view.non_utf8_paths, ..skipped },
-    })
+    Ok((diagnostics, formats.into_iter().collect()))
 }
 
 fn format_name(f: &signals::diagnostics::DiagFormat) -> &'static str {
@@ -740,7 +782,7 @@ pub fn publish(
 }
 
 /// The outcome of verifying a frame.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
     /// The frame's commit.
     pub commit: String,
@@ -759,6 +801,24 @@ impl Verification {
     pub fn ok(&self) -> bool {
         self.first_difference.is_none()
     }
+}
+
+/// The named inputs stored in a frame commit's tree.
+fn stored_inputs(store: &Store, commit: ObjectId) -> Result<InputFiles, FrameError> {
+    let task = frame_file(store, commit, "inputs/task.txt")?.map(|b| String::from_utf8_lossy(&b).into_owned());
+    let scip = frame_file(store, commit, "inputs/index.scip")?.map(|b| ("inputs/index.scip".to_string(), b));
+    let mut diagnostics = Vec::new();
+    for i in 0.. {
+        let name = format!("inputs/diagnostics/{i:04}");
+        match frame_file(store, commit, &name)? {
+            Some(b) => diagnostics.push((name, b)),
+            None => break,
+        }
+    }
+    let editor = frame_file(store, commit, "inputs/editor.txt")?
+        .map(|b| String::from_utf8_lossy(&b).lines().map(String::from).collect())
+        .unwrap_or_default();
+    Ok(InputFiles { task, scip, diagnostics, editor })
 }
 
 /// Recomputes a frame's snapshot from its stored inputs and compares.
@@ -807,20 +867,8 @@ pub fn verify(store: &Store, commit: ObjectId) -> Result<Verification, FrameErro
             }
         }
     }
-    let task = frame_file(store, commit, "inputs/task.txt")?.map(|b| String::from_utf8_lossy(&b).into_owned());
-    let scip = frame_file(store, commit, "inputs/index.scip")?.map(|b| ("inputs/index.scip".to_string(), b));
-    let mut diagnostics = Vec::new();
-    for i in 0.. {
-        let name = format!("inputs/diagnostics/{i:04}");
-        match frame_file(store, commit, &name)? {
-            Some(b) => diagnostics.push((name, b)),
-            None => break,
-        }
-    }
-    let editor = frame_file(store, commit, "inputs/editor.txt")?
-        .map(|b| String::from_utf8_lossy(&b).lines().map(String::from).collect())
-        .unwrap_or_default();
-    let files = InputFiles { task: task.clone(), scip, diagnostics, editor };
+    let files = stored_inputs(store, commit)?;
+    let task = files.task.clone();
     let input = build_input(repo, &view, &files, &root)?;
     let task = task.unwrap_or_default();
     let recomputed = compute(&input, |id| !task.is_empty() && signals::task::named_by_task(&task, id));

@@ -5,3 +5,16 @@ use super::json;
 use super::output::JsonOutput;
 
 impl JsonOutput for json::frame::FrameOut {}
+impl JsonOutput for json::focus::FocusPublishOut {}
+impl JsonOutput for json::focus::FocusListOut {}
+impl JsonOutput for json::focus::FocusReleaseOut {}
+impl JsonOutput for json::focus::FocusStatusOut {}
+impl JsonOutput for git_mas::attention::board::BoardEntry {}
+impl JsonOutput for git_mas::attention::rule::Alignment {}
+impl JsonOutput for git_mas::attention::rule::Decision {}
+impl JsonOutput for json::gate::GateOut {}
+impl JsonOutput for json::check::CheckOut {}
+impl JsonOutput for json::hooks::HooksOut {}
+impl JsonOutput for json::snapshot::SnapshotOut {}
+impl JsonOutput for json::snapshot::VerifyOut {}
+impl JsonOutput for json::watch::WatchEventOut {}
