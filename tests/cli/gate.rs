@@ -3,8 +3,12 @@
 
 use crate::common::*;
 use crate::json::check::CheckOut;
-use crate::json::focus::{FocusListOut, FocusStatusOut};
+use crate::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
+use crate::json::gate::GateOut;
+use crate::json::hooks::HooksOut;
 use git_mas::attention::board::{FocusState, Rejection};
+use git_mas::attention::gate::Verdict;
+use git_mas::attention::hooks::HookState;
 use git_mas::attention::replay::CheckStatus;
 use git_mas::attention::rule::Decision;
 use std::path::{Path, PathBuf};
@@ -31,6 +35,17 @@ fn team() -> Team {
         dirs.push(wt);
     }
     env.mas_ok(&repo, &["hooks", "install"]);
+    let hooks: HooksOut = serde_json::from_str(&env.mas_ok(&repo, &["hooks", "status", "--json"])).unwrap();
+    let states: Vec<(&str, HookState)> = hooks.hooks.iter().map(|h| (h.hook.as_str(), h.state)).collect();
+    assert_eq!(
+        states,
+        [
+            ("pre-commit", HookState::Installed),
+            ("commit-msg", HookState::Installed),
+            ("pre-push", HookState::Installed)
+        ]
+    );
+    assert!(hooks.hooks.iter().all(|h| h.path.starts_with(&hooks.dir)), "{hooks:?}");
     env.mas_ok(&dirs[0], &["snapshot", "--publish"]);
     let bob = dirs.pop().unwrap();
     let alice = dirs.pop().unwrap();
@@ -78,7 +93,8 @@ fn the_deferring_agent_is_blocked_until_the_holder_releases() {
     let out = edit_and_commit(&env, &alice, "src/money.rs", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     // After alice releases, bob passes.
-    env.mas_ok(&alice, &["focus", "release"]);
+    let released: FocusReleaseOut = serde_json::from_str(&env.mas_ok(&alice, &["focus", "release", "--json"])).unwrap();
+    assert!(released.agent == "alice" && released.released, "{released:?}");
     let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
@@ -86,9 +102,20 @@ fn the_deferring_agent_is_blocked_until_the_holder_releases() {
 #[test]
 fn an_expired_focus_holds_nothing() {
     let Team { env, alice, bob, .. } = team();
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "4s"]);
+    let published: FocusPublishOut = serde_json::from_str(
+        &env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "4s", "--json"]),
+    )
+    .unwrap();
+    assert_eq!((published.agent.as_str(), published.ttl_secs), ("alice", 4));
+    assert_eq!(published.targets, ["src/money.rs"]);
     env.mas_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
-    assert_eq!(env.mas(&bob, &["gate", "--paths", "src/money.rs"]).status.code(), Some(6));
+    let out = env.mas(&bob, &["gate", "--paths", "src/money.rs", "--json"]);
+    assert_eq!(out.status.code(), Some(6));
+    let gate: GateOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(gate.agent, "bob");
+    assert_eq!(gate.touched.iter().map(|t| t.path.as_str()).collect::<Vec<_>>(), ["src/money.rs"]);
+    let Verdict::Block { blocks } = &gate.verdict else { panic!("{:?}", gate.verdict) };
+    assert_eq!((blocks[0].holder.as_str(), blocks[0].target.as_str()), ("alice", "src/money.rs"));
     std::thread::sleep(std::time::Duration::from_millis(4500));
     let out = env.mas(&bob, &["gate", "--paths", "src/money.rs"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
