@@ -765,7 +765,7 @@ pub fn publish(
 }
 
 /// The outcome of verifying a frame.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
     /// The frame's commit.
     pub commit: String,

@@ -122,6 +122,15 @@ pub fn decide_on(caller: &str, frame: Option<&Frame>, board: &Board, touched: &[
     decide_with(caller, frame.map(|f| f.hash.as_str()), frame, board, touched)
 }
 
+/// The verdict of a gathering: the outcome's own, or failing closed on why the gate's inputs could
+/// not be gathered.
+pub fn verdict_of(outcome: &Result<GateOutcome, String>) -> Verdict {
+    match outcome {
+        Ok(o) => o.verdict.clone(),
+        Err(reason) => super::gate::unreadable(reason),
+    }
+}
+
 /// Reads `Mas-Agent` and `Mas-Frame` from a commit message's trailer block.
 pub fn receipt_of(message: &str) -> Option<(String, String)> {
     let last = message.trim_end().rsplit("\n\n").next()?;
@@ -140,6 +149,25 @@ pub fn receipt_of(message: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdict_of_table() {
+        let outcome = |verdict: Verdict| GateOutcome { verdict, frame: None, board: Board::default(), touched: vec![] };
+        let allow = Verdict::Allow { frame: "F".into(), notes: vec![] };
+        let block = Verdict::Block { blocks: vec![] };
+        let cases: Vec<(Result<GateOutcome, String>, Verdict, bool)> = vec![
+            (Ok(outcome(allow.clone())), allow, true),
+            (Ok(outcome(block.clone())), block, false),
+            (Err("board unreadable".into()), super::super::gate::unreadable("board unreadable"), false),
+        ];
+        for (gathered, want, allows) in cases {
+            let v = verdict_of(&gathered);
+            assert_eq!((&v, v.allows()), (&want, allows));
+        }
+        let Verdict::FailClosed { reason, remedy } = verdict_of(&Err("no identity".into())) else { panic!() };
+        assert_eq!(reason, "no identity");
+        assert!(remedy.contains("--agent") && remedy.contains("retry"), "{remedy}");
+    }
 
     #[test]
     fn receipts_are_read_from_the_last_paragraph() {

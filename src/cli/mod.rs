@@ -5,6 +5,8 @@
 pub mod commands;
 pub mod context;
 pub mod error;
+pub mod focus_board;
+pub mod gating;
 pub mod inputs;
 pub mod json;
 mod json_output;
