@@ -28,15 +28,15 @@
 
 use super::{DevPrompt, Task, read_reply};
 use crate::assembly::Handoff;
-use crate::attention::frame::current_frame_hash;
-use crate::convergence::{self, ConvergenceReport, Outcome};
+use crate::convergence::ConvergenceReport;
 use crate::identity::{AgentKey, Roster};
 use crate::peers::{Hop, Peer, ProcessPeer};
-use crate::pool::land::{self, LandPlan};
+use crate::pool::check::check_command;
+use crate::pool::landing::{self, LandOptions, LandOutcome, Lander, StoreHost};
 use crate::pool::{PoolError, worktree};
 use crate::run::events::{self, ENDORSEMENT_KIND, PROPOSAL_KIND};
 use crate::run::view::{self, RunView};
-use crate::run::{self, BlockedPayload, NewRun, RunError, now_ms};
+use crate::run::{self, NewRun, RunError, now_ms};
 use crate::store::{Store, StoreError};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -46,8 +46,6 @@ use thiserror::Error;
 
 /// How often the driver looks for an agent's records while it waits.
 const POLL: Duration = Duration::from_millis(100);
-/// How many times a landing plans again when main moves under it.
-const MAX_REPLANS: u32 = 5;
 
 /// What a development run is given.
 #[derive(Debug, Clone)]
@@ -507,63 +505,40 @@ impl Driver<'_> {
         })
     }
 
-    /// Lands the leader: `Ok(Some(commit))`, `Ok(None)` when it cannot land yet (emitted), or the
-    /// blocked halt.
+    /// Lands the leader (the library's one landing operation): `Ok(Some(commit))`, `Ok(None)`
+    /// when it cannot land yet (emitted), or the blocked halt.
     fn land(&mut self, round: u64) -> Result<Result<Option<String>, (DevHalt, String)>, DevError> {
-        for _ in 0..MAX_REPLANS {
-            // A landing that a crash split is completed first (best effort: planning reports
-            // whatever still stands in the way).
-            let _ = land::recover(self.store, &self.run);
-            let view = self.view()?;
-            if let run::Phase::Landed { landing, .. } = &view.meta.phase {
-                self.emit(DevEvent::Landed {
-                    commit: landing.commit.clone(),
-                    winners: landing.winners.iter().map(|(a, _)| a.clone()).collect(),
-                    termination: landing.termination.clone(),
-                })?;
-                return Ok(Ok(Some(landing.commit.clone())));
-            }
-            let plan = match land::plan(self.store, &view, false, self.check.as_deref()) {
-                Ok(plan) => plan,
-                Err(PoolError::Refused(detail)) => {
-                    self.emit(DevEvent::NotLandable { round, detail })?;
+        let mut host = StoreHost { store: self.store, roster: &self.roster };
+        let lander = Lander { name: self.driver, key: self.key };
+        // The report is stored when the run ends; a landing recorded by anyone is the result.
+        let options = LandOptions { aggregate: false, report: false, any_landing: true };
+        let (commit, winners, termination) =
+            match landing::land_run(self.store, &mut host, Some(&self.run), Some(lander), options) {
+                Ok(LandOutcome::Recorded { landing, .. }) => {
+                    let winners = landing.winners.iter().map(|(a, _)| a.clone()).collect();
+                    (landing.commit, winners, landing.termination)
+                }
+                Ok(LandOutcome::Landed { plan, termination, landed, .. }) => {
+                    let winners = plan.members.iter().map(|(a, _)| a.clone()).collect();
+                    (landed.record.commit, winners, termination.name().to_string())
+                }
+                Ok(LandOutcome::Blocked { plan, .. }) => {
+                    let detail = plan.conflicts.iter().map(|c| c.detail.clone()).collect::<Vec<_>>().join("; ");
+                    return Ok(Err((DevHalt::LandBlocked, format!("the landing is blocked: {detail}"))));
+                }
+                Ok(LandOutcome::WouldLand { .. }) => return Ok(Ok(None)),
+                Err(PoolError::MainMoved { .. }) => {
+                    self.emit(DevEvent::NotLandable { round, detail: "main kept moving while landing".into() })?;
+                    return Ok(Ok(None));
+                }
+                Err(e) if e.is_refusal() => {
+                    self.emit(DevEvent::NotLandable { round, detail: e.to_string() })?;
                     return Ok(Ok(None));
                 }
                 Err(e) => return Err(e.into()),
             };
-            if plan.blocked() {
-                let blocked = BlockedPayload {
-                    main: plan.main.clone(),
-                    members: plan.members.clone(),
-                    aggregate: false,
-                    conflicts: plan.conflicts.clone(),
-                    at_ms: now_ms(),
-                };
-                run::record_blocked(self.store, &self.run, &blocked, self.driver, self.key)?;
-                let detail = plan.conflicts.iter().map(|c| c.detail.clone()).collect::<Vec<_>>().join("; ");
-                return Ok(Err((DevHalt::LandBlocked, format!("the landing is blocked: {detail}"))));
-            }
-            let termination = termination_if_landed(&view, &plan);
-            let frame = current_frame_hash(self.store).ok().flatten().map(|(_, h)| h).filter(|h| !h.is_empty());
-            match land::execute(self.store, &view, &plan, &termination, frame, self.driver, self.key) {
-                Ok(landed) => {
-                    self.emit(DevEvent::Landed {
-                        commit: landed.record.commit.clone(),
-                        winners: plan.members.iter().map(|(a, _)| a.clone()).collect(),
-                        termination,
-                    })?;
-                    return Ok(Ok(Some(landed.record.commit)));
-                }
-                Err(PoolError::MainMoved) => continue,
-                Err(PoolError::Refused(detail)) => {
-                    self.emit(DevEvent::NotLandable { round, detail })?;
-                    return Ok(Ok(None));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        self.emit(DevEvent::NotLandable { round, detail: "main kept moving while landing".into() })?;
-        Ok(Ok(None))
+        self.emit(DevEvent::Landed { commit: commit.clone(), winners, termination })?;
+        Ok(Ok(Some(commit)))
     }
 
     /// Ends an unlanded run: abort with the reason (unless a blocked landing already records it).
@@ -573,17 +548,6 @@ impl Driver<'_> {
         }
         Ok(())
     }
-}
-
-/// The termination reason a landing of `plan` would record.
-pub fn termination_if_landed(view: &RunView, plan: &LandPlan) -> String {
-    let mut state = view.state(now_ms());
-    state.outcome = Outcome::Landed {
-        winners: plan.members.iter().map(|(a, _)| a.clone()).collect(),
-        commit: String::new(),
-        merged_check_passed: plan.merged_check.as_ref().map(|c| c.passed()),
-    };
-    convergence::evaluate(&state).termination_reason.map_or("tasks_completed", |r| r.name()).to_owned()
 }
 
 /// Drives one development run with `peers` (the team, in ring order; every peer's name an agent
@@ -608,7 +572,7 @@ pub async fn develop(
         check: setup.check.clone(),
     };
     let def = run::start(store, &new, driver, key)?;
-    let check = def.check.clone().or_else(|| store.config_string("mas.check")).filter(|c| !c.trim().is_empty());
+    let check = check_command(store, None, def.check.as_deref());
     let roster = store.roster()?;
     let mut d = Driver {
         store,

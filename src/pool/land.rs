@@ -98,7 +98,7 @@ fn git_err(context: String) -> impl FnOnce(Box<dyn std::error::Error + Send + Sy
 }
 
 fn parse(id: &str) -> Result<ObjectId, PoolError> {
-    ObjectId::from_hex(id.as_bytes()).map_err(|_| PoolError::Refused(format!("{id:?} is not an object id")))
+    ObjectId::from_hex(id.as_bytes()).map_err(|_| PoolError::NotAnObjectId { text: id.into() })
 }
 
 /// (agent, tree) pairs, or (agent, why) pairs.
@@ -107,6 +107,7 @@ type Pairs = Vec<(String, String)>;
 /// Which proposals land and which an aggregate leaves out, or why none can land; no merge yet.
 fn members(view: &RunView, aggregate: bool) -> Result<(Pairs, Pairs), PoolError> {
     let t = &view.tally;
+    let run = view.meta.def.id.as_str();
     let mut left_out = Vec::new();
     let members = if aggregate {
         // The wait-all barrier: every proposal must be settled — at quorum, or judged against.
@@ -127,38 +128,31 @@ fn members(view: &RunView, aggregate: bool) -> Result<(Pairs, Pairs), PoolError>
             }
         }
         if !waiting.is_empty() {
-            return Err(PoolError::Refused(format!(
-                "an aggregate landing waits for every proposal to reach quorum or be judged against; still waiting for {}",
-                waiting.join(", ")
-            )));
+            return Err(PoolError::AggregateWaiting { run: run.into(), waiting });
         }
         if t.at_quorum.is_empty() {
-            return Err(PoolError::Refused(format!("no proposal has reached the quorum of {}", t.quorum)));
+            return Err(PoolError::NoProposalAtQuorum { run: run.into(), quorum: t.quorum });
         }
         view.candidates(true)
     } else {
         if !t.quorum_reached() {
-            let leader = match &t.leader {
-                Some(l) => {
-                    format!("the leader, {l}, has {}/{}", t.proposal(l).map_or(0, |p| p.endorsers.len()), t.quorum)
-                }
-                None => "no proposal has a valid endorsement".into(),
-            };
-            return Err(PoolError::Refused(format!("no proposal has reached the quorum of {}: {leader}", t.quorum)));
+            let leader = t.leader.as_ref().map(|l| (l.clone(), t.proposal(l).map_or(0, |p| p.endorsers.len())));
+            return Err(PoolError::QuorumNotReached { run: run.into(), quorum: t.quorum, leader });
         }
         view.candidates(false)
     };
     for (agent, _) in &members {
         let Some(p) = t.proposal(agent) else { continue };
-        let failures: Vec<String> = p.failures().map(|v| v.endorser.clone()).collect();
-        if !failures.is_empty() {
-            return Err(PoolError::Refused(format!(
-                "{agent}'s proposal reached quorum, but the latest check by {} failed on it (test_failure); it lands after a passing re-check or a re-proposal",
-                failures.join(", ")
-            )));
+        let endorsers: Vec<String> = p.failures().map(|v| v.endorser.clone()).collect();
+        if !endorsers.is_empty() {
+            return Err(PoolError::CheckFailed { run: run.into(), agent: agent.clone(), endorsers });
         }
         if let Some(issue) = view.dependency_issues.iter().find(|i| i.agent == *agent) {
-            return Err(PoolError::Refused(format!("{} (dependency_inconsistency)", issue.detail)));
+            return Err(PoolError::DependencyInconsistent {
+                run: run.into(),
+                agent: agent.clone(),
+                detail: issue.detail.clone(),
+            });
         }
     }
     Ok((members, left_out))
@@ -174,7 +168,7 @@ pub fn plan(
     view.meta.ensure_open()?;
     let def = &view.meta.def;
     let (members, left_out) = members(view, aggregate)?;
-    let main = view.main_tip.ok_or_else(|| PoolError::Refused(format!("the branch {} does not exist", def.branch)))?;
+    let main = view.main_tip.ok_or_else(|| PoolError::NoBranch { branch: def.branch.clone() })?;
     let base = def.base_id()?;
     let repo = store.repo();
     let tree_of = |commit: ObjectId| -> Result<ObjectId, PoolError> {
@@ -190,7 +184,7 @@ pub fn plan(
     let mut conflicts = Vec::new();
     let merged = main_moved || members.len() > 1;
     let tree = if !merged {
-        let (_, only) = members.first().ok_or_else(|| PoolError::Refused("no proposal to land".into()))?;
+        let (_, only) = members.first().ok_or_else(|| PoolError::NothingToLand { run: def.id.clone() })?;
         Some(parse(only)?)
     } else {
         let options = repo.tree_merge_options().map_err(|e| git_err("reading merge options".into())(Box::new(e)))?;
@@ -420,7 +414,7 @@ pub fn execute(
     key: &AgentKey,
 ) -> Result<Landed, PoolError> {
     let def = &view.meta.def;
-    let tree = plan.tree.clone().ok_or_else(|| PoolError::Refused("the landing is blocked".into()))?;
+    let tree = plan.tree.clone().ok_or_else(|| PoolError::LandingBlocked { run: def.id.clone() })?;
     let branch_ref = format!("refs/heads/{}", def.branch);
     let main = parse(&plan.main)?;
     let msg = message(view, plan, termination, frame.as_deref());
@@ -431,11 +425,7 @@ pub fn execute(
     let worktrees = branch_worktrees(store, &def.branch, &plan.main, &commit.to_string())?;
     if let Some((path, why)) = worktrees.iter().find_map(|(p, w)| w.as_ref().map(|w| (p, w))) {
         crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
-        return Err(PoolError::Refused(format!(
-            "{} is checked out at {} and cannot follow the landing: {why}",
-            def.branch,
-            path.display()
-        )));
+        return Err(PoolError::CheckoutCannotFollow { branch: def.branch.clone(), path: path.clone(), why: why.clone() });
     }
     // Before the intent: the checkouts that are to follow the landing (see [`CHECKOUT_MARKER`]).
     let paths: Vec<PathBuf> = worktrees.iter().map(|(p, _)| p.clone()).collect();
@@ -461,17 +451,15 @@ pub fn execute(
         // Re-read on every attempt: another landing (pending or landed) or an abort may have won.
         crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
         if let Some(existing) = store.tip(&landed)? {
-            return Err(PoolError::Refused(format!(
-                "{landed} already exists (at {existing}) although the run's meta chain records no landing; it was written outside `git mas land`"
-            )));
+            return Err(PoolError::LandedRefExists { refname: landed.clone(), existing: existing.to_string() });
         }
         if store.tip(&branch_ref)? != Some(main) {
-            return Err(PoolError::MainMoved);
+            return Err(PoolError::MainMoved { branch: def.branch.clone() });
         }
         Ok(Some(Append { payload: value.clone(), also: Vec::new() }))
     })?;
     let record_commit =
-        appended.map(|a| a.commit).ok_or_else(|| PoolError::Refused("the landing wrote nothing".into()))?;
+        appended.map(|a| a.commit).ok_or_else(|| PoolError::NothingWritten { run: def.id.clone() })?;
     // Steps 2 to 4.
     let done = complete(store, &def.id, &def.branch, record_commit, &record)?;
     let mut updated = Vec::new();
@@ -591,12 +579,7 @@ pub fn recover(store: &Store, run: &str) -> Result<Recovery, PoolError> {
 /// [`recover`] for a run whose meta chain was just read.
 pub fn recover_meta(store: &Store, meta: &crate::run::RunMeta) -> Result<Recovery, PoolError> {
     let run = meta.def.id.as_str();
-    let void: Vec<String> = meta
-        .problems
-        .iter()
-        .filter(|p| p.problem.starts_with("a void landing intent"))
-        .map(|p| p.commit.clone())
-        .collect();
+    let void = meta.void_intents.clone();
     let mut out = Recovery {
         run: run.into(),
         state: RecoveryState::NoLanding,
@@ -624,7 +607,7 @@ pub fn recover_meta(store: &Store, meta: &crate::run::RunMeta) -> Result<Recover
             out.done = c.done;
             out.stuck = c.stuck;
         }
-        Err(PoolError::MainMoved) => {
+        Err(PoolError::MainMoved { .. }) => {
             out.state = RecoveryState::Void;
             out.void.push(record);
         }
@@ -652,7 +635,7 @@ pub fn complete(
         if tip != Some(previous) {
             return match intent_state(store, landing, tip)? {
                 IntentState::Landed => complete_refs(store, run, branch, record, commit, previous, out),
-                _ => Err(PoolError::MainMoved),
+                _ => Err(PoolError::MainMoved { branch: branch.into() }),
             };
         }
         let message = format!("git-mas: land run {run}");
@@ -664,7 +647,7 @@ pub fn complete(
             }),
             CasOutcome::LostRace { actual } => {
                 if intent_state(store, landing, actual)? != IntentState::Landed {
-                    return Err(PoolError::MainMoved);
+                    return Err(PoolError::MainMoved { branch: branch.into() });
                 }
             }
         }

@@ -494,6 +494,9 @@ pub struct RunMeta {
     pub tip: String,
     /// Records that did not count.
     pub problems: Vec<Problem>,
+    /// Void landing intents (record commits, oldest first): each is also among the problems.
+    #[serde(skip)]
+    pub void_intents: Vec<String>,
 }
 
 impl RunMeta {
@@ -598,6 +601,7 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
     let mut phase = Phase::Open;
     let mut blocked = Vec::new();
     let mut problems = Vec::new();
+    let mut void_intents = Vec::new();
     let mut first_problem: Option<String> = None;
     // The latest landing intent not yet judged: (who, record commit, payload).
     let mut intent: Option<(String, String, LandingPayload)> = None;
@@ -637,6 +641,7 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
                     // An abort is appended only while no landing is pending: an intent before it
                     // was void.
                     if let Some((_, void, _)) = intent.take() {
+                        void_intents.push(void.clone());
                         problems.push(Problem {
                             refname: refname.clone(),
                             commit: void,
@@ -659,6 +664,7 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
                     let on_main = store.tip(&landed_ref(id))? == Some(entry.commit)
                         || intent_state(store, &l, tip)? == IntentState::Landed;
                     if let Some((_, void, _)) = intent.take() {
+                        void_intents.push(void.clone());
                         problems.push(Problem {
                             refname: refname.clone(),
                             commit: void,
@@ -693,14 +699,17 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
         match intent_state(store, &landing, tip)? {
             IntentState::Pending => phase = Phase::Landing { by, record, landing: Box::new(landing) },
             IntentState::Landed => phase = Phase::Landed { by, record, landing: Box::new(landing) },
-            IntentState::Void => problems.push(Problem {
-                refname: refname.clone(),
-                commit: record,
-                problem: format!(
-                    "a void landing intent: the integration branch moved from {} before {} landed; the run is open",
-                    landing.previous, landing.commit
-                ),
-            }),
+            IntentState::Void => {
+                void_intents.push(record.clone());
+                problems.push(Problem {
+                    refname: refname.clone(),
+                    commit: record,
+                    problem: format!(
+                        "a void landing intent: the integration branch moved from {} before {} landed; the run is open",
+                        landing.previous, landing.commit
+                    ),
+                })
+            }
         }
     }
     let Some(def) = def else {
@@ -709,7 +718,7 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
             why: first_problem.unwrap_or_else(|| "the chain holds no run definition".into()),
         });
     };
-    Ok(RunMeta { def, phase, blocked, tip: tip.to_string(), problems })
+    Ok(RunMeta { def, phase, blocked, tip: tip.to_string(), problems, void_intents })
 }
 
 /// Every run id in the repository, sorted.
