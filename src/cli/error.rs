@@ -175,7 +175,35 @@ impl From<git_mas::pool::PoolError> for CliError {
         match e {
             PoolError::Store(s) => CliError::from(s),
             PoolError::Run(r) => CliError::from(r),
-            PoolError::Refused(msg) => CliError::user(msg),
+            PoolError::WorktreeExists { ref agent, ref run, .. } => {
+                let hint = format!("work in it, or remove it first: `git mas worktree remove {agent} --run {run}`");
+                CliError::user(e.to_string()).hinted(hint)
+            }
+            PoolError::PathNotEmpty { .. } => {
+                CliError::user(e.to_string()).hinted("choose another path, or empty that directory first")
+            }
+            PoolError::PathNotUtf8 { .. } => CliError::user(e.to_string()).hinted("use a path that is valid UTF-8"),
+            PoolError::UnsafeTreeEntry { .. } => CliError::user(e.to_string())
+                .hinted("the proposal's tree cannot be checked out safely; re-propose it without that entry"),
+            PoolError::CheckSpawn { .. } => CliError::user(e.to_string()).with_causes(&e),
+            PoolError::AggregateWaiting { .. } => CliError::user(e.to_string()).hinted(
+                "wait for the remaining endorsements (`git mas tally`), or land the leader alone without --aggregate",
+            ),
+            PoolError::NoProposalAtQuorum { .. } | PoolError::QuorumNotReached { .. } => {
+                CliError::user(e.to_string()).hinted("`git mas tally` shows each proposal's valid endorsements")
+            }
+            PoolError::CheckFailed { ref agent, .. } => CliError::user(e.to_string())
+                .hinted(format!("re-check with `git mas endorse {agent}`, or re-propose with `git mas propose`")),
+            PoolError::DependencyInconsistent { .. } => CliError::user(e.to_string())
+                .hinted("re-propose on the run's base, or land the proposal it depends on first"),
+            PoolError::NoBranch { .. } => CliError::user(e.to_string())
+                .hinted("commit something on the integration branch first, or name it with `git config mas.branch`"),
+            PoolError::NothingToLand { .. } => CliError::user(e.to_string()),
+            PoolError::CheckoutCannotFollow { .. } => {
+                CliError::user(e.to_string()).hinted("commit or stash the changes in that checkout, then land again")
+            }
+            PoolError::LandedRefExists { ref refname, .. } => CliError::user(e.to_string())
+                .hinted(format!("inspect it with `git show-ref {refname}`; `git update-ref -d {refname}` removes it")),
             other => {
                 let text = other.to_string();
                 CliError::internal(text).with_causes(&other)

@@ -5,3 +5,4 @@ use super::json;
 use super::output::JsonOutput;
 
 impl JsonOutput for json::frame::FrameOut {}
+impl JsonOutput for json::land::LandOut {}

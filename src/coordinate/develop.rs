@@ -513,7 +513,7 @@ impl Driver<'_> {
         // The report is stored when the run ends; a landing recorded by anyone is the result.
         let options = LandOptions { aggregate: false, report: false, any_landing: true };
         let (commit, winners, termination) =
-            match landing::land_run(self.store, &mut host, Some(&self.run), Some(lander), options) {
+            match landing::land_run(self.store, &mut host, Some(&self.run), Some(lander), options).map(|r| r.outcome) {
                 Ok(LandOutcome::Recorded { landing, .. }) => {
                     let winners = landing.winners.iter().map(|(a, _)| a.clone()).collect();
                     (landing.commit, winners, landing.termination)

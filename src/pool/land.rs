@@ -53,11 +53,11 @@ use crate::run::{
 };
 use crate::store::{Append, CasOutcome, Store, StoreError};
 use gix::ObjectId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// What a landing would do.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LandPlan {
     /// The run.
     pub run: String,
@@ -425,7 +425,11 @@ pub fn execute(
     let worktrees = branch_worktrees(store, &def.branch, &plan.main, &commit.to_string())?;
     if let Some((path, why)) = worktrees.iter().find_map(|(p, w)| w.as_ref().map(|w| (p, w))) {
         crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
-        return Err(PoolError::CheckoutCannotFollow { branch: def.branch.clone(), path: path.clone(), why: why.clone() });
+        return Err(PoolError::CheckoutCannotFollow {
+            branch: def.branch.clone(),
+            path: path.clone(),
+            why: why.clone(),
+        });
     }
     // Before the intent: the checkouts that are to follow the landing (see [`CHECKOUT_MARKER`]).
     let paths: Vec<PathBuf> = worktrees.iter().map(|(p, _)| p.clone()).collect();
@@ -458,8 +462,7 @@ pub fn execute(
         }
         Ok(Some(Append { payload: value.clone(), also: Vec::new() }))
     })?;
-    let record_commit =
-        appended.map(|a| a.commit).ok_or_else(|| PoolError::NothingWritten { run: def.id.clone() })?;
+    let record_commit = appended.map(|a| a.commit).ok_or_else(|| PoolError::NothingWritten { run: def.id.clone() })?;
     // Steps 2 to 4.
     let done = complete(store, &def.id, &def.branch, record_commit, &record)?;
     let mut updated = Vec::new();

@@ -86,6 +86,17 @@ pub enum LandNotice {
     },
 }
 
+/// A landing of a run and how it ended.
+#[derive(Debug)]
+pub struct LandResult {
+    /// The run.
+    pub run: String,
+    /// Its integration branch.
+    pub branch: String,
+    /// How it ended.
+    pub outcome: LandOutcome,
+}
+
 /// How a landing ended (a refusal is an error).
 #[derive(Debug)]
 pub enum LandOutcome {
@@ -194,22 +205,24 @@ pub fn land_run<H: LandHost>(
     run: Option<&str>,
     lander: Option<Lander<'_>>,
     options: LandOptions,
-) -> Result<LandOutcome, H::Error> {
+) -> Result<LandResult, H::Error> {
     let mut attempt = 0;
     loop {
         attempt += 1;
         let view = host.view(run)?;
+        let done =
+            |outcome| LandResult { run: view.meta.def.id.clone(), branch: view.meta.def.branch.clone(), outcome };
         let begin = start(&view.meta.phase, lander.map(|l| l.name), options.any_landing);
         if begin == Start::Refuse {
             view.meta.ensure_open()?;
         }
         if let (Start::Recorded, Phase::Landed { by, landing, .. }) = (begin, &view.meta.phase) {
-            return recorded(store, host, &view, (by, landing), lander, options);
+            return recorded(store, host, &view, (by, landing), lander, options).map(done);
         }
         let check = check_command(store, None, view.meta.def.check.as_deref());
         let plan = land::plan(store, &view, options.aggregate, check.as_deref())?;
         if plan.blocked() {
-            return blocked(store, host, &view, plan, lander, options);
+            return blocked(store, host, &view, plan, lander, options).map(done);
         }
         let termination = termination(&view, &plan);
         let frame = match current_frame_hash(store) {
@@ -220,7 +233,7 @@ pub fn land_run<H: LandHost>(
             }
         };
         let Some(lander) = lander else {
-            return Ok(LandOutcome::WouldLand { plan, termination, frame });
+            return Ok(done(LandOutcome::WouldLand { plan, termination, frame }));
         };
         let def = &view.meta.def;
         let written = land::execute(store, &view, &plan, termination.name(), frame.clone(), lander.name, lander.key);
@@ -250,7 +263,7 @@ pub fn land_run<H: LandHost>(
         } else {
             None
         };
-        return Ok(LandOutcome::Landed { plan, termination, frame, landed, report });
+        return Ok(done(LandOutcome::Landed { plan, termination, frame, landed, report }));
     }
 }
 
@@ -368,10 +381,8 @@ mod tests {
     fn where_a_landing_starts_follows_the_phase_and_the_lander() {
         let landed = Phase::Landed { by: "alice".into(), record: "r".into(), landing: landing() };
         let pending = Phase::Landing { by: "alice".into(), record: "r".into(), landing: landing() };
-        let aborted = Phase::Aborted {
-            by: "alice".into(),
-            abort: AbortPayload { reason: "stop".into(), risk: false, at_ms: 0 },
-        };
+        let aborted =
+            Phase::Aborted { by: "alice".into(), abort: AbortPayload { reason: "stop".into(), risk: false, at_ms: 0 } };
         let table: &[(&Phase, Option<&str>, bool, Start)] = &[
             (&Phase::Open, None, false, Start::Plan),
             (&Phase::Open, Some("bob"), false, Start::Plan),

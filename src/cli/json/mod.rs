@@ -6,3 +6,4 @@
 //! The commands mark each type as printable in `src/cli/json_output.rs`.
 
 pub mod frame;
+pub mod land;
