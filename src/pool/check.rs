@@ -244,7 +244,9 @@ mod tests {
 
     #[test]
     fn the_first_check_given_decides_and_a_blank_one_is_none() {
-        let table: &[(Option<&str>, Option<&str>, Option<&str>, Option<&str>)] = &[
+        // (--check, the run's check, mas.check) → the check.
+        type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+        let table: &[Row] = &[
             (None, None, None, None),
             (None, None, Some("make test"), Some("make test")),
             (None, Some("cargo test"), Some("make test"), Some("cargo test")),

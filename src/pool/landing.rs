@@ -99,6 +99,7 @@ pub struct LandResult {
 
 /// How a landing ended (a refusal is an error).
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one value per landing, moved once
 pub enum LandOutcome {
     /// The plan is blocked (merge conflicts, a failing check of the merged tree); with a lander it
     /// is recorded on the meta chain.

@@ -49,7 +49,7 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
     let report = sync(store, &remote).map_err(|e| match e {
         SyncError::Store(s) => CliError::from(s),
         SyncError::Spawn { .. } | SyncError::Mutex { .. } | SyncError::Sweep { .. } => {
-            CliError::internal(crate::cli::commands::converge::error_chain(&e))
+            CliError::internal(crate::cli::team::error_chain(&e))
         }
         SyncError::Busy { .. } => CliError::user(e.to_string()).hinted("wait for the other sync to finish"),
         other => CliError::user(other.to_string()).hinted("check the remote with `git remote -v`"),

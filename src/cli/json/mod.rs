@@ -5,5 +5,7 @@
 //! printed into these very types: a field renamed or dropped here fails the tests that read it.
 //! The commands mark each type as printable in `src/cli/json_output.rs`.
 
+pub mod coordinate;
 pub mod frame;
 pub mod land;
+pub mod report;
