@@ -170,104 +170,24 @@ pub fn plan(
     let (members, left_out) = members(view, aggregate)?;
     let main = view.main_tip.ok_or_else(|| PoolError::NoBranch { branch: def.branch.clone() })?;
     let base = def.base_id()?;
-    let repo = store.repo();
-    let tree_of = |commit: ObjectId| -> Result<ObjectId, PoolError> {
-        let c = repo.find_commit(commit).map_err(|e| git_err(format!("reading {commit}"))(Box::new(e)))?;
-        Ok(c.tree_id().map_err(|e| git_err(format!("reading {commit}"))(Box::new(e)))?.detach())
-    };
-    let base_tree = tree_of(base)?;
-    let main_moved = main != base;
     let endorsers = members
         .iter()
         .map(|(a, _)| (a.clone(), view.tally.proposal(a).map(|p| p.endorsers.clone()).unwrap_or_default()))
         .collect();
     let mut conflicts = Vec::new();
-    let merged = main_moved || members.len() > 1;
+    let merged = main != base || members.len() > 1;
     let tree = if !merged {
         let (_, only) = members.first().ok_or_else(|| PoolError::NothingToLand { run: def.id.clone() })?;
         Some(parse(only)?)
     } else {
-        let options = repo.tree_merge_options().map_err(|e| git_err("reading merge options".into())(Box::new(e)))?;
-        let mut acc = tree_of(main)?;
-        let mut landed_so_far: Vec<String> = Vec::new();
-        for (agent, tree) in &members {
-            let theirs = parse(tree)?;
-            let ours_label = if landed_so_far.is_empty() {
-                def.branch.clone()
-            } else {
-                format!("{}+{}", def.branch, landed_so_far.join("+"))
-            };
-            let labels = gix::merge::blob::builtin_driver::text::Labels {
-                ancestor: Some("base".into()),
-                current: Some(ours_label.as_str().into()),
-                other: Some(agent.as_str().into()),
-            };
-            let mut outcome = repo
-                .merge_trees(base_tree, acc, theirs, labels, options.clone())
-                .map_err(|e| git_err(format!("merging {agent}'s proposal"))(Box::new(e)))?;
-            let how = gix::merge::tree::TreatAsUnresolved::git();
-            if outcome.has_unresolved_conflicts(how) {
-                let mut paths: Vec<String> = outcome
-                    .conflicts
-                    .iter()
-                    .filter(|c| c.is_unresolved(how))
-                    .map(|c| c.ours.location().to_string())
-                    .collect();
-                paths.sort();
-                paths.dedup();
-                let mut parties: Vec<String> = Vec::new();
-                if main_moved {
-                    parties.push(def.branch.clone());
-                }
-                parties.extend(landed_so_far.iter().cloned());
-                let against = if parties.is_empty() { "the base".to_string() } else { parties.join(" and ") };
-                parties.push(agent.clone());
-                let mut proposals = landed_so_far.clone();
-                proposals.push(agent.clone());
-                conflicts.push(RecordedConflict {
-                    kind: ConflictType::ArtifactMismatch,
-                    proposals,
-                    parties,
-                    detail: format!("{agent}'s proposal and {against} change {} differently", paths.join(", ")),
-                    paths,
-                });
-                continue;
-            }
-            acc = outcome
-                .tree
-                .write()
-                .map_err(|e| git_err(format!("writing the merge of {agent}'s proposal"))(Box::new(e)))?
-                .detach();
-            landed_so_far.push(agent.clone());
-        }
-        conflicts.is_empty().then_some(acc)
+        merge_members(store, &def.branch, (base, main), &members, &mut conflicts)?
     };
     let mut merged_check = None;
     let mut merged_check_tail = None;
     if let (Some(tree), true, Some(command)) = (tree, merged, check_command) {
-        let env = [("GIT_MAS_RUN", def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
-        let result = check::check_tree(repo, tree, command, &env, None)?;
-        if !result.summary.passed() {
-            let names: Vec<String> = members.iter().map(|(a, _)| a.clone()).collect();
-            let mut parties = names.clone();
-            parties.push("merged".into());
-            conflicts.push(RecordedConflict {
-                kind: ConflictType::TestFailure,
-                proposals: names.clone(),
-                parties,
-                paths: Vec::new(),
-                detail: format!(
-                    "the check `{command}` failed on the merged tree of {} ({})",
-                    names.join(", "),
-                    match result.summary.exit_status {
-                        Some(code) => format!("exit {code}"),
-                        None => "killed".into(),
-                    }
-                ),
-            });
-            merged_check_tail = Some(result.tail(20));
-        }
-        merged_check = Some(result.summary);
+        let (summary, tail) = check_merged(store, &def.id, tree, command, &members, &mut conflicts)?;
+        merged_check = Some(summary);
+        merged_check_tail = tail;
     }
     Ok(LandPlan {
         run: def.id.clone(),
@@ -283,6 +203,112 @@ pub fn plan(
         merged_check_tail,
         conflicts,
     })
+}
+
+fn tree_of(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId, PoolError> {
+    let c = repo.find_commit(commit).map_err(|e| git_err(format!("reading {commit}"))(Box::new(e)))?;
+    Ok(c.tree_id().map_err(|e| git_err(format!("reading {commit}"))(Box::new(e)))?.detach())
+}
+
+/// Merges `members`' trees one after another onto `main`'s (three-way, ancestor: `base`'s);
+/// the merged tree, or `None` with each member that conflicts recorded in `conflicts`.
+fn merge_members(
+    store: &Store,
+    branch: &str,
+    (base, main): (ObjectId, ObjectId),
+    members: &Pairs,
+    conflicts: &mut Vec<RecordedConflict>,
+) -> Result<Option<ObjectId>, PoolError> {
+    let repo = store.repo();
+    let base_tree = tree_of(repo, base)?;
+    let main_moved = main != base;
+    let options = repo.tree_merge_options().map_err(|e| git_err("reading merge options".into())(Box::new(e)))?;
+    let mut acc = tree_of(repo, main)?;
+    let mut landed_so_far: Vec<String> = Vec::new();
+    for (agent, tree) in members {
+        let theirs = parse(tree)?;
+        let ours_label =
+            if landed_so_far.is_empty() { branch.to_string() } else { format!("{branch}+{}", landed_so_far.join("+")) };
+        let labels = gix::merge::blob::builtin_driver::text::Labels {
+            ancestor: Some("base".into()),
+            current: Some(ours_label.as_str().into()),
+            other: Some(agent.as_str().into()),
+        };
+        let mut outcome = repo
+            .merge_trees(base_tree, acc, theirs, labels, options.clone())
+            .map_err(|e| git_err(format!("merging {agent}'s proposal"))(Box::new(e)))?;
+        let how = gix::merge::tree::TreatAsUnresolved::git();
+        if outcome.has_unresolved_conflicts(how) {
+            let mut paths: Vec<String> = outcome
+                .conflicts
+                .iter()
+                .filter(|c| c.is_unresolved(how))
+                .map(|c| c.ours.location().to_string())
+                .collect();
+            paths.sort();
+            paths.dedup();
+            let mut parties: Vec<String> = Vec::new();
+            if main_moved {
+                parties.push(branch.to_string());
+            }
+            parties.extend(landed_so_far.iter().cloned());
+            let against = if parties.is_empty() { "the base".to_string() } else { parties.join(" and ") };
+            parties.push(agent.clone());
+            let mut proposals = landed_so_far.clone();
+            proposals.push(agent.clone());
+            conflicts.push(RecordedConflict {
+                kind: ConflictType::ArtifactMismatch,
+                proposals,
+                parties,
+                detail: format!("{agent}'s proposal and {against} change {} differently", paths.join(", ")),
+                paths,
+            });
+            continue;
+        }
+        acc = outcome
+            .tree
+            .write()
+            .map_err(|e| git_err(format!("writing the merge of {agent}'s proposal"))(Box::new(e)))?
+            .detach();
+        landed_so_far.push(agent.clone());
+    }
+    Ok(conflicts.is_empty().then_some(acc))
+}
+
+/// Runs `command` on the merged `tree`; a failure is recorded in `conflicts`. The summary, and
+/// the last lines of a failing check's output.
+fn check_merged(
+    store: &Store,
+    run: &str,
+    tree: ObjectId,
+    command: &str,
+    members: &Pairs,
+    conflicts: &mut Vec<RecordedConflict>,
+) -> Result<(CheckSummary, Option<String>), PoolError> {
+    let env = [("GIT_MAS_RUN", run.to_string()), ("GIT_MAS_PROPOSER", "merged".to_string())];
+    let result = check::check_tree(store.repo(), tree, command, &env, None)?;
+    let mut tail = None;
+    if !result.summary.passed() {
+        let names: Vec<String> = members.iter().map(|(a, _)| a.clone()).collect();
+        let mut parties = names.clone();
+        parties.push("merged".into());
+        conflicts.push(RecordedConflict {
+            kind: ConflictType::TestFailure,
+            proposals: names.clone(),
+            parties,
+            paths: Vec::new(),
+            detail: format!(
+                "the check `{command}` failed on the merged tree of {} ({})",
+                names.join(", "),
+                match result.summary.exit_status {
+                    Some(code) => format!("exit {code}"),
+                    None => "killed".into(),
+                }
+            ),
+        });
+        tail = Some(result.tail(20));
+    }
+    Ok((result.summary, tail))
 }
 
 /// The landing commit's message: the goal, a summary, and the trailers.
