@@ -20,7 +20,7 @@
 //! | 2 | main: compare-and-swap `P` → `C` | a pending landing (`Phase::Landing`): main at `P`, the intent on the chain | [`recover`], which every git-mas command that reads the run calls (`land`, `run show`, `tally`, `report`, `propose`, `endorse`, `coordinate`): it moves main |
 //! | 3 | `refs/mas/runs/<run>/landed` created ("must not exist") → the record's commit | landed (main holds `C`), no landed ref | [`recover`] creates it |
 //! | 4 | each clean checkout of main (marked before step 1 with [`CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, some files already `C`'s | [`recover`]: `read-tree -m -u P C` again; when that refuses because files already hold `C`'s content (a `read-tree` killed midway), and every file that differs from the index holds exactly `P`'s or `C`'s content, `read-tree --reset -u C`; anything else (a person's edit) is left alone and reported as stuck |
-//! | 5 | the convergence report appended (by the command) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
+//! | 5 | the convergence report appended ([`super::landing::land_run`], or a driver when its run ends) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
 //!
 //! Once the landed ref names the landing record, the landing is taken as complete without walking
 //! the branch (the ref is created only after the branch held the commit). `git mas land` run again
@@ -30,9 +30,10 @@
 //!
 //! **A void intent**: when main moved elsewhere between steps 1 and 2 (someone committed, another
 //! run landed), the compare-and-swap of step 2 fails and nothing landed. [`execute`] returns
-//! [`PoolError::MainMoved`] and the caller plans again onto the new tip, appending a new intent;
-//! the fold lists the earlier record as a void intent (a problem, not a phase) and the run stays
-//! open until an intent lands. An intent found void by a reader is treated the same way.
+//! [`PoolError::MainMoved`] and the caller ([`super::landing::land_run`]) plans again onto the
+//! new tip, appending a new intent; the fold lists the earlier record as a void intent (a problem,
+//! not a phase, and in [`crate::run::RunMeta::void_intents`]) and the run stays open until an
+//! intent lands. An intent found void by a reader is treated the same way.
 //!
 //! **Concurrent landings**: the intent's append re-reads the meta chain on every attempt, so of
 //! two `land`s of one run one appends the intent and the other sees it (pending or landed) and is

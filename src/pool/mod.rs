@@ -362,6 +362,88 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_error_says_what_was_refused_and_whether_it_is_a_refusal() {
+        let p = || PathBuf::from("/w/alice");
+        let table: Vec<(PoolError, &str, bool)> = vec![
+            (PoolError::MainMoved { branch: "main".into() }, "the integration branch moved while landing", false),
+            (PoolError::NotAnObjectId { text: "xyz".into() }, "\"xyz\" is not an object id", false),
+            (PoolError::WriteTreeOutput { printed: "?".into() }, "git write-tree printed \"?\", not a tree id", false),
+            (
+                PoolError::WorktreeExists { agent: "alice".into(), run: "r1".into(), path: p() },
+                "alice already has a worktree for run r1 at /w/alice",
+                true,
+            ),
+            (PoolError::PathNotEmpty { path: p() }, "/w/alice already exists and is not empty", true),
+            (PoolError::PathNotUtf8 { path: p() }, "/w/alice is not UTF-8", true),
+            (
+                PoolError::UnsafeTreeEntry { tree: "t1".into(), name: ".git".into() },
+                "tree t1 holds an entry named \".git\", which is not checked out",
+                true,
+            ),
+            (
+                PoolError::CheckSpawn { command: "make".into(), source: std::io::Error::other("no sh") },
+                "cannot start `sh -c make`: no sh",
+                true,
+            ),
+            (
+                PoolError::AggregateWaiting {
+                    run: "r1".into(),
+                    waiting: vec!["bob (0/2)".into(), "carol (1/2)".into()],
+                },
+                "an aggregate landing waits for every proposal to reach quorum or be judged against; still waiting for bob (0/2), carol (1/2)",
+                true,
+            ),
+            (
+                PoolError::NoProposalAtQuorum { run: "r1".into(), quorum: 2 },
+                "no proposal has reached the quorum of 2",
+                true,
+            ),
+            (
+                PoolError::QuorumNotReached { run: "r1".into(), quorum: 2, leader: Some(("alice".into(), 1)) },
+                "no proposal has reached the quorum of 2: the leader, alice, has 1/2",
+                true,
+            ),
+            (
+                PoolError::QuorumNotReached { run: "r1".into(), quorum: 2, leader: None },
+                "no proposal has reached the quorum of 2: no proposal has a valid endorsement",
+                true,
+            ),
+            (
+                PoolError::CheckFailed { run: "r1".into(), agent: "alice".into(), endorsers: vec!["bob".into()] },
+                "alice's proposal reached quorum, but the latest check by bob failed on it (test_failure); it lands after a passing re-check or a re-proposal",
+                true,
+            ),
+            (
+                PoolError::DependencyInconsistent {
+                    run: "r1".into(),
+                    agent: "alice".into(),
+                    detail: "stale base".into(),
+                },
+                "stale base (dependency_inconsistency)",
+                true,
+            ),
+            (PoolError::NoBranch { branch: "main".into() }, "the branch main does not exist", true),
+            (PoolError::NothingToLand { run: "r1".into() }, "no proposal to land", true),
+            (PoolError::LandingBlocked { run: "r1".into() }, "the landing is blocked", false),
+            (
+                PoolError::CheckoutCannotFollow { branch: "main".into(), path: p(), why: "dirty".into() },
+                "main is checked out at /w/alice and cannot follow the landing: dirty",
+                true,
+            ),
+            (
+                PoolError::LandedRefExists { refname: "refs/mas/runs/r1/landed".into(), existing: "c1".into() },
+                "refs/mas/runs/r1/landed already exists (at c1) although the run's meta chain records no landing; it was written outside `git mas land`",
+                true,
+            ),
+            (PoolError::NothingWritten { run: "r1".into() }, "the landing wrote nothing", false),
+        ];
+        for (error, message, refusal) in &table {
+            assert_eq!(error.to_string(), *message);
+            assert_eq!(error.is_refusal(), *refusal, "{message}");
+        }
+    }
+
+    #[test]
     fn sweeping_removes_what_dead_processes_left_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let ns = pid_namespace();
