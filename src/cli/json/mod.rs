@@ -6,13 +6,16 @@
 //! The commands mark each type as printable in `src/cli/json_output.rs`.
 
 pub mod agent;
-pub mod doctor;
-pub mod frame;
-pub mod record;
-pub mod skills;
 pub mod check;
+pub mod coordinate;
+pub mod doctor;
 pub mod focus;
+pub mod frame;
 pub mod gate;
 pub mod hooks;
+pub mod land;
+pub mod record;
+pub mod report;
+pub mod skills;
 pub mod snapshot;
 pub mod watch;
