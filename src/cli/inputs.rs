@@ -32,16 +32,6 @@ pub struct InputArgs {
     pub editor_file: Option<PathBuf>,
 }
 
-/// A frame error as the user sees it.
-pub fn frame_error(e: FrameError) -> CliError {
-    match e {
-        FrameError::Store(s) => CliError::from(s),
-        FrameError::Git { .. } => CliError::internal(e.to_string()),
-        FrameError::NoFrame => CliError::user(e.to_string()).hinted("publish one with `git mas snapshot --publish`"),
-        other => CliError::user(other.to_string()),
-    }
-}
-
 fn config_path(store: &Store, key: &str) -> Option<PathBuf> {
     let value = store.config_string(key).filter(|s| !s.is_empty())?;
     let p = PathBuf::from(value);
@@ -60,7 +50,7 @@ pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliErr
     let read_text = |p: &Path, kind: InputKind| {
         let bytes = read_input(p, kind).map_err(|e| match e {
             FrameError::ReadInput { source, .. } => CliError::user(format!("cannot read {}: {source}", p.display())),
-            other => frame_error(other),
+            other => CliError::from(other),
         })?;
         String::from_utf8(bytes).map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))
     };
@@ -99,5 +89,5 @@ pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliErr
             read_text(&f, InputKind::EditorList)?.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from),
         );
     }
-    InputFiles::read(task, scip.as_deref(), &diagnostics, editor).map_err(frame_error)
+    InputFiles::read(task, scip.as_deref(), &diagnostics, editor).map_err(CliError::from)
 }

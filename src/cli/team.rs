@@ -5,7 +5,7 @@
 use super::context::Context;
 use super::error::CliError;
 use super::output::{JsonOutput, Ui};
-use git_mas::converge_driver::record::{RecordError, RunRecorder, runs_prefix};
+use git_mas::converge_driver::record::RunRecorder;
 use git_mas::converge_driver::{self, RunEvent, RunMeta, SinkError};
 use git_mas::peers::{PeerEntry, ProcessPeer, kill_live_peers};
 use std::path::Path;
@@ -138,7 +138,7 @@ pub fn execute(ctx: &mut Context, meta: &RunMeta, json: bool) -> Result<git_mas:
     let dir = ctx.cwd()?;
     let mut team = team(ctx, meta.peers.clone(), &dir, None)?;
     let store = ctx.store()?;
-    let mut recorder = RunRecorder::start(store, &caller.key, meta).map_err(record_error)?;
+    let mut recorder = RunRecorder::start(store, &caller.key, meta)?;
     ctx.status(&format!("run {}: recording under refs/mas/runs/{}/", meta.run, meta.run));
     install_interrupt_handler()?;
     let runtime = async_runtime()?;
@@ -162,21 +162,6 @@ pub fn execute(ctx: &mut Context, meta: &RunMeta, json: bool) -> Result<git_mas:
             meta.run, meta.run
         ))
     })
-}
-
-/// A run-recording error as the user sees it.
-pub fn record_error(e: RecordError) -> CliError {
-    match e {
-        RecordError::Store(store) => CliError::from(store),
-        RecordError::NotFound { .. } => CliError::user(e.to_string()).hinted(format!(
-            "runs are recorded under {}<run>/; `git mas log` lists every chain, run ids included",
-            runs_prefix()
-        )),
-        RecordError::BadRunId { .. } => CliError::user(e.to_string()),
-        RecordError::Exists { .. } | RecordError::Serialize(_) => CliError::internal(e.to_string()),
-        RecordError::Unverified { .. } | RecordError::Malformed { .. } => CliError::user(e.to_string())
-            .hinted("inspect the chain with `git mas log <ref>`; a run is rendered only from verified records"),
-    }
 }
 
 /// Writes `bytes` to `path` for `flag`.

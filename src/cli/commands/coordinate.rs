@@ -3,7 +3,7 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
-use crate::cli::inputs::{InputArgs, frame_error, inputs_configured, read_inputs};
+use crate::cli::inputs::{InputArgs, inputs_configured, read_inputs};
 use crate::cli::json::coordinate::ContinueOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::reports::{converge_report, dev_summary};
@@ -128,16 +128,16 @@ fn frame_for_run(ctx: &mut Context) -> Result<Option<String>, CliError> {
         let store = ctx.store()?;
         let inputs = InputArgs::default();
         let files = read_inputs(store, &inputs)?;
-        let (snapshot, view) = frame::snapshot_now(store, &files).map_err(frame_error)?;
+        let (snapshot, view) = frame::snapshot_now(store, &files)?;
         let hash = snapshot.frame_hash();
-        match frame::publish(store, &caller.name, &caller.key, &snapshot, &view, &files).map_err(frame_error)? {
+        match frame::publish(store, &caller.name, &caller.key, &snapshot, &view, &files)? {
             Published::New { .. } => ctx.status(&format!("published frame {hash} from the configured inputs")),
             Published::Unchanged { .. } => ctx.status(&format!("frame {hash} is current")),
         }
         return Ok(Some(hash));
     }
     let store = ctx.store()?;
-    Ok(current_frame_hash(store).map_err(frame_error)?.map(|(_, h)| h).filter(|h| !h.is_empty()))
+    Ok(current_frame_hash(store)?.map(|(_, h)| h).filter(|h| !h.is_empty()))
 }
 
 fn narrate(ctx: &Context, event: &DevEvent) {

@@ -4,7 +4,6 @@ use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::focus_board::frame_and_board;
-use crate::cli::inputs::frame_error;
 use crate::cli::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
 use crate::cli::output::JsonFlag;
 use git_mas::attention::board::{BoardEntry, FocusPayload, FocusState, Liveness, OnFrame, focus_state, on_frame};
@@ -132,7 +131,7 @@ fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
         return Err(CliError::usage("name targets with --targets, or take the top ones with --top K"));
     }
     let (frame, board) = frame_and_board(ctx)?;
-    let frame = frame.ok_or_else(|| frame_error(FrameError::NoFrame))?;
+    let frame = frame.ok_or_else(|| CliError::from(FrameError::NoFrame))?;
     let ids: Vec<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
     let targets = select_targets(&ids, &args.targets, args.top).map_err(select_error)?;
     let ttl_secs = args.ttl.as_secs();

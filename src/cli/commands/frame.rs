@@ -2,7 +2,6 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::inputs::frame_error;
 use crate::cli::json::frame::FrameOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render;
@@ -26,7 +25,7 @@ pub struct FrameArgs {
 /// Runs `frame`.
 pub fn run(ctx: &mut Context, args: FrameArgs) -> Result<ExitCode, CliError> {
     let store = ctx.store()?;
-    let f = frame::current_frame(store).map_err(frame_error)?.ok_or_else(|| frame_error(FrameError::NoFrame))?;
+    let f = frame::current_frame(store)?.ok_or_else(|| CliError::from(FrameError::NoFrame))?;
     let s = &f.snapshot;
     let out = FrameOut {
         hash: f.hash.clone(),

@@ -5,9 +5,8 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::output::JsonFlag;
 use crate::cli::reports::converge_report;
-use crate::cli::team::record_error;
 use git_mas::converge_driver::build_report;
-use git_mas::converge_driver::record::{RecordError, load_run};
+use git_mas::converge_driver::record::load_run;
 use git_mas::store::canonical::to_canonical_vec;
 use std::process::ExitCode;
 
@@ -32,14 +31,8 @@ pub struct ReportArgs {
 pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<ExitCode, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
-    let recorded = match load_run(store, &roster, &args.run) {
-        Ok(run) => run,
-        Err(e @ (RecordError::Unverified { .. } | RecordError::Malformed { .. })) => {
-            record_error(e).print(ctx);
-            return Ok(ExitCode::from(exit::UNVERIFIED));
-        }
-        Err(e) => return Err(record_error(e)),
-    };
+    // A record that does not verify is exit 4 (`Kind::Unverified`).
+    let recorded = load_run(store, &roster, &args.run)?;
     ctx.warn_all(&roster.warnings);
     let report = build_report(&recorded.meta, &recorded.events);
     let mut trusted = true;

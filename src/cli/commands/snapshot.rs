@@ -3,7 +3,7 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
-use crate::cli::inputs::{InputArgs, frame_error, read_inputs};
+use crate::cli::inputs::{InputArgs, read_inputs};
 use crate::cli::json::snapshot::{PublishOut, SnapshotOut, VerifyOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::render;
@@ -49,10 +49,10 @@ pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<ExitCode, CliError> 
     let caller = if args.publish { Some(ctx.caller()?) } else { None };
     let store = ctx.store()?;
     let files = read_inputs(store, &args.inputs)?;
-    let (snapshot, view) = frame::snapshot_now(store, &files).map_err(frame_error)?;
+    let (snapshot, view) = frame::snapshot_now(store, &files)?;
     let hash = snapshot.frame_hash();
     let published = match &caller {
-        Some(c) => Some(frame::publish(store, &c.name, &c.key, &snapshot, &view, &files).map_err(frame_error)?),
+        Some(c) => Some(frame::publish(store, &c.name, &c.key, &snapshot, &view, &files)?),
         None => None,
     };
     if args.output.json {
@@ -106,12 +106,12 @@ fn verify(ctx: &mut Context, rev: &str, output: JsonFlag) -> Result<ExitCode, Cl
     let store = ctx.store()?;
     let commit = store.resolve_commit(rev)?.ok_or_else(|| {
         if rev == frame::FRAME_REF {
-            frame_error(FrameError::NoFrame)
+            CliError::from(FrameError::NoFrame)
         } else {
             CliError::user(format!("{rev:?} names no commit"))
         }
     })?;
-    let v = frame::verify(store, commit).map_err(frame_error)?;
+    let v = frame::verify(store, commit)?;
     let ok = v.ok();
     if output.json {
         ctx.ui().json(&VerifyOut { ok, verification: v })?;

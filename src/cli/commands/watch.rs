@@ -7,7 +7,7 @@
 use crate::cli::context::Caller;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::inputs::{InputArgs, frame_error, read_inputs};
+use crate::cli::inputs::{InputArgs, read_inputs};
 use crate::cli::json::watch::WatchEventOut;
 use git_mas::attention::frame::{self, Published};
 use git_mas::attention::snapshot::Snapshot;
@@ -97,9 +97,9 @@ fn publish_now(
     last: &mut Option<Snapshot>,
 ) -> Result<(), CliError> {
     let files = read_inputs(store, inputs)?;
-    let (snapshot, view) = frame::snapshot_now(store, &files).map_err(frame_error)?;
+    let (snapshot, view) = frame::snapshot_now(store, &files)?;
     if let Published::New { hash, previous, commit } =
-        frame::publish(store, &caller.name, &caller.key, &snapshot, &view, &files).map_err(frame_error)?
+        frame::publish(store, &caller.name, &caller.key, &snapshot, &view, &files)?
     {
         ctx.ui().json(&WatchEventOut {
             changed_targets: changed_targets(last.as_ref(), &snapshot),
@@ -126,7 +126,7 @@ pub fn run(ctx: &mut Context, args: WatchArgs) -> Result<ExitCode, CliError> {
     .map_err(|e| CliError::internal(format!("cannot install the Ctrl-C handler: {e}")))?;
     let _debouncer = start_watcher(&workdir, &args.inputs, Duration::from_millis(args.debounce_ms), tx)?;
 
-    let mut last: Option<Snapshot> = frame::current_frame(store).map_err(frame_error)?.map(|f| f.snapshot);
+    let mut last: Option<Snapshot> = frame::current_frame(store)?.map(|f| f.snapshot);
     publish_now(ctx, store, &caller, &args.inputs, &mut last)?;
     ctx.status(&format!("watching {} (Ctrl-C to stop)", workdir.display()));
     loop {
