@@ -142,7 +142,7 @@ impl Record {
 }
 
 /// What a reader concludes about one record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Verdict {
     /// Signed by the roster's key for its agent, in sequence, in the right chain.

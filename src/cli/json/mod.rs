@@ -5,4 +5,10 @@
 //! printed into these very types: a field renamed or dropped here fails the tests that read it.
 //! The commands mark each type as printable in `src/cli/json_output.rs`.
 
+pub mod endorse;
 pub mod frame;
+pub mod log;
+pub mod propose;
+pub mod run;
+pub mod tally;
+pub mod worktree;
