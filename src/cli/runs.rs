@@ -5,7 +5,9 @@
 use super::context::Context;
 use super::error::CliError;
 use super::render::{describe_recovery, short};
+use git_mas::run::endorse::EndorseError;
 use git_mas::run::events::self_endorse_allowed;
+use git_mas::run::propose::ProposeError;
 use git_mas::run::rules::Refusal;
 use git_mas::run::view::{self, RunView};
 use git_mas::run::{self, RunMeta};
@@ -78,6 +80,32 @@ impl From<Refusal> for CliError {
         match hint {
             Some(h) => err.hinted(h),
             None => err,
+        }
+    }
+}
+
+impl From<ProposeError> for CliError {
+    fn from(e: ProposeError) -> Self {
+        match e {
+            ProposeError::Refused(r) => CliError::from(r),
+            ProposeError::Run(r) => CliError::from(r),
+            ProposeError::Pool(p) => CliError::from(p),
+            replay @ ProposeError::Replay { .. } => CliError::internal(replay.to_string()),
+        }
+    }
+}
+
+impl From<EndorseError> for CliError {
+    fn from(e: EndorseError) -> Self {
+        match e {
+            EndorseError::Refused(r) => CliError::from(r),
+            EndorseError::Run(r) => CliError::from(r),
+            EndorseError::Pool(p) => CliError::from(p),
+            internal @ (EndorseError::Replay { .. }
+            | EndorseError::NotATree { .. }
+            | EndorseError::BadTreeId { .. }
+            | EndorseError::Output { .. }
+            | EndorseError::NotAVerdict) => CliError::internal(internal.to_string()),
         }
     }
 }

@@ -35,7 +35,9 @@
 //!   budget, and event time stamps only order events from different chains deterministically.
 
 pub mod artifact;
+pub mod endorse;
 pub mod events;
+pub mod propose;
 pub mod rules;
 pub mod view;
 

@@ -1,19 +1,14 @@
 //! `git mas propose`: this worktree's content becomes the caller's proposal in the run.
 
-use crate::cli::context::{Caller, Context};
+use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::propose::ProposedOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use crate::cli::runs::resolve;
 use git_mas::engines::development::ProposalTally;
-use git_mas::pool::proposal;
-use git_mas::run::events::{self, EventRecord, PROPOSAL_KIND};
-use git_mas::run::rules::{self, carried_endorsements};
-use git_mas::run::{self, RunDef, now_ms, proposal_ref};
-use git_mas::runtime::SemanticPayload;
-use git_mas::store::Store;
-use gix::ObjectId;
+use git_mas::run::propose::{self, Ask};
+use git_mas::run::{now_ms, proposal_ref};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -45,90 +40,37 @@ pub struct ProposeArgs {
 pub fn run(ctx: &mut Context, args: ProposeArgs) -> Result<ExitCode, CliError> {
     let caller = ctx.caller()?;
     let meta = resolve(ctx, args.run.as_deref())?;
-    rules::may_propose(&meta, &caller.name, now_ms())?;
-    let def = &meta.def;
     let store = ctx.store()?;
-    let workdir = store.workdir()?.to_path_buf();
-    let tree = proposal::worktree_tree(&workdir)?;
-    let (round, previous) = next_round(store, def, &caller.name, tree)?;
-    rules::ensure_round(def, round)?;
-    let message = rules::proposal_message(args.message.as_deref(), &caller.name, def)?;
-    let len = proposal::tree_size(&workdir, tree)?;
-    let commit = proposal::write_commit(store, tree, def.base_id()?, &caller.name, &message)?;
-    let payload = SemanticPayload::ExternalBytes { digest: tree.to_string(), len };
-    record(ctx, def, &caller, commit, round, payload, message)?;
-    let tree_text = tree.to_string();
-    let carried = carried_endorsements(previous.as_ref(), &tree_text);
+    let ask = Ask {
+        agent: &caller.name,
+        key: &caller.key,
+        workdir: store.workdir()?,
+        message: args.message.as_deref(),
+        now_ms: now_ms(),
+    };
+    let p = propose::propose(store, &store.roster()?, &meta, ask)?;
+    if p.superseded {
+        ctx.warn(&format!(
+            "{} does not hold the proposal just recorded ({}): a later proposal of yours counts",
+            proposal_ref(&meta.def.id, &caller.name),
+            short(&p.commit.to_string())
+        ));
+    }
     let out = ProposedOut {
-        run: def.id.clone(),
+        run: meta.def.id.clone(),
         agent: caller.name.clone(),
-        commit: commit.to_string(),
-        tree: tree_text,
-        round,
-        previous_tree: previous.as_ref().map(|p| p.tree.clone()),
-        endorsements_kept: carried.kept,
-        endorsements_voided: carried.voided,
+        commit: p.commit.to_string(),
+        tree: p.tree.to_string(),
+        round: p.round,
+        previous_tree: p.previous.as_ref().map(|p| p.tree.clone()),
+        endorsements_kept: p.carried.kept,
+        endorsements_voided: p.carried.voided,
     };
     ctx.ui().emit(args.output, &out, |o| format!("{}\n", o.commit))?;
     if !args.output.json {
-        ctx.status(&status(&out, previous.as_ref()));
+        ctx.status(&status(&out, p.previous.as_ref()));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The round a proposal of `tree` would be for `agent`, and the agent's current proposal.
-fn next_round(
-    store: &Store,
-    def: &RunDef,
-    agent: &str,
-    tree: ObjectId,
-) -> Result<(u64, Option<ProposalTally>), CliError> {
-    let roster = store.roster()?;
-    let loaded = events::load(store, &roster, &def.id)?;
-    let runtime = events::replay(def, events::self_endorse_allowed(store), &loaded)
-        .map_err(|e| CliError::internal(format!("run {}: {e}", def.id)))?;
-    let engine = runtime.engine();
-    let round = engine.round_of_next(agent, &tree.to_string());
-    Ok((round, engine.tally().proposal(agent).cloned()))
-}
-
-/// Records the proposal: its event first, then the proposal ref (see `pool::proposal` for why the
-/// ref follows the event); warns when a later proposal holds the ref.
-fn record(
-    ctx: &Context,
-    def: &RunDef,
-    caller: &Caller,
-    commit: ObjectId,
-    round: u64,
-    payload: SemanticPayload,
-    message: String,
-) -> Result<(), CliError> {
-    let store = ctx.store()?;
-    let roster = store.roster()?;
-    let record = EventRecord {
-        event: events::event(&def.id, &caller.name, round.saturating_sub(1), payload),
-        at_ms: now_ms(),
-        commit: commit.to_string(),
-        proposer: None,
-        note: Some(message),
-    };
-    let id = def.id.clone();
-    events::append(store, &caller.key, PROPOSAL_KIND, &record, &[], || {
-        run::load_meta(store, &roster, &id)?.ensure_open()?;
-        Ok(Vec::new())
-    })?;
-    let loaded = events::load(store, &roster, &def.id)?;
-    let runtime = events::replay(def, events::self_endorse_allowed(store), &loaded)
-        .map_err(|e| CliError::internal(format!("run {}: {e}", def.id)))?;
-    proposal::settle(store, def, &loaded, &runtime, Some(&caller.name))?;
-    let refname = proposal_ref(&def.id, &caller.name);
-    if store.tip(&refname)? != Some(commit) {
-        ctx.warn(&format!(
-            "{refname} does not hold the proposal just recorded ({}): a later proposal of yours counts",
-            short(&commit.to_string())
-        ));
-    }
-    Ok(())
 }
 
 /// The status lines after a proposal.
