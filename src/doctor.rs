@@ -415,7 +415,7 @@ pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usi
 
 /// What completing the interrupted operations did: each run's landing recovery that changed
 /// something, and the proposal refs brought level with their events.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Completed {
     /// Landings completed (or found void), per run.
     pub landings: Vec<crate::pool::land::Recovery>,

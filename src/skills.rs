@@ -226,7 +226,7 @@ pub struct Conflict {
 }
 
 /// What happens (or happened) to one skill folder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// The folder did not exist and is created.
@@ -242,7 +242,7 @@ pub enum Action {
 }
 
 /// One skill folder's outcome.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// The skill.
     pub skill: String,

@@ -118,7 +118,7 @@ pub enum SyncError {
 }
 
 /// What happened to one ref.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum RefAction {
     /// Created locally from the remote.
@@ -138,7 +138,7 @@ pub enum RefAction {
 }
 
 /// One ref's event in one round.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RefEvent {
     /// The round (1-based).
     pub round: u32,
@@ -151,7 +151,7 @@ pub struct RefEvent {
 }
 
 /// Why a ref does not agree with the remote at the end of a sync.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Unsettled {
     /// The remote refused our push in every round.
@@ -165,7 +165,7 @@ pub enum Unsettled {
 }
 
 /// A lock file in the way.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LockFile {
     /// Its path.
     pub path: String,
@@ -174,7 +174,7 @@ pub struct LockFile {
 }
 
 /// A ref that does not agree with the remote, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Unresolved {
     /// The ref.
     #[serde(rename = "ref")]
@@ -185,7 +185,7 @@ pub struct Unresolved {
 }
 
 /// A stored record that does not verify.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Parked {
     /// The chain.
     #[serde(rename = "ref")]
@@ -205,7 +205,7 @@ pub struct Parked {
 }
 
 /// The outcome of a sync.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SyncReport {
     /// The remote synced with.
     pub remote: String,
@@ -589,6 +589,174 @@ fn sweep_staging(store: &Store, staging: &str) -> Result<Vec<String>, SyncError>
     Ok(swept)
 }
 
+/// What a sync has learned so far, across its rounds.
+#[derive(Default)]
+struct Exchange {
+    /// Every ref event, in order.
+    events: Vec<RefEvent>,
+    /// Per local ref: the commits received from the remote.
+    received: BTreeMap<String, BTreeSet<ObjectId>>,
+    /// Per ref: the remote tip as last observed (fetched, or accepted from our push).
+    observed: BTreeMap<String, Option<ObjectId>>,
+    /// Per ref: what is still unsettled about it.
+    stuck: BTreeMap<String, Unsettled>,
+}
+
+impl Exchange {
+    /// The remote tip of `refname` as last observed.
+    fn seen(&self, refname: &str) -> Option<ObjectId> {
+        self.observed.get(refname).copied().flatten()
+    }
+}
+
+/// A ref's target as an object id (a symbolic or unreadable ref has none).
+fn tip_of(target: Option<&str>) -> Option<ObjectId> {
+    target.and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+}
+
+/// Step 2 of a round: integrates every staged ref into its local ref.
+fn integrate_staged(store: &Store, staging: &str, round: u32, ex: &mut Exchange) -> Result<(), SyncError> {
+    for staged in store.list(staging)? {
+        let Some(remote_tip) = tip_of(staged.target.as_deref()) else { continue };
+        let local_name = format!("{REF_PREFIX}{}", &staged.name[staging.len()..]);
+        ex.observed.insert(local_name.clone(), Some(remote_tip));
+        let events = &mut ex.events;
+        let state = integrate_ref(
+            store,
+            &local_name,
+            remote_tip,
+            |action| events.push(RefEvent { round, refname: local_name.clone(), action }),
+            &mut ex.received,
+        )?;
+        if let State::Stuck(why) = state {
+            ex.stuck.insert(local_name, why);
+        }
+    }
+    Ok(())
+}
+
+/// What to push: every local chain the remote lacks or is behind on. A ref behind or beside the
+/// remote without being stuck was moved by a local writer after integration: it is marked moving.
+fn refs_to_push(store: &Store, ex: &mut Exchange) -> Result<Vec<(String, ObjectId)>, SyncError> {
+    let mut to_push = Vec::new();
+    for local in store.list(REF_PREFIX)? {
+        let Some(tip) = tip_of(local.target.as_deref()) else { continue };
+        if ex.stuck.contains_key(&local.name) {
+            continue;
+        }
+        let seen = ex.seen(&local.name);
+        let push = match seen {
+            None => true,
+            Some(r) if r == tip => false,
+            Some(r) => store.is_ancestor(r, tip)?,
+        };
+        if push {
+            to_push.push((local.name, tip));
+        } else if seen != Some(tip) {
+            ex.stuck.insert(
+                local.name.clone(),
+                Unsettled::Moving { local: Some(tip.to_string()), remote: seen.map(|r| r.to_string()) },
+            );
+        }
+    }
+    Ok(to_push)
+}
+
+/// Runs `git push --porcelain` of `to_push` (without force) and returns its per-ref statuses.
+fn push(store: &Store, remote: &str, to_push: &[(String, ObjectId)]) -> Result<Vec<(String, bool, String)>, SyncError> {
+    let mut cmd = git(store);
+    // Hooks run as for any push (git-mas's own pre-push hook gates branches only and lets
+    // refs/mas/* through).
+    cmd.args(["push", "--porcelain", remote]);
+    for (name, _) in to_push {
+        cmd.arg(format!("{name}:{name}"));
+    }
+    let out = cmd.output().map_err(|source| SyncError::Spawn { source })?;
+    let statuses = parse_porcelain(&String::from_utf8_lossy(&out.stdout));
+    if statuses.is_empty() && !out.status.success() {
+        return Err(SyncError::Push {
+            remote: remote.into(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().into(),
+        });
+    }
+    Ok(statuses)
+}
+
+/// Records what the remote said of each pushed ref; returns whether a ref must be tried again
+/// (rejected, or not mentioned by git and so not known to have landed).
+fn record_push(
+    round: u32,
+    to_push: &[(String, ObjectId)],
+    statuses: &[(String, bool, String)],
+    ex: &mut Exchange,
+) -> bool {
+    let mut retry = false;
+    for (name, tip) in to_push {
+        match statuses.iter().find(|(dst, _, _)| dst == name) {
+            Some((_, true, summary)) => {
+                retry = true;
+                ex.stuck.insert(name.clone(), Unsettled::Rejected { summary: summary.clone() });
+                ex.events.push(RefEvent {
+                    round,
+                    refname: name.clone(),
+                    action: RefAction::Rejected { reason: summary.clone() },
+                });
+            }
+            Some((_, false, summary)) => {
+                ex.observed.insert(name.clone(), Some(*tip));
+                if summary != "[up to date]" {
+                    ex.events.push(RefEvent {
+                        round,
+                        refname: name.clone(),
+                        action: RefAction::Pushed { to: tip.to_string() },
+                    });
+                }
+            }
+            None => {
+                retry = true;
+                ex.stuck.insert(name.clone(), Unsettled::Rejected { summary: "no status from git push".into() });
+            }
+        }
+    }
+    retry
+}
+
+/// One fetch–integrate–push round; returns whether another round is needed.
+fn run_round(store: &Store, remote: &str, staging: &str, round: u32, ex: &mut Exchange) -> Result<bool, SyncError> {
+    fetch(store, remote)?;
+    ex.observed.clear();
+    ex.stuck.clear();
+    integrate_staged(store, staging, round, ex)?;
+    let to_push = refs_to_push(store, ex)?;
+    let mut retry = ex.stuck.values().any(|w| matches!(w, Unsettled::Moving { .. }));
+    if !to_push.is_empty() {
+        let statuses = push(store, remote, &to_push)?;
+        retry |= record_push(round, &to_push, &statuses, ex);
+    }
+    Ok(retry)
+}
+
+/// The final word: every local ref against the remote tip last observed, and every observed ref
+/// that no longer exists locally; what disagrees and is not already stuck is moving.
+fn settle(store: &Store, ex: &mut Exchange) -> Result<(), SyncError> {
+    for local in store.list(REF_PREFIX)? {
+        let tip = tip_of(local.target.as_deref());
+        let seen = ex.seen(&local.name);
+        if tip != seen && !ex.stuck.contains_key(&local.name) {
+            ex.stuck.insert(
+                local.name.clone(),
+                Unsettled::Moving { local: tip.map(|t| t.to_string()), remote: seen.map(|s| s.to_string()) },
+            );
+        }
+    }
+    for (name, seen) in &ex.observed {
+        if seen.is_some() && store.tip(name)?.is_none() && !ex.stuck.contains_key(name) {
+            ex.stuck.insert(name.clone(), Unsettled::Moving { local: None, remote: seen.map(|s| s.to_string()) });
+        }
+    }
+    Ok(())
+}
+
 /// Syncs `refs/mas/*` with `remote`.
 pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
     if remote.is_empty() || remote.starts_with('-') {
@@ -599,146 +767,55 @@ pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
     let _mutex = lock_mutex(store)?;
     let staging = staging_prefix(remote);
     let swept = sweep_staging(store, &staging)?;
-    let mut events = Vec::new();
-    let mut received: BTreeMap<String, BTreeSet<ObjectId>> = BTreeMap::new();
-    // Per ref: the remote tip as last observed (fetched, or accepted from our push), and what is
-    // still unsettled about it.
-    let mut observed: BTreeMap<String, Option<ObjectId>> = BTreeMap::new();
-    let mut stuck: BTreeMap<String, Unsettled> = BTreeMap::new();
+    let mut ex = Exchange::default();
     let mut rounds = 0;
-    for round in 1..=MAX_ROUNDS {
-        rounds = round;
-        fetch(store, remote)?;
-        observed.clear();
-        stuck.clear();
-        for staged in store.list(&staging)? {
-            let Some(remote_tip) = staged.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok()) else {
-                continue;
-            };
-            let local_name = format!("{REF_PREFIX}{}", &staged.name[staging.len()..]);
-            observed.insert(local_name.clone(), Some(remote_tip));
-            let state = integrate_ref(
-                store,
-                &local_name,
-                remote_tip,
-                |action| events.push(RefEvent { round, refname: local_name.clone(), action }),
-                &mut received,
-            )?;
-            if let State::Stuck(why) = state {
-                stuck.insert(local_name, why);
-            }
-        }
-        // What to push: every local chain the remote lacks or is behind on.
-        let mut to_push = Vec::new();
-        for local in store.list(REF_PREFIX)? {
-            let Some(tip) = local.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok()) else {
-                continue;
-            };
-            if stuck.contains_key(&local.name) {
-                continue;
-            }
-            let push = match observed.get(&local.name).copied().flatten() {
-                None => true,
-                Some(r) if r == tip => false,
-                Some(r) => store.is_ancestor(r, tip)?,
-            };
-            if push {
-                to_push.push((local.name, tip));
-            } else if observed.get(&local.name).copied().flatten() != Some(tip) {
-                // Behind or beside the remote without being stuck: a local writer moved it after
-                // integration.
-                stuck.insert(
-                    local.name.clone(),
-                    Unsettled::Moving {
-                        local: Some(tip.to_string()),
-                        remote: observed.get(&local.name).copied().flatten().map(|r| r.to_string()),
-                    },
-                );
-            }
-        }
-        let mut retry = stuck.values().any(|w| matches!(w, Unsettled::Moving { .. }));
-        if !to_push.is_empty() {
-            let mut cmd = git(store);
-            // Hooks run as for any push (git-mas's own pre-push hook gates branches only and lets
-            // refs/mas/* through).
-            cmd.args(["push", "--porcelain", remote]);
-            for (name, _) in &to_push {
-                cmd.arg(format!("{name}:{name}"));
-            }
-            let out = cmd.output().map_err(|source| SyncError::Spawn { source })?;
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            let statuses = parse_porcelain(&stdout);
-            if statuses.is_empty() && !out.status.success() {
-                return Err(SyncError::Push {
-                    remote: remote.into(),
-                    stderr: String::from_utf8_lossy(&out.stderr).trim().into(),
-                });
-            }
-            for (name, tip) in &to_push {
-                match statuses.iter().find(|(dst, _, _)| dst == name) {
-                    Some((_, true, summary)) => {
-                        retry = true;
-                        stuck.insert(name.clone(), Unsettled::Rejected { summary: summary.clone() });
-                        events.push(RefEvent {
-                            round,
-                            refname: name.clone(),
-                            action: RefAction::Rejected { reason: summary.clone() },
-                        });
-                    }
-                    Some((_, false, summary)) => {
-                        observed.insert(name.clone(), Some(*tip));
-                        if summary != "[up to date]" {
-                            events.push(RefEvent {
-                                round,
-                                refname: name.clone(),
-                                action: RefAction::Pushed { to: tip.to_string() },
-                            });
-                        }
-                    }
-                    None => {
-                        // Not mentioned by git: treat as not known to have landed.
-                        retry = true;
-                        stuck.insert(name.clone(), Unsettled::Rejected { summary: "no status from git push".into() });
-                    }
-                }
-            }
-        }
-        if !retry {
+    for n in 1..=MAX_ROUNDS {
+        rounds = n;
+        if !run_round(store, remote, &staging, n, &mut ex)? {
             break;
         }
-        if round < MAX_ROUNDS {
-            std::thread::sleep(backoff_delay(round, random_u16()));
+        if n < MAX_ROUNDS {
+            std::thread::sleep(backoff_delay(n, random_u16()));
         }
     }
-    // The final word: every local ref against the remote tip last observed.
-    for local in store.list(REF_PREFIX)? {
-        let tip = local.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok());
-        let seen = observed.get(&local.name).copied().flatten();
-        if tip != seen && !stuck.contains_key(&local.name) {
-            stuck.insert(
-                local.name.clone(),
-                Unsettled::Moving { local: tip.map(|t| t.to_string()), remote: seen.map(|s| s.to_string()) },
-            );
-        }
-    }
-    for (name, seen) in &observed {
-        if seen.is_some() && store.tip(name)?.is_none() && !stuck.contains_key(name) {
-            stuck.insert(name.clone(), Unsettled::Moving { local: None, remote: seen.map(|s| s.to_string()) });
-        }
-    }
-    let unresolved = stuck.into_iter().map(|(refname, why)| Unresolved { refname, why }).collect();
+    settle(store, &mut ex)?;
+    let unresolved =
+        std::mem::take(&mut ex.stuck).into_iter().map(|(refname, why)| Unresolved { refname, why }).collect();
     let mut parked = Vec::new();
-    for (refname, got) in &received {
+    for (refname, got) in &ex.received {
         if is_record_chain(refname) {
             parked.extend(parked_in(store, &roster, refname, |c| got.contains(c))?);
         }
     }
-    Ok(SyncReport { remote: remote.into(), events, unresolved, parked, swept, rounds })
+    Ok(SyncReport { remote: remote.into(), events: ex.events, unresolved, parked, swept, rounds })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_statuses_settle_refs_or_ask_for_another_round() {
+        let a = ObjectId::from_hex(b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa").unwrap();
+        let name = "refs/mas/frame".to_string();
+        let rejected = || Unsettled::Rejected { summary: "[rejected] (fetch first)".into() };
+        // (status from git, retry?, observed tip, unsettled, events)
+        let table = [
+            (Some((false, "[new reference]")), false, Some(a), None, 1),
+            (Some((false, "[up to date]")), false, Some(a), None, 0),
+            (Some((true, "[rejected] (fetch first)")), true, None, Some(rejected()), 1),
+            (None, true, None, Some(Unsettled::Rejected { summary: "no status from git push".into() }), 0),
+        ];
+        for (status, retry, observed, unsettled, events) in table {
+            let statuses: Vec<(String, bool, String)> =
+                status.iter().map(|(bad, summary)| (name.clone(), *bad, summary.to_string())).collect();
+            let mut ex = Exchange::default();
+            assert_eq!(record_push(1, &[(name.clone(), a)], &statuses, &mut ex), retry, "{status:?}");
+            assert_eq!(ex.seen(&name), observed, "{status:?}");
+            assert_eq!(ex.stuck.get(&name), unsettled.as_ref(), "{status:?}");
+            assert_eq!(ex.events.len(), events, "{status:?}");
+        }
+    }
 
     #[test]
     fn porcelain_lines_are_parsed() {

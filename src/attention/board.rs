@@ -72,22 +72,29 @@ pub struct BoardEntry {
 }
 
 /// Why the board refused a record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Rejection {
     /// The record did not verify (spoof, replay, unsigned, unknown participant, …).
+    #[error("the record is {verdict}")]
     Unverified { verdict: String },
     /// Not a focus or release payload.
+    #[error("not a focus or release record: {detail}")]
     Malformed { detail: String },
     /// More than eight targets.
+    #[error("a focus holds at most {MAX_FOCUS_TARGETS} targets; {count} given")]
     TooManyTargets { count: usize },
     /// A target that escapes the repository (`..`, absolute, empty component).
+    #[error("target {target:?} escapes the repository")]
     PathEscapes { target: String },
     /// A target the focus's frame does not list.
+    #[error("target {target:?} is not in the current frame's snapshot")]
     UnknownTarget { target: String },
     /// A TTL of zero or above the cap, or a publication time in the future.
+    #[error("bad lease: {detail}")]
     BadLease { detail: String },
     /// The board already has 64 live agents.
+    #[error("the board already holds {MAX_BOARD_AGENTS} live agents (flood cap)")]
     Flood,
 }
 
@@ -121,6 +128,93 @@ impl Board {
     /// An agent's entry.
     pub fn entry(&self, agent: &str) -> Option<&BoardEntry> {
         self.entries.iter().find(|e| e.focus.agent == agent)
+    }
+
+    /// The focus an agent holds by, for the pure rule: its focus when live, with no targets when
+    /// released or expired (it holds nothing but is still on its frame); `None` when it published
+    /// none.
+    pub fn holding(&self, agent: &str) -> Option<Focus> {
+        self.entry(agent).map(|e| match e.liveness {
+            Liveness::Live => e.focus.clone(),
+            Liveness::Expired | Liveness::Released => Focus { targets: Vec::new(), ..e.focus.clone() },
+        })
+    }
+}
+
+/// Whether an agent's focus is live and on the current frame: what `focus status` answers and the
+/// gate's own precondition (anything but [`FocusState::Live`] fails the agent's gate closed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FocusState {
+    /// The agent has published no focus.
+    None,
+    /// Its latest record is a release.
+    Released,
+    /// Its TTL passed.
+    Expired,
+    /// Live, but on a frame other than the current one.
+    OldFrame,
+    /// Live on the current frame.
+    Live,
+}
+
+impl FocusState {
+    /// The state's name, as `--json` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FocusState::None => "none",
+            FocusState::Released => "released",
+            FocusState::Expired => "expired",
+            FocusState::OldFrame => "old-frame",
+            FocusState::Live => "live",
+        }
+    }
+}
+
+/// The state of `entry` (an agent's place on the board, if any) against the current frame's hash.
+/// A live focus with no current frame is on an old frame: there is nothing it can be checked on.
+pub fn focus_state(entry: Option<&BoardEntry>, current_frame: Option<&str>) -> FocusState {
+    match entry {
+        None => FocusState::None,
+        Some(e) if e.liveness == Liveness::Released => FocusState::Released,
+        Some(e) if e.liveness == Liveness::Expired => FocusState::Expired,
+        Some(e) if Some(e.focus.frame.as_str()) != current_frame => FocusState::OldFrame,
+        Some(_) => FocusState::Live,
+    }
+}
+
+/// Which frame a focus is on, seen from the current frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFrame<'a> {
+    /// The current frame.
+    Current,
+    /// None (a release with no focus before it).
+    NoFrame,
+    /// Another frame: its hash.
+    Old(&'a str),
+}
+
+/// Which frame `focus_frame` is, given the current frame's hash.
+pub fn on_frame<'a>(focus_frame: &'a str, current_frame: Option<&str>) -> OnFrame<'a> {
+    match current_frame {
+        Some(h) if h == focus_frame => OnFrame::Current,
+        _ if focus_frame.is_empty() => OnFrame::NoFrame,
+        _ => OnFrame::Old(focus_frame),
+    }
+}
+
+impl Rejection {
+    /// The reason's name, as `--json` spells it (`unverified`, `too_many_targets`, …).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Rejection::Unverified { .. } => "unverified",
+            Rejection::Malformed { .. } => "malformed",
+            Rejection::TooManyTargets { .. } => "too_many_targets",
+            Rejection::PathEscapes { .. } => "path_escapes",
+            Rejection::UnknownTarget { .. } => "unknown_target",
+            Rejection::BadLease { .. } => "bad_lease",
+            Rejection::Flood => "flood",
+        }
     }
 }
 
@@ -315,6 +409,79 @@ mod tests {
         assert_eq!(board.rejected.len(), 1);
         assert_eq!(board.rejected[0].agent, "a64");
         assert_eq!(board.rejected[0].rejection, Rejection::Flood);
+    }
+
+    fn entry(agent: &str, frame: &str, liveness: Liveness) -> BoardEntry {
+        let focus = Focus { agent: agent.into(), frame: frame.into(), seq: 1, targets: vec!["a.rs".into()] };
+        BoardEntry { focus, liveness, expires_at: 0, commit: String::new() }
+    }
+
+    #[test]
+    fn focus_state_table() {
+        let cases: Vec<(Option<BoardEntry>, Option<&str>, FocusState)> = vec![
+            (None, Some("F"), FocusState::None),
+            (None, None, FocusState::None),
+            (Some(entry("a", "F", Liveness::Released)), Some("F"), FocusState::Released),
+            (Some(entry("a", "F", Liveness::Expired)), Some("F"), FocusState::Expired),
+            (Some(entry("a", "OLD", Liveness::Expired)), Some("F"), FocusState::Expired),
+            (Some(entry("a", "OLD", Liveness::Live)), Some("F"), FocusState::OldFrame),
+            (Some(entry("a", "F", Liveness::Live)), None, FocusState::OldFrame),
+            (Some(entry("a", "F", Liveness::Live)), Some("F"), FocusState::Live),
+        ];
+        for (i, (e, current, want)) in cases.into_iter().enumerate() {
+            let got = focus_state(e.as_ref(), current);
+            assert_eq!(got, want, "case {i}");
+            assert_eq!(serde_json::to_value(got).unwrap(), want.as_str(), "case {i}");
+        }
+    }
+
+    #[test]
+    fn on_frame_table() {
+        let cases = [
+            ("F", Some("F"), OnFrame::Current),
+            ("", Some("F"), OnFrame::NoFrame),
+            ("", None, OnFrame::NoFrame),
+            ("OLD", Some("F"), OnFrame::Old("OLD")),
+            ("OLD", None, OnFrame::Old("OLD")),
+        ];
+        for (frame, current, want) in cases {
+            assert_eq!(on_frame(frame, current), want, "{frame:?} {current:?}");
+        }
+    }
+
+    #[test]
+    fn holding_keeps_the_frame_and_drops_what_is_not_live() {
+        let board = Board {
+            entries: vec![
+                entry("live", "F", Liveness::Live),
+                entry("gone", "F", Liveness::Expired),
+                entry("done", "G", Liveness::Released),
+            ],
+            rejected: Vec::new(),
+        };
+        let cases: [(&str, Option<(&str, usize)>); 4] =
+            [("live", Some(("F", 1))), ("gone", Some(("F", 0))), ("done", Some(("G", 0))), ("nobody", None)];
+        for (agent, want) in cases {
+            let got = board.holding(agent);
+            assert_eq!(got.as_ref().map(|f| (f.frame.as_str(), f.targets.len())), want, "{agent}");
+            assert!(got.is_none_or(|f| f.agent == agent));
+        }
+    }
+
+    #[test]
+    fn rejection_reasons_are_the_json_tags() {
+        let all = [
+            Rejection::Unverified { verdict: "SPOOF".into() },
+            Rejection::Malformed { detail: "x".into() },
+            Rejection::TooManyTargets { count: 9 },
+            Rejection::PathEscapes { target: "../x".into() },
+            Rejection::UnknownTarget { target: "x".into() },
+            Rejection::BadLease { detail: "x".into() },
+            Rejection::Flood,
+        ];
+        for r in all {
+            assert_eq!(serde_json::to_value(&r).unwrap()["reason"], r.reason(), "{r:?}");
+        }
     }
 
     #[test]

@@ -52,9 +52,18 @@ pub fn load_board(store: &Store, roster: &Roster, now: u64, frame: Option<&Frame
 /// Why a publication was refused before anything was written.
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
-    /// The payload breaks a board rule.
-    #[error("{0}")]
-    Rejected(String, Rejection),
+    /// The payload breaks a board rule: the board would refuse the record, so it is not written.
+    #[error("{rejection}")]
+    Rejected {
+        /// The agent publishing.
+        agent: String,
+        /// The focus chain it would have been appended to.
+        refname: String,
+        /// The frame the focus is on.
+        frame: String,
+        /// The rule it breaks (the refused target, count or lease inside).
+        rejection: Rejection,
+    },
     /// A store failure.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -69,24 +78,18 @@ pub fn publish_focus(
     frame: &Frame,
     board: &Board,
 ) -> Result<Appended, PublishError> {
+    let rejected = |rejection| PublishError::Rejected {
+        agent: agent.to_string(),
+        refname: focus_ref(agent),
+        frame: payload.frame.clone(),
+        rejection,
+    };
     let ids: BTreeSet<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
     let in_frame = |t: &str| ids.contains(t);
-    board::check_focus(payload, payload.published_at, Some(&in_frame)).map_err(|r| {
-        let msg = match &r {
-            Rejection::TooManyTargets { count } => format!("a focus holds at most 8 targets; {count} given"),
-            Rejection::PathEscapes { target } => format!("target {target:?} escapes the repository"),
-            Rejection::UnknownTarget { target } => format!("target {target:?} is not in the current frame's snapshot"),
-            Rejection::BadLease { detail } => format!("bad lease: {detail}"),
-            other => format!("{other:?}"),
-        };
-        PublishError::Rejected(msg, r)
-    })?;
+    board::check_focus(payload, payload.published_at, Some(&in_frame)).map_err(rejected)?;
     let others_live = board.live().filter(|f| f.agent != agent).count();
     if others_live >= MAX_BOARD_AGENTS && board.entry(agent).is_none_or(|e| e.liveness != board::Liveness::Live) {
-        return Err(PublishError::Rejected(
-            format!("the board already holds {MAX_BOARD_AGENTS} live agents (flood cap)"),
-            Rejection::Flood,
-        ));
+        return Err(rejected(Rejection::Flood));
     }
     let value = serde_json::to_value(payload)
         .map_err(|e| StoreError::Git { context: "encoding a focus".into(), source: Box::new(e) })?;

@@ -424,15 +424,30 @@ fn build_input_with(
     root: &Path,
     scip: Option<Result<signals::ScipCounts, signals::ScipError>>,
 ) -> Result<SnapshotInput, FrameError> {
-    let mut skipped = Skipped::default();
-    let mut sources = Sources { recency: "git".into(), ..Default::default() };
-    let mut inputs =
-        InputIds { worktree: format!("sha256:{}", sha256_hex(&view.changes_bytes())), ..Default::default() };
+    let mut input = SnapshotInput {
+        base: view.base.map(|b| b.to_string()),
+        files: file_facts(repo, view)?,
+        sources: Sources { recency: "git".into(), ..Default::default() },
+        inputs: InputIds { worktree: format!("sha256:{}", sha256_hex(&view.changes_bytes())), ..Default::default() },
+        skipped: Skipped { non_utf8_paths: view.non_utf8_paths, ..Default::default() },
+        ..Default::default()
+    };
+    let covered = match (&files.scip, scip) {
+        (Some((origin, bytes)), Some(counts)) => add_scip(&mut input, view, origin, bytes, counts)?,
+        _ => BTreeSet::new(),
+    };
+    add_tree_sitter_symbols(&mut input, repo, view, &covered)?;
+    add_diagnostics(&mut input, view, files, root)?;
+    add_task_and_editor(&mut input, files);
+    Ok(input)
+}
 
-    // History and working tree.
+/// History and working tree: every file of the view, whether the producer touched it, and the
+/// first-parent commits since it last changed.
+fn file_facts(repo: &gix::Repository, view: &TreeView) -> Result<Vec<FileFacts>, FrameError> {
     let since = recency_walk(repo, view.base)?;
     let touched: BTreeSet<&str> = view.changes.iter().map(|c| c.path.as_str()).collect();
-    let facts: Vec<FileFacts> = view
+    Ok(view
         .files
         .keys()
         .map(|p| FileFacts {
@@ -440,42 +455,55 @@ fn build_input_with(
             touched: touched.contains(p.as_str()),
             commits_since: since.get(p).copied(),
         })
-        .collect();
+        .collect())
+}
 
-    // SCIP.
-    let mut doc_refs = BTreeMap::new();
-    let mut symbols = Vec::new();
-    let mut covered: BTreeSet<String> = BTreeSet::new();
-    if let (Some((origin, bytes)), Some(counts)) = (&files.scip, scip) {
-        let counts = counts.map_err(|e| FrameError::Scip { origin: origin.clone(), reason: e.to_string() })?;
-        sources.centrality = Some("scip".into());
-        sources.symbols.push("scip".into());
-        inputs.scip = Some(format!("sha256:{}", sha256_hex(bytes)));
-        skipped.scip_local_symbols = counts.skipped_local;
-        for (path, refs) in &counts.documents {
-            if view.files.contains_key(path) {
-                doc_refs.insert(path.clone(), *refs);
-                covered.insert(path.clone());
-            } else {
-                skipped.scip_missing_documents += 1;
-            }
-        }
-        for (id, s) in &counts.symbols {
-            let Some((path, name)) = id.split_once('#') else { continue };
-            if !view.files.contains_key(path) {
-                continue;
-            }
-            symbols.push(SymbolFacts {
-                path: path.into(),
-                name: name.into(),
-                start_line: s.start_line,
-                end_line: s.end_line,
-                refs: Some(s.refs_from_other_documents),
-            });
+/// The SCIP index's document references and symbols, for files in the view; returns the
+/// documents it covers.
+fn add_scip(
+    input: &mut SnapshotInput,
+    view: &TreeView,
+    origin: &str,
+    bytes: &[u8],
+    counts: Result<signals::ScipCounts, signals::ScipError>,
+) -> Result<BTreeSet<String>, FrameError> {
+    let counts = counts.map_err(|e| FrameError::Scip { origin: origin.to_string(), reason: e.to_string() })?;
+    input.sources.centrality = Some("scip".into());
+    input.sources.symbols.push("scip".into());
+    input.inputs.scip = Some(format!("sha256:{}", sha256_hex(bytes)));
+    input.skipped.scip_local_symbols = counts.skipped_local;
+    let mut covered = BTreeSet::new();
+    for (path, refs) in &counts.documents {
+        if view.files.contains_key(path) {
+            input.doc_refs.insert(path.clone(), *refs);
+            covered.insert(path.clone());
+        } else {
+            input.skipped.scip_missing_documents += 1;
         }
     }
+    for (id, s) in &counts.symbols {
+        let Some((path, name)) = id.split_once('#') else { continue };
+        if !view.files.contains_key(path) {
+            continue;
+        }
+        input.symbols.push(SymbolFacts {
+            path: path.into(),
+            name: name.into(),
+            start_line: s.start_line,
+            end_line: s.end_line,
+            refs: Some(s.refs_from_other_documents),
+        });
+    }
+    Ok(covered)
+}
 
-    // Rust files no index covers: symbols from tree-sitter.
+/// Rust files no index covers: symbols from tree-sitter.
+fn add_tree_sitter_symbols(
+    input: &mut SnapshotInput,
+    repo: &gix::Repository,
+    view: &TreeView,
+    covered: &BTreeSet<String>,
+) -> Result<(), FrameError> {
     let mut used_tree_sitter = false;
     for (path, id) in &view.files {
         if !path.ends_with(".rs") || covered.contains(path) {
@@ -488,68 +516,65 @@ fn build_input_with(
         match signals::rust_items::rust_items(&bytes) {
             Ok(items) => {
                 used_tree_sitter = true;
-                for item in items {
-                    symbols.push(SymbolFacts {
-                        path: path.clone(),
-                        name: item.name,
-                        start_line: item.start_line,
-                        end_line: item.end_line,
-                        refs: None,
-                    });
-                }
+                input.symbols.extend(items.into_iter().map(|item| SymbolFacts {
+                    path: path.clone(),
+                    name: item.name,
+                    start_line: item.start_line,
+                    end_line: item.end_line,
+                    refs: None,
+                }));
             }
-            Err(_) => skipped.symbol_extraction_failures += 1,
+            Err(_) => input.skipped.symbol_extraction_failures += 1,
         }
     }
     if used_tree_sitter {
-        sources.symbols.push("tree-sitter-rust".into());
+        input.sources.symbols.push("tree-sitter-rust".into());
     }
+    Ok(())
+}
 
-    // Diagnostics, in content-hash order.
+/// Diagnostics on files in the view, the files read in content-hash order.
+fn add_diagnostics(
+    input: &mut SnapshotInput,
+    view: &TreeView,
+    files: &InputFiles,
+    root: &Path,
+) -> Result<(), FrameError> {
     let mut diag_files: Vec<(String, &String, &Vec<u8>)> =
         files.diagnostics.iter().map(|(o, b)| (sha256_hex(b), o, b)).collect();
     diag_files.sort();
     let mut formats = BTreeSet::new();
-    let mut diagnostics = Vec::new();
     for (hash, origin, bytes) in diag_files {
         let report = signals::diagnostics::read_diagnostics(bytes, root)
             .map_err(|e| FrameError::Diagnostics { origin: origin.clone(), reason: e.to_string() })?;
         formats.insert(format_name(&report.format).to_string());
-        inputs.diagnostics.push(format!("sha256:{hash}"));
-        skipped.diagnostics_outside_repo += report.outside_repo;
-        skipped.diagnostics_other += report.skipped;
+        input.inputs.diagnostics.push(format!("sha256:{hash}"));
+        input.skipped.diagnostics_outside_repo += report.outside_repo;
+        input.skipped.diagnostics_other += report.skipped;
         for d in report.diagnostics {
             if !view.files.contains_key(&d.path) {
-                skipped.diagnostics_missing_files += 1;
+                input.skipped.diagnostics_missing_files += 1;
                 continue;
             }
             let error = matches!(d.severity, signals::diagnostics::Severity::Error);
-            diagnostics.push(DiagFact { path: d.path, line: d.line, error });
+            input.diagnostics.push(DiagFact { path: d.path, line: d.line, error });
         }
     }
-    sources.diagnostics = formats.into_iter().collect();
+    input.sources.diagnostics = formats.into_iter().collect();
+    Ok(())
+}
 
-    // Task and editor.
+/// The task text's identity and the editor's open files.
+fn add_task_and_editor(input: &mut SnapshotInput, files: &InputFiles) {
     if let Some(task) = &files.task {
-        sources.task = Some("text".into());
-        inputs.task = Some(format!("sha256:{}", sha256_hex(task.as_bytes())));
+        input.sources.task = Some("text".into());
+        input.inputs.task = Some(format!("sha256:{}", sha256_hex(task.as_bytes())));
     }
-    let editor: BTreeSet<String> = files.editor.iter().map(|p| normalize_rel(p)).collect();
+    input.editor = files.editor.iter().map(|p| normalize_rel(p)).collect();
     if !files.editor.is_empty() {
-        sources.editor = Some("list".into());
-        inputs.editor = Some(format!("sha256:{}", sha256_hex(editor_bytes(&editor).as_slice())));
+        input.sources.editor = Some("list".into());
+        input.inputs.editor = Some(format!("sha256:{}", sha256_hex(editor_bytes(&input.editor).as_slice())));
     }
-    Ok(SnapshotInput {
-        base: view.base.map(|b| b.to_string()),
-        files: facts,
-        doc_refs,
-        symbols,
-        diagnostics,
-        editor,
-        sources,
-        inputs,
-        skipped: Skipped { non_utf8_paths: view.non_utf8_paths, ..skipped },
-    })
 }
 
 fn format_name(f: &signals::diagnostics::DiagFormat) -> &'static str {
@@ -740,7 +765,7 @@ pub fn publish(
 }
 
 /// The outcome of verifying a frame.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
     /// The frame's commit.
     pub commit: String,
@@ -763,14 +788,48 @@ impl Verification {
 
 /// Recomputes a frame's snapshot from its stored inputs and compares.
 pub fn verify(store: &Store, commit: ObjectId) -> Result<Verification, FrameError> {
-    let repo = store.repo();
     let entry = store.entry(commit)?;
     let record =
         entry.record.map_err(|e| FrameError::Incomplete { commit: commit.to_string(), what: e.to_string() })?;
     let recorded_hash = record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string();
     let root = PathBuf::from(record.payload.get("root").and_then(|h| h.as_str()).unwrap_or("/"));
-    let incomplete = |what: &str| FrameError::Incomplete { commit: commit.to_string(), what: what.into() };
-    let stored_bytes = frame_file(store, commit, "snapshot.json")?.ok_or_else(|| incomplete("snapshot.json"))?;
+    let stored_bytes =
+        frame_file(store, commit, "snapshot.json")?.ok_or_else(|| incomplete(commit, "snapshot.json"))?;
+    let view = stored_view(store, commit)?;
+    let files = stored_inputs(store, commit)?;
+    let input = build_input(store.repo(), &view, &files, &root)?;
+    let task = files.task.unwrap_or_default();
+    let recomputed = compute(&input, |id| !task.is_empty() && signals::task::named_by_task(&task, id));
+    let stored_snapshot_hash = sha256_hex(&stored_bytes);
+    let recomputed_hash = recomputed.frame_hash();
+    let first_difference = if recorded_hash != stored_snapshot_hash {
+        Some("snapshot.json does not hash to the frame's recorded hash".to_string())
+    } else if recomputed_hash != recorded_hash {
+        let stored: serde_json::Value = serde_json::from_slice(&stored_bytes).unwrap_or(serde_json::Value::Null);
+        let fresh = serde_json::to_value(&recomputed).unwrap_or(serde_json::Value::Null);
+        Some(first_diff(&stored, &fresh, "").unwrap_or_else(|| "(canonical bytes)".into()))
+    } else {
+        None
+    };
+    Ok(Verification {
+        commit: commit.to_string(),
+        recorded_hash,
+        stored_snapshot_hash,
+        recomputed_hash,
+        first_difference,
+    })
+}
+
+/// The error for a frame missing `what`.
+fn incomplete(commit: ObjectId, what: &str) -> FrameError {
+    FrameError::Incomplete { commit: commit.to_string(), what: what.into() }
+}
+
+/// The tree view a frame's producer saw, rebuilt from its base commit and the stored working-tree
+/// changes and contents.
+fn stored_view(store: &Store, commit: ObjectId) -> Result<TreeView, FrameError> {
+    let repo = store.repo();
+    let incomplete = |what: &str| incomplete(commit, what);
     let worktree =
         frame_file(store, commit, "inputs/worktree.json")?.ok_or_else(|| incomplete("inputs/worktree.json"))?;
     #[derive(Deserialize)]
@@ -807,6 +866,11 @@ pub fn verify(store: &Store, commit: ObjectId) -> Result<Verification, FrameErro
             }
         }
     }
+    Ok(view)
+}
+
+/// The named inputs stored in a frame: task, SCIP index, diagnostics files and editor list.
+fn stored_inputs(store: &Store, commit: ObjectId) -> Result<InputFiles, FrameError> {
     let task = frame_file(store, commit, "inputs/task.txt")?.map(|b| String::from_utf8_lossy(&b).into_owned());
     let scip = frame_file(store, commit, "inputs/index.scip")?.map(|b| ("inputs/index.scip".to_string(), b));
     let mut diagnostics = Vec::new();
@@ -820,28 +884,7 @@ pub fn verify(store: &Store, commit: ObjectId) -> Result<Verification, FrameErro
     let editor = frame_file(store, commit, "inputs/editor.txt")?
         .map(|b| String::from_utf8_lossy(&b).lines().map(String::from).collect())
         .unwrap_or_default();
-    let files = InputFiles { task: task.clone(), scip, diagnostics, editor };
-    let input = build_input(repo, &view, &files, &root)?;
-    let task = task.unwrap_or_default();
-    let recomputed = compute(&input, |id| !task.is_empty() && signals::task::named_by_task(&task, id));
-    let stored_snapshot_hash = sha256_hex(&stored_bytes);
-    let recomputed_hash = recomputed.frame_hash();
-    let first_difference = if recorded_hash != stored_snapshot_hash {
-        Some("snapshot.json does not hash to the frame's recorded hash".to_string())
-    } else if recomputed_hash != recorded_hash {
-        let stored: serde_json::Value = serde_json::from_slice(&stored_bytes).unwrap_or(serde_json::Value::Null);
-        let fresh = serde_json::to_value(&recomputed).unwrap_or(serde_json::Value::Null);
-        Some(first_diff(&stored, &fresh, "").unwrap_or_else(|| "(canonical bytes)".into()))
-    } else {
-        None
-    };
-    Ok(Verification {
-        commit: commit.to_string(),
-        recorded_hash,
-        stored_snapshot_hash,
-        recomputed_hash,
-        first_difference,
-    })
+    Ok(InputFiles { task, scip, diagnostics, editor })
 }
 
 /// The path of the first differing field between two JSON values (`targets[3].saliency`).

@@ -46,6 +46,22 @@ pub enum Verdict {
     FailClosed { reason: String, remedy: String },
 }
 
+impl Verdict {
+    /// Whether the change may proceed.
+    pub fn allows(&self) -> bool {
+        matches!(self, Verdict::Allow { .. })
+    }
+}
+
+/// The verdict when the gate's inputs could not be gathered (no identity, an unreadable board or
+/// change): fail closed, naming why.
+pub fn unreadable(reason: &str) -> Verdict {
+    Verdict::FailClosed {
+        reason: reason.to_string(),
+        remedy: "fix the problem above (identity: --agent, GIT_MAS_AGENT or `git config mas.agent`), then retry".into(),
+    }
+}
+
 /// Whether a change touches a target; `None` when it does not, else a note (empty when exact).
 fn touches(target: &str, lines_of: &dyn Fn(&str) -> Option<[u32; 2]>, touched: &[Touched]) -> Option<String> {
     let (path, symbol) = match target.split_once('#') {

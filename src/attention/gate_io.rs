@@ -3,10 +3,10 @@
 
 use super::board::{Board, Liveness};
 use super::focus_store::load_board;
-use super::frame::{Frame, current_frame_hash, read_frame};
+use super::frame::{Frame, FrameError, current_frame_hash, read_frame};
 use super::gate::{Touched, Verdict, gate};
 use super::touched::{self, TouchedError};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -15,12 +15,40 @@ pub const AGENT_TRAILER: &str = "Mas-Agent";
 /// Trailer naming the frame the commit was gated on.
 pub const FRAME_TRAILER: &str = "Mas-Frame";
 
-/// Errors gathering the gate's inputs. The CLI fails closed on every one of them.
+/// Errors gathering the gate's inputs, each naming the input that could not be read. The CLI
+/// fails closed on every one of them.
 #[derive(Debug, thiserror::Error)]
 pub enum GateIoError {
-    /// The board or the frame could not be read.
-    #[error("the focus board cannot be read: {0}")]
-    Board(String),
+    /// The roster, which decides whose foci count, could not be read.
+    #[error("the focus board cannot be read: {source}")]
+    Roster {
+        /// Why.
+        #[source]
+        source: StoreError,
+    },
+    /// The current frame (its ref and hash) could not be read.
+    #[error("the focus board cannot be read: {source}")]
+    CurrentFrame {
+        /// Why.
+        #[source]
+        source: FrameError,
+    },
+    /// The focus chains could not be read.
+    #[error("the focus board cannot be read: {source}")]
+    Board {
+        /// Why.
+        #[source]
+        source: StoreError,
+    },
+    /// The current frame's snapshot, needed for a symbol target's line range, could not be read.
+    #[error("the focus board cannot be read: {source}")]
+    Frame {
+        /// The frame's commit.
+        commit: String,
+        /// Why.
+        #[source]
+        source: FrameError,
+    },
     /// The change could not be read.
     #[error(transparent)]
     Touched(#[from] TouchedError),
@@ -59,17 +87,18 @@ pub fn evaluate(
     diff_args: &[&str],
     now: u64,
 ) -> Result<GateOutcome, GateIoError> {
-    let board_err = |e: &dyn std::fmt::Display| GateIoError::Board(e.to_string());
-    let roster = store.roster().map_err(|e| board_err(&e))?;
+    let roster = store.roster().map_err(|source| GateIoError::Roster { source })?;
     // The hash alone is enough unless a symbol target's line range is needed: reading and parsing
     // the snapshot (up to 4,096 targets) is the costliest part of a gate, so it is done on demand.
-    let head = current_frame_hash(store).map_err(|e| board_err(&e))?;
-    let board = load_board(store, &roster, now, None).map_err(|e| board_err(&e))?;
+    let head = current_frame_hash(store).map_err(|source| GateIoError::CurrentFrame { source })?;
+    let board = load_board(store, &roster, now, None).map_err(|source| GateIoError::Board { source })?;
     let symbol_files = symbol_files(&board);
     let touched = touched::touched(workdir, paths, &symbol_files, diff_args);
     let needs_ranges = touched.iter().any(|t| symbol_files.contains(&t.path));
     let frame = match (&head, needs_ranges) {
-        (Some((commit, _)), true) => Some(read_frame(store, *commit).map_err(|e| board_err(&e))?),
+        (Some((commit, _)), true) => Some(
+            read_frame(store, *commit).map_err(|source| GateIoError::Frame { commit: commit.to_string(), source })?,
+        ),
         _ => None,
     };
     let hash = head.map(|(_, h)| h);
@@ -93,6 +122,15 @@ pub fn decide_on(caller: &str, frame: Option<&Frame>, board: &Board, touched: &[
     decide_with(caller, frame.map(|f| f.hash.as_str()), frame, board, touched)
 }
 
+/// The verdict of a gathering: the outcome's own, or failing closed on why the gate's inputs could
+/// not be gathered.
+pub fn verdict_of(outcome: &Result<GateOutcome, String>) -> Verdict {
+    match outcome {
+        Ok(o) => o.verdict.clone(),
+        Err(reason) => super::gate::unreadable(reason),
+    }
+}
+
 /// Reads `Mas-Agent` and `Mas-Frame` from a commit message's trailer block.
 pub fn receipt_of(message: &str) -> Option<(String, String)> {
     let last = message.trim_end().rsplit("\n\n").next()?;
@@ -111,6 +149,25 @@ pub fn receipt_of(message: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdict_of_table() {
+        let outcome = |verdict: Verdict| GateOutcome { verdict, frame: None, board: Board::default(), touched: vec![] };
+        let allow = Verdict::Allow { frame: "F".into(), notes: vec![] };
+        let block = Verdict::Block { blocks: vec![] };
+        let cases: Vec<(Result<GateOutcome, String>, Verdict, bool)> = vec![
+            (Ok(outcome(allow.clone())), allow, true),
+            (Ok(outcome(block.clone())), block, false),
+            (Err("board unreadable".into()), super::super::gate::unreadable("board unreadable"), false),
+        ];
+        for (gathered, want, allows) in cases {
+            let v = verdict_of(&gathered);
+            assert_eq!((&v, v.allows()), (&want, allows));
+        }
+        let Verdict::FailClosed { reason, remedy } = verdict_of(&Err("no identity".into())) else { panic!() };
+        assert_eq!(reason, "no identity");
+        assert!(remedy.contains("--agent") && remedy.contains("retry"), "{remedy}");
+    }
 
     #[test]
     fn receipts_are_read_from_the_last_paragraph() {

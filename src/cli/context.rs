@@ -6,15 +6,7 @@ use git_mas::identity::{AgentKey, validate_name};
 use git_mas::store::Store;
 use std::path::PathBuf;
 
-/// Where the caller's identity came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IdentitySource {
-    /// `--agent` or `GIT_MAS_AGENT`.
-    FlagOrEnv,
-    /// `git config mas.agent`.
-    Config,
-}
+pub use super::json::agent::IdentitySource;
 
 /// The caller, resolved and checked against the roster.
 pub struct Caller {

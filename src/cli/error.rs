@@ -1,126 +1,255 @@
-//! Errors as the user sees them: a message, its causes, a hint, and an exit code.
+//! Errors as the user sees them: the error itself (kept whole, so that its causes are printed from
+//! its source chain), a kind that decides the exit code, and any number of hints.
+//!
+//! Library errors become a [`CliError`] here, by variant, in `From` impls: the kind and the hints
+//! are decided from what the variant carries, never from its text. [`CliError::render`] is a pure
+//! function of the error, so the rendering is tested as a table (see the tests below) and the
+//! output layer only writes the string it returns:
+//!
+//! ```text
+//! Error: <the error>
+//! Caused by: <its one source>          (or "Caused by:" and "1: …", "2: …" for several)
+//! Hint: <a hint>                       (one line per hint)
+//! ```
 
 use super::context::Context;
 use super::exit;
+use git_mas::attention::board::Rejection;
+use git_mas::attention::focus_store::PublishError;
+use git_mas::attention::frame::FrameError;
+use git_mas::attention::gate_io::GateIoError;
+use git_mas::converge_driver::record::{RecordError, runs_prefix};
 use git_mas::identity::{KeyError, NameError, RosterError};
+use git_mas::pool::PoolError;
+use git_mas::run::{RunError, SettingError};
+use git_mas::skills::SkillsError;
 use git_mas::store::StoreError;
+use git_mas::sync::SyncError;
+use std::error::Error;
 
-/// Who is at fault, which decides the exit code.
+/// Who or what is at fault, which decides the exit code (README, "Exit codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// The input or the repository's state (exit 1).
+    /// The command line itself was wrong: a value or a combination of flags that clap did not
+    /// catch (exit 2, as clap's own usage errors).
+    Usage,
+    /// Refused or failed because of the input or the repository's state (exit 1).
     User,
     /// Us or git (exit 3).
     Internal,
+    /// Something read did not verify (exit 4).
+    Unverified,
+    /// The gate cannot decide safely: the board or the frame cannot be read (exit 7).
+    FailClosed,
+    /// A write to a closed pipe: the command ends quietly, as git does (exit 141, 128 + SIGPIPE).
+    BrokenPipe,
 }
 
-/// An error with an optional hint on what to do next.
+impl Kind {
+    /// The process exit code of this kind.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Kind::Usage => exit::USAGE,
+            Kind::User => exit::USER,
+            Kind::Internal => exit::INTERNAL,
+            Kind::Unverified => exit::UNVERIFIED,
+            Kind::FailClosed => exit::FAIL_CLOSED,
+            Kind::BrokenPipe => exit::BROKEN_PIPE,
+        }
+    }
+}
+
+/// The error type a source error is boxed as.
+pub type BoxedError = Box<dyn Error + Send + Sync>;
+
+/// An error of a command: the error, its kind and hints on what to do next.
 #[derive(Debug)]
 pub struct CliError {
     kind: Kind,
-    message: String,
-    causes: Vec<String>,
-    hint: Option<String>,
-    broken_pipe: bool,
+    error: BoxedError,
+    hints: Vec<String>,
 }
 
+/// A message in front of a source error (the source's own text is printed as a cause, unless the
+/// message already says it).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+struct WithMessage {
+    message: String,
+    #[source]
+    source: BoxedError,
+}
+
+/// A plain message with no source.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Message(String);
+
 impl CliError {
-    /// A user error.
+    /// An error of `kind`, keeping `error` (its text is the message, its sources the causes).
+    pub fn new(kind: Kind, error: impl Into<BoxedError>) -> Self {
+        CliError { kind, error: error.into(), hints: Vec::new() }
+    }
+
+    /// An error of `kind` saying `message`, caused by `source`.
+    pub fn with_message(kind: Kind, message: impl Into<String>, source: impl Into<BoxedError>) -> Self {
+        Self::new(kind, WithMessage { message: message.into(), source: source.into() })
+    }
+
+    /// A refusal because of the input or the repository's state (exit 1).
     pub fn user(message: impl Into<String>) -> Self {
-        CliError { kind: Kind::User, message: message.into(), causes: Vec::new(), hint: None, broken_pipe: false }
+        Self::new(Kind::User, Message(message.into()))
     }
 
-    /// An internal error.
+    /// A mistake on the command line that clap did not catch (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::new(Kind::Usage, Message(message.into()))
+    }
+
+    /// An internal or git failure (exit 3).
     pub fn internal(message: impl Into<String>) -> Self {
-        CliError { kind: Kind::Internal, ..Self::user(message) }
+        Self::new(Kind::Internal, Message(message.into()))
     }
 
-    /// Adds a hint.
+    /// Appends a hint.
     pub fn hinted(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.add_hint(hint);
         self
     }
 
-    fn with_causes(mut self, err: &dyn std::error::Error) -> Self {
-        let mut source = err.source();
-        while let Some(s) = source {
-            let text = s.to_string();
-            if !self.message.contains(&text) {
-                self.causes.push(text);
-            }
-            source = s.source();
-        }
-        self
+    /// Appends a hint in place.
+    pub fn add_hint(&mut self, hint: impl Into<String>) {
+        self.hints.push(hint.into());
+    }
+
+    /// Appends any number of hints.
+    pub fn extend_hints(&mut self, hints: impl IntoIterator<Item = String>) {
+        self.hints.extend(hints);
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The hints, in order.
+    pub fn hints(&self) -> &[String] {
+        &self.hints
     }
 
     /// The process exit code.
     pub fn exit_code(&self) -> u8 {
-        match self.kind {
-            Kind::User => exit::USER,
-            Kind::Internal => exit::INTERNAL,
-        }
+        self.kind().exit_code()
     }
 
     /// Whether this is a write to a closed pipe (exit quietly, like other Unix tools).
     pub fn is_broken_pipe(&self) -> bool {
-        self.broken_pipe
+        self.kind == Kind::BrokenPipe
     }
 
-    /// Prints to stderr.
+    /// The causes printed under the message: the source chain, without a cause whose text the
+    /// message (or the cause above it) already includes — many library errors spell their source
+    /// out in their own message.
+    pub fn causes(&self) -> Vec<String> {
+        let mut shown = self.error.to_string();
+        let mut causes = Vec::new();
+        let mut source = self.error.source();
+        while let Some(err) = source {
+            let text = err.to_string();
+            if !shown.contains(&text) {
+                causes.push(text.clone());
+            }
+            shown = text;
+            source = err.source();
+        }
+        causes
+    }
+
+    /// The error as printed on stderr, jj's shape: `Error: …`, `Caused by: …` (numbered when
+    /// there are several causes), one `Hint: …` line per hint. Headings are colored when `color`.
+    pub fn render(&self, color: bool) -> String {
+        let paint =
+            |text: &str, code: &str| if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() };
+        let mut out = format!("{} {}\n", paint("Error:", "1;31"), self.error);
+        match self.causes().as_slice() {
+            [] => {}
+            [one] => out.push_str(&format!("{} {one}\n", paint("Caused by:", "1"))),
+            many => {
+                out.push_str(&format!("{}\n", paint("Caused by:", "1")));
+                for (i, cause) in many.iter().enumerate() {
+                    out.push_str(&format!("{} {cause}\n", paint(&format!("{}:", i + 1), "1")));
+                }
+            }
+        }
+        for hint in self.hints() {
+            out.push_str(&format!("{} {hint}\n", paint("Hint:", "1;36")));
+        }
+        out
+    }
+
+    /// Writes [`CliError::render`] to stderr, colored as `ctx` says; nothing for a closed pipe.
     pub fn print(&self, ctx: &Context) {
-        let label = ctx.paint("error:", "1;31");
-        eprintln!("{label} {}", self.message);
-        for cause in &self.causes {
-            eprintln!("  caused by: {cause}");
+        if self.is_broken_pipe() {
+            return;
         }
-        if let Some(hint) = &self.hint {
-            eprintln!("{} {hint}", ctx.paint("hint:", "1;36"));
-        }
+        ctx.ui().err_text(&self.render(ctx.ui().color()));
     }
 }
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
-        let broken_pipe = e.kind() == std::io::ErrorKind::BrokenPipe;
-        CliError { broken_pipe, ..CliError::internal(format!("i/o error: {e}")) }
+        let kind = if e.kind() == std::io::ErrorKind::BrokenPipe { Kind::BrokenPipe } else { Kind::Internal };
+        CliError::with_message(kind, format!("i/o error: {e}"), e)
     }
 }
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
-        let base = match &e {
-            StoreError::NotARepository { .. } => CliError::user(e.to_string())
-                .hinted("run this inside a git repository, or pass -C <path>; `git init` creates one"),
-            StoreError::Bare { .. } => {
-                CliError::user(e.to_string()).hinted("run it in a clone or a worktree of this repository")
+        let hint = match &e {
+            StoreError::Roster(_) => None,
+            StoreError::NotARepository { .. } => {
+                Some("run this inside a git repository, or pass -C <path>; `git init` creates one".to_string())
             }
-            StoreError::BadRefName { .. } => CliError::user(e.to_string()),
-            StoreError::Roster(r) => return CliError::from(r.clone()),
-            StoreError::SeqOverflow { .. } => CliError::user(e.to_string()),
-            StoreError::StaleLock { lock, .. } => CliError::user(e.to_string()).hinted(format!(
+            StoreError::Bare { .. } => Some("run it in a clone or a worktree of this repository".to_string()),
+            StoreError::StaleLock { lock, .. } => Some(format!(
                 "if no git-mas or git command is still running here, remove it: `git mas doctor --fix` (or `rm {}`)",
                 lock.display()
             )),
-            StoreError::UnreadableRef { name, .. } => CliError::user(e.to_string())
-                .hinted(format!("inspect it with `git show-ref {name}`; `git update-ref -d {name}` removes it")),
-            StoreError::TooManyRetries { .. } | StoreError::Git { .. } | StoreError::Io { .. } => {
-                CliError::internal(e.to_string())
+            StoreError::UnreadableRef { name, .. } => {
+                Some(format!("inspect it with `git show-ref {name}`; `git update-ref -d {name}` removes it"))
             }
+            StoreError::BadRefName { .. }
+            | StoreError::SeqOverflow { .. }
+            | StoreError::TooManyRetries { .. }
+            | StoreError::Git { .. }
+            | StoreError::Io { .. } => None,
         };
-        base.with_causes(&e)
+        let kind = match &e {
+            StoreError::Roster(r) => return CliError::from(r.clone()),
+            StoreError::NotARepository { .. }
+            | StoreError::Bare { .. }
+            | StoreError::BadRefName { .. }
+            | StoreError::SeqOverflow { .. }
+            | StoreError::StaleLock { .. }
+            | StoreError::UnreadableRef { .. } => Kind::User,
+            StoreError::TooManyRetries { .. } | StoreError::Git { .. } | StoreError::Io { .. } => Kind::Internal,
+        };
+        let mut err = CliError::new(kind, e);
+        err.extend_hints(hint);
+        err
     }
 }
 
 impl From<RosterError> for CliError {
     fn from(e: RosterError) -> Self {
-        CliError::user(format!("invalid roster: {e}"))
+        CliError::with_message(Kind::User, format!("invalid roster: {e}"), e)
             .hinted("each roster line is `name did:key:z…`; fix the line, or remove it and run `git mas agent new`")
     }
 }
 
 impl From<NameError> for CliError {
     fn from(e: NameError) -> Self {
-        CliError::user(e.to_string())
+        CliError::new(Kind::User, e)
     }
 }
 
@@ -140,46 +269,594 @@ impl From<KeyError> for CliError {
             KeyError::Random(_) | KeyError::Io { .. } => Kind::Internal,
             _ => Kind::User,
         };
-        let mut err = CliError { kind, ..CliError::user(e.to_string()) }.with_causes(&e);
-        err.hint = hint;
+        let mut err = CliError::new(kind, e);
+        err.extend_hints(hint);
         err
     }
 }
 
-impl From<git_mas::run::RunError> for CliError {
-    fn from(e: git_mas::run::RunError) -> Self {
-        use git_mas::run::RunError;
+impl From<RunError> for CliError {
+    fn from(e: RunError) -> Self {
         let e = match e {
             RunError::Store(s) => return CliError::from(s),
             other => other,
         };
-        let base = match &e {
-            RunError::Store(_) => CliError::internal(e.to_string()),
-            RunError::NoSuchRun { .. } => CliError::user(e.to_string()).hinted("list the runs with `git mas run list`"),
-            RunError::Exists { .. } => CliError::user(e.to_string()).hinted("choose another --id, or omit it"),
-            RunError::Landed { .. } => CliError::user(e.to_string()).hinted("start a new run for further work"),
-            RunError::Aborted { .. } => CliError::user(e.to_string()).hinted("start a new run for further work"),
-            RunError::NoBranch { .. } => CliError::user(e.to_string())
-                .hinted("commit something on the integration branch first, or name it with `git config mas.branch`"),
-            RunError::BadId { .. } | RunError::Unreadable { .. } | RunError::BadSetting(_) => {
-                CliError::user(e.to_string())
+        let (kind, hint) = match &e {
+            RunError::Store(_) => (Kind::Internal, None),
+            RunError::NoSuchRun { .. } => (Kind::User, Some("list the runs with `git mas run list`")),
+            RunError::Exists { .. } => (Kind::User, Some("choose another --id, or omit it")),
+            RunError::Landed { .. } | RunError::Aborted { .. } => {
+                (Kind::User, Some("start a new run for further work"))
             }
+            RunError::NoBranch { .. } => (
+                Kind::User,
+                Some("commit something on the integration branch first, or name it with `git config mas.branch`"),
+            ),
+            RunError::NoRun => (Kind::User, None),
+            RunError::Ambiguous { .. } => (Kind::User, Some("name the run, or set it with `git config mas.run <id>`")),
+            RunError::BadSetting { setting } => (setting_kind(setting), None),
+            RunError::BadId { .. } | RunError::Unreadable { .. } => (Kind::User, None),
         };
-        base.with_causes(&e)
+        let mut err = CliError::new(kind, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
     }
 }
 
-impl From<git_mas::pool::PoolError> for CliError {
-    fn from(e: git_mas::pool::PoolError) -> Self {
-        use git_mas::pool::PoolError;
+/// A flag's value out of range is a usage error; a roster that does not fit the repository's is
+/// the repository's state.
+fn setting_kind(setting: &SettingError) -> Kind {
+    match setting {
+        SettingError::EmptyGoal
+        | SettingError::RosterName { .. }
+        | SettingError::ZeroQuorum
+        | SettingError::ZeroMaxRounds
+        | SettingError::ZeroBudget
+        | SettingError::EmptyCheck
+        | SettingError::EmptyReason => Kind::Usage,
+        SettingError::NotOnRoster { .. } | SettingError::EmptyRoster => Kind::User,
+    }
+}
+
+impl From<PoolError> for CliError {
+    fn from(e: PoolError) -> Self {
         match e {
             PoolError::Store(s) => CliError::from(s),
             PoolError::Run(r) => CliError::from(r),
             PoolError::Refused(msg) => CliError::user(msg),
-            other => {
-                let text = other.to_string();
-                CliError::internal(text).with_causes(&other)
+            other @ (PoolError::Git { .. } | PoolError::Spawn(_) | PoolError::Io { .. } | PoolError::MainMoved) => {
+                CliError::new(Kind::Internal, other)
             }
         }
+    }
+}
+
+impl From<GateIoError> for CliError {
+    fn from(e: GateIoError) -> Self {
+        let hint = match &e {
+            GateIoError::Roster { source: StoreError::Roster(_) } => {
+                Some("each roster line is `name did:key:z…`; fix the line, or remove it and run `git mas agent new`")
+            }
+            GateIoError::CurrentFrame { .. } | GateIoError::Frame { .. } => {
+                Some("publish a new frame with `git mas snapshot --publish`")
+            }
+            GateIoError::Roster { .. } | GateIoError::Board { .. } | GateIoError::Touched(_) => None,
+        };
+        let mut err = CliError::new(Kind::FailClosed, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
+impl From<PublishError> for CliError {
+    fn from(e: PublishError) -> Self {
+        let e = match e {
+            PublishError::Store(s) => return CliError::from(s),
+            other => other,
+        };
+        let hint = match &e {
+            PublishError::Store(_) => None,
+            PublishError::Rejected { rejection, .. } => match rejection {
+                Rejection::TooManyTargets { .. } => Some("name fewer targets, or take fewer with --top K"),
+                Rejection::UnknownTarget { .. } => Some("list the frame's targets with `git mas frame --top 50`"),
+                Rejection::PathEscapes { .. } => Some("name a path inside the repository: relative, without `..`"),
+                Rejection::Flood => Some("wait for a focus to lapse, or for its agent to run `git mas focus release`"),
+                Rejection::BadLease { .. } | Rejection::Unverified { .. } | Rejection::Malformed { .. } => None,
+            },
+        };
+        let mut err = CliError::new(Kind::User, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
+impl From<RecordError> for CliError {
+    fn from(e: RecordError) -> Self {
+        let e = match e {
+            RecordError::Store(store) => return CliError::from(store),
+            other => other,
+        };
+        let (kind, hint) = match &e {
+            RecordError::Store(_) => (Kind::Internal, None),
+            RecordError::NotFound { .. } => (
+                Kind::User,
+                Some(format!(
+                    "runs are recorded under {}<run>/; `git mas log` lists every chain, run ids included",
+                    runs_prefix()
+                )),
+            ),
+            RecordError::BadRunId { .. } => (Kind::User, None),
+            RecordError::Exists { .. } | RecordError::Serialize(_) => (Kind::Internal, None),
+            RecordError::Unverified { .. } | RecordError::Malformed { .. } => (
+                Kind::Unverified,
+                Some("inspect the chain with `git mas log <ref>`; a run is rendered only from verified records".into()),
+            ),
+        };
+        let mut err = CliError::new(kind, e);
+        err.extend_hints(hint);
+        err
+    }
+}
+
+impl From<FrameError> for CliError {
+    fn from(e: FrameError) -> Self {
+        let e = match e {
+            FrameError::Store(store) => return CliError::from(store),
+            other => other,
+        };
+        let (kind, hint) = match &e {
+            FrameError::Store(_) | FrameError::Git { .. } => (Kind::Internal, None),
+            FrameError::NoFrame => (Kind::User, Some("publish one with `git mas snapshot --publish`")),
+            FrameError::ReadInput { .. }
+            | FrameError::InputTooLarge { .. }
+            | FrameError::Scip { .. }
+            | FrameError::Diagnostics { .. }
+            | FrameError::Incomplete { .. } => (Kind::User, None),
+        };
+        let mut err = CliError::new(kind, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
+impl From<SyncError> for CliError {
+    fn from(e: SyncError) -> Self {
+        let e = match e {
+            SyncError::Store(store) => return CliError::from(store),
+            other => other,
+        };
+        let (kind, hint) = match &e {
+            SyncError::Store(_) | SyncError::Spawn { .. } | SyncError::Mutex { .. } | SyncError::Sweep { .. } => {
+                (Kind::Internal, None)
+            }
+            SyncError::Busy { .. } => (Kind::User, Some("wait for the other sync to finish")),
+            SyncError::BadRemote { .. } | SyncError::Fetch { .. } | SyncError::Push { .. } => {
+                (Kind::User, Some("check the remote with `git remote -v`"))
+            }
+        };
+        let mut err = CliError::new(kind, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
+impl From<SkillsError> for CliError {
+    fn from(e: SkillsError) -> Self {
+        let hint = match &e {
+            SkillsError::Conflicts(_) => {
+                Some("nothing was changed; look at the differences, then run again with --force to overwrite them")
+            }
+            SkillsError::NoHome => Some("set HOME, or name the directory with --dir DIR"),
+            SkillsError::Io { .. } => None,
+        };
+        let mut err = CliError::new(Kind::User, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use git_mas::attention::frame::InputKind;
+    use git_mas::attention::touched::TouchedError;
+    use git_mas::skills::Conflict;
+    use std::io::{Error as IoError, ErrorKind};
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    /// One row of the table: an error as the user sees it.
+    struct Row {
+        variant: &'static str,
+        error: CliError,
+        code: u8,
+        text: String,
+    }
+
+    /// Rows for every variant of `$ty`: `Variant => sample, exit code, rendering;`. The match in
+    /// `listed` names each row's variant and has no wildcard, so a variant added to `$ty`
+    /// without a row here does not compile; each sample is checked to be the variant its row
+    /// names. `$into` makes the sample a `CliError`.
+    macro_rules! rows {
+        ($ty:ident via $into:expr; $( $variant:ident => $sample:expr, $code:expr, $text:expr; )+) => {{
+            #[allow(unreachable_patterns, dead_code)]
+            fn listed(e: &$ty) {
+                match e {
+                    $( $ty::$variant { .. } => {} )+
+                }
+            }
+            let into: fn($ty) -> CliError = $into;
+            vec![$({
+                let sample: $ty = $sample;
+                assert!(
+                    matches!(sample, $ty::$variant { .. }),
+                    "the {}::{} row's sample is another variant",
+                    stringify!($ty),
+                    stringify!($variant)
+                );
+                Row {
+                    variant: concat!(stringify!($ty), "::", stringify!($variant)),
+                    error: into(sample),
+                    code: $code,
+                    text: String::from($text),
+                }
+            }),+]
+        }};
+    }
+
+    fn io(kind: ErrorKind, text: &str) -> IoError {
+        IoError::new(kind, text.to_string())
+    }
+
+    fn key() -> PathBuf {
+        PathBuf::from("/keys/alice.key")
+    }
+
+    const ROSTER_HINT: &str =
+        "Hint: each roster line is `name did:key:z…`; fix the line, or remove it and run `git mas agent new`\n";
+
+    fn roster_encoding() -> RosterError {
+        RosterError::Encoding { origin: "main:.mas/roster".into() }
+    }
+
+    fn store_git() -> StoreError {
+        StoreError::Git { context: "reading the roster".into(), source: "object not found".into() }
+    }
+
+    fn incomplete() -> FrameError {
+        FrameError::Incomplete { commit: "abc123".into(), what: "no snapshot.json".into() }
+    }
+
+    fn rejected(rejection: Rejection) -> CliError {
+        CliError::from(PublishError::Rejected {
+            agent: "alice".into(),
+            refname: "refs/mas/focus/alice".into(),
+            frame: "f00d".into(),
+            rejection,
+        })
+    }
+
+    fn table() -> Vec<Row> {
+        let mut rows = Vec::new();
+        rows.extend(rows!(StoreError via CliError::from;
+            NotARepository => StoreError::NotARepository { path: "/tmp/x".into() }, 1,
+                "Error: not a git repository (or any parent up to the file system root): /tmp/x\n\
+                 Hint: run this inside a git repository, or pass -C <path>; `git init` creates one\n";
+            Bare => StoreError::Bare { path: "/srv/r.git".into() }, 1,
+                "Error: this command needs a working tree, but /srv/r.git is a bare repository\n\
+                 Hint: run it in a clone or a worktree of this repository\n";
+            BadRefName => StoreError::BadRefName { name: "refs/heads/main".into() }, 1,
+                "Error: \"refs/heads/main\" is not a valid ref under refs/mas/\n";
+            Roster => StoreError::Roster(roster_encoding()), 1,
+                format!("Error: invalid roster: main:.mas/roster is not UTF-8 text\n{ROSTER_HINT}");
+            TooManyRetries => StoreError::TooManyRetries { refname: "refs/mas/journal/alice".into(), attempts: 64 }, 3,
+                "Error: gave up appending to refs/mas/journal/alice after 64 lost races\n";
+            SeqOverflow => StoreError::SeqOverflow { refname: "refs/mas/journal/alice".into() }, 1,
+                "Error: sequence number overflow in refs/mas/journal/alice\n";
+            StaleLock => StoreError::StaleLock {
+                refname: "refs/mas/journal/alice".into(),
+                lock: "/repo/.git/refs/mas/journal/alice.lock".into(),
+                age: Duration::from_secs(120),
+            }, 1,
+                "Error: /repo/.git/refs/mas/journal/alice.lock blocks updating refs/mas/journal/alice: it was left \
+                 120 s ago by a process that did not finish\n\
+                 Hint: if no git-mas or git command is still running here, remove it: `git mas doctor --fix` \
+                 (or `rm /repo/.git/refs/mas/journal/alice.lock`)\n";
+            UnreadableRef => StoreError::UnreadableRef { name: "refs/mas/journal/alice".into(), content: "junk".into() }, 1,
+                "Error: ref refs/mas/journal/alice is unreadable: it holds \"junk\"\n\
+                 Hint: inspect it with `git show-ref refs/mas/journal/alice`; \
+                 `git update-ref -d refs/mas/journal/alice` removes it\n";
+            Git => store_git(), 3,
+                "Error: git: reading the roster\nCaused by: object not found\n";
+            Io => StoreError::Io { path: "/repo/.mas/roster".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
+                "Error: cannot access /repo/.mas/roster\nCaused by: permission denied\n";
+        ));
+        rows.extend(rows!(RosterError via CliError::from;
+            Shape => RosterError::Shape { origin: "main:.mas/roster".into(), line: 3, text: "alice".into() }, 1,
+                format!("Error: invalid roster: main:.mas/roster line 3: expected `name did:key`, found \"alice\"\n{ROSTER_HINT}");
+            Name => RosterError::Name { origin: "main:.mas/roster".into(), line: 2, reason: NameError::Empty }, 1,
+                format!("Error: invalid roster: main:.mas/roster line 2: agent name is empty\n{ROSTER_HINT}");
+            Did => RosterError::Did { origin: "main:.mas/roster".into(), line: 4, did: "did:web:x".into() }, 1,
+                format!("Error: invalid roster: main:.mas/roster line 4: \"did:web:x\" is not an ed25519 did:key\n{ROSTER_HINT}");
+            Duplicate => RosterError::Duplicate { origin: "main:.mas/roster".into(), line: 5, name: "alice".into(), first: 1 }, 1,
+                format!("Error: invalid roster: main:.mas/roster line 5: agent 'alice' is already listed on line 1\n{ROSTER_HINT}");
+            Encoding => roster_encoding(), 1,
+                format!("Error: invalid roster: main:.mas/roster is not UTF-8 text\n{ROSTER_HINT}");
+        ));
+        rows.extend(rows!(NameError via CliError::from;
+            Empty => NameError::Empty, 1, "Error: agent name is empty\n";
+            TooLong => NameError::TooLong { name: "a".repeat(64), len: 64 }, 1,
+                format!("Error: agent name \"{}\" is 64 characters long; the limit is 63\n", "a".repeat(64));
+            BadChar => NameError::BadChar { name: "Alice".into(), found: 'A', pos: 0 }, 1,
+                "Error: agent name \"Alice\" contains 'A' at position 0; use lower-case letters, digits, '.', '_' \
+                 and '-' (starting with a letter or digit)\n";
+            DotDot => NameError::DotDot { name: "a..b".into() }, 1, "Error: agent name \"a..b\" contains '..'\n";
+            LockSuffix => NameError::LockSuffix { name: "a.lock".into() }, 1,
+                "Error: agent name \"a.lock\" ends with '.lock', which git reserves\n";
+        ));
+        rows.extend(rows!(KeyError via CliError::from;
+            Missing => KeyError::Missing { name: "alice".into(), path: key() }, 1,
+                "Error: no private key for agent 'alice' at /keys/alice.key\n\
+                 Hint: this machine has no key for 'alice'; set GIT_MAS_KEY_DIR to where it is, or create a new \
+                 agent with `git mas agent new`\n";
+            TooOpen => KeyError::TooOpen { path: key(), mode: 0o644 }, 1,
+                "Error: private key /keys/alice.key is readable by others (mode 644); run `chmod 600 /keys/alice.key`\n\
+                 Hint: chmod 600 /keys/alice.key\n";
+            Malformed => KeyError::Malformed { path: key() }, 1,
+                "Error: private key /keys/alice.key is not 64 hex digits\n";
+            Exists => KeyError::Exists { name: "alice".into(), path: key() }, 1,
+                "Error: a private key for 'alice' already exists at /keys/alice.key\n\
+                 Hint: pass --reuse-key to put the existing key for 'alice' on this roster\n";
+            NoKeyDir => KeyError::NoKeyDir, 1,
+                "Error: cannot find a key directory: set GIT_MAS_KEY_DIR, XDG_CONFIG_HOME or HOME\n";
+            Random => KeyError::Random("no entropy".into()), 3, "Error: the system random source failed: no entropy\n";
+            Io => KeyError::Io { path: key(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
+                "Error: cannot access key file /keys/alice.key\nCaused by: permission denied\n";
+            BadDid => KeyError::BadDid { did: "did:key:zX".into() }, 1, "Error: \"did:key:zX\" is not an ed25519 did:key\n";
+        ));
+        rows.extend(rows!(RunError via CliError::from;
+            BadId => RunError::BadId { id: "Bad/Id".into(), why: "it contains '/'".into() }, 1,
+                "Error: run id \"Bad/Id\" is not valid: it contains '/'\n";
+            NoSuchRun => RunError::NoSuchRun { id: "r9".into() }, 1,
+                "Error: no run \"r9\" in this repository\nHint: list the runs with `git mas run list`\n";
+            Exists => RunError::Exists { id: "r1".into() }, 1,
+                "Error: a run \"r1\" already exists\nHint: choose another --id, or omit it\n";
+            Unreadable => RunError::Unreadable { id: "r1".into(), why: "the meta chain is empty".into() }, 1,
+                "Error: run \"r1\" has no readable, verified definition: the meta chain is empty\n";
+            BadSetting => RunError::BadSetting { setting: SettingError::ZeroQuorum }, 2,
+                "Error: --quorum must be at least 1\n";
+            NoRun => RunError::NoRun, 1,
+                "Error: no run named, no `mas.run` in git config, and no run in this repository: start one with \
+                 `git mas run start --goal …`\n";
+            Ambiguous => RunError::Ambiguous { open: vec!["r1".into(), "r2".into()] }, 1,
+                "Error: 2 runs are open (r1, r2); name one\nHint: name the run, or set it with `git config mas.run <id>`\n";
+            NoBranch => RunError::NoBranch { branch: "main".into() }, 1,
+                "Error: the integration branch \"main\" does not exist: a run starts from its tip\n\
+                 Hint: commit something on the integration branch first, or name it with `git config mas.branch`\n";
+            Aborted => RunError::Aborted { id: "r1".into(), reason: "wrong goal".into() }, 1,
+                "Error: run \"r1\" was aborted: wrong goal\nHint: start a new run for further work\n";
+            Landed => RunError::Landed { id: "r1".into(), commit: "abc123".into(), by: "alice".into() }, 1,
+                "Error: run \"r1\" already landed as abc123 (by alice)\nHint: start a new run for further work\n";
+            Store => RunError::Store(store_git()), 3, "Error: git: reading the roster\nCaused by: object not found\n";
+        ));
+        rows.extend(rows!(SettingError via |s| CliError::from(RunError::from(s));
+            EmptyGoal => SettingError::EmptyGoal, 2,
+                "Error: the goal is empty; say what the team is to achieve with --goal\n";
+            RosterName => SettingError::RosterName { source: NameError::DotDot { name: "a..b".into() } }, 2,
+                "Error: --roster: agent name \"a..b\" contains '..'\n";
+            NotOnRoster => SettingError::NotOnRoster { name: "zed".into() }, 1,
+                "Error: --roster names 'zed', who is not on the repository's roster (.mas/roster)\n";
+            EmptyRoster => SettingError::EmptyRoster, 1,
+                "Error: the run's roster is empty: add agents with `git mas agent new` and commit .mas/roster\n";
+            ZeroQuorum => SettingError::ZeroQuorum, 2, "Error: --quorum must be at least 1\n";
+            ZeroMaxRounds => SettingError::ZeroMaxRounds, 2, "Error: --max-rounds must be at least 1\n";
+            ZeroBudget => SettingError::ZeroBudget, 2, "Error: --budget must be longer than zero\n";
+            EmptyCheck => SettingError::EmptyCheck, 2, "Error: --check is empty\n";
+            EmptyReason => SettingError::EmptyReason, 2,
+                "Error: the reason is empty; say why the run stops with --reason\n";
+        ));
+        rows.extend(rows!(PoolError via CliError::from;
+            Git => PoolError::Git {
+                args: "merge-tree --write-tree a b".into(),
+                status: "exit status: 128".into(),
+                stderr: "fatal: bad object".into(),
+            }, 3,
+                "Error: `git merge-tree --write-tree a b` failed (exit status: 128): fatal: bad object\n";
+            Spawn => PoolError::Spawn(io(ErrorKind::NotFound, "no such file")), 3, "Error: cannot run git: no such file\n";
+            Io => PoolError::Io { path: "/repo/.git/mas/x".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
+                "Error: cannot access /repo/.git/mas/x\nCaused by: permission denied\n";
+            MainMoved => PoolError::MainMoved, 3, "Error: the integration branch moved while landing\n";
+            Refused => PoolError::Refused("nothing to land".into()), 1, "Error: nothing to land\n";
+            Store => PoolError::Store(StoreError::Bare { path: "/srv/r.git".into() }), 1,
+                "Error: this command needs a working tree, but /srv/r.git is a bare repository\n\
+                 Hint: run it in a clone or a worktree of this repository\n";
+            Run => PoolError::Run(RunError::NoSuchRun { id: "r9".into() }), 1,
+                "Error: no run \"r9\" in this repository\nHint: list the runs with `git mas run list`\n";
+        ));
+        rows.extend(rows!(GateIoError via CliError::from;
+            Roster => GateIoError::Roster { source: StoreError::Roster(roster_encoding()) }, 7,
+                format!("Error: the focus board cannot be read: main:.mas/roster is not UTF-8 text\n{ROSTER_HINT}");
+            Roster => GateIoError::Roster { source: store_git() }, 7,
+                "Error: the focus board cannot be read: git: reading the roster\nCaused by: object not found\n";
+            CurrentFrame => GateIoError::CurrentFrame { source: incomplete() }, 7,
+                "Error: the focus board cannot be read: frame abc123 is incomplete: no snapshot.json\n\
+                 Hint: publish a new frame with `git mas snapshot --publish`\n";
+            Board => GateIoError::Board {
+                source: StoreError::UnreadableRef { name: "refs/mas/focus/bob".into(), content: "junk".into() },
+            }, 7,
+                "Error: the focus board cannot be read: ref refs/mas/focus/bob is unreadable: it holds \"junk\"\n";
+            Frame => GateIoError::Frame { commit: "abc123".into(), source: incomplete() }, 7,
+                "Error: the focus board cannot be read: frame abc123 is incomplete: no snapshot.json\n\
+                 Hint: publish a new frame with `git mas snapshot --publish`\n";
+            Touched => GateIoError::Touched(TouchedError::Git {
+                args: "diff --cached --name-only".into(),
+                reason: "fatal: bad revision".into(),
+            }), 7,
+                "Error: git diff --cached --name-only failed: fatal: bad revision\n";
+        ));
+        rows.extend(rows!(PublishError via CliError::from;
+            Rejected => PublishError::Rejected {
+                agent: "alice".into(),
+                refname: "refs/mas/focus/alice".into(),
+                frame: "f00d".into(),
+                rejection: Rejection::BadLease { detail: "ttl 0s is outside 1s..86400s".into() },
+            }, 1,
+                "Error: bad lease: ttl 0s is outside 1s..86400s\n";
+            Store => PublishError::Store(StoreError::SeqOverflow { refname: "refs/mas/focus/alice".into() }), 1,
+                "Error: sequence number overflow in refs/mas/focus/alice\n";
+        ));
+        rows.extend(rows!(Rejection via rejected;
+            Unverified => Rejection::Unverified { verdict: "spoofed".into() }, 1, "Error: the record is spoofed\n";
+            Malformed => Rejection::Malformed { detail: "missing field `ttl_secs`".into() }, 1,
+                "Error: not a focus or release record: missing field `ttl_secs`\n";
+            TooManyTargets => Rejection::TooManyTargets { count: 9 }, 1,
+                "Error: a focus holds at most 8 targets; 9 given\nHint: name fewer targets, or take fewer with --top K\n";
+            PathEscapes => Rejection::PathEscapes { target: "../x".into() }, 1,
+                "Error: target \"../x\" escapes the repository\n\
+                 Hint: name a path inside the repository: relative, without `..`\n";
+            UnknownTarget => Rejection::UnknownTarget { target: "src/zz.rs".into() }, 1,
+                "Error: target \"src/zz.rs\" is not in the current frame's snapshot\n\
+                 Hint: list the frame's targets with `git mas frame --top 50`\n";
+            BadLease => Rejection::BadLease { detail: "published in the future".into() }, 1,
+                "Error: bad lease: published in the future\n";
+            Flood => Rejection::Flood, 1,
+                "Error: the board already holds 64 live agents (flood cap)\n\
+                 Hint: wait for a focus to lapse, or for its agent to run `git mas focus release`\n";
+        ));
+        rows.extend(rows!(RecordError via CliError::from;
+            BadRunId => RecordError::BadRunId { run: "a/b".into() }, 1,
+                "Error: \"a/b\" is not a run id (letters, digits, '.', '_' and '-'; no '/')\n";
+            Exists => RecordError::Exists { run: "r1".into() }, 3, "Error: run r1 already exists\n";
+            NotFound => RecordError::NotFound { run: "r1".into() }, 1,
+                "Error: no run r1 in this repository\n\
+                 Hint: runs are recorded under refs/mas/runs/<run>/; `git mas log` lists every chain, run ids included\n";
+            Unverified => RecordError::Unverified {
+                refname: "refs/mas/runs/r1/meta".into(),
+                commit: "abc123".into(),
+                verdict: "spoofed".into(),
+            }, 4,
+                "Error: refs/mas/runs/r1/meta: record abc123 is spoofed; a run is rendered only from verified records\n\
+                 Hint: inspect the chain with `git mas log <ref>`; a run is rendered only from verified records\n";
+            Malformed => RecordError::Malformed {
+                refname: "refs/mas/runs/r1/meta".into(),
+                commit: "abc123".into(),
+                why: "no run id".into(),
+            }, 4,
+                "Error: refs/mas/runs/r1/meta: record abc123 is not a run record: no run id\n\
+                 Hint: inspect the chain with `git mas log <ref>`; a run is rendered only from verified records\n";
+            Store => RecordError::Store(StoreError::TooManyRetries { refname: "refs/mas/runs/r1/meta".into(), attempts: 3 }), 3,
+                "Error: gave up appending to refs/mas/runs/r1/meta after 3 lost races\n";
+            Serialize => RecordError::Serialize(serde_json::from_str::<u8>("x").unwrap_err()), 3,
+                "Error: cannot serialize a run record: expected value at line 1 column 1\n";
+        ));
+        rows.extend(rows!(FrameError via CliError::from;
+            Store => FrameError::Store(StoreError::Bare { path: "/srv/r.git".into() }), 1,
+                "Error: this command needs a working tree, but /srv/r.git is a bare repository\n\
+                 Hint: run it in a clone or a worktree of this repository\n";
+            ReadInput => FrameError::ReadInput { path: "task.md".into(), source: io(ErrorKind::NotFound, "no such file") }, 1,
+                "Error: cannot read task.md\nCaused by: no such file\n";
+            InputTooLarge => FrameError::InputTooLarge { path: "task.md".into(), kind: InputKind::Task }, 1,
+                "Error: the task file task.md is larger than 1 MiB, the most a snapshot reads from a task file; \
+                 check the path; a task is a short text\n";
+            Scip => FrameError::Scip { origin: "index.scip".into(), reason: "truncated".into() }, 1,
+                "Error: the SCIP index index.scip cannot be read: truncated\n";
+            Diagnostics => FrameError::Diagnostics { origin: "d.sarif".into(), reason: "only SARIF 2.1.0".into() }, 1,
+                "Error: the diagnostics file d.sarif cannot be read: only SARIF 2.1.0\n";
+            Git => FrameError::Git { context: "reading HEAD".into(), reason: "bad object".into() }, 3,
+                "Error: git: reading HEAD: bad object\n";
+            NoFrame => FrameError::NoFrame, 1,
+                "Error: no frame has been published yet (refs/mas/frame is empty)\n\
+                 Hint: publish one with `git mas snapshot --publish`\n";
+            Incomplete => incomplete(), 1, "Error: frame abc123 is incomplete: no snapshot.json\n";
+        ));
+        rows.extend(rows!(SyncError via CliError::from;
+            BadRemote => SyncError::BadRemote { remote: "-x".into() }, 1,
+                "Error: remote \"-x\" is not a usable remote name or URL\n\
+                 Hint: check the remote with `git remote -v`\n";
+            Spawn => SyncError::Spawn { source: io(ErrorKind::NotFound, "no such file") }, 3,
+                "Error: cannot run git\nCaused by: no such file\n";
+            Fetch => SyncError::Fetch { remote: "origin".into(), stderr: "fatal: unreachable".into() }, 1,
+                "Error: git fetch from origin failed: fatal: unreachable\nHint: check the remote with `git remote -v`\n";
+            Push => SyncError::Push { remote: "origin".into(), stderr: "fatal: denied".into() }, 1,
+                "Error: git push to origin failed: fatal: denied\nHint: check the remote with `git remote -v`\n";
+            Mutex => SyncError::Mutex { path: "/repo/.git/mas-sync.lock".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
+                "Error: cannot lock /repo/.git/mas-sync.lock\nCaused by: permission denied\n";
+            Busy => SyncError::Busy { path: "/repo/.git/mas-sync.lock".into(), waited: Duration::from_secs(120) }, 1,
+                "Error: another git mas sync of this repository is still running (waited 120s for /repo/.git/mas-sync.lock)\n\
+                 Hint: wait for the other sync to finish\n";
+            Sweep => SyncError::Sweep { path: "/repo/.git/x.lock".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
+                "Error: cannot remove the stale lock /repo/.git/x.lock\nCaused by: permission denied\n";
+            Store => SyncError::Store(StoreError::SeqOverflow { refname: "refs/mas/journal/alice".into() }), 1,
+                "Error: sequence number overflow in refs/mas/journal/alice\n";
+        ));
+        rows.extend(rows!(SkillsError via CliError::from;
+            NoHome => SkillsError::NoHome, 1,
+                "Error: HOME is not set, so the host's user-wide skills directory is unknown\n\
+                 Hint: set HOME, or name the directory with --dir DIR\n";
+            Conflicts => SkillsError::Conflicts(vec![Conflict {
+                skill: "converge".into(),
+                path: ".claude/skills/converge".into(),
+                differing: vec!["SKILL.md".into()],
+                extra: Vec::new(),
+                not_a_directory: false,
+            }]), 1,
+                "Error: one skill folder already holds different content: .claude/skills/converge (differs in SKILL.md)\n\
+                 Hint: nothing was changed; look at the differences, then run again with --force to overwrite them\n";
+            Io => SkillsError::Io { action: "write", path: "/h/.claude/skills".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 1,
+                "Error: cannot write /h/.claude/skills: permission denied\n";
+        ));
+        rows
+    }
+
+    #[test]
+    fn every_error_variant_renders_its_message_hints_and_exit_code() {
+        let mut failures = Vec::new();
+        for row in table() {
+            let (code, text) = (row.error.exit_code(), row.error.render(false));
+            if code != row.code || text != row.text {
+                failures.push(format!(
+                    "{}: exit {code} (want {}), rendered\n{text}want\n{}",
+                    row.variant, row.code, row.text
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn hints_accumulate_and_several_causes_are_numbered() {
+        let err = CliError::with_message(Kind::Internal, "landing failed", store_git())
+            .hinted("run it again")
+            .hinted("`git mas doctor` lists what was left");
+        assert_eq!(err.exit_code(), 3);
+        assert_eq!(
+            err.render(false),
+            "Error: landing failed\nCaused by:\n1: git: reading the roster\n2: object not found\n\
+             Hint: run it again\nHint: `git mas doctor` lists what was left\n"
+        );
+        let usage = CliError::usage("--goal must be between 1 and 4096 bytes");
+        assert_eq!((usage.kind(), usage.exit_code()), (Kind::Usage, 2));
+        assert_eq!(usage.render(false), "Error: --goal must be between 1 and 4096 bytes\n");
+        assert_eq!(CliError::user("nothing to land").exit_code(), 1);
+        assert_eq!(CliError::internal("git crashed").exit_code(), 3);
+    }
+
+    #[test]
+    fn color_paints_the_headings_only() {
+        let err = CliError::with_message(Kind::User, "refused", IoError::other("gone")).hinted("retry");
+        assert_eq!(
+            err.render(true),
+            "\x1b[1;31mError:\x1b[0m refused\n\x1b[1mCaused by:\x1b[0m gone\n\x1b[1;36mHint:\x1b[0m retry\n"
+        );
+    }
+
+    #[test]
+    fn a_closed_pipe_is_a_quiet_exit_141_and_other_io_errors_are_internal() {
+        let pipe = CliError::from(io(ErrorKind::BrokenPipe, "broken pipe"));
+        assert!(pipe.is_broken_pipe());
+        assert_eq!(pipe.exit_code(), 141);
+        let full = CliError::from(io(ErrorKind::StorageFull, "no space left on device"));
+        assert!(!full.is_broken_pipe());
+        assert_eq!((full.exit_code(), full.render(false)), (3, "Error: i/o error: no space left on device\n".into()));
     }
 }

@@ -5,6 +5,30 @@ use super::json;
 use super::output::JsonOutput;
 
 impl JsonOutput for json::frame::FrameOut {}
+impl JsonOutput for json::agent::InitOut {}
+impl JsonOutput for json::agent::NewAgentOut {}
+impl JsonOutput for json::agent::ListedAgent {}
+impl JsonOutput for json::agent::WhoamiOut {}
+impl JsonOutput for json::record::AppendOut {}
+impl JsonOutput for git_mas::sync::SyncReport {}
+impl JsonOutput for json::doctor::DoctorOut {}
+impl JsonOutput for json::skills::SkillsList {}
+impl JsonOutput for json::skills::SkillsPlaced {}
+impl JsonOutput for git_mas::evaluation::card::CardReport {}
+impl JsonOutput for git_mas::evaluation::workspace::WorkspaceReport {}
+impl JsonOutput for json::focus::FocusPublishOut {}
+impl JsonOutput for json::focus::FocusListOut {}
+impl JsonOutput for json::focus::FocusReleaseOut {}
+impl JsonOutput for json::focus::FocusStatusOut {}
+impl JsonOutput for git_mas::attention::board::BoardEntry {}
+impl JsonOutput for git_mas::attention::rule::Alignment {}
+impl JsonOutput for git_mas::attention::rule::Decision {}
+impl JsonOutput for json::gate::GateOut {}
+impl JsonOutput for json::check::CheckOut {}
+impl JsonOutput for json::hooks::HooksOut {}
+impl JsonOutput for json::snapshot::SnapshotOut {}
+impl JsonOutput for json::snapshot::VerifyOut {}
+impl JsonOutput for json::watch::WatchEventOut {}
 impl JsonOutput for json::propose::ProposedOut {}
 impl JsonOutput for json::endorse::EndorsedOut {}
 impl JsonOutput for json::tally::TallyOut {}

@@ -5,6 +5,8 @@
 pub mod commands;
 pub mod context;
 pub mod error;
+pub mod focus_board;
+pub mod gating;
 pub mod inputs;
 pub mod json;
 mod json_output;
@@ -198,26 +200,14 @@ fn sweep_temp_indexes(ctx: &Context) {
 /// class its definition records.
 fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Result<ExitCode, CliError> {
     if let Some(run) = &args.run
-        && is_converge_run(ctx, run)
+        && ctx.store().is_ok_and(|store| git_mas::run::is_converge_run(store, run))
     {
         if args.events {
-            return Err(CliError::user("--events applies to development runs; this is a converge run"));
+            return Err(CliError::usage("--events applies to development runs; this is a converge run"));
         }
         return commands::report::run(ctx, commands::report::ReportArgs { run: run.clone(), json: args.json });
     }
     commands::dev_report::run(ctx, args)
-}
-
-/// Whether a run's definition is a scalar converge run (its first meta record has no
-/// development class).
-fn is_converge_run(ctx: &Context, run: &str) -> bool {
-    let Ok(store) = ctx.store() else { return false };
-    let Ok(chain) = store.walk(&format!("refs/mas/runs/{run}/meta"), usize::MAX) else { return false };
-    let Some(first) = chain.last() else { return false };
-    match &first.record {
-        Ok(r) => r.payload.get("class").and_then(|c| c.as_str()) != Some("development"),
-        Err(_) => false,
-    }
 }
 
 /// Entry point: parse, dispatch, report.

@@ -116,7 +116,7 @@ impl Ui {
 
     /// A hint on stderr.
     pub fn hint(&self, message: &str) {
-        self.status(&format!("{} {message}", self.paint("hint:", "1;36")));
+        self.status(&format!("{} {message}", self.paint("Hint:", "1;36")));
     }
 
     /// Text written to stderr as it is (a rendered error, a progress line without newline).
@@ -143,9 +143,10 @@ impl Ui {
 
 /// Prints `value` as one line of JSON on stdout. Transitional: commands move to [`Ui::json`].
 pub fn print_json<T: serde::Serialize>(value: &T) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    line.push(b'\n');
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, value).map_err(std::io::Error::other)?;
-    writeln!(out)
+    out.write_all(&line).and_then(|()| out.flush())
 }
 
 /// Prints `text` on stdout as is. Transitional: commands move to [`Ui::out`].

@@ -47,14 +47,16 @@ pub fn load_view(ctx: &Context, run: Option<&str>) -> Result<RunView, CliError> 
 }
 
 impl From<Refusal> for CliError {
-    /// A refused proposal or endorsement: a user error, with what to do instead.
+    /// A refused proposal or endorsement: a user error with what to do instead, or a usage error
+    /// when a flag's value is blank.
     fn from(e: Refusal) -> Self {
         let e = match e {
             Refusal::Ended(run) => return CliError::from(run),
+            blank @ (Refusal::EmptyMessage | Refusal::EmptyReason) => return CliError::usage(blank.to_string()),
             other => other,
         };
         let hint = match &e {
-            Refusal::Ended(_) => None,
+            Refusal::Ended(_) | Refusal::EmptyMessage | Refusal::EmptyReason => None,
             Refusal::BudgetExhausted { .. } => {
                 Some("land what has a quorum with `git mas land`, or stop the run with `git mas run abort`".to_string())
             }
@@ -72,11 +74,13 @@ impl From<Refusal> for CliError {
             Refusal::NoProposal { proposer, .. } => Some(format!("{proposer} proposes with `git mas propose` in its worktree")),
             Refusal::ProposalRefChanged { proposer, .. } => Some(format!("{proposer} re-proposes with `git mas propose`")),
             Refusal::CallerNotOnRoster { .. }
-            | Refusal::NotOnRoster { .. }
-            | Refusal::EmptyMessage
-            | Refusal::EmptyReason => None,
+            | Refusal::NotOnRoster { .. } => None,
         };
-        let err = CliError::user(e.to_string());
+        let err = if matches!(e, Refusal::EmptyCheck) {
+            CliError::usage(e.to_string())
+        } else {
+            CliError::user(e.to_string())
+        };
         match hint {
             Some(h) => err.hinted(h),
             None => err,

@@ -46,7 +46,8 @@ use crate::engines::{
 };
 use crate::peers::{Hop, Peer, PeerEntry};
 use crate::runtime::{
-    CoordinationEngine, EventMetadata, EventOutcome, MasRuntime, PatternKind, ProtocolPhase, SemanticEvent, Vote,
+    CoordinationEngine, EpochSummary, EventMetadata, EventOutcome, MasRuntime, PatternKind, ProtocolPhase,
+    SemanticEvent, Vote,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -743,6 +744,27 @@ fn use_reply<M: ScalarModel>(
     used
 }
 
+/// One peer's turn in a CONVERGE epoch: what its prompt is made of.
+struct Turn<'t> {
+    meta: &'t RunMeta,
+    class: PatternKind,
+    name: &'t str,
+    next: Option<&'t str>,
+    epoch: u64,
+    rule: &'t str,
+    shown: Quantities,
+}
+
+/// How a peer's turn ended.
+enum TurnEnd {
+    /// A reply was used; the epoch it closed, if it did.
+    Used(Option<EpochSummary>),
+    /// The budget ran out.
+    BudgetOut,
+    /// No usable reply, asked twice.
+    Unusable,
+}
+
 async fn converge_on<M: ScalarModel, P: Peer>(
     meta: &RunMeta,
     peers: &mut [P],
@@ -754,116 +776,150 @@ async fn converge_on<M: ScalarModel, P: Peer>(
     let class = engine.pattern();
     let mut controller = controller_for(&engine, start);
     let mut runtime = MasRuntime::new(engine);
-    let names = start.roster.clone();
+    let names = &start.roster;
     loop {
         for i in 0..peers.len() {
             let name = &names[i];
-            let epoch = runtime.engine().epoch();
-            let shown = runtime.engine().local_view(name).map(|v| v.quantities).unwrap_or_default();
-            let rule = start.rules.get(i).map(String::as_str).unwrap_or("");
-            let mut reason: Option<String> = None;
-            let mut closed = None;
-            let mut accepted = false;
-            for attempt in 1..=2u32 {
-                let Some(timeout) = budget.next_timeout() else {
-                    return log.budget_halt(ProtocolPhase::Converge, controller.epochs(), meta);
-                };
-                let prompt = crate::peers::ConvergePrompt {
-                    run: &meta.run,
-                    agent: name,
-                    next: names.get(i + 1).map(String::as_str),
-                    epoch,
-                    goal: &meta.goal,
-                    class,
-                    rule,
-                    quantities: &shown,
-                    attempt,
-                    reason: reason.as_deref(),
-                }
-                .render();
-                let hop = Hop { env: env(meta, name, ProtocolPhase::Converge, Some(epoch), attempt), timeout, prompt };
-                let started = Instant::now();
-                let result = peers[i].hop(&hop).await;
-                let elapsed_ms = started.elapsed().as_millis() as u64;
-                let (reply, used) = match result {
-                    Ok(reply) => {
-                        let used = use_reply(&mut runtime, meta, name, epoch, attempt, &reply.text);
-                        (Some(reply.text), used)
-                    }
-                    Err(e) => (
-                        None,
-                        Used {
-                            announced: None,
-                            vote: None,
-                            events: vec![],
-                            outcomes: vec![],
-                            failure: Some(e.to_string()),
-                        },
-                    ),
-                };
-                accepted = used.failure.is_none();
-                if let Some(EventOutcome::Finalized(summary)) = used.outcomes.last() {
-                    closed = Some(summary.clone());
-                }
-                let failure = used.failure.clone();
-                log.emit(RunEvent::Hop(HopRecord {
-                    phase: ProtocolPhase::Converge,
-                    peer: name.clone(),
-                    epoch: Some(epoch),
-                    attempt,
-                    prompt_digest: digest(&hop.prompt),
-                    prompt_bytes: hop.prompt.len() as u64,
-                    reply,
-                    failure: used.failure,
-                    elapsed_ms,
-                    shown: Some(shown.clone()),
-                    announced: used.announced,
-                    vote: used.vote,
-                    events: used.events,
-                    outcomes: used.outcomes,
-                }))?;
-                if accepted {
-                    break;
-                }
-                if budget.exhausted() {
-                    return log.budget_halt(ProtocolPhase::Converge, controller.epochs(), meta);
-                }
-                reason = failure;
-            }
-            if !accepted {
-                let halt = controller.halt_with(ConvergeHalt::UnreadableAnnouncement);
-                let last = match log.events.last() {
-                    Some(RunEvent::Hop(h)) => h.failure.clone(),
-                    _ => None,
-                };
-                let detail = format!(
-                    "{name} gave no usable announcement for epoch {epoch}, asked twice; the second reply: {}",
-                    last.as_deref().unwrap_or("no reason recorded")
-                );
-                return log.halt(halt, ProtocolPhase::Converge, controller.epochs(), Some(name), detail);
-            }
-            if let Some(summary) = closed {
-                let signal = controller.observe_summary(&summary);
-                log.emit(RunEvent::Epoch(EpochRecord {
-                    epoch: summary.epoch,
-                    metric: summary.metric,
-                    values: summary.values.clone(),
-                    stop_votes: signal.stop_votes,
-                    improved: signal.improved,
-                    stall: signal.stall,
-                }))?;
-                if let Some(halt) = signal.halt {
-                    return log.halt(
-                        halt,
-                        ProtocolPhase::Converge,
-                        signal.epochs,
-                        None,
-                        report::describe_halt(halt, &signal),
-                    );
-                }
+            let turn = Turn {
+                meta,
+                class,
+                name,
+                next: names.get(i + 1).map(String::as_str),
+                epoch: runtime.engine().epoch(),
+                rule: start.rules.get(i).map(String::as_str).unwrap_or(""),
+                shown: runtime.engine().local_view(name).map(|v| v.quantities).unwrap_or_default(),
+            };
+            let closed = match take_turn(&mut peers[i], &turn, &mut runtime, budget, log).await? {
+                TurnEnd::Used(closed) => closed,
+                TurnEnd::BudgetOut => return log.budget_halt(ProtocolPhase::Converge, controller.epochs(), meta),
+                TurnEnd::Unusable => return unreadable_halt(&mut controller, &turn, log),
+            };
+            if let Some(summary) = closed
+                && close_epoch(&mut controller, &summary, log)?
+            {
+                return Ok(());
             }
         }
     }
+}
+
+/// Asks a peer for its announcement, once more with the reason when the reply cannot be used.
+async fn take_turn<M: ScalarModel, P: Peer>(
+    peer: &mut P,
+    turn: &Turn<'_>,
+    runtime: &mut MasRuntime<ScalarEngine<M>>,
+    budget: &Budget,
+    log: &mut Log<'_>,
+) -> Result<TurnEnd, DriverError> {
+    let mut reason: Option<String> = None;
+    for attempt in 1..=2u32 {
+        let Some(timeout) = budget.next_timeout() else { return Ok(TurnEnd::BudgetOut) };
+        let record = converge_hop(peer, turn, attempt, reason.as_deref(), timeout, runtime).await;
+        let closed = match record.outcomes.last() {
+            Some(EventOutcome::Finalized(summary)) => Some(summary.clone()),
+            _ => None,
+        };
+        let failure = record.failure.clone();
+        log.emit(RunEvent::Hop(record))?;
+        if failure.is_none() {
+            return Ok(TurnEnd::Used(closed));
+        }
+        if budget.exhausted() {
+            return Ok(TurnEnd::BudgetOut);
+        }
+        reason = failure;
+    }
+    Ok(TurnEnd::Unusable)
+}
+
+/// One CONVERGE hop: the prompt, the peer's reply, and what became of it, as a record.
+async fn converge_hop<M: ScalarModel, P: Peer>(
+    peer: &mut P,
+    turn: &Turn<'_>,
+    attempt: u32,
+    reason: Option<&str>,
+    timeout: Duration,
+    runtime: &mut MasRuntime<ScalarEngine<M>>,
+) -> HopRecord {
+    let (meta, name, epoch) = (turn.meta, turn.name, turn.epoch);
+    let prompt = crate::peers::ConvergePrompt {
+        run: &meta.run,
+        agent: name,
+        next: turn.next,
+        epoch,
+        goal: &meta.goal,
+        class: turn.class,
+        rule: turn.rule,
+        quantities: &turn.shown,
+        attempt,
+        reason,
+    }
+    .render();
+    let hop = Hop { env: env(meta, name, ProtocolPhase::Converge, Some(epoch), attempt), timeout, prompt };
+    let started = Instant::now();
+    let result = peer.hop(&hop).await;
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    let (reply, used) = match result {
+        Ok(reply) => {
+            let used = use_reply(runtime, meta, name, epoch, attempt, &reply.text);
+            (Some(reply.text), used)
+        }
+        Err(e) => {
+            (None, Used { announced: None, vote: None, events: vec![], outcomes: vec![], failure: Some(e.to_string()) })
+        }
+    };
+    HopRecord {
+        phase: ProtocolPhase::Converge,
+        peer: name.to_owned(),
+        epoch: Some(epoch),
+        attempt,
+        prompt_digest: digest(&hop.prompt),
+        prompt_bytes: hop.prompt.len() as u64,
+        reply,
+        failure: used.failure,
+        elapsed_ms,
+        shown: Some(turn.shown.clone()),
+        announced: used.announced,
+        vote: used.vote,
+        events: used.events,
+        outcomes: used.outcomes,
+    }
+}
+
+/// Halts `unreadable-announcement`, quoting why the second reply could not be used.
+fn unreadable_halt(controller: &mut ConvergeController, turn: &Turn<'_>, log: &mut Log<'_>) -> Result<(), DriverError> {
+    let halt = controller.halt_with(ConvergeHalt::UnreadableAnnouncement);
+    let last = match log.events.last() {
+        Some(RunEvent::Hop(h)) => h.failure.clone(),
+        _ => None,
+    };
+    let detail = format!(
+        "{} gave no usable announcement for epoch {}, asked twice; the second reply: {}",
+        turn.name,
+        turn.epoch,
+        last.as_deref().unwrap_or("no reason recorded")
+    );
+    log.halt(halt, ProtocolPhase::Converge, controller.epochs(), Some(turn.name), detail)
+}
+
+/// Feeds a closed epoch to the controller and records it; true when the controller halts the run.
+fn close_epoch(
+    controller: &mut ConvergeController,
+    summary: &EpochSummary,
+    log: &mut Log<'_>,
+) -> Result<bool, DriverError> {
+    let signal = controller.observe_summary(summary);
+    log.emit(RunEvent::Epoch(EpochRecord {
+        epoch: summary.epoch,
+        metric: summary.metric,
+        values: summary.values.clone(),
+        stop_votes: signal.stop_votes,
+        improved: signal.improved,
+        stall: signal.stall,
+    }))?;
+    let Some(halt) = signal.halt else { return Ok(false) };
+    log.halt(halt, ProtocolPhase::Converge, signal.epochs, None, report::describe_halt(halt, &signal))?;
+    Ok(true)
 }
 
 #[cfg(test)]

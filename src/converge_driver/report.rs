@@ -23,7 +23,8 @@ use super::{
 use crate::assembly::rules::GAP_TOLERANCE;
 use crate::assembly::{Expr, Inference, Verdict};
 use crate::engines::{
-    Cascade, ConvergeHalt, EpochSignal, MetricDirection, Preference, Resource, ScalarEngine, ScalarModel,
+    Cascade, ConvergeController, ConvergeHalt, EpochSignal, MetricDirection, Preference, Resource, ScalarEngine,
+    ScalarModel,
 };
 use crate::peers::PeerEntry;
 use crate::runtime::{EventOutcome, MasRuntime, PatternKind, ProtocolPhase, RuntimeCounters};
@@ -273,60 +274,8 @@ impl EngineVisitor for Replay<'_> {
         let mut runtime = MasRuntime::new(engine);
         let mut out = ConvergeReplay { matches: true, ..ConvergeReplay::default() };
         for hop in self.hops {
-            let view = runtime.engine().local_view(&hop.peer).map(|v| v.quantities);
-            if hop.shown.is_some() && hop.shown != view {
-                out.matches = false;
-            }
-            if hop.events.len() != hop.outcomes.len() {
-                out.matches = false;
-            }
-            let mut accepted = false;
-            for (event, recorded) in hop.events.iter().zip(&hop.outcomes) {
-                let own_announcement = matches!(event.payload, crate::runtime::SemanticPayload::ScalarProposal { .. });
-                let before = runtime.engine().local_view(&hop.peer).map(|v| v.quantities);
-                let reference = runtime.engine().reference_value(&hop.peer).and_then(Result::ok);
-                let outcome = runtime.apply(event.clone());
-                if outcome != *recorded {
-                    out.matches = false;
-                }
-                if own_announcement && outcome.is_accepted() {
-                    accepted = true;
-                    if let (Some(value), Some(quantities)) = (hop.announced, before) {
-                        let own = rules
-                            .get(hop.peer.as_str())
-                            .and_then(|r| r.as_ref())
-                            .and_then(|r| r.eval(&quantities).ok());
-                        out.announcements.push(Announced {
-                            peer: hop.peer.clone(),
-                            epoch: event.metadata.epoch,
-                            value,
-                            own_rule: own,
-                            own_gap: own.map(|o| (value - o).abs()),
-                            reference,
-                            reference_gap: reference.map(|r| (value - r).abs()),
-                        });
-                    }
-                }
-                if let EventOutcome::Finalized(summary) = &outcome {
-                    let signal = controller.observe_summary(summary);
-                    out.trajectory.push(TrajectoryPoint {
-                        epoch: summary.epoch,
-                        metric: summary.metric,
-                        values: summary.values.clone(),
-                        stop_votes: signal.stop_votes,
-                        improved: signal.improved,
-                        state: summary
-                            .state
-                            .iter()
-                            .filter(|(k, _)| !k.contains('.'))
-                            .map(|(k, v)| (k.clone(), *v))
-                            .collect(),
-                    });
-                }
-            }
-            if accepted != hop.announced.is_some() && hop.failure.is_none() {
-                out.matches = false;
-            }
+            let rule = rules.get(hop.peer.as_str()).and_then(|r| r.as_ref());
+            replay_hop(&mut runtime, &mut controller, rule, hop, &mut out);
         }
         out.metric = Some(MetricReport {
             name: spec.name.to_owned(),
@@ -338,6 +287,64 @@ impl EngineVisitor for Replay<'_> {
         out.optimum = runtime.engine().model().optimum();
         out.counters = Some(runtime.counters());
         out
+    }
+}
+
+/// Replays one recorded hop's events into the fresh runtime: each accepted announcement is
+/// compared with the peer's own rule and the reference, each closed epoch goes to the controller,
+/// and any difference from what was recorded clears `out.matches`.
+fn replay_hop<M: ScalarModel>(
+    runtime: &mut MasRuntime<ScalarEngine<M>>,
+    controller: &mut ConvergeController,
+    rule: Option<&Expr>,
+    hop: &HopRecord,
+    out: &mut ConvergeReplay,
+) {
+    let view = runtime.engine().local_view(&hop.peer).map(|v| v.quantities);
+    if hop.shown.is_some() && hop.shown != view {
+        out.matches = false;
+    }
+    if hop.events.len() != hop.outcomes.len() {
+        out.matches = false;
+    }
+    let mut accepted = false;
+    for (event, recorded) in hop.events.iter().zip(&hop.outcomes) {
+        let own_announcement = matches!(event.payload, crate::runtime::SemanticPayload::ScalarProposal { .. });
+        let before = runtime.engine().local_view(&hop.peer).map(|v| v.quantities);
+        let reference = runtime.engine().reference_value(&hop.peer).and_then(Result::ok);
+        let outcome = runtime.apply(event.clone());
+        if outcome != *recorded {
+            out.matches = false;
+        }
+        if own_announcement && outcome.is_accepted() {
+            accepted = true;
+            if let (Some(value), Some(quantities)) = (hop.announced, before) {
+                let own = rule.and_then(|r| r.eval(&quantities).ok());
+                out.announcements.push(Announced {
+                    peer: hop.peer.clone(),
+                    epoch: event.metadata.epoch,
+                    value,
+                    own_rule: own,
+                    own_gap: own.map(|o| (value - o).abs()),
+                    reference,
+                    reference_gap: reference.map(|r| (value - r).abs()),
+                });
+            }
+        }
+        if let EventOutcome::Finalized(summary) = &outcome {
+            let signal = controller.observe_summary(summary);
+            out.trajectory.push(TrajectoryPoint {
+                epoch: summary.epoch,
+                metric: summary.metric,
+                values: summary.values.clone(),
+                stop_votes: signal.stop_votes,
+                improved: signal.improved,
+                state: summary.state.iter().filter(|(k, _)| !k.contains('.')).map(|(k, v)| (k.clone(), *v)).collect(),
+            });
+        }
+    }
+    if accepted != hop.announced.is_some() && hop.failure.is_none() {
+        out.matches = false;
     }
 }
 

@@ -335,38 +335,61 @@ fn verdict_conflict(proposer: &str, v: &VerdictView) -> Option<(ConflictType, St
     }
 }
 
-/// Computes the report (pure).
-pub fn evaluate(state: &RunState) -> ConvergenceReport {
-    let tally = &state.tally;
-    let winners: Vec<String> = match &state.outcome {
-        Outcome::Landed { winners, .. } => winners.clone(),
-        _ => tally.leader.iter().cloned().collect(),
-    };
-    let landed = matches!(state.outcome, Outcome::Landed { .. });
-    let ended_note = match &state.outcome {
-        Outcome::Open => "open",
-        Outcome::Aborted { .. } => "the run was aborted",
-        Outcome::Landed { .. } => "landed",
-    };
-    let mut conflicts = Vec::new();
+/// How the run stands, as the resolution texts speak of it.
+struct Standing<'a> {
+    /// Whether the run landed.
+    landed: bool,
+    /// The run's state in words: "open", "the run was aborted" or "landed".
+    note: &'static str,
+    /// The proposals that landed, or the leader while the run is open.
+    winners: &'a [String],
+}
 
-    // Verdicts on current content.
+impl Standing<'_> {
+    fn not_landed(&self) -> String {
+        format!("not landed: the team landed {}", self.winners.join(", "))
+    }
+}
+
+/// The proposals that landed, or the leader while the run is open.
+fn winners_of(state: &RunState) -> Vec<String> {
+    match &state.outcome {
+        Outcome::Landed { winners, .. } => winners.clone(),
+        _ => state.tally.leader.iter().cloned().collect(),
+    }
+}
+
+/// Whether a conflict found by a verdict on a proposal's current content is resolved, and how or
+/// why not.
+fn verdict_resolution(
+    standing: &Standing<'_>,
+    kind: ConflictType,
+    proposer: &str,
+    endorser: &str,
+    quorum: u32,
+) -> (bool, String) {
+    let is_winner = standing.winners.iter().any(|w| w == proposer);
+    let note = standing.note;
+    match (standing.landed, is_winner, kind) {
+        (true, false, _) => (true, standing.not_landed()),
+        (true, true, ConflictType::ReviewDisagreement) => {
+            (true, format!("outvoted: {proposer}'s proposal reached the quorum of {quorum}"))
+        }
+        (true, true, _) => (false, "found on content that landed".to_string()),
+        (false, _, ConflictType::TestFailure) => {
+            (false, format!("{note}: needs a re-proposal by {proposer} or a passing re-check by {endorser}"))
+        }
+        (false, _, _) => (false, format!("{note}: {proposer} has not re-proposed since")),
+    }
+}
+
+/// Conflicts from the verdicts on the proposals' current content.
+fn current_verdict_conflicts(tally: &Tally, standing: &Standing<'_>) -> Vec<Conflict> {
+    let mut conflicts = Vec::new();
     for p in &tally.proposals {
         for v in &p.verdicts {
             let Some((kind, detail)) = verdict_conflict(&p.agent, v) else { continue };
-            let is_winner = winners.contains(&p.agent);
-            let (resolved, resolution) = match (landed, is_winner, kind) {
-                (true, false, _) => (true, format!("not landed: the team landed {}", winners.join(", "))),
-                (true, true, ConflictType::ReviewDisagreement) => {
-                    (true, format!("outvoted: {}'s proposal reached the quorum of {}", p.agent, tally.quorum))
-                }
-                (true, true, _) => (false, "found on content that landed".to_string()),
-                (false, _, ConflictType::TestFailure) => (
-                    false,
-                    format!("{ended_note}: needs a re-proposal by {} or a passing re-check by {}", p.agent, v.endorser),
-                ),
-                (false, _, _) => (false, format!("{ended_note}: {} has not re-proposed since", p.agent)),
-            };
+            let (resolved, resolution) = verdict_resolution(standing, kind, &p.agent, &v.endorser, tally.quorum);
             conflicts.push(Conflict {
                 kind,
                 proposals: vec![p.agent.clone()],
@@ -379,30 +402,47 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
             });
         }
     }
-    // Verdicts on content since replaced.
-    for voided in &tally.voided {
-        let Some((kind, detail)) = verdict_conflict(&voided.proposer, &voided.verdict) else { continue };
-        conflicts.push(Conflict {
-            kind,
-            proposals: vec![voided.proposer.clone()],
-            parties: vec![voided.proposer.clone(), voided.verdict.endorser.clone()],
-            tree: Some(voided.verdict.tree.clone()),
-            paths: Vec::new(),
-            detail,
-            resolved: true,
-            resolution: format!("voided: {} re-proposed changed content", voided.proposer),
-        });
+    conflicts
+}
+
+/// Conflicts from verdicts on content its proposer has since replaced: all resolved.
+fn voided_verdict_conflicts(tally: &Tally) -> Vec<Conflict> {
+    tally
+        .voided
+        .iter()
+        .filter_map(|voided| {
+            let (kind, detail) = verdict_conflict(&voided.proposer, &voided.verdict)?;
+            Some(Conflict {
+                kind,
+                proposals: vec![voided.proposer.clone()],
+                parties: vec![voided.proposer.clone(), voided.verdict.endorser.clone()],
+                tree: Some(voided.verdict.tree.clone()),
+                paths: Vec::new(),
+                detail,
+                resolved: true,
+                resolution: format!("voided: {} re-proposed changed content", voided.proposer),
+            })
+        })
+        .collect()
+}
+
+/// Whether a conflict a blocked landing recorded is resolved, and how or why not.
+fn blocked_resolution(outcome: &Outcome, current: bool, standing: &Standing<'_>) -> (bool, String) {
+    match (outcome, current) {
+        (Outcome::Landed { commit, .. }, _) => {
+            (true, format!("superseded: the run landed {} as {commit}", standing.winners.join(", ")))
+        }
+        (_, false) => (true, "superseded: the proposals or main changed since the attempt".to_string()),
+        (_, true) => (false, format!("{}: blocks the landing until a proposal or main changes", standing.note)),
     }
-    // Blocked landings.
+}
+
+/// Conflicts recorded by blocked landings.
+fn blocked_landing_conflicts(state: &RunState, standing: &Standing<'_>) -> Vec<Conflict> {
+    let mut conflicts = Vec::new();
     for attempt in &state.blocked {
         for recorded in &attempt.conflicts {
-            let (resolved, resolution) = match (&state.outcome, attempt.current) {
-                (Outcome::Landed { commit, .. }, _) => {
-                    (true, format!("superseded: the run landed {} as {commit}", winners.join(", ")))
-                }
-                (_, false) => (true, "superseded: the proposals or main changed since the attempt".to_string()),
-                (_, true) => (false, format!("{ended_note}: blocks the landing until a proposal or main changes")),
-            };
+            let (resolved, resolution) = blocked_resolution(&state.outcome, attempt.current, standing);
             conflicts.push(Conflict {
                 kind: recorded.kind,
                 proposals: recorded.proposals.clone(),
@@ -415,39 +455,38 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
             });
         }
     }
-    // Artifacts that do not match the record.
-    for issue in &state.dependency_issues {
-        let (resolved, resolution) = if landed && !winners.contains(&issue.agent) {
-            (true, format!("not landed: the team landed {}", winners.join(", ")))
-        } else {
-            (false, format!("{ended_note}: {} must re-propose", issue.agent))
-        };
-        conflicts.push(Conflict {
-            kind: ConflictType::DependencyInconsistency,
-            proposals: vec![issue.agent.clone()],
-            parties: vec![issue.agent.clone()],
-            tree: None,
-            paths: Vec::new(),
-            detail: issue.detail.clone(),
-            resolved,
-            resolution,
-        });
-    }
+    conflicts
+}
 
-    // Budget, rounds, quality.
-    let budget_state = BudgetState {
-        limit_ms: state.budget_ms,
-        used_ms: state.used_ms,
-        exhausted: state.budget_ms.map(|limit| state.used_ms >= limit),
-    };
-    let rounds_state = RoundsState {
-        used: tally.rounds,
-        max: tally.max_rounds,
-        reached: tally.max_rounds.map(|max| tally.rounds >= max),
-    };
+/// Conflicts from artifacts that do not match the run's record.
+fn dependency_conflicts(issues: &[DependencyIssue], standing: &Standing<'_>) -> Vec<Conflict> {
+    issues
+        .iter()
+        .map(|issue| {
+            let (resolved, resolution) = if standing.landed && !standing.winners.contains(&issue.agent) {
+                (true, standing.not_landed())
+            } else {
+                (false, format!("{}: {} must re-propose", standing.note, issue.agent))
+            };
+            Conflict {
+                kind: ConflictType::DependencyInconsistency,
+                proposals: vec![issue.agent.clone()],
+                parties: vec![issue.agent.clone()],
+                tree: None,
+                paths: Vec::new(),
+                detail: issue.detail.clone(),
+                resolved,
+                resolution,
+            }
+        })
+        .collect()
+}
+
+/// The quality gate, measured on the winners' checks (and the merged tree's, once landed).
+fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
     let (mut passed, mut total) = (0u64, 0u64);
-    for agent in &winners {
-        if let Some(p) = tally.proposal(agent) {
+    for agent in winners {
+        if let Some(p) = state.tally.proposal(agent) {
             let (a, b) = p.checks();
             passed += a;
             total += b;
@@ -463,87 +502,143 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         (_, false) => format!("checks of the leading proposal ({})", winners.join(", ")),
         (_, true) => "no proposal leads yet".to_string(),
     };
-    let quality_state = QualityState {
+    QualityState {
         basis,
         passed,
         total,
         pass_rate,
         threshold: state.quality_threshold,
         reached: pass_rate.map(|r| r >= state.quality_threshold),
-    };
+    }
+}
 
-    // Risks: blocked landings in force, a risk abort, unresolved hard conflicts once aborted.
-    let blocked_now = !landed && state.blocked.iter().any(|b| b.current);
-    let mut unresolved_risks: Vec<String> = Vec::new();
-    for attempt in state.blocked.iter().filter(|b| b.current && !landed) {
-        for recorded in &attempt.conflicts {
-            let line = format!("{}: {}", recorded.kind.name(), recorded.detail);
-            if !unresolved_risks.contains(&line) {
-                unresolved_risks.push(line);
-            }
+/// What stops the run, in words: blocked landings in force, a risk abort, and unresolved hard
+/// conflicts once aborted.
+fn unresolved_risks(state: &RunState, blocked_now: bool, conflicts: &[Conflict]) -> Vec<String> {
+    let landed = matches!(state.outcome, Outcome::Landed { .. });
+    fn push_once(risks: &mut Vec<String>, line: String) {
+        if !risks.contains(&line) {
+            risks.push(line);
         }
     }
-    if blocked_now && unresolved_risks.is_empty() {
-        unresolved_risks.push("a landing attempt is blocked".into());
+    let mut risks: Vec<String> = Vec::new();
+    for attempt in state.blocked.iter().filter(|b| b.current && !landed) {
+        for recorded in &attempt.conflicts {
+            push_once(&mut risks, format!("{}: {}", recorded.kind.name(), recorded.detail));
+        }
+    }
+    if blocked_now && risks.is_empty() {
+        risks.push("a landing attempt is blocked".into());
     }
     if let Outcome::Aborted { reason, risk: true } = &state.outcome {
-        unresolved_risks.push(format!("aborted as a risk: {reason}"));
+        risks.push(format!("aborted as a risk: {reason}"));
     }
     if let Outcome::Aborted { .. } = &state.outcome {
         for c in conflicts.iter().filter(|c| !c.resolved && c.kind.is_hard()) {
-            let line = format!("{}: {}", c.kind.name(), c.detail);
-            if !unresolved_risks.contains(&line) {
-                unresolved_risks.push(line);
-            }
+            push_once(&mut risks, format!("{}: {}", c.kind.name(), c.detail));
         }
     }
+    risks
+}
 
-    // The termination function.
-    let budget_out = budget_state.exhausted == Some(true);
-    let rounds_out = rounds_state.reached == Some(true);
-    let (status, reason) = match &state.outcome {
-        Outcome::Open if !blocked_now => (Status::Running, None),
-        _ if !unresolved_risks.is_empty() => (Status::Blocked, Some(TerminationReason::RiskBlocked)),
-        Outcome::Open => (Status::Running, None),
-        Outcome::Aborted { .. } => (
-            Status::Failed,
-            Some(if budget_out {
-                TerminationReason::BudgetExhausted
-            } else if rounds_out {
-                TerminationReason::MaxRoundsReached
-            } else {
-                TerminationReason::TasksCompleted
-            }),
-        ),
-        Outcome::Landed { .. } => (
-            Status::Converged,
-            Some(if budget_out {
-                TerminationReason::BudgetExhausted
-            } else if rounds_out {
-                TerminationReason::MaxRoundsReached
-            } else if quality_state.reached == Some(true) {
-                TerminationReason::QualityReached
-            } else {
-                TerminationReason::TasksCompleted
-            }),
-        ),
+/// The signals the termination function reads, each already decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Signals {
+    /// A blocked landing attempt is in force.
+    blocked_now: bool,
+    /// Something stops the run (see [`unresolved_risks`]).
+    risks: bool,
+    /// The budget is known to be used up.
+    budget_out: bool,
+    /// The rounds are known to have reached their limit.
+    rounds_out: bool,
+    /// The quality gate is known to be met.
+    quality_reached: bool,
+}
+
+/// The termination function: status and reason by the seed's precedence, first match wins (see
+/// the module docs).
+fn terminate(outcome: &Outcome, s: Signals) -> (Status, Option<TerminationReason>) {
+    let ended = |converged: bool| {
+        if s.budget_out {
+            TerminationReason::BudgetExhausted
+        } else if s.rounds_out {
+            TerminationReason::MaxRoundsReached
+        } else if converged && s.quality_reached {
+            TerminationReason::QualityReached
+        } else {
+            TerminationReason::TasksCompleted
+        }
     };
+    match outcome {
+        Outcome::Open if !s.blocked_now => (Status::Running, None),
+        _ if s.risks => (Status::Blocked, Some(TerminationReason::RiskBlocked)),
+        Outcome::Open => (Status::Running, None),
+        Outcome::Aborted { .. } => (Status::Failed, Some(ended(false))),
+        Outcome::Landed { .. } => (Status::Converged, Some(ended(true))),
+    }
+}
 
-    // Consensus.
+/// The consensus score, the proposals counted and those implicated in a conflict.
+fn consensus(tally: &Tally, conflicts: &[Conflict]) -> (Option<f64>, u64, u64) {
     let all: BTreeSet<&str> = tally.proposals.iter().map(|p| p.agent.as_str()).collect();
     let implicated: BTreeSet<&str> =
         conflicts.iter().flat_map(|c| c.proposals.iter().map(String::as_str)).filter(|a| all.contains(a)).collect();
     let n = all.len() as u64;
     let k = implicated.len() as u64;
-    let consensus_score = (n > 0).then(|| 100.0 * (n - k) as f64 / n as f64);
+    ((n > 0).then(|| 100.0 * (n - k) as f64 / n as f64), n, k)
+}
+
+/// Computes the report (pure).
+pub fn evaluate(state: &RunState) -> ConvergenceReport {
+    let tally = &state.tally;
+    let winners = winners_of(state);
+    let landed = matches!(state.outcome, Outcome::Landed { .. });
+    let note = match &state.outcome {
+        Outcome::Open => "open",
+        Outcome::Aborted { .. } => "the run was aborted",
+        Outcome::Landed { .. } => "landed",
+    };
+    let standing = Standing { landed, note, winners: &winners };
+
+    let mut conflicts = current_verdict_conflicts(tally, &standing);
+    conflicts.extend(voided_verdict_conflicts(tally));
+    conflicts.extend(blocked_landing_conflicts(state, &standing));
+    conflicts.extend(dependency_conflicts(&state.dependency_issues, &standing));
+
+    let budget_state = BudgetState {
+        limit_ms: state.budget_ms,
+        used_ms: state.used_ms,
+        exhausted: state.budget_ms.map(|limit| state.used_ms >= limit),
+    };
+    let rounds_state = RoundsState {
+        used: tally.rounds,
+        max: tally.max_rounds,
+        reached: tally.max_rounds.map(|max| tally.rounds >= max),
+    };
+    let quality_state = quality_state(state, &winners);
+
+    let blocked_now = !landed && state.blocked.iter().any(|b| b.current);
+    let unresolved_risks = unresolved_risks(state, blocked_now, &conflicts);
+    let (status, reason) = terminate(
+        &state.outcome,
+        Signals {
+            blocked_now,
+            risks: !unresolved_risks.is_empty(),
+            budget_out: budget_state.exhausted == Some(true),
+            rounds_out: rounds_state.reached == Some(true),
+            quality_reached: quality_state.reached == Some(true),
+        },
+    );
+    let (consensus_score, proposals, implicated) = consensus(tally, &conflicts);
 
     ConvergenceReport {
         run: state.run.clone(),
         status,
         termination_reason: reason,
         consensus_score,
-        proposals: n,
-        implicated: k,
+        proposals,
+        implicated,
         winners,
         conflicts,
         unresolved_risks,

@@ -428,3 +428,38 @@ fn events_stream_the_six_types_in_order() {
     let running = evaluate(&state(tally(2, None, script), Outcome::Open));
     assert_eq!(events(&running).last().map(|(t, _)| *t), Some("consensus.updated"));
 }
+
+#[test]
+fn terminate_applies_the_precedence_to_decided_signals() {
+    use Status::*;
+    use TerminationReason::*;
+    let none =
+        Signals { blocked_now: false, risks: false, budget_out: false, rounds_out: false, quality_reached: false };
+    let open = Outcome::Open;
+    let landed = landed(&["alice"]);
+    let aborted = aborted(false);
+    // (outcome, signals, expected status, expected reason)
+    let table: Vec<(&Outcome, Signals, Status, Option<TerminationReason>)> = vec![
+        (&open, none, Running, None),
+        (&open, Signals { risks: true, ..none }, Running, None),
+        (&open, Signals { blocked_now: true, risks: true, ..none }, Blocked, Some(RiskBlocked)),
+        (&open, Signals { blocked_now: true, ..none }, Running, None),
+        (&aborted, Signals { risks: true, budget_out: true, ..none }, Blocked, Some(RiskBlocked)),
+        (&aborted, Signals { budget_out: true, rounds_out: true, ..none }, Failed, Some(BudgetExhausted)),
+        (&aborted, Signals { rounds_out: true, quality_reached: true, ..none }, Failed, Some(MaxRoundsReached)),
+        (&aborted, Signals { quality_reached: true, ..none }, Failed, Some(TasksCompleted)),
+        (&landed, Signals { risks: true, ..none }, Blocked, Some(RiskBlocked)),
+        (
+            &landed,
+            Signals { budget_out: true, rounds_out: true, quality_reached: true, ..none },
+            Converged,
+            Some(BudgetExhausted),
+        ),
+        (&landed, Signals { rounds_out: true, quality_reached: true, ..none }, Converged, Some(MaxRoundsReached)),
+        (&landed, Signals { quality_reached: true, ..none }, Converged, Some(QualityReached)),
+        (&landed, none, Converged, Some(TasksCompleted)),
+    ];
+    for (i, (outcome, signals, status, reason)) in table.into_iter().enumerate() {
+        assert_eq!(terminate(outcome, signals), (status, reason), "row {i}: {outcome:?} {signals:?}");
+    }
+}

@@ -128,9 +128,22 @@ pub struct DevPrompt<'a> {
 }
 
 impl DevPrompt<'_> {
-    /// The prompt text.
+    /// The prompt text: the header, the task's instructions, and how to end the reply.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        self.header(&mut out);
+        out.push('\n');
+        match self.task {
+            Task::Propose => self.propose_steps(&mut out),
+            Task::Endorse => self.endorse_steps(&mut out),
+            Task::Close => self.close_steps(&mut out),
+        }
+        self.ending(&mut out);
+        out
+    }
+
+    /// The `key=value` header lines.
+    fn header(&self, out: &mut String) {
         let _ = writeln!(out, "{PROMPT_MAGIC}\nphase=CONVERGE\nrun={}\nagent={}", one_line(self.run), self.agent);
         let _ = writeln!(out, "class=development\ntask={}\nround={}", self.task.name(), self.round);
         let _ = writeln!(out, "next={}", self.next.unwrap_or("DONE"));
@@ -155,60 +168,65 @@ impl DevPrompt<'_> {
         if let Some(reason) = self.reason {
             let _ = writeln!(out, "reason={}", one_line(reason));
         }
-        out.push('\n');
+    }
+
+    /// The propose task: focus (when a frame is published), edit, propose.
+    fn propose_steps(&self, out: &mut String) {
         let agent = self.agent;
-        match self.task {
-            Task::Propose => {
-                let _ = writeln!(
-                    out,
-                    "CONVERGE (development), round {}: you are {agent}, working in your own worktree (above; this \
-                     hop runs in it).",
-                    self.round
-                );
-                if self.frame.is_some() {
-                    out.push_str(
-                        "1. Read the frame (`git mas frame`) and publish your focus on what you will change\n   \
-                         (`git mas focus publish --targets <id>…`).\n2. Before editing, check the gate: \
-                         `git mas gate --paths <path>…`; respect a Serialize decision.\n",
-                    );
-                } else {
-                    out.push_str(
-                        "1. Decide what to change for the goal.\n2. (No frame is published: no focus is needed.)\n",
-                    );
-                }
-                out.push_str(
-                    "3. Edit the files in your worktree to achieve the goal.\n4. Run `git mas propose` in your worktree: \
-                     your worktree's content becomes your proposal.\n",
-                );
-            }
-            Task::Endorse => {
-                let _ = writeln!(
-                    out,
-                    "CONVERGE (development), round {}: you are {agent}. Endorse each of these proposals by running\n\
-                     its check: `git mas endorse <agent>` for each of: {}.",
-                    self.round,
-                    self.endorse.join(", ")
-                );
-                out.push_str(
-                    "A failing check is recorded as a failed endorsement; that is a result, not an error. To\n\
-                     disagree on review instead, `git mas endorse <agent> --reject --reason <text>`.\n",
-                );
-            }
-            Task::Close => {
-                let _ = writeln!(
-                    out,
-                    "The run has ended{}.",
-                    self.landed.map(|c| format!(": it landed as {c}")).unwrap_or_default()
-                );
-                if self.winners.iter().any(|w| w == agent) {
-                    out.push_str(
-                        "Your work landed: release your focus (`git mas focus release`) so others may go on.\n",
-                    );
-                } else {
-                    out.push_str("Your focus, if you hold one, stays yours until you release it.\n");
-                }
-            }
+        let _ = writeln!(
+            out,
+            "CONVERGE (development), round {}: you are {agent}, working in your own worktree (above; this \
+             hop runs in it).",
+            self.round
+        );
+        if self.frame.is_some() {
+            out.push_str(
+                "1. Read the frame (`git mas frame`) and publish your focus on what you will change\n   \
+                 (`git mas focus publish --targets <id>…`).\n2. Before editing, check the gate: \
+                 `git mas gate --paths <path>…`; respect a Serialize decision.\n",
+            );
+        } else {
+            out.push_str("1. Decide what to change for the goal.\n2. (No frame is published: no focus is needed.)\n");
         }
+        out.push_str(
+            "3. Edit the files in your worktree to achieve the goal.\n4. Run `git mas propose` in your worktree: \
+             your worktree's content becomes your proposal.\n",
+        );
+    }
+
+    /// The endorse task: run the check on each listed proposal.
+    fn endorse_steps(&self, out: &mut String) {
+        let agent = self.agent;
+        let _ = writeln!(
+            out,
+            "CONVERGE (development), round {}: you are {agent}. Endorse each of these proposals by running\n\
+             its check: `git mas endorse <agent>` for each of: {}.",
+            self.round,
+            self.endorse.join(", ")
+        );
+        out.push_str(
+            "A failing check is recorded as a failed endorsement; that is a result, not an error. To\n\
+             disagree on review instead, `git mas endorse <agent> --reject --reason <text>`.\n",
+        );
+    }
+
+    /// The close task: the run has ended; release the focus when one's work landed.
+    fn close_steps(&self, out: &mut String) {
+        let agent = self.agent;
+        let _ = writeln!(
+            out,
+            "The run has ended{}.",
+            self.landed.map(|c| format!(": it landed as {c}")).unwrap_or_default()
+        );
+        if self.winners.iter().any(|w| w == agent) {
+            out.push_str("Your work landed: release your focus (`git mas focus release`) so others may go on.\n");
+        } else {
+            out.push_str("Your focus, if you hold one, stays yours until you release it.\n");
+        }
+    }
+
+    /// Why the previous reply could not be used, and the handoff line to end with.
+    fn ending(&self, out: &mut String) {
         if let Some(reason) = self.reason {
             let _ = writeln!(out, "Your previous reply could not be used: {}", one_line(reason));
         }
@@ -220,7 +238,6 @@ impl DevPrompt<'_> {
                 None => "DONE".to_owned(),
             }
         );
-        out
     }
 }
 

@@ -549,98 +549,87 @@ impl CoordinationEngine for DevelopmentEngine {
     }
 
     fn apply(&mut self, event: &SemanticEvent) -> EventOutcome {
-        let reject = EventOutcome::Rejected;
-        if let Err(reason) = self.book.screen_identity(event) {
-            return reject(reason);
+        match self.take(event) {
+            Ok((sender, subject)) => {
+                self.book.accept(&event.metadata.event_id);
+                self.restand(sender, subject)
+            }
+            Err(reason) => EventOutcome::Rejected(reason),
         }
+    }
+}
+
+impl DevelopmentEngine {
+    /// Screens `event` and, when it is admissible, folds it into the state: returns the sender and
+    /// the tree the event concerns. A refused event changes nothing.
+    fn take(&mut self, event: &SemanticEvent) -> Result<(AgentIx, TreeIx), RejectReason> {
+        self.book.screen_identity(event)?;
         let source = event.metadata.source.as_str();
-        let Some(sender) = self.agent_ix(source) else {
-            return reject(RejectReason::UnknownParticipant { source: source.to_owned() });
-        };
-        let subject = match &event.payload {
+        let sender =
+            self.agent_ix(source).ok_or_else(|| RejectReason::UnknownParticipant { source: source.to_owned() })?;
+        let tree = match &event.payload {
             SemanticPayload::ExternalBytes { digest, len } => {
-                if let Err(reason) = Self::check_subject(digest) {
-                    return reject(reason);
-                }
-                let round = self.round_of_next(source, digest);
-                if let Some(max) = self.max_rounds
-                    && round > max
-                {
-                    return reject(RejectReason::PastHorizon { epoch: round - 1, horizon: max });
-                }
-                let entry = self.proposals.entry(source.to_owned()).or_insert_with(|| ProposalState {
-                    tree: digest.clone(),
-                    len: *len,
-                    rounds: 0,
-                    earlier: Vec::new(),
-                    event_id: String::new(),
-                });
-                if entry.rounds > 0 && entry.tree != *digest {
-                    let old = std::mem::replace(&mut entry.tree, digest.clone());
-                    entry.earlier.push(old);
-                }
-                entry.len = *len;
-                entry.rounds = round;
-                entry.event_id.clone_from(&event.metadata.event_id);
-                self.epoch = self.epoch.max(round);
-                let tree = self.tree_ix(digest);
-                self.set_current(sender, tree);
-                tree
+                self.propose(sender, source, digest, *len, &event.metadata.event_id)?
             }
             SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject } => {
-                if let Err(reason) = Self::check_subject(subject) {
-                    return reject(reason);
-                }
+                Self::check_subject(subject)?;
                 if !self.allow_self_endorse && self.proposes_now(sender, subject) {
-                    return reject(RejectReason::IncompatiblePayload {
-                        why: format!("{source} endorsed its own proposal and self-endorsement is off"),
-                    });
+                    return Err(self_endorsement(source));
                 }
-                let judgement = if *exit_status == Some(0) {
-                    Judgement::Passed {
-                        command: command.clone(),
-                        duration_ms: *duration_ms,
-                        output_digest: output_digest.clone(),
-                    }
-                } else {
-                    Judgement::Failed {
-                        command: command.clone(),
-                        exit_status: *exit_status,
-                        duration_ms: *duration_ms,
-                        output_digest: output_digest.clone(),
-                    }
-                };
+                let judgement = check_judgement(command, *exit_status, *duration_ms, output_digest);
                 self.record_verdict(sender, subject, judgement)
             }
             SemanticPayload::Review { subject, accept, reason } => {
-                if let Err(r) = Self::check_subject(subject) {
-                    return reject(r);
-                }
-                if !accept && reason.trim().is_empty() {
-                    return reject(RejectReason::IncompatiblePayload { why: "a rejection needs a reason".into() });
-                }
-                if *accept && !self.allow_self_endorse && self.proposes_now(sender, subject) {
-                    return reject(RejectReason::IncompatiblePayload {
-                        why: format!("{source} endorsed its own proposal and self-endorsement is off"),
-                    });
-                }
-                let judgement = if *accept {
-                    Judgement::Accepted { reason: reason.clone() }
-                } else {
-                    Judgement::Rejected { reason: reason.clone() }
-                };
+                Self::check_subject(subject)?;
+                let own = !self.allow_self_endorse && self.proposes_now(sender, subject);
+                let judgement = review_judgement(source, *accept, reason, own)?;
                 self.record_verdict(sender, subject, judgement)
             }
-            other => {
-                return reject(RejectReason::IncompatiblePayload {
-                    why: format!(
-                        "the development engine takes proposals (external bytes) and endorsements (tool results, reviews), not {}",
-                        other.kind()
-                    ),
-                });
-            }
+            other => return Err(not_development(other)),
         };
-        self.book.accept(&event.metadata.event_id);
+        Ok((sender, tree))
+    }
+
+    /// A proposal of `digest`: the sender's artifact is now that tree (a new round when the
+    /// content changed, refused past `max_rounds`).
+    fn propose(
+        &mut self,
+        sender: AgentIx,
+        source: &str,
+        digest: &str,
+        len: u64,
+        event_id: &str,
+    ) -> Result<TreeIx, RejectReason> {
+        Self::check_subject(digest)?;
+        let round = self.round_of_next(source, digest);
+        if let Some(max) = self.max_rounds
+            && round > max
+        {
+            return Err(RejectReason::PastHorizon { epoch: round - 1, horizon: max });
+        }
+        let entry = self.proposals.entry(source.to_owned()).or_insert_with(|| ProposalState {
+            tree: digest.to_owned(),
+            len,
+            rounds: 0,
+            earlier: Vec::new(),
+            event_id: String::new(),
+        });
+        if entry.rounds > 0 && entry.tree != digest {
+            let old = std::mem::replace(&mut entry.tree, digest.to_owned());
+            entry.earlier.push(old);
+        }
+        entry.len = len;
+        entry.rounds = round;
+        event_id.clone_into(&mut entry.event_id);
+        self.epoch = self.epoch.max(round);
+        let tree = self.tree_ix(digest);
+        self.set_current(sender, tree);
+        Ok(tree)
+    }
+
+    /// Re-counts the standing of the proposals an accepted event concerns; finalizes the epoch
+    /// when quorum is newly reached.
+    fn restand(&mut self, sender: AgentIx, subject: TreeIx) -> EventOutcome {
         // Only the proposals whose content the event concerns can change their standing: the
         // sender's own (a proposal, or a verdict that may be a self-endorsement) and those with
         // the judged tree. The whole tally is built only when quorum is newly reached.
@@ -651,6 +640,44 @@ impl CoordinationEngine for DevelopmentEngine {
             self.refresh(agent);
         }
         if !was_held && self.held > 0 { EventOutcome::Finalized(self.summary()) } else { EventOutcome::Applied }
+    }
+}
+
+/// The verdict a check gives: passed when it exited 0, failed otherwise.
+fn check_judgement(command: &str, exit_status: Option<i32>, duration_ms: u64, output_digest: &str) -> Judgement {
+    let (command, output_digest) = (command.to_owned(), output_digest.to_owned());
+    if exit_status == Some(0) {
+        Judgement::Passed { command, duration_ms, output_digest }
+    } else {
+        Judgement::Failed { command, exit_status, duration_ms, output_digest }
+    }
+}
+
+/// The verdict a review gives, or why it is refused: a rejection needs a reason, and an acceptance
+/// of `own` content (the sender's current tree, self-endorsement not allowed) is refused.
+fn review_judgement(source: &str, accept: bool, reason: &str, own: bool) -> Result<Judgement, RejectReason> {
+    if !accept && reason.trim().is_empty() {
+        return Err(RejectReason::IncompatiblePayload { why: "a rejection needs a reason".into() });
+    }
+    if accept && own {
+        return Err(self_endorsement(source));
+    }
+    let reason = reason.to_owned();
+    Ok(if accept { Judgement::Accepted { reason } } else { Judgement::Rejected { reason } })
+}
+
+/// The refusal of an endorsement of the sender's own proposal.
+fn self_endorsement(source: &str) -> RejectReason {
+    RejectReason::IncompatiblePayload { why: format!("{source} endorsed its own proposal and self-endorsement is off") }
+}
+
+/// The refusal of a payload the development engine does not take.
+fn not_development(payload: &SemanticPayload) -> RejectReason {
+    RejectReason::IncompatiblePayload {
+        why: format!(
+            "the development engine takes proposals (external bytes) and endorsements (tool results, reviews), not {}",
+            payload.kind()
+        ),
     }
 }
 
@@ -723,6 +750,35 @@ mod tests {
             EventOutcome::Applied => "applied",
             EventOutcome::Finalized(_) => "finalized",
             EventOutcome::Deferred { .. } => "deferred",
+        }
+    }
+
+    #[test]
+    fn verdicts_are_judged_from_their_payloads() {
+        let checks = [(Some(0), true), (Some(1), false), (Some(-1), false), (None, false)];
+        for (exit, passed) in checks {
+            let j = check_judgement("sh check.sh", exit, 5, "sha256:0");
+            assert_eq!(matches!(j, Judgement::Passed { .. }), passed, "{exit:?}");
+            assert!(j.is_check());
+        }
+        let accepted = |r: &str| Ok(Judgement::Accepted { reason: r.into() });
+        let rejected = |r: &str| Ok(Judgement::Rejected { reason: r.into() });
+        let no_reason = || Err(RejectReason::IncompatiblePayload { why: "a rejection needs a reason".into() });
+        // (accept, reason, own content, outcome)
+        let reviews = [
+            (true, "", false, accepted("")),
+            (true, "fine", true, Err(self_endorsement("alice"))),
+            (false, "wrong", false, rejected("wrong")),
+            (false, "wrong", true, rejected("wrong")),
+            (false, "  ", false, no_reason()),
+            (false, "", true, no_reason()),
+        ];
+        for (accept, reason, own, expected) in reviews {
+            assert_eq!(
+                review_judgement("alice", accept, reason, own),
+                expected,
+                "accept={accept} {reason:?} own={own}"
+            );
         }
     }
 

@@ -1,8 +1,13 @@
 //! The development engine as it was before its state was indexed (agents and trees by number,
 //! endorsement counts kept per tree): every event scanned every proposal and compared names. Kept,
-//! for tests only, as the reference the indexed engine must agree with event for event.
+//! for tests only, as the reference the indexed engine must agree with event for event. It shares
+//! the indexed engine's judging of one payload (a check's or a review's verdict, the refusals),
+//! which indexing does not touch.
 
-use super::{DevelopmentConfig, Judgement, ProposalState, ProposalTally, Tally, VerdictView, VoidedVerdict};
+use super::{
+    DevelopmentConfig, Judgement, ProposalState, ProposalTally, Tally, VerdictView, VoidedVerdict, check_judgement,
+    not_development, review_judgement, self_endorsement,
+};
 use crate::engines::EngineError;
 use crate::runtime::{
     CoordinationEngine, EpochBook, EpochSummary, EventOutcome, PatternKind, RejectReason, SemanticEvent,
@@ -199,105 +204,85 @@ impl CoordinationEngine for ReferenceEngine {
     }
 
     fn apply(&mut self, event: &SemanticEvent) -> EventOutcome {
-        let reject = EventOutcome::Rejected;
-        if let Err(reason) = self.book.screen_identity(event) {
-            return reject(reason);
+        match self.take(event) {
+            Ok((source, subject)) => {
+                self.book.accept(&event.metadata.event_id);
+                self.restand(&source, &subject)
+            }
+            Err(reason) => EventOutcome::Rejected(reason),
         }
+    }
+}
+
+impl ReferenceEngine {
+    /// Screens `event` and, when it is admissible, folds it into the state: returns the sender and
+    /// the tree the event concerns. A refused event changes nothing.
+    fn take(&mut self, event: &SemanticEvent) -> Result<(String, String), RejectReason> {
+        self.book.screen_identity(event)?;
         let source = event.metadata.source.as_str();
         if !self.roster.iter().any(|a| a == source) {
-            return reject(RejectReason::UnknownParticipant { source: source.to_owned() });
+            return Err(RejectReason::UnknownParticipant { source: source.to_owned() });
         }
-        match &event.payload {
+        let subject = match &event.payload {
             SemanticPayload::ExternalBytes { digest, len } => {
-                if let Err(reason) = Self::check_subject(digest) {
-                    return reject(reason);
-                }
-                let round = self.round_of_next(source, digest);
-                if let Some(max) = self.max_rounds
-                    && round > max
-                {
-                    return reject(RejectReason::PastHorizon { epoch: round - 1, horizon: max });
-                }
-                let entry = self.proposals.entry(source.to_owned()).or_insert_with(|| ProposalState {
-                    tree: digest.clone(),
-                    len: *len,
-                    rounds: 0,
-                    earlier: Vec::new(),
-                    event_id: String::new(),
-                });
-                if entry.rounds > 0 && entry.tree != *digest {
-                    let old = std::mem::replace(&mut entry.tree, digest.clone());
-                    entry.earlier.push(old);
-                }
-                entry.tree = digest.clone();
-                entry.len = *len;
-                entry.rounds = round;
-                entry.event_id = event.metadata.event_id.clone();
+                self.propose(source, digest, *len, &event.metadata.event_id)?;
+                digest
             }
             SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject } => {
-                if let Err(reason) = Self::check_subject(subject) {
-                    return reject(reason);
-                }
+                Self::check_subject(subject)?;
                 if !self.allow_self_endorse && self.proposals.get(source).is_some_and(|p| p.tree == *subject) {
-                    return reject(RejectReason::IncompatiblePayload {
-                        why: format!("{source} endorsed its own proposal and self-endorsement is off"),
-                    });
+                    return Err(self_endorsement(source));
                 }
-                let judgement = if *exit_status == Some(0) {
-                    Judgement::Passed {
-                        command: command.clone(),
-                        duration_ms: *duration_ms,
-                        output_digest: output_digest.clone(),
-                    }
-                } else {
-                    Judgement::Failed {
-                        command: command.clone(),
-                        exit_status: *exit_status,
-                        duration_ms: *duration_ms,
-                        output_digest: output_digest.clone(),
-                    }
-                };
+                let judgement = check_judgement(command, *exit_status, *duration_ms, output_digest);
                 self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
+                subject
             }
             SemanticPayload::Review { subject, accept, reason } => {
-                if let Err(r) = Self::check_subject(subject) {
-                    return reject(r);
-                }
-                if !accept && reason.trim().is_empty() {
-                    return reject(RejectReason::IncompatiblePayload { why: "a rejection needs a reason".into() });
-                }
-                if *accept && !self.allow_self_endorse && self.proposals.get(source).is_some_and(|p| p.tree == *subject)
-                {
-                    return reject(RejectReason::IncompatiblePayload {
-                        why: format!("{source} endorsed its own proposal and self-endorsement is off"),
-                    });
-                }
-                let judgement = if *accept {
-                    Judgement::Accepted { reason: reason.clone() }
-                } else {
-                    Judgement::Rejected { reason: reason.clone() }
-                };
+                Self::check_subject(subject)?;
+                let own = !self.allow_self_endorse && self.proposals.get(source).is_some_and(|p| p.tree == *subject);
+                let judgement = review_judgement(source, *accept, reason, own)?;
                 self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
+                subject
             }
-            other => {
-                return reject(RejectReason::IncompatiblePayload {
-                    why: format!(
-                        "the development engine takes proposals (external bytes) and endorsements (tool results, reviews), not {}",
-                        other.kind()
-                    ),
-                });
-            }
+            other => return Err(not_development(other)),
+        };
+        Ok((source.to_owned(), subject.clone()))
+    }
+
+    /// A proposal of `digest`: the sender's artifact is now that tree.
+    fn propose(&mut self, source: &str, digest: &str, len: u64, event_id: &str) -> Result<(), RejectReason> {
+        Self::check_subject(digest)?;
+        let round = self.round_of_next(source, digest);
+        if let Some(max) = self.max_rounds
+            && round > max
+        {
+            return Err(RejectReason::PastHorizon { epoch: round - 1, horizon: max });
         }
-        self.book.accept(&event.metadata.event_id);
+        let entry = self.proposals.entry(source.to_owned()).or_insert_with(|| ProposalState {
+            tree: digest.to_owned(),
+            len,
+            rounds: 0,
+            earlier: Vec::new(),
+            event_id: String::new(),
+        });
+        if entry.rounds > 0 && entry.tree != digest {
+            let old = std::mem::replace(&mut entry.tree, digest.to_owned());
+            entry.earlier.push(old);
+        }
+        entry.tree = digest.to_owned();
+        entry.len = len;
+        entry.rounds = round;
+        entry.event_id = event_id.to_owned();
+        Ok(())
+    }
+
+    /// Re-counts the standing of the proposals an accepted event concerns; finalizes the epoch
+    /// when quorum is newly reached.
+    fn restand(&mut self, source: &str, subject: &str) -> EventOutcome {
         // Only the proposals whose content the event concerns can change their standing: the
         // sender's own (a proposal, or a verdict that may be a self-endorsement) and those with
         // the judged tree. The whole tally is built only when quorum is newly reached.
         let was_held = !self.at_quorum.is_empty();
-        let subject = match &event.payload {
-            SemanticPayload::ExternalBytes { digest, .. } => digest,
-            SemanticPayload::ToolResult { subject, .. } | SemanticPayload::Review { subject, .. } => subject,
-            _ => return EventOutcome::Applied,
-        };
         let affected: Vec<String> = self
             .proposals
             .iter()

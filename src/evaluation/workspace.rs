@@ -167,117 +167,183 @@ fn touched_of(paths: &BTreeSet<String>) -> Vec<Touched> {
     paths.iter().map(|p| Touched { path: p.clone(), lines: None }).collect()
 }
 
-/// Simulates one run. `protocol`: publish foci and ask the gate; `overlap`: the serialization rule.
-fn simulate(cfg: &WorkspaceConfig, run: u64, protocol: bool) -> RunResult {
-    let mut s = Stream::new(cfg.seed, &[TAG, run]);
-    let mut ws = Workspace::generate(&mut s, cfg.files);
-    let (snap0, _) = ws.snapshot();
-    let weights: Vec<(usize, f64)> =
-        snap0.targets.iter().filter_map(|t| ws.index(&t.id).map(|i| (i, t.saliency))).collect();
-    let work = cfg.files.div_ceil(4);
-    let mut remaining: Vec<BTreeSet<String>> = (0..2)
-        .map(|_| weighted_sample(&mut s, &weights, work).into_iter().map(|i| ws.files[i].path.clone()).collect())
-        .collect();
-    let hub_weights: Vec<(usize, f64)> = ws.files.iter().enumerate().map(|(i, f)| (i, f.refs as f64)).collect();
-    let mut result = RunResult::default();
-    let cap = 10 * (work as u64 + 1);
-    let no_lines = |_: &str| None;
-    while remaining.iter().any(|r| !r.is_empty()) && result.steps < cap {
-        result.steps += 1;
+/// One run in progress: the workspace, each coder's remaining work list, and the counts so far.
+struct Sim<'c> {
+    cfg: &'c WorkspaceConfig,
+    run: u64,
+    ws: Workspace,
+    /// Hub weights: every file by its centrality.
+    hub_weights: Vec<(usize, f64)>,
+    remaining: Vec<BTreeSet<String>>,
+    result: RunResult,
+}
+
+impl<'c> Sim<'c> {
+    /// Generates the run's workspace and draws both work lists by saliency.
+    fn new(cfg: &'c WorkspaceConfig, run: u64) -> Sim<'c> {
+        let mut s = Stream::new(cfg.seed, &[TAG, run]);
+        let ws = Workspace::generate(&mut s, cfg.files);
+        let (snap0, _) = ws.snapshot();
+        let weights: Vec<(usize, f64)> =
+            snap0.targets.iter().filter_map(|t| ws.index(&t.id).map(|i| (i, t.saliency))).collect();
+        let work = cfg.files.div_ceil(4);
+        let remaining = (0..2)
+            .map(|_| weighted_sample(&mut s, &weights, work).into_iter().map(|i| ws.files[i].path.clone()).collect())
+            .collect();
+        let hub_weights = ws.files.iter().enumerate().map(|(i, f)| (i, f.refs as f64)).collect();
+        Sim { cfg, run, ws, hub_weights, remaining, result: RunResult::default() }
+    }
+
+    /// Whether a coder still has work.
+    fn unfinished(&self) -> bool {
+        self.remaining.iter().any(|r| !r.is_empty())
+    }
+
+    /// One step: both coders snapshot, plan, (with the protocol) ask the gate, and edit.
+    fn step(&mut self, protocol: bool) {
+        self.result.steps += 1;
         // Both coders snapshot the shared workspace.
-        let (snap, frame) = ws.snapshot();
-        let (_, frame_b) = ws.snapshot();
+        let (snap, frame) = self.ws.snapshot();
+        let (_, frame_b) = self.ws.snapshot();
         if frame != frame_b {
-            result.frame_splits += 1;
+            self.result.frame_splits += 1;
         }
-        // Plans: the same draws in both arms, from a stream per (run, step, coder).
         let mut foci: Vec<Option<Focus>> = vec![None, None];
         let mut plans: Vec<BTreeSet<String>> = vec![BTreeSet::new(), BTreeSet::new()];
         for c in 0..2 {
-            if remaining[c].is_empty() {
-                continue;
+            if !self.remaining[c].is_empty() {
+                let (focus, plan) = self.plan(c, &snap, &frame);
+                plans[c] = plan;
+                foci[c] = Some(focus);
             }
-            let mut f = derive_focus(CODERS[c], result.steps, &snap, &frame, &|id| remaining[c].contains(id));
-            f.targets.truncate(FOCUS);
-            let mut ps = Stream::new(cfg.seed, &[TAG, run, result.steps, c as u64]);
-            let mut plan = BTreeSet::new();
-            for (k, t) in f.targets.iter().enumerate() {
-                let spill = ps.chance(SPILL);
-                if k == 0 || spill {
-                    plan.insert(t.clone());
-                }
-            }
-            if ps.chance(HUB)
-                && let Some(&h) = weighted_sample(&mut ps, &hub_weights, 1).first()
-            {
-                plan.insert(ws.files[h].path.clone());
-            }
-            plans[c] = plan;
-            foci[c] = Some(f);
         }
         let mut tops: Vec<Option<String>> =
             foci.iter().map(|f| f.as_ref().and_then(|f| f.top().map(String::from))).collect();
         if protocol {
-            let mut allowed = plans.clone();
-            for c in 0..2 {
-                let (Some(mine), Some(top)) = (&foci[c], tops[c].clone()) else { continue };
-                let others: Vec<Focus> = foci[1 - c].iter().cloned().collect();
-                let mut held: BTreeSet<String> = BTreeSet::new();
-                match gate(CODERS[c], Some(mine), Some(&frame), &others, &touched_of(&plans[c]), &no_lines) {
-                    Verdict::Allow { .. } => {}
-                    Verdict::Block { blocks } => held.extend(blocks.into_iter().map(|b| b.target)),
-                    Verdict::FailClosed { .. } => {
-                        result.fail_closed += 1;
-                        held.insert(top.clone());
-                    }
-                }
-                if cfg.overlap == Overlap::Any
-                    && let Some(other) = others.first()
-                    && let Decision::Serialize { deferring, .. } = decide_overlap(mine, other, Overlap::Any)
-                    && deferring == CODERS[c]
-                    && let Ok(al) = align(mine, other)
-                {
-                    held.extend(al.shared);
-                }
-                if held.contains(&top) {
-                    allowed[c].clear();
-                    tops[c] = None;
-                    result.waits += 1;
-                } else {
-                    allowed[c].retain(|p| !held.contains(p));
-                    // What remains must pass the gate.
-                    if !matches!(
-                        gate(CODERS[c], Some(mine), Some(&frame), &others, &touched_of(&allowed[c]), &no_lines),
-                        Verdict::Allow { .. }
-                    ) {
-                        allowed[c].clear();
-                        tops[c] = None;
-                        result.waits += 1;
-                    }
-                }
-            }
-            plans = allowed;
+            plans = self.gate_plans(&foci, &plans, &mut tops, &frame);
         }
         if plans[0].intersection(&plans[1]).next().is_some() {
-            result.conflict_steps += 1;
+            self.result.conflict_steps += 1;
         }
+        self.edit(&plans, &tops);
+    }
+
+    /// Coder `c`'s focus and planned edit: its top file, spill into each other focus file, and
+    /// perhaps a hub file. The same draws in both arms, from a stream per (run, step, coder).
+    fn plan(&self, c: usize, snap: &Snapshot, frame: &str) -> (Focus, BTreeSet<String>) {
+        let steps = self.result.steps;
+        let mut f = derive_focus(CODERS[c], steps, snap, frame, &|id| self.remaining[c].contains(id));
+        f.targets.truncate(FOCUS);
+        let mut ps = Stream::new(self.cfg.seed, &[TAG, self.run, steps, c as u64]);
+        let mut plan = BTreeSet::new();
+        for (k, t) in f.targets.iter().enumerate() {
+            let spill = ps.chance(SPILL);
+            if k == 0 || spill {
+                plan.insert(t.clone());
+            }
+        }
+        if ps.chance(HUB)
+            && let Some(&h) = weighted_sample(&mut ps, &self.hub_weights, 1).first()
+        {
+            plan.insert(self.ws.files[h].path.clone());
+        }
+        (f, plan)
+    }
+
+    /// The protocol: what each coder may edit after asking the gate. A coder whose top file is
+    /// held, or whose remaining edit does not pass, waits (its plan is emptied and its top unset).
+    fn gate_plans(
+        &mut self,
+        foci: &[Option<Focus>],
+        plans: &[BTreeSet<String>],
+        tops: &mut [Option<String>],
+        frame: &str,
+    ) -> Vec<BTreeSet<String>> {
+        let no_lines = |_: &str| None;
+        let mut allowed = plans.to_vec();
+        for c in 0..2 {
+            let (Some(mine), Some(top)) = (&foci[c], tops[c].clone()) else { continue };
+            let others: Vec<Focus> = foci[1 - c].iter().cloned().collect();
+            let held = self.held(c, mine, &others, &plans[c], &top, frame);
+            let waits = if held.contains(&top) {
+                true
+            } else {
+                allowed[c].retain(|p| !held.contains(p));
+                // What remains must pass the gate.
+                !matches!(
+                    gate(CODERS[c], Some(mine), Some(frame), &others, &touched_of(&allowed[c]), &no_lines),
+                    Verdict::Allow { .. }
+                )
+            };
+            if waits {
+                allowed[c].clear();
+                tops[c] = None;
+                self.result.waits += 1;
+            }
+        }
+        allowed
+    }
+
+    /// The files coder `c` must keep out of: those the gate blocks in its plan (its top when the
+    /// gate fails closed) and, with [`Overlap::Any`], the shared targets when it is the deferring
+    /// coder.
+    fn held(
+        &mut self,
+        c: usize,
+        mine: &Focus,
+        others: &[Focus],
+        plan: &BTreeSet<String>,
+        top: &str,
+        frame: &str,
+    ) -> BTreeSet<String> {
+        let mut held: BTreeSet<String> = BTreeSet::new();
+        match gate(CODERS[c], Some(mine), Some(frame), others, &touched_of(plan), &|_: &str| None) {
+            Verdict::Allow { .. } => {}
+            Verdict::Block { blocks } => held.extend(blocks.into_iter().map(|b| b.target)),
+            Verdict::FailClosed { .. } => {
+                self.result.fail_closed += 1;
+                held.insert(top.to_owned());
+            }
+        }
+        if self.cfg.overlap == Overlap::Any
+            && let Some(other) = others.first()
+            && let Decision::Serialize { deferring, .. } = decide_overlap(mine, other, Overlap::Any)
+            && deferring == CODERS[c]
+            && let Ok(al) = align(mine, other)
+        {
+            held.extend(al.shared);
+        }
+        held
+    }
+
+    /// Edited files become touched; a coder's top file is done and its diagnostics fixed.
+    fn edit(&mut self, plans: &[BTreeSet<String>], tops: &[Option<String>]) {
         for c in 0..2 {
             for p in &plans[c] {
-                if let Some(i) = ws.index(p) {
-                    ws.files[i].touched = true;
+                if let Some(i) = self.ws.index(p) {
+                    self.ws.files[i].touched = true;
                 }
             }
             if let Some(top) = &tops[c] {
-                remaining[c].remove(top);
-                if let Some(i) = ws.index(top) {
-                    ws.files[i].errors = 0;
-                    ws.files[i].warnings = 0;
+                self.remaining[c].remove(top);
+                if let Some(i) = self.ws.index(top) {
+                    self.ws.files[i].errors = 0;
+                    self.ws.files[i].warnings = 0;
                 }
             }
         }
     }
-    result.finished = remaining.iter().all(BTreeSet::is_empty);
-    result
+}
+
+/// Simulates one run. `protocol`: publish foci and ask the gate; `overlap`: the serialization rule.
+fn simulate(cfg: &WorkspaceConfig, run: u64, protocol: bool) -> RunResult {
+    let mut sim = Sim::new(cfg, run);
+    let cap = 10 * (cfg.files.div_ceil(4) as u64 + 1);
+    while sim.unfinished() && sim.result.steps < cap {
+        sim.step(protocol);
+    }
+    sim.result.finished = !sim.unfinished();
+    sim.result
 }
 
 /// One arm's summary.

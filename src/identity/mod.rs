@@ -9,4 +9,4 @@ pub mod roster;
 
 pub use key::{AgentKey, KeyError};
 pub use name::{NameError, validate_name};
-pub use roster::{EntrySource, ROSTER_PATH, Roster, RosterEntry, RosterError, parse_roster};
+pub use roster::{EntrySource, ROSTER_PATH, Roster, RosterEntry, RosterError, append_to_roster, parse_roster};

@@ -8,7 +8,7 @@
 //! re-key an agent that the team already knows.
 
 use super::key::public_from_did;
-use super::name::validate_name;
+use super::name::{NameError, validate_name};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -23,7 +23,7 @@ pub enum RosterError {
     Shape { origin: String, line: usize, text: String },
     /// The name is not a valid agent name.
     #[error("{origin} line {line}: {reason}")]
-    Name { origin: String, line: usize, reason: String },
+    Name { origin: String, line: usize, reason: NameError },
     /// The second field is not an ed25519 `did:key`.
     #[error("{origin} line {line}: {did:?} is not an ed25519 did:key")]
     Did { origin: String, line: usize, did: String },
@@ -36,7 +36,7 @@ pub enum RosterError {
 }
 
 /// Where an entry came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntrySource {
     /// Committed on the integration branch.
@@ -56,6 +56,18 @@ pub struct RosterEntry {
     pub source: EntrySource,
 }
 
+/// Appends `name did` as one line to the roster file at `path` (creating it and its folder), on a
+/// line of its own even when the file does not end with a newline.
+pub fn append_to_roster(path: &std::path::Path, name: &str, did: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let needs_newline = std::fs::read(path).map(|b| !b.is_empty() && !b.ends_with(b"\n")).unwrap_or(false);
+    let line = format!("{}{name} {did}\n", if needs_newline { "\n" } else { "" });
+    std::fs::OpenOptions::new().create(true).append(true).open(path)?.write_all(line.as_bytes())
+}
+
 /// Parses roster text into (name, did) pairs in file order. `origin` names the file in errors.
 pub fn parse_roster(text: &[u8], origin: &str) -> Result<Vec<(String, String)>, RosterError> {
     let text = std::str::from_utf8(text).map_err(|_| RosterError::Encoding { origin: origin.into() })?;
@@ -72,7 +84,7 @@ pub fn parse_roster(text: &[u8], origin: &str) -> Result<Vec<(String, String)>, 
             return Err(RosterError::Shape { origin: origin.into(), line, text: trimmed.into() });
         }
         let (name, did) = (fields[0], fields[1]);
-        validate_name(name).map_err(|e| RosterError::Name { origin: origin.into(), line, reason: e.to_string() })?;
+        validate_name(name).map_err(|e| RosterError::Name { origin: origin.into(), line, reason: e })?;
         if public_from_did(did).is_err() {
             return Err(RosterError::Did { origin: origin.into(), line, did: did.into() });
         }

@@ -212,65 +212,13 @@ fn said(stdout: &[u8], stderr: &Captured) -> (String, &'static str) {
 pub async fn run_hop(command: &ProcessCommand, dir: Option<&Path>, hop: &Hop) -> Result<HopReply, HopError> {
     let started = Instant::now();
     let program = command.program.display().to_string();
-    let mut cmd = tokio::process::Command::new(&command.program);
-    cmd.args(&command.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-    if let Some(dir) = dir {
-        cmd.current_dir(dir);
-    }
-    for (key, value) in &hop.env {
-        cmd.env(key, value);
-    }
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let mut child = cmd.spawn().map_err(|source| HopError::Spawn { program: program.clone(), source })?;
+    let mut child = hop_command(command, dir, hop).spawn().map_err(|source| HopError::Spawn { program, source })?;
     let group = child.id().and_then(GroupGuard::register);
     let pgid = group.as_ref().map(|g| g.0);
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let prompt = hop.prompt.as_bytes();
-
     let out_buf = Shared::default();
     let err_buf = Shared::default();
-    let exchange = async {
-        let write = async move {
-            let Some(mut stdin) = stdin else { return Ok(()) };
-            match stdin.write_all(prompt).await {
-                // A peer may answer without reading its prompt.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                other => other,
-            }
-        };
-        let out_into = out_buf.clone();
-        let read = async move {
-            let result = match stdout {
-                Some(out) => capture(out, Some(MAX_REPLY_BYTES), out_into.clone()).await,
-                None => Ok(()),
-            };
-            if lock(&out_into).all.len() > MAX_REPLY_BYTES {
-                // Stop it now: it may be blocked writing more, holding stderr open.
-                pgid.into_iter().for_each(kill_group);
-            }
-            result
-        };
-        let err_into = err_buf.clone();
-        let read_err = async move {
-            if let Some(err) = stderr {
-                // A read error ends what is kept of stderr; it never fails the hop.
-                let _ = capture(err, None, err_into).await;
-            }
-        };
-        let (written, read, ()) = tokio::join!(write, read, read_err);
-        read.map_err(|source| HopError::Io { source })?;
-        if lock(&out_buf).all.len() > MAX_REPLY_BYTES {
-            return Err(HopError::TooLarge { limit: MAX_REPLY_BYTES });
-        }
-        written.map_err(|source| HopError::Io { source })?;
-        let status = child.wait().await.map_err(|source| HopError::Io { source })?;
-        Ok(status)
-    };
-
-    let outcome = match tokio::time::timeout(hop.timeout, exchange).await {
+    let exchanged = exchange(&mut child, hop.prompt.as_bytes(), pgid, &out_buf, &err_buf);
+    let outcome = match tokio::time::timeout(hop.timeout, exchanged).await {
         Ok(result) => result,
         Err(_) => {
             let out = lock(&out_buf).all.clone();
@@ -281,20 +229,7 @@ pub async fn run_hop(command: &ProcessCommand, dir: Option<&Path>, hop: &Hop) ->
     match outcome {
         Ok(status) => {
             let out = std::mem::take(&mut lock(&out_buf).all);
-            let err = lock(&err_buf);
-            if !status.success() {
-                let status = match status.code() {
-                    Some(code) => format!("exit status {code}"),
-                    None => "a signal".to_owned(),
-                };
-                let (said, stream) = said(&out, &err);
-                return Err(HopError::Failed { status, said, stream });
-            }
-            Ok(HopReply {
-                text: String::from_utf8_lossy(&out).into_owned(),
-                elapsed: started.elapsed(),
-                stderr: tail_text(&err.tail),
-            })
+            reply(status, out, &lock(&err_buf), started.elapsed())
         }
         Err(e) => {
             pgid.into_iter().for_each(kill_group);
@@ -303,6 +238,86 @@ pub async fn run_hop(command: &ProcessCommand, dir: Option<&Path>, hop: &Hop) ->
             Err(e)
         }
     }
+}
+
+/// The hop's process: piped stdio, the hop's environment, in a process group of its own.
+fn hop_command(command: &ProcessCommand, dir: Option<&Path>, hop: &Hop) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(&command.program);
+    cmd.args(&command.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    for (key, value) in &hop.env {
+        cmd.env(key, value);
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    cmd
+}
+
+/// Writes the prompt, reads stdout (up to [`MAX_REPLY_BYTES`]) and stderr to their ends, and waits
+/// for the exit. An oversized reply stops the process group at once.
+async fn exchange(
+    child: &mut tokio::process::Child,
+    prompt: &[u8],
+    pgid: Option<i32>,
+    out_buf: &Shared,
+    err_buf: &Shared,
+) -> Result<std::process::ExitStatus, HopError> {
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let write = async move {
+        let Some(mut stdin) = stdin else { return Ok(()) };
+        match stdin.write_all(prompt).await {
+            // A peer may answer without reading its prompt.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    };
+    let out_into = out_buf.clone();
+    let read = async move {
+        let result = match stdout {
+            Some(out) => capture(out, Some(MAX_REPLY_BYTES), out_into.clone()).await,
+            None => Ok(()),
+        };
+        if lock(&out_into).all.len() > MAX_REPLY_BYTES {
+            // Stop it now: it may be blocked writing more, holding stderr open.
+            pgid.into_iter().for_each(kill_group);
+        }
+        result
+    };
+    let err_into = err_buf.clone();
+    let read_err = async move {
+        if let Some(err) = stderr {
+            // A read error ends what is kept of stderr; it never fails the hop.
+            let _ = capture(err, None, err_into).await;
+        }
+    };
+    let (written, read, ()) = tokio::join!(write, read, read_err);
+    read.map_err(|source| HopError::Io { source })?;
+    if lock(out_buf).all.len() > MAX_REPLY_BYTES {
+        return Err(HopError::TooLarge { limit: MAX_REPLY_BYTES });
+    }
+    written.map_err(|source| HopError::Io { source })?;
+    child.wait().await.map_err(|source| HopError::Io { source })
+}
+
+/// A finished process's reply: its stdout when it exited 0, else a failed call quoting what it
+/// printed.
+fn reply(
+    status: std::process::ExitStatus,
+    out: Vec<u8>,
+    err: &Captured,
+    elapsed: Duration,
+) -> Result<HopReply, HopError> {
+    if !status.success() {
+        let status = match status.code() {
+            Some(code) => format!("exit status {code}"),
+            None => "a signal".to_owned(),
+        };
+        let (said, stream) = said(&out, err);
+        return Err(HopError::Failed { status, said, stream });
+    }
+    Ok(HopReply { text: String::from_utf8_lossy(&out).into_owned(), elapsed, stderr: tail_text(&err.tail) })
 }
 
 #[cfg(test)]

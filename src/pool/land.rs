@@ -53,7 +53,7 @@ use crate::run::{
 };
 use crate::store::{Append, CasOutcome, Store, StoreError};
 use gix::ObjectId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// What a landing would do.
@@ -490,7 +490,7 @@ pub fn execute(
 }
 
 /// One thing [`recover`] (or the end of [`execute`]) did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
 pub enum Step {
     /// The integration branch moved to the landing commit.
@@ -517,7 +517,7 @@ pub enum Step {
 }
 
 /// Something [`recover`] could not complete, with why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stuck {
     /// What (a ref name or `checkout`).
     pub what: String,
@@ -528,7 +528,7 @@ pub struct Stuck {
 }
 
 /// What [`complete`] did and could not do.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Completion {
     /// Steps taken, in order.
     pub done: Vec<Step>,
@@ -537,7 +537,7 @@ pub struct Completion {
 }
 
 /// Where a run's landing stands after [`recover`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecoveryState {
     /// No landing intent, or only void ones (see [`Recovery::void`]): the run is open or aborted.
@@ -553,7 +553,7 @@ pub enum RecoveryState {
 }
 
 /// What [`recover`] found and did, for people (`doctor`) and scripts (it serializes).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recovery {
     /// The run.
     pub run: String,

@@ -18,7 +18,7 @@ use crate::run::RunDef;
 use crate::run::events::{self, RunEvents};
 use crate::runtime::MasRuntime;
 use crate::store::CasOutcome;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{PoolError, git, git_command, io_err, run_git};
 use crate::store::Store;
@@ -119,7 +119,7 @@ pub fn tree_of(store: &Store, commit: ObjectId) -> Result<ObjectId, PoolError> {
 }
 
 /// A proposal ref moved to what its agent's latest accepted proposal event names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settled {
     /// The agent.
     pub agent: String,

@@ -137,9 +137,24 @@ pub enum RunError {
         /// Why.
         why: String,
     },
-    /// A setting of a new run is out of range.
-    #[error("{0}")]
-    BadSetting(String),
+    /// A setting given to a run operation (a new run's settings, an abort's reason) is empty or
+    /// out of range.
+    #[error("{setting}")]
+    BadSetting {
+        /// Which setting, and what is wrong with it.
+        setting: SettingError,
+    },
+    /// No run was named and none can be chosen: the repository has no run.
+    #[error(
+        "no run named, no `mas.run` in git config, and no run in this repository: start one with `git mas run start --goal …`"
+    )]
+    NoRun,
+    /// No run was named and several are open.
+    #[error("{} runs are open ({}); name one", open.len(), open.join(", "))]
+    Ambiguous {
+        /// The open runs' ids.
+        open: Vec<String>,
+    },
     /// The integration branch does not exist.
     #[error("the integration branch {branch:?} does not exist: a run starts from its tip")]
     NoBranch {
@@ -167,6 +182,50 @@ pub enum RunError {
     /// A store failure.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// What is wrong with a setting given to a run operation (see [`RunError::BadSetting`]).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SettingError {
+    /// The goal is empty.
+    #[error("the goal is empty; say what the team is to achieve with --goal")]
+    EmptyGoal,
+    /// A name on the run's roster is not a valid agent name.
+    #[error("--roster: {source}")]
+    RosterName {
+        /// Why the name is invalid.
+        source: crate::identity::NameError,
+    },
+    /// A name on the run's roster is not on the repository's roster.
+    #[error("--roster names '{name}', who is not on the repository's roster (.mas/roster)")]
+    NotOnRoster {
+        /// The name.
+        name: String,
+    },
+    /// The run would have no members.
+    #[error("the run's roster is empty: add agents with `git mas agent new` and commit .mas/roster")]
+    EmptyRoster,
+    /// A quorum of zero.
+    #[error("--quorum must be at least 1")]
+    ZeroQuorum,
+    /// A round limit of zero.
+    #[error("--max-rounds must be at least 1")]
+    ZeroMaxRounds,
+    /// A time budget of zero.
+    #[error("--budget must be longer than zero")]
+    ZeroBudget,
+    /// A check command that is empty or blank.
+    #[error("--check is empty")]
+    EmptyCheck,
+    /// An abort without a reason.
+    #[error("the reason is empty; say why the run stops with --reason")]
+    EmptyReason,
+}
+
+impl From<SettingError> for RunError {
+    fn from(setting: SettingError) -> Self {
+        RunError::BadSetting { setting }
+    }
 }
 
 fn encode<T: Serialize>(value: &T, what: &str) -> Result<serde_json::Value, StoreError> {
@@ -271,7 +330,7 @@ pub fn define(
     validate_run_id(id)?;
     let goal = new.goal.trim();
     if goal.is_empty() {
-        return Err(RunError::BadSetting("the goal is empty; say what the team is to achieve with --goal".into()));
+        return Err(SettingError::EmptyGoal.into());
     }
     let members: Vec<String> = match &new.roster {
         Some(list) => {
@@ -281,11 +340,10 @@ pub fn define(
                 if name.is_empty() {
                     continue;
                 }
-                crate::identity::validate_name(name).map_err(|e| RunError::BadSetting(format!("--roster: {e}")))?;
+                crate::identity::validate_name(name)
+                    .map_err(|source| RunError::from(SettingError::RosterName { source }))?;
                 if roster.get(name).is_none() {
-                    return Err(RunError::BadSetting(format!(
-                        "--roster names '{name}', who is not on the repository's roster (.mas/roster)"
-                    )));
+                    return Err(SettingError::NotOnRoster { name: name.to_string() }.into());
                 }
                 set.insert(name.to_string());
             }
@@ -294,25 +352,23 @@ pub fn define(
         None => roster.entries().map(|e| e.name.clone()).collect(),
     };
     if members.is_empty() {
-        return Err(RunError::BadSetting(
-            "the run's roster is empty: add agents with `git mas agent new` and commit .mas/roster".into(),
-        ));
+        return Err(SettingError::EmptyRoster.into());
     }
     let size = u32::try_from(members.len()).unwrap_or(u32::MAX);
     let (quorum, requested_quorum) = match new.quorum {
-        Some(0) => return Err(RunError::BadSetting("--quorum must be at least 1".into())),
+        Some(0) => return Err(SettingError::ZeroQuorum.into()),
         Some(q) if q > size => (size, Some(q)),
         Some(q) => (q, None),
         None => (size / 2 + 1, None),
     };
     if new.max_rounds == Some(0) {
-        return Err(RunError::BadSetting("--max-rounds must be at least 1".into()));
+        return Err(SettingError::ZeroMaxRounds.into());
     }
     if new.budget_ms == Some(0) {
-        return Err(RunError::BadSetting("--budget must be longer than zero".into()));
+        return Err(SettingError::ZeroBudget.into());
     }
     let check = match new.check.as_deref().map(str::trim) {
-        Some("") => return Err(RunError::BadSetting("--check is empty".into())),
+        Some("") => return Err(SettingError::EmptyCheck.into()),
         other => other.map(str::to_string),
     };
     Ok(RunDef {
@@ -598,122 +654,191 @@ pub fn load_meta(store: &Store, roster: &Roster, id: &str) -> Result<RunMeta, Ru
         return Err(RunError::NoSuchRun { id: id.into() });
     };
     let chain = store.verified_chain(&refname, roster)?;
-    let mut def: Option<RunDef> = None;
-    let mut phase = Phase::Open;
-    let mut blocked = Vec::new();
-    let mut problems = Vec::new();
-    let mut first_problem: Option<String> = None;
-    // The latest landing intent not yet judged: (who, record commit, payload).
-    let mut intent: Option<(String, String, LandingPayload)> = None;
-    let mut main_tip: Option<Option<ObjectId>> = None;
+    let mut fold = MetaFold::new(store, id, refname);
     for (entry, verdict) in chain {
-        let problem =
-            |what: String| Problem { refname: refname.clone(), commit: entry.commit.to_string(), problem: what };
-        let record = match (&entry.record, &verdict) {
-            (Ok(r), Verdict::Verified) => r,
-            (_, v) => {
-                if def.is_none() && first_problem.is_none() {
-                    first_problem = Some(format!("its first record is {}", v.label()));
-                }
-                problems.push(problem(v.label().to_string()));
-                continue;
-            }
-        };
-        let payload = record.payload.clone();
-        match (record.kind.as_str(), &def) {
-            (RUN_KIND, None) => match serde_json::from_value::<RunDef>(payload) {
-                Ok(d) if d.id == id => def = Some(d),
-                Ok(d) => {
-                    first_problem.get_or_insert(format!("it defines run {:?}", d.id));
-                    problems.push(problem(format!("defines another run ({:?})", d.id)));
-                }
-                Err(e) => {
-                    first_problem.get_or_insert(format!("the definition does not parse: {e}"));
-                    problems.push(problem(format!("unreadable definition: {e}")));
-                }
-            },
-            (_, None) => {
-                problems.push(problem(format!("a {} record before the run's definition", record.kind)));
-            }
-            (RUN_KIND, Some(_)) => problems.push(problem("a second definition (ignored)".into())),
-            (ABORT_KIND, Some(_)) => match serde_json::from_value::<AbortPayload>(payload) {
-                Ok(a) if phase == Phase::Open => {
-                    // An abort is appended only while no landing is pending: an intent before it
-                    // was void.
-                    if let Some((_, void, _)) = intent.take() {
-                        problems.push(Problem {
-                            refname: refname.clone(),
-                            commit: void,
-                            problem: "a void landing intent: the integration branch moved before it landed".into(),
-                        });
-                    }
-                    phase = Phase::Aborted { by: record.agent.clone(), abort: a }
-                }
-                Ok(_) => problems.push(problem(format!("an abort after the run {} (ignored)", phase.name()))),
-                Err(e) => problems.push(problem(format!("unreadable abort: {e}"))),
-            },
-            (LANDING_KIND, Some(d)) => match serde_json::from_value::<LandingPayload>(payload) {
-                Ok(l) if phase == Phase::Open => {
-                    let tip = match main_tip {
-                        Some(t) => t,
-                        None => *main_tip.insert(store.tip(&format!("refs/heads/{}", d.branch))?),
-                    };
-                    // The landed ref is created only once the branch held the commit: when it
-                    // names this record, the landing completed (and no branch walk is needed).
-                    let on_main = store.tip(&landed_ref(id))? == Some(entry.commit)
-                        || intent_state(store, &l, tip)? == IntentState::Landed;
-                    if let Some((_, void, _)) = intent.take() {
-                        problems.push(Problem {
-                            refname: refname.clone(),
-                            commit: void,
-                            problem: "a void landing intent: the integration branch moved before it landed; a later landing superseded it".into(),
-                        });
-                    }
-                    if on_main {
-                        phase = Phase::Landed {
-                            by: record.agent.clone(),
-                            record: entry.commit.to_string(),
-                            landing: Box::new(l),
-                        }
-                    } else {
-                        intent = Some((record.agent.clone(), entry.commit.to_string(), l));
-                    }
-                }
-                Ok(_) => problems.push(problem(format!("a landing after the run {} (ignored)", phase.name()))),
-                Err(e) => problems.push(problem(format!("unreadable landing: {e}"))),
-            },
-            (BLOCKED_KIND, Some(_)) => match serde_json::from_value::<BlockedPayload>(payload) {
-                Ok(b) => blocked.push((record.agent.clone(), b)),
-                Err(e) => problems.push(problem(format!("unreadable blocked landing: {e}"))),
-            },
-            (other, Some(_)) => problems.push(problem(format!("unknown record kind {other:?} (ignored)"))),
+        match (&entry.record, &verdict) {
+            (Ok(record), Verdict::Verified) => fold.record(entry.commit, record)?,
+            (_, v) => fold.unverified(entry.commit, v),
         }
     }
-    if let Some((by, record, landing)) = intent {
-        let tip = match main_tip {
-            Some(t) => t,
-            None => store.tip(&format!("refs/heads/{}", def.as_ref().map_or("main", |d| d.branch.as_str())))?,
+    fold.judge_last_intent()?;
+    fold.finish(tip)
+}
+
+/// The fold of a run's meta chain, oldest record first (see the module docs).
+struct MetaFold<'a> {
+    store: &'a Store,
+    id: &'a str,
+    refname: String,
+    def: Option<RunDef>,
+    phase: Phase,
+    blocked: Vec<(String, BlockedPayload)>,
+    problems: Vec<Problem>,
+    /// Why the chain defines no run, when its first records say so.
+    first_problem: Option<String>,
+    /// The latest landing intent not yet judged: (who, record commit, payload).
+    intent: Option<(String, String, LandingPayload)>,
+    /// The integration branch's tip, read once when first needed.
+    main_tip: Option<Option<ObjectId>>,
+}
+
+impl<'a> MetaFold<'a> {
+    fn new(store: &'a Store, id: &'a str, refname: String) -> Self {
+        MetaFold {
+            store,
+            id,
+            refname,
+            def: None,
+            phase: Phase::Open,
+            blocked: Vec::new(),
+            problems: Vec::new(),
+            first_problem: None,
+            intent: None,
+            main_tip: None,
+        }
+    }
+
+    fn problem(&mut self, commit: String, problem: String) {
+        self.problems.push(Problem { refname: self.refname.clone(), commit, problem });
+    }
+
+    /// A record that does not verify counts for nothing; as the first record, it is why the
+    /// chain defines no run.
+    fn unverified(&mut self, commit: ObjectId, verdict: &Verdict) {
+        if self.def.is_none() && self.first_problem.is_none() {
+            self.first_problem = Some(format!("its first record is {}", verdict.label()));
+        }
+        self.problem(commit.to_string(), verdict.label().to_string());
+    }
+
+    /// Folds one verified record.
+    fn record(&mut self, commit: ObjectId, record: &Record) -> Result<(), RunError> {
+        let payload = record.payload.clone();
+        let problem = |fold: &mut Self, what: String| fold.problem(commit.to_string(), what);
+        let Some(branch) = self.def.as_ref().map(|d| d.branch.clone()) else {
+            match record.kind.as_str() {
+                RUN_KIND => self.definition(commit, payload),
+                kind => problem(self, format!("a {kind} record before the run's definition")),
+            }
+            return Ok(());
         };
-        match intent_state(store, &landing, tip)? {
-            IntentState::Pending => phase = Phase::Landing { by, record, landing: Box::new(landing) },
-            IntentState::Landed => phase = Phase::Landed { by, record, landing: Box::new(landing) },
-            IntentState::Void => problems.push(Problem {
-                refname: refname.clone(),
-                commit: record,
-                problem: format!(
+        match record.kind.as_str() {
+            RUN_KIND => problem(self, "a second definition (ignored)".into()),
+            ABORT_KIND => match serde_json::from_value::<AbortPayload>(payload) {
+                Ok(a) if self.phase == Phase::Open => {
+                    // An abort is appended only while no landing is pending: an intent before it
+                    // was void.
+                    self.void_intent("a void landing intent: the integration branch moved before it landed");
+                    self.phase = Phase::Aborted { by: record.agent.clone(), abort: a }
+                }
+                Ok(_) => problem(self, format!("an abort after the run {} (ignored)", self.phase.name())),
+                Err(e) => problem(self, format!("unreadable abort: {e}")),
+            },
+            LANDING_KIND => match serde_json::from_value::<LandingPayload>(payload) {
+                Ok(l) if self.phase == Phase::Open => self.landing(commit, &record.agent, l, &branch)?,
+                Ok(_) => problem(self, format!("a landing after the run {} (ignored)", self.phase.name())),
+                Err(e) => problem(self, format!("unreadable landing: {e}")),
+            },
+            BLOCKED_KIND => match serde_json::from_value::<BlockedPayload>(payload) {
+                Ok(b) => self.blocked.push((record.agent.clone(), b)),
+                Err(e) => problem(self, format!("unreadable blocked landing: {e}")),
+            },
+            other => problem(self, format!("unknown record kind {other:?} (ignored)")),
+        }
+        Ok(())
+    }
+
+    /// The first verified run record: the definition, when it defines this run.
+    fn definition(&mut self, commit: ObjectId, payload: serde_json::Value) {
+        match serde_json::from_value::<RunDef>(payload) {
+            Ok(d) if d.id == self.id => self.def = Some(d),
+            Ok(d) => {
+                self.first_problem.get_or_insert(format!("it defines run {:?}", d.id));
+                self.problem(commit.to_string(), format!("defines another run ({:?})", d.id));
+            }
+            Err(e) => {
+                self.first_problem.get_or_insert(format!("the definition does not parse: {e}"));
+                self.problem(commit.to_string(), format!("unreadable definition: {e}"));
+            }
+        }
+    }
+
+    /// A landing record while the run is open: landed when the branch holds its commit, else the
+    /// intent to judge (an earlier intent was void).
+    fn landing(&mut self, commit: ObjectId, by: &str, landing: LandingPayload, branch: &str) -> Result<(), RunError> {
+        let tip = self.main_tip(branch)?;
+        // The landed ref is created only once the branch held the commit: when it names this
+        // record, the landing completed (and no branch walk is needed).
+        let on_main = self.store.tip(&landed_ref(self.id))? == Some(commit)
+            || intent_state(self.store, &landing, tip)? == IntentState::Landed;
+        self.void_intent(
+            "a void landing intent: the integration branch moved before it landed; a later landing superseded it",
+        );
+        if on_main {
+            self.phase = Phase::Landed { by: by.to_string(), record: commit.to_string(), landing: Box::new(landing) }
+        } else {
+            self.intent = Some((by.to_string(), commit.to_string(), landing));
+        }
+        Ok(())
+    }
+
+    /// The integration branch's tip, read on first use.
+    fn main_tip(&mut self, branch: &str) -> Result<Option<ObjectId>, RunError> {
+        Ok(match self.main_tip {
+            Some(t) => t,
+            None => *self.main_tip.insert(self.store.tip(&format!("refs/heads/{branch}"))?),
+        })
+    }
+
+    /// A pending intent superseded by a later record was void: listed as a problem.
+    fn void_intent(&mut self, why: &str) {
+        if let Some((_, void, _)) = self.intent.take() {
+            self.problem(void, why.into());
+        }
+    }
+
+    /// The last intent: pending, landed or void against the branch's tip.
+    fn judge_last_intent(&mut self) -> Result<(), RunError> {
+        let Some((by, record, landing)) = self.intent.take() else { return Ok(()) };
+        let tip = match self.main_tip {
+            Some(t) => t,
+            None => {
+                self.store.tip(&format!("refs/heads/{}", self.def.as_ref().map_or("main", |d| d.branch.as_str())))?
+            }
+        };
+        match intent_state(self.store, &landing, tip)? {
+            IntentState::Pending => self.phase = Phase::Landing { by, record, landing: Box::new(landing) },
+            IntentState::Landed => self.phase = Phase::Landed { by, record, landing: Box::new(landing) },
+            IntentState::Void => self.problem(
+                record,
+                format!(
                     "a void landing intent: the integration branch moved from {} before {} landed; the run is open",
                     landing.previous, landing.commit
                 ),
-            }),
+            ),
         }
+        Ok(())
     }
-    let Some(def) = def else {
-        return Err(RunError::Unreadable {
-            id: id.into(),
-            why: first_problem.unwrap_or_else(|| "the chain holds no run definition".into()),
-        });
-    };
-    Ok(RunMeta { def, phase, blocked, tip: tip.to_string(), problems })
+
+    fn finish(self, tip: ObjectId) -> Result<RunMeta, RunError> {
+        let Some(def) = self.def else {
+            return Err(RunError::Unreadable {
+                id: self.id.into(),
+                why: self.first_problem.unwrap_or_else(|| "the chain holds no run definition".into()),
+            });
+        };
+        Ok(RunMeta { def, phase: self.phase, blocked: self.blocked, tip: tip.to_string(), problems: self.problems })
+    }
+}
+
+/// Whether run `id` is a scalar converge run (`git mas converge`): its definition, the first
+/// record of its meta chain, names no development class. `false` when the run cannot be read.
+pub fn is_converge_run(store: &Store, id: &str) -> bool {
+    let Ok(chain) = store.walk(&meta_ref(id), usize::MAX) else { return false };
+    match chain.last().map(|entry| &entry.record) {
+        Some(Ok(r)) => r.payload.get("class").and_then(|c| c.as_str()) != Some("development"),
+        _ => false,
+    }
 }
 
 /// Every run id in the repository, sorted.
@@ -753,14 +878,8 @@ pub fn resolve(store: &Store, roster: &Roster, given: Option<&str>) -> Result<Ru
     match (open.len(), latest) {
         (1, _) => Ok(open.remove(0)),
         (0, Some(meta)) => Ok(meta),
-        (0, None) => Err(RunError::BadSetting(
-            "no run named, no `mas.run` in git config, and no run in this repository: start one with `git mas run start --goal …`".into(),
-        )),
-        _ => Err(RunError::BadSetting(format!(
-            "{} runs are open ({}); name one",
-            open.len(),
-            open.iter().map(|m| m.def.id.as_str()).collect::<Vec<_>>().join(", ")
-        ))),
+        (0, None) => Err(RunError::NoRun),
+        _ => Err(RunError::Ambiguous { open: open.iter().map(|m| m.def.id.clone()).collect() }),
     }
 }
 
@@ -776,7 +895,7 @@ pub fn abort(
 ) -> Result<AbortPayload, RunError> {
     let reason = reason.trim();
     if reason.is_empty() {
-        return Err(RunError::BadSetting("the reason is empty; say why the run stops with --reason".into()));
+        return Err(SettingError::EmptyReason.into());
     }
     let payload = AbortPayload { reason: reason.into(), risk, at_ms: now_ms() };
     let value = encode(&payload, "an abort")?;

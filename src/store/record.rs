@@ -15,7 +15,7 @@
 use super::canonical::to_canonical_bytes;
 use crate::identity::key::{AgentKey, decode_hex, hex, public_from_did, verify};
 use ed25519_dalek::VerifyingKey;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -142,7 +142,7 @@ impl Record {
 }
 
 /// What a reader concludes about one record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Verdict {
     /// Signed by the roster's key for its agent, in sequence, in the right chain.

@@ -100,9 +100,16 @@ fn bad_record_arguments_change_no_ref() {
     env.agents(&repo, &["alice", "bob"]);
     env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
     let before = env.refs(&repo);
+    // Argument values clap cannot check are usage errors, as clap's own are.
+    for (args, want) in [
+        (&["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{oops"][..], "not valid JSON"),
+        (&["--agent", "alice", "record", "append", "--kind", "Bad Kind"][..], "not a lower-case word"),
+    ] {
+        let out = env.mas(&repo, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("Error: ") && stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+    }
     let cases: &[(&[&str], &str)] = &[
-        (&["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{oops"], "not valid JSON"),
-        (&["--agent", "alice", "record", "append", "--kind", "Bad Kind"], "not a lower-case word"),
         (
             &["--agent", "alice", "record", "append", "--kind", "note", "--ref", "refs/heads/main"],
             "not a valid ref under refs/mas/",
@@ -141,7 +148,10 @@ fn an_invalid_mas_branch_is_a_user_error_with_a_hint_not_an_internal_one() {
                 err.contains("mas.branch") && err.contains(bad) && err.contains("not a valid branch name"),
                 "{err}"
             );
-            assert!(err.contains("hint:") && err.contains("git config --unset mas.branch"), "{err}");
+            assert!(
+                err.lines().any(|l| l.starts_with("Hint: ") && l.contains("git config --unset mas.branch")),
+                "{err}"
+            );
         }
     }
     assert_eq!(env.refs(&repo), before);
@@ -250,4 +260,28 @@ fn snapshot_inputs_are_read_up_to_a_bound_named_in_the_error_and_change_no_ref()
     let sent = writer.join().unwrap();
     assert!(sent <= (256 << 20) + (2 << 20) + (1 << 20), "the reader took {sent} bytes");
     assert_eq!(env.refs(&repo), before, "a refused snapshot changed refs");
+}
+
+#[test]
+fn argument_values_and_flag_combinations_clap_cannot_check_are_usage_errors() {
+    let env = TestEnv::new();
+    let repo = env.repo("usage");
+    env.agents(&repo, &["alice"]);
+    let before = env.refs(&repo);
+    let converge = ["--agent", "alice", "converge", "--pattern", "preference", "--agents"];
+    let cases: &[(Vec<&str>, &str, Option<&str>)] = &[
+        (vec!["--agent", "alice", "focus", "publish"], "name targets with --targets", None),
+        ([&converge[..], &["builtin:reference", "--goal", " "]].concat(), "--goal must be between", None),
+        ([&converge[..], &["builtin:oracle"]].concat(), "--agents: ", Some("peers are cmd:<command line>")),
+    ];
+    for (args, want, hint) in cases {
+        let out = env.mas(&repo, args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with(&format!("Error: {want}")), "{args:?}: {err}");
+        if let Some(hint) = hint {
+            assert!(err.lines().any(|l| l.starts_with(&format!("Hint: {hint}"))), "{args:?}: {err}");
+        }
+    }
+    assert_eq!(env.refs(&repo), before);
 }

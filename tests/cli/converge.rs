@@ -350,8 +350,8 @@ fn bad_invocations_are_refused_and_change_no_ref() {
         (&["--pattern", "matching", "--agents", "builtin:reference"], 2, "preference, cascade, resource, unmapped"),
         (&["--pattern", "development", "--agents", "builtin:reference"], 2, "code artifacts"),
         (&["--pattern", "preference"], 2, "--agents"),
-        (&["--pattern", "preference", "--agents", "claude"], 1, "not a peer spec"),
-        (&["--pattern", "preference", "--agents", "builtin:oracle"], 1, "unknown built-in peer"),
+        (&["--pattern", "preference", "--agents", "claude"], 2, "not a peer spec"),
+        (&["--pattern", "preference", "--agents", "builtin:oracle"], 2, "unknown built-in peer"),
         (&["--pattern", "preference", "--agents", "builtin:reference", "--max-rounds", "0"], 2, "--max-rounds"),
         (&["--pattern", "preference", "--agents", "builtin:reference", "--hop-timeout", "soon"], 2, "--hop-timeout"),
         (

@@ -2,6 +2,15 @@
 //! worktrees and signed records.
 
 use crate::common::*;
+use crate::json::check::CheckOut;
+use crate::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
+use crate::json::gate::GateOut;
+use crate::json::hooks::HooksOut;
+use git_mas::attention::board::{FocusState, Rejection};
+use git_mas::attention::gate::Verdict;
+use git_mas::attention::hooks::HookState;
+use git_mas::attention::replay::CheckStatus;
+use git_mas::attention::rule::Decision;
 use std::path::{Path, PathBuf};
 
 struct Team {
@@ -26,6 +35,17 @@ fn team() -> Team {
         dirs.push(wt);
     }
     env.mas_ok(&repo, &["hooks", "install"]);
+    let hooks: HooksOut = serde_json::from_str(&env.mas_ok(&repo, &["hooks", "status", "--json"])).unwrap();
+    let states: Vec<(&str, HookState)> = hooks.hooks.iter().map(|h| (h.hook.as_str(), h.state)).collect();
+    assert_eq!(
+        states,
+        [
+            ("pre-commit", HookState::Installed),
+            ("commit-msg", HookState::Installed),
+            ("pre-push", HookState::Installed)
+        ]
+    );
+    assert!(hooks.hooks.iter().all(|h| h.path.starts_with(&hooks.dir)), "{hooks:?}");
     env.mas_ok(&dirs[0], &["snapshot", "--publish"]);
     let bob = dirs.pop().unwrap();
     let alice = dirs.pop().unwrap();
@@ -49,8 +69,11 @@ fn the_deferring_agent_is_blocked_until_the_holder_releases() {
     let Team { env, alice, bob, .. } = team();
     env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
     env.mas_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
-    let d = env.mas_ok(&bob, &["decide", "alice", "bob", "--json"]);
-    assert!(d.contains("\"holder\":\"alice\"") && d.contains("serialize"), "{d}");
+    let d: Decision = serde_json::from_str(&env.mas_ok(&bob, &["decide", "alice", "bob", "--json"])).unwrap();
+    assert!(
+        matches!(&d, Decision::Serialize { holder, deferring, .. } if holder == "alice" && deferring == "bob"),
+        "{d:?}"
+    );
 
     // Bob's commit touching the held target is blocked by the pre-commit hook, naming alice.
     let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
@@ -70,7 +93,8 @@ fn the_deferring_agent_is_blocked_until_the_holder_releases() {
     let out = edit_and_commit(&env, &alice, "src/money.rs", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     // After alice releases, bob passes.
-    env.mas_ok(&alice, &["focus", "release"]);
+    let released: FocusReleaseOut = serde_json::from_str(&env.mas_ok(&alice, &["focus", "release", "--json"])).unwrap();
+    assert!(released.agent == "alice" && released.released, "{released:?}");
     let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
@@ -78,15 +102,27 @@ fn the_deferring_agent_is_blocked_until_the_holder_releases() {
 #[test]
 fn an_expired_focus_holds_nothing() {
     let Team { env, alice, bob, .. } = team();
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "4s"]);
+    let published: FocusPublishOut = serde_json::from_str(
+        &env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "4s", "--json"]),
+    )
+    .unwrap();
+    assert_eq!((published.agent.as_str(), published.ttl_secs), ("alice", 4));
+    assert_eq!(published.targets, ["src/money.rs"]);
     env.mas_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
-    assert_eq!(env.mas(&bob, &["gate", "--paths", "src/money.rs"]).status.code(), Some(6));
+    let out = env.mas(&bob, &["gate", "--paths", "src/money.rs", "--json"]);
+    assert_eq!(out.status.code(), Some(6));
+    let gate: GateOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(gate.agent, "bob");
+    assert_eq!(gate.touched.iter().map(|t| t.path.as_str()).collect::<Vec<_>>(), ["src/money.rs"]);
+    let Verdict::Block { blocks } = &gate.verdict else { panic!("{:?}", gate.verdict) };
+    assert_eq!((blocks[0].holder.as_str(), blocks[0].target.as_str()), ("alice", "src/money.rs"));
     std::thread::sleep(std::time::Duration::from_millis(4500));
     let out = env.mas(&bob, &["gate", "--paths", "src/money.rs"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let status = env.mas(&alice, &["focus", "status", "--json"]);
     assert_eq!(status.status.code(), Some(7));
-    assert!(stdout(&status).contains("\"state\":\"expired\""));
+    let status: FocusStatusOut = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!((status.agent.as_str(), status.state), ("alice", FocusState::Expired));
 }
 
 #[test]
@@ -129,18 +165,15 @@ fn check_reports_bypassed_and_unreceipted_commits() {
     let range = format!("{base}..HEAD");
     let out = env.mas(&bob, &["check", &range, "--json"]);
     assert_eq!(out.status.code(), Some(6));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let status_of =
-        |c: &str| v["commits"].as_array().unwrap().iter().find(|x| x["commit"] == c).unwrap()["status"].clone();
-    assert_eq!(status_of(&bypass), "blocked");
-    assert_eq!(status_of(&unreceipted), "ok", "without --require-receipts a receipt is not needed");
-    assert_eq!(status_of(&clean_end), "ok");
+    let v: CheckOut = serde_json::from_slice(&out.stdout).unwrap();
+    let status_of = |v: &CheckOut, c: &str| v.commits.iter().find(|x| x.commit == c).unwrap().status;
+    assert_eq!(status_of(&v, &bypass), CheckStatus::Blocked);
+    assert_eq!(status_of(&v, &unreceipted), CheckStatus::Ok, "without --require-receipts a receipt is not needed");
+    assert_eq!(status_of(&v, &clean_end), CheckStatus::Ok);
+    assert!(v.unverified.is_none(), "without --records no records are listed");
     let out = env.mas(&bob, &["check", &range, "--require-receipts", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let unreceipted_status =
-        v["commits"].as_array().unwrap().iter().find(|x| x["commit"] == unreceipted.as_str()).unwrap()["status"]
-            .clone();
-    assert_eq!(unreceipted_status, "no-receipt");
+    let v: CheckOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status_of(&v, &unreceipted), CheckStatus::NoReceipt);
     let human = env.mas(&bob, &["check", &range]);
     assert!(stdout(&human).contains("blocked") && stderr(&human).contains("held by alice"), "{}", stdout(&human));
 }
@@ -212,18 +245,20 @@ fn spoofed_and_replayed_focus_records_are_rejected_on_the_board() {
     plumb(first.as_bytes()); // replay of alice's genuine first focus
     let out = env.mas_ok(&bob, &["focus", "list"]);
     assert!(out.contains("REJECTED UNVERIFIED") || out.contains("REJECTED"), "{out}");
-    let v: serde_json::Value = serde_json::from_str(&env.mas_ok(&bob, &["focus", "list", "--json"])).unwrap();
-    let verdicts: Vec<String> = v["board"]["rejected"]
-        .as_array()
-        .unwrap()
+    let v: FocusListOut = serde_json::from_str(&env.mas_ok(&bob, &["focus", "list", "--json"])).unwrap();
+    let verdicts: Vec<&str> = v
+        .board
+        .rejected
         .iter()
-        .map(|r| r["verdict"].as_str().unwrap_or("").to_string())
+        .filter_map(|r| match &r.rejection {
+            Rejection::Unverified { verdict } => Some(verdict.as_str()),
+            _ => None,
+        })
         .collect();
-    assert!(verdicts.contains(&"SPOOF".to_string()) && verdicts.contains(&"REPLAY".to_string()), "{verdicts:?}");
+    assert!(verdicts.contains(&"SPOOF") && verdicts.contains(&"REPLAY"), "{verdicts:?}");
     // Alice's board entry is still her genuine latest focus.
-    let alice_entry =
-        v["board"]["entries"].as_array().unwrap().iter().find(|e| e["focus"]["agent"] == "alice").unwrap();
-    assert_eq!(alice_entry["focus"]["targets"], serde_json::json!(["src/config.rs"]));
+    let alice_entry = v.board.entry("alice").unwrap();
+    assert_eq!(alice_entry.focus.targets, ["src/config.rs"]);
 }
 
 #[test]

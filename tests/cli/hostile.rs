@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use crate::json::frame::FrameOut;
+use crate::json::snapshot::{PublishOut, SnapshotOut};
 use git_mas::identity::AgentKey;
 use git_mas::store::record::Record;
 use serde_json::json;
@@ -64,9 +65,9 @@ fn a_frame_by_a_stranger_at_the_tip_is_not_the_current_frame_and_the_gate_still_
     let gate = env.mas(&repo, &["--agent", "bob", "gate", "--paths", "src/money.rs"]);
     assert_eq!(gate.status.code(), Some(0), "the gate does not fail closed: {}", stderr(&gate));
     // Publishing the same snapshot again writes nothing: it is already the current verified frame.
-    let again: serde_json::Value =
+    let again: SnapshotOut =
         serde_json::from_str(&env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish", "--json"])).unwrap();
-    assert_eq!(again["publish"]["published"], false, "{again}");
+    assert!(matches!(again.publish, Some(PublishOut::Unchanged { published: false, .. })), "{:?}", again.publish);
 }
 
 #[test]

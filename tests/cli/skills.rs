@@ -2,8 +2,10 @@
 //! and flag they mention, checked against the real binary.
 
 use crate::common::*;
+use crate::json::skills::SkillsPlaced;
 use git_mas::assembly::quantity_names;
 use git_mas::runtime::PatternKind;
+use git_mas::skills::Action;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -282,9 +284,13 @@ fn skills_install_puts_the_three_folders_where_each_host_reads_them() {
         let env = TestEnv::new();
         let repo = env.repo("repo");
         let out = env.mas_ok(&repo, &["skills", "install", "--host", host, "--global", "--json"]);
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["scope"], "global");
-        assert!(v["skills"].as_array().unwrap().iter().all(|s| s["action"] == "created"), "{host}: {out}");
+        let placed: SkillsPlaced = serde_json::from_str(&out).unwrap();
+        assert_eq!(placed.scope, "global");
+        assert_eq!(placed.host.as_deref(), Some(host));
+        assert!(
+            !placed.skills.is_empty() && placed.skills.iter().all(|s| s.action == Action::Created),
+            "{host}: {out}"
+        );
         assert_installed(&env.root().join(global));
         env.mas_ok(&repo, &["skills", "install", "--host", host]);
         assert_installed(&repo.join(project));

@@ -1,13 +1,16 @@
 //! Snapshots and frames on the fixture project, through the real binary.
 
 use crate::common::*;
+use crate::json::snapshot::{PublishOut, SnapshotOut, VerifyOut};
+use crate::json::watch::WatchEventOut;
+use git_mas::attention::snapshot::Target;
 use std::path::Path;
 
 /// The fixture's own inputs, as a user would pass them.
 const INPUTS: &[&str] =
     &["--scip", "index.scip", "--diagnostics", "diagnostics/cargo.json", "--diagnostics", "diagnostics/ruff.sarif"];
 
-fn snapshot_json(env: &TestEnv, dir: &Path, extra: &[&str]) -> serde_json::Value {
+fn snapshot_json(env: &TestEnv, dir: &Path, extra: &[&str]) -> SnapshotOut {
     let mut args = vec!["snapshot", "--json"];
     args.extend_from_slice(extra);
     let out = env.mas(dir, &args);
@@ -15,8 +18,8 @@ fn snapshot_json(env: &TestEnv, dir: &Path, extra: &[&str]) -> serde_json::Value
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn ids(v: &serde_json::Value) -> Vec<String> {
-    v["snapshot"]["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_string()).collect()
+fn ids(v: &SnapshotOut) -> Vec<String> {
+    v.snapshot.targets.iter().map(|t| t.id.clone()).collect()
 }
 
 #[test]
@@ -29,22 +32,23 @@ fn snapshots_are_byte_identical_across_runs_worktrees_and_input_order() {
     let args: Vec<&str> = INPUTS.iter().copied().chain(task).collect();
     let a = snapshot_json(&env, &repo, &args);
     let b = snapshot_json(&env, &repo, &args);
-    assert_eq!(a["hash"], b["hash"]);
-    assert_eq!(a["snapshot"], b["snapshot"]);
+    assert_eq!(a.hash, b.hash);
+    assert_eq!(a.snapshot, b.snapshot);
     // The linked worktree reads its own copies of the same input files.
     let c = snapshot_json(&env, &wt, &args);
-    assert_eq!(a["hash"], c["hash"], "main worktree and linked worktree agree");
+    assert_eq!(a.hash, c.hash, "main worktree and linked worktree agree");
     // Diagnostics listed in the other order.
     let reordered =
         ["--scip", "index.scip", "--diagnostics", "diagnostics/ruff.sarif", "--diagnostics", "diagnostics/cargo.json"];
     let d = snapshot_json(&env, &repo, &reordered.iter().copied().chain(task).collect::<Vec<_>>());
-    assert_eq!(a["hash"], d["hash"]);
+    assert_eq!(a.hash, d.hash);
     // And the hash is the SHA-256 of the canonical snapshot bytes.
-    assert_eq!(a["hash"].as_str().unwrap().len(), 64);
-    let sources = &a["snapshot"]["sources"];
-    assert_eq!(sources["centrality"], "scip");
-    assert_eq!(sources["diagnostics"], serde_json::json!(["cargo", "sarif"]));
-    assert!(sources["symbols"].as_array().unwrap().iter().any(|s| s == "tree-sitter-rust"));
+    assert_eq!(a.hash, a.snapshot.frame_hash());
+    assert_eq!(a.hash.len(), 64);
+    let sources = &a.snapshot.sources;
+    assert_eq!(sources.centrality.as_deref(), Some("scip"));
+    assert_eq!(sources.diagnostics, ["cargo", "sarif"]);
+    assert!(sources.symbols.iter().any(|s| s == "tree-sitter-rust"));
 }
 
 #[test]
@@ -58,35 +62,33 @@ fn ranking_follows_references_errors_and_the_task() {
     // The task names report.rs: it is in the top 3.
     assert!(pos("src/report.rs").is_some_and(|p| p < 3), "{ids:?}");
     // Every target that carries a signal outranks a leaf file that carries none (and is unlisted).
-    let targets = v["snapshot"]["targets"].as_array().unwrap();
+    let targets = &v.snapshot.targets;
     for t in targets {
-        assert!(t["saliency"].as_f64().unwrap() > 0.0);
-        for (name, w) in [("task", 0.35), ("errors", 0.18), ("warnings", 0.07), ("centrality", 0.25), ("recency", 0.15)]
-        {
-            assert!(t["signals"][name].as_f64().unwrap() <= w, "{} {name}", t["id"]);
+        assert!(t.saliency > 0.0);
+        let s = &t.signals;
+        for (name, got, w) in [
+            ("task", s.task, 0.35),
+            ("errors", s.errors, 0.18),
+            ("warnings", s.warnings, 0.07),
+            ("centrality", s.centrality, 0.25),
+            ("recency", s.recency, 0.15),
+        ] {
+            assert!(got <= w, "{} {name}", t.id);
         }
     }
     // The most referenced document in the index ranks above files with no references and no errors.
-    let central = targets
-        .iter()
-        .filter(|t| !t["id"].as_str().unwrap().contains('#'))
-        .max_by(|a, b| {
-            a["signals"]["centrality"].as_f64().unwrap().total_cmp(&b["signals"]["centrality"].as_f64().unwrap())
-        })
-        .unwrap();
-    let quiet = targets.iter().find(|t| {
-        let s = &t["signals"];
-        !t["id"].as_str().unwrap().contains('#')
-            && s["centrality"].as_f64().unwrap() == 0.0
-            && s["errors"].as_f64().unwrap() == 0.0
-            && s["task"].as_f64().unwrap() == 0.0
+    let file = |t: &&Target| !t.id.contains('#');
+    let central =
+        targets.iter().filter(file).max_by(|a, b| a.signals.centrality.total_cmp(&b.signals.centrality)).unwrap();
+    let quiet = targets.iter().filter(file).find(|t| {
+        let s = &t.signals;
+        s.centrality == 0.0 && s.errors == 0.0 && s.task == 0.0
     });
     if let Some(q) = quiet {
-        assert!(pos(central["id"].as_str().unwrap()) < pos(q["id"].as_str().unwrap()));
+        assert!(pos(&central.id) < pos(&q.id));
     }
     // Files with errors outrank untouched leaves too.
-    let with_errors: Vec<&serde_json::Value> =
-        targets.iter().filter(|t| t["signals"]["errors"].as_f64().unwrap() > 0.0).collect();
+    let with_errors: Vec<&Target> = targets.iter().filter(|t| t.signals.errors > 0.0).collect();
     assert!(!with_errors.is_empty(), "the fixture's diagnostics include errors");
 }
 
@@ -97,10 +99,18 @@ fn publish_only_on_change_and_verify_reproduces() {
     env.agents(&repo, &["alice"]);
     let mut args = vec!["--agent", "alice", "snapshot", "--publish", "--json", "--task", "tax"];
     args.extend_from_slice(INPUTS);
-    let first: serde_json::Value = serde_json::from_str(&env.mas_ok(&repo, &args)).unwrap();
-    assert_eq!(first["publish"]["published"], true);
-    let second: serde_json::Value = serde_json::from_str(&env.mas_ok(&repo, &args)).unwrap();
-    assert_eq!(second["publish"]["published"], false, "same hash: nothing published");
+    let first: SnapshotOut = serde_json::from_str(&env.mas_ok(&repo, &args)).unwrap();
+    assert!(
+        matches!(first.publish, Some(PublishOut::New { published: true, previous: None, .. })),
+        "{:?}",
+        first.publish
+    );
+    let second: SnapshotOut = serde_json::from_str(&env.mas_ok(&repo, &args)).unwrap();
+    assert_eq!(
+        second.publish,
+        Some(PublishOut::Unchanged { published: false, reason: "unchanged".into() }),
+        "same hash: nothing published"
+    );
     assert_eq!(env.git(&repo, &["rev-list", "--count", "refs/mas/frame"]), "1");
     // A working-tree change is a new frame, whose record names the previous one.
     std::fs::write(
@@ -108,19 +118,22 @@ fn publish_only_on_change_and_verify_reproduces() {
         std::fs::read_to_string(repo.join("src/money.rs")).unwrap() + "\n// edited\n",
     )
     .unwrap();
-    let third: serde_json::Value = serde_json::from_str(&env.mas_ok(&repo, &args)).unwrap();
-    assert_eq!(third["publish"]["published"], true);
-    assert_eq!(third["publish"]["previous"], first["hash"]);
-    let money = third["snapshot"]["targets"].as_array().unwrap().iter().find(|t| t["id"] == "src/money.rs").unwrap();
-    assert_eq!(money["signals"]["recency"].as_f64().unwrap(), 0.15);
+    let third: SnapshotOut = serde_json::from_str(&env.mas_ok(&repo, &args)).unwrap();
+    let Some(PublishOut::New { published: true, previous, commit }) = &third.publish else {
+        panic!("{:?}", third.publish)
+    };
+    assert_eq!(previous.as_ref(), Some(&first.hash));
+    assert_eq!(commit, &env.git(&repo, &["rev-parse", "refs/mas/frame"]));
+    let money = third.snapshot.targets.iter().find(|t| t.id == "src/money.rs").unwrap();
+    assert_eq!(money.signals.recency, 0.15);
 
     // --verify recomputes from the stored inputs, even after the working tree moved on.
     std::fs::write(repo.join("src/money.rs"), "// rewritten\n").unwrap();
     let out = env.mas(&repo, &["snapshot", "--verify", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["ok"], true);
-    assert_eq!(v["verification"]["recomputed_hash"], third["hash"]);
+    let v: VerifyOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.ok && v.verification.first_difference.is_none(), "{v:?}");
+    assert_eq!(v.verification.recomputed_hash, third.hash);
     // And from another clone.
     let other = env.root().join("other");
     env.git(env.root(), &["clone", "--quiet", repo.to_str().unwrap(), other.to_str().unwrap()]);
@@ -129,7 +142,7 @@ fn publish_only_on_change_and_verify_reproduces() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
     let shown = env.mas_ok(&repo, &["frame", "--top", "5"]);
-    assert!(shown.contains(third["hash"].as_str().unwrap()) && shown.contains("saliency"), "{shown}");
+    assert!(shown.contains(&third.hash) && shown.contains("saliency"), "{shown}");
 }
 
 /// Rewrites the current frame's commit with one file of its tree replaced, as a forger would.
@@ -183,8 +196,9 @@ fn verify_catches_a_tampered_input_and_a_tampered_snapshot() {
     tamper(&env, &repo, "snapshot.json", "{}");
     let out = env.mas(&repo, &["snapshot", "--verify", "--json"]);
     assert_eq!(out.status.code(), Some(4));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(v["verification"]["first_difference"].as_str().unwrap().contains("snapshot.json does not hash"));
+    let v: VerifyOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!v.ok);
+    assert!(v.verification.first_difference.as_deref().unwrap().contains("snapshot.json does not hash"), "{v:?}");
     // Verifying a named frame works too.
     assert_eq!(env.mas(&repo, &["snapshot", "--verify", &good]).status.code(), Some(0));
 }
@@ -210,7 +224,7 @@ fn bad_inputs_are_errors_or_counted_skips_and_change_no_ref() {
     ] {
         let out = env.mas(&repo, &args);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
-        assert!(stderr(&out).starts_with("error:"), "{}", stderr(&out));
+        assert!(stderr(&out).starts_with("Error:"), "{}", stderr(&out));
     }
     assert_eq!(env.refs(&repo), before);
 
@@ -223,19 +237,13 @@ fn bad_inputs_are_errors_or_counted_skips_and_change_no_ref() {
     assert_eq!(env.refs(&repo), before);
     // Regex metacharacters in the task are plain text.
     let v = snapshot_json(&env, &repo, &["--task", r"fix (.*)+ [a-z]{2,} \d $^ report.rs?"]);
-    assert!(
-        v["snapshot"]["targets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["id"] == "src/report.rs" && t["signals"]["task"].as_f64().unwrap() > 0.0)
-    );
+    assert!(v.snapshot.targets.iter().any(|t| t.id == "src/report.rs" && t.signals.task > 0.0));
     // Diagnostics for a file that no longer exists are counted, not listed.
     let diags = env.root().join("gone.jsonl");
     std::fs::write(&diags, "{\"path\":\"src/deleted.rs\",\"line\":3,\"severity\":\"error\"}\n{\"path\":\"/elsewhere/x.rs\",\"line\":1,\"severity\":\"error\"}\n").unwrap();
     let v = snapshot_json(&env, &repo, &["--diagnostics", diags.to_str().unwrap()]);
-    assert_eq!(v["snapshot"]["skipped"]["diagnostics_missing_files"], 1);
-    assert_eq!(v["snapshot"]["skipped"]["diagnostics_outside_repo"], 1);
+    assert_eq!(v.snapshot.skipped.diagnostics_missing_files, 1);
+    assert_eq!(v.snapshot.skipped.diagnostics_outside_repo, 1);
 }
 
 #[test]
@@ -247,11 +255,11 @@ fn a_repository_without_commits_and_non_utf8_names() {
     use std::os::unix::ffi::OsStrExt;
     std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"bad-\xff-name.rs")), "fn main() {}\n").unwrap();
     let v = snapshot_json(&env, &dir, &[]);
-    assert!(v["snapshot"]["base"].is_null());
+    assert!(v.snapshot.base.is_none());
     // Everything is new in the working tree, so every file is touched.
     let ids = ids(&v);
     assert!(ids.iter().any(|i| i == "src/lib.rs"), "{ids:?}");
-    assert_eq!(v["snapshot"]["skipped"]["non_utf8_paths"], 1);
+    assert_eq!(v.snapshot.skipped.non_utf8_paths, 1);
 }
 
 #[test]
@@ -268,8 +276,8 @@ fn watch_publishes_a_frame_when_the_workspace_changes_and_stops_on_ctrl_c() {
         .spawn()
         .unwrap();
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-    assert!(first["previous"].is_null());
+    let first: WatchEventOut = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert!(first.previous.is_none());
     // Wait until the watcher is running, then change a tracked file.
     let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
@@ -278,9 +286,10 @@ fn watch_publishes_a_frame_when_the_workspace_changes_and_stops_on_ctrl_c() {
         assert!(err.read_line(&mut line).unwrap() > 0, "watch exited early");
     }
     std::fs::write(repo.join("src/config.rs"), "// changed\n").unwrap();
-    let second: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-    assert_eq!(second["previous"], first["hash"]);
-    assert!(second["changed_targets"].as_array().unwrap().iter().any(|t| t == "src/config.rs"), "{second}");
+    let second: WatchEventOut = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(second.previous.as_ref(), Some(&first.hash));
+    assert!(second.changed_targets.iter().any(|t| t == "src/config.rs"), "{second:?}");
+    assert_eq!(second.commit, env.git(&repo, &["rev-parse", "refs/mas/frame"]));
     assert_eq!(env.git(&repo, &["rev-list", "--count", "refs/mas/frame"]), "2");
     let pid = child.id().to_string();
     assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());

@@ -2,6 +2,7 @@
 //! from an unknown agent, misplaced, not JSON, or of an unknown schema.
 
 use crate::common::*;
+use crate::json::check::CheckOut;
 use git_mas::identity::AgentKey;
 use git_mas::store::record::Record;
 use serde_json::json;
@@ -209,13 +210,10 @@ fn records_pushed_with_plain_git_are_named_parked_by_sync_and_listed_by_check() 
     // `check --records` lists every record that does not verify, for CI to fail on (exit 6).
     let out = env.mas(&b, &["check", "--records", "--json"]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
-    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut got: Vec<(String, String)> = listed["unverified"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p["ref"].as_str().unwrap().to_string(), p["verdict"]["status"].as_str().unwrap().to_string()))
-        .collect();
+    let listed: CheckOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(listed.commits.is_empty(), "no range: no commits");
+    let mut got: Vec<(String, String)> =
+        listed.unverified.unwrap().into_iter().map(|p| (p.refname, p.verdict.label().to_lowercase())).collect();
     got.sort();
     assert_eq!(got, FORGED.iter().map(|(r, v, _)| (r.to_string(), v.to_string())).collect::<Vec<_>>());
     let out = env.mas(&b, &["check", "--records"]);

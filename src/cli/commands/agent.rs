@@ -2,9 +2,10 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::print_json;
-use git_mas::identity::{AgentKey, ROSTER_PATH, key, parse_roster, validate_name};
-use std::io::Write;
+use crate::cli::json::agent::{ListedAgent, NewAgentOut};
+use crate::cli::output::JsonFlag;
+use git_mas::identity::{AgentKey, EntrySource, ROSTER_PATH, append_to_roster, key, parse_roster, validate_name};
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// Create agent identities and list the roster.
@@ -18,6 +19,8 @@ pub enum AgentCommand {
 ///
 /// Prints the agent's did:key on stdout and appends `name did:key` to .mas/roster in this
 /// worktree. Commit .mas/roster so that every worktree and clone accepts the agent's records.
+///
+/// With --json: {name, did, key_path, reused_key, roster}.
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
     /// The agent's name: lower-case letters, digits, '.', '_' and '-', at most 63 characters.
@@ -25,18 +28,18 @@ pub struct NewArgs {
     /// Use the key this machine already has for NAME instead of refusing.
     #[arg(long)]
     pub reuse_key: bool,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// List the roster: each agent, its did:key, whether it is committed, and whether this machine has
 /// its private key.
+///
+/// With --json: an array of {name, did, source: committed|worktree_only, key_on_this_machine}.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Runs an `agent` subcommand.
@@ -71,23 +74,16 @@ fn new(ctx: &mut Context, args: NewArgs) -> Result<ExitCode, CliError> {
         (k, p, false)
     };
     let did = agent_key.did();
-    std::fs::create_dir_all(path.parent().expect("has parent"))
-        .map_err(|e| CliError::internal(format!("cannot create .mas: {e}")))?;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| CliError::internal(format!("cannot open {}: {e}", path.display())))?;
-    let needs_newline = std::fs::read(&path).map(|b| !b.is_empty() && !b.ends_with(b"\n")).unwrap_or(false);
-    let line = format!("{}{} {did}\n", if needs_newline { "\n" } else { "" }, args.name);
-    file.write_all(line.as_bytes()).map_err(|e| CliError::internal(format!("cannot write {}: {e}", path.display())))?;
-    if args.json {
-        print_json(&serde_json::json!({
-            "name": args.name, "did": did, "key_path": key_path, "reused_key": reused, "roster": ROSTER_PATH,
-        }))?;
-    } else {
-        println!("{did}");
-    }
+    append_to_roster(&path, &args.name, &did)
+        .map_err(|e| CliError::internal(format!("cannot write {}: {e}", path.display())))?;
+    let out = NewAgentOut {
+        name: args.name.clone(),
+        did: did.clone(),
+        key_path: key_path.clone(),
+        reused_key: reused,
+        roster: ROSTER_PATH.into(),
+    };
+    ctx.ui().emit(args.output, &out, |o| format!("{}\n", o.did))?;
     ctx.status(&format!(
         "{} agent '{}' ({}); key at {}\nnext: git add {ROSTER_PATH} && git commit -m 'Add agent {}'",
         if reused { "added" } else { "created" },
@@ -99,40 +95,32 @@ fn new(ctx: &mut Context, args: NewArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(serde::Serialize)]
-struct ListedAgent<'a> {
-    name: &'a str,
-    did: &'a str,
-    source: git_mas::identity::EntrySource,
-    key_on_this_machine: bool,
-}
-
 fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
     let roster = ctx.store()?.roster()?;
     ctx.warn_all(&roster.warnings);
     let listed: Vec<ListedAgent> = roster
         .entries()
         .map(|e| ListedAgent {
-            name: &e.name,
-            did: &e.did,
+            name: e.name.clone(),
+            did: e.did.clone(),
             source: e.source,
             key_on_this_machine: AgentKey::load(&e.name).is_ok_and(|k| k.did() == e.did),
         })
         .collect();
-    if args.json {
-        print_json(&listed)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if listed.is_empty() {
+    if listed.is_empty() && !args.output.json {
         ctx.status("the roster is empty; create an agent with `git mas agent new <name>`");
     }
-    for a in &listed {
-        let source = match a.source {
-            git_mas::identity::EntrySource::Committed => "committed",
-            git_mas::identity::EntrySource::WorktreeOnly => "uncommitted",
-        };
-        let key = if a.key_on_this_machine { "key here" } else { "no key here" };
-        println!("{:<20} {}  {source}, {key}", a.name, a.did);
-    }
+    ctx.ui().emit(args.output, &listed, |listed| {
+        let mut o = String::new();
+        for a in listed {
+            let source = match a.source {
+                EntrySource::Committed => "committed",
+                EntrySource::WorktreeOnly => "uncommitted",
+            };
+            let key = if a.key_on_this_machine { "key here" } else { "no key here" };
+            let _ = writeln!(o, "{:<20} {}  {source}, {key}", a.name, a.did);
+        }
+        o
+    })?;
     Ok(ExitCode::SUCCESS)
 }

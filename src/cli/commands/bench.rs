@@ -5,7 +5,7 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::{print_json, print_text};
+use crate::cli::output::JsonFlag;
 use git_mas::attention::rule::Overlap;
 use git_mas::evaluation::card::{self, CardConfig, CardReport};
 use git_mas::evaluation::stats::{Mean, Proportion};
@@ -69,9 +69,8 @@ pub struct CardArgs {
     /// Frame mismatch rates of the stale-frame rows, each in [0, 1] (comma-separated or repeated).
     #[arg(long = "stale-rate", value_name = "R", value_delimiter = ',', default_values_t = [0.0, 0.1, 0.2, 0.3], value_parser = parse_rate)]
     pub stale_rates: Vec<f64>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// When the protocol serializes two coders.
@@ -118,9 +117,8 @@ pub struct WorkspaceArgs {
     /// Serialize on a shared top target only (top), or on any shared target (any).
     #[arg(long, value_enum, default_value_t = OverlapArg::Top)]
     pub overlap: OverlapArg,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -129,7 +127,7 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 }
 
 /// Runs a `bench` subcommand.
-pub fn run(_ctx: &mut Context, cmd: BenchCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: BenchCommand) -> Result<ExitCode, CliError> {
     match cmd {
         BenchCommand::CardAlignment(a) => {
             let cfg = CardConfig {
@@ -140,7 +138,7 @@ pub fn run(_ctx: &mut Context, cmd: BenchCommand) -> Result<ExitCode, CliError> 
                 stale_rates: a.stale_rates,
             };
             let report = card::run(&cfg);
-            if a.json { print_json(&report)? } else { print_text(&card_text(&report))? }
+            ctx.ui().emit(a.output, &report, card_text)?;
         }
         BenchCommand::Workspace(a) => {
             let overlap = match a.overlap {
@@ -149,7 +147,7 @@ pub fn run(_ctx: &mut Context, cmd: BenchCommand) -> Result<ExitCode, CliError> 
             };
             let cfg = WorkspaceConfig { seed: a.seed, runs: a.runs, files: usize::from(a.files), overlap };
             let report = workspace::run(&cfg);
-            if a.json { print_json(&report)? } else { print_text(&workspace_text(&report))? }
+            ctx.ui().emit(a.output, &report, workspace_text)?;
         }
     }
     Ok(ExitCode::SUCCESS)

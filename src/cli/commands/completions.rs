@@ -19,12 +19,12 @@ pub struct CompletionsArgs {
 }
 
 /// Runs `completions`.
-pub fn run(_ctx: &mut Context, args: CompletionsArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: CompletionsArgs) -> Result<ExitCode, CliError> {
     let mut cmd = crate::cli::command();
     // Generated into a buffer and printed once: clap_complete panics on a write error, and a
     // closed pipe (`git mas completions bash | head`) must end the command quietly.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "git-mas", &mut script);
-    crate::cli::output::print_text(&String::from_utf8_lossy(&script))?;
+    ctx.ui().bytes(&script)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -90,7 +90,7 @@ fn parse_pattern(value: &str) -> Result<PatternKind, String> {
 pub(crate) fn millis(d: std::time::Duration) -> Result<u64, CliError> {
     let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     if ms == 0 {
-        return Err(CliError::user("a duration must be at least 1ms"));
+        return Err(CliError::usage("a duration must be at least 1ms"));
     }
     Ok(ms)
 }
@@ -239,12 +239,12 @@ pub(crate) fn execute(
 /// Runs `converge`.
 pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<ExitCode, CliError> {
     let peers = parse_agents(&args.agents).map_err(|e| {
-        CliError::user(format!("--agents: {e}"))
+        CliError::usage(format!("--agents: {e}"))
             .hinted("peers are cmd:<command line> or builtin:reference|greedy|faulty, e.g. --agents builtin:reference,builtin:faulty")
     })?;
     let goal = args.goal.clone().unwrap_or_else(|| default_goal(args.pattern).to_owned());
     if goal.trim().is_empty() || goal.len() > MAX_GOAL_BYTES {
-        return Err(CliError::user(format!("--goal must be between 1 and {MAX_GOAL_BYTES} bytes")));
+        return Err(CliError::usage(format!("--goal must be between 1 and {MAX_GOAL_BYTES} bytes")));
     }
     if let Some(path) = &args.report {
         check_writable(path, "--report")?;

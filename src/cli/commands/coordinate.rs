@@ -263,12 +263,12 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
 /// Runs `coordinate`.
 pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError> {
     let peers = parse_agents(&args.agents).map_err(|e| {
-        CliError::user(format!("--agents: {e}")).hinted(
+        CliError::usage(format!("--agents: {e}")).hinted(
             "agents are cmd:<command line>, builtin:reference|greedy|faulty, or a preset (claude-code, codex, goose, opencode, cursor, copilot), optionally NAME=<spec>",
         )
     })?;
     if args.goal.trim().is_empty() || args.goal.len() > MAX_GOAL_BYTES {
-        return Err(CliError::user(format!("--goal must be between 1 and {MAX_GOAL_BYTES} bytes")));
+        return Err(CliError::usage(format!("--goal must be between 1 and {MAX_GOAL_BYTES} bytes")));
     }
     if let Some(path) = &args.report {
         check_writable(path, "--report")?;

@@ -11,6 +11,7 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
+use crate::cli::output::Ui;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -43,6 +44,9 @@ pub struct DemoArgs {
     pub keep: bool,
 }
 
+/// The team's task in the demo.
+const TASK: &str = "fix the rounding of tax in pricing; Money.percent_bp loses a cent";
+
 /// The team's check in the demo: a real type check of the fixture crate.
 const DEMO_CHECK: &str = "rustc --edition 2021 --crate-type lib --emit=metadata --out-dir \"$(mktemp -d)\" src/lib.rs";
 
@@ -51,13 +55,13 @@ const FALLBACK_CHECK: &str =
     "awk '{ o += gsub(/[{]/, \"{\"); c += gsub(/[}]/, \"}\") } END { exit (o == c ? 0 : 1) }' src/lib.rs";
 
 /// The demo's check: rustc when it runs, else the brace check (said so).
-fn demo_check(dir: &Path) -> &'static str {
+fn demo_check(d: &Demo, dir: &Path) -> Result<&'static str, CliError> {
     let runs = Command::new("rustc").arg("--version").current_dir(dir).output().is_ok_and(|o| o.status.success());
     if runs {
-        DEMO_CHECK
+        Ok(DEMO_CHECK)
     } else {
-        println!("   (no working rustc here: the team's check is a brace-balance check of src/lib.rs instead)");
-        FALLBACK_CHECK
+        d.say("   (no working rustc here: the team's check is a brace-balance check of src/lib.rs instead)")?;
+        Ok(FALLBACK_CHECK)
     }
 }
 
@@ -65,9 +69,15 @@ struct Demo {
     root: PathBuf,
     exe: PathBuf,
     keys: PathBuf,
+    ui: Ui,
 }
 
 impl Demo {
+    /// Prints one line of the demo's narration (stdout: the demo is its own output).
+    fn say(&self, line: &str) -> Result<(), CliError> {
+        self.ui.line(line)
+    }
+
     fn base(&self, program: &Path, dir: &Path) -> Command {
         let mut cmd = Command::new(program);
         // This binary first on PATH, so `git mas` (as the hooks call it) is the one running the demo.
@@ -93,7 +103,7 @@ impl Demo {
     fn run(&self, dir: &Path, program: &str, args: &[&str], expect: i32) -> Result<String, CliError> {
         let shown = program.replace("git-mas", "git mas");
         let rel = dir.strip_prefix(&self.root).unwrap_or(dir).display().to_string();
-        println!("\n[{rel}]$ {shown} {}", args.join(" "));
+        self.say(&format!("\n[{rel}]$ {shown} {}", args.join(" ")))?;
         let exe = if program == "git-mas" { self.exe.clone() } else { PathBuf::from(program) };
         let out = self
             .base(&exe, dir)
@@ -106,7 +116,7 @@ impl Demo {
         let story_first = args.first() == Some(&"coordinate");
         let (first, second) = if story_first { (&*stderr, stdout.as_str()) } else { (stdout.as_str(), &*stderr) };
         for line in first.lines().chain(second.lines()) {
-            println!("  {line}");
+            self.say(&format!("  {line}"))?;
         }
         let code = out.status.code().unwrap_or(-1);
         if code != expect {
@@ -139,7 +149,7 @@ fn write_fixture(dir: &Path) -> Result<(), CliError> {
 }
 
 /// Runs `demo`.
-pub fn run(_ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
     let (root, keep) = match &args.dir {
         Some(d) => {
             if d.exists() {
@@ -155,15 +165,16 @@ pub fn run(_ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
             (d, !args.clean)
         }
     };
-    let demo = Demo { exe: std::env::current_exe()?, keys: root.join("keys"), root: root.clone() };
+    let demo =
+        Demo { exe: std::env::current_exe()?, keys: root.join("keys"), root: root.clone(), ui: ctx.ui().clone() };
     let started = std::time::Instant::now();
     let result = steps(&demo);
     if keep || result.is_err() {
-        println!(
+        demo.say(&format!(
             "\nscratch repositories kept for inspection at {} ({:.1}s)",
             root.display(),
             started.elapsed().as_secs_f64()
-        );
+        ))?;
     } else {
         let _ = std::fs::remove_dir_all(&root);
     }
@@ -173,91 +184,117 @@ pub fn run(_ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
 fn steps(d: &Demo) -> Result<ExitCode, CliError> {
     let root = &d.root;
     let (remote, a, b) = (root.join("remote.git"), root.join("alice"), root.join("bob"));
-    println!("== git-mas demo in {}", root.display());
-    println!("== 1. a shared bare remote, and a first clone holding the fixture project");
+    d.say(&format!("== git-mas demo in {}", root.display()))?;
+    import_fixture(d, &remote, &a)?;
+    identities(d, &remote, &a, &b)?;
+    records_and_sync(d, &a, &b)?;
+    forgery(d, &b)?;
+    shared_frame(d, &a, &b)?;
+    foci_and_gate(d, &a, &b)?;
+    team_lands(d, &a)?;
+    after_landing(d, &a, &b)
+}
+
+/// Step 1: a bare remote and a first clone holding the fixture project.
+fn import_fixture(d: &Demo, remote: &Path, a: &Path) -> Result<(), CliError> {
+    let root = &d.root;
+    d.say("== 1. a shared bare remote, and a first clone holding the fixture project")?;
     d.git(root, &["init", "--quiet", "--bare", "-b", "main", "remote.git"])?;
-    std::fs::create_dir_all(&a)?;
-    write_fixture(&a)?;
-    d.git(&a, &["init", "--quiet", "-b", "main"])?;
-    d.git(&a, &["add", "."])?;
-    d.git(&a, &["commit", "--quiet", "-m", "Import the inventory project"])?;
-    d.git(&a, &["remote", "add", "origin", remote.to_str().unwrap_or_default()])?;
+    std::fs::create_dir_all(a)?;
+    write_fixture(a)?;
+    d.git(a, &["init", "--quiet", "-b", "main"])?;
+    d.git(a, &["add", "."])?;
+    d.git(a, &["commit", "--quiet", "-m", "Import the inventory project"])?;
+    d.git(a, &["remote", "add", "origin", remote.to_str().unwrap_or_default()])?;
+    Ok(())
+}
 
-    println!(
-        "\n== 2. identities: alice in the first clone, with carol (a scripted teammate); the roster is committed like code"
-    );
-    d.mas(&a, &["init"])?;
-    d.mas(&a, &["agent", "new", "alice"])?;
-    d.mas(&a, &["agent", "new", "carol"])?;
-    d.git(&a, &["add", ".mas/roster"])?;
-    d.git(&a, &["commit", "--quiet", "-m", "Add agents alice and carol"])?;
-    d.git(&a, &["push", "--quiet", "origin", "main"])?;
+/// Step 2: identities, the roster committed like code.
+fn identities(d: &Demo, remote: &Path, a: &Path, b: &Path) -> Result<(), CliError> {
+    let root = &d.root;
+    d.say("\n== 2. identities: alice in the first clone, with carol (a scripted teammate); the roster is committed like code")?;
+    d.mas(a, &["init"])?;
+    d.mas(a, &["agent", "new", "alice"])?;
+    d.mas(a, &["agent", "new", "carol"])?;
+    d.git(a, &["add", ".mas/roster"])?;
+    d.git(a, &["commit", "--quiet", "-m", "Add agents alice and carol"])?;
+    d.git(a, &["push", "--quiet", "origin", "main"])?;
     d.git(root, &["clone", "--quiet", remote.to_str().unwrap_or_default(), "bob"])?;
-    d.mas(&b, &["agent", "new", "bob"])?;
-    d.git(&b, &["commit", "--quiet", "-am", "Add agent bob"])?;
-    d.git(&b, &["push", "--quiet", "origin", "main"])?;
-    d.git(&a, &["pull", "--quiet", "--ff-only", "origin", "main"])?;
-    d.git(&a, &["config", "mas.agent", "alice"])?;
-    d.git(&b, &["config", "mas.agent", "bob"])?;
-    d.mas(&a, &["whoami"])?;
-    d.mas(&a, &["agent", "list"])?;
+    d.mas(b, &["agent", "new", "bob"])?;
+    d.git(b, &["commit", "--quiet", "-am", "Add agent bob"])?;
+    d.git(b, &["push", "--quiet", "origin", "main"])?;
+    d.git(a, &["pull", "--quiet", "--ff-only", "origin", "main"])?;
+    d.git(a, &["config", "mas.agent", "alice"])?;
+    d.git(b, &["config", "mas.agent", "bob"])?;
+    d.mas(a, &["whoami"])?;
+    d.mas(a, &["agent", "list"])?;
+    Ok(())
+}
 
-    println!("\n== 3. signed records: each agent's own journal, and one shared chain written by both");
-    d.mas(&a, &["record", "append", "--kind", "note", "--payload", r#"{"text":"I will take the pricing module"}"#])?;
+/// Step 3 and 4: signed records, and sync through the remote.
+fn records_and_sync(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
+    d.say("\n== 3. signed records: each agent's own journal, and one shared chain written by both")?;
+    d.mas(a, &["record", "append", "--kind", "note", "--payload", r#"{"text":"I will take the pricing module"}"#])?;
     d.mas(
-        &a,
+        a,
         &["record", "append", "--kind", "tick", "--ref", "refs/mas/demo/shared", "--payload", r#"{"from":"alice"}"#],
     )?;
-    d.mas(&b, &["record", "append", "--kind", "note", "--payload", r#"{"text":"I will take the parser"}"#])?;
+    d.mas(b, &["record", "append", "--kind", "note", "--payload", r#"{"text":"I will take the parser"}"#])?;
     d.mas(
-        &b,
+        b,
         &["record", "append", "--kind", "tick", "--ref", "refs/mas/demo/shared", "--payload", r#"{"from":"bob"}"#],
     )?;
 
-    println!("\n== 4. sync both clones through the remote (fast-forward only; bob's shared record is re-parented)");
-    d.mas(&a, &["sync"])?;
-    d.mas(&b, &["sync"])?;
-    d.mas(&a, &["sync"])?;
-    d.mas(&a, &["log"])?;
-    d.mas(&a, &["log", "bob"])?;
-    d.mas(&b, &["log", "refs/mas/demo/shared"])?;
+    d.say("\n== 4. sync both clones through the remote (fast-forward only; bob's shared record is re-parented)")?;
+    d.mas(a, &["sync"])?;
+    d.mas(b, &["sync"])?;
+    d.mas(a, &["sync"])?;
+    d.mas(a, &["log"])?;
+    d.mas(a, &["log", "bob"])?;
+    d.mas(b, &["log", "refs/mas/demo/shared"])?;
+    Ok(())
+}
 
-    println!("\n== 5. a forged record: someone with bob's key writes as alice, using plain git");
+/// Step 5: a forged record, refused by git mas and written with plain git, is named a spoof.
+fn forgery(d: &Demo, b: &Path) -> Result<(), CliError> {
+    let root = &d.root;
+    d.say("\n== 5. a forged record: someone with bob's key writes as alice, using plain git")?;
     let forged_key = root.join("forged");
     std::fs::create_dir_all(&forged_key)?;
     // Bob's key, filed under alice's name: git mas itself refuses to sign with it...
     let bob_key = std::fs::read(d.keys.join("bob.key"))?;
     write_private(&forged_key.join("alice.key"), &bob_key)?;
-    let mut refuse = d.base(&d.exe, &b);
+    let mut refuse = d.base(&d.exe, b);
     refuse.env("GIT_MAS_KEY_DIR", &forged_key).args(["--agent", "alice", "record", "append", "--kind", "note"]);
-    println!("\n[bob]$ GIT_MAS_KEY_DIR=forged git mas --agent alice record append --kind note");
+    d.say("\n[bob]$ GIT_MAS_KEY_DIR=forged git mas --agent alice record append --kind note")?;
     let out = refuse.output()?;
-    println!("  {}", String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or_default());
-    println!("  (exit {})", out.status.code().unwrap_or(-1));
+    d.say(&format!("  {}", String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or_default()))?;
+    d.say(&format!("  (exit {})", out.status.code().unwrap_or(-1)))?;
     // ...so the forger builds the record by hand and appends it with git plumbing.
     let forged = forge_record("alice", &bob_key)?;
     std::fs::write(root.join("forged.json"), &forged)?;
-    let blob = d.git(&b, &["hash-object", "-w", "../forged.json"])?;
+    let blob = d.git(b, &["hash-object", "-w", "../forged.json"])?;
     let tree_spec = format!("100644 blob {}\trecord.json\n", blob.trim());
-    let tree = pipe(d, &b, &["mktree"], &tree_spec)?;
-    let parent = d.git(&b, &["rev-parse", "refs/mas/journal/alice"])?;
-    let commit = d.git(&b, &["commit-tree", tree.trim(), "-p", parent.trim(), "-m", "note"])?;
-    d.git(&b, &["update-ref", "refs/mas/journal/alice", commit.trim(), parent.trim()])?;
-    d.run(&b, "git-mas", &["log", "alice"], 4)?;
+    let tree = pipe(d, b, &["mktree"], &tree_spec)?;
+    let parent = d.git(b, &["rev-parse", "refs/mas/journal/alice"])?;
+    let commit = d.git(b, &["commit-tree", tree.trim(), "-p", parent.trim(), "-m", "note"])?;
+    d.git(b, &["update-ref", "refs/mas/journal/alice", commit.trim(), parent.trim()])?;
+    d.run(b, "git-mas", &["log", "alice"], 4)?;
+    Ok(())
+}
 
-    println!(
-        "\n== 6. a shared frame: alice computes the saliency snapshot from the project's SCIP index, diagnostics and task"
-    );
-    let task = "fix the rounding of tax in pricing; Money.percent_bp loses a cent";
+/// Step 6: a shared frame, re-derived in the other clone.
+fn shared_frame(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
+    d.say("\n== 6. a shared frame: alice computes the saliency snapshot from the project's SCIP index, diagnostics and task")?;
     d.mas(
-        &a,
+        a,
         &[
             "snapshot",
             "--publish",
             "--top",
             "8",
             "--task",
-            task,
+            TASK,
             "--scip",
             "index.scip",
             "--diagnostics",
@@ -266,61 +303,72 @@ fn steps(d: &Demo) -> Result<ExitCode, CliError> {
             "diagnostics/ruff.sarif",
         ],
     )?;
-    d.mas(&a, &["frame", "--top", "5"])?;
-    d.mas(&a, &["sync"])?;
-    d.mas(&b, &["sync"])?;
-    println!("\n   bob re-derives the frame from its stored inputs in his own clone:");
-    d.mas(&b, &["snapshot", "--verify"])?;
+    d.mas(a, &["frame", "--top", "5"])?;
+    d.mas(a, &["sync"])?;
+    d.mas(b, &["sync"])?;
+    d.say("\n   bob re-derives the frame from its stored inputs in his own clone:")?;
+    d.mas(b, &["snapshot", "--verify"])?;
+    Ok(())
+}
 
-    println!("\n== 7. foci and the gate: both want src/money.rs; the rule serializes them (alice < bob holds)");
-    d.mas(&a, &["focus", "publish", "--targets", "src/money.rs", "src/pricing/mod.rs"])?;
-    d.mas(&a, &["sync"])?;
-    d.mas(&b, &["sync"])?;
-    d.mas(&b, &["focus", "publish", "--targets", "src/money.rs"])?;
-    d.mas(&b, &["focus", "list"])?;
-    d.mas(&b, &["decide", "alice", "bob"])?;
-    d.mas(&b, &["hooks", "install"])?;
+/// Step 7: foci and the gate: the pre-commit hook blocks bob.
+fn foci_and_gate(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
+    d.say("\n== 7. foci and the gate: both want src/money.rs; the rule serializes them (alice < bob holds)")?;
+    d.mas(a, &["focus", "publish", "--targets", "src/money.rs", "src/pricing/mod.rs"])?;
+    d.mas(a, &["sync"])?;
+    d.mas(b, &["sync"])?;
+    d.mas(b, &["focus", "publish", "--targets", "src/money.rs"])?;
+    d.mas(b, &["focus", "list"])?;
+    d.mas(b, &["decide", "alice", "bob"])?;
+    d.mas(b, &["hooks", "install"])?;
     std::fs::write(b.join("src/money.rs"), std::fs::read_to_string(b.join("src/money.rs"))? + "// rounding fix\n")?;
-    d.git(&b, &["add", "src/money.rs"])?;
-    println!("\n   bob's commit touches the target alice holds: the pre-commit hook blocks it");
-    d.run(&b, "git", &["commit", "-m", "Fix rounding"], 1)?;
-    println!("\n== 8. the holder lands its work: alice drives a team of scripted agents through `git mas coordinate`");
-    println!("   each works in its own worktree and proposes; each endorses the others' proposals by running the");
-    println!("   team's check (rustc type-checks the crate); carol's proposal is broken on purpose, so the check");
-    println!("   fails on it; alice's proposal reaches the quorum of 2 and lands on main, once; her work landed,");
-    println!("   she releases her focus");
-    d.git(&a, &["config", "mas.check", demo_check(&a)])?;
+    d.git(b, &["add", "src/money.rs"])?;
+    d.say("\n   bob's commit touches the target alice holds: the pre-commit hook blocks it")?;
+    d.run(b, "git", &["commit", "-m", "Fix rounding"], 1)?;
+    Ok(())
+}
+
+/// Step 8: the holder lands its work through a team of scripted agents.
+fn team_lands(d: &Demo, a: &Path) -> Result<(), CliError> {
+    d.say("\n== 8. the holder lands its work: alice drives a team of scripted agents through `git mas coordinate`")?;
+    d.say("   each works in its own worktree and proposes; each endorses the others' proposals by running the")?;
+    d.say("   team's check (rustc type-checks the crate); carol's proposal is broken on purpose, so the check")?;
+    d.say("   fails on it; alice's proposal reaches the quorum of 2 and lands on main, once; her work landed,")?;
+    d.say("   she releases her focus")?;
+    d.git(a, &["config", "mas.check", demo_check(d, a)?])?;
     d.mas(
-        &a,
+        a,
         &[
             "coordinate",
             "--goal",
-            task,
+            TASK,
             "--agents",
             "alice=builtin:reference,bob=builtin:reference,carol=builtin:faulty",
             "--quorum",
             "2",
         ],
     )?;
-    d.git(&a, &["log", "--oneline", "-3", "main"])?;
-    d.git(&a, &["log", "-1", "--format=%B", "main"])?;
-    println!("\n   commits on main that land a run:");
-    d.git(&a, &["rev-list", "--count", "--grep=^Mas-Run:", "main"])?;
+    d.git(a, &["log", "--oneline", "-3", "main"])?;
+    d.git(a, &["log", "-1", "--format=%B", "main"])?;
+    d.say("\n   commits on main that land a run:")?;
+    d.git(a, &["rev-list", "--count", "--grep=^Mas-Run:", "main"])?;
+    Ok(())
+}
 
-    println!("\n== 9. blocked, then allowed after the holder lands: bob's commit passes now and carries a receipt");
-    d.mas(&a, &["sync"])?;
-    d.mas(&b, &["sync"])?;
-    d.mas(&b, &["focus", "list"])?;
-    d.git(&b, &["commit", "--quiet", "-m", "Fix rounding"])?;
-    d.git(&b, &["log", "-1", "--format=%B"])?;
-    d.mas(&b, &["check", "HEAD~1..HEAD", "--require-receipts"])?;
+/// Step 9: bob's commit passes once the holder landed, with a receipt.
+fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<ExitCode, CliError> {
+    d.say("\n== 9. blocked, then allowed after the holder lands: bob's commit passes now and carries a receipt")?;
+    d.mas(a, &["sync"])?;
+    d.mas(b, &["sync"])?;
+    d.mas(b, &["focus", "list"])?;
+    d.git(b, &["commit", "--quiet", "-m", "Fix rounding"])?;
+    d.git(b, &["log", "-1", "--format=%B"])?;
+    d.mas(b, &["check", "HEAD~1..HEAD", "--require-receipts"])?;
 
-    println!("\n== done: every record above was signed, stored in refs/mas/, verified against the committed roster,");
-    println!(
-        "   and carried between clones by an ordinary git remote. The forged one is named SPOOF and never applied;"
-    );
-    println!("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice's work");
-    println!("   landed; the team's proposals were checked for real and exactly one landed on main, with its report.");
+    d.say("\n== done: every record above was signed, stored in refs/mas/, verified against the committed roster,")?;
+    d.say("   and carried between clones by an ordinary git remote. The forged one is named SPOOF and never applied;")?;
+    d.say("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice's work")?;
+    d.say("   landed; the team's proposals were checked for real and exactly one landed on main, with its report.")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -347,7 +395,7 @@ fn forge_record(agent: &str, key_file: &[u8]) -> Result<Vec<u8>, CliError> {
 
 fn pipe(d: &Demo, dir: &Path, args: &[&str], input: &str) -> Result<String, CliError> {
     use std::io::Write;
-    println!("\n[{}]$ git {}", dir.file_name().unwrap_or_default().to_string_lossy(), args.join(" "));
+    d.say(&format!("\n[{}]$ git {}", dir.file_name().unwrap_or_default().to_string_lossy(), args.join(" ")))?;
     let mut child = d
         .base(Path::new("git"), dir)
         .args(args)
@@ -357,6 +405,6 @@ fn pipe(d: &Demo, dir: &Path, args: &[&str], input: &str) -> Result<String, CliE
     child.stdin.take().ok_or_else(|| CliError::internal("no stdin"))?.write_all(input.as_bytes())?;
     let out = child.wait_with_output()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("  {}", text.trim());
+    d.say(&format!("  {}", text.trim()))?;
     Ok(text)
 }

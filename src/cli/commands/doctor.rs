@@ -3,8 +3,9 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
-use crate::cli::output::{print_json, print_text};
-use git_mas::doctor::{self, Debris, DebrisKind, DoctorError, Findings, HalfFinished};
+use crate::cli::json::doctor::{DoctorOut, FailedRemoval};
+use crate::cli::output::JsonFlag;
+use git_mas::doctor::{self, Completed, Debris, DebrisKind, DoctorError, Findings, HalfFinished, Repairs};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -48,30 +49,8 @@ pub struct DoctorArgs {
     /// complete interrupted landings and proposals.
     #[arg(long)]
     pub fix: bool,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(serde::Serialize)]
-struct Failed<'a> {
-    #[serde(flatten)]
-    debris: &'a Debris,
-    error: &'a str,
-}
-
-#[derive(serde::Serialize)]
-struct Report<'a> {
-    #[serde(flatten)]
-    findings: &'a Findings,
-    /// Stale files and interrupted operations still present.
-    problems: usize,
-    /// Whether --fix ran.
-    fixed: bool,
-    removed: &'a [Debris],
-    failed: Vec<Failed<'a>>,
-    /// Interrupted operations completed by --fix.
-    completed: &'a doctor::Completed,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 fn doctor_error(e: DoctorError) -> CliError {
@@ -126,60 +105,71 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
         findings = doctor::examine(store, &temp, SystemTime::now()).map_err(doctor_error)?;
     }
     let problems = findings.problem_count();
-    if args.json {
-        print_json(&Report {
-            findings: &findings,
+    if args.output.json {
+        ctx.ui().json(&DoctorOut {
+            findings,
             problems,
             fixed: args.fix,
-            removed: &repairs.removed,
-            failed: repairs.failed.iter().map(|(debris, error)| Failed { debris, error }).collect(),
-            completed: &completed,
+            removed: repairs.removed,
+            failed: repairs.failed.into_iter().map(|(debris, error)| FailedRemoval { debris, error }).collect(),
+            completed,
         })?;
     } else {
-        let mut out = String::new();
-        for d in &repairs.removed {
-            let _ = writeln!(
-                out,
-                "removed  {:<10} {}  (age {}; {})",
-                kind_label(d.kind),
-                shown(&d.path, &common),
-                doctor::human(Duration::from_secs(d.age_secs)),
-                d.why
-            );
-        }
-        for r in &completed.landings {
-            let _ = writeln!(out, "completed landing of run {} ({:?}): {} step(s)", r.run, r.state, r.done.len());
-            for s in &r.stuck {
-                let _ = writeln!(out, "stuck    landing of run {}: {}: {}", r.run, s.what, s.why);
-            }
-        }
-        for p in &completed.proposals {
-            let _ = writeln!(out, "completed proposal ref {} -> {}", p.refname, p.to);
-        }
-        for d in findings.locks.iter().chain(&findings.temp_files) {
-            line(&mut out, d, &common);
-        }
-        for op in &findings.half_finished {
-            operation_line(&mut out, op);
-        }
-        print_text(&out)?;
+        ctx.ui().out(&listing(&findings, &repairs, &completed, &common))?;
         for (d, error) in &repairs.failed {
             ctx.warn(&format!("could not remove {}: {error}", d.path.display()));
         }
         for (run, error) in &completed.failed {
             ctx.warn(&format!("could not complete run {run}: {error}"));
         }
-        let stale = problems - findings.half_finished.len();
-        let checked = format!("{} run(s) checked for interrupted operations", findings.runs_checked);
-        match (problems, args.fix) {
-            (0, _) if repairs.removed.is_empty() => ctx.status(&format!("nothing to repair ({checked})")),
-            (0, _) => ctx.status(&format!("removed {} stale file(s); nothing left to repair", repairs.removed.len())),
-            (_, false) => ctx.status(&format!(
-                "{problems} problem(s): {stale} stale file(s), {} interrupted operation(s); `git mas doctor --fix` removes the stale files and completes the operations",
-                findings.half_finished.len()
-            )),
-            (_, true) => ctx.status(&format!("{problems} problem(s) remain after --fix (see above)")),
-        }
+        ctx.status(&summary(&findings, &repairs, args.fix));
     }
     Ok(ExitCode::from(if problems == 0 { exit::OK } else { exit::USER }))
+}
+
+/// What was removed and completed, then what is there.
+fn listing(findings: &Findings, repairs: &Repairs, completed: &Completed, common: &Path) -> String {
+    let mut out = String::new();
+    for d in &repairs.removed {
+        let _ = writeln!(
+            out,
+            "removed  {:<10} {}  (age {}; {})",
+            kind_label(d.kind),
+            shown(&d.path, common),
+            doctor::human(Duration::from_secs(d.age_secs)),
+            d.why
+        );
+    }
+    for r in &completed.landings {
+        let _ = writeln!(out, "completed landing of run {} ({:?}): {} step(s)", r.run, r.state, r.done.len());
+        for s in &r.stuck {
+            let _ = writeln!(out, "stuck    landing of run {}: {}: {}", r.run, s.what, s.why);
+        }
+    }
+    for p in &completed.proposals {
+        let _ = writeln!(out, "completed proposal ref {} -> {}", p.refname, p.to);
+    }
+    for d in findings.locks.iter().chain(&findings.temp_files) {
+        line(&mut out, d, common);
+    }
+    for op in &findings.half_finished {
+        operation_line(&mut out, op);
+    }
+    out
+}
+
+/// The closing status line.
+fn summary(findings: &Findings, repairs: &Repairs, fixed: bool) -> String {
+    let problems = findings.problem_count();
+    let stale = problems - findings.half_finished.len();
+    let checked = format!("{} run(s) checked for interrupted operations", findings.runs_checked);
+    match (problems, fixed) {
+        (0, _) if repairs.removed.is_empty() => format!("nothing to repair ({checked})"),
+        (0, _) => format!("removed {} stale file(s); nothing left to repair", repairs.removed.len()),
+        (_, false) => format!(
+            "{problems} problem(s): {stale} stale file(s), {} interrupted operation(s); `git mas doctor --fix` removes the stale files and completes the operations",
+            findings.half_finished.len()
+        ),
+        (_, true) => format!("{problems} problem(s) remain after --fix (see above)"),
+    }
 }

@@ -3,11 +3,15 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
+use crate::cli::focus_board::frame_and_board;
 use crate::cli::inputs::frame_error;
-use crate::cli::output::print_json;
-use git_mas::attention::board::{Board, BoardEntry, FocusPayload, Liveness};
-use git_mas::attention::focus_store::{self, PublishError};
-use git_mas::attention::frame::{self, Frame, FrameError};
+use crate::cli::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
+use crate::cli::output::JsonFlag;
+use git_mas::attention::board::{BoardEntry, FocusPayload, FocusState, Liveness, OnFrame, focus_state, on_frame};
+use git_mas::attention::focus_store;
+use git_mas::attention::frame::FrameError;
+use git_mas::attention::select::{SelectError, select_targets};
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// Publish, inspect and release foci: what each agent is working on, chosen from the current frame.
@@ -26,6 +30,8 @@ pub enum FocusCommand {
 /// (`src/pricing/*`, `**#Ledger.*`); --top K adds the snapshot's K highest targets. Whatever order
 /// you give, the focus lists them in the snapshot's order (highest saliency first): the first is
 /// your top target. The focus lapses after --ttl (default 30m) unless you publish again.
+///
+/// With --json: {agent, commit, expires_at, frame, seq, targets, ttl_secs}.
 #[derive(Debug, clap::Args)]
 pub struct PublishArgs {
     /// Target ids or globs.
@@ -39,9 +45,8 @@ pub struct PublishArgs {
     // negative TTL rather than read as an unknown flag `-5`.
     #[arg(long, value_name = "DURATION", default_value = "30m", allow_hyphen_values = true, value_parser = parse_ttl)]
     pub ttl: humantime::Duration,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Parses `--ttl`: a humantime duration greater than zero (the 24 h cap is the board's rule,
@@ -60,38 +65,44 @@ fn parse_ttl(text: &str) -> Result<humantime::Duration, String> {
 }
 
 /// List the board: every agent's focus, whether it is live, and which records were rejected.
+///
+/// With --json: {board: {entries: [{focus, liveness, expires_at, commit}], rejected: [{agent,
+/// commit, reason, …}]}, frame}.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Show one agent's focus (default: yours).
+///
+/// With --json: its board entry {focus: {agent, frame, seq, targets}, liveness, expires_at, commit}.
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
     /// The agent.
     pub agent: Option<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Release your focus: it holds nothing from now on.
+///
+/// With --json: {agent, released, seq}.
 #[derive(Debug, clap::Args)]
 pub struct ReleaseArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Is your focus live and on the current frame? Exits 0 when it is, 7 when it is not (no focus,
 /// released, expired, or on an old frame: the gate would fail closed).
+///
+/// With --json: {agent, focus (its board entry or null), frame, state: none | released | expired |
+/// old-frame | live}.
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Runs a `focus` subcommand.
@@ -105,73 +116,46 @@ pub fn run(ctx: &mut Context, cmd: FocusCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-/// The current frame and the board, as every focus command needs them.
-pub(crate) fn frame_and_board(ctx: &mut Context) -> Result<(Option<Frame>, Board), CliError> {
-    let store = ctx.store()?;
-    let roster = store.roster()?;
-    let frame = frame::current_frame(store).map_err(frame_error)?;
-    let board = focus_store::load_board(store, &roster, focus_store::now_secs(), frame.as_ref())?;
-    ctx.warn_all(&roster.warnings);
-    Ok((frame, board))
-}
-
-fn select_targets(frame: &Frame, patterns: &[String], top: Option<usize>) -> Result<Vec<String>, CliError> {
-    let ids: Vec<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
-    let mut chosen = std::collections::BTreeSet::new();
-    for p in patterns {
-        if ids.contains(&p.as_str()) {
-            chosen.insert(p.clone());
-            continue;
+fn select_error(e: SelectError) -> CliError {
+    match e {
+        SelectError::NotInFrame { .. } => {
+            CliError::user(e.to_string()).hinted("list the frame's targets with `git mas frame --top 50`")
         }
-        if !git_mas::attention::board::target_path_ok(p) && !p.contains('*') {
-            return Err(CliError::user(format!("target {p:?} escapes the repository")));
-        }
-        let glob = globset::GlobBuilder::new(p)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| CliError::user(format!("{p:?} is neither a target nor a valid glob: {e}")))?
-            .compile_matcher();
-        let matched: Vec<&str> = ids.iter().copied().filter(|id| glob.is_match(id)).collect();
-        if matched.is_empty() {
-            return Err(CliError::user(format!("target {p:?} is not in the current frame's snapshot"))
-                .hinted("list the frame's targets with `git mas frame --top 50`"));
-        }
-        chosen.extend(matched.into_iter().map(String::from));
+        SelectError::Escapes { .. } => CliError::user(e.to_string()),
+        SelectError::BadGlob { .. } => CliError::usage(e.to_string()),
     }
-    if let Some(k) = top {
-        chosen.extend(ids.iter().take(k).map(|s| s.to_string()));
-    }
-    // The snapshot's order, whatever order they were given in.
-    Ok(ids.iter().filter(|id| chosen.contains(**id)).map(|s| s.to_string()).collect())
 }
 
 fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
     let caller = ctx.caller()?;
     if args.targets.is_empty() && args.top.is_none() {
-        return Err(CliError::user("name targets with --targets, or take the top ones with --top K"));
+        return Err(CliError::usage("name targets with --targets, or take the top ones with --top K"));
     }
     let (frame, board) = frame_and_board(ctx)?;
     let frame = frame.ok_or_else(|| frame_error(FrameError::NoFrame))?;
-    let targets = select_targets(&frame, &args.targets, args.top)?;
+    let ids: Vec<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
+    let targets = select_targets(&ids, &args.targets, args.top).map_err(select_error)?;
     let ttl_secs = args.ttl.as_secs();
     let payload = FocusPayload { frame: frame.hash.clone(), targets, ttl_secs, published_at: focus_store::now_secs() };
     let store = ctx.store()?;
-    let appended = focus_store::publish_focus(store, &caller.name, &caller.key, &payload, &frame, &board).map_err(
-        |e| match e {
-            PublishError::Rejected(msg, _) => CliError::user(msg),
-            PublishError::Store(s) => CliError::from(s),
-        },
-    )?;
-    if args.json {
-        print_json(&serde_json::json!({
-            "agent": caller.name, "frame": payload.frame, "seq": appended.seq, "targets": payload.targets,
-            "ttl_secs": ttl_secs, "expires_at": payload.published_at + ttl_secs, "commit": appended.commit.to_string(),
-        }))?;
-    } else {
-        println!("{} #{} on frame {}", caller.name, appended.seq, &payload.frame[..12]);
-        for (i, t) in payload.targets.iter().enumerate() {
-            println!("  {}{t}", if i == 0 { "top  " } else { "     " });
+    let appended = focus_store::publish_focus(store, &caller.name, &caller.key, &payload, &frame, &board)?;
+    let out = FocusPublishOut {
+        agent: caller.name,
+        commit: appended.commit.to_string(),
+        expires_at: payload.published_at + ttl_secs,
+        frame: payload.frame,
+        seq: appended.seq,
+        targets: payload.targets,
+        ttl_secs,
+    };
+    ctx.ui().emit(args.output, &out, |o| {
+        let mut text = format!("{} #{} on frame {}\n", o.agent, o.seq, &o.frame[..12]);
+        for (i, t) in o.targets.iter().enumerate() {
+            let _ = writeln!(text, "  {}{t}", if i == 0 { "top  " } else { "     " });
         }
+        text
+    })?;
+    if !args.output.json {
         ctx.status(&format!(
             "holds for {}; publish again to renew",
             humantime::format_duration(std::time::Duration::from_secs(ttl_secs))
@@ -181,10 +165,10 @@ fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
 }
 
 fn describe(e: &BoardEntry, current: Option<&str>, now: u64) -> String {
-    let on = match current {
-        Some(h) if h == e.focus.frame => "current frame".to_string(),
-        _ if e.focus.frame.is_empty() => "no frame".to_string(),
-        _ => format!("OLD frame {}", &e.focus.frame[..e.focus.frame.len().min(12)]),
+    let on = match on_frame(&e.focus.frame, current) {
+        OnFrame::Current => "current frame".to_string(),
+        OnFrame::NoFrame => "no frame".to_string(),
+        OnFrame::Old(frame) => format!("OLD frame {}", &frame[..frame.len().min(12)]),
     };
     match e.liveness {
         Liveness::Live => format!(
@@ -198,25 +182,28 @@ fn describe(e: &BoardEntry, current: Option<&str>, now: u64) -> String {
 
 fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
     let (frame, board) = frame_and_board(ctx)?;
-    if args.json {
-        print_json(&serde_json::json!({"frame": frame.as_ref().map(|f| f.hash.clone()), "board": board}))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let now = focus_store::now_secs();
-    let current = frame.as_ref().map(|f| f.hash.as_str());
-    if board.entries.is_empty() {
+    let out = FocusListOut { frame: frame.map(|f| f.hash), board };
+    if !args.output.json && out.board.entries.is_empty() {
         ctx.status("no foci published");
     }
-    for e in &board.entries {
-        println!("{:<16} {:<40} {}", e.focus.agent, describe(e, current, now), e.focus.targets.join(" "));
-    }
-    for r in &board.rejected {
-        let reason = serde_json::to_value(&r.rejection)
-            .ok()
-            .and_then(|v| v["reason"].as_str().map(String::from))
-            .unwrap_or_default();
-        println!("{:<16} REJECTED {} ({})", r.agent, reason.to_uppercase(), &r.commit[..r.commit.len().min(12)]);
-    }
+    let now = focus_store::now_secs();
+    ctx.ui().emit(args.output, &out, |o| {
+        let mut text = String::new();
+        for e in &o.board.entries {
+            let _ = writeln!(
+                text,
+                "{:<16} {:<40} {}",
+                e.focus.agent,
+                describe(e, o.frame.as_deref(), now),
+                e.focus.targets.join(" ")
+            );
+        }
+        for r in &o.board.rejected {
+            let (reason, commit) = (r.rejection.reason().to_uppercase(), &r.commit[..r.commit.len().min(12)]);
+            let _ = writeln!(text, "{:<16} REJECTED {reason} ({commit})", r.agent);
+        }
+        text
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -227,14 +214,14 @@ fn show(ctx: &mut Context, args: ShowArgs) -> Result<ExitCode, CliError> {
     };
     let (frame, board) = frame_and_board(ctx)?;
     let entry = board.entry(&agent).ok_or_else(|| CliError::user(format!("{agent} has published no focus")))?;
-    if args.json {
-        print_json(entry)?;
-    } else {
-        println!("{agent}: {}", describe(entry, frame.as_ref().map(|f| f.hash.as_str()), focus_store::now_secs()));
-        for t in &entry.focus.targets {
-            println!("  {t}");
+    let current = frame.as_ref().map(|f| f.hash.as_str());
+    ctx.ui().emit(args.output, entry, |e| {
+        let mut text = format!("{agent}: {}\n", describe(e, current, focus_store::now_secs()));
+        for t in &e.focus.targets {
+            let _ = writeln!(text, "  {t}");
         }
-    }
+        text
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -243,35 +230,26 @@ fn release(ctx: &mut Context, args: ReleaseArgs) -> Result<ExitCode, CliError> {
     let store = ctx.store()?;
     let appended = focus_store::release_focus(store, &caller.name, &caller.key, focus_store::now_secs())?
         .ok_or_else(|| CliError::internal("the release wrote nothing"))?;
-    if args.json {
-        print_json(&serde_json::json!({"agent": caller.name, "released": true, "seq": appended.seq}))?;
-    } else {
-        println!("{} released its focus", caller.name);
-    }
+    let out = FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq };
+    ctx.ui().emit(args.output, &out, |o| format!("{} released its focus\n", o.agent))?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn status(ctx: &mut Context, args: StatusArgs) -> Result<ExitCode, CliError> {
     let (agent, _) = ctx.caller_name()?;
     let (frame, board) = frame_and_board(ctx)?;
-    let current = frame.as_ref().map(|f| f.hash.clone());
-    let entry = board.entry(&agent);
-    let state = match entry {
-        None => "none",
-        Some(e) if e.liveness == Liveness::Released => "released",
-        Some(e) if e.liveness == Liveness::Expired => "expired",
-        Some(e) if Some(&e.focus.frame) != current.as_ref() => "old-frame",
-        Some(_) => "live",
-    };
-    if args.json {
-        print_json(&serde_json::json!({"agent": agent, "state": state, "frame": current, "focus": entry}))?;
-    } else {
-        let hint = match state {
-            "live" => "",
-            "old-frame" => " — a new frame was published; republish with `git mas focus publish`",
-            _ => " — publish one with `git mas focus publish`",
+    let current = frame.map(|f| f.hash);
+    let state = focus_state(board.entry(&agent), current.as_deref());
+    let out = FocusStatusOut { focus: board.entry(&agent).cloned(), agent, frame: current, state };
+    ctx.ui().emit(args.output, &out, |o| {
+        let hint = match o.state {
+            FocusState::Live => "",
+            FocusState::OldFrame => " — a new frame was published; republish with `git mas focus publish`",
+            FocusState::None | FocusState::Released | FocusState::Expired => {
+                " — publish one with `git mas focus publish`"
+            }
         };
-        println!("{agent}: {state}{hint}");
-    }
-    Ok(ExitCode::from(if state == "live" { exit::OK } else { exit::FAIL_CLOSED }))
+        format!("{}: {}{hint}\n", o.agent, o.state.as_str())
+    })?;
+    Ok(ExitCode::from(if state == FocusState::Live { exit::OK } else { exit::FAIL_CLOSED }))
 }

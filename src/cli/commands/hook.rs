@@ -7,13 +7,13 @@
 //!   in-process ([`append_trailers`]), the rest through `git interpret-trailers`.
 //! - `pre-push`: replays the gate over the commits being pushed, like `git mas check`.
 
-use crate::cli::commands::check;
-use crate::cli::commands::gate::{self, Mode};
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
+use crate::cli::gating;
 use git_mas::attention::gate::Verdict;
-use git_mas::attention::gate_io::{AGENT_TRAILER, FRAME_TRAILER};
+use git_mas::attention::gate_io::{self, AGENT_TRAILER, FRAME_TRAILER};
+use git_mas::attention::hooks::{HookOutcome, Mode, Receipt, push_ranges};
 use git_mas::attention::trailers::append_trailers;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -29,12 +29,12 @@ pub struct HookArgs {
     pub args: Vec<String>,
 }
 
-fn receipt_path(ctx: &mut Context) -> Result<PathBuf, CliError> {
+fn receipt_path(ctx: &Context) -> Result<PathBuf, CliError> {
     Ok(ctx.store()?.repo().git_dir().join("mas-receipt"))
 }
 
 /// What binds a receipt to one commit attempt: HEAD and the index file's length and mtime.
-fn binding(ctx: &mut Context) -> Result<String, CliError> {
+fn binding(ctx: &Context) -> Result<String, CliError> {
     let store = ctx.store()?;
     let head = store.repo().head_id().map(|id| id.to_string()).unwrap_or_default();
     let index = store.repo().index_path();
@@ -45,7 +45,7 @@ fn binding(ctx: &mut Context) -> Result<String, CliError> {
 
 /// Runs `hook`.
 pub fn run(ctx: &mut Context, args: HookArgs) -> Result<ExitCode, CliError> {
-    let mode = gate::mode(ctx)?;
+    let mode = gating::mode(ctx)?;
     if mode == Mode::Off {
         return Ok(ExitCode::SUCCESS);
     }
@@ -53,43 +53,46 @@ pub fn run(ctx: &mut Context, args: HookArgs) -> Result<ExitCode, CliError> {
         "pre-commit" => pre_commit(ctx, mode),
         "commit-msg" => commit_msg(ctx, args.args.first().map(PathBuf::from)),
         "pre-push" => pre_push(ctx, mode, &args.args),
-        other => Err(CliError::user(format!("unknown hook {other:?}; expected pre-commit, commit-msg or pre-push"))),
+        other => Err(CliError::usage(format!("unknown hook {other:?}; expected pre-commit, commit-msg or pre-push"))),
+    }
+}
+
+/// What a hook exits with: the gate's `code` unless the mode lets git go on anyway.
+fn finish(ctx: &Context, mode: Mode, code: u8, what: &str) -> ExitCode {
+    match mode.outcome(code != exit::OK) {
+        HookOutcome::Proceed | HookOutcome::Stop => ExitCode::from(code),
+        HookOutcome::ProceedDespite => {
+            ctx.warn(&format!("mas.gate is warn: {what} anyway"));
+            ExitCode::SUCCESS
+        }
     }
 }
 
 fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<ExitCode, CliError> {
     let receipt = receipt_path(ctx)?;
     let _ = std::fs::remove_file(&receipt);
-    let (caller, outcome) = gate::evaluate(ctx, &[])?;
-    let verdict = gate::verdict_of(&outcome);
-    let code = gate::report(ctx, &caller, &verdict);
+    let (caller, outcome) = gating::evaluate(ctx, &[])?;
+    let verdict = gate_io::verdict_of(&outcome);
+    let code = gating::report(ctx, &caller, &verdict);
     if let Verdict::Allow { frame, .. } = &verdict {
-        let bind = binding(ctx)?;
-        std::fs::write(&receipt, format!("{caller}\n{frame}\n{bind}\n"))
+        let text = Receipt { agent: caller, frame: frame.clone(), binding: binding(ctx)? }.to_text();
+        std::fs::write(&receipt, text)
             .map_err(|e| CliError::internal(format!("cannot write {}: {e}", receipt.display())))?;
     }
-    if mode == Mode::Warn && code != exit::OK {
-        ctx.warn("mas.gate is warn: committing anyway");
-        return Ok(ExitCode::SUCCESS);
-    }
-    Ok(ExitCode::from(code))
+    Ok(finish(ctx, mode, code, "committing"))
 }
 
 fn commit_msg(ctx: &mut Context, file: Option<PathBuf>) -> Result<ExitCode, CliError> {
-    let file = file.ok_or_else(|| CliError::user("commit-msg needs the message file"))?;
+    let file = file.ok_or_else(|| CliError::usage("commit-msg needs the message file"))?;
     let receipt = receipt_path(ctx)?;
     let Ok(text) = std::fs::read_to_string(&receipt) else {
         return Ok(ExitCode::SUCCESS);
     };
     let _ = std::fs::remove_file(&receipt);
-    let mut lines = text.lines();
-    let (Some(agent), Some(frame), Some(bind)) = (lines.next(), lines.next(), lines.next()) else {
+    // A receipt left by another commit attempt adds nothing.
+    let Some(Receipt { agent, frame, .. }) = Receipt::for_attempt(&text, &binding(ctx)?) else {
         return Ok(ExitCode::SUCCESS);
     };
-    if bind != binding(ctx)? {
-        // The receipt belongs to another commit attempt: add nothing.
-        return Ok(ExitCode::SUCCESS);
-    }
     // The plain messages agents write get their trailers here; git decides the rest.
     let store = ctx.store()?;
     let configured = {
@@ -101,7 +104,7 @@ fn commit_msg(ctx: &mut Context, file: Option<PathBuf>) -> Result<ExitCode, CliE
     };
     if !configured
         && let Ok(message) = std::fs::read_to_string(&file)
-        && let Some(text) = append_trailers(&message, &[(AGENT_TRAILER, agent), (FRAME_TRAILER, frame)])
+        && let Some(text) = append_trailers(&message, &[(AGENT_TRAILER, &agent), (FRAME_TRAILER, &frame)])
     {
         std::fs::write(&file, text).map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
         return Ok(ExitCode::SUCCESS);
@@ -131,31 +134,13 @@ fn pre_push(ctx: &mut Context, mode: Mode, args: &[String]) -> Result<ExitCode, 
     let mut input = String::new();
     use std::io::Read;
     let _ = std::io::stdin().read_to_string(&mut input);
-    let zero = |s: &str| s.chars().all(|c| c == '0');
-    let mut ranges = Vec::new();
-    for line in input.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        // Only branches carry code; refs/mas/* and other refs are not gated.
-        if f.len() < 4 || zero(f[1]) || !f[2].starts_with("refs/heads/") {
-            continue;
-        }
-        if zero(f[3]) {
-            ranges.push(vec![f[1].to_string(), "--not".to_string(), format!("--remotes={remote}")]);
-        } else {
-            ranges.push(vec![format!("{}..{}", f[3], f[1])]);
-        }
-    }
     let mut worst = exit::OK;
-    for r in ranges {
-        let report = check::check_range(ctx, &r, false)?;
-        check::print_human(ctx, &report);
+    for range in push_ranges(&input, &remote) {
+        let report = gating::replay(ctx, &range, false)?;
+        gating::print_listed(ctx, &report)?;
         if !report.clean() {
             worst = exit::BLOCKED;
         }
     }
-    if mode == Mode::Warn && worst != exit::OK {
-        ctx.warn("mas.gate is warn: pushing anyway");
-        return Ok(ExitCode::SUCCESS);
-    }
-    Ok(ExitCode::from(worst))
+    Ok(finish(ctx, mode, worst, "pushing"))
 }

@@ -2,18 +2,20 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::print_json;
+use crate::cli::json::agent::InitOut;
+use crate::cli::output::JsonFlag;
 use git_mas::identity::ROSTER_PATH;
 use std::process::ExitCode;
 
 /// Prepare this repository for git-mas: create an empty roster (.mas/roster) if there is none.
 ///
 /// Writes nothing to git and no refs; the roster is a file you review and commit like code.
+///
+/// With --json: {roster, created}.
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 const HEADER: &str = "# git-mas roster: one `name did:key` per line. Review and commit it like code;\n# records are verified against the roster committed on the integration branch.\n";
@@ -35,13 +37,14 @@ pub fn run(ctx: &mut Context, args: InitArgs) -> Result<ExitCode, CliError> {
             .map_err(|e| CliError::internal(format!("cannot write {}: {e}", path.display())))?;
         true
     };
-    if args.json {
-        print_json(&serde_json::json!({"roster": ROSTER_PATH, "created": created}))?;
-    } else if created {
-        println!("created {ROSTER_PATH}");
-    } else {
-        println!("{ROSTER_PATH} already exists; nothing to do");
-    }
+    let out = InitOut { roster: ROSTER_PATH.into(), created };
+    ctx.ui().emit(args.output, &out, |o| {
+        if o.created {
+            format!("created {}\n", o.roster)
+        } else {
+            format!("{} already exists; nothing to do\n", o.roster)
+        }
+    })?;
     ctx.status("next steps:\n  git mas agent new <name>      create an agent's key and add it to the roster\n  git add .mas/roster && git commit -m 'Add agents'\n  git config mas.agent <name>   (or --agent / GIT_MAS_AGENT) to act as that agent");
     Ok(ExitCode::SUCCESS)
 }

@@ -28,7 +28,9 @@ pub struct InstallManArgs {
 pub fn run(ctx: &mut Context, args: InstallManArgs) -> Result<ExitCode, CliError> {
     let cmd = crate::cli::command().name("git-mas").bin_name("git-mas");
     if args.print {
-        clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        let mut page = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut page)?;
+        ctx.ui().bytes(&page)?;
         return Ok(ExitCode::SUCCESS);
     }
     let dir = match args.dir {
@@ -42,7 +44,7 @@ pub fn run(ctx: &mut Context, args: InstallManArgs) -> Result<ExitCode, CliError
     std::fs::create_dir_all(&dir).map_err(|e| CliError::user(format!("cannot create {}: {e}", dir.display())))?;
     clap_mangen::generate_to(cmd, &dir)
         .map_err(|e| CliError::user(format!("cannot write man pages to {}: {e}", dir.display())))?;
-    println!("{}", dir.join("git-mas.1").display());
+    ctx.ui().line(&dir.join("git-mas.1").display().to_string())?;
     ctx.status("installed; `git mas --help` now opens the manual (if that directory is not searched, add its parent to MANPATH)");
     Ok(ExitCode::SUCCESS)
 }

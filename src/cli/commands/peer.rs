@@ -10,7 +10,7 @@ use git_mas::peers::BuiltinKind;
 use git_mas::peers::builtin::reply;
 use git_mas::peers::prompt::PromptHeader;
 use git_mas::runtime::ProtocolPhase;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 
 /// The largest prompt read, in bytes.
@@ -30,7 +30,7 @@ fn parse_kind(value: &str) -> Result<BuiltinKind, String> {
 }
 
 /// Runs `peer`.
-pub fn run(_ctx: &mut Context, args: PeerArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: PeerArgs) -> Result<ExitCode, CliError> {
     let mut prompt = Vec::new();
     std::io::stdin().lock().take(MAX_PROMPT_BYTES).read_to_end(&mut prompt)?;
     let prompt = String::from_utf8_lossy(&prompt);
@@ -43,8 +43,6 @@ pub fn run(_ctx: &mut Context, args: PeerArgs) -> Result<ExitCode, CliError> {
     } else {
         reply(args.kind, &prompt)
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    ctx.ui().out(&text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,8 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::print_json;
+use crate::cli::json::record::AppendOut;
+use crate::cli::output::JsonFlag;
 use git_mas::store::{journal_ref, owner_of, validate_ref};
 use std::process::ExitCode;
 
@@ -20,6 +21,8 @@ pub enum RecordCommand {
 /// record goes to the caller's journal, refs/mas/journal/<agent>. A per-agent chain
 /// (refs/mas/journal/<a>, refs/mas/focus/<a>, refs/mas/runs/<r>/events/<a>, …/proposals/<a>) can
 /// only be written by its agent; any other ref under refs/mas/ is shared.
+///
+/// With --json: {ref, commit, seq, attempts}.
 #[derive(Debug, clap::Args)]
 pub struct AppendArgs {
     /// The record's kind: a lower-case word such as `note`.
@@ -31,9 +34,8 @@ pub struct AppendArgs {
     /// The chain to append to (a full ref under refs/mas/).
     #[arg(long = "ref", value_name = "REF")]
     pub refname: Option<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Runs a `record` subcommand.
@@ -52,13 +54,13 @@ fn valid_kind(kind: &str) -> bool {
 
 fn append(ctx: &mut Context, args: AppendArgs) -> Result<ExitCode, CliError> {
     if !valid_kind(&args.kind) {
-        return Err(CliError::user(format!(
+        return Err(CliError::usage(format!(
             "record kind {:?} is not a lower-case word (letters, digits, '-', '_', '.'; at most 32)",
             args.kind
         )));
     }
-    let payload: serde_json::Value =
-        serde_json::from_str(&args.payload).map_err(|e| CliError::user(format!("--payload is not valid JSON: {e}")))?;
+    let payload: serde_json::Value = serde_json::from_str(&args.payload)
+        .map_err(|e| CliError::usage(format!("--payload is not valid JSON: {e}")))?;
     let caller = ctx.caller()?;
     let refname = args.refname.unwrap_or_else(|| journal_ref(&caller.name));
     validate_ref(&refname)?;
@@ -72,12 +74,8 @@ fn append(ctx: &mut Context, args: AppendArgs) -> Result<ExitCode, CliError> {
     let appended = store
         .append(&refname, &caller.name, &caller.key, &args.kind, &[], |_| Ok(Some(payload.clone())))?
         .ok_or_else(|| CliError::internal("the append wrote nothing"))?;
-    if args.json {
-        print_json(&serde_json::json!({
-            "ref": refname, "commit": appended.commit.to_string(), "seq": appended.seq, "attempts": appended.attempts,
-        }))?;
-    } else {
-        println!("{} {refname} #{}", appended.commit, appended.seq);
-    }
+    let out =
+        AppendOut { refname, commit: appended.commit.to_string(), seq: appended.seq, attempts: appended.attempts };
+    ctx.ui().emit(args.output, &out, |o| format!("{} {} #{}\n", o.commit, o.refname, o.seq))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,8 +3,9 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::{print_json, print_text};
-use git_mas::skills::{self, Action, Host, HostEnv, Outcome, SkillsError};
+use crate::cli::json::skills::{SkillRow, SkillsList, SkillsPlaced};
+use crate::cli::output::JsonFlag;
+use git_mas::skills::{self, Action, Host, HostEnv, Outcome};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -50,15 +51,15 @@ pub enum SkillsCommand {
     Uninstall(PlaceArgs),
 }
 
-/// Arguments of `skills list`.
+/// Arguments of `skills list`. With --json: {skills: [{name, description, files}]}.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
-/// Where to install or uninstall.
+/// Where to install or uninstall. With --json: {host, scope: project|global|dir, dir, dirs, dry_run,
+/// skills: [{skill, path, action: created|replaced|unchanged|removed|absent}]}.
 #[derive(Debug, clap::Args)]
 pub struct PlaceArgs {
     /// The host whose skills directory to use, or `all`: every host's, as one plan (a directory
@@ -77,9 +78,8 @@ pub struct PlaceArgs {
     /// Show what would be done, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 fn host_names() -> clap::builder::PossibleValuesParser {
@@ -89,33 +89,26 @@ fn host_names() -> clap::builder::PossibleValuesParser {
 /// Runs `skills`.
 pub fn run(ctx: &mut Context, cmd: SkillsCommand) -> Result<ExitCode, CliError> {
     match cmd {
-        SkillsCommand::List(args) => list(args),
+        SkillsCommand::List(args) => list(ctx, args),
         SkillsCommand::Install(args) => place(ctx, args, true),
         SkillsCommand::Uninstall(args) => place(ctx, args, false),
     }
 }
 
-fn list(args: ListArgs) -> Result<ExitCode, CliError> {
-    let skills = skills::bundled();
-    if args.json {
-        let rows: Vec<_> = skills
+fn list(ctx: &Context, args: ListArgs) -> Result<ExitCode, CliError> {
+    let skills = SkillsList {
+        skills: skills::bundled()
             .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "name": s.name,
-                    "description": s.description,
-                    "files": s.files.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
-                })
+            .map(|s| SkillRow {
+                name: s.name.to_string(),
+                description: s.description.to_string(),
+                files: s.files.iter().map(|(p, _)| p.to_string()).collect(),
             })
-            .collect();
-        print_json(&serde_json::json!({ "skills": rows }))?;
-    } else {
-        let mut out = String::new();
-        for s in &skills {
-            out.push_str(&format!("{}\n  {}\n", s.name, s.description));
-        }
-        print_text(&out)?;
-    }
+            .collect(),
+    };
+    ctx.ui().emit(args.output, &skills, |list| {
+        list.skills.iter().map(|s| format!("{}\n  {}\n", s.name, s.description)).collect()
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -123,13 +116,13 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
     let hosts: Vec<Host> = if args.host == "all" {
         Host::ALL.to_vec()
     } else {
-        vec![Host::from_name(&args.host).ok_or_else(|| CliError::user(format!("unknown host {}", args.host)))?]
+        vec![Host::from_name(&args.host).ok_or_else(|| CliError::usage(format!("unknown host {}", args.host)))?]
     };
     let (roots, scope) = match (&args.dir, args.global) {
         (Some(dir), _) => (vec![absolute(ctx, dir)?], "dir"),
         (None, true) => {
             let env = HostEnv::from_process();
-            (hosts.iter().map(|h| h.global_dir(&env)).collect::<Result<Vec<_>, _>>().map_err(skills_error)?, "global")
+            (hosts.iter().map(|h| h.global_dir(&env)).collect::<Result<Vec<_>, _>>()?, "global")
         }
         (None, false) => {
             let store = ctx.store().map_err(|e| {
@@ -150,25 +143,22 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
         skills::install_all(&bundled, &roots_once, args.force, args.dry_run)
     } else {
         skills::uninstall_all(&bundled, &roots_once, args.force, args.dry_run)
-    }
-    .map_err(skills_error)?;
+    }?;
     let host_name = if args.host == "all" { "all" } else { hosts[0].name() };
-    if args.json {
-        print_json(&serde_json::json!({
-            "host": if scope == "dir" { None } else { Some(host_name) },
-            "scope": scope,
-            "dir": if roots_once.len() == 1 { Some(&roots_once[0]) } else { None },
-            "dirs": roots_once,
-            "dry_run": args.dry_run,
-            "skills": outcomes,
-        }))?;
+    if args.output.json {
+        ctx.ui().json(&SkillsPlaced {
+            host: (scope != "dir").then(|| host_name.to_string()),
+            scope: scope.into(),
+            dir: (roots_once.len() == 1).then(|| roots_once[0].clone()),
+            dirs: roots_once,
+            dry_run: args.dry_run,
+            skills: outcomes,
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = String::new();
-    for o in &outcomes {
-        out.push_str(&format!("{:<10} {}\n", label(o, args.dry_run), o.path.display()));
-    }
-    print_text(&out)?;
+    let out: String =
+        outcomes.iter().map(|o| format!("{:<10} {}\n", label(o, args.dry_run), o.path.display())).collect();
+    ctx.ui().out(&out)?;
     if args.dry_run {
         ctx.status("dry run: nothing was changed");
     } else if install && scope == "project" {
@@ -201,13 +191,4 @@ fn label(o: &Outcome, dry_run: bool) -> &'static str {
 
 fn absolute(ctx: &Context, dir: &std::path::Path) -> Result<PathBuf, CliError> {
     Ok(if dir.is_absolute() { dir.to_owned() } else { ctx.cwd()?.join(dir) })
-}
-
-fn skills_error(e: SkillsError) -> CliError {
-    match e {
-        SkillsError::Conflicts(_) => CliError::user(e.to_string())
-            .hinted("nothing was changed; look at the differences, then run again with --force to overwrite them"),
-        SkillsError::NoHome => CliError::user(e.to_string()).hinted("set HOME, or name the directory with --dir DIR"),
-        SkillsError::Io { .. } => CliError::user(e.to_string()),
-    }
 }

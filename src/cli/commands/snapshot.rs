@@ -4,9 +4,11 @@ use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::inputs::{InputArgs, frame_error, read_inputs};
-use crate::cli::output::{print_json, print_text};
+use crate::cli::json::snapshot::{PublishOut, SnapshotOut, VerifyOut};
+use crate::cli::output::JsonFlag;
 use crate::cli::render;
-use git_mas::attention::frame::{self, FrameError, Published};
+use git_mas::attention::frame::{self, FrameError, Published, Verification};
+use git_mas::attention::snapshot::Snapshot;
 use std::process::ExitCode;
 
 /// Compute the saliency snapshot of this repository and its frame hash; publish or verify frames.
@@ -17,6 +19,11 @@ use std::process::ExitCode;
 /// only when the hash differs from the current frame. With --verify it recomputes a stored frame
 /// from its stored inputs and exits 4, naming the first differing field, unless the hash
 /// reproduces exactly.
+///
+/// With --json: {hash, publish (with --publish): {published: true, commit, previous} |
+/// {published: false, reason: "unchanged"}, snapshot: the whole snapshot}; with --verify: {ok,
+/// verification: {commit, recorded_hash, stored_snapshot_hash, recomputed_hash,
+/// first_difference}}.
 #[derive(Debug, clap::Args)]
 pub struct SnapshotArgs {
     #[command(flatten)]
@@ -30,15 +37,14 @@ pub struct SnapshotArgs {
     /// How many top targets to print (human output).
     #[arg(long, default_value_t = 10)]
     pub top: usize,
-    /// Print the result as JSON (the whole snapshot).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Runs `snapshot`.
 pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<ExitCode, CliError> {
     if let Some(rev) = &args.verify {
-        return verify(ctx, rev, args.json);
+        return verify(ctx, rev, args.output);
     }
     let caller = if args.publish { Some(ctx.caller()?) } else { None };
     let store = ctx.store()?;
@@ -49,28 +55,22 @@ pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<ExitCode, CliError> 
         Some(c) => Some(frame::publish(store, &c.name, &c.key, &snapshot, &view, &files).map_err(frame_error)?),
         None => None,
     };
-    if args.json {
-        let published_json = published.as_ref().map(|p| match p {
+    if args.output.json {
+        let publish = published.map(|p| match p {
             Published::New { commit, previous, .. } => {
-                serde_json::json!({"published": true, "commit": commit.to_string(), "previous": previous})
+                PublishOut::New { commit: commit.to_string(), previous, published: true }
             }
-            Published::Unchanged { .. } => serde_json::json!({"published": false, "reason": "unchanged"}),
+            Published::Unchanged { .. } => PublishOut::Unchanged { published: false, reason: "unchanged".into() },
         });
-        print_json(&serde_json::json!({"hash": hash, "snapshot": snapshot, "publish": published_json}))?;
-        exit_without_freeing(snapshot, view, files);
+        let out = SnapshotOut { hash, publish, snapshot };
+        ctx.ui().json(&out)?;
+        exit_without_freeing(out, view, files);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{hash}");
-    ctx.status(&format!(
-        "{} targets{}; sources: centrality {}, diagnostics [{}], symbols [{}]",
-        snapshot.targets.len(),
-        if snapshot.truncated > 0 { format!(" ({} more cut at the bound)", snapshot.truncated) } else { String::new() },
-        snapshot.sources.centrality.as_deref().unwrap_or("none"),
-        snapshot.sources.diagnostics.join(", "),
-        snapshot.sources.symbols.join(", "),
-    ));
+    ctx.ui().line(&hash)?;
+    ctx.status(&summary(&snapshot));
     if args.top > 0 {
-        print_text(&render::targets(&snapshot, args.top))?;
+        ctx.ui().out(&render::targets(&snapshot, args.top))?;
     }
     match published {
         Some(Published::New { commit, .. }) => ctx.status(&format!("published frame {hash} as {commit}")),
@@ -79,6 +79,18 @@ pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<ExitCode, CliError> 
     }
     exit_without_freeing(snapshot, view, files);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The status line after the hash: how many targets, which sources.
+fn summary(snapshot: &Snapshot) -> String {
+    format!(
+        "{} targets{}; sources: centrality {}, diagnostics [{}], symbols [{}]",
+        snapshot.targets.len(),
+        if snapshot.truncated > 0 { format!(" ({} more cut at the bound)", snapshot.truncated) } else { String::new() },
+        snapshot.sources.centrality.as_deref().unwrap_or("none"),
+        snapshot.sources.diagnostics.join(", "),
+        snapshot.sources.symbols.join(", "),
+    )
 }
 
 /// The process ends right after a snapshot: freeing its tens of thousands of small allocations one
@@ -90,7 +102,7 @@ fn exit_without_freeing<A, B, C>(snapshot: A, view: B, files: C) {
     std::mem::forget(files);
 }
 
-fn verify(ctx: &mut Context, rev: &str, json: bool) -> Result<ExitCode, CliError> {
+fn verify(ctx: &mut Context, rev: &str, output: JsonFlag) -> Result<ExitCode, CliError> {
     let store = ctx.store()?;
     let commit = store.resolve_commit(rev)?.ok_or_else(|| {
         if rev == frame::FRAME_REF {
@@ -100,13 +112,21 @@ fn verify(ctx: &mut Context, rev: &str, json: bool) -> Result<ExitCode, CliError
         }
     })?;
     let v = frame::verify(store, commit).map_err(frame_error)?;
-    if json {
-        print_json(&serde_json::json!({"ok": v.ok(), "verification": v}))?;
-    } else if v.ok() {
-        println!("{}", v.recorded_hash);
+    let ok = v.ok();
+    if output.json {
+        ctx.ui().json(&VerifyOut { ok, verification: v })?;
+    } else {
+        report_verification(ctx, &v)?;
+    }
+    Ok(ExitCode::from(if ok { exit::OK } else { exit::UNVERIFIED }))
+}
+
+fn report_verification(ctx: &Context, v: &Verification) -> Result<(), CliError> {
+    if v.ok() {
+        ctx.ui().line(&v.recorded_hash)?;
         ctx.status(&format!("frame {} reproduces exactly from its stored inputs", v.commit));
     } else {
-        println!("{}", v.recomputed_hash);
+        ctx.ui().line(&v.recomputed_hash)?;
         ctx.warn(&format!(
             "frame {} does not reproduce: recorded {}, recomputed {}; first difference: {}",
             v.commit,
@@ -115,5 +135,5 @@ fn verify(ctx: &mut Context, rev: &str, json: bool) -> Result<ExitCode, CliError
             v.first_difference.as_deref().unwrap_or("?")
         ));
     }
-    Ok(ExitCode::from(if v.ok() { exit::OK } else { exit::UNVERIFIED }))
+    Ok(())
 }

@@ -3,8 +3,10 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
-use crate::cli::output::print_json;
-use git_mas::sync::{RefAction, SyncError, Unsettled, sync};
+use crate::cli::output::JsonFlag;
+use crate::cli::render::short;
+use git_mas::sync::{RefAction, SyncReport, Unresolved, Unsettled, sync};
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// Exchange coordination records (refs/mas/*) with a git remote, fast-forward only.
@@ -26,17 +28,15 @@ use std::process::ExitCode;
 /// changing it).
 ///
 /// The remote defaults to `git config mas.remote`, else `origin`.
+///
+/// With --json: {remote, events: [{round, ref, action, …}], unresolved: [{ref, reason, …}],
+/// parked: [{ref, commit, verdict, agent, kind, seq, tip}], swept, rounds}.
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
     /// The remote name or URL.
     pub remote: Option<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-fn short(s: &str) -> String {
-    s.chars().take(12).collect()
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Runs `sync`.
@@ -46,41 +46,14 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
         .remote
         .or_else(|| store.config_string("mas.remote").filter(|s| !s.is_empty()))
         .unwrap_or_else(|| "origin".into());
-    let report = sync(store, &remote).map_err(|e| match e {
-        SyncError::Store(s) => CliError::from(s),
-        SyncError::Spawn { .. } | SyncError::Mutex { .. } | SyncError::Sweep { .. } => {
-            CliError::internal(crate::cli::commands::converge::error_chain(&e))
-        }
-        SyncError::Busy { .. } => CliError::user(e.to_string()).hinted("wait for the other sync to finish"),
-        other => CliError::user(other.to_string()).hinted("check the remote with `git remote -v`"),
-    })?;
-    if args.json {
-        print_json(&report)?;
+    let report = sync(store, &remote)?;
+    if args.output.json {
+        ctx.ui().json(&report)?;
     } else {
         for path in &report.swept {
             ctx.status(&format!("removed {path} (left by an interrupted fetch)"));
         }
-        for ev in &report.events {
-            let what = match &ev.action {
-                RefAction::Created { to } => format!("created at {}", short(to)),
-                RefAction::FastForwarded { from, to } => format!("fast-forwarded {}..{}", short(from), short(to)),
-                RefAction::Rebased { records, onto } => {
-                    format!("{records} local record(s) re-parented onto {}", short(onto))
-                }
-                RefAction::Pushed { to } => format!("pushed {}", short(to)),
-                RefAction::Rejected { reason } => format!("push rejected {reason} (round {})", ev.round),
-                RefAction::Diverged { local, remote } => {
-                    format!("diverged (local {}, remote {}); left as it is", short(local), short(remote))
-                }
-                RefAction::Locked { paths } => format!("not updated: {} in the way", paths.join(" and ")),
-            };
-            println!("{:<44} {what}", ev.refname);
-        }
-        for p in &report.parked {
-            let claims = p.agent.as_deref().map(|a| format!(" (claims {a})")).unwrap_or_default();
-            let tip = if p.tip { ", chain tip" } else { "" };
-            println!("{:<44} parked {} {}{claims}{tip}", p.refname, short(&p.commit), p.verdict.label());
-        }
+        ctx.ui().out(&events_text(&report))?;
         if report.events.is_empty() && report.parked.is_empty() && report.complete() {
             ctx.status(&format!("refs/mas/* already in sync with {remote}"));
         }
@@ -95,24 +68,53 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(exit::OK));
     }
     for u in &report.unresolved {
-        let why = match &u.why {
-            Unsettled::Rejected { summary } => {
-                format!("the remote still rejects the push {summary} after {} rounds", report.rounds)
-            }
-            Unsettled::Diverged { .. } => "diverged: this agent's chain moved on both sides".into(),
-            Unsettled::Locked { locks } => {
-                let named: Vec<String> = locks
-                    .iter()
-                    .map(|l| format!("{}{}", l.path, l.age_secs.map(|s| format!(" ({s}s old)")).unwrap_or_default()))
-                    .collect();
-                format!(
-                    "locked by {}; if no git or git-mas process is running, remove the lock file(s) and sync again",
-                    named.join(" and ")
-                )
-            }
-            Unsettled::Moving { .. } => "moved locally during the sync; sync again".into(),
-        };
-        ctx.warn(&format!("not synced: {}: {why}", u.refname));
+        ctx.warn(&format!("not synced: {}: {}", u.refname, why_unresolved(u, report.rounds)));
     }
     Ok(ExitCode::from(exit::SYNC_INCOMPLETE))
+}
+
+/// One line per ref event and per parked record.
+fn events_text(report: &SyncReport) -> String {
+    let mut o = String::new();
+    for ev in &report.events {
+        let what = match &ev.action {
+            RefAction::Created { to } => format!("created at {}", short(to)),
+            RefAction::FastForwarded { from, to } => format!("fast-forwarded {}..{}", short(from), short(to)),
+            RefAction::Rebased { records, onto } => {
+                format!("{records} local record(s) re-parented onto {}", short(onto))
+            }
+            RefAction::Pushed { to } => format!("pushed {}", short(to)),
+            RefAction::Rejected { reason } => format!("push rejected {reason} (round {})", ev.round),
+            RefAction::Diverged { local, remote } => {
+                format!("diverged (local {}, remote {}); left as it is", short(local), short(remote))
+            }
+            RefAction::Locked { paths } => format!("not updated: {} in the way", paths.join(" and ")),
+        };
+        let _ = writeln!(o, "{:<44} {what}", ev.refname);
+    }
+    for p in &report.parked {
+        let claims = p.agent.as_deref().map(|a| format!(" (claims {a})")).unwrap_or_default();
+        let tip = if p.tip { ", chain tip" } else { "" };
+        let _ = writeln!(o, "{:<44} parked {} {}{claims}{tip}", p.refname, short(&p.commit), p.verdict.label());
+    }
+    o
+}
+
+/// Why a ref was left unsynced, and what to do.
+fn why_unresolved(u: &Unresolved, rounds: u32) -> String {
+    match &u.why {
+        Unsettled::Rejected { summary } => format!("the remote still rejects the push {summary} after {rounds} rounds"),
+        Unsettled::Diverged { .. } => "diverged: this agent's chain moved on both sides".into(),
+        Unsettled::Locked { locks } => {
+            let named: Vec<String> = locks
+                .iter()
+                .map(|l| format!("{}{}", l.path, l.age_secs.map(|s| format!(" ({s}s old)")).unwrap_or_default()))
+                .collect();
+            format!(
+                "locked by {}; if no git or git-mas process is running, remove the lock file(s) and sync again",
+                named.join(" and ")
+            )
+        }
+        Unsettled::Moving { .. } => "moved locally during the sync; sync again".into(),
+    }
 }

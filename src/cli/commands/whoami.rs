@@ -2,7 +2,8 @@
 
 use crate::cli::context::{Context, IdentitySource};
 use crate::cli::error::CliError;
-use crate::cli::output::print_json;
+use crate::cli::json::agent::WhoamiOut;
+use crate::cli::output::JsonFlag;
 use git_mas::identity::AgentKey;
 use std::process::ExitCode;
 
@@ -10,11 +11,12 @@ use std::process::ExitCode;
 /// did:key on the roster, and whether this machine holds the matching private key.
 ///
 /// Exits 1 when no identity is set, the agent is not on the roster, or the key is missing or wrong.
+///
+/// With --json: {name, identity_from: flag_or_env|config, did, roster, key_did, can_sign}.
 #[derive(Debug, clap::Args)]
 pub struct WhoamiArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Runs `whoami`.
@@ -26,21 +28,20 @@ pub fn run(ctx: &mut Context, args: WhoamiArgs) -> Result<ExitCode, CliError> {
     let key = AgentKey::load(&name);
     let key_did = key.as_ref().ok().map(AgentKey::did);
     let key_matches = matches!((&entry, &key_did), (Some(e), Some(d)) if &e.did == d);
-    if args.json {
-        print_json(&serde_json::json!({
-            "name": name,
-            "identity_from": source,
-            "did": entry.as_ref().map(|e| e.did.clone()),
-            "roster": entry.as_ref().map(|e| e.source),
-            "key_did": key_did,
-            "can_sign": key_matches,
-        }))?;
-    } else {
+    let out = WhoamiOut {
+        name: name.clone(),
+        identity_from: source,
+        did: entry.as_ref().map(|e| e.did.clone()),
+        roster: entry.as_ref().map(|e| e.source),
+        key_did,
+        can_sign: key_matches,
+    };
+    ctx.ui().emit(args.output, &out, |o| format!("{}\n", o.name))?;
+    if !args.output.json {
         let from = match source {
             IdentitySource::FlagOrEnv => "--agent/GIT_MAS_AGENT",
             IdentitySource::Config => "git config mas.agent",
         };
-        println!("{name}");
         ctx.status(&format!("identity from {from}"));
         match &entry {
             Some(e) => ctx.status(&format!("roster: {}", e.did)),

@@ -5,10 +5,20 @@
 //! printed into these very types: a field renamed or dropped here fails the tests that read it.
 //! The commands mark each type as printable in `src/cli/json_output.rs`.
 
+pub mod agent;
+pub mod check;
+pub mod doctor;
 pub mod endorse;
+pub mod focus;
 pub mod frame;
+pub mod gate;
+pub mod hooks;
 pub mod log;
 pub mod propose;
+pub mod record;
 pub mod run;
+pub mod skills;
+pub mod snapshot;
 pub mod tally;
+pub mod watch;
 pub mod worktree;

@@ -134,10 +134,10 @@ fn bad_endorsements_are_refused_and_change_nothing() {
     let before = team.refs();
     let cases: &[(&[&str], i32, &str)] = &[
         (&["endorse", "alice"], 1, "no check command"),
-        (&["endorse", "alice", "--check", ""], 1, "--check is empty"),
-        (&["endorse", "alice", "--check", "  "], 1, "--check is empty"),
+        (&["endorse", "alice", "--check", ""], 2, "--check is empty"),
+        (&["endorse", "alice", "--check", "  "], 2, "--check is empty"),
         (&["endorse", "alice", "--reject"], 2, "--reason"),
-        (&["endorse", "alice", "--reject", "--reason", " "], 1, "--reason is empty"),
+        (&["endorse", "alice", "--reject", "--reason", " "], 2, "--reason is empty"),
         (&["endorse", "alice", "--no-check", "--check", "true"], 2, "cannot be used with"),
         (&["endorse", "carol"], 1, "'carol' is not on run nocheck's roster"),
         (&["endorse", "Alice"], 1, "agent name"),

@@ -49,18 +49,18 @@ fn bad_run_settings_are_refused_and_change_nothing() {
     team.start("alice", &["--id", "taken"]);
     let before = team.refs();
     let cases: &[(&[&str], i32, &str)] = &[
-        (&["run", "start", "--goal", " "], 1, "goal is empty"),
-        (&["run", "start", "--goal", "g", "--quorum", "0"], 1, "--quorum must be at least 1"),
+        (&["run", "start", "--goal", " "], 2, "goal is empty"),
+        (&["run", "start", "--goal", "g", "--quorum", "0"], 2, "--quorum must be at least 1"),
         (&["run", "start", "--goal", "g", "--roster", "alice,zed"], 1, "'zed', who is not on the repository's roster"),
         (&["run", "start", "--goal", "g", "--id", "Bad/Id"], 1, "run id \"Bad/Id\" is not valid"),
         (&["run", "start", "--goal", "g", "--id", "taken"], 1, "already exists"),
-        (&["run", "start", "--goal", "g", "--max-rounds", "0"], 1, "--max-rounds must be at least 1"),
+        (&["run", "start", "--goal", "g", "--max-rounds", "0"], 2, "--max-rounds must be at least 1"),
         (&["run", "start", "--goal", "g", "--budget", "soon"], 2, "soon"),
         (&["run", "start", "--goal", "g", "--quorum", "-1"], 2, "-1"),
         (&["run", "start"], 2, "--goal"),
         (&["run", "show", "nope"], 1, "no run \"nope\""),
         (&["run", "abort", "taken"], 2, "--reason"),
-        (&["run", "abort", "taken", "--reason", ""], 1, "reason is empty"),
+        (&["run", "abort", "taken", "--reason", ""], 2, "reason is empty"),
     ];
     for (args, code, want) in cases {
         let out = team.as_agent(&team.repo, "alice", args);

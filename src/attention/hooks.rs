@@ -1,0 +1,343 @@
+//! What the git hooks decide: the gate's mode, whether a refused verdict stops git, the receipt
+//! `pre-commit` leaves for `commit-msg`, which pushed ranges `pre-push` replays, and the managed
+//! block the hook files carry.
+//!
+//! The gate is opt-in per repository (`git config mas.gate`): off, the hooks do nothing; warn,
+//! they report but never stop git; enforce, a blocked or failed-closed verdict stops the commit or
+//! push. An unknown value enforces — a typo must not switch the gate off.
+//!
+//! The hook files may hold the user's own content: only the block between [`BEGIN`] and [`END`]
+//! is ever written or removed, so install and uninstall keep everything else, and installing twice
+//! gives the same file.
+
+use serde::{Deserialize, Serialize};
+
+/// The hooks `git mas hooks install` manages.
+pub const HOOK_NAMES: [&str; 3] = ["pre-commit", "commit-msg", "pre-push"];
+/// The first line of the managed block.
+pub const BEGIN: &str = "# >>> git-mas >>> (managed by `git mas hooks`; edit outside this block)";
+/// The last line of the managed block.
+pub const END: &str = "# <<< git-mas <<<";
+
+/// The gate's mode, from `mas.gate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The hooks do nothing.
+    Off,
+    /// The hooks report but never stop a commit.
+    Warn,
+    /// The hooks stop blocked and failed-closed commits.
+    Enforce,
+}
+
+/// A `mas.gate` value read: the mode, and the value itself when it was not one the gate knows
+/// (the mode is then [`Mode::Enforce`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeSetting {
+    /// The mode in force.
+    pub mode: Mode,
+    /// The unknown value, normalized (trimmed, lower case), when it was unknown.
+    pub unknown: Option<String>,
+}
+
+/// The mode a `mas.gate` value (`None`: unset) names. Case and surrounding space do not matter;
+/// unset and empty are off.
+pub fn mode_of(value: Option<&str>) -> ModeSetting {
+    let value = value.unwrap_or_default().trim().to_ascii_lowercase();
+    let known = |mode| ModeSetting { mode, unknown: None };
+    match value.as_str() {
+        "" | "off" | "false" => known(Mode::Off),
+        "warn" => known(Mode::Warn),
+        "enforce" | "on" | "true" => known(Mode::Enforce),
+        _ => ModeSetting { mode: Mode::Enforce, unknown: Some(value) },
+    }
+}
+
+/// What a hook does with the gate's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// Let git go on.
+    Proceed,
+    /// Let git go on although the gate refused (warn mode): say so.
+    ProceedDespite,
+    /// Stop git with the verdict's exit code.
+    Stop,
+}
+
+impl Mode {
+    /// What a hook in this mode does when the gate `refused` (blocked or failed closed) or not.
+    pub fn outcome(self, refused: bool) -> HookOutcome {
+        match (self, refused) {
+            (_, false) | (Mode::Off, true) => HookOutcome::Proceed,
+            (Mode::Warn, true) => HookOutcome::ProceedDespite,
+            (Mode::Enforce, true) => HookOutcome::Stop,
+        }
+    }
+}
+
+/// What `pre-commit` leaves for `commit-msg` when the gate allowed a commit: who, on which frame,
+/// and what binds it to this very commit attempt (HEAD and the index file's state).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The agent the gate allowed.
+    pub agent: String,
+    /// The frame it allowed on.
+    pub frame: String,
+    /// The commit attempt it belongs to.
+    pub binding: String,
+}
+
+impl Receipt {
+    /// The receipt file's text.
+    pub fn to_text(&self) -> String {
+        format!("{}\n{}\n{}\n", self.agent, self.frame, self.binding)
+    }
+
+    /// Reads a receipt file's text; `None` when it is not one.
+    pub fn parse(text: &str) -> Option<Receipt> {
+        let mut lines = text.lines();
+        let (agent, frame, binding) = (lines.next()?, lines.next()?, lines.next()?);
+        Some(Receipt { agent: agent.into(), frame: frame.into(), binding: binding.into() })
+    }
+
+    /// The receipt when it belongs to the commit attempt `binding`, else `None` (it was left by
+    /// another attempt: nothing is added).
+    pub fn for_attempt(text: &str, binding: &str) -> Option<Receipt> {
+        Receipt::parse(text).filter(|r| r.binding == binding)
+    }
+}
+
+/// The `git rev-list` arguments of each branch update in `pre-push`'s standard input (`<local ref>
+/// <local sha> <remote ref> <remote sha>` per line): `old..new` for an update, `new --not
+/// --remotes=<remote>` for a new branch. Deletions and refs other than branches (refs/mas/* among
+/// them) carry no code and are not gated.
+pub fn push_ranges(input: &str, remote: &str) -> Vec<Vec<String>> {
+    let zero = |s: &str| s.chars().all(|c| c == '0');
+    let mut ranges = Vec::new();
+    for line in input.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 || zero(f[1]) || !f[2].starts_with("refs/heads/") {
+            continue;
+        }
+        if zero(f[3]) {
+            ranges.push(vec![f[1].to_string(), "--not".to_string(), format!("--remotes={remote}")]);
+        } else {
+            ranges.push(vec![format!("{}..{}", f[3], f[1])]);
+        }
+    }
+    ranges
+}
+
+/// The managed block for hook `name`: `git-mas` straight from PATH when it is there (a commit then
+/// starts one process per hook instead of two: git's dispatcher costs a process start), else
+/// through `git mas`, which also finds `git-mas` in git's exec-path.
+pub fn block(name: &str) -> String {
+    format!(
+        "{BEGIN}\nif command -v git-mas >/dev/null 2>&1; then git-mas hook {name} \"$@\" || exit $?; \
+         else git mas hook {name} \"$@\" || exit $?; fi\n{END}\n"
+    )
+}
+
+/// Hook text without the managed block.
+pub fn strip(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with("# >>> git-mas >>>") {
+            inside = true;
+            continue;
+        }
+        if inside {
+            if line.starts_with(END) {
+                inside = false;
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Hook text (`None`: no hook file yet) with the managed block, replacing an old one.
+pub fn installed(text: Option<&str>, name: &str) -> String {
+    let base = match text {
+        Some(t) => strip(t),
+        None => "#!/bin/sh\n".to_string(),
+    };
+    let mut base = if base.trim().is_empty() { "#!/bin/sh\n".to_string() } else { base };
+    if !base.ends_with('\n') {
+        base.push('\n');
+    }
+    base + &block(name)
+}
+
+/// What uninstalling does to one hook file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Uninstall {
+    /// Nothing of ours is in it (or there is no file): leave it.
+    Keep,
+    /// Only a shebang would remain: remove the file.
+    Remove,
+    /// Write back the user's own content.
+    Write(String),
+}
+
+/// What uninstalling does to hook text (`None`: no hook file).
+pub fn uninstalled(text: Option<&str>) -> Uninstall {
+    let Some(text) = text else { return Uninstall::Keep };
+    let rest = strip(text);
+    if rest.lines().all(|l| l.trim().is_empty() || l.starts_with("#!")) {
+        Uninstall::Remove
+    } else if rest != text {
+        Uninstall::Write(rest)
+    } else {
+        Uninstall::Keep
+    }
+}
+
+/// Whether a hook file carries the managed block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HookState {
+    /// It does.
+    #[serde(rename = "installed")]
+    Installed,
+    /// A hook file without it.
+    #[serde(rename = "other hook (git-mas not installed)")]
+    Other,
+    /// No hook file (or none readable).
+    #[serde(rename = "absent")]
+    Absent,
+}
+
+impl HookState {
+    /// The state as `git mas hooks` prints it.
+    pub fn label(self) -> &'static str {
+        match self {
+            HookState::Installed => "installed",
+            HookState::Other => "other hook (git-mas not installed)",
+            HookState::Absent => "absent",
+        }
+    }
+}
+
+/// The state of a hook file's text (`None`: no file).
+pub fn hook_state(text: Option<&str>) -> HookState {
+    match text {
+        Some(t) if t.contains(BEGIN) => HookState::Installed,
+        Some(_) => HookState::Other,
+        None => HookState::Absent,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_table() {
+        let cases: [(Option<&str>, Mode, Option<&str>); 12] = [
+            (None, Mode::Off, None),
+            (Some(""), Mode::Off, None),
+            (Some("off"), Mode::Off, None),
+            (Some(" OFF "), Mode::Off, None),
+            (Some("false"), Mode::Off, None),
+            (Some("warn"), Mode::Warn, None),
+            (Some("Warn"), Mode::Warn, None),
+            (Some("enforce"), Mode::Enforce, None),
+            (Some("on"), Mode::Enforce, None),
+            (Some("TRUE"), Mode::Enforce, None),
+            (Some("enforcee"), Mode::Enforce, Some("enforcee")),
+            (Some(" Maybe "), Mode::Enforce, Some("maybe")),
+        ];
+        for (value, mode, unknown) in cases {
+            assert_eq!(mode_of(value), ModeSetting { mode, unknown: unknown.map(String::from) }, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn hook_outcome_table() {
+        let cases = [
+            (Mode::Off, false, HookOutcome::Proceed),
+            (Mode::Off, true, HookOutcome::Proceed),
+            (Mode::Warn, false, HookOutcome::Proceed),
+            (Mode::Warn, true, HookOutcome::ProceedDespite),
+            (Mode::Enforce, false, HookOutcome::Proceed),
+            (Mode::Enforce, true, HookOutcome::Stop),
+        ];
+        for (mode, refused, want) in cases {
+            assert_eq!(mode.outcome(refused), want, "{mode:?} {refused}");
+        }
+    }
+
+    #[test]
+    fn receipts_round_trip_and_bind_to_one_attempt() {
+        let r = Receipt { agent: "alice".into(), frame: "F".into(), binding: "HEAD 10:t".into() };
+        assert_eq!(Receipt::parse(&r.to_text()), Some(r.clone()));
+        let cases: [(&str, &str, bool); 5] = [
+            ("alice\nF\nHEAD 10:t\n", "HEAD 10:t", true),
+            ("alice\nF\nHEAD 10:t", "HEAD 10:t", true),
+            ("alice\nF\nHEAD 10:t\n", "HEAD 11:t", false),
+            ("alice\nF\n", "", false),
+            ("", "", false),
+        ];
+        for (text, binding, applies) in cases {
+            assert_eq!(Receipt::for_attempt(text, binding).is_some(), applies, "{text:?} {binding:?}");
+        }
+    }
+
+    #[test]
+    fn push_range_table() {
+        let z = "0".repeat(40);
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let cases: Vec<(String, Vec<Vec<String>>)> = vec![
+            (format!("refs/heads/x {b} refs/heads/x {a}"), vec![vec![format!("{a}..{b}")]]),
+            (
+                format!("refs/heads/new {b} refs/heads/new {z}"),
+                vec![vec![b.clone(), "--not".into(), "--remotes=up".into()]],
+            ),
+            // A deletion, refs/mas/*, a tag, a short line: nothing to gate.
+            (format!("(delete) {z} refs/heads/x {a}"), vec![]),
+            (format!("refs/mas/frame {b} refs/mas/frame {a}"), vec![]),
+            (format!("refs/tags/v1 {b} refs/tags/v1 {z}"), vec![]),
+            (format!("refs/heads/x {b}"), vec![]),
+            (
+                format!("refs/heads/x {b} refs/heads/x {a}\nrefs/heads/y {a} refs/heads/y {b}\n"),
+                vec![vec![format!("{a}..{b}")], vec![format!("{b}..{a}")]],
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(push_ranges(&input, "up"), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn install_is_idempotent_and_keeps_user_content() {
+        let user = "#!/bin/sh\necho mine\n";
+        let once = installed(Some(user), "pre-commit");
+        assert!(once.starts_with(user) && once.contains("git mas hook pre-commit"));
+        assert_eq!(installed(Some(&once), "pre-commit"), once);
+        assert_eq!(strip(&once), user);
+        assert_eq!(installed(None, "commit-msg"), format!("#!/bin/sh\n{}", block("commit-msg")));
+        assert_eq!(installed(Some("#!/bin/sh\necho mine"), "pre-push"), format!("{user}{}", block("pre-push")));
+    }
+
+    #[test]
+    fn uninstall_and_state_table() {
+        let user = "#!/bin/sh\necho mine\n";
+        let ours = installed(None, "pre-push");
+        let both = installed(Some(user), "pre-push");
+        let cases: [(Option<&str>, Uninstall, HookState); 4] = [
+            (None, Uninstall::Keep, HookState::Absent),
+            (Some(user), Uninstall::Keep, HookState::Other),
+            (Some(&ours), Uninstall::Remove, HookState::Installed),
+            (Some(&both), Uninstall::Write(user.to_string()), HookState::Installed),
+        ];
+        for (text, uninstall, state) in cases {
+            assert_eq!(uninstalled(text), uninstall, "{text:?}");
+            assert_eq!(hook_state(text), state, "{text:?}");
+            assert_eq!(serde_json::to_value(state).unwrap(), state.label());
+        }
+    }
+}

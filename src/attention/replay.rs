@@ -1,0 +1,352 @@
+//! Replaying the gate over commits after the fact, as CI does (`git mas check`, the `pre-push`
+//! hook).
+//!
+//! A hook can be bypassed (`--no-verify`) or never installed; the board's history in `refs/mas`
+//! cannot. For each commit the replay rebuilds the board as it stood at the commit's author time
+//! (records published up to then, leases judged at that time), on the frame its receipt names —
+//! or, without a receipt, the frame current at that time — and asks the same gate. A commit
+//! without a receipt is judged as if its author held a valid focus, so only other agents' holds
+//! can flag it.
+
+use super::board::{self, Board, BoardEntry, ChainRecords, Liveness};
+use super::focus_store::FOCUS_PREFIX;
+use super::frame::{FRAME_REF, Frame, read_frame};
+use super::gate::Verdict;
+use super::gate_io::{decide_on, receipt_of, symbol_files};
+use super::rule::Focus;
+use super::touched::{self, TouchedError};
+use crate::identity::Roster;
+use crate::store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// The agent a commit without a receipt is judged as.
+pub const NO_RECEIPT: &str = "(no receipt)";
+
+/// Why a range could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// git could not be started.
+    #[error("cannot run git: {detail}")]
+    Spawn {
+        /// Why.
+        detail: String,
+    },
+    /// git refused the range (`git rev-list` failed).
+    #[error("git {args} failed: {detail}")]
+    Range {
+        /// The arguments git was given.
+        args: String,
+        /// What git said.
+        detail: String,
+    },
+    /// A listed commit could not be read.
+    #[error("cannot read commit {commit}: {detail}")]
+    Commit {
+        /// The commit.
+        commit: String,
+        /// Why.
+        detail: String,
+    },
+    /// A commit's change could not be read.
+    #[error(transparent)]
+    Touched(#[from] TouchedError),
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// How a replayed commit is listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStatus {
+    /// Not listed.
+    Ok,
+    /// Another agent held a target it touches.
+    Blocked,
+    /// The gate would have failed closed.
+    Refused,
+    /// Allowed, but without a valid receipt (listed only when receipts are required).
+    NoReceipt,
+}
+
+impl CheckStatus {
+    /// The status's name, as `--json` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Ok => "ok",
+            CheckStatus::Blocked => "blocked",
+            CheckStatus::Refused => "refused",
+            CheckStatus::NoReceipt => "no-receipt",
+        }
+    }
+
+    /// The status of a commit the gate judged `verdict`, with a valid receipt or not.
+    pub fn of(verdict: &Verdict, receipt_valid: bool, require_receipts: bool) -> CheckStatus {
+        match (verdict, receipt_valid) {
+            (Verdict::Block { .. }, _) => CheckStatus::Blocked,
+            (Verdict::FailClosed { .. }, _) => CheckStatus::Refused,
+            (_, false) if require_receipts => CheckStatus::NoReceipt,
+            _ => CheckStatus::Ok,
+        }
+    }
+}
+
+/// One commit's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checked {
+    /// The commit.
+    pub commit: String,
+    /// Its subject line.
+    pub subject: String,
+    /// The agent its receipt names.
+    pub agent: Option<String>,
+    /// The frame it was judged on.
+    pub frame: Option<String>,
+    /// Whether it carries a valid receipt.
+    pub receipt: bool,
+    /// The replayed verdict.
+    pub verdict: Verdict,
+    /// How it is listed.
+    pub status: CheckStatus,
+}
+
+/// The whole range.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// Commits, oldest first.
+    pub commits: Vec<Checked>,
+}
+
+impl CheckReport {
+    /// Whether no commit is listed.
+    pub fn clean(&self) -> bool {
+        self.commits.iter().all(|c| c.status == CheckStatus::Ok)
+    }
+
+    /// The listed commits.
+    pub fn listed(&self) -> impl Iterator<Item = &Checked> {
+        self.commits.iter().filter(|c| c.status != CheckStatus::Ok)
+    }
+}
+
+/// The frame a commit is judged on: the (newest) one its receipt names when that frame is known,
+/// else the newest frame published at or before the commit's time. `frames` are (record time, hash),
+/// oldest first; the answer is an index into them.
+pub fn frame_for(frames: &[(i64, &str)], receipt_frame: Option<&str>, time: i64) -> Option<usize> {
+    if let Some(i) = receipt_frame.and_then(|h| frames.iter().rposition(|(_, f)| *f == h)) {
+        return Some(i);
+    }
+    frames.iter().rposition(|(t, _)| *t <= time)
+}
+
+/// The focus chains cut at time `t`: only records published up to then.
+pub fn chains_at(chains: &[(String, ChainRecords)], t: u64) -> Vec<(String, ChainRecords)> {
+    let published_at = |r: &Result<crate::store::record::Record, String>| {
+        r.as_ref().ok().and_then(|r| r.payload.get("published_at")?.as_u64()).unwrap_or(0)
+    };
+    chains
+        .iter()
+        .map(|(a, recs)| (a.clone(), recs.iter().filter(|r| published_at(&r.1) <= t).cloned().collect()))
+        .collect()
+}
+
+/// Gives the board a live, empty focus for [`NO_RECEIPT`] on `frame`, so that a commit without a
+/// receipt is judged on other agents' holds alone.
+pub fn with_unreceipted(board: &mut Board, frame: &str) {
+    board.entries.push(BoardEntry {
+        focus: Focus { agent: NO_RECEIPT.to_string(), frame: frame.to_string(), seq: 0, targets: Vec::new() },
+        liveness: Liveness::Live,
+        expires_at: u64::MAX,
+        commit: String::new(),
+    });
+}
+
+/// What the replay reads once for the whole range.
+struct History {
+    /// Frames, oldest first, with their record times.
+    frames: Vec<(i64, Frame)>,
+    /// Every focus chain, verified once.
+    chains: Vec<(String, ChainRecords)>,
+    roster: Roster,
+}
+
+fn git_out(dir: &Path, args: &[String]) -> Result<String, ReplayError> {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .map_err(|e| ReplayError::Spawn { detail: e.to_string() })?;
+    if !out.status.success() {
+        return Err(ReplayError::Range {
+            args: args.join(" "),
+            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn history(store: &Store) -> Result<History, ReplayError> {
+    let roster = store.roster()?;
+    let mut frames: Vec<(i64, Frame)> = Vec::new();
+    for entry in store.walk(FRAME_REF, usize::MAX)?.into_iter().rev() {
+        let time = store.repo().find_commit(entry.commit).ok().and_then(|c| c.time().ok()).map_or(0, |t| t.seconds);
+        if let Ok(f) = read_frame(store, entry.commit) {
+            frames.push((time, f));
+        }
+    }
+    let mut chains: Vec<(String, ChainRecords)> = Vec::new();
+    for info in store.list(FOCUS_PREFIX)? {
+        let Some(agent) = crate::store::owner_of(&info.name) else { continue };
+        let records = store
+            .verified_chain(&info.name, &roster)?
+            .into_iter()
+            .map(|(e, v)| (e.commit.to_string(), e.record.map_err(|err| err.to_string()), v))
+            .collect();
+        chains.push((agent.to_string(), records));
+    }
+    Ok(History { frames, chains, roster })
+}
+
+/// Replays the gate over `range` (anything `git rev-list` takes), oldest commit first.
+pub fn replay(store: &Store, range: &[String], require_receipts: bool) -> Result<CheckReport, ReplayError> {
+    let workdir = store.workdir()?.to_path_buf();
+    let mut args = vec!["rev-list".to_string(), "--reverse".to_string()];
+    args.extend(range.iter().cloned());
+    let commits: Vec<String> = git_out(&workdir, &args)?.lines().map(String::from).collect();
+    let history = history(store)?;
+    let mut out = Vec::new();
+    for commit in commits {
+        out.push(judge(store, &workdir, &history, commit, require_receipts)?);
+    }
+    Ok(CheckReport { commits: out })
+}
+
+/// Replays the gate for one commit.
+fn judge(
+    store: &Store,
+    workdir: &Path,
+    h: &History,
+    commit: String,
+    require_receipts: bool,
+) -> Result<Checked, ReplayError> {
+    let bad = |e: &dyn std::fmt::Display| ReplayError::Commit { commit: commit.clone(), detail: e.to_string() };
+    let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| bad(&e))?;
+    let c = store.repo().find_commit(id).map_err(|e| bad(&e))?;
+    // The author time: when the change was committed and gated; a rebase keeps it.
+    let time = c.author().ok().and_then(|a| a.time().ok()).map_or(0, |t| t.seconds);
+    let message = c.message_raw().map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
+    let subject = message.lines().next().unwrap_or("").to_string();
+    let empty_tree = gix::ObjectId::empty_tree(store.repo().object_hash()).to_string();
+    let base = c.parent_ids().next().map_or(empty_tree, |p| p.to_string());
+    let receipt = receipt_of(&message);
+    let hashes: Vec<(i64, &str)> = h.frames.iter().map(|(t, f)| (*t, f.hash.as_str())).collect();
+    let receipt_valid = receipt
+        .as_ref()
+        .is_some_and(|(agent, frame)| h.roster.get(agent).is_some() && hashes.iter().any(|(_, f)| f == frame));
+    let frame = frame_for(&hashes, receipt.as_ref().map(|(_, f)| f.as_str()), time).map(|i| &h.frames[i].1);
+    let board = board_at(&h.chains, u64::try_from(time).unwrap_or(0), frame, receipt.is_none());
+    let caller = receipt.as_ref().map_or(NO_RECEIPT, |(agent, _)| agent.as_str());
+    let paths = touched::commit_paths(workdir, &commit)?;
+    let touched = touched::touched(workdir, paths, &symbol_files(&board), &["diff", base.as_str(), commit.as_str()]);
+    let verdict = decide_on(caller, frame, &board, &touched);
+    let status = CheckStatus::of(&verdict, receipt_valid, require_receipts);
+    Ok(Checked {
+        agent: receipt.map(|(a, _)| a),
+        frame: frame.map(|f| f.hash.clone()),
+        commit,
+        subject,
+        receipt: receipt_valid,
+        verdict,
+        status,
+    })
+}
+
+/// The board as it stood at time `t`, on `frame`; with an empty live focus for [`NO_RECEIPT`]
+/// when the commit has no receipt.
+fn board_at(chains: &[(String, ChainRecords)], t: u64, frame: Option<&Frame>, unreceipted: bool) -> Board {
+    let ids: Option<(&str, BTreeSet<&str>)> =
+        frame.map(|f| (f.hash.as_str(), f.snapshot.targets.iter().map(|t| t.id.as_str()).collect()));
+    let in_frame = |hash: &str, target: &str| -> Option<bool> {
+        let (h, set) = ids.as_ref()?;
+        (*h == hash).then(|| target.is_empty() || set.contains(target))
+    };
+    let mut board = board::fold(&chains_at(chains, t), t, &in_frame);
+    if unreceipted && let Some(f) = frame {
+        with_unreceipted(&mut board, &f.hash);
+    }
+    board
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::record::{Record, Verdict as RecordVerdict};
+
+    #[test]
+    fn status_table() {
+        let allow = Verdict::Allow { frame: "F".into(), notes: vec![] };
+        let block = Verdict::Block { blocks: vec![] };
+        let fail = Verdict::FailClosed { reason: "r".into(), remedy: "m".into() };
+        let cases = [
+            (&allow, true, false, CheckStatus::Ok),
+            (&allow, false, false, CheckStatus::Ok),
+            (&allow, true, true, CheckStatus::Ok),
+            (&allow, false, true, CheckStatus::NoReceipt),
+            (&block, true, true, CheckStatus::Blocked),
+            (&block, false, true, CheckStatus::Blocked),
+            (&block, false, false, CheckStatus::Blocked),
+            (&fail, true, false, CheckStatus::Refused),
+            (&fail, false, true, CheckStatus::Refused),
+        ];
+        for (verdict, valid, require, want) in cases {
+            let got = CheckStatus::of(verdict, valid, require);
+            assert_eq!(got, want, "{verdict:?} {valid} {require}");
+            assert_eq!(serde_json::to_value(got).unwrap(), want.as_str());
+        }
+    }
+
+    #[test]
+    fn frame_table() {
+        let frames = [(100, "A"), (200, "B"), (300, "C"), (400, "A")];
+        let cases: [(Option<&str>, i64, Option<usize>); 7] = [
+            // The receipt's frame when it is known, whatever the time.
+            (Some("A"), 250, Some(3)),
+            (Some("C"), 50, Some(2)),
+            // Else the newest at or before the commit's time.
+            (Some("unknown"), 250, Some(1)),
+            (None, 200, Some(1)),
+            (None, 199, Some(0)),
+            (None, 1000, Some(3)),
+            (None, 99, None),
+        ];
+        for (receipt, time, want) in cases {
+            assert_eq!(frame_for(&frames, receipt, time), want, "{receipt:?} {time}");
+        }
+        assert_eq!(frame_for(&[], Some("A"), 5), None);
+    }
+
+    #[test]
+    fn chains_are_cut_at_the_commit_time() {
+        let rec = |seq: u64, at: u64| {
+            let payload = serde_json::json!({"frame": "F", "targets": ["a.rs"], "ttl_secs": 60, "published_at": at});
+            (format!("c{seq}"), Ok(Record::new("focus", "alice", seq, payload)), RecordVerdict::Verified)
+        };
+        let unreadable = ("c9".to_string(), Err("not a record".to_string()), RecordVerdict::Spoof);
+        let chains = vec![("alice".to_string(), vec![rec(1, 100), rec(2, 200), unreadable])];
+        for (t, want) in [(50, vec!["c9"]), (100, vec!["c1", "c9"]), (250, vec!["c1", "c2", "c9"])] {
+            let cut = chains_at(&chains, t);
+            assert_eq!(cut[0].1.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), want, "t={t}");
+        }
+    }
+
+    #[test]
+    fn an_unreceipted_commit_holds_nothing_but_is_live() {
+        let mut board = Board::default();
+        with_unreceipted(&mut board, "F");
+        let e = board.entry(NO_RECEIPT).unwrap();
+        assert_eq!((e.liveness, e.focus.frame.as_str(), e.focus.targets.len()), (Liveness::Live, "F", 0));
+    }
+}

@@ -1,0 +1,135 @@
+//! The gate as the commands that run it need it (`gate`, `hook`, `check`): the mode read from
+//! git config, the gate's inputs resolved from the command line or the index, a verdict rendered
+//! for people with its exit code, and a replayed range.
+
+use super::context::Context;
+use super::error::CliError;
+use super::exit;
+use git_mas::attention::focus_store::now_secs;
+use git_mas::attention::gate::Verdict;
+use git_mas::attention::gate_io::{self, GateOutcome};
+use git_mas::attention::hooks::{Mode, mode_of};
+use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT, ReplayError};
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+/// Reads `mas.gate`; an unknown value enforces (fail closed), with a warning.
+pub fn mode(ctx: &Context) -> Result<Mode, CliError> {
+    let setting = mode_of(ctx.store()?.config_string("mas.gate").as_deref());
+    if let Some(other) = &setting.unknown {
+        ctx.warn(&format!("unknown mas.gate value {other:?}; enforcing"));
+    }
+    Ok(setting.mode)
+}
+
+/// Runs the gate on the staged change (or `paths`) and returns the caller and the outcome, or why
+/// the outcome could not be gathered (the verdict then fails closed: [`gate_io::verdict_of`]).
+pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<GateOutcome, String>), CliError> {
+    let caller = match ctx.caller_name() {
+        Ok((name, _)) => name,
+        Err(_) => {
+            return Ok((String::new(), Err("no agent identity: the gate cannot tell whose change this is".into())));
+        }
+    };
+    let cwd = ctx.cwd()?;
+    let store = ctx.store()?;
+    let workdir = store.workdir()?.to_path_buf();
+    let (paths, diff_args): (Vec<String>, Vec<&str>) = if paths.is_empty() {
+        // In-process (index against HEAD through the cache-tree); git answers what that leaves open.
+        let staged = git_mas::attention::staged::staged_paths(store.repo())
+            .map_or_else(|| git_mas::attention::touched::staged_paths(&workdir), Ok);
+        match staged {
+            Ok(p) => (p, vec!["diff", "--cached"]),
+            Err(e) => return Ok((caller, Err(e.to_string()))),
+        }
+    } else {
+        (repo_relative(paths, &cwd, &workdir)?, vec![])
+    };
+    let outcome = gate_io::evaluate(store, &workdir, &caller, paths, &diff_args, now_secs()).map_err(|e| e.to_string());
+    Ok((caller, outcome))
+}
+
+/// `paths` (relative to `cwd` or absolute) relative to the top of the working tree.
+fn repo_relative(paths: &[PathBuf], cwd: &Path, workdir: &Path) -> Result<Vec<String>, CliError> {
+    let root = std::fs::canonicalize(workdir).unwrap_or(workdir.to_path_buf());
+    let mut rel = Vec::new();
+    for p in paths {
+        let abs = normalize(&if p.is_absolute() { p.clone() } else { cwd.join(p) });
+        match abs.strip_prefix(&root).or_else(|_| abs.strip_prefix(workdir)) {
+            Ok(r) => rel.push(r.to_string_lossy().replace('\\', "/")),
+            Err(_) => return Err(CliError::user(format!("{} is outside the repository", p.display()))),
+        }
+    }
+    Ok(rel)
+}
+
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    std::fs::canonicalize(&out).unwrap_or(out)
+}
+
+/// The exit status a verdict gives.
+pub fn exit_code(verdict: &Verdict) -> u8 {
+    match verdict {
+        Verdict::Allow { .. } => exit::OK,
+        Verdict::Block { .. } => exit::BLOCKED,
+        Verdict::FailClosed { .. } => exit::FAIL_CLOSED,
+    }
+}
+
+/// Prints a verdict for people (stderr) and returns its exit code.
+pub fn report(ctx: &Context, caller: &str, verdict: &Verdict) -> u8 {
+    let mut o = String::new();
+    match verdict {
+        Verdict::Allow { frame, notes } => {
+            let _ = writeln!(o, "git mas gate: allowed for {caller} on frame {}", &frame[..frame.len().min(12)]);
+            for n in notes {
+                let _ = writeln!(o, "  note: {n}");
+            }
+        }
+        Verdict::Block { blocks } => {
+            for b in blocks {
+                let blocked = ctx.paint("git mas gate: blocked:", "1;31");
+                let _ = writeln!(o, "{blocked} {} is held by {} ({})", b.target, b.holder, b.why);
+                let _ = writeln!(o, "  {} {}", ctx.paint("remedy:", "1;36"), b.remedy);
+            }
+        }
+        Verdict::FailClosed { reason, remedy } => {
+            let _ = writeln!(o, "{} {reason}", ctx.paint("git mas gate: refused (failing closed):", "1;31"));
+            let _ = writeln!(o, "  {} {remedy}", ctx.paint("remedy:", "1;36"));
+        }
+    }
+    ctx.ui().err_text(&o);
+    exit_code(verdict)
+}
+
+/// Replays the gate over `range` ([`replay::replay`]).
+pub fn replay(ctx: &Context, range: &[String], require_receipts: bool) -> Result<CheckReport, CliError> {
+    replay::replay(ctx.store()?, range, require_receipts).map_err(|e| match e {
+        ReplayError::Store(s) => CliError::from(s),
+        e @ ReplayError::Range { .. } => CliError::user(e.to_string()),
+        e @ (ReplayError::Spawn { .. } | ReplayError::Commit { .. } | ReplayError::Touched(_)) => {
+            CliError::internal(e.to_string())
+        }
+    })
+}
+
+/// Prints the listed commits for people: each on stdout, its verdict on stderr.
+pub fn print_listed(ctx: &Context, report: &CheckReport) -> Result<(), CliError> {
+    for c in report.listed() {
+        ctx.ui().line(&format!("{} {:<10} {}", &c.commit[..12], c.status.as_str(), c.subject))?;
+        if c.status != CheckStatus::NoReceipt {
+            self::report(ctx, c.agent.as_deref().unwrap_or(NO_RECEIPT), &c.verdict);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! `git mas init`, `agent new`, `agent list` and `whoami` with `--json`.
+
+use git_mas::identity::EntrySource;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// `git mas init --json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InitOut {
+    /// The roster's path in the worktree (`.mas/roster`).
+    pub roster: String,
+    /// Whether this call created it.
+    pub created: bool,
+}
+
+/// `git mas agent new --json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NewAgentOut {
+    /// The agent's name.
+    pub name: String,
+    /// Its did:key.
+    pub did: String,
+    /// Where its private key is.
+    pub key_path: PathBuf,
+    /// Whether an existing key was put on the roster (`--reuse-key`).
+    pub reused_key: bool,
+    /// The roster file the line was appended to.
+    pub roster: String,
+}
+
+/// One row of `git mas agent list --json` (an array of these).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ListedAgent {
+    /// The agent's name.
+    pub name: String,
+    /// Its did:key on the roster.
+    pub did: String,
+    /// Whether the line is committed on the integration branch or only in this worktree.
+    pub source: EntrySource,
+    /// Whether this machine holds the matching private key.
+    pub key_on_this_machine: bool,
+}
+
+/// Where the caller's identity came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentitySource {
+    /// `--agent` or `GIT_MAS_AGENT`.
+    FlagOrEnv,
+    /// `git config mas.agent`.
+    Config,
+}
+
+/// `git mas whoami --json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WhoamiOut {
+    /// The caller's name.
+    pub name: String,
+    /// Where the name came from.
+    pub identity_from: IdentitySource,
+    /// The did:key the roster lists for it.
+    pub did: Option<String>,
+    /// Whether that roster line is committed.
+    pub roster: Option<EntrySource>,
+    /// The did:key of the private key on this machine.
+    pub key_did: Option<String>,
+    /// Whether the key is the roster's: records signed with it verify.
+    pub can_sign: bool,
+}

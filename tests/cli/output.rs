@@ -1,0 +1,112 @@
+//! The human output of the main commands, as snapshots (insta): the gate allowing and blocking,
+//! a blocked landing, a tally, a convergence report, and an error with hints. Paths, object ids,
+//! hashes, keys and times are redacted, so a snapshot changes only when what a user reads does.
+//! `INSTA_UPDATE=always cargo test --test cli output::` rewrites them; review the diff.
+
+use crate::common::*;
+use std::path::Path;
+use std::process::Output;
+
+/// Both streams and the exit code, as a user sees them.
+fn shown(out: &Output) -> String {
+    format!("exit: {:?}\n--- stdout\n{}--- stderr\n{}", out.status.code(), stdout(out), stderr(out))
+}
+
+/// Runs `body` with the redactions every snapshot here needs.
+fn redacted(env: &TestEnv, body: impl FnOnce()) {
+    let root = regex_escape(&env.root().display().to_string());
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.add_filter(&root, "[ROOT]");
+    settings.add_filter(r"did:key:z[1-9A-HJ-NP-Za-km-z]+", "[DID]");
+    settings.add_filter(r"\b[0-9a-f]{64}\b", "[HASH]");
+    settings.add_filter(r"\b[0-9a-f]{40}\b", "[OID]");
+    settings.add_filter(r"\b[0-9a-f]{12}\b", "[SHORT]");
+    settings.add_filter(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b", "[TIME]");
+    settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s|m|h)\b", "[DURATION]");
+    settings.add_filter(r"/tmp/[^\s)]+", "[TMP]");
+    settings.bind(body);
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars().fold(String::new(), |mut s, c| {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            s.push('\\');
+        }
+        s.push(c);
+        s
+    })
+}
+
+fn as_agent(env: &TestEnv, dir: &Path, agent: &str, args: &[&str]) -> Output {
+    let mut all = vec!["--agent", agent];
+    all.extend_from_slice(args);
+    env.mas(dir, &all)
+}
+
+#[test]
+fn the_gate_allowing_and_blocking() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["alice", "bob"]);
+    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/pricing/mod.rs"]);
+    let allowed = as_agent(&env, &repo, "bob", &["gate", "--paths", "src/pricing/mod.rs"]);
+    let blocked = as_agent(&env, &repo, "bob", &["gate", "--paths", "src/money.rs"]);
+    assert_eq!((allowed.status.code(), blocked.status.code()), (Some(0), Some(6)));
+    redacted(&env, || {
+        insta::assert_snapshot!("gate_allowed", shown(&allowed));
+        insta::assert_snapshot!("gate_blocked", shown(&blocked));
+    });
+}
+
+/// A run `r1` with proposals by alice and bob that each pass the check alone and fail it
+/// together, each endorsed twice; returns carol's worktree.
+fn two_parts_that_break_together(env: &TestEnv, repo: &Path) -> std::path::PathBuf {
+    env.agents(repo, &["alice", "bob", "carol"]);
+    let check = "! { test -f a.txt && test -f b.txt; }";
+    env.mas_ok(repo, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "two parts", "--check", check]);
+    let wt = |name: &str| {
+        std::path::PathBuf::from(env.mas_ok(repo, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim())
+    };
+    let (a, b, c) = (wt("alice"), wt("bob"), wt("carol"));
+    std::fs::write(a.join("a.txt"), "a\n").unwrap();
+    std::fs::write(b.join("b.txt"), "b\n").unwrap();
+    env.mas_ok(&a, &["propose"]);
+    env.mas_ok(&b, &["propose"]);
+    for (dir, whom) in [(&c, "alice"), (&b, "alice"), (&c, "bob"), (&a, "bob")] {
+        env.mas_ok(dir, &["endorse", whom]);
+    }
+    c
+}
+
+#[test]
+fn a_tally_and_a_blocked_landing_and_its_report() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    let carol = two_parts_that_break_together(&env, &repo);
+    let tally = env.mas(&carol, &["tally"]);
+    let land = env.mas(&carol, &["land", "--aggregate"]);
+    assert_eq!((tally.status.code(), land.status.code()), (Some(0), Some(6)));
+    let report = env.mas(&carol, &["report"]);
+    redacted(&env, || {
+        insta::assert_snapshot!("tally", shown(&tally));
+        insta::assert_snapshot!("land_blocked", shown(&land));
+        insta::assert_snapshot!("report_blocked", shown(&report));
+    });
+}
+
+#[test]
+fn an_error_with_hints() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["alice"]);
+    let no_identity = env.mas(&repo, &["whoami"]);
+    let no_frame = env.mas(&repo, &["frame"]);
+    assert_eq!((no_identity.status.code(), no_frame.status.code()), (Some(1), Some(1)));
+    redacted(&env, || {
+        insta::assert_snapshot!("error_no_identity", shown(&no_identity));
+        insta::assert_snapshot!("error_no_frame", shown(&no_frame));
+    });
+}
