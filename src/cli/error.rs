@@ -323,10 +323,36 @@ impl From<PoolError> for CliError {
         match e {
             PoolError::Store(s) => CliError::from(s),
             PoolError::Run(r) => CliError::from(r),
-            PoolError::Refused(msg) => CliError::user(msg),
-            other @ (PoolError::Git { .. } | PoolError::Spawn(_) | PoolError::Io { .. } | PoolError::MainMoved) => {
-                CliError::new(Kind::Internal, other)
+            PoolError::WorktreeExists { ref agent, ref run, .. } => {
+                let hint = format!("work in it, or remove it first: `git mas worktree remove {agent} --run {run}`");
+                CliError::user(e.to_string()).hinted(hint)
             }
+            PoolError::PathNotEmpty { .. } => {
+                CliError::user(e.to_string()).hinted("choose another path, or empty that directory first")
+            }
+            PoolError::PathNotUtf8 { .. } => CliError::user(e.to_string()).hinted("use a path that is valid UTF-8"),
+            PoolError::UnsafeTreeEntry { .. } => CliError::user(e.to_string())
+                .hinted("the proposal's tree cannot be checked out safely; re-propose it without that entry"),
+            PoolError::CheckSpawn { .. } => CliError::new(Kind::User, e),
+            PoolError::AggregateWaiting { .. } => CliError::user(e.to_string()).hinted(
+                "wait for the remaining endorsements (`git mas tally`), or land the leader alone without --aggregate",
+            ),
+            PoolError::NoProposalAtQuorum { .. } | PoolError::QuorumNotReached { .. } => {
+                CliError::user(e.to_string()).hinted("`git mas tally` shows each proposal's valid endorsements")
+            }
+            PoolError::CheckFailed { ref agent, .. } => CliError::user(e.to_string())
+                .hinted(format!("re-check with `git mas endorse {agent}`, or re-propose with `git mas propose`")),
+            PoolError::DependencyInconsistent { .. } => CliError::user(e.to_string())
+                .hinted("re-propose on the run's base, or land the proposal it depends on first"),
+            PoolError::NoBranch { .. } => CliError::user(e.to_string())
+                .hinted("commit something on the integration branch first, or name it with `git config mas.branch`"),
+            PoolError::NothingToLand { .. } => CliError::user(e.to_string()),
+            PoolError::CheckoutCannotFollow { .. } => {
+                CliError::user(e.to_string()).hinted("commit or stash the changes in that checkout, then land again")
+            }
+            PoolError::LandedRefExists { ref refname, .. } => CliError::user(e.to_string())
+                .hinted(format!("inspect it with `git show-ref {refname}`; `git update-ref -d {refname}` removes it")),
+            other => CliError::new(Kind::Internal, other),
         }
     }
 }
@@ -665,8 +691,50 @@ mod tests {
             Spawn => PoolError::Spawn(io(ErrorKind::NotFound, "no such file")), 3, "Error: cannot run git: no such file\n";
             Io => PoolError::Io { path: "/repo/.git/mas/x".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
                 "Error: cannot access /repo/.git/mas/x\nCaused by: permission denied\n";
-            MainMoved => PoolError::MainMoved, 3, "Error: the integration branch moved while landing\n";
-            Refused => PoolError::Refused("nothing to land".into()), 1, "Error: nothing to land\n";
+            MainMoved => PoolError::MainMoved { branch: "main".into() }, 3, "Error: the integration branch moved while landing\n";
+            NotAnObjectId => PoolError::NotAnObjectId { text: "xyz".into() }, 3, "Error: \"xyz\" is not an object id\n";
+            WriteTreeOutput => PoolError::WriteTreeOutput { printed: "oops".into() }, 3,
+                "Error: git write-tree printed \"oops\", not a tree id\n";
+            WorktreeExists => PoolError::WorktreeExists { agent: "alice".into(), run: "r1".into(), path: "/w/alice".into() }, 1,
+                "Error: alice already has a worktree for run r1 at /w/alice\n\
+                 Hint: work in it, or remove it first: `git mas worktree remove alice --run r1`\n";
+            PathNotEmpty => PoolError::PathNotEmpty { path: "/w/x".into() }, 1,
+                "Error: /w/x already exists and is not empty\nHint: choose another path, or empty that directory first\n";
+            PathNotUtf8 => PoolError::PathNotUtf8 { path: "/w/x".into() }, 1,
+                "Error: /w/x is not UTF-8\nHint: use a path that is valid UTF-8\n";
+            UnsafeTreeEntry => PoolError::UnsafeTreeEntry { tree: "abc".into(), name: ".git".into() }, 1,
+                "Error: tree abc holds an entry named \".git\", which is not checked out\n\
+                 Hint: the proposal's tree cannot be checked out safely; re-propose it without that entry\n";
+            CheckSpawn => PoolError::CheckSpawn { command: "make".into(), source: io(ErrorKind::NotFound, "no sh") }, 1,
+                "Error: cannot start `sh -c make`: no sh\n";
+            AggregateWaiting => PoolError::AggregateWaiting { run: "r1".into(), waiting: vec!["bob".into()] }, 1,
+                "Error: an aggregate landing waits for every proposal to reach quorum or be judged against; still waiting for bob\n\
+                 Hint: wait for the remaining endorsements (`git mas tally`), or land the leader alone without --aggregate\n";
+            NoProposalAtQuorum => PoolError::NoProposalAtQuorum { run: "r1".into(), quorum: 2 }, 1,
+                "Error: no proposal has reached the quorum of 2\nHint: `git mas tally` shows each proposal's valid endorsements\n";
+            QuorumNotReached => PoolError::QuorumNotReached { run: "r1".into(), quorum: 2, leader: None }, 1,
+                format!("Error: {}\nHint: `git mas tally` shows each proposal's valid endorsements\n",
+                    PoolError::QuorumNotReached { run: "r1".into(), quorum: 2, leader: None });
+            CheckFailed => PoolError::CheckFailed { run: "r1".into(), agent: "bob".into(), endorsers: vec!["carol".into()] }, 1,
+                "Error: bob's proposal reached quorum, but the latest check by carol failed on it (test_failure); it lands \
+                 after a passing re-check or a re-proposal\n\
+                 Hint: re-check with `git mas endorse bob`, or re-propose with `git mas propose`\n";
+            DependencyInconsistent => PoolError::DependencyInconsistent { run: "r1".into(), agent: "bob".into(), detail: "bob builds on a".into() }, 1,
+                "Error: bob builds on a (dependency_inconsistency)\n\
+                 Hint: re-propose on the run's base, or land the proposal it depends on first\n";
+            NoBranch => PoolError::NoBranch { branch: "main".into() }, 1,
+                "Error: the branch main does not exist\n\
+                 Hint: commit something on the integration branch first, or name it with `git config mas.branch`\n";
+            NothingToLand => PoolError::NothingToLand { run: "r1".into() }, 1, "Error: no proposal to land\n";
+            LandingBlocked => PoolError::LandingBlocked { run: "r1".into() }, 3, "Error: the landing is blocked\n";
+            CheckoutCannotFollow => PoolError::CheckoutCannotFollow { branch: "main".into(), path: "/r".into(), why: "dirty".into() }, 1,
+                "Error: main is checked out at /r and cannot follow the landing: dirty\n\
+                 Hint: commit or stash the changes in that checkout, then land again\n";
+            LandedRefExists => PoolError::LandedRefExists { refname: "refs/mas/runs/r1/landed".into(), existing: "abc".into() }, 1,
+                "Error: refs/mas/runs/r1/landed already exists (at abc) although the run's meta chain records no landing; \
+                 it was written outside `git mas land`\n\
+                 Hint: inspect it with `git show-ref refs/mas/runs/r1/landed`; `git update-ref -d refs/mas/runs/r1/landed` removes it\n";
+            NothingWritten => PoolError::NothingWritten { run: "r1".into() }, 3, "Error: the landing wrote nothing\n";
             Store => PoolError::Store(StoreError::Bare { path: "/srv/r.git".into() }), 1,
                 "Error: this command needs a working tree, but /srv/r.git is a bare repository\n\
                  Hint: run it in a clone or a worktree of this repository\n";

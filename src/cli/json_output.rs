@@ -29,6 +29,13 @@ impl JsonOutput for json::hooks::HooksOut {}
 impl JsonOutput for json::snapshot::SnapshotOut {}
 impl JsonOutput for json::snapshot::VerifyOut {}
 impl JsonOutput for json::watch::WatchEventOut {}
+impl JsonOutput for json::land::LandOut {}
+impl JsonOutput for json::report::ReportEventOut {}
+impl JsonOutput for json::coordinate::ContinueOut {}
+impl JsonOutput for git_mas::convergence::ConvergenceReport {}
+impl JsonOutput for git_mas::converge_driver::Report {}
+impl JsonOutput for git_mas::converge_driver::RunEvent {}
+impl JsonOutput for git_mas::coordinate::develop::DevEvent {}
 impl JsonOutput for json::propose::ProposedOut {}
 impl JsonOutput for json::endorse::EndorsedOut {}
 impl JsonOutput for json::tally::TallyOut {}

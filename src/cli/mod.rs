@@ -12,7 +12,9 @@ pub mod json;
 mod json_output;
 pub mod output;
 pub mod render;
+pub mod reports;
 pub mod runs;
+pub mod team;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use context::Context;
@@ -205,7 +207,7 @@ fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Resu
         if args.events {
             return Err(CliError::usage("--events applies to development runs; this is a converge run"));
         }
-        return commands::report::run(ctx, commands::report::ReportArgs { run: run.clone(), json: args.json });
+        return commands::report::run(ctx, commands::report::ReportArgs { run: run.clone(), output: args.output });
     }
     commands::dev_report::run(ctx, args)
 }

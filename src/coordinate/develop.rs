@@ -28,15 +28,15 @@
 
 use super::{DevPrompt, Task, read_reply};
 use crate::assembly::Handoff;
-use crate::attention::frame::current_frame_hash;
-use crate::convergence::{self, ConvergenceReport, Outcome};
+use crate::convergence::ConvergenceReport;
 use crate::identity::{AgentKey, Roster};
 use crate::peers::{Hop, Peer, ProcessPeer};
-use crate::pool::land::{self, LandPlan};
+use crate::pool::check::check_command;
+use crate::pool::landing::{self, LandOptions, LandOutcome, Lander, StoreHost};
 use crate::pool::{PoolError, worktree};
 use crate::run::events::{self, ENDORSEMENT_KIND, PROPOSAL_KIND};
 use crate::run::view::{self, RunView};
-use crate::run::{self, BlockedPayload, NewRun, RunError, now_ms};
+use crate::run::{self, NewRun, RunError, now_ms};
 use crate::store::{Store, StoreError};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -46,8 +46,6 @@ use thiserror::Error;
 
 /// How often the driver looks for an agent's records while it waits.
 const POLL: Duration = Duration::from_millis(100);
-/// How many times a landing plans again when main moves under it.
-const MAX_REPLANS: u32 = 5;
 
 /// What a development run is given.
 #[derive(Debug, Clone)]
@@ -327,6 +325,17 @@ struct Driver<'a> {
     sink: &'a mut dyn FnMut(&DevEvent) -> Result<(), SinkError>,
 }
 
+/// One request to an agent: who, what, and the attempt.
+struct Asking<'a> {
+    i: usize,
+    task: Task,
+    round: u64,
+    targets: &'a [String],
+    landed: Option<(&'a str, &'a [String])>,
+    attempt: u32,
+    reason: Option<&'a str>,
+}
+
 /// What became of one agent's task.
 enum Asked {
     /// The reply was readable (and the records appeared, or the agent sat the task out).
@@ -363,42 +372,14 @@ impl Driver<'_> {
         landed: Option<(&str, &[String])>,
     ) -> Result<Asked, DevError> {
         let name = self.names[i].clone();
-        let next = self.names.get(i + 1).cloned();
-        let worktree = self.worktrees[i].1.display().to_string();
         let mut reason: Option<String> = None;
         for attempt in 1..=2u32 {
             let Some(timeout) = self.budget.next_timeout() else {
                 return Ok(Asked::Halt(DevHalt::BudgetExhausted, self.budget_detail()));
             };
-            let prompt = DevPrompt {
-                run: &self.run,
-                agent: &name,
-                task,
-                round,
-                next: next.as_deref(),
-                goal: &self.setup.goal,
-                worktree: &worktree,
-                frame: self.setup.frame.as_deref(),
-                check: self.check.as_deref(),
-                endorse: targets,
-                landed: landed.map(|(c, _)| c),
-                winners: landed.map_or(&[], |(_, w)| w),
-                attempt,
-                reason: reason.as_deref(),
-            }
-            .render();
-            let env = vec![
-                ("GIT_MAS_AGENT".to_owned(), name.clone()),
-                ("GIT_MAS_PEER".to_owned(), name.clone()),
-                ("GIT_MAS_RUN".to_owned(), self.run.clone()),
-                ("GIT_MAS_PHASE".to_owned(), "CONVERGE".to_owned()),
-                ("GIT_MAS_TASK".to_owned(), task.name().to_owned()),
-                ("GIT_MAS_ROUND".to_owned(), round.to_string()),
-                ("GIT_MAS_ATTEMPT".to_owned(), attempt.to_string()),
-                ("GIT_MAS_WORKTREE".to_owned(), worktree.clone()),
-            ];
+            let asking = Asking { i, task, round, targets, landed, attempt, reason: reason.as_deref() };
+            let hop = self.hop(&asking, timeout);
             let before = if task == Task::Close { Counts::new() } else { counts(self.store, &self.roster, &self.run)? };
-            let hop = Hop { prompt, timeout, env };
             let started = Instant::now();
             let result = peer.hop(&hop).await;
             let elapsed_ms = started.elapsed().as_millis() as u64;
@@ -434,49 +415,10 @@ impl Driver<'_> {
                 reason = Some(failure);
                 continue;
             }
-            if task == Task::Close {
+            if task == Task::Close || self.wait_for_records(&name, task, targets, &before).await? {
                 return Ok(Asked::Done);
             }
-            // The reply is readable: wait for the records it stands for.
-            let deadline = Instant::now() + self.setup.wait.min(self.budget.left());
-            loop {
-                let now = counts(self.store, &self.roster, &self.run)?;
-                if recorded(task, &name, targets, &before, &now) {
-                    match task {
-                        Task::Propose => self.emit(DevEvent::Recorded {
-                            agent: name.clone(),
-                            kind: PROPOSAL_KIND.into(),
-                            proposer: None,
-                        })?,
-                        _ => {
-                            for p in targets {
-                                self.emit(DevEvent::Recorded {
-                                    agent: name.clone(),
-                                    kind: ENDORSEMENT_KIND.into(),
-                                    proposer: Some(p.clone()),
-                                })?;
-                            }
-                        }
-                    }
-                    return Ok(Asked::Done);
-                }
-                if Instant::now() >= deadline {
-                    break;
-                }
-                tokio::time::sleep(POLL).await;
-            }
-            let detail = match task {
-                Task::Propose => format!(
-                    "no new proposal from {name} appeared in refs/mas/runs/{}/events/{name} within {}; run `git mas propose` in {worktree}",
-                    self.run,
-                    humantime::format_duration(self.setup.wait)
-                ),
-                _ => format!(
-                    "no new endorsement from {name} of each of {} appeared within {}; run `git mas endorse <agent>` for each",
-                    targets.join(", "),
-                    humantime::format_duration(self.setup.wait)
-                ),
-            };
+            let detail = self.missing_detail(&name, i, task, targets);
             self.emit(DevEvent::Missing { agent: name.clone(), task, detail: detail.clone() })?;
             if self.budget.next_timeout().is_none() {
                 return Ok(Asked::Halt(DevHalt::BudgetExhausted, self.budget_detail()));
@@ -484,6 +426,95 @@ impl Driver<'_> {
             reason = Some(detail);
         }
         Ok(Asked::Done)
+    }
+
+    /// The hop that asks agent `a.i` for its task: the prompt and the environment.
+    fn hop(&self, a: &Asking<'_>, timeout: Duration) -> Hop {
+        let name = &self.names[a.i];
+        let next = self.names.get(a.i + 1).cloned();
+        let worktree = self.worktrees[a.i].1.display().to_string();
+        let prompt = DevPrompt {
+            run: &self.run,
+            agent: name,
+            task: a.task,
+            round: a.round,
+            next: next.as_deref(),
+            goal: &self.setup.goal,
+            worktree: &worktree,
+            frame: self.setup.frame.as_deref(),
+            check: self.check.as_deref(),
+            endorse: a.targets,
+            landed: a.landed.map(|(c, _)| c),
+            winners: a.landed.map_or(&[], |(_, w)| w),
+            attempt: a.attempt,
+            reason: a.reason,
+        }
+        .render();
+        let env = vec![
+            ("GIT_MAS_AGENT".to_owned(), name.clone()),
+            ("GIT_MAS_PEER".to_owned(), name.clone()),
+            ("GIT_MAS_RUN".to_owned(), self.run.clone()),
+            ("GIT_MAS_PHASE".to_owned(), "CONVERGE".to_owned()),
+            ("GIT_MAS_TASK".to_owned(), a.task.name().to_owned()),
+            ("GIT_MAS_ROUND".to_owned(), a.round.to_string()),
+            ("GIT_MAS_ATTEMPT".to_owned(), a.attempt.to_string()),
+            ("GIT_MAS_WORKTREE".to_owned(), worktree),
+        ];
+        Hop { prompt, timeout, env }
+    }
+
+    /// Waits, up to the deadline, for the records a readable reply to `task` stands for; emits
+    /// them. Whether they appeared.
+    async fn wait_for_records(
+        &mut self,
+        name: &str,
+        task: Task,
+        targets: &[String],
+        before: &Counts,
+    ) -> Result<bool, DevError> {
+        let deadline = Instant::now() + self.setup.wait.min(self.budget.left());
+        loop {
+            let now = counts(self.store, &self.roster, &self.run)?;
+            if recorded(task, name, targets, before, &now) {
+                match task {
+                    Task::Propose => self.emit(DevEvent::Recorded {
+                        agent: name.into(),
+                        kind: PROPOSAL_KIND.into(),
+                        proposer: None,
+                    })?,
+                    _ => {
+                        for p in targets {
+                            self.emit(DevEvent::Recorded {
+                                agent: name.into(),
+                                kind: ENDORSEMENT_KIND.into(),
+                                proposer: Some(p.clone()),
+                            })?;
+                        }
+                    }
+                }
+                return Ok(true);
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// What is missing when agent `i`'s records for `task` did not appear.
+    fn missing_detail(&self, name: &str, i: usize, task: Task, targets: &[String]) -> String {
+        let wait = humantime::format_duration(self.setup.wait);
+        match task {
+            Task::Propose => format!(
+                "no new proposal from {name} appeared in refs/mas/runs/{}/events/{name} within {wait}; run `git mas propose` in {}",
+                self.run,
+                self.worktrees[i].1.display()
+            ),
+            _ => format!(
+                "no new endorsement from {name} of each of {} appeared within {wait}; run `git mas endorse <agent>` for each",
+                targets.join(", "),
+            ),
+        }
     }
 
     fn tally_event(&mut self, round: u64, view: &RunView) -> Result<(), DevError> {
@@ -507,63 +538,40 @@ impl Driver<'_> {
         })
     }
 
-    /// Lands the leader: `Ok(Some(commit))`, `Ok(None)` when it cannot land yet (emitted), or the
-    /// blocked halt.
+    /// Lands the leader (the library's one landing operation): `Ok(Some(commit))`, `Ok(None)`
+    /// when it cannot land yet (emitted), or the blocked halt.
     fn land(&mut self, round: u64) -> Result<Result<Option<String>, (DevHalt, String)>, DevError> {
-        for _ in 0..MAX_REPLANS {
-            // A landing that a crash split is completed first (best effort: planning reports
-            // whatever still stands in the way).
-            let _ = land::recover(self.store, &self.run);
-            let view = self.view()?;
-            if let run::Phase::Landed { landing, .. } = &view.meta.phase {
-                self.emit(DevEvent::Landed {
-                    commit: landing.commit.clone(),
-                    winners: landing.winners.iter().map(|(a, _)| a.clone()).collect(),
-                    termination: landing.termination.clone(),
-                })?;
-                return Ok(Ok(Some(landing.commit.clone())));
-            }
-            let plan = match land::plan(self.store, &view, false, self.check.as_deref()) {
-                Ok(plan) => plan,
-                Err(PoolError::Refused(detail)) => {
-                    self.emit(DevEvent::NotLandable { round, detail })?;
+        let mut host = StoreHost { store: self.store, roster: &self.roster };
+        let lander = Lander { name: self.driver, key: self.key };
+        // The report is stored when the run ends; a landing recorded by anyone is the result.
+        let options = LandOptions { aggregate: false, report: false, any_landing: true };
+        let (commit, winners, termination) =
+            match landing::land_run(self.store, &mut host, Some(&self.run), Some(lander), options).map(|r| r.outcome) {
+                Ok(LandOutcome::Recorded { landing, .. }) => {
+                    let winners = landing.winners.iter().map(|(a, _)| a.clone()).collect();
+                    (landing.commit, winners, landing.termination)
+                }
+                Ok(LandOutcome::Landed { plan, termination, landed, .. }) => {
+                    let winners = plan.members.iter().map(|(a, _)| a.clone()).collect();
+                    (landed.record.commit, winners, termination.name().to_string())
+                }
+                Ok(LandOutcome::Blocked { plan, .. }) => {
+                    let detail = plan.conflicts.iter().map(|c| c.detail.clone()).collect::<Vec<_>>().join("; ");
+                    return Ok(Err((DevHalt::LandBlocked, format!("the landing is blocked: {detail}"))));
+                }
+                Ok(LandOutcome::WouldLand { .. }) => return Ok(Ok(None)),
+                Err(PoolError::MainMoved { .. }) => {
+                    self.emit(DevEvent::NotLandable { round, detail: "main kept moving while landing".into() })?;
+                    return Ok(Ok(None));
+                }
+                Err(e) if e.is_refusal() => {
+                    self.emit(DevEvent::NotLandable { round, detail: e.to_string() })?;
                     return Ok(Ok(None));
                 }
                 Err(e) => return Err(e.into()),
             };
-            if plan.blocked() {
-                let blocked = BlockedPayload {
-                    main: plan.main.clone(),
-                    members: plan.members.clone(),
-                    aggregate: false,
-                    conflicts: plan.conflicts.clone(),
-                    at_ms: now_ms(),
-                };
-                run::record_blocked(self.store, &self.run, &blocked, self.driver, self.key)?;
-                let detail = plan.conflicts.iter().map(|c| c.detail.clone()).collect::<Vec<_>>().join("; ");
-                return Ok(Err((DevHalt::LandBlocked, format!("the landing is blocked: {detail}"))));
-            }
-            let termination = termination_if_landed(&view, &plan);
-            let frame = current_frame_hash(self.store).ok().flatten().map(|(_, h)| h).filter(|h| !h.is_empty());
-            match land::execute(self.store, &view, &plan, &termination, frame, self.driver, self.key) {
-                Ok(landed) => {
-                    self.emit(DevEvent::Landed {
-                        commit: landed.record.commit.clone(),
-                        winners: plan.members.iter().map(|(a, _)| a.clone()).collect(),
-                        termination,
-                    })?;
-                    return Ok(Ok(Some(landed.record.commit)));
-                }
-                Err(PoolError::MainMoved) => continue,
-                Err(PoolError::Refused(detail)) => {
-                    self.emit(DevEvent::NotLandable { round, detail })?;
-                    return Ok(Ok(None));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        self.emit(DevEvent::NotLandable { round, detail: "main kept moving while landing".into() })?;
-        Ok(Ok(None))
+        self.emit(DevEvent::Landed { commit: commit.clone(), winners, termination })?;
+        Ok(Ok(Some(commit)))
     }
 
     /// Ends an unlanded run: abort with the reason (unless a blocked landing already records it).
@@ -573,17 +581,6 @@ impl Driver<'_> {
         }
         Ok(())
     }
-}
-
-/// The termination reason a landing of `plan` would record.
-pub fn termination_if_landed(view: &RunView, plan: &LandPlan) -> String {
-    let mut state = view.state(now_ms());
-    state.outcome = Outcome::Landed {
-        winners: plan.members.iter().map(|(a, _)| a.clone()).collect(),
-        commit: String::new(),
-        merged_check_passed: plan.merged_check.as_ref().map(|c| c.passed()),
-    };
-    convergence::evaluate(&state).termination_reason.map_or("tasks_completed", |r| r.name()).to_owned()
 }
 
 /// Drives one development run with `peers` (the team, in ring order; every peer's name an agent
@@ -608,7 +605,7 @@ pub async fn develop(
         check: setup.check.clone(),
     };
     let def = run::start(store, &new, driver, key)?;
-    let check = def.check.clone().or_else(|| store.config_string("mas.check")).filter(|c| !c.trim().is_empty());
+    let check = check_command(store, None, def.check.as_deref());
     let roster = store.roster()?;
     let mut d = Driver {
         store,
@@ -642,21 +639,52 @@ pub async fn develop(
         d.worktrees.push((name, created.path));
     }
 
-    let mut end: Option<(DevHalt, Option<String>, String)> = None;
-    let mut landed: Option<String> = None;
-    let mut winners: Vec<String> = Vec::new();
+    let mut end: Option<End> = None;
     let mut last_round = 0;
-    'rounds: for round in 1..=setup.max_rounds {
+    for round in 1..=setup.max_rounds {
         last_round = round;
+        end = d.round(peers, round).await?;
+        if end.is_some() {
+            break;
+        }
+    }
+    let end = end.unwrap_or_else(|| End {
+        halt: DevHalt::MaxRoundsReached,
+        peer: None,
+        detail: format!("{} round(s) passed without a landable quorum of {}", setup.max_rounds, def.quorum),
+        landed: None,
+    });
+    d.finish(peers, end, last_round).await
+}
+
+/// How the rounds ended: the halt, the agent it is about, what happened, and what landed
+/// (the commit and the winners).
+struct End {
+    halt: DevHalt,
+    peer: Option<String>,
+    detail: String,
+    landed: Option<(String, Vec<String>)>,
+}
+
+impl End {
+    fn halt(halt: DevHalt, peer: Option<String>, detail: String) -> Option<End> {
+        Some(End { halt, peer, detail, landed: None })
+    }
+}
+
+impl Driver<'_> {
+    /// One round: a propose hop for every agent, an endorse hop for every agent with proposals
+    /// to judge, the tally, and the landing once the leader has its quorum. `Some` when the run
+    /// ends.
+    async fn round(&mut self, peers: &mut [ProcessPeer], round: u64) -> Result<Option<End>, DevError> {
         for (i, peer) in peers.iter_mut().enumerate() {
-            if let Asked::Halt(halt, detail) = d.ask(peer, i, Task::Propose, round, &[], None).await? {
-                end = Some((halt, Some(d.names[i].clone()), detail));
-                break 'rounds;
+            if let Asked::Halt(halt, detail) = self.ask(peer, i, Task::Propose, round, &[], None).await? {
+                return Ok(End::halt(halt, Some(self.names[i].clone()), detail));
             }
         }
         for (i, peer) in peers.iter_mut().enumerate() {
-            let view = d.view()?;
-            let me = &d.names[i];
+            let view = self.view()?;
+            let me = &self.names[i];
             let targets: Vec<String> = view
                 .tally
                 .proposals
@@ -667,62 +695,56 @@ pub async fn develop(
             if targets.is_empty() {
                 continue;
             }
-            if let Asked::Halt(halt, detail) = d.ask(peer, i, Task::Endorse, round, &targets, None).await? {
-                end = Some((halt, Some(d.names[i].clone()), detail));
-                break 'rounds;
+            if let Asked::Halt(halt, detail) = self.ask(peer, i, Task::Endorse, round, &targets, None).await? {
+                return Ok(End::halt(halt, Some(self.names[i].clone()), detail));
             }
         }
-        let view = d.view()?;
-        d.tally_event(round, &view)?;
+        let view = self.view()?;
+        self.tally_event(round, &view)?;
         if view.tally.quorum_reached() {
-            match d.land(round)? {
+            match self.land(round)? {
                 Ok(Some(commit)) => {
-                    winners = view.tally.leader.iter().cloned().collect();
-                    end = Some((
-                        DevHalt::Landed,
-                        None,
-                        format!("{}'s proposal landed on main as {commit}", winners.join(", ")),
-                    ));
-                    landed = Some(commit);
-                    break 'rounds;
+                    let winners: Vec<String> = view.tally.leader.iter().cloned().collect();
+                    let detail = format!("{}'s proposal landed on main as {commit}", winners.join(", "));
+                    return Ok(Some(End {
+                        halt: DevHalt::Landed,
+                        peer: None,
+                        detail,
+                        landed: Some((commit, winners)),
+                    }));
                 }
                 Ok(None) => {}
-                Err((halt, detail)) => {
-                    end = Some((halt, None, detail));
-                    break 'rounds;
+                Err((halt, detail)) => return Ok(End::halt(halt, None, detail)),
+            }
+        }
+        if self.budget.next_timeout().is_none() {
+            return Ok(End::halt(DevHalt::BudgetExhausted, None, self.budget_detail()));
+        }
+        Ok(None)
+    }
+
+    /// Ends the run: close hops after a landing (else the abort), the halt, and the report,
+    /// stored and emitted.
+    async fn finish(mut self, peers: &mut [ProcessPeer], end: End, last_round: u64) -> Result<DevOutcome, DevError> {
+        let End { halt, peer, detail, landed } = end;
+        if halt == DevHalt::Landed {
+            for (i, p) in peers.iter_mut().enumerate() {
+                // The run has ended: a close hop that fails changes nothing.
+                if self.budget.next_timeout().is_some() {
+                    let closing = landed.as_ref().map(|(c, w)| (c.as_str(), w.as_slice()));
+                    self.ask(p, i, Task::Close, last_round, &[], closing).await?;
                 }
             }
+        } else {
+            self.end_unlanded(halt, &detail)?;
         }
-        if d.budget.next_timeout().is_none() {
-            end = Some((DevHalt::BudgetExhausted, None, d.budget_detail()));
-            break 'rounds;
-        }
+        self.emit(DevEvent::Halt { halt, peer, detail })?;
+        let report = self.view()?.report(now_ms());
+        landing::store_report(self.store, &self.run, &report, Lander { name: self.driver, key: self.key })?;
+        self.emit(DevEvent::Report { report: Box::new(report.clone()) })?;
+        let landed = landed.map(|(commit, _)| commit);
+        Ok(DevOutcome { run: self.run, halt, landed, report, worktrees: self.worktrees })
     }
-    let (halt, peer, detail) = end.unwrap_or_else(|| {
-        (
-            DevHalt::MaxRoundsReached,
-            None,
-            format!("{} round(s) passed without a landable quorum of {}", setup.max_rounds, def.quorum),
-        )
-    });
-    if halt == DevHalt::Landed {
-        for (i, p) in peers.iter_mut().enumerate() {
-            // The run has ended: a close hop that fails changes nothing.
-            if d.budget.next_timeout().is_some() {
-                let closing = landed.as_deref().map(|c| (c, winners.as_slice()));
-                d.ask(p, i, Task::Close, last_round, &[], closing).await?;
-            }
-        }
-    } else {
-        d.end_unlanded(halt, &detail)?;
-    }
-    d.emit(DevEvent::Halt { halt, peer, detail })?;
-    let report = d.view()?.report(now_ms());
-    let value = serde_json::to_value(&report)
-        .map_err(|e| StoreError::Git { context: "encoding the report".into(), source: Box::new(e) })?;
-    run::store_report(store, &d.run, &value, driver, key)?;
-    d.emit(DevEvent::Report { report: Box::new(report.clone()) })?;
-    Ok(DevOutcome { run: d.run, halt, landed, report, worktrees: d.worktrees })
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 
 use super::{PoolError, io_err};
 use crate::run::CheckSummary;
+use crate::store::Store;
 use gix::ObjectId;
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -78,10 +79,10 @@ pub fn checkout_tree(repo: &gix::Repository, tree: ObjectId, dir: &Path) -> Resu
     for entry in &decoded.entries {
         let name: &[u8] = entry.filename.as_ref();
         if !safe_name(name) {
-            return Err(PoolError::Refused(format!(
-                "tree {tree} holds an entry named {:?}, which is not checked out",
-                String::from_utf8_lossy(name)
-            )));
+            return Err(PoolError::UnsafeTreeEntry {
+                tree: tree.to_string(),
+                name: String::from_utf8_lossy(name).into_owned(),
+            });
         }
         let path = dir.join(std::ffi::OsStr::from_bytes(name));
         let id = entry.oid.to_owned();
@@ -158,7 +159,7 @@ pub fn run(
         cmd.env(k, v);
     }
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| PoolError::Refused(format!("cannot start `sh -c {command}`: {e}")))?;
+    let mut child = cmd.spawn().map_err(|source| PoolError::CheckSpawn { command: command.to_string(), source })?;
     let mut timed_out = false;
     let status = loop {
         match child.try_wait().map_err(io_err(dir))? {
@@ -221,9 +222,46 @@ pub fn check_tree(
     run(scratch.path(), command, &env, timeout)
 }
 
+/// The check a run's proposals are checked with: `explicit` (a command line's `--check`), else the
+/// run's own (`run_check`), else `git config mas.check`. The first one given decides: a blank
+/// command there means none (it does not fall through to the next).
+pub fn check_command(store: &Store, explicit: Option<&str>, run_check: Option<&str>) -> Option<String> {
+    choose_check(explicit, run_check, || store.config_string("mas.check"))
+}
+
+/// [`check_command`]'s rule, with the configured check read only when needed.
+fn choose_check(
+    explicit: Option<&str>,
+    run_check: Option<&str>,
+    configured: impl FnOnce() -> Option<String>,
+) -> Option<String> {
+    explicit.or(run_check).map(str::to_string).or_else(configured).filter(|c| !c.trim().is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_check_given_decides_and_a_blank_one_is_none() {
+        // (--check, the run's check, mas.check) → the check.
+        type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+        let table: &[Row] = &[
+            (None, None, None, None),
+            (None, None, Some("make test"), Some("make test")),
+            (None, Some("cargo test"), Some("make test"), Some("cargo test")),
+            (Some("true"), Some("cargo test"), Some("make test"), Some("true")),
+            (Some("true"), None, None, Some("true")),
+            (None, None, Some("  "), None),
+            // A blank check where one is given means none: it does not fall through.
+            (None, Some(" "), Some("make test"), None),
+            (Some(""), Some("cargo test"), None, None),
+        ];
+        for (explicit, run, configured, want) in table {
+            let got = choose_check(*explicit, *run, || configured.map(str::to_string));
+            assert_eq!(got.as_deref(), *want, "{explicit:?} {run:?} {configured:?}");
+        }
+    }
 
     #[test]
     fn output_is_captured_digested_and_the_status_kept() {

@@ -20,7 +20,7 @@
 //! | 2 | main: compare-and-swap `P` → `C` | a pending landing (`Phase::Landing`): main at `P`, the intent on the chain | [`recover`], which every git-mas command that reads the run calls (`land`, `run show`, `tally`, `report`, `propose`, `endorse`, `coordinate`): it moves main |
 //! | 3 | `refs/mas/runs/<run>/landed` created ("must not exist") → the record's commit | landed (main holds `C`), no landed ref | [`recover`] creates it |
 //! | 4 | each clean checkout of main (marked before step 1 with [`CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, some files already `C`'s | [`recover`]: `read-tree -m -u P C` again; when that refuses because files already hold `C`'s content (a `read-tree` killed midway), and every file that differs from the index holds exactly `P`'s or `C`'s content, `read-tree --reset -u C`; anything else (a person's edit) is left alone and reported as stuck |
-//! | 5 | the convergence report appended (by the command) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
+//! | 5 | the convergence report appended ([`super::landing::land_run`], or a driver when its run ends) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
 //!
 //! Once the landed ref names the landing record, the landing is taken as complete without walking
 //! the branch (the ref is created only after the branch held the commit). `git mas land` run again
@@ -30,9 +30,10 @@
 //!
 //! **A void intent**: when main moved elsewhere between steps 1 and 2 (someone committed, another
 //! run landed), the compare-and-swap of step 2 fails and nothing landed. [`execute`] returns
-//! [`PoolError::MainMoved`] and the caller plans again onto the new tip, appending a new intent;
-//! the fold lists the earlier record as a void intent (a problem, not a phase) and the run stays
-//! open until an intent lands. An intent found void by a reader is treated the same way.
+//! [`PoolError::MainMoved`] and the caller ([`super::landing::land_run`]) plans again onto the
+//! new tip, appending a new intent; the fold lists the earlier record as a void intent (a problem,
+//! not a phase, and in [`crate::run::RunMeta::void_intents`]) and the run stays open until an
+//! intent lands. An intent found void by a reader is treated the same way.
 //!
 //! **Concurrent landings**: the intent's append re-reads the meta chain on every attempt, so of
 //! two `land`s of one run one appends the intent and the other sees it (pending or landed) and is
@@ -57,7 +58,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// What a landing would do.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LandPlan {
     /// The run.
     pub run: String,
@@ -98,7 +99,7 @@ fn git_err(context: String) -> impl FnOnce(Box<dyn std::error::Error + Send + Sy
 }
 
 fn parse(id: &str) -> Result<ObjectId, PoolError> {
-    ObjectId::from_hex(id.as_bytes()).map_err(|_| PoolError::Refused(format!("{id:?} is not an object id")))
+    ObjectId::from_hex(id.as_bytes()).map_err(|_| PoolError::NotAnObjectId { text: id.into() })
 }
 
 /// (agent, tree) pairs, or (agent, why) pairs.
@@ -107,6 +108,7 @@ type Pairs = Vec<(String, String)>;
 /// Which proposals land and which an aggregate leaves out, or why none can land; no merge yet.
 fn members(view: &RunView, aggregate: bool) -> Result<(Pairs, Pairs), PoolError> {
     let t = &view.tally;
+    let run = view.meta.def.id.as_str();
     let mut left_out = Vec::new();
     let members = if aggregate {
         // The wait-all barrier: every proposal must be settled — at quorum, or judged against.
@@ -127,38 +129,31 @@ fn members(view: &RunView, aggregate: bool) -> Result<(Pairs, Pairs), PoolError>
             }
         }
         if !waiting.is_empty() {
-            return Err(PoolError::Refused(format!(
-                "an aggregate landing waits for every proposal to reach quorum or be judged against; still waiting for {}",
-                waiting.join(", ")
-            )));
+            return Err(PoolError::AggregateWaiting { run: run.into(), waiting });
         }
         if t.at_quorum.is_empty() {
-            return Err(PoolError::Refused(format!("no proposal has reached the quorum of {}", t.quorum)));
+            return Err(PoolError::NoProposalAtQuorum { run: run.into(), quorum: t.quorum });
         }
         view.candidates(true)
     } else {
         if !t.quorum_reached() {
-            let leader = match &t.leader {
-                Some(l) => {
-                    format!("the leader, {l}, has {}/{}", t.proposal(l).map_or(0, |p| p.endorsers.len()), t.quorum)
-                }
-                None => "no proposal has a valid endorsement".into(),
-            };
-            return Err(PoolError::Refused(format!("no proposal has reached the quorum of {}: {leader}", t.quorum)));
+            let leader = t.leader.as_ref().map(|l| (l.clone(), t.proposal(l).map_or(0, |p| p.endorsers.len())));
+            return Err(PoolError::QuorumNotReached { run: run.into(), quorum: t.quorum, leader });
         }
         view.candidates(false)
     };
     for (agent, _) in &members {
         let Some(p) = t.proposal(agent) else { continue };
-        let failures: Vec<String> = p.failures().map(|v| v.endorser.clone()).collect();
-        if !failures.is_empty() {
-            return Err(PoolError::Refused(format!(
-                "{agent}'s proposal reached quorum, but the latest check by {} failed on it (test_failure); it lands after a passing re-check or a re-proposal",
-                failures.join(", ")
-            )));
+        let endorsers: Vec<String> = p.failures().map(|v| v.endorser.clone()).collect();
+        if !endorsers.is_empty() {
+            return Err(PoolError::CheckFailed { run: run.into(), agent: agent.clone(), endorsers });
         }
         if let Some(issue) = view.dependency_issues.iter().find(|i| i.agent == *agent) {
-            return Err(PoolError::Refused(format!("{} (dependency_inconsistency)", issue.detail)));
+            return Err(PoolError::DependencyInconsistent {
+                run: run.into(),
+                agent: agent.clone(),
+                detail: issue.detail.clone(),
+            });
         }
     }
     Ok((members, left_out))
@@ -174,106 +169,26 @@ pub fn plan(
     view.meta.ensure_open()?;
     let def = &view.meta.def;
     let (members, left_out) = members(view, aggregate)?;
-    let main = view.main_tip.ok_or_else(|| PoolError::Refused(format!("the branch {} does not exist", def.branch)))?;
+    let main = view.main_tip.ok_or_else(|| PoolError::NoBranch { branch: def.branch.clone() })?;
     let base = def.base_id()?;
-    let repo = store.repo();
-    let tree_of = |commit: ObjectId| -> Result<ObjectId, PoolError> {
-        let c = repo.find_commit(commit).map_err(|e| git_err(format!("reading {commit}"))(Box::new(e)))?;
-        Ok(c.tree_id().map_err(|e| git_err(format!("reading {commit}"))(Box::new(e)))?.detach())
-    };
-    let base_tree = tree_of(base)?;
-    let main_moved = main != base;
     let endorsers = members
         .iter()
         .map(|(a, _)| (a.clone(), view.tally.proposal(a).map(|p| p.endorsers.clone()).unwrap_or_default()))
         .collect();
     let mut conflicts = Vec::new();
-    let merged = main_moved || members.len() > 1;
+    let merged = main != base || members.len() > 1;
     let tree = if !merged {
-        let (_, only) = members.first().ok_or_else(|| PoolError::Refused("no proposal to land".into()))?;
+        let (_, only) = members.first().ok_or_else(|| PoolError::NothingToLand { run: def.id.clone() })?;
         Some(parse(only)?)
     } else {
-        let options = repo.tree_merge_options().map_err(|e| git_err("reading merge options".into())(Box::new(e)))?;
-        let mut acc = tree_of(main)?;
-        let mut landed_so_far: Vec<String> = Vec::new();
-        for (agent, tree) in &members {
-            let theirs = parse(tree)?;
-            let ours_label = if landed_so_far.is_empty() {
-                def.branch.clone()
-            } else {
-                format!("{}+{}", def.branch, landed_so_far.join("+"))
-            };
-            let labels = gix::merge::blob::builtin_driver::text::Labels {
-                ancestor: Some("base".into()),
-                current: Some(ours_label.as_str().into()),
-                other: Some(agent.as_str().into()),
-            };
-            let mut outcome = repo
-                .merge_trees(base_tree, acc, theirs, labels, options.clone())
-                .map_err(|e| git_err(format!("merging {agent}'s proposal"))(Box::new(e)))?;
-            let how = gix::merge::tree::TreatAsUnresolved::git();
-            if outcome.has_unresolved_conflicts(how) {
-                let mut paths: Vec<String> = outcome
-                    .conflicts
-                    .iter()
-                    .filter(|c| c.is_unresolved(how))
-                    .map(|c| c.ours.location().to_string())
-                    .collect();
-                paths.sort();
-                paths.dedup();
-                let mut parties: Vec<String> = Vec::new();
-                if main_moved {
-                    parties.push(def.branch.clone());
-                }
-                parties.extend(landed_so_far.iter().cloned());
-                let against = if parties.is_empty() { "the base".to_string() } else { parties.join(" and ") };
-                parties.push(agent.clone());
-                let mut proposals = landed_so_far.clone();
-                proposals.push(agent.clone());
-                conflicts.push(RecordedConflict {
-                    kind: ConflictType::ArtifactMismatch,
-                    proposals,
-                    parties,
-                    detail: format!("{agent}'s proposal and {against} change {} differently", paths.join(", ")),
-                    paths,
-                });
-                continue;
-            }
-            acc = outcome
-                .tree
-                .write()
-                .map_err(|e| git_err(format!("writing the merge of {agent}'s proposal"))(Box::new(e)))?
-                .detach();
-            landed_so_far.push(agent.clone());
-        }
-        conflicts.is_empty().then_some(acc)
+        merge_members(store, &def.branch, (base, main), &members, &mut conflicts)?
     };
     let mut merged_check = None;
     let mut merged_check_tail = None;
     if let (Some(tree), true, Some(command)) = (tree, merged, check_command) {
-        let env = [("GIT_MAS_RUN", def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
-        let result = check::check_tree(repo, tree, command, &env, None)?;
-        if !result.summary.passed() {
-            let names: Vec<String> = members.iter().map(|(a, _)| a.clone()).collect();
-            let mut parties = names.clone();
-            parties.push("merged".into());
-            conflicts.push(RecordedConflict {
-                kind: ConflictType::TestFailure,
-                proposals: names.clone(),
-                parties,
-                paths: Vec::new(),
-                detail: format!(
-                    "the check `{command}` failed on the merged tree of {} ({})",
-                    names.join(", "),
-                    match result.summary.exit_status {
-                        Some(code) => format!("exit {code}"),
-                        None => "killed".into(),
-                    }
-                ),
-            });
-            merged_check_tail = Some(result.tail(20));
-        }
-        merged_check = Some(result.summary);
+        let (summary, tail) = check_merged(store, &def.id, tree, command, &members, &mut conflicts)?;
+        merged_check = Some(summary);
+        merged_check_tail = tail;
     }
     Ok(LandPlan {
         run: def.id.clone(),
@@ -289,6 +204,112 @@ pub fn plan(
         merged_check_tail,
         conflicts,
     })
+}
+
+fn tree_of(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId, PoolError> {
+    let c = repo.find_commit(commit).map_err(|e| git_err(format!("reading {commit}"))(Box::new(e)))?;
+    Ok(c.tree_id().map_err(|e| git_err(format!("reading {commit}"))(Box::new(e)))?.detach())
+}
+
+/// Merges `members`' trees one after another onto `main`'s (three-way, ancestor: `base`'s);
+/// the merged tree, or `None` with each member that conflicts recorded in `conflicts`.
+fn merge_members(
+    store: &Store,
+    branch: &str,
+    (base, main): (ObjectId, ObjectId),
+    members: &Pairs,
+    conflicts: &mut Vec<RecordedConflict>,
+) -> Result<Option<ObjectId>, PoolError> {
+    let repo = store.repo();
+    let base_tree = tree_of(repo, base)?;
+    let main_moved = main != base;
+    let options = repo.tree_merge_options().map_err(|e| git_err("reading merge options".into())(Box::new(e)))?;
+    let mut acc = tree_of(repo, main)?;
+    let mut landed_so_far: Vec<String> = Vec::new();
+    for (agent, tree) in members {
+        let theirs = parse(tree)?;
+        let ours_label =
+            if landed_so_far.is_empty() { branch.to_string() } else { format!("{branch}+{}", landed_so_far.join("+")) };
+        let labels = gix::merge::blob::builtin_driver::text::Labels {
+            ancestor: Some("base".into()),
+            current: Some(ours_label.as_str().into()),
+            other: Some(agent.as_str().into()),
+        };
+        let mut outcome = repo
+            .merge_trees(base_tree, acc, theirs, labels, options.clone())
+            .map_err(|e| git_err(format!("merging {agent}'s proposal"))(Box::new(e)))?;
+        let how = gix::merge::tree::TreatAsUnresolved::git();
+        if outcome.has_unresolved_conflicts(how) {
+            let mut paths: Vec<String> = outcome
+                .conflicts
+                .iter()
+                .filter(|c| c.is_unresolved(how))
+                .map(|c| c.ours.location().to_string())
+                .collect();
+            paths.sort();
+            paths.dedup();
+            let mut parties: Vec<String> = Vec::new();
+            if main_moved {
+                parties.push(branch.to_string());
+            }
+            parties.extend(landed_so_far.iter().cloned());
+            let against = if parties.is_empty() { "the base".to_string() } else { parties.join(" and ") };
+            parties.push(agent.clone());
+            let mut proposals = landed_so_far.clone();
+            proposals.push(agent.clone());
+            conflicts.push(RecordedConflict {
+                kind: ConflictType::ArtifactMismatch,
+                proposals,
+                parties,
+                detail: format!("{agent}'s proposal and {against} change {} differently", paths.join(", ")),
+                paths,
+            });
+            continue;
+        }
+        acc = outcome
+            .tree
+            .write()
+            .map_err(|e| git_err(format!("writing the merge of {agent}'s proposal"))(Box::new(e)))?
+            .detach();
+        landed_so_far.push(agent.clone());
+    }
+    Ok(conflicts.is_empty().then_some(acc))
+}
+
+/// Runs `command` on the merged `tree`; a failure is recorded in `conflicts`. The summary, and
+/// the last lines of a failing check's output.
+fn check_merged(
+    store: &Store,
+    run: &str,
+    tree: ObjectId,
+    command: &str,
+    members: &Pairs,
+    conflicts: &mut Vec<RecordedConflict>,
+) -> Result<(CheckSummary, Option<String>), PoolError> {
+    let env = [("GIT_MAS_RUN", run.to_string()), ("GIT_MAS_PROPOSER", "merged".to_string())];
+    let result = check::check_tree(store.repo(), tree, command, &env, None)?;
+    let mut tail = None;
+    if !result.summary.passed() {
+        let names: Vec<String> = members.iter().map(|(a, _)| a.clone()).collect();
+        let mut parties = names.clone();
+        parties.push("merged".into());
+        conflicts.push(RecordedConflict {
+            kind: ConflictType::TestFailure,
+            proposals: names.clone(),
+            parties,
+            paths: Vec::new(),
+            detail: format!(
+                "the check `{command}` failed on the merged tree of {} ({})",
+                names.join(", "),
+                match result.summary.exit_status {
+                    Some(code) => format!("exit {code}"),
+                    None => "killed".into(),
+                }
+            ),
+        });
+        tail = Some(result.tail(20));
+    }
+    Ok((result.summary, tail))
 }
 
 /// The landing commit's message: the goal, a summary, and the trailers.
@@ -420,7 +441,7 @@ pub fn execute(
     key: &AgentKey,
 ) -> Result<Landed, PoolError> {
     let def = &view.meta.def;
-    let tree = plan.tree.clone().ok_or_else(|| PoolError::Refused("the landing is blocked".into()))?;
+    let tree = plan.tree.clone().ok_or_else(|| PoolError::LandingBlocked { run: def.id.clone() })?;
     let branch_ref = format!("refs/heads/{}", def.branch);
     let main = parse(&plan.main)?;
     let msg = message(view, plan, termination, frame.as_deref());
@@ -431,11 +452,11 @@ pub fn execute(
     let worktrees = branch_worktrees(store, &def.branch, &plan.main, &commit.to_string())?;
     if let Some((path, why)) = worktrees.iter().find_map(|(p, w)| w.as_ref().map(|w| (p, w))) {
         crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
-        return Err(PoolError::Refused(format!(
-            "{} is checked out at {} and cannot follow the landing: {why}",
-            def.branch,
-            path.display()
-        )));
+        return Err(PoolError::CheckoutCannotFollow {
+            branch: def.branch.clone(),
+            path: path.clone(),
+            why: why.clone(),
+        });
     }
     // Before the intent: the checkouts that are to follow the landing (see [`CHECKOUT_MARKER`]).
     let paths: Vec<PathBuf> = worktrees.iter().map(|(p, _)| p.clone()).collect();
@@ -461,17 +482,14 @@ pub fn execute(
         // Re-read on every attempt: another landing (pending or landed) or an abort may have won.
         crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
         if let Some(existing) = store.tip(&landed)? {
-            return Err(PoolError::Refused(format!(
-                "{landed} already exists (at {existing}) although the run's meta chain records no landing; it was written outside `git mas land`"
-            )));
+            return Err(PoolError::LandedRefExists { refname: landed.clone(), existing: existing.to_string() });
         }
         if store.tip(&branch_ref)? != Some(main) {
-            return Err(PoolError::MainMoved);
+            return Err(PoolError::MainMoved { branch: def.branch.clone() });
         }
         Ok(Some(Append { payload: value.clone(), also: Vec::new() }))
     })?;
-    let record_commit =
-        appended.map(|a| a.commit).ok_or_else(|| PoolError::Refused("the landing wrote nothing".into()))?;
+    let record_commit = appended.map(|a| a.commit).ok_or_else(|| PoolError::NothingWritten { run: def.id.clone() })?;
     // Steps 2 to 4.
     let done = complete(store, &def.id, &def.branch, record_commit, &record)?;
     let mut updated = Vec::new();
@@ -591,12 +609,7 @@ pub fn recover(store: &Store, run: &str) -> Result<Recovery, PoolError> {
 /// [`recover`] for a run whose meta chain was just read.
 pub fn recover_meta(store: &Store, meta: &crate::run::RunMeta) -> Result<Recovery, PoolError> {
     let run = meta.def.id.as_str();
-    let void: Vec<String> = meta
-        .problems
-        .iter()
-        .filter(|p| p.problem.starts_with("a void landing intent"))
-        .map(|p| p.commit.clone())
-        .collect();
+    let void = meta.void_intents.clone();
     let mut out = Recovery {
         run: run.into(),
         state: RecoveryState::NoLanding,
@@ -624,7 +637,7 @@ pub fn recover_meta(store: &Store, meta: &crate::run::RunMeta) -> Result<Recover
             out.done = c.done;
             out.stuck = c.stuck;
         }
-        Err(PoolError::MainMoved) => {
+        Err(PoolError::MainMoved { .. }) => {
             out.state = RecoveryState::Void;
             out.void.push(record);
         }
@@ -652,7 +665,7 @@ pub fn complete(
         if tip != Some(previous) {
             return match intent_state(store, landing, tip)? {
                 IntentState::Landed => complete_refs(store, run, branch, record, commit, previous, out),
-                _ => Err(PoolError::MainMoved),
+                _ => Err(PoolError::MainMoved { branch: branch.into() }),
             };
         }
         let message = format!("git-mas: land run {run}");
@@ -664,7 +677,7 @@ pub fn complete(
             }),
             CasOutcome::LostRace { actual } => {
                 if intent_state(store, landing, actual)? != IntentState::Landed {
-                    return Err(PoolError::MainMoved);
+                    return Err(PoolError::MainMoved { branch: branch.into() });
                 }
             }
         }

@@ -14,6 +14,7 @@
 
 pub mod check;
 pub mod land;
+pub mod landing;
 pub mod proposal;
 pub mod worktree;
 
@@ -48,16 +49,194 @@ pub enum PoolError {
     },
     /// The integration branch moved while landing: plan again.
     #[error("the integration branch moved while landing")]
-    MainMoved,
-    /// Refused, with the reason (the caller's input or the repository's state).
-    #[error("{0}")]
-    Refused(String),
+    MainMoved {
+        /// The branch.
+        branch: String,
+    },
+    /// A text that should be an object id is not one (a record's field, git's output).
+    #[error("{text:?} is not an object id")]
+    NotAnObjectId {
+        /// The text.
+        text: String,
+    },
+    /// `git write-tree` printed something other than a tree id.
+    #[error("git write-tree printed {printed:?}, not a tree id")]
+    WriteTreeOutput {
+        /// What it printed.
+        printed: String,
+    },
+    /// The agent has a worktree for the run already.
+    #[error("{agent} already has a worktree for run {run} at {}", path.display())]
+    WorktreeExists {
+        /// The agent.
+        agent: String,
+        /// The run.
+        run: String,
+        /// Where it is.
+        path: PathBuf,
+    },
+    /// A worktree's path is taken.
+    #[error("{} already exists and is not empty", path.display())]
+    PathNotEmpty {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A path git must be given is not UTF-8.
+    #[error("{} is not UTF-8", path.display())]
+    PathNotUtf8 {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A tree holds an entry that is never checked out (`.git`, `..`, a name with a slash).
+    #[error("tree {tree} holds an entry named {name:?}, which is not checked out")]
+    UnsafeTreeEntry {
+        /// The tree.
+        tree: String,
+        /// The entry's name.
+        name: String,
+    },
+    /// The check command could not be started.
+    #[error("cannot start `sh -c {command}`: {source}")]
+    CheckSpawn {
+        /// The command.
+        command: String,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An aggregate landing waits until every proposal reached quorum or was judged against.
+    #[error(
+        "an aggregate landing waits for every proposal to reach quorum or be judged against; still waiting for {}",
+        waiting.join(", ")
+    )]
+    AggregateWaiting {
+        /// The run.
+        run: String,
+        /// The proposals still waiting, each as `agent (endorsements/quorum)`.
+        waiting: Vec<String>,
+    },
+    /// No proposal of an aggregate reached quorum.
+    #[error("no proposal has reached the quorum of {quorum}")]
+    NoProposalAtQuorum {
+        /// The run.
+        run: String,
+        /// The quorum.
+        quorum: u32,
+    },
+    /// The leader has not reached quorum (or there is no leader).
+    #[error("no proposal has reached the quorum of {quorum}: {}", leader_text(leader.as_ref(), *quorum))]
+    QuorumNotReached {
+        /// The run.
+        run: String,
+        /// The quorum.
+        quorum: u32,
+        /// The leader and its valid endorsements; `None` when no proposal has any.
+        leader: Option<(String, usize)>,
+    },
+    /// A proposal at quorum whose latest check by some endorser failed.
+    #[error(
+        "{agent}'s proposal reached quorum, but the latest check by {} failed on it (test_failure); it lands after a passing re-check or a re-proposal",
+        endorsers.join(", ")
+    )]
+    CheckFailed {
+        /// The run.
+        run: String,
+        /// The proposer.
+        agent: String,
+        /// The endorsers whose check failed.
+        endorsers: Vec<String>,
+    },
+    /// A proposal at quorum whose dependencies are inconsistent.
+    #[error("{detail} (dependency_inconsistency)")]
+    DependencyInconsistent {
+        /// The run.
+        run: String,
+        /// The proposer.
+        agent: String,
+        /// What is inconsistent.
+        detail: String,
+    },
+    /// The integration branch does not exist.
+    #[error("the branch {branch} does not exist")]
+    NoBranch {
+        /// The branch.
+        branch: String,
+    },
+    /// A plan names no proposal.
+    #[error("no proposal to land")]
+    NothingToLand {
+        /// The run.
+        run: String,
+    },
+    /// A blocked plan was given to be written.
+    #[error("the landing is blocked")]
+    LandingBlocked {
+        /// The run.
+        run: String,
+    },
+    /// A checkout of the integration branch that cannot follow the landing (uncommitted changes).
+    #[error("{branch} is checked out at {} and cannot follow the landing: {why}", path.display())]
+    CheckoutCannotFollow {
+        /// The branch.
+        branch: String,
+        /// The checkout.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The landed ref exists although the meta chain records no landing.
+    #[error(
+        "{refname} already exists (at {existing}) although the run's meta chain records no landing; it was written outside `git mas land`"
+    )]
+    LandedRefExists {
+        /// The ref.
+        refname: String,
+        /// Its value.
+        existing: String,
+    },
+    /// Appending the landing intent wrote no record.
+    #[error("the landing wrote nothing")]
+    NothingWritten {
+        /// The run.
+        run: String,
+    },
     /// A store failure.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     /// A run failure.
     #[error(transparent)]
     Run(#[from] crate::run::RunError),
+}
+
+impl PoolError {
+    /// Whether this is a refusal: the caller's input or the repository's state stands in the way
+    /// (a run not ready to land, a path taken), not a failure of git or of git-mas.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            PoolError::WorktreeExists { .. }
+                | PoolError::PathNotEmpty { .. }
+                | PoolError::PathNotUtf8 { .. }
+                | PoolError::UnsafeTreeEntry { .. }
+                | PoolError::CheckSpawn { .. }
+                | PoolError::AggregateWaiting { .. }
+                | PoolError::NoProposalAtQuorum { .. }
+                | PoolError::QuorumNotReached { .. }
+                | PoolError::CheckFailed { .. }
+                | PoolError::DependencyInconsistent { .. }
+                | PoolError::NoBranch { .. }
+                | PoolError::NothingToLand { .. }
+                | PoolError::CheckoutCannotFollow { .. }
+                | PoolError::LandedRefExists { .. }
+        )
+    }
+}
+
+fn leader_text(leader: Option<&(String, usize)>, quorum: u32) -> String {
+    match leader {
+        Some((l, n)) => format!("the leader, {l}, has {n}/{quorum}"),
+        None => "no proposal has a valid endorsement".into(),
+    }
 }
 
 pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PoolError + '_ {
@@ -181,6 +360,88 @@ pub(crate) fn random_hex() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_error_says_what_was_refused_and_whether_it_is_a_refusal() {
+        let p = || PathBuf::from("/w/alice");
+        let table: Vec<(PoolError, &str, bool)> = vec![
+            (PoolError::MainMoved { branch: "main".into() }, "the integration branch moved while landing", false),
+            (PoolError::NotAnObjectId { text: "xyz".into() }, "\"xyz\" is not an object id", false),
+            (PoolError::WriteTreeOutput { printed: "?".into() }, "git write-tree printed \"?\", not a tree id", false),
+            (
+                PoolError::WorktreeExists { agent: "alice".into(), run: "r1".into(), path: p() },
+                "alice already has a worktree for run r1 at /w/alice",
+                true,
+            ),
+            (PoolError::PathNotEmpty { path: p() }, "/w/alice already exists and is not empty", true),
+            (PoolError::PathNotUtf8 { path: p() }, "/w/alice is not UTF-8", true),
+            (
+                PoolError::UnsafeTreeEntry { tree: "t1".into(), name: ".git".into() },
+                "tree t1 holds an entry named \".git\", which is not checked out",
+                true,
+            ),
+            (
+                PoolError::CheckSpawn { command: "make".into(), source: std::io::Error::other("no sh") },
+                "cannot start `sh -c make`: no sh",
+                true,
+            ),
+            (
+                PoolError::AggregateWaiting {
+                    run: "r1".into(),
+                    waiting: vec!["bob (0/2)".into(), "carol (1/2)".into()],
+                },
+                "an aggregate landing waits for every proposal to reach quorum or be judged against; still waiting for bob (0/2), carol (1/2)",
+                true,
+            ),
+            (
+                PoolError::NoProposalAtQuorum { run: "r1".into(), quorum: 2 },
+                "no proposal has reached the quorum of 2",
+                true,
+            ),
+            (
+                PoolError::QuorumNotReached { run: "r1".into(), quorum: 2, leader: Some(("alice".into(), 1)) },
+                "no proposal has reached the quorum of 2: the leader, alice, has 1/2",
+                true,
+            ),
+            (
+                PoolError::QuorumNotReached { run: "r1".into(), quorum: 2, leader: None },
+                "no proposal has reached the quorum of 2: no proposal has a valid endorsement",
+                true,
+            ),
+            (
+                PoolError::CheckFailed { run: "r1".into(), agent: "alice".into(), endorsers: vec!["bob".into()] },
+                "alice's proposal reached quorum, but the latest check by bob failed on it (test_failure); it lands after a passing re-check or a re-proposal",
+                true,
+            ),
+            (
+                PoolError::DependencyInconsistent {
+                    run: "r1".into(),
+                    agent: "alice".into(),
+                    detail: "stale base".into(),
+                },
+                "stale base (dependency_inconsistency)",
+                true,
+            ),
+            (PoolError::NoBranch { branch: "main".into() }, "the branch main does not exist", true),
+            (PoolError::NothingToLand { run: "r1".into() }, "no proposal to land", true),
+            (PoolError::LandingBlocked { run: "r1".into() }, "the landing is blocked", false),
+            (
+                PoolError::CheckoutCannotFollow { branch: "main".into(), path: p(), why: "dirty".into() },
+                "main is checked out at /w/alice and cannot follow the landing: dirty",
+                true,
+            ),
+            (
+                PoolError::LandedRefExists { refname: "refs/mas/runs/r1/landed".into(), existing: "c1".into() },
+                "refs/mas/runs/r1/landed already exists (at c1) although the run's meta chain records no landing; it was written outside `git mas land`",
+                true,
+            ),
+            (PoolError::NothingWritten { run: "r1".into() }, "the landing wrote nothing", false),
+        ];
+        for (error, message, refusal) in &table {
+            assert_eq!(error.to_string(), *message);
+            assert_eq!(error.is_refusal(), *refusal, "{message}");
+        }
+    }
 
     #[test]
     fn sweeping_removes_what_dead_processes_left_and_nothing_else() {

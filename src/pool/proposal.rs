@@ -62,8 +62,7 @@ pub fn worktree_tree(workdir: &Path) -> Result<ObjectId, PoolError> {
     };
     run_git(with_temp_index(), &["add", "-A", "--", "."])?;
     let tree = run_git(with_temp_index(), &["write-tree"])?;
-    ObjectId::from_hex(tree.trim().as_bytes())
-        .map_err(|_| PoolError::Refused(format!("git write-tree printed {tree:?}, not a tree id")))
+    ObjectId::from_hex(tree.trim().as_bytes()).map_err(|_| PoolError::WriteTreeOutput { printed: tree.clone() })
 }
 
 /// The total size in bytes of the blobs in `tree` (recursively).

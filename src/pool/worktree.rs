@@ -110,18 +110,15 @@ pub fn add(store: &Store, meta: &RunMeta, agent: &str, path: &Path) -> Result<Ag
     let run = &meta.def.id;
     let here = store.common_dir();
     if let Some(existing) = find(here, run, agent)? {
-        return Err(PoolError::Refused(format!(
-            "{agent} already has a worktree for run {run} at {}",
-            existing.path.display()
-        )));
+        return Err(PoolError::WorktreeExists { agent: agent.into(), run: run.clone(), path: existing.path });
     }
     if path.exists() && std::fs::read_dir(path).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        return Err(PoolError::Refused(format!("{} already exists and is not empty", path.display())));
+        return Err(PoolError::PathNotEmpty { path: path.to_path_buf() });
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(super::io_err(parent))?;
     }
-    let path_text = path.to_str().ok_or_else(|| PoolError::Refused(format!("{} is not UTF-8", path.display())))?;
+    let path_text = path.to_str().ok_or_else(|| PoolError::PathNotUtf8 { path: path.to_path_buf() })?;
     if git(here, &["config", "--bool", "--get", "extensions.worktreeConfig"]).ok().as_deref() != Some("true") {
         git(here, &["config", "extensions.worktreeConfig", "true"])?;
     }
@@ -169,7 +166,7 @@ pub fn unproposed(store: &Store, meta: &RunMeta, w: &AgentWorktree) -> Result<Op
 /// Removes an agent's worktree (after the caller decided nothing would be lost, or was told to
 /// discard it).
 pub fn remove(store: &Store, w: &AgentWorktree) -> Result<(), PoolError> {
-    let path = w.path.to_str().ok_or_else(|| PoolError::Refused(format!("{} is not UTF-8", w.path.display())))?;
+    let path = w.path.to_str().ok_or_else(|| PoolError::PathNotUtf8 { path: w.path.clone() })?;
     git(store.common_dir(), &["worktree", "remove", "--force", path])?;
     Ok(())
 }

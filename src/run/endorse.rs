@@ -31,8 +31,6 @@ pub struct Ask<'a> {
     pub proposer: &'a str,
     /// The flags that say how to judge.
     pub how: EndorseAsk<'a>,
-    /// `git config mas.check`, the last place a check command is looked for.
-    pub configured_check: Option<&'a str>,
     /// Whether the repository allows self-endorsement.
     pub allow_self: bool,
     /// The time the budget is checked at.
@@ -173,7 +171,9 @@ pub fn prepare(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> 
     };
     rules::ensure_artifact(ask.proposer, &tree, found.as_deref())?;
     let tree_id = ObjectId::from_hex(tree.as_bytes()).map_err(|_| EndorseError::BadTreeId { tree: tree.clone() })?;
-    let mode = rules::endorse_mode(ask.how, def, ask.configured_check)?;
+    let mode = rules::endorse_mode(ask.how, def, || {
+        crate::pool::check::check_command(store, ask.how.check, def.check.as_deref())
+    })?;
     Ok(Prepared { tree, tree_id, commit, mode, runtime })
 }
 

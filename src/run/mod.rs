@@ -554,6 +554,9 @@ pub struct RunMeta {
     pub tip: String,
     /// Records that did not count.
     pub problems: Vec<Problem>,
+    /// Void landing intents (record commits, oldest first): each is also among the problems.
+    #[serde(skip)]
+    pub void_intents: Vec<String>,
 }
 
 impl RunMeta {
@@ -674,6 +677,8 @@ struct MetaFold<'a> {
     phase: Phase,
     blocked: Vec<(String, BlockedPayload)>,
     problems: Vec<Problem>,
+    /// Void landing intents (record commits, oldest first).
+    void_intents: Vec<String>,
     /// Why the chain defines no run, when its first records say so.
     first_problem: Option<String>,
     /// The latest landing intent not yet judged: (who, record commit, payload).
@@ -692,6 +697,7 @@ impl<'a> MetaFold<'a> {
             phase: Phase::Open,
             blocked: Vec::new(),
             problems: Vec::new(),
+            void_intents: Vec::new(),
             first_problem: None,
             intent: None,
             main_tip: None,
@@ -793,6 +799,7 @@ impl<'a> MetaFold<'a> {
     /// A pending intent superseded by a later record was void: listed as a problem.
     fn void_intent(&mut self, why: &str) {
         if let Some((_, void, _)) = self.intent.take() {
+            self.void_intents.push(void.clone());
             self.problem(void, why.into());
         }
     }
@@ -809,13 +816,16 @@ impl<'a> MetaFold<'a> {
         match intent_state(self.store, &landing, tip)? {
             IntentState::Pending => self.phase = Phase::Landing { by, record, landing: Box::new(landing) },
             IntentState::Landed => self.phase = Phase::Landed { by, record, landing: Box::new(landing) },
-            IntentState::Void => self.problem(
-                record,
-                format!(
-                    "a void landing intent: the integration branch moved from {} before {} landed; the run is open",
-                    landing.previous, landing.commit
-                ),
-            ),
+            IntentState::Void => {
+                self.void_intents.push(record.clone());
+                self.problem(
+                    record,
+                    format!(
+                        "a void landing intent: the integration branch moved from {} before {} landed; the run is open",
+                        landing.previous, landing.commit
+                    ),
+                )
+            }
         }
         Ok(())
     }
@@ -827,7 +837,14 @@ impl<'a> MetaFold<'a> {
                 why: self.first_problem.unwrap_or_else(|| "the chain holds no run definition".into()),
             });
         };
-        Ok(RunMeta { def, phase: self.phase, blocked: self.blocked, tip: tip.to_string(), problems: self.problems })
+        Ok(RunMeta {
+            def,
+            phase: self.phase,
+            blocked: self.blocked,
+            tip: tip.to_string(),
+            problems: self.problems,
+            void_intents: self.void_intents,
+        })
     }
 }
 

@@ -233,9 +233,14 @@ pub struct EndorseAsk<'a> {
 }
 
 /// Decides how to endorse: a rejection needs a reason; a review alone accepts with the given note
-/// (or a default); otherwise the check is `--check`, else the run's, else `configured`
-/// (`git config mas.check`), and a blank one is refused.
-pub fn endorse_mode(ask: EndorseAsk<'_>, def: &RunDef, configured: Option<&str>) -> Result<EndorseMode, Refusal> {
+/// (or a default); otherwise a blank `--check` is refused and the check is what `lookup` finds
+/// (`pool::check::check_command`: `--check`, else the run's, else `git config mas.check`), asked
+/// only when a check is to run.
+pub fn endorse_mode(
+    ask: EndorseAsk<'_>,
+    def: &RunDef,
+    lookup: impl FnOnce() -> Option<String>,
+) -> Result<EndorseMode, Refusal> {
     if ask.reject {
         let reason = ask.reason.unwrap_or_default();
         if reason.trim().is_empty() {
@@ -250,12 +255,7 @@ pub fn endorse_mode(ask: EndorseAsk<'_>, def: &RunDef, configured: Option<&str>)
     if ask.check.is_some_and(|c| c.trim().is_empty()) {
         return Err(Refusal::EmptyCheck);
     }
-    ask.check
-        .or(def.check.as_deref())
-        .or(configured)
-        .filter(|c| !c.trim().is_empty())
-        .map(|c| EndorseMode::Check { command: c.into() })
-        .ok_or_else(|| Refusal::NoCheck { run: def.id.clone() })
+    lookup().map(|command| EndorseMode::Check { command }).ok_or_else(|| Refusal::NoCheck { run: def.id.clone() })
 }
 
 /// The tree a proposal event names (`None`: the event is not a proposal of a tree).
@@ -312,7 +312,7 @@ mod tests {
     }
 
     fn meta(def: RunDef, phase: Phase) -> RunMeta {
-        RunMeta { def, phase, blocked: Vec::new(), tip: "0".repeat(40), problems: Vec::new() }
+        RunMeta { def, phase, blocked: Vec::new(), tip: "0".repeat(40), problems: Vec::new(), void_intents: Vec::new() }
     }
 
     fn aborted() -> Phase {
@@ -460,23 +460,30 @@ mod tests {
         let review = |accept: bool, reason: &str| Ok(EndorseMode::Review { accept, reason: reason.into() });
         let check = |c: &str| Ok(EndorseMode::Check { command: c.into() });
         let ask = |reject, no_check, reason, check| EndorseAsk { reject, no_check, reason, check };
+        let no_check = || Err(Refusal::NoCheck { run: "r1".into() });
+        // (what was asked, what the lookup finds) → how to judge.
         let table = [
-            (ask(true, false, Some("noise"), None), Some("run"), None, review(false, "noise")),
-            (ask(true, false, Some(" "), None), Some("run"), None, Err(Refusal::EmptyReason)),
-            (ask(true, false, None, None), None, None, Err(Refusal::EmptyReason)),
-            (ask(false, true, None, None), None, None, review(true, "reviewed, no check run")),
-            (ask(false, true, Some("read it"), None), None, None, review(true, "read it")),
-            (ask(false, false, None, Some("make")), Some("run"), Some("cfg"), check("make")),
-            (ask(false, false, None, Some("  ")), Some("run"), Some("cfg"), Err(Refusal::EmptyCheck)),
-            (ask(false, false, None, None), Some("run"), Some("cfg"), check("run")),
-            (ask(false, false, None, None), None, Some("cfg"), check("cfg")),
-            (ask(false, false, None, None), Some(" "), Some("cfg"), Err(Refusal::NoCheck { run: "r1".into() })),
-            (ask(false, false, None, None), None, Some(""), Err(Refusal::NoCheck { run: "r1".into() })),
-            (ask(false, false, None, None), None, None, Err(Refusal::NoCheck { run: "r1".into() })),
+            (ask(true, false, Some("noise"), None), Some("make"), review(false, "noise")),
+            (ask(true, false, Some(" "), None), Some("make"), Err(Refusal::EmptyReason)),
+            (ask(true, false, None, None), None, Err(Refusal::EmptyReason)),
+            (ask(false, true, None, None), None, review(true, "reviewed, no check run")),
+            (ask(false, true, Some("read it"), None), Some("make"), review(true, "read it")),
+            (ask(false, false, None, Some("make")), Some("make"), check("make")),
+            (ask(false, false, None, Some("  ")), Some("cfg"), Err(Refusal::EmptyCheck)),
+            (ask(false, false, None, None), Some("cfg"), check("cfg")),
+            (ask(false, false, None, None), None, no_check()),
         ];
-        for (a, run_check, configured, want) in table {
-            let got = endorse_mode(a, &def(None, None, run_check), configured).map_err(|e| e.to_string());
-            assert_eq!(got, want.map_err(|e: Refusal| e.to_string()), "{a:?} {run_check:?} {configured:?}");
+        for (a, found, want) in table {
+            let looked = std::cell::Cell::new(false);
+            let lookup = || {
+                looked.set(true);
+                found.map(str::to_string)
+            };
+            let got = endorse_mode(a, &def(None, None, None), lookup).map_err(|e| e.to_string());
+            assert_eq!(got, want.map_err(|e: Refusal| e.to_string()), "{a:?} {found:?}");
+            // The check is looked up only when one is to run.
+            let runs = !a.reject && !a.no_check && !a.check.is_some_and(|c| c.trim().is_empty());
+            assert_eq!(looked.get(), runs, "{a:?}");
         }
     }
 

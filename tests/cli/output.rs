@@ -23,7 +23,8 @@ fn redacted(env: &TestEnv, body: impl FnOnce()) {
     settings.add_filter(r"\b[0-9a-f]{40}\b", "[OID]");
     settings.add_filter(r"\b[0-9a-f]{12}\b", "[SHORT]");
     settings.add_filter(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b", "[TIME]");
-    settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s|m|h)\b", "[DURATION]");
+    // An elapsed time reads "850ms", "3s" or "1m 2s": each is one [DURATION].
+    settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s|m|h)\b(\s\d+(\.\d+)?\s?(ms|s|m|h)\b)*", "[DURATION]");
     settings.add_filter(r"/tmp/[^\s)]+", "[TMP]");
     settings.bind(body);
 }

@@ -1,16 +1,16 @@
 //! `git mas coordinate`: a team of agents through ASSEMBLY and CONVERGE, for every class.
 
-use crate::cli::commands::converge::{
-    JsonLines, MAX_GOAL_BYTES, async_runtime, check_writable, error_chain, execute, install_interrupt_handler, millis,
-    team,
-};
-use crate::cli::commands::dev_report::summary;
-use crate::cli::commands::report::{print_report, write_file};
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::inputs::{InputArgs, frame_error, inputs_configured, read_inputs};
-use crate::cli::output::{print_json, print_text};
+use crate::cli::json::coordinate::ContinueOut;
+use crate::cli::output::JsonFlag;
+use crate::cli::reports::{converge_report, dev_summary};
+use crate::cli::team::{
+    JsonLines, MAX_GOAL_BYTES, async_runtime, check_writable, error_chain, execute, install_interrupt_handler, millis,
+    team, write_file,
+};
 use git_mas::attention::frame::{self, Published, current_frame_hash};
 use git_mas::converge_driver::record::new_run_id;
 use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
@@ -18,6 +18,7 @@ use git_mas::coordinate::develop::{DevEvent, DevHalt, DevSetup, SinkError, devel
 use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
 use git_mas::engines::ConvergeHalt;
 use git_mas::peers::{PeerEntry, parse_agents};
+use git_mas::pool::check::check_command;
 use git_mas::runtime::PatternKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,6 +69,10 @@ use std::process::ExitCode;
 /// Exit status: 0 landed (development), or a scalar run with a result, or an unmapped class; 6
 /// the landing is blocked; 8 the run ended without a result (no landable quorum in
 /// --max-rounds, an unreadable reply, the budget, a missing rule).
+///
+/// With --json: one JSON line per event (development: run-started, worktree, hop, recorded,
+/// missing, tally, not-landable, landed, halt, report; the scalar classes as `git mas converge
+/// --json`), and {event: continue, class, assembly_run} when ASSEMBLY hands over to development.
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct CoordinateArgs {
@@ -105,9 +110,8 @@ pub struct CoordinateArgs {
     /// Also write the final report, as JSON, to FILE.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Stream JSON lines: one per hop, event and halt, ending with the report.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 fn parse_pattern(value: &str) -> Result<PatternKind, String> {
@@ -221,16 +225,16 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     };
     let dir = ctx.cwd()?;
     // The check the run will record (`--check`, else `mas.check`): claude-code may run it.
-    let check = args.check.clone().or_else(|| ctx.store().ok().and_then(|s| s.config_string("mas.check")));
+    let check = ctx.store().ok().and_then(|s| check_command(s, args.check.as_deref(), None));
     let mut team = team(ctx, peers, &dir, check.as_deref())?;
     install_interrupt_handler()?;
     let runtime = async_runtime()?;
     let ctx_ref = &*ctx;
-    let json = args.json;
+    let json = args.output.json;
     let mut lines = JsonLines::new();
     let mut sink = |event: &DevEvent| -> Result<(), SinkError> {
         if json {
-            lines.print(event)?;
+            lines.print(ctx_ref.ui(), event)?;
         } else {
             narrate(ctx_ref, event);
         }
@@ -247,7 +251,7 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
         write_file(path, &bytes, "--report")?;
     }
     if !json {
-        print_text(&summary(&outcome.report))?;
+        ctx.ui().out(&dev_summary(&outcome.report))?;
         ctx.status(&format!(
             "report stored under refs/mas/runs/{}/report (`git mas report {}`); worktrees stay for inspection (`git mas worktree remove <agent> --run {}`)",
             outcome.run, outcome.run, outcome.run
@@ -289,10 +293,11 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError
             budget_ms: millis(*args.budget)?,
         },
     };
-    let report = execute(ctx, &meta, args.json)?;
+    let report = execute(ctx, &meta, args.output.json)?;
     if report.halt == Some(ConvergeHalt::Unmapped) && report.class == Some(PatternKind::Development) {
-        if args.json {
-            print_json(&serde_json::json!({"event": "continue", "class": "development", "assembly_run": report.run}))?;
+        if args.output.json {
+            let event = ContinueOut { event: "continue".into(), class: "development".into(), assembly_run: report.run };
+            ctx.ui().json(&event)?;
         } else {
             ctx.status(&format!(
                 "ASSEMBLY (run {}) named class development: CONVERGE continues on code artifacts",
@@ -308,8 +313,8 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError
     if args.quorum.is_some() || args.check.is_some() {
         ctx.warn("--quorum and --check apply to development runs; this run did not converge on code");
     }
-    if !args.json {
-        print_report(ctx, &report)?;
+    if !args.output.json {
+        ctx.ui().out(&converge_report(&report, &|s| ctx.paint(s, "1")))?;
         if report.halt == Some(ConvergeHalt::Unmapped) {
             ctx.status(&format!(
                 "the team modelled the problem as class {}: git-mas has no engine for it, so CONVERGE did not start",

@@ -66,7 +66,6 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
     let meta = resolve(ctx, args.run.as_deref())?;
     let store = ctx.store()?;
     let roster = store.roster()?;
-    let configured = store.config_string("mas.check");
     let ask = Ask {
         endorser: &caller.name,
         proposer: &args.agent,
@@ -76,7 +75,6 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
             reason: args.reason.as_deref(),
             check: args.check.as_deref(),
         },
-        configured_check: configured.as_deref(),
         allow_self: events::self_endorse_allowed(store),
         now_ms: now_ms(),
     };

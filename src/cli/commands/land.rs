@@ -3,21 +3,17 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
-use crate::cli::output::{print_json, print_text};
+use crate::cli::json::land::LandOut;
+use crate::cli::output::JsonFlag;
 use crate::cli::render::{describe_recovery, short};
 use crate::cli::runs::load_view;
-use git_mas::attention::frame::current_frame_hash;
-use git_mas::convergence::{self, Outcome};
-use git_mas::identity::AgentKey;
-use git_mas::pool::PoolError;
-use git_mas::pool::land::{self, LandPlan};
+use git_mas::convergence::ConvergenceReport;
+use git_mas::pool::land::{LandPlan, Landed};
+use git_mas::pool::landing::{self, LandHost, LandNotice, LandOptions, LandOutcome, LandResult, Lander};
+use git_mas::run::LandingPayload;
 use git_mas::run::view::RunView;
-use git_mas::run::{self, BlockedPayload, LandingPayload, Phase, RunError, now_ms};
 use std::fmt::Write as _;
 use std::process::ExitCode;
-
-/// How many times a landing re-plans when main moves under it.
-const MAX_REPLANS: u32 = 5;
 
 /// Land a run on main once its proposal has a quorum of valid endorsements.
 ///
@@ -36,6 +32,9 @@ const MAX_REPLANS: u32 = 5;
 /// Mas-Winner, Mas-Endorsed-By, Mas-Frame (when a frame exists) and Mas-Termination. A worktree
 /// with main checked out is updated when clean; a dirty one makes the landing refuse. The
 /// convergence report is stored under refs/mas/runs/<run>/report.
+///
+/// With --json: {run, status (blocked, would-land, landed), plan (absent on a retry), commit,
+/// termination, frame, updated_worktrees, report}.
 #[derive(Debug, clap::Args)]
 pub struct LandArgs {
     /// The run (default: `mas.run`, else the only open run).
@@ -46,35 +45,41 @@ pub struct LandArgs {
     /// Show what would land (and run the merged tree's check) without writing anything.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
-#[derive(serde::Serialize)]
-struct LandOut<'a> {
-    run: &'a str,
-    status: &'static str,
-    /// Absent when the landing was found recorded already (a retry).
-    plan: Option<&'a LandPlan>,
-    commit: Option<String>,
-    termination: Option<&'a str>,
-    frame: Option<String>,
-    updated_worktrees: Vec<String>,
-    report: Option<convergence::ConvergenceReport>,
+/// The landing's view of the command: the run read as every command reads it (warnings printed,
+/// a half-finished landing completed), and what happens on the way told on stderr.
+struct Host<'a> {
+    ctx: &'a Context,
 }
 
-fn termination_if_landed(view: &RunView, plan: &LandPlan) -> Result<&'static str, CliError> {
-    let mut state = view.state(now_ms());
-    state.outcome = Outcome::Landed {
-        winners: plan.members.iter().map(|(a, _)| a.clone()).collect(),
-        commit: String::new(),
-        merged_check_passed: plan.merged_check.as_ref().map(|c| c.passed()),
-    };
-    convergence::evaluate(&state)
-        .termination_reason
-        .map(|r| r.name())
-        .ok_or_else(|| CliError::internal("a landed run has no termination reason"))
+impl LandHost for Host<'_> {
+    type Error = CliError;
+
+    fn view(&mut self, run: Option<&str>) -> Result<RunView, CliError> {
+        load_view(self.ctx, run)
+    }
+
+    fn notice(&mut self, notice: LandNotice) {
+        match notice {
+            LandNotice::Replanning { branch } => {
+                self.ctx.status(&format!("{branch} moved while landing; planning again"))
+            }
+            LandNotice::FrameUnreadable { error } => {
+                self.ctx.warn(&format!("the current frame cannot be read, so the landing names none: {error}"))
+            }
+            LandNotice::LostRace { recovery } => {
+                if let Some(text) = describe_recovery(&recovery) {
+                    self.ctx.status(&text);
+                }
+            }
+            LandNotice::ReportNotStored { error } => {
+                self.ctx.warn(&format!("landed, but the report could not be stored: {error}"))
+            }
+        }
+    }
 }
 
 fn describe(plan: &LandPlan, o: &mut String) {
@@ -108,62 +113,18 @@ fn describe(plan: &LandPlan, o: &mut String) {
 /// Runs `land`.
 pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
     let caller = if args.dry_run { None } else { Some(ctx.caller()?) };
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        // Reading the run completes a landing that a crash left half-finished.
-        let view = load_view(ctx, args.run.as_deref())?;
-        if let (Some(caller), Phase::Landed { by, landing, .. }) = (&caller, &view.meta.phase)
-            && *by == caller.name
-        {
-            // The caller's own landing, recorded already: a retry after a crash, which succeeds.
-            return retried(ctx, &view, landing, &caller.name, &caller.key, args.json);
-        }
-        view.meta.ensure_open()?;
-        let store = ctx.store()?;
-        let def = &view.meta.def;
-        let check = def.check.clone().or_else(|| store.config_string("mas.check")).filter(|c| !c.trim().is_empty());
-        let plan = land::plan(store, &view, args.aggregate, check.as_deref())?;
-        if plan.blocked() {
-            let mut report = None;
-            if let Some(caller) = &caller {
-                let blocked = BlockedPayload {
-                    main: plan.main.clone(),
-                    members: plan.members.clone(),
-                    aggregate: plan.aggregate,
-                    conflicts: plan.conflicts.clone(),
-                    at_ms: now_ms(),
-                };
-                run::record_blocked(store, &def.id, &blocked, &caller.name, &caller.key)?;
-                let after = load_view(ctx, Some(&def.id))?;
-                let r = after.report(now_ms());
-                let value = serde_json::to_value(&r).map_err(|e| CliError::internal(e.to_string()))?;
-                run::store_report(store, &def.id, &value, &caller.name, &caller.key)?;
-                report = Some(r);
-            }
-            if args.json {
-                print_json(&LandOut {
-                    run: &def.id,
-                    status: "blocked",
-                    plan: Some(&plan),
-                    commit: None,
-                    termination: None,
-                    frame: None,
-                    updated_worktrees: Vec::new(),
-                    report,
-                })?;
-            } else {
-                let mut o = String::new();
-                let _ = writeln!(o, "blocked: run {} cannot land", def.id);
-                describe(&plan, &mut o);
-                for c in &plan.conflicts {
-                    let _ = writeln!(o, "  {}: {}", c.kind.name(), c.detail);
-                }
-                if let Some(tail) = &plan.merged_check_tail {
-                    let _ = writeln!(o, "  last lines of the merged tree's check:\n{tail}");
-                }
-                print_text(&o)?;
-                ctx.status(if caller.is_some() {
+    let lander = caller.as_ref().map(|c| Lander { name: &c.name, key: &c.key });
+    let store = ctx.store()?;
+    let options = LandOptions { aggregate: args.aggregate, report: true, any_landing: false };
+    let result = landing::land_run(store, &mut Host { ctx }, args.run.as_deref(), lander, options)?;
+    let LandResult { run, branch, outcome } = result;
+    let json = args.output;
+    match outcome {
+        LandOutcome::Blocked { plan, recorded, report } => {
+            let out = out(&run, "blocked", Some(&plan), None, report);
+            ctx.ui().emit(json, &out, |_| blocked_text(&run, &plan))?;
+            if !json.json {
+                ctx.status(if recorded {
                     "recorded the blocked landing; the report says risk_blocked until a proposal or main changes\nhint: re-propose content that merges cleanly (or fix the merged tree's check), then land again"
                 } else {
                     "dry run: nothing recorded"
@@ -171,124 +132,123 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
             }
             return Ok(ExitCode::from(exit::BLOCKED));
         }
-        let termination = termination_if_landed(&view, &plan)?;
-        let frame = match current_frame_hash(store) {
-            Ok(found) => found.map(|(_, hash)| hash).filter(|h| !h.is_empty()),
-            Err(e) => {
-                ctx.warn(&format!("the current frame cannot be read, so the landing names none: {e}"));
-                None
-            }
-        };
-        let Some(caller) = &caller else {
-            if args.json {
-                print_json(&LandOut {
-                    run: &def.id,
-                    status: "would-land",
-                    plan: Some(&plan),
-                    commit: None,
-                    termination: Some(termination),
-                    frame,
-                    updated_worktrees: Vec::new(),
-                    report: None,
-                })?;
-            } else {
-                let mut o = format!("would land run {}: ", def.id);
+        LandOutcome::WouldLand { plan, termination, frame } => {
+            let landing = Landing { commit: None, termination: termination.name(), frame, updated: Vec::new() };
+            let out = out(&run, "would-land", Some(&plan), Some(landing), None);
+            ctx.ui().emit(json, &out, |_| {
+                let mut o = format!("would land run {run}: ");
                 describe(&plan, &mut o);
-                let _ = writeln!(o, "  termination: {termination}");
-                print_text(&o)?;
+                let _ = writeln!(o, "  termination: {}", termination.name());
+                o
+            })?;
+            if !json.json {
                 ctx.status("dry run: nothing written");
             }
-            return Ok(ExitCode::SUCCESS);
-        };
-        let landed = match land::execute(store, &view, &plan, termination, frame.clone(), &caller.name, &caller.key) {
-            Ok(landed) => landed,
-            Err(PoolError::MainMoved) if attempt < MAX_REPLANS => {
-                ctx.status(&format!("{} moved while landing; planning again", def.branch));
-                continue;
-            }
-            Err(e @ PoolError::Run(RunError::Landed { .. })) => {
-                // Lost to another landing of this run: make sure it is complete, then say so.
-                if let Ok(r) = land::recover(store, &def.id)
-                    && let Some(text) = describe_recovery(&r)
-                {
-                    ctx.status(&text);
-                }
-                return Err(e.into());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let after = load_view(ctx, Some(&def.id))?;
-        let report = after.report(now_ms());
-        let value = serde_json::to_value(&report).map_err(|e| CliError::internal(e.to_string()))?;
-        if let Err(e) = run::store_report(store, &def.id, &value, &caller.name, &caller.key) {
-            ctx.warn(&format!("landed, but the report could not be stored: {e}"));
         }
-        for (path, why) in &landed.stale_worktrees {
-            ctx.warn(&format!("{} at {} could not be updated to the landing: {why}", def.branch, path.display()));
+        LandOutcome::Landed { plan, termination, frame, landed, report } => {
+            landed_now(ctx, json, (&run, &branch), &plan, termination.name(), frame, &landed, report)?
         }
-        if args.json {
-            print_json(&LandOut {
-                run: &def.id,
-                status: "landed",
-                plan: Some(&plan),
-                commit: Some(landed.record.commit.clone()),
-                termination: Some(termination),
-                frame,
-                updated_worktrees: landed.updated_worktrees.iter().map(|p| p.display().to_string()).collect(),
-                report: Some(report),
-            })?;
-        } else {
-            print_text(&format!("{}\n", landed.record.commit))?;
-            let mut o = format!("landed run {} on {} as {}: ", def.id, def.branch, short(&landed.record.commit));
-            describe(&plan, &mut o);
-            let _ = write!(o, "  termination: {termination}");
-            for p in &landed.updated_worktrees {
-                let _ = write!(o, "\n  updated the checkout of {} at {}", def.branch, p.display());
-            }
-            ctx.status(&o);
-        }
-        return Ok(ExitCode::SUCCESS);
+        LandOutcome::Recorded { landing, report, .. } => retried(ctx, json, (&run, &branch), &landing, report)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a landing wrote, for [`LandOut`].
+struct Landing<'a> {
+    commit: Option<String>,
+    termination: &'a str,
+    frame: Option<String>,
+    updated: Vec<String>,
+}
+
+fn out(
+    run: &str,
+    status: &str,
+    plan: Option<&LandPlan>,
+    landing: Option<Landing<'_>>,
+    report: Option<ConvergenceReport>,
+) -> LandOut {
+    let (commit, termination, frame, updated_worktrees) = match landing {
+        Some(l) => (l.commit, Some(l.termination.to_string()), l.frame, l.updated),
+        None => (None, None, None, Vec::new()),
+    };
+    LandOut {
+        run: run.into(),
+        status: status.into(),
+        plan: plan.cloned(),
+        commit,
+        termination,
+        frame,
+        updated_worktrees,
+        report,
     }
 }
 
-/// `land` run again by the agent whose landing is recorded (and, by now, complete): stores the
-/// report if the crash came before it was stored, and reports the landing as done.
+fn blocked_text(run: &str, plan: &LandPlan) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "blocked: run {run} cannot land");
+    describe(plan, &mut o);
+    for c in &plan.conflicts {
+        let _ = writeln!(o, "  {}: {}", c.kind.name(), c.detail);
+    }
+    if let Some(tail) = &plan.merged_check_tail {
+        let _ = writeln!(o, "  last lines of the merged tree's check:\n{tail}");
+    }
+    o
+}
+
+/// The run landed now: stale checkouts warned about, the commit printed, the landing described.
+#[allow(clippy::too_many_arguments)]
+fn landed_now(
+    ctx: &Context,
+    json: JsonFlag,
+    (run, branch): (&str, &str),
+    plan: &LandPlan,
+    termination: &str,
+    frame: Option<String>,
+    landed: &Landed,
+    report: Option<ConvergenceReport>,
+) -> Result<(), CliError> {
+    for (path, why) in &landed.stale_worktrees {
+        ctx.warn(&format!("{branch} at {} could not be updated to the landing: {why}", path.display()));
+    }
+    let commit = &landed.record.commit;
+    let updated = landed.updated_worktrees.iter().map(|p| p.display().to_string()).collect();
+    let landing = Landing { commit: Some(commit.clone()), termination, frame, updated };
+    ctx.ui().emit(json, &out(run, "landed", Some(plan), Some(landing), report), |_| format!("{commit}\n"))?;
+    if !json.json {
+        let mut o = format!("landed run {run} on {branch} as {}: ", short(commit));
+        describe(plan, &mut o);
+        let _ = write!(o, "  termination: {termination}");
+        for p in &landed.updated_worktrees {
+            let _ = write!(o, "\n  updated the checkout of {branch} at {}", p.display());
+        }
+        ctx.status(&o);
+    }
+    Ok(())
+}
+
+/// `land` run again by the agent whose landing is recorded (and, by now, complete): the library
+/// stored the report if the crash came before it was; the landing is reported as done.
 fn retried(
     ctx: &Context,
-    view: &RunView,
+    json: JsonFlag,
+    (run, branch): (&str, &str),
     landing: &LandingPayload,
-    agent: &str,
-    key: &AgentKey,
-    json: bool,
-) -> Result<ExitCode, CliError> {
-    let store = ctx.store()?;
-    let def = &view.meta.def;
-    let report = view.report(now_ms());
-    if store.tip(&run::report_ref(&def.id))?.is_none() {
-        let value = serde_json::to_value(&report).map_err(|e| CliError::internal(e.to_string()))?;
-        if let Err(e) = run::store_report(store, &def.id, &value, agent, key) {
-            ctx.warn(&format!("landed, but the report could not be stored: {e}"));
-        }
-    }
-    if json {
-        print_json(&LandOut {
-            run: &def.id,
-            status: "landed",
-            plan: None,
-            commit: Some(landing.commit.clone()),
-            termination: Some(&landing.termination),
-            frame: landing.frame.clone(),
-            updated_worktrees: Vec::new(),
-            report: Some(report),
-        })?;
-    } else {
-        print_text(&format!("{}\n", landing.commit))?;
+    report: Option<ConvergenceReport>,
+) -> Result<(), CliError> {
+    let done = Landing {
+        commit: Some(landing.commit.clone()),
+        termination: &landing.termination,
+        frame: landing.frame.clone(),
+        updated: Vec::new(),
+    };
+    ctx.ui().emit(json, &out(run, "landed", None, Some(done), report), |_| format!("{}\n", landing.commit))?;
+    if !json.json {
         ctx.status(&format!(
-            "run {} is landed on {} as {} (your landing, recorded earlier)",
-            def.id,
-            def.branch,
+            "run {run} is landed on {branch} as {} (your landing, recorded earlier)",
             short(&landing.commit)
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -7,15 +7,18 @@
 
 pub mod agent;
 pub mod check;
+pub mod coordinate;
 pub mod doctor;
 pub mod endorse;
 pub mod focus;
 pub mod frame;
 pub mod gate;
 pub mod hooks;
+pub mod land;
 pub mod log;
 pub mod propose;
 pub mod record;
+pub mod report;
 pub mod run;
 pub mod skills;
 pub mod snapshot;

@@ -1,6 +1,8 @@
 //! `git mas land`: exactly one commit on main.
 
 use super::*;
+use crate::json::land::LandOut;
+use git_mas::convergence::{ConflictType, TerminationReason};
 
 /// The fast check: the proposal's status.txt must say ok.
 pub const CHECK: &str = "grep -qx ok status.txt";
@@ -40,9 +42,9 @@ fn three_agents_quorum_two_lands_exactly_one_commit_with_trailers_and_a_second_l
     let (run, wts) = three_proposals(&team, &[]);
     let before = team.main_tip();
     let alice_tree = team.git(&["rev-parse", "refs/mas/runs/r1/proposals/alice^{tree}"]);
-    let out = team.here_json(&wts[1], &["land"]);
-    assert_eq!(out["status"], "landed");
-    let commit = out["commit"].as_str().unwrap();
+    let out = team.land_json(&wts[1], &["land"]);
+    assert_eq!(out.status, "landed");
+    let commit = out.commit.as_deref().unwrap();
     // Exactly one commit, on top of the old main, holding alice's tree.
     assert_eq!(team.main_tip(), commit);
     assert_eq!(team.git(&["rev-list", "--count", &format!("{before}..main")]), "1");
@@ -108,9 +110,10 @@ fn land_refuses_without_quorum_and_with_a_dirty_checkout_of_main() {
     // A dry run says what would land and writes nothing.
     team.git(&["checkout", "--", "README.md"]);
     let refs = team.refs();
-    let out = team.here_json(&b, &["land", "--dry-run"]);
-    assert_eq!(out["status"], "would-land");
-    assert_eq!(out["termination"], "quality_reached");
+    let out = team.land_json(&b, &["land", "--dry-run"]);
+    assert_eq!(out.status, "would-land");
+    assert_eq!(out.termination.as_deref(), Some("quality_reached"));
+    assert_eq!(out.commit, None);
     assert_eq!(team.refs(), refs);
     team.here(&b, &["land"]);
 }
@@ -124,12 +127,13 @@ fn a_moved_main_merges_cleanly_or_blocks_with_artifact_mismatch() {
     team.git(&["add", "CHANGES.md"]);
     team.git(&["commit", "-qm", "main moved"]);
     let moved = team.main_tip();
-    let out = team.here_json(&wts[0], &["land", &run, "--dry-run"]);
-    assert_eq!(out["plan"]["merged"], true);
+    let out = team.land_json(&wts[0], &["land", &run, "--dry-run"]);
+    let plan = out.plan.expect("a dry run shows the plan");
+    assert!(plan.merged);
     // The merged tree is checked before it lands.
-    assert_eq!(out["plan"]["merged_check"]["exit_status"], 0);
-    let out = team.here_json(&wts[0], &["land", &run]);
-    let commit = out["commit"].as_str().unwrap();
+    assert_eq!(plan.merged_check.and_then(|c| c.exit_status), Some(0));
+    let out = team.land_json(&wts[0], &["land", &run]);
+    let commit = out.commit.as_deref().unwrap();
     assert_eq!(team.git(&["rev-parse", &format!("{commit}^")]), moved);
     assert_eq!(team.git(&["show", &format!("{commit}:CHANGES.md")]), "main moved");
     assert!(team.git(&["show", &format!("{commit}:src/money.rs")]).contains("alice's version"));
@@ -144,11 +148,12 @@ fn a_moved_main_merges_cleanly_or_blocks_with_artifact_mismatch() {
     let main_before = team.main_tip();
     let out = team.env.mas(&wts[0], &["land", &run, "--json"]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["status"], "blocked");
-    assert_eq!(json["plan"]["conflicts"][0]["type"], "artifact_mismatch");
-    assert_eq!(json["plan"]["conflicts"][0]["paths"], serde_json::json!(["src/money.rs"]));
-    assert_eq!(json["plan"]["conflicts"][0]["parties"], serde_json::json!(["main", "alice"]));
+    let json: LandOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json.status, "blocked");
+    let conflict = &json.plan.as_ref().unwrap().conflicts[0];
+    assert_eq!(conflict.kind, ConflictType::ArtifactMismatch);
+    assert_eq!(conflict.paths, ["src/money.rs"]);
+    assert_eq!(conflict.parties, ["main", "alice"]);
     assert_eq!(team.main_tip(), main_before, "main did not move");
     assert!(
         team.env
@@ -186,15 +191,16 @@ fn aggregate_lands_complementary_proposals_once_and_blocks_conflicting_ones() {
     team.here(&c, &["endorse", "bob"]);
     team.here(&a, &["endorse", "bob"]);
     let before = team.main_tip();
-    let out = team.here_json(&c, &["land", "--aggregate"]);
-    let commit = out["commit"].as_str().unwrap();
+    let out = team.land_json(&c, &["land", "--aggregate"]);
+    let commit = out.commit.as_deref().unwrap();
     assert_eq!(team.git(&["rev-list", "--count", &format!("{before}..main")]), "1");
     assert_eq!(team.git(&["show", &format!("{commit}:a.txt")]), "alice's part");
     assert_eq!(team.git(&["show", &format!("{commit}:b.txt")]), "bob's part");
     let t = trailers(&team, commit);
     assert!(t.contains(&"Mas-Winner: alice".to_string()) && t.contains(&"Mas-Winner: bob".to_string()), "{t:?}");
     assert!(t.contains(&"Mas-Endorsed-By: bob, carol (for alice)".to_string()), "{t:?}");
-    assert_eq!(out["plan"]["merged_check"]["exit_status"], 0, "the merged tree was checked");
+    let checked = out.plan.as_ref().and_then(|p| p.merged_check.as_ref()).and_then(|c| c.exit_status);
+    assert_eq!(checked, Some(0), "the merged tree was checked");
 
     // Two proposals that change the same line differently cannot be aggregated.
     let team = Team::new(&["alice", "bob", "carol"]);
@@ -212,10 +218,10 @@ fn aggregate_lands_complementary_proposals_once_and_blocks_conflicting_ones() {
     let main_before = team.main_tip();
     let out = team.env.mas(&c, &["land", "--aggregate", "--json"]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let conflict = &json["plan"]["conflicts"][0];
-    assert_eq!(conflict["type"], "artifact_mismatch");
-    assert_eq!(conflict["proposals"], serde_json::json!(["alice", "bob"]));
+    let json: LandOut = serde_json::from_slice(&out.stdout).unwrap();
+    let conflict = &json.plan.as_ref().unwrap().conflicts[0];
+    assert_eq!(conflict.kind, ConflictType::ArtifactMismatch);
+    assert_eq!(conflict.proposals, ["alice", "bob"]);
     assert_eq!(team.main_tip(), main_before);
 }
 
@@ -234,9 +240,9 @@ fn a_failing_check_of_the_merged_tree_blocks_the_landing() {
     }
     let out = team.env.mas(&c, &["land", "--aggregate", "--json"]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["plan"]["conflicts"][0]["type"], "test_failure");
-    assert_eq!(json["report"]["termination_reason"], "risk_blocked");
+    let json: LandOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json.plan.as_ref().unwrap().conflicts[0].kind, ConflictType::TestFailure);
+    assert_eq!(json.report.unwrap().termination_reason, Some(TerminationReason::RiskBlocked));
 }
 
 #[test]

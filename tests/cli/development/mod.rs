@@ -98,6 +98,14 @@ impl Team {
     }
 
     /// Like [`Team::here`] with --json, parsed.
+    /// `git mas land … --json` in `dir`, as the CLI's own shape.
+    pub fn land_json(&self, dir: &Path, args: &[&str]) -> crate::json::land::LandOut {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.here(dir, &all);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?} --json is not land's shape ({e}): {out}"))
+    }
+
     pub fn here_json(&self, dir: &Path, args: &[&str]) -> Value {
         let mut all = args.to_vec();
         all.push("--json");

@@ -3,6 +3,7 @@
 
 use super::land::{CHECK, three_proposals};
 use super::*;
+use crate::json::report::ReportEventOut;
 
 fn report(team: &Team, run: &str) -> Value {
     team.json(&team.repo, "alice", &["report", run])
@@ -127,14 +128,14 @@ fn a_running_run_has_no_reason_and_events_stream_as_json_lines() {
     // Once alice lands, carol's failure is resolved by selection.
     team.here(&wts[0], &["land"]);
     let out = team.ok(&team.repo, "alice", &["report", &run, "--events"]);
-    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    let lines: Vec<ReportEventOut> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let types: Vec<&str> = lines.iter().map(|l| l.kind.as_str()).collect();
     assert_eq!(
         types,
         ["convergence.started", "conflict.detected", "conflict.resolved", "consensus.updated", "convergence.reached"]
     );
-    assert!(lines[2]["resolution"].as_str().unwrap().starts_with("not landed"));
-    assert_eq!(lines[4]["termination_reason"], "quality_reached");
+    assert!(lines[2].fields["resolution"].as_str().unwrap().starts_with("not landed"));
+    assert_eq!(lines[4].fields["termination_reason"], "quality_reached");
 }
 
 /// The tiny crate the cargo test scenario coordinates on: one function, one test.

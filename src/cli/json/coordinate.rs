@@ -1,0 +1,15 @@
+//! `git mas coordinate --json`: the stream is the drivers' own events (one JSON line each, ending
+//! with the report); this is the one line the command adds between them.
+
+use serde::{Deserialize, Serialize};
+
+/// ASSEMBLY named class development: CONVERGE continues on code artifacts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ContinueOut {
+    /// Always `continue`.
+    pub event: String,
+    /// The class CONVERGE continues with (`development`).
+    pub class: String,
+    /// The ASSEMBLY run that named it.
+    pub assembly_run: String,
+}
