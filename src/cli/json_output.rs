@@ -36,3 +36,13 @@ impl JsonOutput for git_mas::convergence::ConvergenceReport {}
 impl JsonOutput for git_mas::converge_driver::Report {}
 impl JsonOutput for git_mas::converge_driver::RunEvent {}
 impl JsonOutput for git_mas::coordinate::develop::DevEvent {}
+impl JsonOutput for json::propose::ProposedOut {}
+impl JsonOutput for json::endorse::EndorsedOut {}
+impl JsonOutput for json::tally::TallyOut {}
+impl JsonOutput for json::run::Listed {}
+impl JsonOutput for json::run::AbortedOut {}
+impl JsonOutput for git_mas::run::RunDef {}
+impl JsonOutput for git_mas::run::RunMeta {}
+impl JsonOutput for json::worktree::WorktreeOut {}
+impl JsonOutput for json::worktree::RemovedOut {}
+impl JsonOutput for json::log::LoggedChain {}

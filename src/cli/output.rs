@@ -140,18 +140,3 @@ impl Ui {
         std::io::stderr().is_terminal()
     }
 }
-
-/// Prints `value` as one line of JSON on stdout. Transitional: commands move to [`Ui::json`].
-pub fn print_json<T: serde::Serialize>(value: &T) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
-    line.push(b'\n');
-    let mut out = std::io::stdout().lock();
-    out.write_all(&line).and_then(|()| out.flush())
-}
-
-/// Prints `text` on stdout as is. Transitional: commands move to [`Ui::out`].
-pub fn print_text(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()
-}

@@ -68,7 +68,7 @@ pub struct ProposalState {
 }
 
 /// One endorser's latest verdict on one tree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Judgement {
     /// A check ran and exited 0.
@@ -113,10 +113,44 @@ impl Judgement {
     pub fn is_check(&self) -> bool {
         matches!(self, Judgement::Passed { .. } | Judgement::Failed { .. })
     }
+
+    /// What an endorsement's payload judges: a check that exited 0 passed, any other exit (or
+    /// none: killed, timed out) failed; a review accepts or rejects. `None` for a payload that is
+    /// not an endorsement.
+    pub fn of(payload: &SemanticPayload) -> Option<Judgement> {
+        Some(match payload {
+            SemanticPayload::ToolResult { command, exit_status: Some(0), duration_ms, output_digest, .. } => {
+                Judgement::Passed {
+                    command: command.clone(),
+                    duration_ms: *duration_ms,
+                    output_digest: output_digest.clone(),
+                }
+            }
+            SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, .. } => Judgement::Failed {
+                command: command.clone(),
+                exit_status: *exit_status,
+                duration_ms: *duration_ms,
+                output_digest: output_digest.clone(),
+            },
+            SemanticPayload::Review { accept: true, reason, .. } => Judgement::Accepted { reason: reason.clone() },
+            SemanticPayload::Review { accept: false, reason, .. } => Judgement::Rejected { reason: reason.clone() },
+            _ => return None,
+        })
+    }
+
+    /// `passed`, `failed`, `accepted` or `rejected`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Judgement::Passed { .. } => "passed",
+            Judgement::Failed { .. } => "failed",
+            Judgement::Accepted { .. } => "accepted",
+            Judgement::Rejected { .. } => "rejected",
+        }
+    }
 }
 
 /// A verdict as the tally shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerdictView {
     /// Who gave it.
     pub endorser: String,
@@ -130,7 +164,7 @@ pub struct VerdictView {
 }
 
 /// One proposal in the tally.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProposalTally {
     /// The proposer.
     pub agent: String,
@@ -174,7 +208,7 @@ impl ProposalTally {
 }
 
 /// A verdict on content its proposer has since replaced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VoidedVerdict {
     /// Whose earlier proposal it was about.
     pub proposer: String,
@@ -184,7 +218,7 @@ pub struct VoidedVerdict {
 }
 
 /// The state of a development run, derived from its events.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
     /// The quorum in force.
     pub quorum: u32,

@@ -34,7 +34,11 @@
 //! - **Time is recorded, never trusted for ordering of git state**: `created_at_ms` feeds the
 //!   budget, and event time stamps only order events from different chains deterministically.
 
+pub mod artifact;
+pub mod endorse;
 pub mod events;
+pub mod propose;
+pub mod rules;
 pub mod view;
 
 use crate::identity::{AgentKey, Roster};
@@ -480,7 +484,7 @@ impl CheckSummary {
 }
 
 /// Where a run stands, as its meta chain says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum Phase {
     /// Neither aborted nor landed.
@@ -538,7 +542,7 @@ pub struct Problem {
 }
 
 /// A run as its meta chain describes it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunMeta {
     /// The definition.
     pub def: RunDef,

@@ -15,7 +15,7 @@ use serde::Serialize;
 pub const QUALITY_THRESHOLD: f64 = 1.0;
 
 /// An event the engine refused.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RefusedEvent {
     /// The sender.
     pub agent: String,

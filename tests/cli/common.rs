@@ -169,6 +169,19 @@ pub fn log_json(env: &TestEnv, dir: &Path, target: &str) -> (Option<i32>, serde_
     (out.status.code(), value)
 }
 
+/// `git mas log <target> --json`, deserialized into the CLI's own shape.
+pub fn log_chains(env: &TestEnv, dir: &Path, target: &str) -> (Option<i32>, Vec<crate::json::log::LoggedChain>) {
+    let out = env.mas(dir, &["log", target, "--json"]);
+    let value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("log --json output is not its shape ({e}): {}\n{}", stdout(&out), stderr(&out)));
+    (out.status.code(), value)
+}
+
+/// Whether every record of a chain verifies (and there is at least one).
+pub fn all_verified(chain: &crate::json::log::LoggedChain) -> bool {
+    !chain.records.is_empty() && chain.records.iter().all(|r| r.verdict == git_mas::store::record::Verdict::Verified)
+}
+
 /// The (status labels) of one chain in `log --json` output, newest first.
 pub fn statuses(chain: &serde_json::Value) -> Vec<String> {
     chain["records"].as_array().unwrap().iter().map(|r| r["verdict"]["status"].as_str().unwrap().to_string()).collect()

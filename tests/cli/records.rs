@@ -1,6 +1,8 @@
 //! Append, read and walk records from the main worktree, a subdirectory and linked worktrees.
 
 use crate::common::*;
+use git_mas::run::artifact::RefKind;
+use git_mas::store::record::Verdict;
 
 #[test]
 fn records_written_in_one_worktree_are_read_in_the_others() {
@@ -21,20 +23,20 @@ fn records_written_in_one_worktree_are_read_in_the_others() {
 
     for dir in [&repo, &wt1, &wt2.join("src")] {
         for (agent, payloads) in [("alice", vec![1]), ("bob", vec![2]), ("carol", vec![4, 3])] {
-            let (code, json) = log_json(&env, dir, agent);
+            let (code, json) = log_chains(&env, dir, agent);
             assert_eq!(code, Some(0), "{agent} from {}", dir.display());
             let chain = &json[0];
-            assert_eq!(chain["ref"], format!("refs/mas/journal/{agent}"));
+            assert_eq!(chain.refname, format!("refs/mas/journal/{agent}"));
             let got: Vec<i64> =
-                chain["records"].as_array().unwrap().iter().map(|r| r["payload"]["n"].as_i64().unwrap()).collect();
+                chain.records.iter().map(|r| r.payload.as_ref().unwrap()["n"].as_i64().unwrap()).collect();
             assert_eq!(got, payloads);
-            assert!(statuses(chain).iter().all(|s| s == "verified"));
+            assert!(all_verified(chain));
         }
     }
     // The per-agent sequence numbers run 1, 2, … along the chain.
-    let (_, json) = log_json(&env, &wt1, "carol");
-    let seqs: Vec<u64> = json[0]["records"].as_array().unwrap().iter().map(|r| r["seq"].as_u64().unwrap()).collect();
-    assert_eq!(seqs, vec![2, 1]);
+    let (_, json) = log_chains(&env, &wt1, "carol");
+    let seqs: Vec<Option<u64>> = json[0].records.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, vec![Some(2), Some(1)]);
     // Nothing touched any index or working tree.
     for dir in [&repo, &wt1, &wt2] {
         assert_eq!(env.git(dir, &["status", "--porcelain"]), "");
@@ -53,9 +55,10 @@ fn records_survive_gc_and_the_chain_is_a_linear_commit_history() {
     env.git(&repo, &["fsck", "--strict", "--no-dangling"]);
     let count = env.git(&repo, &["rev-list", "--count", "refs/mas/journal/alice"]);
     assert_eq!(count, "5");
-    let (code, json) = log_json(&env, &repo, "refs/mas/journal/alice");
+    let (code, json) = log_chains(&env, &repo, "refs/mas/journal/alice");
     assert_eq!(code, Some(0));
-    assert_eq!(statuses(&json[0]).len(), 5);
+    assert_eq!(json[0].records.len(), 5);
+    assert!(all_verified(&json[0]));
     // The record is canonical JSON in record.json.
     let blob = env.git(&repo, &["cat-file", "-p", "refs/mas/journal/alice:record.json"]);
     assert!(blob.starts_with(r#"{"agent":"alice","kind":"note","payload":4,"schema":1,"seq":5,"sig":""#), "{blob}");
@@ -99,9 +102,10 @@ fn agent_list_reports_committed_and_uncommitted_entries() {
     let wt = env.root().join("wt");
     env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
     env.mas_ok(&repo, &["--agent", "bob", "record", "append", "--kind", "note"]);
-    let (code, json) = log_json(&env, &wt, "bob");
+    let (code, json) = log_chains(&env, &wt, "bob");
     assert_eq!(code, Some(4));
-    assert_eq!(statuses(&json[0]), vec!["unknown_participant"]);
+    let verdicts: Vec<&Verdict> = json[0].records.iter().map(|r| &r.verdict).collect();
+    assert_eq!(verdicts, [&Verdict::UnknownParticipant]);
 }
 
 #[test]
@@ -129,8 +133,8 @@ fn log_exits_0_after_a_proposal_and_lists_the_proposal_as_an_artifact_not_a_malf
     let base = team.main_tip();
     let wt = team.worktree(&run, "alice");
     std::fs::write(wt.join("NOTES.md"), "alice's notes\n").unwrap();
-    let proposed = team.here_json(&wt, &["propose"]);
-    let commit = proposed["commit"].as_str().unwrap();
+    let proposed: crate::json::propose::ProposedOut = team.here_as(&wt, &["propose"]);
+    let commit = proposed.commit.as_str();
 
     // The summary: exit 0, the proposal listed as an artifact, nothing MALFORMED.
     let out = team.env.mas(&team.repo, &["log"]);
@@ -141,23 +145,23 @@ fn log_exits_0_after_a_proposal_and_lists_the_proposal_as_an_artifact_not_a_malf
     assert!(!text.contains("MALFORMED") && !text.contains("UNREADABLE"), "{text}");
 
     // Per agent, as JSON: the artifact names its commit, the base as parent and no records.
-    let (code, json) = log_json(&team.env, &team.repo, "alice");
+    let (code, chains) = log_chains(&team.env, &team.repo, "alice");
     assert_eq!(code, Some(0));
-    let chains = json.as_array().unwrap();
-    let art = chains.iter().find(|c| c["ref"] == "refs/mas/runs/r1/proposals/alice").expect("artifact entry");
-    assert_eq!(art["kind"], "artifact");
-    assert_eq!(art["artifact"]["what"], "proposal");
-    assert_eq!(art["artifact"]["commit"], commit);
-    assert_eq!(art["artifact"]["parent"], base.as_str());
-    assert_eq!(art["problems"], 0);
-    assert!(art["records"].as_array().unwrap().is_empty());
+    let art = chains.iter().find(|c| c.refname == "refs/mas/runs/r1/proposals/alice").expect("artifact entry");
+    assert_eq!(art.kind, RefKind::Artifact);
+    let a = art.artifact.as_ref().expect("the artifact's commit");
+    assert_eq!(a.what, "proposal");
+    assert_eq!(a.commit, commit);
+    assert_eq!(a.parent.as_deref(), Some(base.as_str()));
+    assert_eq!(art.problems, 0);
+    assert!(art.records.is_empty());
     // The proposal event itself is in alice's events chain, verified.
-    let events = chains.iter().find(|c| c["ref"] == "refs/mas/runs/r1/events/alice").expect("events chain");
-    assert_eq!(events["kind"], "chain");
-    assert!(!statuses(events).is_empty() && statuses(events).iter().all(|s| s == "verified"));
+    let events = chains.iter().find(|c| c.refname == "refs/mas/runs/r1/events/alice").expect("events chain");
+    assert_eq!(events.kind, RefKind::Chain);
+    assert!(all_verified(events));
 
     // Named directly, the proposal ref is still an artifact, and exits 0.
-    let (code, json) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/proposals/alice");
+    let (code, json) = log_chains(&team.env, &team.repo, "refs/mas/runs/r1/proposals/alice");
     assert_eq!(code, Some(0));
-    assert_eq!(json[0]["kind"], "artifact");
+    assert_eq!(json[0].kind, RefKind::Artifact);
 }

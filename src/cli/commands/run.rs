@@ -2,10 +2,11 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::{print_json, print_text};
+use crate::cli::json::run::{AbortedOut, Listed};
+use crate::cli::output::JsonFlag;
 use crate::cli::render::{describe_phase, short};
 use crate::cli::runs::resolve;
-use git_mas::run::{self, NewRun};
+use git_mas::run::{self, NewRun, RunMeta};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -29,6 +30,9 @@ pub enum RunCommand {
 /// proposal needs) defaults to a strict majority of the run's roster and is capped at its size.
 /// The check command is what `git mas endorse` runs in a scratch checkout of a proposal (default:
 /// `git config mas.check`).
+///
+/// With --json: the run's definition {id, goal, class, roster, quorum, requested_quorum, branch,
+/// base, max_rounds, budget_ms, check, created_at_ms, started_by}.
 #[derive(Debug, clap::Args)]
 pub struct StartArgs {
     /// What the team is to achieve.
@@ -52,30 +56,33 @@ pub struct StartArgs {
     /// The team's check command (run with `sh -c` at the root of a proposal's checkout).
     #[arg(long, value_name = "CMD")]
     pub check: Option<String>,
-    /// Print the run's definition as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// List every run with its phase (open, aborted, landed) and goal.
+///
+/// With --json: [{id, phase, goal, created_at_ms, problem}].
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Show a run's definition and phase (default: `mas.run`, else the only open run).
+///
+/// With --json: {def, phase, blocked, tip, problems}.
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
     /// The run.
     pub run: Option<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Stop a run without landing it. Its proposals stay in refs/mas for reference.
+///
+/// With --json: {run, aborted: {reason, risk, at_ms}, report}.
 #[derive(Debug, clap::Args)]
 pub struct AbortArgs {
     /// The run (default: `mas.run`, else the only open run).
@@ -86,9 +93,8 @@ pub struct AbortArgs {
     /// The reason is a blocking risk: the report says blocked (risk_blocked) instead of failed.
     #[arg(long)]
     pub risk: bool,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Runs a `run` subcommand.
@@ -125,10 +131,8 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<ExitCode, CliError> {
     if def.check.is_none() && store.config_string("mas.check").is_none() {
         ctx.warn("no check command: endorsements will need --check, `git config mas.check`, or --no-check");
     }
-    if args.json {
-        print_json(&def)?;
-    } else {
-        print_text(&format!("{}\n", def.id))?;
+    ctx.ui().emit(args.output, &def, |d| format!("{}\n", d.id))?;
+    if !args.output.json {
         ctx.status(&format!(
             "started run {} on {} at {} — roster {}, quorum {}\nnext: `git mas worktree add <agent> --run {}` for each agent",
             def.id,
@@ -140,15 +144,6 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<ExitCode, CliError> {
         ));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[derive(serde::Serialize)]
-struct Listed {
-    id: String,
-    phase: String,
-    goal: Option<String>,
-    created_at_ms: Option<u64>,
-    problem: Option<String>,
 }
 
 fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
@@ -173,8 +168,8 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
             }),
         }
     }
-    if args.json {
-        print_json(&out)?;
+    if args.output.json {
+        ctx.ui().json(&out)?;
         return Ok(ExitCode::SUCCESS);
     }
     if out.is_empty() {
@@ -188,16 +183,18 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
             (None, None) => writeln!(o, "{:<10} {}", r.id, r.phase),
         };
     }
-    print_text(&o)?;
+    ctx.ui().out(&o)?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn show(ctx: &mut Context, args: ShowArgs) -> Result<ExitCode, CliError> {
     let meta = resolve(ctx, args.run.as_deref())?;
-    if args.json {
-        print_json(&meta)?;
-        return Ok(ExitCode::SUCCESS);
-    }
+    ctx.ui().emit(args.output, &meta, describe)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A run's definition and phase, one field a line.
+fn describe(meta: &RunMeta) -> String {
     let d = &meta.def;
     let mut o = String::new();
     let _ = writeln!(o, "run       {}", d.id);
@@ -229,8 +226,7 @@ fn show(ctx: &mut Context, args: ShowArgs) -> Result<ExitCode, CliError> {
             b.conflicts.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>().join("; ")
         );
     }
-    print_text(&o)?;
-    Ok(ExitCode::SUCCESS)
+    o
 }
 
 fn abort(ctx: &mut Context, args: AbortArgs) -> Result<ExitCode, CliError> {
@@ -247,15 +243,15 @@ fn abort(ctx: &mut Context, args: AbortArgs) -> Result<ExitCode, CliError> {
     if let Err(e) = run::store_report(store, &meta.def.id, &value, &caller.name, &caller.key) {
         ctx.warn(&format!("aborted, but the report could not be stored: {e}"));
     }
-    if args.json {
-        print_json(&serde_json::json!({"run": meta.def.id, "aborted": payload, "report": report}))?;
-    } else {
-        print_text(&format!("aborted run {}\n", meta.def.id))?;
-        ctx.status(&format!(
-            "report: {}{}",
-            report.status.name(),
-            report.termination_reason.map(|r| format!(" ({})", r.name())).unwrap_or_default()
-        ));
+    let status = format!(
+        "report: {}{}",
+        report.status.name(),
+        report.termination_reason.map(|r| format!(" ({})", r.name())).unwrap_or_default()
+    );
+    let out = AbortedOut { run: meta.def.id.clone(), aborted: payload, report };
+    ctx.ui().emit(args.output, &out, |o| format!("aborted run {}\n", o.run))?;
+    if !args.output.json {
+        ctx.status(&status);
     }
     Ok(ExitCode::SUCCESS)
 }

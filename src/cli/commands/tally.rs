@@ -3,14 +3,14 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::{print_json, print_text};
+use crate::cli::json::tally::TallyOut;
+use crate::cli::output::JsonFlag;
 use crate::cli::render::{describe_phase, short};
 use crate::cli::runs::load_view;
-use git_mas::convergence::Conflict;
+use git_mas::convergence::ConvergenceReport;
 use git_mas::engines::development::{Judgement, ProposalTally};
-use git_mas::run::view::RefusedEvent;
+use git_mas::run::view::RunView;
 use git_mas::run::{Problem, now_ms};
-use git_mas::runtime::RuntimeCounters;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -22,30 +22,15 @@ use std::process::ExitCode;
 /// A valid endorsement is an endorser's latest verdict on a proposal's current content that
 /// passed its check (or accepted it by review). The leader has the most valid endorsements; ties
 /// go to the lexicographically smallest agent id.
+///
+/// With --json: {run, phase, quorum, rounds, max_rounds, proposals, leader, at_quorum,
+/// quorum_reached, conflicts, refused, problems, counters}.
 #[derive(Debug, clap::Args)]
 pub struct TallyArgs {
     /// The run (default: `mas.run`, else the only open run, else the latest).
     pub run: Option<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(serde::Serialize)]
-struct TallyOut<'a> {
-    run: &'a str,
-    phase: &'static str,
-    quorum: u32,
-    rounds: u64,
-    max_rounds: Option<u64>,
-    proposals: &'a [ProposalTally],
-    leader: Option<&'a str>,
-    at_quorum: &'a [String],
-    quorum_reached: bool,
-    conflicts: Vec<Conflict>,
-    refused: &'a [RefusedEvent],
-    problems: Vec<&'a Problem>,
-    counters: RuntimeCounters,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 fn verdict_text(v: &Judgement) -> String {
@@ -62,27 +47,37 @@ fn verdict_text(v: &Judgement) -> String {
 pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<ExitCode, CliError> {
     let view = load_view(ctx, args.run.as_deref())?;
     let report = view.report(now_ms());
+    if args.output.json {
+        ctx.ui().json(&json(&view, &report))?;
+    } else {
+        ctx.ui().out(&human(&view, &report))?;
+    }
+    exit_without_freeing((view, report));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn json(view: &RunView, report: &ConvergenceReport) -> TallyOut {
+    let t = &view.tally;
+    TallyOut {
+        run: view.meta.def.id.clone(),
+        phase: view.meta.phase.name().into(),
+        quorum: t.quorum,
+        rounds: t.rounds,
+        max_rounds: t.max_rounds,
+        proposals: t.proposals.clone(),
+        leader: t.leader.clone(),
+        at_quorum: t.at_quorum.clone(),
+        quorum_reached: t.quorum_reached(),
+        conflicts: report.conflicts.clone(),
+        refused: view.refused.clone(),
+        problems: view.problems().cloned().collect(),
+        counters: view.runtime.counters(),
+    }
+}
+
+fn human(view: &RunView, report: &ConvergenceReport) -> String {
     let t = &view.tally;
     let def = &view.meta.def;
-    if args.json {
-        print_json(&TallyOut {
-            run: &def.id,
-            phase: view.meta.phase.name(),
-            quorum: t.quorum,
-            rounds: t.rounds,
-            max_rounds: t.max_rounds,
-            proposals: &t.proposals,
-            leader: t.leader.as_deref(),
-            at_quorum: &t.at_quorum,
-            quorum_reached: t.quorum_reached(),
-            conflicts: report.conflicts,
-            refused: &view.refused,
-            problems: view.problems().collect(),
-            counters: view.runtime.counters(),
-        })?;
-        exit_without_freeing(view);
-        return Ok(ExitCode::SUCCESS);
-    }
     let mut o = String::new();
     let _ = writeln!(o, "run {} — {}: {}", def.id, describe_phase(&view.meta.phase), def.goal);
     let _ = writeln!(
@@ -98,26 +93,7 @@ pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<ExitCode, CliError> {
         let _ = writeln!(o, "no proposals yet");
     }
     for p in &t.proposals {
-        let _ = writeln!(
-            o,
-            "\n{}  tree {}  round {}  {}/{} valid endorsements{}",
-            p.agent,
-            short(&p.tree),
-            p.rounds,
-            p.endorsers.len(),
-            t.quorum,
-            if p.at_quorum { "  QUORUM" } else { "" }
-        );
-        for v in &p.verdicts {
-            let counted = p.endorsers.contains(&v.endorser);
-            let _ = writeln!(
-                o,
-                "  {:<12} {}{}",
-                v.endorser,
-                verdict_text(&v.judgement),
-                if v.own && !counted { " (own proposal: not counted)" } else { "" }
-            );
-        }
+        proposal(&mut o, p, t.quorum);
     }
     match &t.leader {
         Some(l) => {
@@ -131,17 +107,40 @@ pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<ExitCode, CliError> {
             let _ = writeln!(o, "\nleader: none (no valid endorsement yet)");
         }
     }
+    not_counted(&mut o, view, report);
+    o
+}
+
+fn proposal(o: &mut String, p: &ProposalTally, quorum: u32) {
+    let _ = writeln!(
+        o,
+        "\n{}  tree {}  round {}  {}/{} valid endorsements{}",
+        p.agent,
+        short(&p.tree),
+        p.rounds,
+        p.endorsers.len(),
+        quorum,
+        if p.at_quorum { "  QUORUM" } else { "" }
+    );
+    for v in &p.verdicts {
+        let counted = p.endorsers.contains(&v.endorser);
+        let _ = writeln!(
+            o,
+            "  {:<12} {}{}",
+            v.endorser,
+            verdict_text(&v.judgement),
+            if v.own && !counted { " (own proposal: not counted)" } else { "" }
+        );
+    }
+}
+
+/// The conflicts, and the events and records that were not counted.
+fn not_counted(o: &mut String, view: &RunView, report: &ConvergenceReport) {
     if !report.conflicts.is_empty() {
         let _ = writeln!(o, "\nconflicts:");
         for c in &report.conflicts {
-            let _ = writeln!(
-                o,
-                "  {:<24} {} — {}{}",
-                c.kind.name(),
-                c.detail,
-                if c.resolved { "resolved: " } else { "" },
-                c.resolution
-            );
+            let resolved = if c.resolved { "resolved: " } else { "" };
+            let _ = writeln!(o, "  {:<24} {} — {resolved}{}", c.kind.name(), c.detail, c.resolution);
         }
     }
     if !view.refused.is_empty() {
@@ -157,9 +156,6 @@ pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<ExitCode, CliError> {
             let _ = writeln!(o, "  {} {}: {}", p.refname, short(&p.commit), p.problem);
         }
     }
-    print_text(&o)?;
-    exit_without_freeing((view, report));
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The process ends right after a tally: freeing the replayed run (thousands of events, their

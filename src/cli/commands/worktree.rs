@@ -2,10 +2,12 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::output::{print_json, print_text};
+use crate::cli::json::worktree::{DiscardedOut, RemovedOut, WorktreeOut};
+use crate::cli::output::JsonFlag;
 use crate::cli::runs::resolve;
 use git_mas::identity::validate_name;
-use git_mas::pool::worktree;
+use git_mas::pool::worktree::{self, AgentWorktree};
+use git_mas::run::rules;
 use std::process::ExitCode;
 
 /// Create and remove agents' worktrees for a run.
@@ -18,6 +20,8 @@ pub enum WorktreeCommand {
 /// Create AGENT's worktree for a run: a linked worktree detached at the run's base, whose
 /// per-worktree config sets `mas.agent` and `mas.run`, so commands run inside it act as AGENT in
 /// that run. Prints the worktree's path.
+///
+/// With --json: {agent, run, path}.
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
     /// The agent (on the run's roster).
@@ -29,13 +33,14 @@ pub struct AddArgs {
     /// Where to create it (default: <repo>-mas/<run>/<agent> beside the main worktree).
     #[arg(long, value_name = "DIR")]
     pub path: Option<std::path::PathBuf>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Remove AGENT's worktree of a run. Refuses when the worktree holds changes that AGENT's current
 /// proposal does not (propose them first), unless --force.
+///
+/// With --json: {removed: {agent, run, path}, discarded: {tree, against, paths} or null}.
 #[derive(Debug, clap::Args)]
 pub struct RemoveArgs {
     /// The agent.
@@ -47,9 +52,8 @@ pub struct RemoveArgs {
     /// Discard changes that were never proposed.
     #[arg(long)]
     pub force: bool,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: JsonFlag,
 }
 
 /// Runs a `worktree` subcommand.
@@ -63,15 +67,7 @@ pub fn run(ctx: &mut Context, cmd: WorktreeCommand) -> Result<ExitCode, CliError
 fn add(ctx: &mut Context, args: AddArgs) -> Result<ExitCode, CliError> {
     validate_name(&args.agent)?;
     let meta = resolve(ctx, args.run.as_deref())?;
-    meta.ensure_open()?;
-    if !meta.def.has(&args.agent) {
-        return Err(CliError::user(format!(
-            "'{}' is not on run {}'s roster ({})",
-            args.agent,
-            meta.def.id,
-            meta.def.roster.join(", ")
-        )));
-    }
+    rules::may_work_in(&meta, &args.agent)?;
     let store = ctx.store()?;
     let path = match args.path {
         Some(p) if p.is_absolute() => p,
@@ -79,10 +75,10 @@ fn add(ctx: &mut Context, args: AddArgs) -> Result<ExitCode, CliError> {
         None => worktree::default_path(store, &meta.def.id, &args.agent),
     };
     let created = worktree::add(store, &meta, &args.agent, &path)?;
-    if args.json {
-        print_json(&created)?;
-    } else {
-        print_text(&format!("{}\n", created.path.display()))?;
+    let out = worktree_out(created);
+    ctx.ui().emit(args.output, &out, |w| format!("{}\n", w.path.display()))?;
+    if !args.output.json {
+        let created = &out;
         ctx.status(&format!(
             "created {}'s worktree for run {} at the run's base; commands run there act as {} in run {}",
             created.agent, created.run, created.agent, created.run
@@ -127,13 +123,17 @@ fn remove(ctx: &mut Context, args: RemoveArgs) -> Result<ExitCode, CliError> {
         .hinted("propose them first with `git mas propose` in that worktree, or pass --force to discard them"));
     }
     worktree::remove(store, &found)?;
-    if args.json {
-        print_json(&serde_json::json!({"removed": found, "discarded": lost}))?;
-    } else {
-        print_text(&format!("removed {}\n", found.path.display()))?;
-        if let Some(lost) = lost {
-            ctx.warn(&format!("discarded {} unproposed path(s)", lost.paths.len()));
-        }
+    let out = RemovedOut {
+        removed: worktree_out(found),
+        discarded: lost.map(|l| DiscardedOut { tree: l.tree, against: l.against, paths: l.paths }),
+    };
+    ctx.ui().emit(args.output, &out, |r| format!("removed {}\n", r.removed.path.display()))?;
+    if let (false, Some(lost)) = (args.output.json, &out.discarded) {
+        ctx.warn(&format!("discarded {} unproposed path(s)", lost.paths.len()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn worktree_out(w: AgentWorktree) -> WorktreeOut {
+    WorktreeOut { agent: w.agent, run: w.run, path: w.path }
 }

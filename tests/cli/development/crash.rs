@@ -15,6 +15,9 @@
 
 use super::land::three_proposals;
 use super::*;
+use crate::json::endorse::EndorsedOut;
+use crate::json::tally::TallyOut;
+use git_mas::run::{Phase, RunMeta};
 use std::process::{Command, Output};
 
 /// Where kills are injected: a set of syscalls, optionally only those naming one of `paths`
@@ -220,7 +223,7 @@ fn land_every_kill_point(moved: bool) -> Tally {
         // A reader completes a started landing, or finds it not started.
         let shown = mas(team, &team.repo, &["--agent", "carol", "run", "show", "r1", "--json"]);
         assert!(shown.status.success(), "{what}: run show failed: {}", stderr(&shown));
-        let meta: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        let meta: RunMeta = serde_json::from_slice(&shown.stdout).unwrap();
         if state != "not started" && state != "complete" {
             assert!(
                 stderr(&shown).contains("completed the interrupted landing of run r1"),
@@ -228,22 +231,21 @@ fn land_every_kill_point(moved: bool) -> Tally {
                 stderr(&shown)
             );
         }
-        match meta["phase"]["phase"].as_str().unwrap() {
-            "open" => {
+        match &meta.phase {
+            Phase::Open => {
                 assert_eq!(team.main_tip(), before, "{what}: open, yet main moved");
                 assert_eq!(tip(team, "refs/mas/runs/r1/landed"), None, "{what}: open, yet landed exists");
             }
-            "landed" => {
-                let commit = meta["phase"]["landing"]["commit"].as_str().unwrap();
-                assert_eq!(team.main_tip(), commit, "{what}: landed, but main is not the landing");
+            Phase::Landed { record, landing, .. } => {
+                assert_eq!(team.main_tip(), landing.commit, "{what}: landed, but main is not the landing");
                 assert_eq!(
                     tip(team, "refs/mas/runs/r1/landed").as_deref(),
-                    meta["phase"]["record"].as_str(),
+                    Some(record.as_str()),
                     "{what}: the landed ref is not the landing record"
                 );
                 assert_eq!(team.git(&["status", "--porcelain"]), "", "{what}: the checkout of main is not clean");
             }
-            other => panic!("{what}: a reader left the run {other}"),
+            other => panic!("{what}: a reader left the run {}", other.name()),
         }
         // The retry of the same command succeeds.
         let out = mas(team, &team.repo, &args);
@@ -251,11 +253,11 @@ fn land_every_kill_point(moved: bool) -> Tally {
         assert_eq!(team.git(&["rev-list", "--count", &format!("{before}..main")]), "1", "{what}: not one commit");
         assert_eq!(team.git(&["rev-parse", "main^{tree}"]), want_tree, "{what}: main holds another tree");
         assert_eq!(team.git(&["log", "-1", "--format=%(trailers:key=Mas-Run,valueonly)", "main"]), "r1");
-        let meta: Value =
+        let meta: RunMeta =
             serde_json::from_str(&team.here(&team.repo, &["--agent", "carol", "run", "show", "r1", "--json"])).unwrap();
-        assert_eq!(meta["phase"]["phase"], "landed", "{what}");
-        assert_eq!(meta["phase"]["landing"]["commit"], team.main_tip().as_str(), "{what}");
-        assert_eq!(tip(team, "refs/mas/runs/r1/landed").as_deref(), meta["phase"]["record"].as_str(), "{what}");
+        let Phase::Landed { record, landing, .. } = &meta.phase else { panic!("{what}: not landed: {:?}", meta.phase) };
+        assert_eq!(landing.commit, team.main_tip(), "{what}");
+        assert_eq!(tip(team, "refs/mas/runs/r1/landed").as_deref(), Some(record.as_str()), "{what}");
         assert_eq!(team.git(&["status", "--porcelain"]), "", "{what}: the checkout of main is not clean");
         assert!(scratch_left(team).is_empty(), "{what}: scratch checkouts left: {:?}", scratch_left(team));
         assert_consistent(team, what);
@@ -327,11 +329,11 @@ fn a_proposal_killed_anywhere_is_recorded_once_with_its_content() {
         }
         // The first to read the run, an endorser, settles the proposal ref and endorses what the
         // latest event names.
-        let endorsed = team.json(&team.repo, "bob", &["endorse", "alice", "--run", "r1"]);
+        let endorsed: EndorsedOut = team.json_as(&team.repo, "bob", &["endorse", "alice", "--run", "r1"]);
         let held = tip(team, "refs/mas/runs/r1/proposals/alice^{tree}").unwrap();
-        assert_eq!(endorsed["tree"], held.as_str(), "{what}: endorsed another tree than the proposal ref holds");
-        let t = team.json(&team.repo, "bob", &["tally", "r1"]);
-        let proposals = t["proposals"].as_array().unwrap();
+        assert_eq!(endorsed.tree, held, "{what}: endorsed another tree than the proposal ref holds");
+        let t: TallyOut = team.json_as(&team.repo, "bob", &["tally", "r1"]);
+        let proposals = &t.proposals;
         let issues = team.here_json(&team.repo, &["--agent", "bob", "report", "r1"]);
         assert!(
             issues["conflicts"].as_array().unwrap().iter().all(|c| c["type"] != "dependency_inconsistency"),
@@ -339,15 +341,19 @@ fn a_proposal_killed_anywhere_is_recorded_once_with_its_content() {
         );
         if let Some(p) = proposals.first() {
             let held = tip(team, "refs/mas/runs/r1/proposals/alice^{tree}");
-            assert_eq!(held.as_deref(), p["tree"].as_str(), "{what}: the proposal ref does not hold the event's tree");
+            assert_eq!(
+                held.as_deref(),
+                Some(p.tree.as_str()),
+                "{what}: the proposal ref does not hold the event's tree"
+            );
         }
         let out = mas(team, &wt, &args);
         assert!(out.status.success(), "{what}: the retry failed: {}", stderr(&out));
-        let t = team.json(&team.repo, "bob", &["tally", "r1"]);
-        let p = &t["proposals"][0];
-        assert_eq!(p["agent"], "alice");
+        let t: TallyOut = team.json_as(&team.repo, "bob", &["tally", "r1"]);
+        let p = &t.proposals[0];
+        assert_eq!(p.agent, "alice");
         let held = tip(team, "refs/mas/runs/r1/proposals/alice^{tree}").unwrap();
-        assert_eq!(p["tree"], held.as_str(), "{what}");
+        assert_eq!(p.tree, held, "{what}");
         assert_eq!(team.git(&["show", &format!("{held}:NEW.md")]), "a new file", "{what}");
         assert_eq!(team.git(&["show", &format!("{held}:status.txt")]), "ok", "{what}");
         let snapshots: Vec<_> = std::fs::read_dir(&gitdir)
@@ -410,8 +416,8 @@ fn an_endorsement_killed_anywhere_is_recorded_once_and_leaves_no_scratch() {
         }
         let out = mas(team, &team.repo, &args);
         assert!(out.status.success(), "{what}: the retry failed: {}", stderr(&out));
-        let t = team.json(&team.repo, "carol", &["tally", "r1"]);
-        assert_eq!(t["proposals"][0]["endorsers"], serde_json::json!(["bob"]), "{what}");
+        let t: TallyOut = team.json_as(&team.repo, "carol", &["tally", "r1"]);
+        assert_eq!(t.proposals[0].endorsers, ["bob"], "{what}");
         assert!(scratch_left(team).is_empty(), "{what}: scratch checkouts left: {:?}", scratch_left(team));
         assert_consistent(team, what);
     };
@@ -452,16 +458,9 @@ fn an_intent_whose_main_moved_elsewhere_is_void_and_the_run_lands_once_later() {
     let moved = team.main_tip();
     let shown = mas(&team, &team.repo, &["--agent", "carol", "run", "show", "r1", "--json"]);
     assert!(shown.status.success(), "{}", stderr(&shown));
-    let meta: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    assert_eq!(meta["phase"]["phase"], "open", "a void intent does not land the run");
-    assert!(
-        meta["problems"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p["problem"].as_str().unwrap().contains("void landing intent")),
-        "{meta}"
-    );
+    let meta: RunMeta = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(meta.phase, Phase::Open, "a void intent does not land the run");
+    assert!(meta.problems.iter().any(|p| p.problem.contains("void landing intent")), "{meta:?}");
     assert_eq!(team.main_tip(), moved, "reading the run moved main");
     assert_eq!(tip(&team, "refs/mas/runs/r1/landed"), None);
     // Landing again merges onto the moved main, once.
@@ -469,11 +468,11 @@ fn an_intent_whose_main_moved_elsewhere_is_void_and_the_run_lands_once_later() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(team.git(&["rev-list", "--count", &format!("{moved}..main")]), "1");
     assert_eq!(team.git(&["show", "main:CHANGES.md"]), "main moved");
-    let meta: Value =
+    let meta: RunMeta =
         serde_json::from_str(&team.here(&team.repo, &["--agent", "carol", "run", "show", "r1", "--json"])).unwrap();
-    assert_eq!(meta["phase"]["phase"], "landed");
-    assert_eq!(meta["phase"]["landing"]["previous"], moved.as_str());
-    assert_eq!(tip(&team, "refs/mas/runs/r1/landed").as_deref(), meta["phase"]["record"].as_str());
+    let Phase::Landed { record, landing, .. } = &meta.phase else { panic!("not landed: {:?}", meta.phase) };
+    assert_eq!(landing.previous, moved);
+    assert_eq!(tip(&team, "refs/mas/runs/r1/landed").as_deref(), Some(record.as_str()));
     assert_eq!(team.git(&["status", "--porcelain"]), "");
     assert_consistent(&team, "after a void intent");
 }

@@ -1,6 +1,10 @@
 //! `git mas endorse`.
 
 use super::*;
+use crate::json::endorse::EndorsedOut;
+use crate::json::propose::ProposedOut;
+use git_mas::run::events::EventRecord;
+use git_mas::runtime::SemanticPayload;
 
 /// A run with a fast real check (the proposal's status.txt must say ok), and worktrees.
 fn setup(team: &Team) -> (String, PathBuf, PathBuf) {
@@ -17,8 +21,8 @@ fn an_endorsement_records_the_check_bound_to_the_proposal_tree() {
     std::fs::write(alice.join("probe.sh"), "#!/bin/sh\necho probed\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(alice.join("probe.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let proposed = team.here_json(&alice, &["propose"]);
-    let out = team.here_json(
+    let proposed: ProposedOut = team.here_as(&alice, &["propose"]);
+    let out: EndorsedOut = team.here_as(
         &bob,
         &[
             "endorse",
@@ -27,22 +31,23 @@ fn an_endorsement_records_the_check_bound_to_the_proposal_tree() {
             "grep -qx ok status.txt && ./probe.sh && ! git rev-parse --git-dir 2>/dev/null && test \"$GIT_MAS_PROPOSER\" = alice",
         ],
     );
-    assert_eq!(out["verdict"], "passed", "{out}");
-    assert_eq!(out["exit_status"], 0);
-    assert_eq!(out["tree"], proposed["tree"]);
-    assert_eq!(out["valid_endorsements"], serde_json::json!(["bob"]));
-    assert!(out["output_digest"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(out.verdict, "passed", "{out:?}");
+    assert_eq!(out.exit_status, Some(0));
+    assert_eq!(out.tree, proposed.tree);
+    assert_eq!(out.valid_endorsements, ["bob"]);
+    assert!(out.output_digest.as_deref().unwrap().starts_with("sha256:"));
     // The record: a ToolResult whose subject is the tree, the output kept beside it.
-    let (code, log) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/events/bob");
+    let (code, log) = log_chains(&team.env, &team.repo, "refs/mas/runs/r1/events/bob");
     assert_eq!(code, Some(0));
-    let payload = &log[0]["records"][0]["payload"];
-    let event = &payload["event"]["payload"];
-    assert_eq!(event["kind"], "tool-result");
-    assert_eq!(event["subject"], proposed["tree"]);
-    assert_eq!(event["exit_status"], 0);
-    assert!(event["duration_ms"].is_u64());
-    assert_eq!(payload["proposer"], "alice");
-    let record = log[0]["records"][0]["commit"].as_str().unwrap();
+    let payload: EventRecord = serde_json::from_value(log[0].records[0].payload.clone().unwrap()).unwrap();
+    let SemanticPayload::ToolResult { subject, exit_status, duration_ms, .. } = &payload.event.payload else {
+        panic!("a check's endorsement is a tool result: {payload:?}")
+    };
+    assert_eq!(subject, &proposed.tree);
+    assert_eq!(*exit_status, Some(0));
+    assert_eq!(Some(*duration_ms), out.duration_ms);
+    assert_eq!(payload.proposer.as_deref(), Some("alice"));
+    let record = log[0].records[0].commit.as_str();
     assert_eq!(team.git(&["show", &format!("{record}:output.txt")]), "probed");
     // Nothing was left behind in the repository's worktree list.
     assert_eq!(team.git(&["worktree", "list"]).lines().count(), 3);
@@ -56,12 +61,13 @@ fn a_failing_check_records_a_failed_endorsement_and_exits_9() {
     team.here(&alice, &["propose"]);
     let out = team.env.mas(&bob, &["endorse", "alice", "--json"]);
     assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["verdict"], "failed");
-    assert_eq!(json["exit_status"], 1);
-    assert_eq!(json["valid_endorsements"], serde_json::json!([]));
-    let (_, log) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/events/bob");
-    assert_eq!(log[0]["records"][0]["payload"]["event"]["payload"]["exit_status"], 1);
+    let json: EndorsedOut = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json.verdict, "failed");
+    assert_eq!(json.exit_status, Some(1));
+    assert!(json.valid_endorsements.is_empty());
+    let (_, log) = log_chains(&team.env, &team.repo, "refs/mas/runs/r1/events/bob");
+    let payload: EventRecord = serde_json::from_value(log[0].records[0].payload.clone().unwrap()).unwrap();
+    assert!(matches!(payload.event.payload, SemanticPayload::ToolResult { exit_status: Some(1), .. }), "{payload:?}");
     // Human output names the failure.
     let out = team.env.mas(&bob, &["endorse", "alice"]);
     assert_eq!(out.status.code(), Some(9));
@@ -80,22 +86,23 @@ fn endorsements_follow_content_across_re_proposals() {
     std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
     team.here(&alice, &["propose"]);
     team.here(&bob, &["endorse", "alice"]);
-    let second = team.here_json(&carol, &["endorse", "alice"]);
-    assert_eq!(second["valid_endorsements"], serde_json::json!(["bob", "carol"]));
-    assert_eq!(second["at_quorum"], true);
+    let second: EndorsedOut = team.here_as(&carol, &["endorse", "alice"]);
+    assert_eq!(second.valid_endorsements, ["bob", "carol"]);
+    assert!(second.at_quorum);
     // Identical content, new commit: the endorsements stay.
-    let again = team.here_json(&alice, &["propose", "-m", "same tree, new words"]);
-    assert_eq!(again["endorsements_kept"], serde_json::json!(["bob", "carol"]));
+    let again: ProposedOut = team.here_as(&alice, &["propose", "-m", "same tree, new words"]);
+    assert_eq!(again.endorsements_kept, ["bob", "carol"]);
     // Changed content: they are voided.
     std::fs::write(alice.join("extra.txt"), "more\n").unwrap();
-    let changed = team.here_json(&alice, &["propose"]);
-    assert_eq!(changed["endorsements_voided"], serde_json::json!(["bob", "carol"]));
-    let out = team.here_json(&bob, &["endorse", "alice"]);
-    assert_eq!(out["valid_endorsements"], serde_json::json!(["bob"]));
+    let changed: ProposedOut = team.here_as(&alice, &["propose"]);
+    assert_eq!(changed.endorsements_voided, ["bob", "carol"]);
+    let out: EndorsedOut = team.here_as(&bob, &["endorse", "alice"]);
+    assert_eq!(out.valid_endorsements, ["bob"]);
     // A later verdict by the same endorser on the same content replaces the earlier one.
-    let out = team.here_json(&bob, &["endorse", "alice", "--reject", "--reason", "extra.txt is noise"]);
-    assert_eq!(out["verdict"], "rejected");
-    assert_eq!(out["valid_endorsements"], serde_json::json!([]));
+    let out: EndorsedOut = team.here_as(&bob, &["endorse", "alice", "--reject", "--reason", "extra.txt is noise"]);
+    assert_eq!(out.verdict, "rejected");
+    assert_eq!(out.reason.as_deref(), Some("extra.txt is noise"));
+    assert!(out.valid_endorsements.is_empty());
 }
 
 #[test]
@@ -109,8 +116,8 @@ fn self_endorsement_is_refused_unless_configured() {
     assert_refused(&team, out, 1, "self-endorsement is off", &before);
     assert!(stderr(&team.env.mas(&alice, &["endorse", "alice"])).contains("mas.allowSelfEndorse"));
     team.git(&["config", "mas.allowSelfEndorse", "true"]);
-    let out = team.here_json(&alice, &["endorse", "alice"]);
-    assert_eq!(out["valid_endorsements"], serde_json::json!(["alice"]));
+    let out: EndorsedOut = team.here_as(&alice, &["endorse", "alice"]);
+    assert_eq!(out.valid_endorsements, ["alice"]);
 }
 
 #[test]

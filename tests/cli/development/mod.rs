@@ -15,6 +15,11 @@ mod runs;
 mod tally;
 mod worktrees;
 
+/// What `git mas ARGS --json` printed, deserialized.
+fn parse<T: serde::de::DeserializeOwned>(args: &[&str], out: &str) -> T {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{args:?} --json is not its documented shape ({e}): {out}"))
+}
+
 /// A repository holding the fixture project, agents on its committed roster.
 pub struct Team {
     pub env: TestEnv,
@@ -64,6 +69,14 @@ impl Team {
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?} --json is not JSON ({e}): {out}"))
     }
 
+    /// `git mas ARGS --json` run as `agent` in `dir`, deserialized into the command's own output
+    /// type.
+    pub fn json_as<T: serde::de::DeserializeOwned>(&self, dir: &Path, agent: &str, args: &[&str]) -> T {
+        let mut all = args.to_vec();
+        all.push("--json");
+        parse(args, &self.ok(dir, agent, &all))
+    }
+
     /// Creates `agent`'s worktree for `run`; returns its path.
     pub fn worktree(&self, run: &str, agent: &str) -> PathBuf {
         PathBuf::from(self.ok(&self.repo, agent, &["worktree", "add", agent, "--run", run]).trim())
@@ -98,6 +111,13 @@ impl Team {
         all.push("--json");
         let out = self.here(dir, &all);
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?} --json is not JSON ({e}): {out}"))
+    }
+
+    /// Like [`Team::here_json`], deserialized into the command's own output type.
+    pub fn here_as<T: serde::de::DeserializeOwned>(&self, dir: &Path, args: &[&str]) -> T {
+        let mut all = args.to_vec();
+        all.push("--json");
+        parse(args, &self.here(dir, &all))
     }
 
     pub fn git(&self, args: &[&str]) -> String {

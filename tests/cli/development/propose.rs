@@ -1,6 +1,9 @@
 //! `git mas propose`.
 
 use super::*;
+use crate::json::propose::ProposedOut;
+use git_mas::run::events::EventRecord;
+use git_mas::runtime::SemanticPayload;
 
 #[test]
 fn a_proposal_is_the_worktree_as_git_add_all_sees_it_without_touching_its_index() {
@@ -22,10 +25,10 @@ fn a_proposal_is_the_worktree_as_git_add_all_sees_it_without_touching_its_index(
     let status_before = team.env.git(&wt, &["status", "--porcelain"]);
     let main_before = team.main_tip();
 
-    let out = team.here_json(&wt, &["propose", "-m", "alice's take"]);
-    assert_eq!(out["agent"], "alice");
-    assert_eq!(out["round"], 1);
-    let commit = out["commit"].as_str().unwrap();
+    let out: ProposedOut = team.here_as(&wt, &["propose", "-m", "alice's take"]);
+    assert_eq!(out.agent, "alice");
+    assert_eq!(out.round, 1);
+    let commit = out.commit.as_str();
     assert_eq!(team.git(&["rev-parse", "refs/mas/runs/r1/proposals/alice"]), commit);
     assert_eq!(team.git(&["rev-parse", &format!("{commit}^")]), base, "the base is the parent");
     assert_eq!(team.git(&["log", "-1", "--format=%s", commit]), "alice's take");
@@ -39,13 +42,16 @@ fn a_proposal_is_the_worktree_as_git_add_all_sees_it_without_touching_its_index(
     assert_eq!(team.main_tip(), main_before);
     assert!(!wt.join(".git").is_dir());
     // The event is a verified record in alice's chain of the run.
-    let (code, log) = log_json(&team.env, &team.repo, "refs/mas/runs/r1/events/alice");
+    let (code, log) = log_chains(&team.env, &team.repo, "refs/mas/runs/r1/events/alice");
     assert_eq!(code, Some(0));
-    assert_eq!(statuses(&log[0]), ["verified"]);
-    let payload = &log[0]["records"][0]["payload"];
-    assert_eq!(payload["event"]["payload"]["kind"], "external-bytes");
-    assert_eq!(payload["event"]["payload"]["digest"], out["tree"]);
-    assert_eq!(payload["commit"], commit);
+    assert_eq!(log[0].records.len(), 1);
+    assert!(all_verified(&log[0]));
+    let record: EventRecord = serde_json::from_value(log[0].records[0].payload.clone().unwrap()).unwrap();
+    let SemanticPayload::ExternalBytes { digest, .. } = &record.event.payload else {
+        panic!("a proposal event is external bytes: {record:?}")
+    };
+    assert_eq!(digest, &out.tree);
+    assert_eq!(record.commit, commit);
 }
 
 #[test]
@@ -54,19 +60,16 @@ fn re_proposing_replaces_and_rounds_count_content_changes() {
     let run = team.start("alice", &["--max-rounds", "2"]);
     let wt = team.worktree(&run, "alice");
     std::fs::write(wt.join("a.txt"), "one\n").unwrap();
-    let first = team.here_json(&wt, &["propose"]);
-    let same = team.here_json(&wt, &["propose", "-m", "same content, new message"]);
-    assert_eq!(same["tree"], first["tree"]);
-    assert_eq!(same["round"], 1, "identical content is no new round");
-    assert_ne!(same["commit"], first["commit"]);
+    let first: ProposedOut = team.here_as(&wt, &["propose"]);
+    let same: ProposedOut = team.here_as(&wt, &["propose", "-m", "same content, new message"]);
+    assert_eq!(same.tree, first.tree);
+    assert_eq!(same.round, 1, "identical content is no new round");
+    assert_ne!(same.commit, first.commit);
     std::fs::write(wt.join("a.txt"), "two\n").unwrap();
-    let second = team.here_json(&wt, &["propose"]);
-    assert_eq!(second["round"], 2);
-    assert_eq!(second["previous_tree"], first["tree"]);
-    assert_eq!(
-        team.git(&["rev-parse", &format!("refs/mas/runs/{run}/proposals/alice")]),
-        second["commit"].as_str().unwrap()
-    );
+    let second: ProposedOut = team.here_as(&wt, &["propose"]);
+    assert_eq!(second.round, 2);
+    assert_eq!(second.previous_tree, Some(first.tree));
+    assert_eq!(team.git(&["rev-parse", &format!("refs/mas/runs/{run}/proposals/alice")]), second.commit);
     // A third content would be round 3 of 2: refused, nothing changes.
     std::fs::write(wt.join("a.txt"), "three\n").unwrap();
     let before = team.refs();

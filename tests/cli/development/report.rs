@@ -11,8 +11,8 @@ fn report(team: &Team, run: &str) -> Value {
 
 /// The report stored under refs/mas/runs/<run>/report, newest.
 fn stored(team: &Team, run: &str) -> Value {
-    let (_, log) = log_json(&team.env, &team.repo, &format!("refs/mas/runs/{run}/report"));
-    log[0]["records"][0]["payload"].clone()
+    let (_, log) = log_chains(&team.env, &team.repo, &format!("refs/mas/runs/{run}/report"));
+    log[0].records[0].payload.clone().expect("the stored report")
 }
 
 /// A run in which alice's proposal reaches quorum; `endorse` adds flags to both endorsements.
@@ -60,8 +60,10 @@ fn termination_reasons_arise_from_real_runs_and_each_terminal_report_has_exactly
 
     // tasks_completed (failed): aborted, no other signal.
     endorsed_run(&team, "abandoned", &["--check", CHECK], &[]);
-    let out = team.json(&team.repo, "bob", &["run", "abort", "abandoned", "--reason", "goal withdrawn"]);
-    assert_eq!(out["report"]["status"], "failed");
+    let out: crate::json::run::AbortedOut =
+        team.json_as(&team.repo, "bob", &["run", "abort", "abandoned", "--reason", "goal withdrawn"]);
+    assert_eq!(out.report.status.name(), "failed");
+    assert_eq!(out.aborted.reason, "goal withdrawn");
     reports.push(("tasks_completed".into(), report(&team, "abandoned")));
 
     // risk_blocked: aborted because of a risk.
@@ -96,7 +98,8 @@ fn landing_after_the_budget_ran_out_reports_budget_exhausted() {
     let team = Team::new(&["alice", "bob", "carol"]);
     // budget_exhausted: landed after the budget ran out.
     let b = endorsed_run(&team, "budget", &["--check", CHECK, "--budget", "3s"], &[]);
-    let started = team.json(&team.repo, "alice", &["run", "show", "budget"])["def"]["created_at_ms"].as_u64().unwrap();
+    let started =
+        team.json_as::<git_mas::run::RunMeta>(&team.repo, "alice", &["run", "show", "budget"]).def.created_at_ms;
     let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     std::thread::sleep(std::time::Duration::from_millis((started + 3100).saturating_sub(now())));
     team.here(&b, &["land"]);

@@ -1,34 +1,44 @@
 //! `git mas run start|list|show|abort`.
 
 use super::*;
+use crate::json::run::Listed;
+use git_mas::run::{Phase, RunMeta};
+use git_mas::runtime::PatternKind;
 
 #[test]
 fn a_run_records_its_definition_with_main_as_base() {
     let team = Team::new(&["alice", "bob", "carol"]);
     let id = team.start("alice", &["--id", "tax-fix", "--quorum", "9", "--check", "sh check.sh", "--budget", "2h"]);
     assert_eq!(id, "tax-fix");
-    let def = team.json(&team.repo, "bob", &["run", "show", "tax-fix"]);
-    assert_eq!(def["def"]["base"], team.main_tip().as_str());
-    assert_eq!(def["def"]["roster"], serde_json::json!(["alice", "bob", "carol"]));
-    assert_eq!(def["def"]["quorum"], 3, "capped at the roster");
-    assert_eq!(def["def"]["requested_quorum"], 9);
-    assert_eq!(def["def"]["class"], "development");
-    assert_eq!(def["def"]["check"], "sh check.sh");
-    assert_eq!(def["def"]["budget_ms"], 7_200_000);
-    assert_eq!(def["def"]["started_by"], "alice");
-    assert_eq!(def["phase"]["phase"], "open");
+    let shown: RunMeta = team.json_as(&team.repo, "bob", &["run", "show", "tax-fix"]);
+    let def = &shown.def;
+    assert_eq!(def.base, team.main_tip());
+    assert_eq!(def.roster, ["alice", "bob", "carol"]);
+    assert_eq!(def.quorum, 3, "capped at the roster");
+    assert_eq!(def.requested_quorum, Some(9));
+    assert_eq!(def.class, PatternKind::Development);
+    assert_eq!(def.check.as_deref(), Some("sh check.sh"));
+    assert_eq!(def.budget_ms, Some(7_200_000));
+    assert_eq!(def.started_by, "alice");
+    assert_eq!(shown.phase, Phase::Open);
     // The definition is a signed record in the shared meta chain.
-    let (code, log) = log_json(&team.env, &team.repo, "refs/mas/runs/tax-fix/meta");
+    let (code, log) = log_chains(&team.env, &team.repo, "refs/mas/runs/tax-fix/meta");
     assert_eq!(code, Some(0));
-    assert_eq!(statuses(&log[0]), ["verified"]);
+    assert_eq!(log[0].records.len(), 1);
+    assert!(all_verified(&log[0]));
     // A fresh id is generated when none is given; the default quorum is a strict majority.
     let other = team.start("bob", &["--roster", "bob,carol"]);
     assert_eq!(other.len(), 8);
-    let def = team.json(&team.repo, "bob", &["run", "show", &other]);
-    assert_eq!(def["def"]["quorum"], 2);
-    assert_eq!(def["def"]["roster"], serde_json::json!(["bob", "carol"]));
-    let list = team.json(&team.repo, "bob", &["run", "list"]);
-    assert_eq!(list.as_array().unwrap().len(), 2);
+    let shown: RunMeta = team.json_as(&team.repo, "bob", &["run", "show", &other]);
+    assert_eq!(shown.def.quorum, 2);
+    assert_eq!(shown.def.roster, ["bob", "carol"]);
+    let list: Vec<Listed> = team.json_as(&team.repo, "bob", &["run", "list"]);
+    let mut ids: Vec<&str> = list.iter().map(|r| r.id.as_str()).collect();
+    ids.sort_unstable();
+    let mut want = vec!["tax-fix", other.as_str()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    assert!(list.iter().all(|r| r.phase == "open" && r.problem.is_none()), "{list:?}");
     let text = team.ok(&team.repo, "bob", &["run", "list"]);
     assert!(text.contains("tax-fix") && text.contains("open"), "{text}");
 }
@@ -66,10 +76,10 @@ fn an_aborted_run_stays_aborted() {
     let team = Team::new(&["alice", "bob"]);
     let id = team.start("alice", &[]);
     team.ok(&team.repo, "bob", &["run", "abort", &id, "--reason", "goal withdrawn"]);
-    let shown = team.json(&team.repo, "alice", &["run", "show"]);
-    assert_eq!(shown["phase"]["phase"], "aborted");
-    assert_eq!(shown["phase"]["abort"]["reason"], "goal withdrawn");
-    assert_eq!(shown["phase"]["by"], "bob");
+    let shown: RunMeta = team.json_as(&team.repo, "alice", &["run", "show"]);
+    let Phase::Aborted { by, abort } = &shown.phase else { panic!("not aborted: {:?}", shown.phase) };
+    assert_eq!(abort.reason, "goal withdrawn");
+    assert_eq!(by, "bob");
     let before = team.refs();
     let out = team.as_agent(&team.repo, "alice", &["run", "abort", &id, "--reason", "again"]);
     assert_refused(&team, out, 1, "was aborted: goal withdrawn", &before);

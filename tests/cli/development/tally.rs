@@ -1,6 +1,8 @@
 //! `git mas tally`.
 
 use super::*;
+use crate::json::tally::TallyOut;
+use git_mas::convergence::ConflictType;
 
 #[test]
 fn tally_replays_proposals_endorsements_quorum_leader_and_conflicts() {
@@ -16,10 +18,10 @@ fn tally_replays_proposals_endorsements_quorum_leader_and_conflicts() {
     // One endorsement each for alice and bob: a tie, which goes to alice, the first id.
     team.here(&c, &["endorse", "bob"]);
     team.here(&c, &["endorse", "alice"]);
-    let t = team.here_json(&team.repo, &["tally", "r1"]);
-    assert_eq!(t["leader"], "alice");
-    assert_eq!(t["quorum"], 2);
-    assert_eq!(t["quorum_reached"], false);
+    let t: TallyOut = team.here_as(&team.repo, &["tally", "r1"]);
+    assert_eq!(t.leader.as_deref(), Some("alice"));
+    assert_eq!(t.quorum, 2);
+    assert!(!t.quorum_reached);
     // carol's proposal fails alice's check: a test_failure conflict.
     let out = team.env.mas(&a, &["endorse", "carol"]);
     assert_eq!(out.status.code(), Some(9));
@@ -27,18 +29,18 @@ fn tally_replays_proposals_endorsements_quorum_leader_and_conflicts() {
     let index = PathBuf::from(team.env.git(&a, &["rev-parse", "--absolute-git-dir"])).join("index");
     let index_before = std::fs::read(&index).unwrap();
     let status_before = team.env.git(&a, &["status", "--porcelain"]);
-    let t = team.here_json(&a, &["tally"]);
-    assert_eq!(t["leader"], "bob");
-    assert_eq!(t["quorum_reached"], true);
-    assert_eq!(t["at_quorum"], serde_json::json!(["bob"]));
-    let bob = t["proposals"].as_array().unwrap().iter().find(|p| p["agent"] == "bob").unwrap();
-    assert_eq!(bob["endorsers"], serde_json::json!(["alice", "carol"]));
-    let conflicts = t["conflicts"].as_array().unwrap();
+    let t: TallyOut = team.here_as(&a, &["tally"]);
+    assert_eq!(t.leader.as_deref(), Some("bob"));
+    assert!(t.quorum_reached);
+    assert_eq!(t.at_quorum, ["bob"]);
+    let bob = t.proposals.iter().find(|p| p.agent == "bob").unwrap();
+    assert_eq!(bob.endorsers, ["alice", "carol"]);
+    let conflicts = &t.conflicts;
     assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
-    assert_eq!(conflicts[0]["type"], "test_failure");
-    assert_eq!(conflicts[0]["proposals"], serde_json::json!(["carol"]));
-    assert_eq!(conflicts[0]["resolved"], false);
-    assert_eq!(t["counters"]["applied"], 7, "three proposals, four endorsements");
+    assert_eq!(conflicts[0].kind, ConflictType::TestFailure);
+    assert_eq!(conflicts[0].proposals, ["carol"]);
+    assert!(!conflicts[0].resolved);
+    assert_eq!(t.counters.applied, 7, "three proposals, four endorsements");
     // Tallying touched no index or working tree, and no ref.
     assert_eq!(std::fs::read(&index).unwrap(), index_before);
     assert_eq!(team.env.git(&a, &["status", "--porcelain"]), status_before);
@@ -66,12 +68,12 @@ fn records_and_events_that_do_not_count_are_listed() {
     // A self-endorsement made while the repository allowed it no longer counts once it does not.
     team.git(&["config", "mas.allowSelfEndorse", "true"]);
     team.here(&a, &["endorse", "alice"]);
-    assert_eq!(team.here_json(&a, &["tally"])["proposals"][0]["endorsers"], serde_json::json!(["alice"]));
+    assert_eq!(team.here_as::<TallyOut>(&a, &["tally"]).proposals[0].endorsers, ["alice"]);
     team.git(&["config", "mas.allowSelfEndorse", "false"]);
-    let t = team.here_json(&a, &["tally"]);
-    assert_eq!(t["proposals"][0]["endorsers"], serde_json::json!([]));
-    assert_eq!(t["refused"][0]["code"], "incompatible-payload");
-    assert!(t["refused"][0]["reason"].as_str().unwrap().contains("self-endorsement is off"));
+    let t: TallyOut = team.here_as(&a, &["tally"]);
+    assert!(t.proposals[0].endorsers.is_empty());
+    assert_eq!(t.refused[0].code, "incompatible-payload");
+    assert!(t.refused[0].reason.contains("self-endorsement is off"));
     // A record forged into bob's chain with plain git (unsigned) is parked, never applied.
     let payload = r#"{"agent":"bob","kind":"endorsement","payload":{},"schema":1,"seq":1}"#;
     let mut cmd = team.env.git_cmd(&team.repo);
@@ -94,9 +96,9 @@ fn records_and_events_that_do_not_count_are_listed() {
     };
     let commit = team.git(&["commit-tree", tree.trim(), "-m", "forged"]);
     team.git(&["update-ref", "refs/mas/runs/r1/events/bob", &commit]);
-    let t = team.here_json(&a, &["tally"]);
-    assert_eq!(t["problems"][0]["problem"], "AUTH_REQUIRED");
-    assert_eq!(t["counters"]["applied"], 1, "only alice's proposal counts");
+    let t: TallyOut = team.here_as(&a, &["tally"]);
+    assert_eq!(t.problems[0].problem, "AUTH_REQUIRED");
+    assert_eq!(t.counters.applied, 1, "only alice's proposal counts");
 }
 
 #[test]
@@ -108,22 +110,22 @@ fn the_verified_chain_cache_follows_tips_and_the_roster_and_survives_garbage() {
     std::fs::write(a.join("x.txt"), "x\n").unwrap();
     team.here(&a, &["propose"]);
     team.here(&b, &["endorse", "alice", "--no-check"]);
-    let first = team.here_json(&a, &["tally"]);
-    assert_eq!(first["leader"], "alice");
+    let first: TallyOut = team.here_as(&a, &["tally"]);
+    assert_eq!(first.leader.as_deref(), Some("alice"));
     let cache = PathBuf::from(team.git(&["rev-parse", "--git-common-dir"])).join("mas-cache/events-v2");
     let cache = if cache.is_absolute() { cache } else { team.repo.join(cache) };
     let files: Vec<PathBuf> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(files.len(), 2, "one cached chain per agent chain");
     // Warm: the same answer.
-    assert_eq!(team.here_json(&a, &["tally"])["proposals"], first["proposals"]);
+    assert_eq!(team.here_as::<TallyOut>(&a, &["tally"]).proposals, first.proposals);
     // A chain that moves is read again.
     team.here(&b, &["endorse", "alice", "--reject", "--reason", "second thoughts"]);
-    assert_eq!(team.here_json(&a, &["tally"])["leader"], Value::Null);
+    assert_eq!(team.here_as::<TallyOut>(&a, &["tally"]).leader, None);
     // Garbage in the cache is a miss, not an error.
     for f in &files {
         std::fs::write(f, "not json").unwrap();
     }
-    assert_eq!(team.here_json(&a, &["tally"])["leader"], Value::Null);
+    assert_eq!(team.here_as::<TallyOut>(&a, &["tally"]).leader, None);
     // A roster that changes bob's key makes bob's cached verdicts stale: his records are now
     // signed by a key the roster does not list.
     team.ok(&team.repo, "alice", &["agent", "new", "dave"]);
@@ -136,8 +138,7 @@ fn the_verified_chain_cache_follows_tips_and_the_roster_and_survives_garbage() {
         .collect();
     std::fs::write(team.repo.join(".mas/roster"), edited.join("\n") + "\n").unwrap();
     team.git(&["commit", "-qam", "rotate bob's key"]);
-    let t = team.json(&team.repo, "alice", &["tally", "r1"]);
-    let problems: Vec<&str> =
-        t["problems"].as_array().unwrap().iter().map(|p| p["problem"].as_str().unwrap()).collect();
-    assert_eq!(problems, ["SPOOF", "SPOOF"], "{t:#}");
+    let t: TallyOut = team.json_as(&team.repo, "alice", &["tally", "r1"]);
+    let problems: Vec<&str> = t.problems.iter().map(|p| p.problem.as_str()).collect();
+    assert_eq!(problems, ["SPOOF", "SPOOF"], "{t:#?}");
 }

@@ -31,8 +31,10 @@ fn an_agent_worktree_is_detached_at_the_base_and_knows_its_agent_and_run() {
     let out = team.as_agent(&team.repo, "alice", &["worktree", "add", "Bob", "--run", "r1"]);
     assert_refused(&team, out, 1, "agent name", &before);
     // --path, relative to where the command runs.
-    let json = team.json(&team.repo, "alice", &["worktree", "add", "alice", "--path", "../alice-wt"]);
-    assert_eq!(json["agent"], "alice");
+    let json: crate::json::worktree::WorktreeOut =
+        team.json_as(&team.repo, "alice", &["worktree", "add", "alice", "--path", "../alice-wt"]);
+    assert_eq!(json.agent, "alice");
+    assert!(json.path.join("Cargo.toml").exists());
     assert!(team.env.root().join("alice-wt/Cargo.toml").exists());
 }
 
@@ -63,8 +65,10 @@ fn removing_a_worktree_refuses_to_discard_unproposed_changes() {
     let out = team.as_agent(&team.repo, "alice", &["worktree", "remove", "alice", "--json"]);
     assert!(stderr(&out).contains("2 paths"), "{}", stderr(&out));
     // --force discards.
-    let json = team.json(&team.repo, "alice", &["worktree", "remove", "alice", "--force"]);
-    assert_eq!(json["discarded"]["paths"].as_array().unwrap().len(), 2);
+    let json: crate::json::worktree::RemovedOut =
+        team.json_as(&team.repo, "alice", &["worktree", "remove", "alice", "--force"]);
+    assert_eq!(json.discarded.expect("discarded changes").paths, ["notes.md", "src/money.rs"]);
+    assert_eq!(json.removed.agent, "alice");
     assert!(!wt.exists());
     let out = team.as_agent(&team.repo, "alice", &["worktree", "remove", "alice"]);
     assert_refused(&team, out, 1, "has no worktree", &team.refs());

@@ -1,0 +1,34 @@
+//! `git mas endorse --json`.
+
+use serde::{Deserialize, Serialize};
+
+/// The endorsement just recorded, and where the proposal stands now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndorsedOut {
+    /// The run.
+    pub run: String,
+    /// Who endorsed.
+    pub endorser: String,
+    /// Whose proposal.
+    pub proposer: String,
+    /// The proposal's tree the endorsement binds to.
+    pub tree: String,
+    /// `passed`, `failed`, `accepted` (review, no check) or `rejected`.
+    pub verdict: String,
+    /// The check command, when one ran.
+    pub command: Option<String>,
+    /// Its exit status (`None`: killed, timed out, or no check ran).
+    pub exit_status: Option<i32>,
+    /// Its wall time, when one ran.
+    pub duration_ms: Option<u64>,
+    /// `sha256:<hex>` of its output, when one ran.
+    pub output_digest: Option<String>,
+    /// The review's reason (with --reject or --no-check).
+    pub reason: Option<String>,
+    /// The proposal's valid endorsers now.
+    pub valid_endorsements: Vec<String>,
+    /// The run's quorum.
+    pub quorum: u32,
+    /// Whether the proposal is at quorum now.
+    pub at_quorum: bool,
+}

@@ -1,0 +1,133 @@
+//! Proposing: a worktree's content becomes an agent's proposal in a run, in one call.
+//!
+//! The steps are the pool's (`pool::proposal`: the worktree's tree without touching its index,
+//! the commit on the run's base, settling the proposal ref) and the run's (its rules, its event
+//! chain); this module puts them in their order so that every caller proposes the same way:
+//! the rules first ([`rules::may_propose`], the round limit, the message), then the proposal event
+//! appended to the agent's chain — with the run re-read and refused if it ended meanwhile — and
+//! only then the proposal ref moved to what the tally counts. A crash between the event and the
+//! ref is completed by the next reader (`pool::proposal::settle`).
+
+use super::events::{self, EventRecord, PROPOSAL_KIND};
+use super::rules::{self, Carried, Refusal};
+use super::{RunDef, RunError, RunMeta, proposal_ref};
+use crate::engines::EngineError;
+use crate::engines::development::ProposalTally;
+use crate::identity::{AgentKey, Roster};
+use crate::pool::{PoolError, proposal};
+use crate::runtime::SemanticPayload;
+use crate::store::Store;
+use gix::ObjectId;
+use std::path::Path;
+use thiserror::Error;
+
+/// What to propose.
+#[derive(Clone, Copy)]
+pub struct Ask<'a> {
+    /// The proposer.
+    pub agent: &'a str,
+    /// Its key (the event is signed with it).
+    pub key: &'a AgentKey,
+    /// The worktree whose content is proposed.
+    pub workdir: &'a Path,
+    /// The proposal's message (`None`: one naming the proposer and the goal).
+    pub message: Option<&'a str>,
+    /// The time the budget is checked at (the event is stamped when it is appended).
+    pub now_ms: u64,
+}
+
+/// The proposal recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposed {
+    /// Its commit (the run's base is its parent).
+    pub commit: ObjectId,
+    /// Its tree.
+    pub tree: ObjectId,
+    /// Which round of the proposer's it is.
+    pub round: u64,
+    /// The proposal it replaces, as the tally counted it.
+    pub previous: Option<ProposalTally>,
+    /// What became of the previous proposal's endorsements.
+    pub carried: Carried,
+    /// The proposal ref holds another commit than this one: a later proposal of the same agent
+    /// counts instead.
+    pub superseded: bool,
+}
+
+/// Why a proposal was not recorded.
+#[derive(Debug, Error)]
+pub enum ProposeError {
+    /// A rule refused it.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// The run could not be read or written.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The worktree, the commit or the proposal ref.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// The run's events do not replay.
+    #[error("run {run}: {source}")]
+    Replay {
+        /// The run.
+        run: String,
+        /// What the engine said.
+        source: EngineError,
+    },
+}
+
+/// Proposes `ask.workdir`'s content as `ask.agent`'s proposal in the run `meta` describes.
+pub fn propose(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> Result<Proposed, ProposeError> {
+    rules::may_propose(meta, ask.agent, ask.now_ms)?;
+    let def = &meta.def;
+    let tree = proposal::worktree_tree(ask.workdir)?;
+    let (round, previous) = next_round(store, roster, def, ask.agent, tree)?;
+    rules::ensure_round(def, round)?;
+    let message = rules::proposal_message(ask.message, ask.agent, def)?;
+    let len = proposal::tree_size(ask.workdir, tree)?;
+    let commit = proposal::write_commit(store, tree, def.base_id()?, ask.agent, &message)?;
+    let payload = SemanticPayload::ExternalBytes { digest: tree.to_string(), len };
+    let record = EventRecord {
+        event: events::event(&def.id, ask.agent, round.saturating_sub(1), payload),
+        at_ms: super::now_ms(),
+        commit: commit.to_string(),
+        proposer: None,
+        note: Some(message),
+    };
+    let id = def.id.clone();
+    // Step 1: the event.
+    events::append(store, ask.key, PROPOSAL_KIND, &record, &[], || {
+        super::load_meta(store, roster, &id)?.ensure_open()?;
+        Ok(Vec::new())
+    })?;
+    // Step 2: the proposal ref, to the proposal the tally counts.
+    let loaded = events::load(store, roster, &def.id)?;
+    let runtime = replay(def, store, &loaded)?;
+    proposal::settle(store, def, &loaded, &runtime, Some(ask.agent))?;
+    let superseded = store.tip(&proposal_ref(&def.id, ask.agent)).map_err(RunError::from)? != Some(commit);
+    let carried = rules::carried_endorsements(previous.as_ref(), &tree.to_string());
+    Ok(Proposed { commit, tree, round, previous, carried, superseded })
+}
+
+fn replay(
+    def: &RunDef,
+    store: &Store,
+    loaded: &events::RunEvents,
+) -> Result<crate::runtime::MasRuntime<crate::engines::DevelopmentEngine>, ProposeError> {
+    events::replay(def, events::self_endorse_allowed(store), loaded)
+        .map_err(|source| ProposeError::Replay { run: def.id.clone(), source })
+}
+
+/// The round a proposal of `tree` would be for `agent`, and the agent's current proposal.
+fn next_round(
+    store: &Store,
+    roster: &Roster,
+    def: &RunDef,
+    agent: &str,
+    tree: ObjectId,
+) -> Result<(u64, Option<ProposalTally>), ProposeError> {
+    let loaded = events::load(store, roster, &def.id)?;
+    let runtime = replay(def, store, &loaded)?;
+    let engine = runtime.engine();
+    Ok((engine.round_of_next(agent, &tree.to_string()), engine.tally().proposal(agent).cloned()))
+}
