@@ -1,5 +1,7 @@
 //! Embeds `tests/fixtures-repo/` and `skills/` into the binary, so `git mas demo` and
 //! `git mas skills install` work from an installed binary with no source tree at hand.
+// A build script talks to cargo through stdout (`cargo:` lines): that is what println! is for here.
+#![allow(clippy::disallowed_macros)]
 
 use std::path::Path;
 

@@ -21,6 +21,9 @@ use git_mas::attention::gate_io::GateIoError;
 use git_mas::converge_driver::record::{RecordError, runs_prefix};
 use git_mas::identity::{KeyError, NameError, RosterError};
 use git_mas::pool::PoolError;
+use git_mas::run::endorse::EndorseError;
+use git_mas::run::propose::ProposeError;
+use git_mas::run::rules::Refusal;
 use git_mas::run::{RunError, SettingError};
 use git_mas::skills::SkillsError;
 use git_mas::store::StoreError;
@@ -481,11 +484,80 @@ impl From<SkillsError> for CliError {
     }
 }
 
+impl From<Refusal> for CliError {
+    /// A refused proposal or endorsement: a user error with what to do instead, or a usage error
+    /// when a flag's value is blank.
+    fn from(e: Refusal) -> Self {
+        let e = match e {
+            Refusal::Ended(run) => return CliError::from(run),
+            blank @ (Refusal::EmptyMessage | Refusal::EmptyReason) => return CliError::usage(blank.to_string()),
+            other => other,
+        };
+        let hint = match &e {
+            Refusal::Ended(_) | Refusal::EmptyMessage | Refusal::EmptyReason => None,
+            Refusal::BudgetExhausted { .. } => {
+                Some("land what has a quorum with `git mas land`, or stop the run with `git mas run abort`".to_string())
+            }
+            Refusal::RoundLimit { .. } => {
+                Some("re-propose your current content, land what has a quorum, or abort the run".to_string())
+            }
+            Refusal::SelfEndorsement { .. } => Some(
+                "ask another agent to endorse it, or allow it for this repository with `git config mas.allowSelfEndorse true`"
+                    .to_string(),
+            ),
+            Refusal::EmptyCheck => Some("endorse by review alone with --no-check".to_string()),
+            Refusal::NoCheck { .. } => {
+                Some("pass --check CMD, set `git config mas.check CMD`, or endorse by review with --no-check".to_string())
+            }
+            Refusal::NoProposal { proposer, .. } => Some(format!("{proposer} proposes with `git mas propose` in its worktree")),
+            Refusal::ProposalRefChanged { proposer, .. } => Some(format!("{proposer} re-proposes with `git mas propose`")),
+            Refusal::CallerNotOnRoster { .. }
+            | Refusal::NotOnRoster { .. } => None,
+        };
+        let err = if matches!(e, Refusal::EmptyCheck) {
+            CliError::usage(e.to_string())
+        } else {
+            CliError::user(e.to_string())
+        };
+        match hint {
+            Some(h) => err.hinted(h),
+            None => err,
+        }
+    }
+}
+
+impl From<ProposeError> for CliError {
+    fn from(e: ProposeError) -> Self {
+        match e {
+            ProposeError::Refused(r) => CliError::from(r),
+            ProposeError::Run(r) => CliError::from(r),
+            ProposeError::Pool(p) => CliError::from(p),
+            replay @ ProposeError::Replay { .. } => CliError::internal(replay.to_string()),
+        }
+    }
+}
+
+impl From<EndorseError> for CliError {
+    fn from(e: EndorseError) -> Self {
+        match e {
+            EndorseError::Refused(r) => CliError::from(r),
+            EndorseError::Run(r) => CliError::from(r),
+            EndorseError::Pool(p) => CliError::from(p),
+            internal @ (EndorseError::Replay { .. }
+            | EndorseError::NotATree { .. }
+            | EndorseError::BadTreeId { .. }
+            | EndorseError::Output { .. }
+            | EndorseError::NotAVerdict) => CliError::internal(internal.to_string()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use git_mas::attention::frame::InputKind;
     use git_mas::attention::touched::TouchedError;
+    use git_mas::engines::EngineError;
     use git_mas::skills::Conflict;
     use std::io::{Error as IoError, ErrorKind};
     use std::path::PathBuf;
@@ -740,6 +812,59 @@ mod tests {
                  Hint: run it in a clone or a worktree of this repository\n";
             Run => PoolError::Run(RunError::NoSuchRun { id: "r9".into() }), 1,
                 "Error: no run \"r9\" in this repository\nHint: list the runs with `git mas run list`\n";
+        ));
+        rows.extend(rows!(Refusal via CliError::from;
+            Ended => Refusal::Ended(RunError::Aborted { id: "r1".into(), reason: "wrong goal".into() }), 1,
+                "Error: run \"r1\" was aborted: wrong goal\nHint: start a new run for further work\n";
+            CallerNotOnRoster => Refusal::CallerNotOnRoster { agent: "zed".into(), run: "r1".into(), roster: vec!["alice".into(), "bob".into()] }, 1,
+                "Error: you (zed) are not on run r1's roster (alice, bob)\n";
+            NotOnRoster => Refusal::NotOnRoster { agent: "zed".into(), run: "r1".into(), roster: vec!["alice".into()] }, 1,
+                "Error: 'zed' is not on run r1's roster (alice)\n";
+            BudgetExhausted => Refusal::BudgetExhausted { run: "r1".into(), budget_ms: 60_000, used_ms: 61_000 }, 1,
+                "Error: run r1's budget of 1m is exhausted\n\
+                 Hint: land what has a quorum with `git mas land`, or stop the run with `git mas run abort`\n";
+            RoundLimit => Refusal::RoundLimit { run: "r1".into(), round: 4, max: 3 }, 1,
+                "Error: this would be your round 4 in run r1, which allows 3: your proposal stays as it is\n\
+                 Hint: re-propose your current content, land what has a quorum, or abort the run\n";
+            EmptyMessage => Refusal::EmptyMessage, 2, "Error: the message is empty\n";
+            SelfEndorsement => Refusal::SelfEndorsement { agent: "alice".into() }, 1,
+                "Error: you cannot endorse your own proposal: self-endorsement is off\n\
+                 Hint: ask another agent to endorse it, or allow it for this repository with \
+                 `git config mas.allowSelfEndorse true`\n";
+            EmptyReason => Refusal::EmptyReason, 2, "Error: --reason is empty: say why you reject it\n";
+            EmptyCheck => Refusal::EmptyCheck, 2,
+                "Error: --check is empty: give the command to run, or omit --check for the run's own\n\
+                 Hint: endorse by review alone with --no-check\n";
+            NoCheck => Refusal::NoCheck { run: "r1".into() }, 1,
+                "Error: run r1 has no check command to endorse with\n\
+                 Hint: pass --check CMD, set `git config mas.check CMD`, or endorse by review with --no-check\n";
+            NoProposal => Refusal::NoProposal { proposer: "bob".into(), run: "r1".into() }, 1,
+                "Error: bob has no proposal in run r1\nHint: bob proposes with `git mas propose` in its worktree\n";
+            ProposalRefChanged => Refusal::ProposalRefChanged { proposer: "bob".into(), tree: "0123456789abcdef".into(), found: "fe".into() }, 1,
+                "Error: bob's proposal ref does not hold the content its latest proposal event names (tree 0123456789ab); \
+                 it was changed outside `git mas propose`\nHint: bob re-proposes with `git mas propose`\n";
+        ));
+        rows.extend(rows!(ProposeError via CliError::from;
+            Refused => ProposeError::Refused(Refusal::EmptyMessage), 2, "Error: the message is empty\n";
+            Run => ProposeError::Run(RunError::NoSuchRun { id: "r9".into() }), 1,
+                "Error: no run \"r9\" in this repository\nHint: list the runs with `git mas run list`\n";
+            Pool => ProposeError::Pool(PoolError::NothingToLand { run: "r1".into() }), 1, "Error: no proposal to land\n";
+            Replay => ProposeError::Replay { run: "r1".into(), source: EngineError::EmptyRoster }, 3,
+                "Error: run r1: the roster is empty\n";
+        ));
+        rows.extend(rows!(EndorseError via CliError::from;
+            Refused => EndorseError::Refused(Refusal::EmptyReason), 2, "Error: --reason is empty: say why you reject it\n";
+            Run => EndorseError::Run(RunError::NoSuchRun { id: "r9".into() }), 1,
+                "Error: no run \"r9\" in this repository\nHint: list the runs with `git mas run list`\n";
+            Pool => EndorseError::Pool(PoolError::NoBranch { branch: "main".into() }), 1,
+                "Error: the branch main does not exist\n\
+                 Hint: commit something on the integration branch first, or name it with `git config mas.branch`\n";
+            Replay => EndorseError::Replay { run: "r1".into(), source: EngineError::EmptyRoster }, 3,
+                "Error: run r1: the roster is empty\n";
+            NotATree => EndorseError::NotATree { kind: "blob".into() }, 3, "Error: the accepted proposal is not a tree\n";
+            BadTreeId => EndorseError::BadTreeId { tree: "xyz".into() }, 3, "Error: \"xyz\" is not a tree id\n";
+            Output => EndorseError::Output { why: "disk full".into() }, 3, "Error: storing the check's output: disk full\n";
+            NotAVerdict => EndorseError::NotAVerdict, 3, "Error: the endorsement to record is not a verdict\n";
         ));
         rows.extend(rows!(GateIoError via CliError::from;
             Roster => GateIoError::Roster { source: StoreError::Roster(roster_encoding()) }, 7,
