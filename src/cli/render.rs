@@ -86,3 +86,11 @@ pub fn targets(snapshot: &Snapshot, top: usize) -> String {
     }
     o
 }
+
+/// A failed check in words: its exit status, or that it was killed (a timeout or a signal).
+pub fn failed(exit_status: Option<i32>) -> String {
+    match exit_status {
+        Some(code) => format!("FAILED (exit {code})"),
+        None => "FAILED (killed)".into(),
+    }
+}

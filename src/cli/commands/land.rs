@@ -5,7 +5,7 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::json::land::LandOut;
 use crate::cli::output::JsonFlag;
-use crate::cli::render::{describe_recovery, short};
+use crate::cli::render::{self, describe_recovery, short};
 use crate::cli::runs::load_view;
 use git_mas::convergence::ConvergenceReport;
 use git_mas::pool::land::{LandPlan, Landed};
@@ -103,7 +103,7 @@ fn describe(plan: &LandPlan, o: &mut String) {
             o,
             "  merged tree checked with `{}`: {}",
             c.command,
-            if c.passed() { "passed".to_string() } else { format!("FAILED ({:?})", c.exit_status) }
+            if c.passed() { "passed".to_string() } else { render::failed(c.exit_status) }
         );
     } else if plan.merged && plan.tree.is_some() {
         let _ = writeln!(o, "  merged tree not checked: the run has no check command");

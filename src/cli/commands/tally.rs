@@ -5,7 +5,7 @@ use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::tally::TallyOut;
 use crate::cli::output::JsonFlag;
-use crate::cli::render::{describe_phase, short};
+use crate::cli::render::{self, describe_phase, short};
 use crate::cli::runs::load_view;
 use git_mas::convergence::ConvergenceReport;
 use git_mas::engines::development::{Judgement, ProposalTally};
@@ -36,8 +36,7 @@ pub struct TallyArgs {
 fn verdict_text(v: &Judgement) -> String {
     match v {
         Judgement::Passed { .. } => "passed".into(),
-        Judgement::Failed { exit_status: Some(code), .. } => format!("FAILED (exit {code})"),
-        Judgement::Failed { exit_status: None, .. } => "FAILED (killed)".into(),
+        Judgement::Failed { exit_status, .. } => render::failed(*exit_status),
         Judgement::Accepted { .. } => "accepted (review)".into(),
         Judgement::Rejected { reason } => format!("REJECTED: {reason}"),
     }
