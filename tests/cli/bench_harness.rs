@@ -2,9 +2,11 @@
 //! checked for determinism and for the bounds any correct implementation must meet.
 
 use crate::common::*;
-use serde_json::Value;
+use git_mas::evaluation::card::{CardReport, ConditionResult};
+use git_mas::evaluation::workspace::WorkspaceReport;
 
-fn bench_json(env: &TestEnv, args: &[&str]) -> Value {
+/// `git mas bench ARGS --json`, read into the report type the command prints.
+fn bench_json<T: serde::de::DeserializeOwned>(env: &TestEnv, args: &[&str]) -> T {
     let mut full = vec!["bench"];
     full.extend_from_slice(args);
     full.push("--json");
@@ -12,16 +14,12 @@ fn bench_json(env: &TestEnv, args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
-fn card(env: &TestEnv, seed: &str) -> Value {
+fn card(env: &TestEnv, seed: &str) -> CardReport {
     bench_json(env, &["card-alignment", "--seed", seed, "--pairs", "40", "--episodes", "10", "--stale-rate", "0,0.3"])
 }
 
-fn row<'a>(report: &'a Value, condition: &str) -> &'a Value {
-    report["conditions"].as_array().unwrap().iter().find(|c| c["condition"] == condition).unwrap()
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap()
+fn row<'a>(report: &'a CardReport, condition: &str) -> &'a ConditionResult {
+    report.conditions.iter().find(|c| c.condition == condition).unwrap()
 }
 
 #[test]
@@ -32,7 +30,7 @@ fn card_alignment_is_deterministic_per_seed() {
     let b = env.mas_ok(env.root(), &args);
     assert_eq!(a, b);
     assert!(a.contains("no signal") && a.contains("published"), "{a}");
-    assert_ne!(card(&env, "1")["conditions"], card(&env, "2")["conditions"]);
+    assert_ne!(card(&env, "1").conditions, card(&env, "2").conditions);
     assert_eq!(card(&env, "1"), card(&env, "1"));
 }
 
@@ -41,39 +39,37 @@ fn card_alignment_meets_the_sanity_bounds() {
     let env = TestEnv::new();
     for seed in ["1", "2"] {
         let r = card(&env, seed);
-        assert_eq!(f(&r["chance"]), 0.2);
-        let protocol = &row(&r, "protocol")["success"];
-        let none = &row(&r, "no_signal")["success"];
-        let mismatched = &row(&r, "mismatched")["success"];
-        let ungrounded = &row(&r, "ungrounded")["success"];
-        assert_eq!(protocol["trials"], 400);
+        assert_eq!(r.chance, 0.2);
+        let protocol = &row(&r, "protocol").success;
+        let none = &row(&r, "no_signal").success;
+        let mismatched = &row(&r, "mismatched").success;
+        let ungrounded = &row(&r, "ungrounded").success;
+        assert_eq!(protocol.trials, 400);
         // The ceiling is reached through deference, not because the agents already agreed.
-        assert!(row(&r, "protocol")["first_exchange_disagreed"]["count"].as_u64().unwrap() > 40, "seed {seed}");
+        let disagreed = row(&r, "protocol").first_exchange_disagreed.as_ref().expect("counted for the protocol");
+        assert!(disagreed.count > 40, "seed {seed}");
         // No signal is chance: its interval holds 1/5.
-        assert!(f(&none["low"]) <= 0.2 && 0.2 <= f(&none["high"]), "seed {seed}: {none}");
+        assert!(none.low <= 0.2 && 0.2 <= none.high, "seed {seed}: {none:?}");
         // The protocol beats every baseline, beyond their intervals.
         for baseline in [none, mismatched, ungrounded] {
-            assert!(f(&protocol["rate"]) > f(&baseline["high"]), "seed {seed}: {protocol} vs {baseline}");
+            assert!(protocol.rate > baseline.high, "seed {seed}: {protocol:?} vs {baseline:?}");
         }
         // Ungrounded sharing sits between no signal and the protocol.
-        assert!(f(&none["rate"]) < f(&ungrounded["rate"]) && f(&ungrounded["rate"]) < f(&protocol["rate"]));
+        assert!(none.rate < ungrounded.rate && ungrounded.rate < protocol.rate);
         // Stale frames: refusals are their own count, and only appear with mismatched frames.
-        let stale: Vec<&Value> =
-            r["conditions"].as_array().unwrap().iter().filter(|c| c["condition"] == "stale").collect();
+        let stale: Vec<&ConditionResult> = r.conditions.iter().filter(|c| c.condition == "stale").collect();
         assert_eq!(stale.len(), 2);
-        assert_eq!(stale[0]["refused"]["count"], 0);
-        assert_eq!(stale[0]["success"], *protocol);
-        let refused = stale[1]["refused"]["count"].as_u64().unwrap();
-        assert!(refused > 0, "seed {seed}: a 30 % mismatch rate refused nothing");
-        let total =
-            ["success", "failure", "refused"].iter().map(|k| stale[1][k]["count"].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(stale[0].refused.count, 0);
+        assert_eq!(stale[0].success, *protocol);
+        assert!(stale[1].refused.count > 0, "seed {seed}: a 30 % mismatch rate refused nothing");
+        let total = stale[1].success.count + stale[1].failure.count + stale[1].refused.count;
         assert_eq!(total, 400);
         // Still better than every baseline.
-        assert!(f(&stale[1]["success"]["rate"]) > f(&ungrounded["rate"]));
+        assert!(stale[1].success.rate > ungrounded.rate);
     }
 }
 
-fn workspace(env: &TestEnv, overlap: &str, seed: &str) -> Value {
+fn workspace(env: &TestEnv, overlap: &str, seed: &str) -> WorkspaceReport {
     bench_json(env, &["workspace", "--runs", "40", "--seed", seed, "--overlap", overlap])
 }
 
@@ -83,16 +79,16 @@ fn workspace_protocol_lowers_conflicts_and_any_is_no_higher_than_top() {
     for seed in ["1", "2"] {
         let top = workspace(&env, "top", seed);
         let any = workspace(&env, "any", seed);
-        let rate = |r: &Value, arm: usize| f(&r["arms"][arm]["conflict_rate"]["rate"]);
-        assert_eq!(top["arms"][0]["arm"], "without");
-        assert!(rate(&top, 1) < rate(&top, 0), "seed {seed}: {}", top["arms"]);
-        assert!(rate(&any, 1) <= rate(&top, 1), "seed {seed}: any {} vs top {}", any["arms"][1], top["arms"][1]);
+        let rate = |r: &WorkspaceReport, arm: usize| r.arms[arm].conflict_rate.rate;
+        assert_eq!(top.arms[0].arm, "without");
+        assert!(rate(&top, 1) < rate(&top, 0), "seed {seed}: {:?}", top.arms);
+        assert!(rate(&any, 1) <= rate(&top, 1), "seed {seed}: any {:?} vs top {:?}", any.arms[1], top.arms[1]);
         // The arm without the protocol does not depend on --overlap.
-        assert_eq!(any["arms"][0], top["arms"][0]);
+        assert_eq!(any.arms[0], top.arms[0]);
         // Serializing costs waiting, never a split frame or a fail-closed verdict.
-        assert!(f(&top["arms"][1]["waits"]["mean"]) > 0.0);
-        assert_eq!(top["arms"][1]["frame_splits"], 0);
-        assert_eq!(top["arms"][1]["fail_closed"], 0);
+        assert!(top.arms[1].waits.mean > 0.0);
+        assert_eq!(top.arms[1].frame_splits, 0);
+        assert_eq!(top.arms[1].fail_closed, 0);
     }
     let a = env.mas_ok(env.root(), &["bench", "workspace", "--runs", "10", "--seed", "9"]);
     assert_eq!(a, env.mas_ok(env.root(), &["bench", "workspace", "--runs", "10", "--seed", "9"]));
