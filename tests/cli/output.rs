@@ -26,6 +26,8 @@ fn redacted(env: &TestEnv, body: impl FnOnce()) {
     // An elapsed time reads "850ms", "3s" or "1m 2s": each is one [DURATION].
     settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s|m|h)\b(\s\d+(\.\d+)?\s?(ms|s|m|h)\b)*", "[DURATION]");
     settings.add_filter(r"/tmp/[^\s)]+", "[TMP]");
+    // Milliseconds since the epoch (a run's created_at_ms).
+    settings.add_filter(r"\b1\d{12}\b", "[EPOCH_MS]");
     settings.bind(body);
 }
 
@@ -109,5 +111,49 @@ fn an_error_with_hints() {
     redacted(&env, || {
         insta::assert_snapshot!("error_no_identity", shown(&no_identity));
         insta::assert_snapshot!("error_no_frame", shown(&no_frame));
+    });
+}
+
+#[test]
+fn the_frame_the_board_and_a_decision() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["alice", "bob"]);
+    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish", "--task", "fix money rounding"]);
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/money.rs"]);
+    let frame = env.mas(&repo, &["frame", "--top", "3"]);
+    let list = env.mas(&repo, &["focus", "list"]);
+    let status = as_agent(&env, &repo, "bob", &["focus", "status"]);
+    let decide = env.mas(&repo, &["decide", "alice", "bob"]);
+    for out in [&frame, &list, &status, &decide] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    }
+    redacted(&env, || {
+        insta::assert_snapshot!("frame", shown(&frame));
+        insta::assert_snapshot!("focus_list", shown(&list));
+        insta::assert_snapshot!("focus_status", shown(&status));
+        insta::assert_snapshot!("decide", shown(&decide));
+    });
+}
+
+#[test]
+fn a_run_its_chains_and_the_doctor() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["alice"]);
+    env.mas_ok(&repo, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "one part", "--check", "true"]);
+    let list = env.mas(&repo, &["run", "list"]);
+    let show = env.mas(&repo, &["run", "show", "r1"]);
+    let log = env.mas(&repo, &["log", "refs/mas/runs/r1/meta"]);
+    let doctor = env.mas(&repo, &["doctor"]);
+    for out in [&list, &show, &log, &doctor] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    }
+    redacted(&env, || {
+        insta::assert_snapshot!("run_list", shown(&list));
+        insta::assert_snapshot!("run_show", shown(&show));
+        insta::assert_snapshot!("log_meta", shown(&log));
+        insta::assert_snapshot!("doctor_clean", shown(&doctor));
     });
 }

@@ -26,7 +26,7 @@ pub enum FocusCommand {
 /// Publish your focus: up to 8 targets from the current frame's snapshot.
 ///
 /// Targets are exact ids (`src/lib.rs`, `src/ledger/mod.rs#Ledger.reserve`) or globs over ids
-/// (`src/pricing/*`, `**#Ledger.*`); --top K adds the snapshot's K highest targets. Whatever order
+/// (`src/pricing/*`, `**/*#Ledger.*`); --top K adds the snapshot's K highest targets. Whatever order
 /// you give, the focus lists them in the snapshot's order (highest saliency first): the first is
 /// your top target. The focus lapses after --ttl (default 30m) unless you publish again.
 ///
