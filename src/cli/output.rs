@@ -50,7 +50,6 @@ pub struct Ui {
     color: bool,
 }
 
-#[allow(dead_code)] // while commands move onto it
 impl Ui {
     /// Resolves `--color`: `auto` colors when stderr is a terminal and `NO_COLOR` is unset.
     pub fn new(choice: ColorChoice) -> Ui {
@@ -128,11 +127,6 @@ impl Ui {
     /// Wraps `text` in an ANSI color when color is on.
     pub fn paint(&self, text: &str, code: &str) -> String {
         if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
-    }
-
-    /// Whether stdout is a terminal (for progress that only makes sense on one).
-    pub fn stdout_is_terminal(&self) -> bool {
-        std::io::stdout().is_terminal()
     }
 
     /// Whether stderr is a terminal.

@@ -123,12 +123,14 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
         LandOutcome::Blocked { plan, recorded, report } => {
             let out = out(&run, "blocked", Some(&plan), None, report);
             ctx.ui().emit(json, &out, |_| blocked_text(&run, &plan))?;
-            if !json.json {
-                ctx.status(if recorded {
-                    "recorded the blocked landing; the report says risk_blocked until a proposal or main changes\nhint: re-propose content that merges cleanly (or fix the merged tree's check), then land again"
-                } else {
-                    "dry run: nothing recorded"
-                });
+            if !json.json && recorded {
+                ctx.status(
+                    "recorded the blocked landing; the report says risk_blocked until a proposal or main changes",
+                );
+                ctx.ui()
+                    .hint("re-propose content that merges cleanly (or fix the merged tree's check), then land again");
+            } else if !json.json {
+                ctx.status("dry run: nothing recorded");
             }
             return Ok(ExitCode::from(exit::BLOCKED));
         }
