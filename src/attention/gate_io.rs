@@ -87,13 +87,35 @@ pub fn evaluate(
     diff_args: &[&str],
     now: u64,
 ) -> Result<GateOutcome, GateIoError> {
+    evaluate_with(store, caller, now, |symbol_files| touched::touched(workdir, paths, symbol_files, diff_args))
+}
+
+/// Decides for `caller` on what a change touches as the caller already knows it (an edit hook's
+/// files, with the changed lines where the tool call says which).
+pub fn evaluate_touched(
+    store: &Store,
+    caller: &str,
+    touched: Vec<Touched>,
+    now: u64,
+) -> Result<GateOutcome, GateIoError> {
+    evaluate_with(store, caller, now, |_| touched)
+}
+
+/// The gathering; `touched_of` is given the files in which a live focus holds a symbol (the only
+/// files whose changed lines matter).
+fn evaluate_with(
+    store: &Store,
+    caller: &str,
+    now: u64,
+    touched_of: impl FnOnce(&BTreeSet<String>) -> Vec<Touched>,
+) -> Result<GateOutcome, GateIoError> {
     let roster = store.roster().map_err(|source| GateIoError::Roster { source })?;
     // The hash alone is enough unless a symbol target's line range is needed: reading and parsing
     // the snapshot (up to 4,096 targets) is the costliest part of a gate, so it is done on demand.
     let head = current_frame_hash(store).map_err(|source| GateIoError::CurrentFrame { source })?;
     let board = load_board(store, &roster, now, None).map_err(|source| GateIoError::Board { source })?;
     let symbol_files = symbol_files(&board);
-    let touched = touched::touched(workdir, paths, &symbol_files, diff_args);
+    let touched = touched_of(&symbol_files);
     let needs_ranges = touched.iter().any(|t| symbol_files.contains(&t.path));
     let frame = match (&head, needs_ranges) {
         (Some((commit, _)), true) => Some(

@@ -3,6 +3,7 @@
 //! repository and storing frames are in [`frame`].
 
 pub mod board;
+pub mod edit_hook;
 pub mod focus_store;
 pub mod frame;
 pub mod gate;

@@ -5,8 +5,9 @@
 use super::context::Context;
 use super::error::CliError;
 use super::exit;
+use git_mas::attention::edit_hook::{self, Answer, Payload};
 use git_mas::attention::focus_store::now_secs;
-use git_mas::attention::gate::Verdict;
+use git_mas::attention::gate::{Touched, Verdict};
 use git_mas::attention::gate_io::{self, GateOutcome};
 use git_mas::attention::hooks::{Mode, mode_of};
 use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT, ReplayError};
@@ -47,6 +48,91 @@ pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<Gate
     };
     let outcome = gate_io::evaluate(store, &workdir, &caller, paths, &diff_args, now_secs()).map_err(|e| e.to_string());
     Ok((caller, outcome))
+}
+
+/// The gate's answer to an edit a host's hook payload describes: a tool writing nothing, a
+/// repository without a roster and `mas.gate=off` allow at once; files outside the repository are
+/// not gated (allowed with a note); the rest is the commit gate's decision on the files the call
+/// writes, with the changed lines where the payload says which.
+pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError> {
+    if payload.writes.is_empty() {
+        return Ok(Answer::Allow { note: None });
+    }
+    let store = ctx.store()?;
+    if store.roster()?.entries().next().is_none() {
+        return Ok(Answer::Allow { note: None });
+    }
+    let mode = mode(ctx)?;
+    if mode == Mode::Off {
+        return Ok(Answer::Allow { note: None });
+    }
+    let workdir = store.workdir()?.to_path_buf();
+    let root = std::fs::canonicalize(&workdir).unwrap_or(workdir.clone());
+    let cwd = ctx.cwd()?;
+    let base = payload.cwd.as_deref().map_or(cwd.clone(), |c| cwd.join(c));
+    let mut touched: Vec<Touched> = Vec::new();
+    let mut notes = Vec::new();
+    for w in &payload.writes {
+        let Some(rel) = in_repo(&base.join(&w.path), &root) else {
+            notes.push(format!("{} is outside the repository, so it is not gated", w.path));
+            continue;
+        };
+        let current = std::fs::read_to_string(root.join(&rel)).ok();
+        let lines = edit_hook::changed_lines(&w.change, current.as_deref());
+        match touched.iter_mut().find(|t| t.path == rel) {
+            Some(t) => {
+                t.lines = t.lines.take().zip(lines).map(|(mut a, b)| {
+                    a.extend(b);
+                    a
+                })
+            }
+            None => touched.push(Touched { path: rel, lines }),
+        }
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    if touched.is_empty() {
+        return Ok(Answer::Allow { note });
+    }
+    let verdict = match ctx.caller_name() {
+        Ok((caller, _)) => {
+            let outcome = gate_io::evaluate_touched(store, &caller, touched, now_secs()).map_err(|e| e.to_string());
+            gate_io::verdict_of(&outcome)
+        }
+        Err(_) => git_mas::attention::gate::unreadable("no agent identity: the gate cannot tell whose edit this is"),
+    };
+    Ok(match (edit_hook::answer(&verdict, mode), note) {
+        (Answer::Allow { note: a }, Some(b)) => {
+            Answer::Allow { note: Some(a.map_or(b.clone(), |a| format!("{a}; {b}"))) }
+        }
+        (answer, _) => answer,
+    })
+}
+
+/// `abs` relative to the working tree `root` (canonical), through symlinks: the nearest existing
+/// ancestor is canonicalized and the rest appended. `None` outside the tree (or the top itself).
+fn in_repo(abs: &Path, root: &Path) -> Option<String> {
+    let mut lexical = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    let mut rest = Vec::new();
+    let mut at = lexical.as_path();
+    let real = loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            break rest.iter().rev().fold(real, |p: PathBuf, c| p.join(c));
+        }
+        rest.push(at.file_name()?.to_os_string());
+        at = at.parent()?;
+    };
+    let rel = real.strip_prefix(root).ok()?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    (!rel.is_empty()).then_some(rel)
 }
 
 /// `paths` (relative to `cwd` or absolute) relative to the top of the working tree.

@@ -19,6 +19,7 @@ mod crash;
 mod development;
 mod doctor;
 mod gate;
+mod gate_host;
 mod help;
 mod hostile;
 mod killpoints;

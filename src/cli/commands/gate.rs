@@ -5,8 +5,10 @@ use crate::cli::error::CliError;
 use crate::cli::gating;
 use crate::cli::json::gate::{GateOut, TouchedOut};
 use crate::cli::output::JsonFlag;
+use git_mas::attention::edit_hook::{self, Answer, GateHost, MAX_PAYLOAD};
 use git_mas::attention::gate_io;
 use git_mas::attention::hooks::Mode;
+use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -25,6 +27,34 @@ use std::process::ExitCode;
 /// With --json: {agent, touched: [{lines, path}], verdict: {verdict: "allow", frame, notes} |
 /// {verdict: "block", blocks: [{holder, target, why, remedy}]} | {verdict: "fail_closed", reason,
 /// remedy}}; the verdict is reported on stderr as well.
+///
+/// With --host HOST (claude-code, codex, copilot, gemini, cursor, goose, opencode) this is a
+/// coding-agent host's pre-tool hook: it reads the host's hook payload (JSON, at most 16 MiB) on
+/// stdin and answers before the edit is written. The files the tool call would write come from
+/// Claude Code Write/Edit/MultiEdit (tool_input.file_path) and NotebookEdit (notebook_path), Codex
+/// apply_patch (every Add/Update/Delete File and Move to in tool_input.command), Copilot
+/// create/edit (toolArgs.path; toolArgs may be a JSON string), Gemini write_file/replace and
+/// Cursor Write/StrReplace/Edit (tool_input.file_path), Goose developer__write/developer__edit
+/// (tool_input.path), and OpenCode write/edit, whose plugin passes {tool, args, cwd} (args.filePath).
+/// Paths are taken relative to the payload's cwd. Where the call says which lines change (an
+/// edit's old string found once in the file, a patch hunk's lines), only a held symbol in those
+/// lines blocks; otherwise the whole file counts. Any other tool, a repository without
+/// .mas/roster, mas.gate=off and files outside the repository are allowed; with mas.gate=warn a
+/// refusal lets the edit through with the message. The decision is the commit gate's; a payload
+/// that cannot be read and every internal error refuse (failing closed).
+///
+/// The exit code is always 0; the answer is on stdout in the host's format (the reason also on
+/// stderr). Deny: claude-code and codex {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+/// "permissionDecision": "deny", "permissionDecisionReason"}}; copilot {"permissionDecision":
+/// "deny", "permissionDecisionReason"}; gemini {"decision": "deny", "reason"}; cursor
+/// {"permission": "deny", "user_message", "agent_message"}; goose {"decision": "block",
+/// "reason"}; opencode {"decision": "deny", "reason"} (the plugin throws). Allow: no output for
+/// claude-code, codex, copilot and goose; {"decision": "allow"} for gemini and opencode;
+/// {"permission": "allow"} for cursor. Warn: claude-code and codex {"systemMessage",
+/// "hookSpecificOutput": {"hookEventName", "additionalContext"}}; copilot {"permissionDecision":
+/// "allow", "permissionDecisionReason"}; gemini {"decision": "allow", "systemMessage"}; cursor
+/// {"permission": "allow", "user_message", "agent_message"}; goose the message on stderr;
+/// opencode {"decision": "allow", "message"}.
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
     /// Check the staged changes (the default).
@@ -33,6 +63,9 @@ pub struct GateArgs {
     /// Check these paths instead (whole files).
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Answer a coding-agent host's pre-tool hook: read its payload on stdin (see above).
+    #[arg(long, value_name = "HOST", value_parser = parse_host, conflicts_with_all = ["paths", "staged", "json"])]
+    pub host: Option<GateHost>,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -40,6 +73,9 @@ pub struct GateArgs {
 /// Runs `gate`.
 pub fn run(ctx: &mut Context, args: GateArgs) -> Result<ExitCode, CliError> {
     let _ = args.staged;
+    if let Some(host) = args.host {
+        return run_host(ctx, host);
+    }
     let (caller, outcome) = gating::evaluate(ctx, &args.paths)?;
     let verdict = gate_io::verdict_of(&outcome);
     if gating::mode(ctx)? == Mode::Off && !args.output.json {
@@ -53,4 +89,40 @@ pub fn run(ctx: &mut Context, args: GateArgs) -> Result<ExitCode, CliError> {
         ctx.ui().json(&GateOut { agent: caller, touched, verdict })?;
     }
     Ok(ExitCode::from(code))
+}
+
+fn parse_host(name: &str) -> Result<GateHost, String> {
+    GateHost::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = GateHost::ALL.iter().map(|h| h.name()).collect();
+        format!("unknown host {name:?}; expected one of {}", names.join(", "))
+    })
+}
+
+/// The hook: payload in, the host's answer out. Nothing here may end the process otherwise: a
+/// host that sees a crash lets the edit through, so every failure is answered with a deny.
+fn run_host(ctx: &mut Context, host: GateHost) -> Result<ExitCode, CliError> {
+    let mut bytes = Vec::new();
+    let read = std::io::stdin().lock().take(MAX_PAYLOAD + 1).read_to_end(&mut bytes);
+    let answer = match read {
+        Err(e) => Answer::Deny { reason: format!("git mas gate cannot read the hook payload on stdin: {e}") },
+        Ok(_) => match edit_hook::parse(host, &bytes) {
+            Err(e) => edit_hook::bad_payload(host, &e),
+            Ok(payload) => {
+                let ctx: &Context = ctx;
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gating::edit_answer(ctx, &payload))) {
+                    Ok(Ok(answer)) => answer,
+                    Ok(Err(e)) => Answer::Deny {
+                        reason: format!("git mas gate refused (failing closed): {}", e.render(false).trim_end()),
+                    },
+                    Err(_) => {
+                        Answer::Deny { reason: "git mas gate refused (failing closed): an internal error".into() }
+                    }
+                }
+            }
+        },
+    };
+    let reply = edit_hook::reply(host, &answer);
+    ctx.ui().err_text(&reply.stderr);
+    ctx.ui().bytes(&reply.stdout)?;
+    Ok(ExitCode::from(reply.code))
 }

@@ -1,0 +1,479 @@
+//! The gate before an edit: what a coding-agent host's pre-tool hook payload would write, and the
+//! answer in that host's own format.
+//!
+//! Hosts call a hook before a tool runs and let it refuse the call; an agent then learns that a
+//! file is held before it spends work on it, not at `git commit`. Each host has its own payload
+//! and its own way to say "deny", so both are here, pure: [`parse`] turns a payload into the
+//! files the call would write (with the changed lines where the payload says which), and
+//! [`reply`] turns the gate's answer into the bytes the host reads. Deciding is the commit gate's
+//! business ([`super::gate`]).
+//!
+//! Several hosts let a hook that crashes fail open, so a payload that cannot be read is an error
+//! value the caller answers with a deny, never a panic.
+//!
+//! OpenCode has no hook process of its own: its plugin (`tool.execute.before`) passes
+//! `{"tool": <tool name>, "args": <the tool's arguments>, "cwd": <the project directory>}` on
+//! stdin and reads one JSON line back: `{"decision":"allow"}`, `{"decision":"allow","message":…}`
+//! (let through, show the message) or `{"decision":"deny","reason":…}` (the plugin throws with
+//! the reason).
+
+use super::gate::Verdict;
+use super::hooks::Mode;
+use serde_json::Value;
+
+/// The largest payload read (a tool call carries the file's new content, so it may be big).
+pub const MAX_PAYLOAD: u64 = 16 << 20;
+
+/// A host whose pre-tool hook can run `git mas gate --host`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GateHost {
+    /// Claude Code (`PreToolUse`).
+    ClaudeCode,
+    /// Codex CLI (`PreToolUse`, `apply_patch`).
+    Codex,
+    /// GitHub Copilot CLI (`preToolUse`).
+    Copilot,
+    /// Gemini CLI (`BeforeTool`).
+    Gemini,
+    /// Cursor (`preToolUse`).
+    Cursor,
+    /// Goose (`PreToolUse`).
+    Goose,
+    /// OpenCode (through its plugin, `tool.execute.before`).
+    OpenCode,
+}
+
+impl GateHost {
+    /// Every host, in the order the help lists them.
+    pub const ALL: [GateHost; 7] = [
+        GateHost::ClaudeCode,
+        GateHost::Codex,
+        GateHost::Copilot,
+        GateHost::Gemini,
+        GateHost::Cursor,
+        GateHost::Goose,
+        GateHost::OpenCode,
+    ];
+
+    /// The name on the command line (as [`crate::skills::Host`] names the hosts it shares).
+    pub fn name(self) -> &'static str {
+        match self {
+            GateHost::ClaudeCode => "claude-code",
+            GateHost::Codex => "codex",
+            GateHost::Copilot => "copilot",
+            GateHost::Gemini => "gemini",
+            GateHost::Cursor => "cursor",
+            GateHost::Goose => "goose",
+            GateHost::OpenCode => "opencode",
+        }
+    }
+
+    /// The host a command-line name names.
+    pub fn from_name(name: &str) -> Option<GateHost> {
+        GateHost::ALL.into_iter().find(|h| h.name() == name)
+    }
+}
+
+/// What a tool call changes in one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The whole file (written, created, deleted, or lines not given).
+    WholeFile,
+    /// The places where these texts stand in the current file (an edit's `old_string`s).
+    Replace(Vec<String>),
+    /// Patch hunks, each as its old-side lines (context and removed lines, in order).
+    Hunks(Vec<Vec<String>>),
+}
+
+/// One file a tool call would write, as the payload names it (not yet repo-relative).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileWrite {
+    /// The path as given (absolute, or relative to the payload's directory).
+    pub path: String,
+    /// What changes in it.
+    pub change: Change,
+}
+
+/// A payload read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Payload {
+    /// The tool's name.
+    pub tool: String,
+    /// The directory the host ran in, when the payload says.
+    pub cwd: Option<String>,
+    /// The files the call would write; empty for a tool that writes nothing.
+    pub writes: Vec<FileWrite>,
+}
+
+/// Why a payload could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    /// Larger than [`MAX_PAYLOAD`].
+    #[error("the hook payload is larger than {limit} bytes")]
+    TooLarge {
+        /// The limit.
+        limit: u64,
+    },
+    /// Not a JSON object.
+    #[error("the hook payload is not a JSON object: {reason}")]
+    NotJson {
+        /// Why.
+        reason: String,
+    },
+    /// No tool name where the host puts it.
+    #[error("the hook payload names no tool (expected the string field {field})")]
+    NoTool {
+        /// The field looked for.
+        field: &'static str,
+    },
+    /// A writing tool's arguments lack what says which file it writes.
+    #[error("the {tool} call's arguments have no {field}")]
+    Missing {
+        /// The tool.
+        tool: String,
+        /// The field.
+        field: String,
+    },
+    /// A patch names no file, or a file marker without a path.
+    #[error("the {tool} patch names no file to write")]
+    Patch {
+        /// The tool.
+        tool: String,
+    },
+}
+
+fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Reads `host`'s hook payload.
+pub fn parse(host: GateHost, bytes: &[u8]) -> Result<Payload, PayloadError> {
+    if bytes.len() as u64 > MAX_PAYLOAD {
+        return Err(PayloadError::TooLarge { limit: MAX_PAYLOAD });
+    }
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| PayloadError::NotJson { reason: e.to_string() })?;
+    if !v.is_object() {
+        return Err(PayloadError::NotJson { reason: "not an object".into() });
+    }
+    let (tool_field, tool) = match host {
+        GateHost::OpenCode => ("tool", str_at(&v, "tool")),
+        GateHost::Copilot => ("toolName", str_at(&v, "toolName").or_else(|| str_at(&v, "tool_name"))),
+        _ => ("tool_name", str_at(&v, "tool_name")),
+    };
+    let tool = tool.ok_or(PayloadError::NoTool { field: tool_field })?.to_string();
+    let cwd = match host {
+        GateHost::Goose => str_at(&v, "working_dir").or_else(|| str_at(&v, "cwd")),
+        GateHost::Cursor => str_at(&v, "cwd").or_else(|| {
+            v.get("workspace_roots").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_str)
+        }),
+        _ => str_at(&v, "cwd"),
+    }
+    .map(String::from);
+    let writes = writes(host, &tool, &v)?;
+    Ok(Payload { tool, cwd, writes })
+}
+
+/// The tool's arguments object.
+fn args(host: GateHost, tool: &str, v: &Value) -> Result<Value, PayloadError> {
+    let missing = |field: &str| PayloadError::Missing { tool: tool.to_string(), field: field.to_string() };
+    let (field, raw) = match host {
+        GateHost::OpenCode => ("args", v.get("args")),
+        GateHost::Copilot => ("toolArgs", v.get("toolArgs").or_else(|| v.get("tool_args"))),
+        _ => ("tool_input", v.get("tool_input")),
+    };
+    match raw {
+        // Copilot CLI passes its arguments as a JSON string.
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(inner @ Value::Object(_)) => Ok(inner),
+            _ => Err(missing(&format!("{field} object (a string that is not a JSON object)"))),
+        },
+        Some(obj @ Value::Object(_)) => Ok(obj.clone()),
+        _ => Err(missing(field)),
+    }
+}
+
+/// The first string among `keys` in `args`.
+fn path_in(tool: &str, args: &Value, keys: &[&str]) -> Result<String, PayloadError> {
+    keys.iter()
+        .find_map(|k| str_at(args, k).filter(|s| !s.is_empty()))
+        .map(String::from)
+        .ok_or_else(|| PayloadError::Missing { tool: tool.to_string(), field: keys.join(" or ") })
+}
+
+/// A replacement of `old` (when it is a non-empty string), else the whole file.
+fn replace(args: &Value, keys: &[&str]) -> Change {
+    match keys.iter().find_map(|k| str_at(args, k)).filter(|s| !s.is_empty()) {
+        Some(old) => Change::Replace(vec![old.to_string()]),
+        None => Change::WholeFile,
+    }
+}
+
+fn writes(host: GateHost, tool: &str, v: &Value) -> Result<Vec<FileWrite>, PayloadError> {
+    let one = |path: String, change: Change| Ok(vec![FileWrite { path, change }]);
+    match (host, tool) {
+        (GateHost::ClaudeCode, "Write") | (GateHost::Gemini, "write_file") | (GateHost::Cursor, "Write") => {
+            one(path_in(tool, &args(host, tool, v)?, &["file_path"])?, Change::WholeFile)
+        }
+        (GateHost::ClaudeCode, "Edit") | (GateHost::Gemini, "replace") | (GateHost::Cursor, "StrReplace" | "Edit") => {
+            let a = args(host, tool, v)?;
+            one(path_in(tool, &a, &["file_path", "path"])?, replace(&a, &["old_string"]))
+        }
+        (GateHost::ClaudeCode, "MultiEdit") => {
+            let a = args(host, tool, v)?;
+            let path = path_in(tool, &a, &["file_path"])?;
+            let olds: Option<Vec<String>> = a.get("edits").and_then(Value::as_array).map(|edits| {
+                edits
+                    .iter()
+                    .filter_map(|e| str_at(e, "old_string"))
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            });
+            match olds {
+                Some(o) if !o.is_empty() => one(path, Change::Replace(o)),
+                _ => one(path, Change::WholeFile),
+            }
+        }
+        (GateHost::ClaudeCode, "NotebookEdit") => {
+            one(path_in(tool, &args(host, tool, v)?, &["notebook_path"])?, Change::WholeFile)
+        }
+        (GateHost::Codex, "apply_patch") => {
+            let a = args(host, tool, v)?;
+            let patch = path_in(tool, &a, &["command", "patch", "input"])?;
+            patch_writes(tool, &patch)
+        }
+        (GateHost::Copilot, "create") => {
+            one(path_in(tool, &args(host, tool, v)?, &["path", "file_path"])?, Change::WholeFile)
+        }
+        (GateHost::Copilot, "edit") => {
+            let a = args(host, tool, v)?;
+            one(path_in(tool, &a, &["path", "file_path"])?, replace(&a, &["old_str", "old_string"]))
+        }
+        (GateHost::Goose, "developer__write") => {
+            one(path_in(tool, &args(host, tool, v)?, &["path"])?, Change::WholeFile)
+        }
+        (GateHost::Goose, "developer__edit") => {
+            let a = args(host, tool, v)?;
+            one(path_in(tool, &a, &["path"])?, replace(&a, &["before"]))
+        }
+        (GateHost::OpenCode, "write") => {
+            one(path_in(tool, &args(host, tool, v)?, &["filePath", "file_path", "path"])?, Change::WholeFile)
+        }
+        (GateHost::OpenCode, "edit") => {
+            let a = args(host, tool, v)?;
+            one(path_in(tool, &a, &["filePath", "file_path", "path"])?, replace(&a, &["oldString", "old_string"]))
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Every file an `apply_patch` patch writes: `*** Add File:`, `*** Update File:` (with its
+/// hunks), `*** Delete File:` and `*** Move to:` (a move writes both paths).
+pub fn patch_writes(tool: &str, patch: &str) -> Result<Vec<FileWrite>, PayloadError> {
+    let mut out: Vec<FileWrite> = Vec::new();
+    let mut hunks: Option<Vec<Vec<String>>> = None;
+    let flush = |out: &mut Vec<FileWrite>, hunks: &mut Option<Vec<Vec<String>>>| {
+        if let (Some(h), Some(last)) = (hunks.take(), out.last_mut()) {
+            let h: Vec<Vec<String>> = h.into_iter().filter(|b| !b.is_empty()).collect();
+            last.change = if h.is_empty() { Change::WholeFile } else { Change::Hunks(h) };
+        }
+    };
+    for line in patch.lines() {
+        let marker = |m: &str| line.strip_prefix(m).map(|p| p.trim().to_string());
+        if let Some(p) = marker("*** Update File:") {
+            flush(&mut out, &mut hunks);
+            out.push(FileWrite { path: p, change: Change::WholeFile });
+            hunks = Some(vec![Vec::new()]);
+        } else if let Some(p) = marker("*** Add File:").or_else(|| marker("*** Delete File:")) {
+            flush(&mut out, &mut hunks);
+            out.push(FileWrite { path: p, change: Change::WholeFile });
+        } else if let Some(p) = marker("*** Move to:") {
+            // The source is rewritten whole (it goes away); the destination is new.
+            if let Some(last) = out.last_mut() {
+                last.change = Change::WholeFile;
+            }
+            hunks = None;
+            out.push(FileWrite { path: p, change: Change::WholeFile });
+        } else if let Some(h) = hunks.as_mut() {
+            if line.starts_with("@@") {
+                h.push(Vec::new());
+            } else if let Some(old) = line.strip_prefix(' ').or_else(|| line.strip_prefix('-')) {
+                if let Some(b) = h.last_mut() {
+                    b.push(old.to_string());
+                }
+            } else if line.is_empty()
+                && let Some(b) = h.last_mut()
+            {
+                b.push(String::new());
+            }
+        }
+    }
+    flush(&mut out, &mut hunks);
+    if out.is_empty() || out.iter().any(|w| w.path.is_empty()) {
+        return Err(PayloadError::Patch { tool: tool.to_string() });
+    }
+    Ok(out)
+}
+
+/// The lines (1-based, inclusive) a change touches in `current` (the file as it is now), or
+/// `None` when they cannot be told (whole file, no such file, text not found exactly once).
+pub fn changed_lines(change: &Change, current: Option<&str>) -> Option<Vec<[u32; 2]>> {
+    let current = current?;
+    match change {
+        Change::WholeFile => None,
+        Change::Replace(olds) => olds.iter().map(|old| unique_span(current, old)).collect(),
+        Change::Hunks(hunks) => {
+            let lines: Vec<&str> = current.lines().collect();
+            hunks.iter().map(|h| block_span(&lines, h)).collect()
+        }
+    }
+}
+
+/// The line span of `needle` when it occurs exactly once in `text`.
+fn unique_span(text: &str, needle: &str) -> Option<[u32; 2]> {
+    let at = text.find(needle)?;
+    if text[at + 1..].contains(needle) {
+        return None;
+    }
+    let first = text[..at].matches('\n').count() as u32 + 1;
+    let body = needle.strip_suffix('\n').unwrap_or(needle);
+    Some([first, first + body.matches('\n').count() as u32])
+}
+
+/// The line span of the block `old` (consecutive lines, trailing space ignored) when it occurs
+/// exactly once in `lines`.
+fn block_span(lines: &[&str], old: &[String]) -> Option<[u32; 2]> {
+    if old.is_empty() || old.len() > lines.len() {
+        return None;
+    }
+    let same = |a: &str, b: &str| a.trim_end() == b.trim_end();
+    let mut found = (0..=lines.len() - old.len()).filter(|&i| old.iter().zip(&lines[i..]).all(|(o, l)| same(o, l)));
+    let start = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    Some([start as u32 + 1, (start + old.len()) as u32])
+}
+
+/// What the hook answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Let the call through; `note` (if any) is for the log only.
+    Allow { note: Option<String> },
+    /// Let the call through, and show the agent `message` (`mas.gate=warn`).
+    Warn { message: String },
+    /// Refuse the call, telling the agent why.
+    Deny { reason: String },
+}
+
+/// The text of a refusing verdict: every holder, target and remedy, or why the gate failed closed.
+pub fn refusal(verdict: &Verdict) -> Option<String> {
+    match verdict {
+        Verdict::Allow { .. } => None,
+        Verdict::Block { blocks } => Some(
+            blocks
+                .iter()
+                .map(|b| {
+                    format!("git mas gate: {} is held by {} ({}). Remedy: {}.", b.target, b.holder, b.why, b.remedy)
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Verdict::FailClosed { reason, remedy } => {
+            Some(format!("git mas gate refused (failing closed): {reason}. Remedy: {remedy}."))
+        }
+    }
+}
+
+/// The answer to a verdict in `mode`: off lets everything through, warn lets a refusal through
+/// with its text, enforce refuses.
+pub fn answer(verdict: &Verdict, mode: Mode) -> Answer {
+    match (refusal(verdict), mode) {
+        (None, _) => {
+            let note = match verdict {
+                Verdict::Allow { notes, .. } if !notes.is_empty() => Some(notes.join("; ")),
+                _ => None,
+            };
+            Answer::Allow { note }
+        }
+        (Some(_), Mode::Off) => Answer::Allow { note: None },
+        (Some(text), Mode::Warn) => {
+            Answer::Warn { message: format!("{text}\n(mas.gate is warn: the edit goes ahead)") }
+        }
+        (Some(reason), Mode::Enforce) => Answer::Deny { reason },
+    }
+}
+
+/// The answer for a payload that could not be read: a deny naming why.
+pub fn bad_payload(host: GateHost, error: &PayloadError) -> Answer {
+    Answer::Deny { reason: format!("git mas gate cannot read the {} hook payload: {error}", host.name()) }
+}
+
+/// What the hook process writes and exits with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// Standard output (the host reads it).
+    pub stdout: Vec<u8>,
+    /// Standard error (for the log).
+    pub stderr: String,
+    /// The exit status.
+    pub code: u8,
+}
+
+fn line(v: Value) -> Vec<u8> {
+    let mut s = v.to_string();
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// The host's bytes for `answer`. Every answer exits 0: each host reads its decision from stdout.
+pub fn reply(host: GateHost, answer: &Answer) -> Reply {
+    use serde_json::json;
+    let (stdout, stderr) = match answer {
+        Answer::Allow { note } => {
+            let out = match host {
+                GateHost::Cursor => line(json!({"permission": "allow"})),
+                GateHost::Gemini => line(json!({"decision": "allow"})),
+                GateHost::OpenCode => line(json!({"decision": "allow"})),
+                GateHost::ClaudeCode | GateHost::Codex | GateHost::Copilot | GateHost::Goose => Vec::new(),
+            };
+            (out, note.as_ref().map(|n| format!("git mas gate: note: {n}\n")).unwrap_or_default())
+        }
+        Answer::Warn { message: m } => {
+            let out = match host {
+                GateHost::ClaudeCode | GateHost::Codex => line(json!({
+                    "systemMessage": m,
+                    "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": m}
+                })),
+                GateHost::Copilot => line(json!({"permissionDecision": "allow", "permissionDecisionReason": m})),
+                GateHost::Gemini => line(json!({"decision": "allow", "systemMessage": m})),
+                GateHost::Cursor => line(json!({"permission": "allow", "user_message": m, "agent_message": m})),
+                GateHost::Goose => Vec::new(),
+                GateHost::OpenCode => line(json!({"decision": "allow", "message": m})),
+            };
+            (out, format!("{m}\n"))
+        }
+        Answer::Deny { reason: r } => {
+            let out = match host {
+                GateHost::ClaudeCode | GateHost::Codex => line(json!({
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "deny",
+                        "permissionDecisionReason": r
+                    }
+                })),
+                GateHost::Copilot => line(json!({"permissionDecision": "deny", "permissionDecisionReason": r})),
+                GateHost::Gemini => line(json!({"decision": "deny", "reason": r})),
+                GateHost::Cursor => line(json!({"permission": "deny", "user_message": r, "agent_message": r})),
+                GateHost::Goose => line(json!({"decision": "block", "reason": r})),
+                GateHost::OpenCode => line(json!({"decision": "deny", "reason": r})),
+            };
+            (out, format!("{r}\n"))
+        }
+    };
+    Reply { stdout, stderr, code: 0 }
+}
+
+#[cfg(test)]
+#[path = "edit_hook_tests.rs"]
+mod tests;

@@ -1,0 +1,304 @@
+use super::*;
+use crate::attention::gate::Block;
+use GateHost::*;
+
+macro_rules! fixture {
+    ($host:literal, $name:literal) => {
+        include_str!(concat!("../../tests/fixtures/hook-payloads/", $host, "/", $name, ".json"))
+    };
+}
+
+fn whole(path: &str) -> FileWrite {
+    FileWrite { path: path.into(), change: Change::WholeFile }
+}
+
+fn replaced(path: &str, old: &[&str]) -> FileWrite {
+    FileWrite { path: path.into(), change: Change::Replace(old.iter().map(|s| s.to_string()).collect()) }
+}
+
+#[test]
+fn payload_table() {
+    let money = "Money(cents)";
+    type Case<'a> = (GateHost, &'a str, &'a str, Option<&'a str>, Vec<FileWrite>);
+    let cases: Vec<Case> = vec![
+        (
+            ClaudeCode,
+            fixture!("claude-code", "write"),
+            "Write",
+            Some("/home/user/project"),
+            vec![whole("/home/user/project/src/money.rs")],
+        ),
+        (
+            ClaudeCode,
+            fixture!("claude-code", "edit"),
+            "Edit",
+            Some("/home/user/project"),
+            vec![replaced("src/money.rs", &[money])],
+        ),
+        (
+            ClaudeCode,
+            fixture!("claude-code", "multi-edit"),
+            "MultiEdit",
+            Some("/home/user/project"),
+            vec![replaced("/home/user/project/src/lib.rs", &["mod a;", "mod c;"])],
+        ),
+        (
+            ClaudeCode,
+            fixture!("claude-code", "notebook-edit"),
+            "NotebookEdit",
+            Some("/home/user/project"),
+            vec![whole("/home/user/project/notes/analysis.ipynb")],
+        ),
+        (ClaudeCode, fixture!("claude-code", "bash"), "Bash", Some("/home/user/project"), vec![]),
+        (Codex, fixture!("codex", "shell"), "Bash", Some("/home/user/project"), vec![]),
+        (
+            Copilot,
+            fixture!("copilot", "create"),
+            "create",
+            Some("/home/user/project"),
+            vec![whole("/home/user/project/src/new.rs")],
+        ),
+        (
+            Copilot,
+            fixture!("copilot", "edit"),
+            "edit",
+            Some("/home/user/project"),
+            vec![replaced("src/money.rs", &[money])],
+        ),
+        (Copilot, fixture!("copilot", "bash"), "bash", Some("/home/user/project"), vec![]),
+        (
+            Gemini,
+            fixture!("gemini", "write-file"),
+            "write_file",
+            Some("/home/user/project"),
+            vec![whole("/home/user/project/src/money.rs")],
+        ),
+        (
+            Gemini,
+            fixture!("gemini", "replace"),
+            "replace",
+            Some("/home/user/project"),
+            vec![replaced("src/money.rs", &[money])],
+        ),
+        (Gemini, fixture!("gemini", "read-file"), "read_file", Some("/home/user/project"), vec![]),
+        (
+            Cursor,
+            fixture!("cursor", "write"),
+            "Write",
+            Some("/home/user/project"),
+            vec![whole("/home/user/project/src/money.rs")],
+        ),
+        (
+            Cursor,
+            fixture!("cursor", "str-replace"),
+            "StrReplace",
+            Some("/home/user/project"),
+            vec![replaced("src/money.rs", &[money])],
+        ),
+        (Cursor, fixture!("cursor", "shell"), "Shell", Some("/home/user/project"), vec![]),
+        (
+            Goose,
+            fixture!("goose", "write"),
+            "developer__write",
+            Some("/home/user/project"),
+            vec![whole("/home/user/project/src/money.rs")],
+        ),
+        (
+            Goose,
+            fixture!("goose", "edit"),
+            "developer__edit",
+            Some("/home/user/project"),
+            vec![replaced("src/money.rs", &[money])],
+        ),
+        (Goose, fixture!("goose", "shell"), "developer__shell", Some("/home/user/project"), vec![]),
+        (
+            OpenCode,
+            fixture!("opencode", "write"),
+            "write",
+            Some("/home/user/project"),
+            vec![whole("/home/user/project/src/money.rs")],
+        ),
+        (
+            OpenCode,
+            fixture!("opencode", "edit"),
+            "edit",
+            Some("/home/user/project"),
+            vec![replaced("src/money.rs", &[money])],
+        ),
+        (OpenCode, fixture!("opencode", "read"), "read", Some("/home/user/project"), vec![]),
+    ];
+    for (host, text, tool, cwd, writes) in cases {
+        let p = parse(host, text.as_bytes()).unwrap_or_else(|e| panic!("{host:?} {tool}: {e}"));
+        assert_eq!((p.tool.as_str(), p.cwd.as_deref(), &p.writes), (tool, cwd, &writes), "{host:?}");
+    }
+}
+
+#[test]
+fn apply_patch_names_every_file_with_its_hunks() {
+    let p = parse(Codex, fixture!("codex", "apply-patch").as_bytes()).unwrap();
+    let paths: Vec<&str> = p.writes.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(paths, ["src/money.rs", "src/tax.rs", "src/old.rs", "src/a.rs", "src/b.rs"]);
+    let hunk = vec![
+        "    pub const fn from_cents(cents: i64) -> Self {".to_string(),
+        "        Money(cents)".to_string(),
+        "    }".to_string(),
+    ];
+    assert_eq!(p.writes[0].change, Change::Hunks(vec![hunk]));
+    assert!(p.writes[1..].iter().all(|w| w.change == Change::WholeFile), "{:?}", p.writes);
+}
+
+#[test]
+fn bad_payloads_are_errors_for_writing_tools_only() {
+    let cases: Vec<(GateHost, &[u8], Option<PayloadError>)> = vec![
+        (ClaudeCode, b"not json", None),
+        (ClaudeCode, b"[1,2]", None),
+        (ClaudeCode, br#"{"tool_input":{}}"#, Some(PayloadError::NoTool { field: "tool_name" })),
+        (
+            ClaudeCode,
+            br#"{"tool_name":"Edit","tool_input":{"old_string":"x"}}"#,
+            Some(PayloadError::Missing { tool: "Edit".into(), field: "file_path or path".into() }),
+        ),
+        (
+            ClaudeCode,
+            br#"{"tool_name":"Write"}"#,
+            Some(PayloadError::Missing { tool: "Write".into(), field: "tool_input".into() }),
+        ),
+        (
+            Codex,
+            br#"{"tool_name":"apply_patch","tool_input":{"command":"hello"}}"#,
+            Some(PayloadError::Patch { tool: "apply_patch".into() }),
+        ),
+        (Copilot, br#"{"toolName":"edit","toolArgs":"{oops"}"#, None),
+        (OpenCode, br#"{"tool":"write","args":{}}"#, None),
+        (Goose, br#"{"tool_name":"developer__edit","tool_input":{"before":"a"}}"#, None),
+    ];
+    for (host, bytes, want) in cases {
+        let e = parse(host, bytes).expect_err(&String::from_utf8_lossy(bytes));
+        if let Some(want) = want {
+            assert_eq!(e, want);
+        }
+    }
+    // A tool that writes nothing needs no arguments at all.
+    assert_eq!(parse(ClaudeCode, br#"{"tool_name":"Read"}"#).unwrap().writes, vec![]);
+    let big = vec![b' '; MAX_PAYLOAD as usize + 1];
+    assert_eq!(parse(ClaudeCode, &big), Err(PayloadError::TooLarge { limit: MAX_PAYLOAD }));
+}
+
+#[test]
+fn changed_lines_table() {
+    let file = "a\nb\nc\nd\nb\ne\n";
+    let rep = |s: &[&str]| Change::Replace(s.iter().map(|x| x.to_string()).collect());
+    let hunk = |s: &[&str]| Change::Hunks(vec![s.iter().map(|x| x.to_string()).collect()]);
+    type Case<'a> = (Change, Option<&'a str>, Option<Vec<[u32; 2]>>);
+    let cases: Vec<Case> = vec![
+        (Change::WholeFile, Some(file), None),
+        (rep(&["c"]), Some(file), Some(vec![[3, 3]])),
+        (rep(&["c\nd\n"]), Some(file), Some(vec![[3, 4]])),
+        (rep(&["c\nd\nb"]), Some(file), Some(vec![[3, 5]])),
+        (rep(&["c", "e"]), Some(file), Some(vec![[3, 3], [6, 6]])),
+        // Found twice, not found, or no file: unknown.
+        (rep(&["b"]), Some(file), None),
+        (rep(&["zz"]), Some(file), None),
+        (rep(&["c"]), None, None),
+        (rep(&["c", "zz"]), Some(file), None),
+        (hunk(&["c", "d"]), Some(file), Some(vec![[3, 4]])),
+        (hunk(&["d", "b", "e"]), Some(file), Some(vec![[4, 6]])),
+        (hunk(&["b"]), Some(file), None),
+        (hunk(&["q"]), Some(file), None),
+    ];
+    for (change, current, want) in cases {
+        assert_eq!(changed_lines(&change, current), want, "{change:?}");
+    }
+}
+
+fn json_of(r: &Reply) -> serde_json::Value {
+    serde_json::from_slice(&r.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&r.stdout)))
+}
+
+#[test]
+fn reply_table() {
+    let deny = Answer::Deny { reason: "held by alice".into() };
+    let warn = Answer::Warn { message: "held by alice".into() };
+    let allow = Answer::Allow { note: None };
+    type Check = fn(&serde_json::Value) -> bool;
+    let deny_checks: [(GateHost, Check); 7] = [
+        (ClaudeCode, |v| {
+            v["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+                && v["hookSpecificOutput"]["permissionDecision"] == "deny"
+                && v["hookSpecificOutput"]["permissionDecisionReason"] == "held by alice"
+        }),
+        (Codex, |v| v["hookSpecificOutput"]["permissionDecision"] == "deny"),
+        (Copilot, |v| v["permissionDecision"] == "deny" && v["permissionDecisionReason"] == "held by alice"),
+        (Gemini, |v| v["decision"] == "deny" && v["reason"] == "held by alice"),
+        (Cursor, |v| {
+            v["permission"] == "deny" && v["agent_message"] == "held by alice" && v["user_message"] == "held by alice"
+        }),
+        (Goose, |v| v["decision"] == "block" && v["reason"] == "held by alice"),
+        (OpenCode, |v| v["decision"] == "deny" && v["reason"] == "held by alice"),
+    ];
+    for (host, check) in deny_checks {
+        let r = reply(host, &deny);
+        assert_eq!(r.code, 0, "{host:?}");
+        assert!(check(&json_of(&r)), "{host:?}: {}", String::from_utf8_lossy(&r.stdout));
+        assert!(r.stderr.contains("held by alice"));
+        // Warn lets it through, with the message somewhere the agent sees it.
+        let w = reply(host, &warn);
+        assert_eq!(w.code, 0);
+        assert!(!String::from_utf8_lossy(&w.stdout).contains("deny"), "{host:?}");
+        assert!(w.stderr.contains("held by alice"));
+    }
+    let allows: [(GateHost, &str); 7] = [
+        (ClaudeCode, ""),
+        (Codex, ""),
+        (Copilot, ""),
+        (Gemini, "{\"decision\":\"allow\"}\n"),
+        (Cursor, "{\"permission\":\"allow\"}\n"),
+        (Goose, ""),
+        (OpenCode, "{\"decision\":\"allow\"}\n"),
+    ];
+    for (host, want) in allows {
+        assert_eq!(reply(host, &allow), Reply { stdout: want.as_bytes().to_vec(), stderr: String::new(), code: 0 });
+    }
+    assert!(reply(Cursor, &Answer::Allow { note: Some("outside".into()) }).stderr.contains("outside"));
+}
+
+#[test]
+fn answer_table() {
+    let allow = Verdict::Allow { frame: "F".into(), notes: vec![] };
+    let block = Verdict::Block {
+        blocks: vec![Block {
+            holder: "alice".into(),
+            target: "src/money.rs".into(),
+            why: "its top target".into(),
+            remedy: "wait".into(),
+        }],
+    };
+    let fail = Verdict::FailClosed { reason: "bob has no live focus".into(), remedy: "publish one".into() };
+    let label = |a: &Answer| match a {
+        Answer::Allow { .. } => "allow",
+        Answer::Warn { .. } => "warn",
+        Answer::Deny { .. } => "deny",
+    };
+    let cases = [
+        (&allow, Mode::Enforce, "allow"),
+        (&allow, Mode::Warn, "allow"),
+        (&block, Mode::Enforce, "deny"),
+        (&block, Mode::Warn, "warn"),
+        (&block, Mode::Off, "allow"),
+        (&fail, Mode::Enforce, "deny"),
+        (&fail, Mode::Warn, "warn"),
+    ];
+    for (v, mode, want) in cases {
+        assert_eq!(label(&answer(v, mode)), want, "{v:?} {mode:?}");
+    }
+    let Answer::Deny { reason } = answer(&block, Mode::Enforce) else { panic!() };
+    assert!(reason.contains("alice") && reason.contains("src/money.rs") && reason.contains("wait"), "{reason}");
+    let Answer::Deny { reason } = answer(&fail, Mode::Enforce) else { panic!() };
+    assert!(reason.contains("no live focus") && reason.contains("publish one"), "{reason}");
+    let Answer::Deny { reason } = bad_payload(Gemini, &PayloadError::NoTool { field: "tool_name" }) else { panic!() };
+    assert!(reason.contains("gemini") && reason.contains("tool_name"), "{reason}");
+    for h in GateHost::ALL {
+        assert_eq!(GateHost::from_name(h.name()), Some(h));
+    }
+    assert_eq!(GateHost::from_name("claude"), None);
+}
