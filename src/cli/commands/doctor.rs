@@ -74,8 +74,8 @@ fn shown(path: &Path, common: &Path) -> String {
     path.strip_prefix(common).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
 }
 
-fn line(out: &mut String, d: &Debris, common: &Path) {
-    let state = if d.stale { "STALE" } else { "in use?" };
+/// One file: `state` (STALE, in use?, removed), kind, path, age and why.
+fn line(out: &mut String, state: &str, d: &Debris, common: &Path) {
     let _ = writeln!(
         out,
         "{state:<8} {:<10} {}  (age {}; {})",
@@ -131,14 +131,7 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
 fn listing(findings: &Findings, repairs: &Repairs, completed: &Completed, common: &Path) -> String {
     let mut out = String::new();
     for d in &repairs.removed {
-        let _ = writeln!(
-            out,
-            "removed  {:<10} {}  (age {}; {})",
-            kind_label(d.kind),
-            shown(&d.path, common),
-            doctor::human(Duration::from_secs(d.age_secs)),
-            d.why
-        );
+        line(&mut out, "removed", d, common);
     }
     for r in &completed.landings {
         let _ = writeln!(out, "completed landing of run {} ({:?}): {} step(s)", r.run, r.state, r.done.len());
@@ -150,7 +143,7 @@ fn listing(findings: &Findings, repairs: &Repairs, completed: &Completed, common
         let _ = writeln!(out, "completed proposal ref {} -> {}", p.refname, p.to);
     }
     for d in findings.locks.iter().chain(&findings.temp_files) {
-        line(&mut out, d, common);
+        line(&mut out, if d.stale { "STALE" } else { "in use?" }, d, common);
     }
     for op in &findings.half_finished {
         operation_line(&mut out, op);
