@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 mod claude;
 mod codex;
 mod copilot;
+mod edit_gate;
 mod opencode;
 mod server;
 mod team;
@@ -64,7 +65,12 @@ pub struct Bench {
 impl Bench {
     /// Team `alice`, `bob`; run `r1`; alice's worktree; the server playing the scenario made for it.
     pub fn new(scenario: impl FnOnce(&Path, &str) -> Scenario) -> Bench {
-        let team = Team::new(&["alice", "bob"]);
+        Bench::with_agents(&["alice", "bob"], scenario)
+    }
+
+    /// Like [`Bench::new`] with the team `agents` (alice among them).
+    pub fn with_agents(agents: &[&str], scenario: impl FnOnce(&Path, &str) -> Scenario) -> Bench {
+        let team = Team::new(agents);
         let run = team.start("alice", &["--id", "r1"]);
         let worktree = team.worktree(&run, "alice");
         // The team's check: it shows the environment it ran in, and fails on the word BROKEN.

@@ -40,6 +40,22 @@ pub enum Step {
         /// Its text.
         content: String,
     },
+    /// Replaces `old` (which must occur once) with `new` in a file, through the host's editing
+    /// tool (codex: an `apply_patch` Update File hunk).
+    Edit {
+        /// The file (absolute, or relative to the host's working directory).
+        path: String,
+        /// The text replaced (whole lines, for a patch hunk).
+        old: String,
+        /// The text it becomes.
+        new: String,
+    },
+    /// Reads a file through the host's reading tool (some hosts edit only a file read first),
+    /// or `cat` through its shell tool when it has none.
+    Read {
+        /// The file.
+        path: String,
+    },
 }
 
 /// A scripted conversation: the tool calls, in order, then the final reply.
@@ -127,6 +143,10 @@ fn script(scenario: &Scenario, body: &Value) -> (Vec<Step>, String) {
             Step::Write { path, content } => {
                 steps.push(Step::Write { path: fill(path, &f), content: fill(content, &f) })
             }
+            Step::Edit { path, old, new } => {
+                steps.push(Step::Edit { path: fill(path, &f), old: fill(old, &f), new: fill(new, &f) })
+            }
+            Step::Read { path } => steps.push(Step::Read { path: fill(path, &f) }),
         }
     }
     (steps, fill(&branch.reply, &f))
@@ -378,6 +398,8 @@ struct Call {
 
 const SHELL_TOOLS: [&str; 6] = ["bash", "shell", "exec_command", "shell_command", "run_shell_command", "powershell"];
 const WRITE_TOOLS: [&str; 4] = ["write", "create", "write_file", "apply_patch"];
+const EDIT_TOOLS: [&str; 6] = ["edit", "str_replace", "str_replace_editor", "replace", "edit_file", "apply_patch"];
+const READ_TOOLS: [&str; 4] = ["read", "view", "read_file", "cat"];
 
 fn find<'a>(tools: &'a [Tool], names: &[&str]) -> Option<&'a Tool> {
     names.iter().find_map(|n| tools.iter().find(|t| t.name.eq_ignore_ascii_case(n)))
@@ -409,9 +431,62 @@ fn fill_required(schema: &Value, args: &mut serde_json::Map<String, Value>) {
     }
 }
 
+/// A call of a tool whose arguments are a JSON object.
+fn object_call(tool: &Tool, mut args: serde_json::Map<String, Value>) -> Call {
+    fill_required(&tool.schema, &mut args);
+    Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments: Value::Object(args).to_string() }
+}
+
+/// An `apply_patch` call of `patch` (raw input for the freeform tool, else `{"input": patch}`).
+fn patch_call(tool: &Tool, patch: String) -> Call {
+    let arguments = if tool.kind == "custom" { patch } else { json!({ "input": patch }).to_string() };
+    Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments }
+}
+
+const PATH_KEYS: [&str; 3] = ["file_path", "filePath", "path"];
+
+fn edit_call(path: &str, old: &str, new: &str, tools: &[Tool]) -> Option<Call> {
+    let tool = find(tools, &EDIT_TOOLS)?;
+    if tool.name == "apply_patch" {
+        let lines = |prefix: char, text: &str| text.lines().map(|l| format!("{prefix}{l}\n")).collect::<String>();
+        let patch = format!(
+            "*** Begin Patch\n*** Update File: {path}\n@@\n{}{}*** End Patch\n",
+            lines('-', old),
+            lines('+', new)
+        );
+        return Some(patch_call(tool, patch));
+    }
+    let key = |names: &[&'static str], default: &'static str| property(&tool.schema, names).unwrap_or(default);
+    let mut args = serde_json::Map::new();
+    args.insert(key(&PATH_KEYS, "file_path").to_owned(), json!(path));
+    args.insert(key(&["old_string", "oldString", "old_str"], "old_string").to_owned(), json!(old));
+    args.insert(key(&["new_string", "newString", "new_str"], "new_string").to_owned(), json!(new));
+    // An editor tool with sub-commands (`str_replace_editor`) is told which one.
+    if tool.schema["properties"]["command"]["enum"].as_array().is_some_and(|e| e.contains(&json!("str_replace"))) {
+        args.insert("command".into(), json!("str_replace"));
+    }
+    Some(object_call(tool, args))
+}
+
+fn read_call(path: &str, tools: &[Tool]) -> Option<Call> {
+    match find(tools, &READ_TOOLS) {
+        Some(tool) => {
+            let mut args = serde_json::Map::new();
+            args.insert(property(&tool.schema, &PATH_KEYS).unwrap_or("file_path").to_owned(), json!(path));
+            if tool.schema["properties"]["command"]["enum"].as_array().is_some_and(|e| e.contains(&json!("view"))) {
+                args.insert("command".into(), json!("view"));
+            }
+            Some(object_call(tool, args))
+        }
+        None => call_for(&Step::Shell(format!("cat '{path}'")), tools),
+    }
+}
+
 fn call_for(step: &Step, tools: &[Tool]) -> Option<Call> {
     match step {
         Step::ShellEach(_) => None,
+        Step::Edit { path, old, new } => edit_call(path, old, new, tools),
+        Step::Read { path } => read_call(path, tools),
         Step::Shell(command) => {
             let tool = find(tools, &SHELL_TOOLS)?;
             let key = property(&tool.schema, &["command", "cmd"]).unwrap_or("command");

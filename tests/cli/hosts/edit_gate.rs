@@ -1,0 +1,255 @@
+//! The edit gate in the real hosts: each host's pre-tool hook runs `git mas gate --host`, and in
+//! one scripted session the host is refused an edit of a file another agent holds (the refusal,
+//! naming the holder, reaches the model; the file stays as it was) while a new file and an edit
+//! inside an unheld function of a file whose other function is held go through.
+//!
+//! With `GIT_MAS_HOSTS_CAPTURE=DIR` set, every hook payload is also saved in DIR (the source of
+//! `tests/fixtures/hook-payloads/`), and the shell tool is hooked too.
+
+use super::claude::claude_env;
+use super::codex::codex_env;
+use super::copilot::copilot_env;
+use super::opencode::opencode_env;
+use super::*;
+use crate::json::frame::FrameOut;
+use git_mas::peers::Preset;
+use serde_json::json;
+
+/// The file bob holds whole.
+const HELD: &str = "src/report.rs";
+/// The file whose `g` carol holds and whose `f` nobody does.
+const PAIR: &str = "src/pair.rs";
+const PAIR_TEXT: &str = "pub fn f() -> u32 {\n    1\n}\n\npub fn g() -> u32 {\n    2\n}\n";
+/// The new file.
+const FRESH: &str = "src/fresh.rs";
+
+/// The command a hook runs: `git mas gate --host HOST`, or under `GIT_MAS_HOSTS_CAPTURE` a
+/// script that saves the payload first.
+fn gate_command(bench: &Bench, host: &str) -> String {
+    match std::env::var_os("GIT_MAS_HOSTS_CAPTURE") {
+        None => format!("git mas gate --host {host}"),
+        Some(dir) => {
+            let script = bench.team.env.root().join("capture.sh");
+            let text = format!(
+                "f={}/{host}-$(date +%s%N)-$$.json\ncat > \"$f\"\nexec git mas gate --host {host} < \"$f\"\n",
+                Path::new(&dir).display()
+            );
+            std::fs::write(&script, text).unwrap();
+            format!("sh {}", script.display())
+        }
+    }
+}
+
+fn write_json(path: &Path, value: &serde_json::Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+}
+
+/// The OpenCode plugin: `tool.execute.before` passes {tool, args, cwd} to the gate command (an
+/// argv) and throws the reason of a deny, or on any failure of the gate.
+fn opencode_plugin(argv: &[String]) -> String {
+    let argv = serde_json::to_string(argv).unwrap();
+    format!(
+        r#"import {{ spawnSync }} from "node:child_process";
+
+const GATE = {argv};
+
+export const GitMasGate = async ({{ directory }}) => ({{
+  "tool.execute.before": async (input, output) => {{
+    const payload = JSON.stringify({{ tool: input.tool, args: output.args, cwd: directory }});
+    const run = spawnSync(GATE[0], GATE.slice(1), {{ input: payload, cwd: directory, encoding: "utf8", timeout: 10000 }});
+    let answer;
+    try {{
+      answer = JSON.parse(run.stdout);
+    }} catch {{
+      throw new Error(`git mas gate failed (${{run.error ?? run.status}}): ${{run.stderr}}`);
+    }}
+    if (answer.decision === "deny") throw new Error(answer.reason);
+    if (answer.decision !== "allow") throw new Error(`git mas gate answered ${{run.stdout}}`);
+  }},
+}});
+"#
+    )
+}
+
+/// Writes `host`'s pre-tool hook configuration in `worktree` (project scope), running the gate on
+/// every file-writing tool, and keeps it out of the proposal through the exclude file.
+pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
+    let capture = std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some();
+    let command = gate_command(bench, host);
+    let excluded = match host {
+        "claude-code" => {
+            let matcher =
+                if capture { "Write|Edit|MultiEdit|NotebookEdit|Bash" } else { "Write|Edit|MultiEdit|NotebookEdit" };
+            let hook = json!({"type": "command", "command": command, "timeout": 10});
+            let settings = json!({"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [hook]}]}});
+            write_json(&worktree.join(".claude/settings.json"), &settings);
+            "/.claude/"
+        }
+        "codex" => {
+            // In a linked worktree codex reads a project's hooks from the main checkout's
+            // `.codex/hooks.json`, and only while the worktree has a `.codex/` layer of its own.
+            let matcher = if capture { "apply_patch|Bash" } else { "apply_patch" };
+            let hook = json!({"type": "command", "command": command, "timeout": 10});
+            let hooks = json!({"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [hook]}]}});
+            write_json(&worktree.join(".codex/hooks.json"), &hooks);
+            write_json(&bench.team.repo.join(".codex/hooks.json"), &hooks);
+            "/.codex/"
+        }
+        "copilot" => {
+            let hook = json!({"type": "command", "bash": command, "timeoutSec": 10});
+            write_json(
+                &worktree.join(".github/hooks/git-mas.json"),
+                &json!({"version": 1, "hooks": {"preToolUse": [hook]}}),
+            );
+            "/.github/hooks/"
+        }
+        "opencode" => {
+            let argv: Vec<String> = if capture {
+                vec!["sh".into(), "-c".into(), command]
+            } else {
+                ["git", "mas", "gate", "--host", "opencode"].map(String::from).to_vec()
+            };
+            let plugin = worktree.join(".opencode/plugins/git-mas.js");
+            std::fs::create_dir_all(plugin.parent().unwrap()).unwrap();
+            std::fs::write(plugin, opencode_plugin(&argv)).unwrap();
+            "/.opencode/"
+        }
+        other => panic!("no edit gate configuration for {other}"),
+    };
+    let common = PathBuf::from(bench.team.git(&["rev-parse", "--git-common-dir"]));
+    let exclude = bench.team.repo.join(common).join("info/exclude");
+    std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str(&format!("{excluded}\n"));
+    std::fs::write(&exclude, text).unwrap();
+}
+
+/// One session: read the two files, edit the held one, write a new one, edit `f`, run a shell
+/// command.
+fn edit_scenario(worktree: &Path, _check: &str) -> Scenario {
+    let at = |p: &str| worktree.join(p).display().to_string();
+    Scenario::single(
+        vec![
+            Step::Read { path: at(HELD) },
+            Step::Read { path: at(PAIR) },
+            Step::Edit {
+                path: at(HELD),
+                old: "use crate::config::Config;".into(),
+                new: "use crate::config::Config; // alice".into(),
+            },
+            Step::Write { path: at(FRESH), content: "pub fn fresh() {}\n".into() },
+            Step::Edit { path: at(PAIR), old: "    1\n".into(), new: "    10\n".into() },
+            Step::Shell("git mas whoami".into()),
+        ],
+        "Edited what I could.\nDONE",
+    )
+}
+
+/// Team alice, bob, carol; alice's worktree with src/pair.rs committed and a frame published from
+/// it; the gate enforcing; alice focused on `f`, bob holding src/report.rs, carol `g`.
+fn gated_bench(host: &str) -> Bench {
+    let bench = Bench::with_agents(&["alice", "bob", "carol"], edit_scenario);
+    let (team, wt) = (&bench.team, &bench.worktree);
+    std::fs::write(wt.join(PAIR), PAIR_TEXT).unwrap();
+    team.env.git(wt, &["add", PAIR]);
+    team.env.git(wt, &["commit", "--quiet", "-m", "pair"]);
+    team.git(&["config", "mas.gate", "enforce"]);
+    team.ok(wt, "alice", &["snapshot", "--publish"]);
+    let frame: FrameOut = team.json_as(wt, "alice", &["frame", "--top", "4096"]);
+    for symbol in ["src/pair.rs#f", "src/pair.rs#g"] {
+        assert!(frame.top.iter().any(|t| t.id == symbol && t.lines.is_some()), "{symbol} is not in the frame");
+    }
+    team.ok(wt, "alice", &["focus", "publish", "--targets", "src/pair.rs#f"]);
+    team.ok(wt, "bob", &["focus", "publish", "--targets", HELD]);
+    team.ok(wt, "carol", &["focus", "publish", "--targets", "src/pair.rs#g"]);
+    install_edit_gate(&bench, host, wt);
+    bench
+}
+
+/// The session's outcome: the held file refused with its holder named to the model and unchanged;
+/// the new file and the edit of `f` on disk.
+fn assert_gated(bench: &Bench, run: &HostRun, held_before: &str) {
+    let context = || {
+        format!(
+            "exit {:?} after {:?}\nstdout: {}\nstderr: {}\nrequests:\n{}",
+            run.code,
+            run.elapsed,
+            run.stdout,
+            run.stderr,
+            bench.server.dump()
+        )
+    };
+    let wt = &bench.worktree;
+    let results = bench.tool_results();
+    assert!(
+        results.contains(&format!("{HELD} is held by bob")) && results.contains("Remedy"),
+        "the refusal naming bob did not reach the model:\n{results}\n{}",
+        context()
+    );
+    assert_eq!(std::fs::read_to_string(wt.join(HELD)).unwrap(), held_before, "{}", context());
+    assert_eq!(std::fs::read_to_string(wt.join(FRESH)).unwrap_or_default(), "pub fn fresh() {}\n", "{}", context());
+    assert_eq!(
+        std::fs::read_to_string(wt.join(PAIR)).unwrap(),
+        PAIR_TEXT.replace("    1\n", "    10\n"),
+        "{}",
+        context()
+    );
+    assert!(!results.contains("pair.rs#g is held"), "the edit of f was refused:\n{results}");
+    assert!(run.stdout.contains("DONE"), "{}", context());
+}
+
+fn gated_session(program: &str, name: &str, preset: Preset, env: fn(&Path, &str) -> Vec<(&'static str, String)>) {
+    host(program);
+    let bench = gated_bench(name);
+    let held_before = std::fs::read_to_string(bench.worktree.join(HELD)).unwrap();
+    let extra = env(&bench.home(), &bench.server.url());
+    if name == "codex" {
+        trust_codex_project(&bench);
+    }
+    if name == "copilot" {
+        // In prompt mode copilot loads `.github/hooks/` only in a folder its config trusts.
+        let dir = std::fs::canonicalize(&bench.worktree).unwrap();
+        write_json(&bench.home().join(".copilot/config.json"), &json!({ "trusted_folders": [dir] }));
+    }
+    let mut line = preset.command_line(Some(&bench.check()));
+    if name == "codex" {
+        // codex runs a hook only once its exact definition is trusted (`/hooks` in its TUI), or
+        // for one invocation with this flag.
+        line = line.replace("codex exec", "codex exec --dangerously-bypass-hook-trust");
+    }
+    let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
+    eprintln!("{name}: the gated session took {:?}", run.elapsed);
+    assert_gated(&bench, &run, &held_before);
+}
+
+/// Trusts the repository as a codex project (`[projects."<main checkout>"] trust_level =
+/// "trusted"` in `$CODEX_HOME/config.toml`; a linked worktree is trusted as its main checkout):
+/// codex loads a project's `.codex/hooks.json` only then.
+fn trust_codex_project(bench: &Bench) {
+    let config = bench.home().join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    let dir = std::fs::canonicalize(&bench.team.repo).unwrap();
+    text.push_str(&format!("\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n", dir.display()));
+    std::fs::write(config, text).unwrap();
+}
+
+#[test]
+fn claude_code_is_refused_a_held_file_and_allowed_the_rest() {
+    gated_session("claude", "claude-code", Preset::ClaudeCode, claude_env);
+}
+
+#[test]
+fn codex_is_refused_a_held_file_and_allowed_the_rest() {
+    gated_session("codex", "codex", Preset::Codex, codex_env);
+}
+
+#[test]
+fn copilot_is_refused_a_held_file_and_allowed_the_rest() {
+    gated_session("copilot", "copilot", Preset::Copilot, copilot_env);
+}
+
+#[test]
+fn opencode_is_refused_a_held_file_and_allowed_the_rest() {
+    gated_session("opencode", "opencode", Preset::OpenCode, opencode_env);
+}
