@@ -12,6 +12,17 @@ fn whole(path: &str) -> FileWrite {
     FileWrite { path: path.into(), change: Change::WholeFile }
 }
 
+fn hunk(path: &str, old: &[&str]) -> FileWrite {
+    FileWrite { path: path.into(), change: Change::Hunks(vec![old.iter().map(|s| s.to_string()).collect()]) }
+}
+
+/// The captured payloads' project, and the files their session wrote (tests/cli/hosts/edit_gate.rs).
+const P: &str = "/home/user/project";
+const FRESH: &str = "/home/user/project/src/fresh.rs";
+const REPORT: &str = "/home/user/project/src/report.rs";
+const PAIR: &str = "/home/user/project/src/pair.rs";
+const USE: &str = "use crate::config::Config;";
+
 fn replaced(path: &str, old: &[&str]) -> FileWrite {
     FileWrite { path: path.into(), change: Change::Replace(old.iter().map(|s| s.to_string()).collect()) }
 }
@@ -21,19 +32,32 @@ fn payload_table() {
     let money = "Money(cents)";
     type Case<'a> = (GateHost, &'a str, &'a str, Option<&'a str>, Vec<FileWrite>);
     let cases: Vec<Case> = vec![
+        // Captured from the real hosts (see the fixtures' README).
+        (ClaudeCode, fixture!("claude-code", "write"), "Write", Some(P), vec![whole(FRESH)]),
+        (ClaudeCode, fixture!("claude-code", "edit"), "Edit", Some(P), vec![replaced(REPORT, &[USE])]),
+        (ClaudeCode, fixture!("claude-code", "edit-lines"), "Edit", Some(P), vec![replaced(PAIR, &["    1\n"])]),
+        (ClaudeCode, fixture!("claude-code", "bash"), "Bash", Some(P), vec![]),
+        (Codex, fixture!("codex", "add-file"), "apply_patch", Some(P), vec![whole(FRESH)]),
+        (Codex, fixture!("codex", "update-file"), "apply_patch", Some(P), vec![hunk(REPORT, &[USE])]),
+        (Codex, fixture!("codex", "update-lines"), "apply_patch", Some(P), vec![hunk(PAIR, &["    1"])]),
+        (Codex, fixture!("codex", "shell"), "Bash", Some(P), vec![]),
+        (Copilot, fixture!("copilot", "create"), "create", Some(P), vec![whole(FRESH)]),
+        (Copilot, fixture!("copilot", "edit"), "edit", Some(P), vec![replaced(REPORT, &[USE])]),
+        (Copilot, fixture!("copilot", "edit-lines"), "edit", Some(P), vec![replaced(PAIR, &["    1\n"])]),
+        (Copilot, fixture!("copilot", "view"), "view", Some(P), vec![]),
+        (Copilot, fixture!("copilot", "bash"), "bash", Some(P), vec![]),
+        (OpenCode, fixture!("opencode", "write"), "write", Some(P), vec![whole(FRESH)]),
+        (OpenCode, fixture!("opencode", "edit"), "edit", Some(P), vec![replaced(REPORT, &[USE])]),
+        (OpenCode, fixture!("opencode", "edit-lines"), "edit", Some(P), vec![replaced(PAIR, &["    1\n"])]),
+        (OpenCode, fixture!("opencode", "read"), "read", Some(P), vec![]),
+        (OpenCode, fixture!("opencode", "bash"), "bash", Some(P), vec![]),
+        // From the hosts' documentation (copilot's toolArgs as a JSON string, as its reference shows).
         (
-            ClaudeCode,
-            fixture!("claude-code", "write"),
-            "Write",
-            Some("/home/user/project"),
-            vec![whole("/home/user/project/src/money.rs")],
-        ),
-        (
-            ClaudeCode,
-            fixture!("claude-code", "edit"),
-            "Edit",
-            Some("/home/user/project"),
-            vec![replaced("src/money.rs", &[money])],
+            Copilot,
+            r#"{"cwd":"/home/user/project","toolName":"create","toolArgs":"{\"path\":\"src/new.rs\",\"file_text\":\"\"}"}"#,
+            "create",
+            Some(P),
+            vec![whole("src/new.rs")],
         ),
         (
             ClaudeCode,
@@ -49,23 +73,6 @@ fn payload_table() {
             Some("/home/user/project"),
             vec![whole("/home/user/project/notes/analysis.ipynb")],
         ),
-        (ClaudeCode, fixture!("claude-code", "bash"), "Bash", Some("/home/user/project"), vec![]),
-        (Codex, fixture!("codex", "shell"), "Bash", Some("/home/user/project"), vec![]),
-        (
-            Copilot,
-            fixture!("copilot", "create"),
-            "create",
-            Some("/home/user/project"),
-            vec![whole("/home/user/project/src/new.rs")],
-        ),
-        (
-            Copilot,
-            fixture!("copilot", "edit"),
-            "edit",
-            Some("/home/user/project"),
-            vec![replaced("src/money.rs", &[money])],
-        ),
-        (Copilot, fixture!("copilot", "bash"), "bash", Some("/home/user/project"), vec![]),
         (
             Gemini,
             fixture!("gemini", "write-file"),
@@ -111,25 +118,27 @@ fn payload_table() {
             vec![replaced("src/money.rs", &[money])],
         ),
         (Goose, fixture!("goose", "shell"), "developer__shell", Some("/home/user/project"), vec![]),
-        (
-            OpenCode,
-            fixture!("opencode", "write"),
-            "write",
-            Some("/home/user/project"),
-            vec![whole("/home/user/project/src/money.rs")],
-        ),
-        (
-            OpenCode,
-            fixture!("opencode", "edit"),
-            "edit",
-            Some("/home/user/project"),
-            vec![replaced("src/money.rs", &[money])],
-        ),
-        (OpenCode, fixture!("opencode", "read"), "read", Some("/home/user/project"), vec![]),
     ];
     for (host, text, tool, cwd, writes) in cases {
         let p = parse(host, text.as_bytes()).unwrap_or_else(|e| panic!("{host:?} {tool}: {e}"));
         assert_eq!((p.tool.as_str(), p.cwd.as_deref(), &p.writes), (tool, cwd, &writes), "{host:?}");
+    }
+}
+
+/// The captured edit inside `f` of the session's src/pair.rs touches its line 2 alone, in every host's
+/// shape: the held `g` (lines 5-7) is not touched.
+#[test]
+fn captured_edits_of_one_function_touch_its_lines() {
+    let pair = "pub fn f() -> u32 {\n    1\n}\n\npub fn g() -> u32 {\n    2\n}\n";
+    let edits = [
+        (ClaudeCode, fixture!("claude-code", "edit-lines")),
+        (Codex, fixture!("codex", "update-lines")),
+        (Copilot, fixture!("copilot", "edit-lines")),
+        (OpenCode, fixture!("opencode", "edit-lines")),
+    ];
+    for (host, text) in edits {
+        let p = parse(host, text.as_bytes()).unwrap();
+        assert_eq!(changed_lines(&p.writes[0].change, Some(pair)), Some(vec![[2, 2]]), "{host:?}");
     }
 }
 
