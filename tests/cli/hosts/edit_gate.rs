@@ -125,6 +125,22 @@ pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
     std::fs::write(&exclude, text).unwrap();
 }
 
+/// Marks the `@opencode-ai/plugin` dependency of an opencode config folder (the project's
+/// `.opencode`, the user's `~/.config/opencode`) as installed. Otherwise opencode runs `npm install
+/// @opencode-ai/plugin@<its version>` in each (writing package.json, package-lock.json and
+/// node_modules/) and waits for it before it loads any plugin: that needs the network and took 35 s
+/// here. The git-mas plugin imports nothing.
+fn seed_opencode_dependencies(dir: &Path) {
+    let version = "1.18.33";
+    let deps = json!({ "@opencode-ai/plugin": version });
+    write_json(&dir.join("package.json"), &json!({ "dependencies": deps }));
+    write_json(
+        &dir.join("package-lock.json"),
+        &json!({ "lockfileVersion": 3, "packages": { "": { "dependencies": deps } } }),
+    );
+    std::fs::create_dir_all(dir.join("node_modules")).unwrap();
+}
+
 /// One session: read the two files, edit the held one, write a new one, edit `f`, run a shell
 /// command.
 fn edit_scenario(worktree: &Path, _check: &str) -> Scenario {
@@ -204,23 +220,35 @@ fn gated_session(program: &str, name: &str, preset: Preset, env: fn(&Path, &str)
     let bench = gated_bench(name);
     let held_before = std::fs::read_to_string(bench.worktree.join(HELD)).unwrap();
     let extra = env(&bench.home(), &bench.server.url());
-    if name == "codex" {
-        trust_codex_project(&bench);
-    }
-    if name == "copilot" {
-        // In prompt mode copilot loads `.github/hooks/` only in a folder its config trusts.
-        let dir = std::fs::canonicalize(&bench.worktree).unwrap();
-        write_json(&bench.home().join(".copilot/config.json"), &json!({ "trusted_folders": [dir] }));
-    }
-    let mut line = preset.command_line(Some(&bench.check()));
-    if name == "codex" {
-        // codex runs a hook only once its exact definition is trusted (`/hooks` in its TUI), or
-        // for one invocation with this flag.
-        line = line.replace("codex exec", "codex exec --dangerously-bypass-hook-trust");
-    }
+    let line = enable_project_hooks(&bench, name, preset.command_line(Some(&bench.check())));
     let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
     eprintln!("{name}: the gated session took {:?}", run.elapsed);
     assert_gated(&bench, &run, &held_before);
+}
+
+/// What each host needs beyond the hook file to run a project's hook in an unattended session;
+/// returns the command line to run.
+fn enable_project_hooks(bench: &Bench, name: &str, line: String) -> String {
+    match name {
+        "codex" => {
+            trust_codex_project(bench);
+            // codex runs a hook only once its exact definition is trusted (`/hooks` in its TUI),
+            // or for one invocation with this flag.
+            line.replace("codex exec", "codex exec --dangerously-bypass-hook-trust")
+        }
+        "copilot" => {
+            // In prompt mode copilot loads `.github/hooks/` only in a folder its config trusts.
+            let dir = std::fs::canonicalize(&bench.worktree).unwrap();
+            write_json(&bench.home().join(".copilot/config.json"), &json!({ "trusted_folders": [dir] }));
+            line
+        }
+        "opencode" => {
+            seed_opencode_dependencies(&bench.worktree.join(".opencode"));
+            seed_opencode_dependencies(&bench.home().join(".config/opencode"));
+            line
+        }
+        _ => line,
+    }
 }
 
 /// Trusts the repository as a codex project (`[projects."<main checkout>"] trust_level =
