@@ -16,7 +16,9 @@
 //! from the tool schemas the request advertises: a shell command goes to the host's shell tool
 //! (`Bash`, `shell`, `exec_command`, `bash`, …) in the argument shape its schema asks for (a string
 //! or an argv array), a new file to its write tool (`Write`, `write`, `create`, or codex's
-//! `apply_patch`).
+//! `apply_patch`), a replacement to its edit tool (`Edit`, `edit`, `str_replace`, or an
+//! `apply_patch` Update File hunk) and a read to its read tool (`Read`, `read`, `view`, or `cat`
+//! through the shell).
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
