@@ -8,6 +8,7 @@ use crate::json::endorse::EndorsedOut;
 use crate::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
 use crate::json::frame::FrameOut;
 use crate::json::gate::GateOut;
+use crate::json::mcp::{ToolOut, ToolRefusalOut};
 use crate::json::propose::ProposedOut;
 use crate::json::run::Listed;
 use crate::json::tally::TallyOut;
@@ -111,24 +112,36 @@ impl Client {
         response["result"].clone()
     }
 
+    /// Calls a tool that must run its command (whatever its exit code); returns the whole result
+    /// and the text summary.
+    fn ran(&mut self, tool: &str, arguments: Value) -> (ToolOut, String) {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], false, "{tool} failed: {result}");
+        let out: ToolOut = serde_json::from_value(result["structuredContent"].clone())
+            .unwrap_or_else(|e| panic!("{tool}: not a tool result ({e}): {result}"));
+        (out, result["content"][0]["text"].as_str().unwrap().to_string())
+    }
+
     /// Calls a tool that must succeed; returns its structured result's `result`, as `T`.
     fn ok<T: serde::de::DeserializeOwned>(&mut self, tool: &str, arguments: Value) -> T {
-        let result = self.call(tool, arguments);
-        assert_ne!(result["isError"], true, "{tool} failed: {result}");
-        let structured = &result["structuredContent"];
-        assert_eq!(structured["tool"], tool);
-        assert!(result["content"][0]["text"].as_str().unwrap().starts_with(&format!("{tool}: ")), "{result}");
-        serde_json::from_value(structured["result"].clone())
-            .unwrap_or_else(|e| panic!("{tool}: not the command's --json shape ({e}): {structured}"))
+        let (out, summary) = self.ran(tool, arguments);
+        assert_eq!(out.tool, tool);
+        assert!(summary.starts_with(&format!("{tool}: ")), "{summary}");
+        serde_json::from_value(out.result.clone())
+            .unwrap_or_else(|e| panic!("{tool}: not the command's --json shape ({e}): {out:?}"))
     }
 
     /// Calls a tool that must be refused; returns its structured error.
-    fn refused(&mut self, tool: &str, arguments: Value) -> Value {
+    fn refused(&mut self, tool: &str, arguments: Value) -> ToolRefusalOut {
         let result = self.call(tool, arguments);
         assert_eq!(result["isError"], true, "{tool} was not refused: {result}");
-        let structured = result["structuredContent"].clone();
-        assert!(!structured["error"].as_str().unwrap().is_empty(), "{structured}");
-        structured
+        let error: ToolRefusalOut = serde_json::from_value(result["structuredContent"].clone())
+            .unwrap_or_else(|e| panic!("{tool}: not a refusal ({e}): {result}"));
+        assert_eq!(error.tool, tool);
+        assert!(!error.error.is_empty(), "{error:?}");
+        let summary = result["content"][0]["text"].as_str().unwrap();
+        assert!(summary.contains(&error.error), "{summary}");
+        error
     }
 }
 
@@ -196,11 +209,13 @@ fn initialize_and_tools_list_work_without_an_identity_and_every_call_says_how_to
 
     for tool in ["whoami", "board", "gate"] {
         let error = client.refused(tool, json!({}));
-        assert_eq!(error["exit_code"], 1, "{error}");
-        assert_eq!(error["outcome"], "refused");
-        assert_eq!(error["agent"], Value::Null);
-        let hints = error["hints"].to_string();
-        assert!(hints.contains("git config mas.agent") && hints.contains("restart"), "{error}");
+        assert_eq!(
+            (error.exit_code, error.outcome.as_str(), error.agent.as_deref()),
+            (1, "refused", None),
+            "{error:?}"
+        );
+        let hints = error.hints.join("\n");
+        assert!(hints.contains("git config mas.agent") && hints.contains("restart"), "{error:?}");
     }
 }
 
@@ -220,11 +235,9 @@ fn focus_gate_and_rule_tools_act_as_the_servers_agent_and_see_the_clis_changes()
     assert_eq!(frame.top[..], cli_frame.top[..2]);
 
     // Without a focus the gate fails closed; the verdict is the result, exit 7 its outcome.
-    let result = server.call("gate", json!({"paths": ["src/money.rs"]}));
-    assert_eq!(result["isError"], false, "{result}");
-    assert_eq!(result["structuredContent"]["exit_code"], 7);
-    assert_eq!(result["structuredContent"]["outcome"], "fail-closed");
-    let gate: GateOut = serde_json::from_value(result["structuredContent"]["result"].clone()).unwrap();
+    let (out, _) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str(), out.agent.as_str()), (7, "fail-closed", "bob"));
+    let gate: GateOut = serde_json::from_value(out.result).unwrap();
     assert!(matches!(gate.verdict, Verdict::FailClosed { .. }), "{gate:?}");
 
     let published: FocusPublishOut = server.ok("focus_publish", json!({"targets": ["src/money.rs"], "ttl": "10m"}));
@@ -236,13 +249,13 @@ fn focus_gate_and_rule_tools_act_as_the_servers_agent_and_see_the_clis_changes()
 
     // Alice publishes the same target from her shell: the next call sees it, and she holds it.
     env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
-    let result = server.call("gate", json!({"paths": ["src/money.rs"]}));
-    assert_eq!(result["structuredContent"]["outcome"], "blocked", "{result}");
-    let gate: GateOut = serde_json::from_value(result["structuredContent"]["result"].clone()).unwrap();
+    let (out, summary) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str()), (6, "blocked"), "{out:?}");
+    assert!(out.notes.iter().any(|n| n.contains("alice")), "the CLI's blocked message is a note: {out:?}");
+    let gate: GateOut = serde_json::from_value(out.result).unwrap();
     let Verdict::Block { blocks } = &gate.verdict else { panic!("{gate:?}") };
     assert_eq!((blocks[0].holder.as_str(), blocks[0].target.as_str()), ("alice", "src/money.rs"));
     assert!(!blocks[0].remedy.is_empty());
-    let summary = result["content"][0]["text"].as_str().unwrap();
     assert!(summary.contains("alice holds src/money.rs"), "{summary}");
 
     let decision: Decision = server.ok("decide", json!({"other": "alice"}));
@@ -270,8 +283,8 @@ fn focus_gate_and_rule_tools_act_as_the_servers_agent_and_see_the_clis_changes()
     let out = env.mas(&bob, &["focus", "status", "--json"]);
     let cli: FocusStatusOut = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(cli.state, FocusState::Released);
-    let result = server.call("focus_status", json!({}));
-    assert_eq!(result["structuredContent"]["exit_code"].as_i64().map(|c| c as i32), out.status.code());
+    let (status, _) = server.ran("focus_status", json!({}));
+    assert_eq!(Some(i32::from(status.exit_code)), out.status.code());
 }
 
 #[test]
@@ -280,20 +293,24 @@ fn refusals_carry_the_clis_message_hint_and_exit_code() {
     let (mut server, _) = Client::start(&env, &bob, &[]);
     let before = env.refs(&repo);
     let error = server.refused("focus_publish", json!({"targets": ["no/such/file.rs"]}));
-    assert_eq!((error["exit_code"].as_u64(), error["outcome"].as_str()), (Some(1), Some("refused")), "{error}");
-    assert!(error["error"].as_str().unwrap().contains("no/such/file.rs"), "{error}");
+    assert_eq!(
+        (error.exit_code, error.outcome.as_str(), error.agent.as_deref()),
+        (1, "refused", Some("bob")),
+        "{error:?}"
+    );
+    assert!(error.error.contains("no/such/file.rs"), "{error:?}");
     let cli = env.mas(&bob, &["focus", "publish", "--targets", "no/such/file.rs"]);
     assert_eq!(cli.status.code(), Some(1));
-    assert!(stderr(&cli).contains(error["error"].as_str().unwrap()), "{}", stderr(&cli));
+    assert!(stderr(&cli).contains(&error.error), "{}", stderr(&cli));
 
     let error = server.refused("focus_publish", json!({"targets": ["src/money.rs"], "ttl": "-5m"}));
-    assert_eq!(error["outcome"], "usage", "{error}");
+    assert_eq!(error.outcome, "usage", "{error:?}");
     let error = server.refused("sync", json!({"remote": "../elsewhere.git"}));
-    assert_eq!(error["exit_code"], 2, "{error}");
+    assert_eq!(error.exit_code, 2, "{error:?}");
     let error = server.refused("endorse", json!({"proposer": "alice", "reject": true}));
-    assert_eq!(error["exit_code"], 2, "{error}");
+    assert_eq!(error.exit_code, 2, "{error:?}");
     let error = server.refused("run_show", json!({"run": "nope"}));
-    assert_eq!(error["exit_code"], 1, "{error}");
+    assert_eq!(error.exit_code, 1, "{error:?}");
     assert_eq!(env.refs(&repo), before, "no refusal wrote anything");
 }
 
@@ -347,8 +364,8 @@ fn no_argument_makes_the_server_act_as_another_agent() {
     // A name that is not on the roster: every call is refused with the CLI's hint.
     let (mut stranger, _) = Client::start(&env, &bob, &["--agent", "mallory"]);
     let error = stranger.refused("board", json!({}));
-    assert!(error["error"].as_str().unwrap().contains("not on the roster"), "{error}");
-    assert!(error["hints"].to_string().contains("git mas agent new mallory"), "{error}");
+    assert!(error.error.contains("not on the roster"), "{error:?}");
+    assert!(error.hints.iter().any(|h| h.contains("git mas agent new mallory")), "{error:?}");
 }
 
 #[test]
@@ -399,7 +416,7 @@ fn a_development_run_through_the_tools_proposes_endorses_tallies_and_reports() {
     assert_eq!(message, "status is ok");
     // Self-endorsement is off: refused with the CLI's exit code.
     let error = alice.refused("endorse", json!({"proposer": "alice"}));
-    assert_eq!(error["exit_code"], 1, "{error}");
+    assert_eq!(error.exit_code, 1, "{error:?}");
 
     let endorsed: EndorsedOut = bob.ok("endorse", json!({"proposer": "alice", "timeout": "5m"}));
     assert_eq!((endorsed.verdict.as_str(), endorsed.endorser.as_str()), ("passed", "bob"));
@@ -418,7 +435,7 @@ fn a_development_run_through_the_tools_proposes_endorses_tallies_and_reports() {
 
     // Bob has proposed nothing: rejecting his proposal is refused, as the CLI refuses it.
     let error = alice.refused("endorse", json!({"proposer": "bob", "reject": true, "reason": "nothing to review"}));
-    assert_eq!(error["exit_code"], 1, "{error}");
+    assert_eq!(error.exit_code, 1, "{error:?}");
 }
 
 #[test]

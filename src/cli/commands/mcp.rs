@@ -32,12 +32,13 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
+use crate::cli::json::mcp::{ToolOut, ToolRefusalOut};
 use crate::cli::output::Ui;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -73,7 +74,7 @@ pub fn run(ctx: &mut Context, _args: McpArgs) -> Result<ExitCode, CliError> {
         }
         Err(e) => {
             ctx.warn(&format!("git mas mcp: {}; tools/list works, every tool call is refused", e.message()));
-            Err(Refusal::from_error(&e, ""))
+            Err(Refusal::from_error(&e))
         }
     };
     let server = Server { dir, agent, lock: Arc::new(Mutex::new(())), tool_router: Server::tool_router() };
@@ -108,12 +109,8 @@ struct Refusal {
 }
 
 impl Refusal {
-    fn from_error(e: &CliError, extra_hint: &str) -> Refusal {
-        let mut hints = e.hints().to_vec();
-        if !extra_hint.is_empty() {
-            hints.push(extra_hint.to_string());
-        }
-        Refusal { message: e.message(), causes: e.causes(), hints, exit_code: e.exit_code() }
+    fn from_error(e: &CliError) -> Refusal {
+        Refusal { message: e.message(), causes: e.causes(), hints: e.hints().to_vec(), exit_code: e.exit_code() }
     }
 }
 
@@ -177,7 +174,7 @@ impl Argv {
 }
 
 /// The name scripts and agents read for an exit code.
-pub(crate) fn outcome_name(code: u8) -> &'static str {
+fn outcome_name(code: u8) -> &'static str {
     match code {
         exit::OK => "ok",
         exit::USER => "refused",
@@ -218,8 +215,8 @@ fn execute(dir: PathBuf, agent: String, argv: Vec<String>, check_caller: bool) -
     }));
     let result = match run {
         Ok(Ok(code)) => Ok((code_of(code), parse_output(&captured.stdout()))),
-        Ok(Err(e)) => Err(Refusal::from_error(&e, "")),
-        Err(_) => Err(Refusal::from_error(&CliError::internal("the command panicked"), "")),
+        Ok(Err(e)) => Err(Refusal::from_error(&e)),
+        Err(_) => Err(Refusal::from_error(&CliError::internal("the command panicked"))),
     };
     let notes = captured.stderr().lines().filter(|l| !l.trim().is_empty()).map(String::from).collect();
     Ran { result, notes }
@@ -258,29 +255,41 @@ impl Server {
     }
 }
 
-/// The tool's result: structured content, a one-line summary and the JSON as text.
+/// The tool's result: structured content ([`ToolOut`] or [`ToolRefusalOut`]), a one-line summary
+/// and the structured content as JSON text.
 fn tool_result(tool: &str, agent: Option<&str>, ran: Ran) -> CallToolResult {
     let (structured, summary, is_error) = match ran.result {
         Ok((code, value)) => {
             let summary = summarize(tool, code, &value);
-            let body = json!({
-                "tool": tool, "agent": agent, "exit_code": code, "outcome": outcome_name(code),
-                "result": value, "notes": ran.notes,
-            });
-            (body, summary, false)
+            let out = ToolOut {
+                tool: tool.into(),
+                agent: agent.unwrap_or_default().into(),
+                exit_code: code,
+                outcome: outcome_name(code).into(),
+                result: value,
+                notes: ran.notes,
+            };
+            (serde_json::to_value(out), summary, false)
         }
         Err(r) => {
             let mut summary = format!("{tool} refused ({}): {}", outcome_name(r.exit_code), r.message);
             for hint in &r.hints {
                 summary.push_str(&format!("\nHint: {hint}"));
             }
-            let body = json!({
-                "tool": tool, "agent": agent, "exit_code": r.exit_code, "outcome": outcome_name(r.exit_code),
-                "error": r.message, "causes": r.causes, "hints": r.hints, "notes": ran.notes,
-            });
-            (body, summary, true)
+            let out = ToolRefusalOut {
+                tool: tool.into(),
+                agent: agent.map(String::from),
+                exit_code: r.exit_code,
+                outcome: outcome_name(r.exit_code).into(),
+                error: r.message,
+                causes: r.causes,
+                hints: r.hints,
+                notes: ran.notes,
+            };
+            (serde_json::to_value(out), summary, true)
         }
     };
+    let structured = structured.unwrap_or_else(|e| Value::String(format!("the result could not be encoded: {e}")));
     let text = structured.to_string();
     let mut result =
         if is_error { CallToolResult::structured_error(structured) } else { CallToolResult::structured(structured) };
@@ -549,7 +558,7 @@ impl Server {
             let e = CliError::usage(format!("{remote:?} is not a remote's name"))
                 .hinted("name a remote configured in this repository (`git remote`), or leave it out for the default");
             let agent = self.agent.as_ref().ok().map(String::as_str);
-            return Ok(tool_result("sync", agent, Ran { result: Err(Refusal::from_error(&e, "")), notes: Vec::new() }));
+            return Ok(tool_result("sync", agent, Ran { result: Err(Refusal::from_error(&e)), notes: Vec::new() }));
         }
         self.call("sync", Argv::new(&["sync"]).positional(p.remote).finish()).await
     }
