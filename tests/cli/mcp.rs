@@ -44,7 +44,7 @@ const TOOLS: [&str; 16] = [
 /// A running `git mas mcp` and the lines it writes on stdout.
 struct Client {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     next_id: u64,
 }
@@ -73,7 +73,7 @@ impl Client {
                 }
             }
         });
-        let mut client = Client { child, stdin, lines, next_id: 0 };
+        let mut client = Client { child, stdin: Some(stdin), lines, next_id: 0 };
         let init = client.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
@@ -83,8 +83,15 @@ impl Client {
     }
 
     fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the server's stdin, as a host ending its session does; returns how it exited.
+    fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().unwrap()
     }
 
     /// Sends a request and returns the whole response (result or error). Every line on stdout
@@ -336,6 +343,8 @@ fn malformed_requests_unknown_tools_and_wrong_types_leave_the_server_serving() {
     }
     let me: WhoamiOut = server.ok("whoami", json!({}));
     assert_eq!(me.name, "bob");
+    // The host closing stdin ends the session: the server exits 0.
+    assert!(server.close().success());
 }
 
 #[test]
