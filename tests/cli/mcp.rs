@@ -201,6 +201,15 @@ fn initialize_and_tools_list_work_without_an_identity_and_every_call_says_how_to
         assert!(!properties.contains_key("agent"), "{tool}");
         assert_eq!(schema["additionalProperties"], false, "{tool}");
     }
+    // Hosts may run the read-only tools without asking; the five that write say so.
+    let mut writers: Vec<&str> = tools
+        .iter()
+        .filter(|t| t["annotations"]["readOnlyHint"] == false)
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    writers.sort_unstable();
+    assert_eq!(writers, ["endorse", "focus_publish", "focus_release", "propose", "sync"]);
+    assert!(tools.iter().all(|t| t["annotations"]["readOnlyHint"].is_boolean()), "{list}");
     let schema = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["inputSchema"].clone();
     let publish = schema("focus_publish");
     assert_eq!(publish["properties"]["targets"]["type"], "array");

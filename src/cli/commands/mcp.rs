@@ -55,7 +55,9 @@ use std::sync::{Arc, Mutex};
 /// being the command's --json output. A refusal is a tool error (isError) whose structured result
 /// is {tool, agent, exit_code, outcome, error, causes, hints, notes}. `outcome` names the exit code
 /// (ok, refused, usage, internal, unverified, sync-incomplete, blocked, fail-closed,
-/// run-incomplete, check-failed).
+/// run-incomplete, check-failed). focus_publish, focus_release, propose, endorse and sync write
+/// (endorse runs the run's own check, never a command the call names; sync takes a configured
+/// remote's name, never a URL); the others are marked read-only.
 ///
 /// Stdout carries only the protocol; logs go to stderr. Exits 0 when the host closes stdin.
 #[derive(Debug, clap::Args)]
@@ -460,18 +462,25 @@ fn is_remote_name(name: &str) -> bool {
 
 #[tool_router(router = tool_router)]
 impl Server {
-    #[tool(description = "The agent this server acts as, its did:key on the roster, and whether it can sign.")]
+    #[tool(
+        description = "The agent this server acts as, its did:key on the roster, and whether it can sign.",
+        annotations(read_only_hint = true)
+    )]
     async fn whoami(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
         self.call("whoami", Argv::new(&["whoami"]).finish()).await
     }
 
-    #[tool(description = "The current frame: its hash, publisher and top targets with each signal's contribution.")]
+    #[tool(
+        description = "The current frame: its hash, publisher and top targets with each signal's contribution.",
+        annotations(read_only_hint = true)
+    )]
     async fn frame(&self, Parameters(p): Parameters<FrameParams>) -> Result<CallToolResult, ErrorData> {
         self.call("frame", Argv::new(&["frame"]).value("top", p.limit).finish()).await
     }
 
     #[tool(
-        description = "Publish this agent's focus: up to 8 targets (ids, globs or the top K) of the current frame, for a TTL."
+        description = "Publish this agent's focus: up to 8 targets (ids, globs or the top K) of the current frame, for a TTL.",
+        annotations(read_only_hint = false)
     )]
     async fn focus_publish(&self, Parameters(p): Parameters<PublishParams>) -> Result<CallToolResult, ErrorData> {
         let argv =
@@ -479,58 +488,75 @@ impl Server {
         self.call("focus_publish", argv.finish()).await
     }
 
-    #[tool(description = "Release this agent's focus.")]
+    #[tool(description = "Release this agent's focus.", annotations(read_only_hint = false))]
     async fn focus_release(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
         self.call("focus_release", Argv::new(&["focus", "release"]).finish()).await
     }
 
-    #[tool(description = "This agent's focus: live, expired, released or none, and on which frame.")]
+    #[tool(
+        description = "This agent's focus: live, expired, released or none, and on which frame.",
+        annotations(read_only_hint = true)
+    )]
     async fn focus_status(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
         self.call("focus_status", Argv::new(&["focus", "status"]).finish()).await
     }
 
-    #[tool(description = "The verified board: every live, expired and released focus, and rejected records.")]
+    #[tool(
+        description = "The verified board: every live, expired and released focus, and rejected records.",
+        annotations(read_only_hint = true)
+    )]
     async fn board(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
         self.call("board", Argv::new(&["focus", "list"]).finish()).await
     }
 
-    #[tool(description = "Alignment of two agents' foci: Jaccard overlap and whether the top target is shared.")]
+    #[tool(
+        description = "Alignment of two agents' foci: Jaccard overlap and whether the top target is shared.",
+        annotations(read_only_hint = true)
+    )]
     async fn align(&self, Parameters(p): Parameters<PairParams>) -> Result<CallToolResult, ErrorData> {
         self.call("align", self.pair(&["align"], p)).await
     }
 
     #[tool(
-        description = "The coordination rule for two agents' foci: parallel, serialize (with the holder) or reject."
+        description = "The coordination rule for two agents' foci: parallel, serialize (with the holder) or reject.",
+        annotations(read_only_hint = true)
     )]
     async fn decide(&self, Parameters(p): Parameters<PairParams>) -> Result<CallToolResult, ErrorData> {
         self.call("decide", self.pair(&["decide"], p)).await
     }
 
     #[tool(
-        description = "May this agent change these paths? allow, block (holder, target, remedy) or fail_closed (reason, remedy)."
+        description = "May this agent change these paths? allow, block (holder, target, remedy) or fail_closed (reason, remedy).",
+        annotations(read_only_hint = true)
     )]
     async fn gate(&self, Parameters(p): Parameters<GateParams>) -> Result<CallToolResult, ErrorData> {
         let argv = Argv::new(&["gate"]).values("paths", &p.paths).flag("staged", p.paths.is_empty());
         self.call("gate", argv.finish()).await
     }
 
-    #[tool(description = "The runs: id, phase, goal.")]
+    #[tool(description = "The runs: id, phase, goal.", annotations(read_only_hint = true))]
     async fn run_list(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
         self.call("run_list", Argv::new(&["run", "list"]).finish()).await
     }
 
-    #[tool(description = "One run: its definition, phase, tip and problems.")]
+    #[tool(description = "One run: its definition, phase, tip and problems.", annotations(read_only_hint = true))]
     async fn run_show(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
         self.call("run_show", Argv::new(&["run", "show"]).positional(p.run).finish()).await
     }
 
-    #[tool(description = "Propose this agent's worktree as its proposal in the run, with a message.")]
+    #[tool(
+        description = "Propose this agent's worktree as its proposal in the run, with a message.",
+        annotations(read_only_hint = false)
+    )]
     async fn propose(&self, Parameters(p): Parameters<ProposeParams>) -> Result<CallToolResult, ErrorData> {
         let argv = Argv::new(&["propose"]).value("message", p.message).value("run", p.run);
         self.call("propose", argv.finish()).await
     }
 
-    #[tool(description = "Endorse an agent's proposal by running the run's check on it, or reject it with a reason.")]
+    #[tool(
+        description = "Endorse an agent's proposal by running the run's check on it, or reject it with a reason.",
+        annotations(read_only_hint = false)
+    )]
     async fn endorse(&self, Parameters(p): Parameters<EndorseParams>) -> Result<CallToolResult, ErrorData> {
         let argv = Argv::new(&["endorse"])
             .value("run", p.run)
@@ -542,17 +568,26 @@ impl Server {
         self.call("endorse", argv.finish()).await
     }
 
-    #[tool(description = "Tally a run: proposals, valid endorsements, quorum, leader, conflicts.")]
+    #[tool(
+        description = "Tally a run: proposals, valid endorsements, quorum, leader, conflicts.",
+        annotations(read_only_hint = true)
+    )]
     async fn tally(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
         self.call("tally", Argv::new(&["tally"]).positional(p.run).finish()).await
     }
 
-    #[tool(description = "A run's convergence report: status, termination reason, conflicts, consensus score.")]
+    #[tool(
+        description = "A run's convergence report: status, termination reason, conflicts, consensus score.",
+        annotations(read_only_hint = true)
+    )]
     async fn report(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
         self.call("report", Argv::new(&["report"]).positional(p.run).finish()).await
     }
 
-    #[tool(description = "Exchange coordination records (refs/mas/*) with a configured remote, fast-forward only.")]
+    #[tool(
+        description = "Exchange coordination records (refs/mas/*) with a configured remote, fast-forward only.",
+        annotations(read_only_hint = false)
+    )]
     async fn sync(&self, Parameters(p): Parameters<SyncParams>) -> Result<CallToolResult, ErrorData> {
         if let Some(remote) = p.remote.as_deref().filter(|r| !is_remote_name(r)) {
             let e = CliError::usage(format!("{remote:?} is not a remote's name"))
