@@ -43,6 +43,12 @@ impl Context {
         Context { dir, agent: agent.filter(|a| !a.is_empty()), ui: Ui::new(color), store: std::cell::OnceCell::new() }
     }
 
+    /// The context of a command run inside another process's work (the MCP server's tool calls):
+    /// its directory and caller fixed by the host, its output going to `ui`.
+    pub fn with_ui(dir: PathBuf, agent: String, ui: Ui) -> Self {
+        Context { dir: Some(dir), agent: Some(agent), ui, store: std::cell::OnceCell::new() }
+    }
+
     /// The directory the command runs in: `-C PATH` resolved against the process's directory
     /// (as `git -C` does by changing into it), else the current directory. Always absolute:
     /// repository discovery from a relative path with `..` components (`-C ../repo.git`) is not

@@ -135,6 +135,11 @@ impl CliError {
         self.kind
     }
 
+    /// The message, without causes or hints.
+    pub fn message(&self) -> String {
+        self.error.to_string()
+    }
+
     /// The hints, in order.
     pub fn hints(&self) -> &[String] {
         &self.hints

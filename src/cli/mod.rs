@@ -118,6 +118,7 @@ pub enum Command {
     Check(commands::check::CheckArgs),
     Converge(commands::converge::ConvergeArgs),
     Coordinate(commands::coordinate::CoordinateArgs),
+    Mcp(commands::mcp::McpArgs),
     #[command(hide = true)]
     Peer(commands::peer::PeerArgs),
     #[command(subcommand)]
@@ -139,12 +140,25 @@ pub enum Command {
     InstallMan(commands::install_man::InstallManArgs),
 }
 
+impl Cli {
+    /// Parses a command line given as words (the first is the program's name); a mistake is a
+    /// usage error carrying clap's message.
+    pub(crate) fn try_parse_from_words(words: &[String]) -> Result<Cli, CliError> {
+        Cli::try_parse_from(words).map_err(|e| {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
+            CliError::usage(first)
+        })
+    }
+}
+
 /// The clap command tree (for completions and man pages).
 pub fn command() -> clap::Command {
     Cli::command()
 }
 
-fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
+/// Runs one parsed command (the process's own, or a tool call of `git mas mcp`).
+pub(crate) fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
     match command {
         Command::Init(args) => commands::init::run(ctx, args),
         Command::Agent(cmd) => commands::agent::run(ctx, cmd),
@@ -164,6 +178,7 @@ fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
         Command::Check(args) => commands::check::run(ctx, args),
         Command::Converge(args) => commands::converge::run(ctx, args),
         Command::Coordinate(args) => commands::coordinate::run(ctx, args),
+        Command::Mcp(args) => commands::mcp::run(ctx, args),
         Command::Peer(args) => commands::peer::run(ctx, args),
         Command::Run(cmd) => commands::run::run(ctx, cmd),
         Command::Worktree(cmd) => {

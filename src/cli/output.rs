@@ -10,6 +10,9 @@
 //! `--json` is one shared flag ([`JsonFlag`]); what it prints is always a typed value that
 //! implements [`JsonOutput`] — a `Serialize` struct that names the shape, never an ad hoc
 //! `serde_json::Value`. Streams (watch, coordinate events) are JSON Lines through [`Ui::json`].
+//!
+//! A [`Ui::capturing`] Ui writes to memory instead: the MCP server runs a tool call as the command
+//! it names, in-process, and stdout is the protocol's alone.
 #![allow(clippy::disallowed_methods)]
 
 use super::error::CliError;
@@ -48,6 +51,28 @@ impl<T: JsonOutput> JsonOutput for Vec<T> {}
 #[derive(Debug, Clone)]
 pub struct Ui {
     color: bool,
+    capture: Option<std::sync::Arc<Captured>>,
+}
+
+/// What a capturing [`Ui`] was given instead of the process's streams: a command run inside
+/// another one (the MCP server runs each tool call as the command it names, and its own stdout
+/// carries the protocol).
+#[derive(Debug, Default)]
+pub struct Captured {
+    out: std::sync::Mutex<Vec<u8>>,
+    err: std::sync::Mutex<Vec<u8>>,
+}
+
+impl Captured {
+    /// What was written to stdout.
+    pub fn stdout(&self) -> Vec<u8> {
+        self.out.lock().map(|b| b.clone()).unwrap_or_default()
+    }
+
+    /// What was written to stderr, as text.
+    pub fn stderr(&self) -> String {
+        self.err.lock().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
+    }
 }
 
 impl Ui {
@@ -58,7 +83,14 @@ impl Ui {
             ColorChoice::Never => false,
             ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
         };
-        Ui { color }
+        Ui { color, capture: None }
+    }
+
+    /// A Ui that writes nothing to the process's streams, uncolored: everything goes to the
+    /// returned [`Captured`].
+    pub fn capturing() -> (Ui, std::sync::Arc<Captured>) {
+        let captured = std::sync::Arc::new(Captured::default());
+        (Ui { color: false, capture: Some(captured.clone()) }, captured)
     }
 
     /// Whether output is colored.
@@ -69,8 +101,7 @@ impl Ui {
     /// Writes `text` to stdout as it is, and flushes. Build human output into a `String` and
     /// write it once.
     pub fn out(&self, text: &str) -> Result<(), CliError> {
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(CliError::from)
+        self.bytes(text.as_bytes())
     }
 
     /// Writes `line` and a newline to stdout.
@@ -80,6 +111,14 @@ impl Ui {
 
     /// Writes raw bytes to stdout (generated files: completions, man pages).
     pub fn bytes(&self, bytes: &[u8]) -> Result<(), CliError> {
+        if let Some(captured) = &self.capture {
+            captured
+                .out
+                .lock()
+                .map_err(|_| CliError::internal("the captured output is poisoned"))?
+                .extend_from_slice(bytes);
+            return Ok(());
+        }
         let mut out = std::io::stdout().lock();
         out.write_all(bytes).and_then(|()| out.flush()).map_err(CliError::from)
     }
@@ -105,7 +144,7 @@ impl Ui {
     /// A status line on stderr. Errors writing to stderr are ignored: there is nowhere left to
     /// report them.
     pub fn status(&self, message: &str) {
-        let _ = writeln!(std::io::stderr().lock(), "{message}");
+        self.err_text(&format!("{message}\n"));
     }
 
     /// A warning on stderr.
@@ -120,6 +159,12 @@ impl Ui {
 
     /// Text written to stderr as it is (a rendered error, a progress line without newline).
     pub fn err_text(&self, text: &str) {
+        if let Some(captured) = &self.capture {
+            if let Ok(mut err) = captured.err.lock() {
+                err.extend_from_slice(text.as_bytes());
+            }
+            return;
+        }
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
     }
@@ -131,6 +176,6 @@ impl Ui {
 
     /// Whether stderr is a terminal.
     pub fn stderr_is_terminal(&self) -> bool {
-        std::io::stderr().is_terminal()
+        self.capture.is_none() && std::io::stderr().is_terminal()
     }
 }

@@ -23,6 +23,7 @@ mod gate_host;
 mod help;
 mod hostile;
 mod killpoints;
+mod mcp;
 mod output;
 mod pipe;
 mod readme;

@@ -20,6 +20,7 @@ pub mod init;
 pub mod install_man;
 pub mod land;
 pub mod log;
+pub mod mcp;
 pub mod peer;
 pub mod propose;
 pub mod record;

@@ -16,6 +16,7 @@ pub mod gate;
 pub mod hooks;
 pub mod land;
 pub mod log;
+pub mod mcp;
 pub mod propose;
 pub mod record;
 pub mod report;

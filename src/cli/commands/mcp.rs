@@ -1,0 +1,673 @@
+//! `git mas mcp`: a stdio MCP server that gives a coding-agent host git-mas as tools, acting as
+//! one agent.
+//!
+//! Why a server: hosts speak the Model Context Protocol natively, and a sandboxed host (Codex's
+//! `workspace-write` makes `.git` read-only) cannot run `git mas propose` or `focus publish` from
+//! its shell at all. The host starts this server itself, outside the tool sandbox.
+//!
+//! One implementation: a tool call runs the very command it names (`focus publish`, `gate`,
+//! `endorse`...) in this process, through the same dispatcher as the command line, with `--json`
+//! and a [`Ui::capturing`] Ui. Its JSON becomes the tool's structured result, its warnings the
+//! result's notes, its [`CliError`] a tool error carrying the message, the hints and the exit code
+//! with its meaning. The tools' typed arguments are turned into that command's arguments here,
+//! every value bound to its flag (`--targets=…`) or placed after `--`, so that no value is read as
+//! a flag; the directory and the agent come from the server, never from a call.
+//!
+//! Identity is fixed when the server starts: `--agent`, else `GIT_MAS_AGENT`, else
+//! `git config mas.agent`. No tool takes an argument that could make it act as someone else, and
+//! every call checks that name against the roster and this machine's key first (a roster or key
+//! fixed after the start is picked up; a different name never is). Started without a name, the
+//! server still answers `initialize` and `tools/list`, and every call is refused with the fix.
+//!
+//! The protocol alone is on stdout ([`rmcp::transport::stdio`], the one writer of the process's
+//! stdout outside the output layer); logs go to stderr. Tool calls run one at a time, each on a
+//! blocking thread, so a check that `endorse` runs does not stall the protocol.
+//!
+//! What a crash leaves: the server holds no state of its own and writes nothing itself. Every write
+//! is a library call of the command named (appending a signed record, `propose`'s commit, `sync`'s
+//! fast-forwards), whose crash behaviour is that command's (DESIGN.md, "What a crash may leave"): a
+//! SIGKILL at any instant leaves at most what killing that command would, and re-running the call
+//! recovers the same way.
+
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use crate::cli::exit;
+use crate::cli::json::mcp::{ToolOut, ToolRefusalOut};
+use crate::cli::output::Ui;
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+/// Serve git-mas's tools over MCP on stdin/stdout, acting as one agent.
+///
+/// A coding-agent host starts it (`.mcp.json`: {"command": "git", "args": ["mas", "mcp"]}) in the
+/// agent's worktree. The agent is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`, fixed
+/// for the server's life and checked against the roster and this machine's key on every call.
+///
+/// Tools: whoami, frame, focus_publish, focus_release, focus_status, board, align, decide, gate,
+/// run_list, run_show, propose, endorse, tally, report, sync. Each runs the command it names, as
+/// that agent: its structured result is {tool, agent, exit_code, outcome, result, notes}, `result`
+/// being the command's --json output. A refusal is a tool error (isError) whose structured result
+/// is {tool, agent, exit_code, outcome, error, causes, hints, notes}. `outcome` names the exit code
+/// (ok, refused, usage, internal, unverified, sync-incomplete, blocked, fail-closed,
+/// run-incomplete, check-failed). focus_publish, focus_release, propose, endorse and sync write
+/// (endorse runs the run's own check, never a command the call names; sync takes a configured
+/// remote's name, never a URL); the others are marked read-only.
+///
+/// Stdout carries only the protocol; logs go to stderr. Exits 0 when the host closes stdin.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {}
+
+/// Runs the server until the host closes its stdin.
+pub fn run(ctx: &mut Context, _args: McpArgs) -> Result<ExitCode, CliError> {
+    let dir = ctx.cwd()?;
+    let agent = match ctx.caller_name() {
+        Ok((name, _)) => {
+            if let Err(e) = ctx.caller() {
+                ctx.warn(&format!("git mas mcp: {}; every tool call is refused until that is fixed", e.message()));
+            }
+            ctx.status(&format!("git mas mcp: serving as {name} in {}", dir.display()));
+            Ok(name)
+        }
+        Err(e) => {
+            ctx.warn(&format!("git mas mcp: {}; tools/list works, every tool call is refused", e.message()));
+            Err(Refusal::from_error(&e))
+        }
+    };
+    let server = Server { dir, agent, lock: Arc::new(Mutex::new(())), tool_router: Server::tool_router() };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(serve(server))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+// The process's stdout belongs to the protocol here: the transport is its only writer (every
+// command a tool call runs writes to a capturing Ui), which is why clippy.toml allows it nowhere
+// else.
+#[allow(clippy::disallowed_methods)]
+async fn serve(server: Server) -> Result<(), CliError> {
+    let service = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| CliError::internal(format!("the MCP session could not start: {e}")))?;
+    service.waiting().await.map_err(|e| CliError::internal(format!("the MCP session failed: {e}")))?;
+    Ok(())
+}
+
+/// A refusal as a tool error's fields: the CLI's message, causes, hints and exit code.
+#[derive(Debug, Clone)]
+struct Refusal {
+    message: String,
+    causes: Vec<String>,
+    hints: Vec<String>,
+    exit_code: u8,
+}
+
+impl Refusal {
+    fn from_error(e: &CliError) -> Refusal {
+        Refusal { message: e.message(), causes: e.causes(), hints: e.hints().to_vec(), exit_code: e.exit_code() }
+    }
+}
+
+/// The server: where it runs and as whom, fixed at start.
+#[derive(Clone)]
+struct Server {
+    dir: PathBuf,
+    /// The agent's name, or why there is none (every call is refused with it).
+    agent: Result<String, Refusal>,
+    /// Tool calls run one at a time.
+    lock: Arc<Mutex<()>>,
+    tool_router: ToolRouter<Server>,
+}
+
+/// A command line for a tool call: a subcommand, then flags with their values bound to them, then
+/// positionals after `--`.
+struct Argv {
+    words: Vec<String>,
+    positionals: Vec<String>,
+}
+
+impl Argv {
+    fn new(subcommand: &[&str]) -> Argv {
+        let mut words: Vec<String> =
+            std::iter::once("git-mas").chain(subcommand.iter().copied()).map(String::from).collect();
+        words.push("--json".into());
+        Argv { words, positionals: Vec::new() }
+    }
+
+    fn flag(mut self, name: &str, on: bool) -> Argv {
+        if on {
+            self.words.push(format!("--{name}"));
+        }
+        self
+    }
+
+    fn value(mut self, name: &str, value: Option<impl ToString>) -> Argv {
+        if let Some(v) = value {
+            self.words.push(format!("--{name}={}", v.to_string()));
+        }
+        self
+    }
+
+    fn values(mut self, name: &str, values: &[String]) -> Argv {
+        self.words.extend(values.iter().map(|v| format!("--{name}={v}")));
+        self
+    }
+
+    fn positional(mut self, value: Option<impl ToString>) -> Argv {
+        self.positionals.extend(value.map(|v| v.to_string()));
+        self
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        if !self.positionals.is_empty() {
+            self.words.push("--".into());
+            self.words.append(&mut self.positionals);
+        }
+        self.words
+    }
+}
+
+/// The name scripts and agents read for an exit code.
+fn outcome_name(code: u8) -> &'static str {
+    match code {
+        exit::OK => "ok",
+        exit::USER => "refused",
+        exit::USAGE => "usage",
+        exit::INTERNAL => "internal",
+        exit::UNVERIFIED => "unverified",
+        exit::SYNC_INCOMPLETE => "sync-incomplete",
+        exit::BLOCKED => "blocked",
+        exit::FAIL_CLOSED => "fail-closed",
+        exit::RUN_INCOMPLETE => "run-incomplete",
+        exit::CHECK_FAILED => "check-failed",
+        _ => "internal",
+    }
+}
+
+/// The numeric code of a command's `ExitCode` (which hides its value).
+fn code_of(code: ExitCode) -> u8 {
+    (0..=u8::MAX).find(|n| ExitCode::from(*n) == code).unwrap_or(exit::INTERNAL)
+}
+
+/// What running one command in-process gave.
+struct Ran {
+    result: Result<(u8, Value), Refusal>,
+    notes: Vec<String>,
+}
+
+/// Runs `argv` as `agent` in `dir`, its output captured. Never panics out: a panic is an internal
+/// refusal.
+fn execute(dir: PathBuf, agent: String, argv: Vec<String>, check_caller: bool) -> Ran {
+    let (ui, captured) = Ui::capturing();
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut ctx = Context::with_ui(dir, agent, ui);
+        if check_caller {
+            ctx.caller()?;
+        }
+        let cli = crate::cli::Cli::try_parse_from_words(&argv)?;
+        crate::cli::dispatch(&mut ctx, cli.command)
+    }));
+    let result = match run {
+        Ok(Ok(code)) => Ok((code_of(code), parse_output(&captured.stdout()))),
+        Ok(Err(e)) => Err(Refusal::from_error(&e)),
+        Err(_) => Err(Refusal::from_error(&CliError::internal("the command panicked"))),
+    };
+    let notes = captured.stderr().lines().filter(|l| !l.trim().is_empty()).map(String::from).collect();
+    Ran { result, notes }
+}
+
+/// The command's `--json` output: one JSON value, else JSON lines as an array, else the text.
+fn parse_output(stdout: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(stdout);
+    if let Ok(value) = serde_json::from_str::<Value>(&text) {
+        return value;
+    }
+    let lines: Result<Vec<Value>, _> = text.lines().filter(|l| !l.is_empty()).map(serde_json::from_str).collect();
+    lines.map(Value::Array).unwrap_or_else(|_| Value::String(text.into_owned()))
+}
+
+impl Server {
+    /// Runs one tool call's command on a blocking thread, one call at a time.
+    async fn call(&self, tool: &'static str, argv: Vec<String>) -> Result<CallToolResult, ErrorData> {
+        let agent = match &self.agent {
+            Ok(name) => name.clone(),
+            Err(refusal) => {
+                let mut refusal = refusal.clone();
+                refusal.hints.push("then restart the MCP server (the host restarts it with the session)".into());
+                return Ok(tool_result(tool, None, Ran { result: Err(refusal), notes: Vec::new() }));
+            }
+        };
+        let (dir, lock, name) = (self.dir.clone(), self.lock.clone(), agent.clone());
+        let check_caller = tool != "whoami";
+        let ran = tokio::task::spawn_blocking(move || {
+            let _one_at_a_time = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            execute(dir, name, argv, check_caller)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("the tool call did not finish: {e}"), None))?;
+        Ok(tool_result(tool, Some(&agent), ran))
+    }
+}
+
+/// The tool's result: structured content ([`ToolOut`] or [`ToolRefusalOut`]), a one-line summary
+/// and the structured content as JSON text.
+fn tool_result(tool: &str, agent: Option<&str>, ran: Ran) -> CallToolResult {
+    let (structured, summary, is_error) = match ran.result {
+        Ok((code, value)) => {
+            let summary = summarize(tool, code, &value);
+            let out = ToolOut {
+                tool: tool.into(),
+                agent: agent.unwrap_or_default().into(),
+                exit_code: code,
+                outcome: outcome_name(code).into(),
+                result: value,
+                notes: ran.notes,
+            };
+            (serde_json::to_value(out), summary, false)
+        }
+        Err(r) => {
+            let mut summary = format!("{tool} refused ({}): {}", outcome_name(r.exit_code), r.message);
+            for hint in &r.hints {
+                summary.push_str(&format!("\nHint: {hint}"));
+            }
+            let out = ToolRefusalOut {
+                tool: tool.into(),
+                agent: agent.map(String::from),
+                exit_code: r.exit_code,
+                outcome: outcome_name(r.exit_code).into(),
+                error: r.message,
+                causes: r.causes,
+                hints: r.hints,
+                notes: ran.notes,
+            };
+            (serde_json::to_value(out), summary, true)
+        }
+    };
+    let structured = structured.unwrap_or_else(|e| Value::String(format!("the result could not be encoded: {e}")));
+    let text = structured.to_string();
+    let mut result =
+        if is_error { CallToolResult::structured_error(structured) } else { CallToolResult::structured(structured) };
+    result.content = vec![ContentBlock::text(summary), ContentBlock::text(text)];
+    result
+}
+
+/// A short human summary of a command's JSON result.
+fn summarize(tool: &str, code: u8, v: &Value) -> String {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("?").to_string();
+    let ids = |p: &str| {
+        let list = v.pointer(p).and_then(Value::as_array).cloned().unwrap_or_default();
+        list.iter().filter_map(|t| t.get("id").and_then(Value::as_str).or(t.as_str())).collect::<Vec<_>>().join(", ")
+    };
+    let count = |p: &str| v.pointer(p).and_then(Value::as_array).map_or(0, Vec::len);
+    let line = match tool {
+        "whoami" => format!("{} ({}), can sign: {}", s("/name"), s("/did"), v["can_sign"]),
+        "frame" => format!("frame {} by {}; top: {}", s("/hash"), s("/publisher"), ids("/top")),
+        "focus_publish" => {
+            format!("{} holds {} on frame {} (seq {})", s("/agent"), ids("/targets"), s("/frame"), v["seq"])
+        }
+        "focus_status" => format!("{}: {}", s("/agent"), s("/state")),
+        "board" => format!("{} foci on the board", count("/board/entries")),
+        "gate" => gate_summary(v),
+        "propose" => format!("proposed tree {} in run {}", s("/tree"), s("/run")),
+        "endorse" => format!("{} on {}'s proposal in run {}", s("/verdict"), s("/proposer"), s("/run")),
+        _ => String::new(),
+    };
+    let head = format!("{tool}: {}", outcome_name(code));
+    if line.is_empty() { head } else { format!("{head}: {line}") }
+}
+
+fn gate_summary(v: &Value) -> String {
+    match v.pointer("/verdict/verdict").and_then(Value::as_str) {
+        Some("block") => {
+            let blocks = v.pointer("/verdict/blocks").and_then(Value::as_array).cloned().unwrap_or_default();
+            let each: Vec<String> = blocks
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{} holds {} ({})",
+                        b["holder"].as_str().unwrap_or("?"),
+                        b["target"].as_str().unwrap_or("?"),
+                        b["remedy"].as_str().unwrap_or("")
+                    )
+                })
+                .collect();
+            format!("blocked: {}", each.join("; "))
+        }
+        Some("fail_closed") => format!(
+            "fail closed: {} ({})",
+            v.pointer("/verdict/reason").and_then(Value::as_str).unwrap_or("?"),
+            v.pointer("/verdict/remedy").and_then(Value::as_str).unwrap_or("")
+        ),
+        Some(other) => other.to_string(),
+        None => "?".into(),
+    }
+}
+
+/// No arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+/// `frame`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct FrameParams {
+    /// How many top targets to list (default 10).
+    limit: Option<u32>,
+}
+
+/// `focus_publish`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct PublishParams {
+    /// Target ids (`src/lib.rs`, `src/a.rs#Item`) or globs over them, from the current frame.
+    #[serde(default)]
+    targets: Vec<String>,
+    /// Add the frame's K highest targets.
+    top: Option<u32>,
+    /// How long the focus holds (e.g. 90s, 30m, 2h; at most 24h; default 30m).
+    ttl: Option<String>,
+}
+
+/// `align`'s and `decide`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct PairParams {
+    /// The other agent.
+    other: String,
+    /// The first agent (default: this server's agent).
+    first: Option<String>,
+}
+
+/// `gate`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct GateParams {
+    /// Repository-relative paths about to be changed (whole files); empty: the staged changes.
+    #[serde(default)]
+    paths: Vec<String>,
+}
+
+/// A run's id, optional.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct RunParams {
+    /// The run (default: `mas.run`, else the only open run, else the latest).
+    run: Option<String>,
+}
+
+/// `propose`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct ProposeParams {
+    /// The proposal's message (default: names the agent and the run's goal).
+    message: Option<String>,
+    /// The run (default: `mas.run`, else the only open run).
+    run: Option<String>,
+}
+
+/// `endorse`'s arguments. The check is always the run's own: a tool call cannot name a command
+/// to run outside the host's sandbox.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct EndorseParams {
+    /// Whose proposal.
+    proposer: String,
+    /// The run (default: `mas.run`, else the only open run).
+    run: Option<String>,
+    /// Reject the proposal (a review disagreement); needs `reason`.
+    #[serde(default)]
+    reject: bool,
+    /// Why (required with `reject`; a note with `no_check`).
+    reason: Option<String>,
+    /// Endorse by review alone, without running the check.
+    #[serde(default)]
+    no_check: bool,
+    /// Kill the check after this long and record it as failed (e.g. 10m; default 1h).
+    timeout: Option<String>,
+}
+
+/// `sync`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct SyncParams {
+    /// A configured remote's name (default: `git config mas.remote`, else origin). URLs are not
+    /// accepted here.
+    remote: Option<String>,
+}
+
+/// Whether `name` can only be a configured remote's name, not a URL or a path.
+fn is_remote_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(['-', '.'])
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+#[tool_router(router = tool_router)]
+impl Server {
+    #[tool(
+        description = "The agent this server acts as, its did:key on the roster, and whether it can sign.",
+        annotations(read_only_hint = true)
+    )]
+    async fn whoami(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("whoami", Argv::new(&["whoami"]).finish()).await
+    }
+
+    #[tool(
+        description = "The current frame: its hash, publisher and top targets with each signal's contribution.",
+        annotations(read_only_hint = true)
+    )]
+    async fn frame(&self, Parameters(p): Parameters<FrameParams>) -> Result<CallToolResult, ErrorData> {
+        self.call("frame", Argv::new(&["frame"]).value("top", p.limit).finish()).await
+    }
+
+    #[tool(
+        description = "Publish this agent's focus: up to 8 targets (ids, globs or the top K) of the current frame, for a TTL.",
+        annotations(read_only_hint = false)
+    )]
+    async fn focus_publish(&self, Parameters(p): Parameters<PublishParams>) -> Result<CallToolResult, ErrorData> {
+        let argv =
+            Argv::new(&["focus", "publish"]).values("targets", &p.targets).value("top", p.top).value("ttl", p.ttl);
+        self.call("focus_publish", argv.finish()).await
+    }
+
+    #[tool(description = "Release this agent's focus.", annotations(read_only_hint = false))]
+    async fn focus_release(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("focus_release", Argv::new(&["focus", "release"]).finish()).await
+    }
+
+    #[tool(
+        description = "This agent's focus: live, expired, released or none, and on which frame.",
+        annotations(read_only_hint = true)
+    )]
+    async fn focus_status(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("focus_status", Argv::new(&["focus", "status"]).finish()).await
+    }
+
+    #[tool(
+        description = "The verified board: every live, expired and released focus, and rejected records.",
+        annotations(read_only_hint = true)
+    )]
+    async fn board(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("board", Argv::new(&["focus", "list"]).finish()).await
+    }
+
+    #[tool(
+        description = "Alignment of two agents' foci: Jaccard overlap and whether the top target is shared.",
+        annotations(read_only_hint = true)
+    )]
+    async fn align(&self, Parameters(p): Parameters<PairParams>) -> Result<CallToolResult, ErrorData> {
+        self.call("align", self.pair(&["align"], p)).await
+    }
+
+    #[tool(
+        description = "The coordination rule for two agents' foci: parallel, serialize (with the holder) or reject.",
+        annotations(read_only_hint = true)
+    )]
+    async fn decide(&self, Parameters(p): Parameters<PairParams>) -> Result<CallToolResult, ErrorData> {
+        self.call("decide", self.pair(&["decide"], p)).await
+    }
+
+    #[tool(
+        description = "May this agent change these paths? allow, block (holder, target, remedy) or fail_closed (reason, remedy).",
+        annotations(read_only_hint = true)
+    )]
+    async fn gate(&self, Parameters(p): Parameters<GateParams>) -> Result<CallToolResult, ErrorData> {
+        let argv = Argv::new(&["gate"]).values("paths", &p.paths).flag("staged", p.paths.is_empty());
+        self.call("gate", argv.finish()).await
+    }
+
+    #[tool(description = "The runs: id, phase, goal.", annotations(read_only_hint = true))]
+    async fn run_list(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("run_list", Argv::new(&["run", "list"]).finish()).await
+    }
+
+    #[tool(description = "One run: its definition, phase, tip and problems.", annotations(read_only_hint = true))]
+    async fn run_show(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
+        self.call("run_show", Argv::new(&["run", "show"]).positional(p.run).finish()).await
+    }
+
+    #[tool(
+        description = "Propose this agent's worktree as its proposal in the run, with a message.",
+        annotations(read_only_hint = false)
+    )]
+    async fn propose(&self, Parameters(p): Parameters<ProposeParams>) -> Result<CallToolResult, ErrorData> {
+        let argv = Argv::new(&["propose"]).value("message", p.message).value("run", p.run);
+        self.call("propose", argv.finish()).await
+    }
+
+    #[tool(
+        description = "Endorse an agent's proposal by running the run's check on it, or reject it with a reason.",
+        annotations(read_only_hint = false)
+    )]
+    async fn endorse(&self, Parameters(p): Parameters<EndorseParams>) -> Result<CallToolResult, ErrorData> {
+        let argv = Argv::new(&["endorse"])
+            .value("run", p.run)
+            .flag("reject", p.reject)
+            .value("reason", p.reason)
+            .flag("no-check", p.no_check)
+            .value("timeout", p.timeout)
+            .positional(Some(p.proposer));
+        self.call("endorse", argv.finish()).await
+    }
+
+    #[tool(
+        description = "Tally a run: proposals, valid endorsements, quorum, leader, conflicts.",
+        annotations(read_only_hint = true)
+    )]
+    async fn tally(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
+        self.call("tally", Argv::new(&["tally"]).positional(p.run).finish()).await
+    }
+
+    #[tool(
+        description = "A run's convergence report: status, termination reason, conflicts, consensus score.",
+        annotations(read_only_hint = true)
+    )]
+    async fn report(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
+        self.call("report", Argv::new(&["report"]).positional(p.run).finish()).await
+    }
+
+    #[tool(
+        description = "Exchange coordination records (refs/mas/*) with a configured remote, fast-forward only.",
+        annotations(read_only_hint = false)
+    )]
+    async fn sync(&self, Parameters(p): Parameters<SyncParams>) -> Result<CallToolResult, ErrorData> {
+        if let Some(remote) = p.remote.as_deref().filter(|r| !is_remote_name(r)) {
+            let e = CliError::usage(format!("{remote:?} is not a remote's name"))
+                .hinted("name a remote configured in this repository (`git remote`), or leave it out for the default");
+            let agent = self.agent.as_ref().ok().map(String::as_str);
+            return Ok(tool_result("sync", agent, Ran { result: Err(Refusal::from_error(&e)), notes: Vec::new() }));
+        }
+        self.call("sync", Argv::new(&["sync"]).positional(p.remote).finish()).await
+    }
+}
+
+impl Server {
+    /// `align`/`decide` between `first` (default: this agent) and `other`.
+    fn pair(&self, subcommand: &[&str], p: PairParams) -> Vec<String> {
+        let first = p.first.or_else(|| self.agent.as_ref().ok().cloned()).unwrap_or_default();
+        Argv::new(subcommand).positional(Some(first)).positional(Some(p.other)).finish()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        let who = match &self.agent {
+            Ok(name) => format!("acting as agent {name}"),
+            Err(r) => format!("without an identity ({}): every tool call is refused until it is fixed", r.message),
+        };
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("git-mas", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
+                "git-mas coordination tools, {who}. Publish a focus before editing, call gate before changing \
+                 files, propose your worktree when done, endorse the others' proposals. Use these tools when \
+                 the shell cannot write to .git."
+            ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_exit_code_has_its_outcome_name() {
+        let table = [
+            (exit::OK, "ok"),
+            (exit::USER, "refused"),
+            (exit::USAGE, "usage"),
+            (exit::INTERNAL, "internal"),
+            (exit::UNVERIFIED, "unverified"),
+            (exit::SYNC_INCOMPLETE, "sync-incomplete"),
+            (exit::BLOCKED, "blocked"),
+            (exit::FAIL_CLOSED, "fail-closed"),
+            (exit::RUN_INCOMPLETE, "run-incomplete"),
+            (exit::CHECK_FAILED, "check-failed"),
+        ];
+        for (code, name) in table {
+            assert_eq!(outcome_name(code), name);
+            assert_eq!(code_of(ExitCode::from(code)), code);
+        }
+    }
+
+    #[test]
+    fn values_are_bound_to_their_flags_and_positionals_follow_a_double_dash() {
+        let argv = Argv::new(&["endorse"])
+            .value("reason", Some("--agent=mallory"))
+            .flag("reject", true)
+            .positional(Some("-C/elsewhere"))
+            .finish();
+        assert_eq!(
+            argv,
+            ["git-mas", "endorse", "--json", "--reason=--agent=mallory", "--reject", "--", "-C/elsewhere"]
+        );
+        assert_eq!(Argv::new(&["tally"]).positional(None::<String>).finish(), ["git-mas", "tally", "--json"]);
+    }
+
+    #[test]
+    fn only_plain_names_pass_as_remotes() {
+        for (name, ok) in
+            [("origin", true), ("up-stream_2", true), ("../x", false), ("git@h:r", false), ("-u", false), ("", false)]
+        {
+            assert_eq!(is_remote_name(name), ok, "{name}");
+        }
+    }
+}

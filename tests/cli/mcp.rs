@@ -1,0 +1,471 @@
+//! `git mas mcp`: a plain newline-delimited JSON-RPC client over the real server's stdio, in real
+//! repositories (two agents in linked worktrees; a development run with a real check).
+
+use crate::common::*;
+use crate::development::Team;
+use crate::json::agent::WhoamiOut;
+use crate::json::endorse::EndorsedOut;
+use crate::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
+use crate::json::frame::FrameOut;
+use crate::json::gate::GateOut;
+use crate::json::mcp::{ToolOut, ToolRefusalOut};
+use crate::json::propose::ProposedOut;
+use crate::json::run::Listed;
+use crate::json::tally::TallyOut;
+use git_mas::attention::board::FocusState;
+use git_mas::attention::gate::Verdict;
+use git_mas::attention::rule::Decision;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+const TOOLS: [&str; 16] = [
+    "align",
+    "board",
+    "decide",
+    "endorse",
+    "focus_publish",
+    "focus_release",
+    "focus_status",
+    "frame",
+    "gate",
+    "propose",
+    "report",
+    "run_list",
+    "run_show",
+    "sync",
+    "tally",
+    "whoami",
+];
+
+/// A running `git mas mcp` and the lines it writes on stdout.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Client {
+    /// Starts `git mas [ARGS] mcp` in `dir` and completes the initialize handshake.
+    fn start(env: &TestEnv, dir: &Path, args: &[&str]) -> (Client, Value) {
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(dir);
+        env.hermetic(&mut cmd);
+        let mut child = cmd
+            .args(args)
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start git mas mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client = Client { child, stdin: Some(stdin), lines, next_id: 0 };
+        let init = client.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        (client, init)
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the server's stdin, as a host ending its session does; returns how it exited.
+    fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().unwrap()
+    }
+
+    /// Sends a request and returns the whole response (result or error). Every line on stdout
+    /// must be JSON-RPC.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        loop {
+            // A bound on waiting, so that a hung server fails the test instead of hanging it.
+            let line = self.lines.recv_timeout(Duration::from_secs(120)).expect("the server answers");
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line}"));
+            assert_eq!(message["jsonrpc"], "2.0", "{message}");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Calls a tool; returns its result (`isError` may be true).
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let response = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        assert!(response.get("error").is_none(), "{tool}: a protocol error: {response}");
+        response["result"].clone()
+    }
+
+    /// Calls a tool that must run its command (whatever its exit code); returns the whole result
+    /// and the text summary.
+    fn ran(&mut self, tool: &str, arguments: Value) -> (ToolOut, String) {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], false, "{tool} failed: {result}");
+        let out: ToolOut = serde_json::from_value(result["structuredContent"].clone())
+            .unwrap_or_else(|e| panic!("{tool}: not a tool result ({e}): {result}"));
+        (out, result["content"][0]["text"].as_str().unwrap().to_string())
+    }
+
+    /// Calls a tool that must succeed; returns its structured result's `result`, as `T`.
+    fn ok<T: serde::de::DeserializeOwned>(&mut self, tool: &str, arguments: Value) -> T {
+        let (out, summary) = self.ran(tool, arguments);
+        assert_eq!(out.tool, tool);
+        assert!(summary.starts_with(&format!("{tool}: ")), "{summary}");
+        serde_json::from_value(out.result.clone())
+            .unwrap_or_else(|e| panic!("{tool}: not the command's --json shape ({e}): {out:?}"))
+    }
+
+    /// Calls a tool that must be refused; returns its structured error.
+    fn refused(&mut self, tool: &str, arguments: Value) -> ToolRefusalOut {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], true, "{tool} was not refused: {result}");
+        let error: ToolRefusalOut = serde_json::from_value(result["structuredContent"].clone())
+            .unwrap_or_else(|e| panic!("{tool}: not a refusal ({e}): {result}"));
+        assert_eq!(error.tool, tool);
+        assert!(!error.error.is_empty(), "{error:?}");
+        let summary = result["content"][0]["text"].as_str().unwrap();
+        assert!(summary.contains(&error.error), "{summary}");
+        error
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A repository with agents alice and bob, each in a linked worktree whose config names it, and a
+/// published frame. Returns (env, repo, alice's worktree, bob's worktree).
+fn pair() -> (TestEnv, PathBuf, PathBuf, PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    env.agents(&repo, &["alice", "bob"]);
+    env.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
+    let mut dirs = Vec::new();
+    for name in ["alice", "bob"] {
+        let wt = env.root().join(format!("wt-{name}"));
+        env.git(&repo, &["worktree", "add", "--quiet", "-b", &format!("work-{name}"), wt.to_str().unwrap()]);
+        env.git(&wt, &["config", "--worktree", "mas.agent", name]);
+        dirs.push(wt);
+    }
+    env.mas_ok(&dirs[0], &["snapshot", "--publish"]);
+    let bob = dirs.pop().unwrap();
+    let alice = dirs.pop().unwrap();
+    (env, repo, alice, bob)
+}
+
+#[test]
+fn initialize_and_tools_list_work_without_an_identity_and_every_call_says_how_to_fix_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    let (mut client, init) = Client::start(&env, &repo, &[]);
+    assert_eq!(init["result"]["serverInfo"]["name"], "git-mas", "{init}");
+    assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
+
+    let list = client.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    assert_eq!(names, TOOLS);
+    for tool in tools {
+        let schema = &tool["inputSchema"];
+        assert_eq!(schema["type"], "object", "{tool}");
+        assert!(!tool["description"].as_str().unwrap().is_empty(), "{tool}");
+        // No tool takes an argument that could name the agent it acts as.
+        let properties = schema["properties"].as_object().cloned().unwrap_or_default();
+        assert!(!properties.contains_key("agent"), "{tool}");
+        assert_eq!(schema["additionalProperties"], false, "{tool}");
+    }
+    // Hosts may run the read-only tools without asking; the five that write say so.
+    let mut writers: Vec<&str> = tools
+        .iter()
+        .filter(|t| t["annotations"]["readOnlyHint"] == false)
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    writers.sort_unstable();
+    assert_eq!(writers, ["endorse", "focus_publish", "focus_release", "propose", "sync"]);
+    assert!(tools.iter().all(|t| t["annotations"]["readOnlyHint"].is_boolean()), "{list}");
+    let schema = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["inputSchema"].clone();
+    let publish = schema("focus_publish");
+    assert_eq!(publish["properties"]["targets"]["type"], "array");
+    assert!(publish["properties"]["ttl"].is_object() && publish["properties"]["top"].is_object());
+    assert_eq!(schema("frame")["properties"]["limit"]["type"], json!(["integer", "null"]));
+    assert_eq!(schema("gate")["properties"]["paths"]["type"], "array");
+    let endorse = schema("endorse");
+    assert_eq!(endorse["required"], json!(["proposer"]));
+    // The check is always the run's: a call cannot name a command to run outside the sandbox.
+    assert!(endorse["properties"].get("check").is_none(), "{endorse}");
+    assert_eq!(schema("align")["required"], json!(["other"]));
+    assert_eq!(schema("propose")["properties"]["message"]["type"], json!(["string", "null"]));
+
+    for tool in ["whoami", "board", "gate"] {
+        let error = client.refused(tool, json!({}));
+        assert_eq!(
+            (error.exit_code, error.outcome.as_str(), error.agent.as_deref()),
+            (1, "refused", None),
+            "{error:?}"
+        );
+        let hints = error.hints.join("\n");
+        assert!(hints.contains("git config mas.agent") && hints.contains("restart"), "{error:?}");
+    }
+}
+
+#[test]
+fn focus_gate_and_rule_tools_act_as_the_servers_agent_and_see_the_clis_changes() {
+    let (env, repo, alice, bob) = pair();
+    // Bob's server takes its name from its worktree's config.
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    let me: WhoamiOut = server.ok("whoami", json!({}));
+    assert_eq!(me.name, "bob");
+    assert!(me.can_sign);
+
+    let cli_frame: FrameOut = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
+    let frame: FrameOut = server.ok("frame", json!({"limit": 2}));
+    assert_eq!(frame.hash, cli_frame.hash);
+    assert_eq!(frame.top.len(), 2);
+    assert_eq!(frame.top[..], cli_frame.top[..2]);
+
+    // Without a focus the gate fails closed; the verdict is the result, exit 7 its outcome.
+    let (out, _) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str(), out.agent.as_str()), (7, "fail-closed", "bob"));
+    let gate: GateOut = serde_json::from_value(out.result).unwrap();
+    assert!(matches!(gate.verdict, Verdict::FailClosed { .. }), "{gate:?}");
+
+    let published: FocusPublishOut = server.ok("focus_publish", json!({"targets": ["src/money.rs"], "ttl": "10m"}));
+    assert_eq!((published.agent.as_str(), published.targets.as_slice()), ("bob", &["src/money.rs".to_string()][..]));
+    assert_eq!(published.ttl_secs, 600);
+    assert_eq!(published.frame, frame.hash);
+    let gate: GateOut = server.ok("gate", json!({"paths": ["src/money.rs"]}));
+    assert!(matches!(gate.verdict, Verdict::Allow { .. }), "{gate:?}");
+
+    // Alice publishes the same target from her shell: the next call sees it, and she holds it.
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    let (out, summary) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str()), (6, "blocked"), "{out:?}");
+    assert!(out.notes.iter().any(|n| n.contains("alice")), "the CLI's blocked message is a note: {out:?}");
+    let gate: GateOut = serde_json::from_value(out.result).unwrap();
+    let Verdict::Block { blocks } = &gate.verdict else { panic!("{gate:?}") };
+    assert_eq!((blocks[0].holder.as_str(), blocks[0].target.as_str()), ("alice", "src/money.rs"));
+    assert!(!blocks[0].remedy.is_empty());
+    assert!(summary.contains("alice holds src/money.rs"), "{summary}");
+
+    let decision: Decision = server.ok("decide", json!({"other": "alice"}));
+    assert!(
+        matches!(&decision, Decision::Serialize { holder, deferring, .. } if holder == "alice" && deferring == "bob"),
+        "{decision:?}"
+    );
+    let alignment: Value = server.ok("align", json!({"other": "alice"}));
+    assert_eq!(alignment["jaccard"], 1.0);
+    assert_eq!(alignment["top_shared"], true);
+
+    let board: FocusListOut = server.ok("board", json!({}));
+    let mut holders: Vec<&str> = board.board.entries.iter().map(|e| e.focus.agent.as_str()).collect();
+    holders.sort_unstable();
+    assert_eq!(holders, ["alice", "bob"]);
+    let status: FocusStatusOut = server.ok("focus_status", json!({}));
+    assert_eq!((status.agent.as_str(), status.state), ("bob", FocusState::Live));
+    let released: FocusReleaseOut = server.ok("focus_release", json!({}));
+    assert!(released.released);
+    assert!(released.seq > published.seq);
+    let status: FocusStatusOut = server.ok("focus_status", json!({}));
+    assert_eq!(status.state, FocusState::Released);
+    // The CLI sees the release the tool wrote.
+    // The CLI sees the release the tool wrote (and exits 7, as the tool's outcome said).
+    let out = env.mas(&bob, &["focus", "status", "--json"]);
+    let cli: FocusStatusOut = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(cli.state, FocusState::Released);
+    let (status, _) = server.ran("focus_status", json!({}));
+    assert_eq!(Some(i32::from(status.exit_code)), out.status.code());
+}
+
+#[test]
+fn refusals_carry_the_clis_message_hint_and_exit_code() {
+    let (env, repo, _alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    let before = env.refs(&repo);
+    let error = server.refused("focus_publish", json!({"targets": ["no/such/file.rs"]}));
+    assert_eq!(
+        (error.exit_code, error.outcome.as_str(), error.agent.as_deref()),
+        (1, "refused", Some("bob")),
+        "{error:?}"
+    );
+    assert!(error.error.contains("no/such/file.rs"), "{error:?}");
+    let cli = env.mas(&bob, &["focus", "publish", "--targets", "no/such/file.rs"]);
+    assert_eq!(cli.status.code(), Some(1));
+    assert!(stderr(&cli).contains(&error.error), "{}", stderr(&cli));
+
+    let error = server.refused("focus_publish", json!({"targets": ["src/money.rs"], "ttl": "-5m"}));
+    assert_eq!(error.outcome, "usage", "{error:?}");
+    let error = server.refused("sync", json!({"remote": "../elsewhere.git"}));
+    assert_eq!(error.exit_code, 2, "{error:?}");
+    let error = server.refused("endorse", json!({"proposer": "alice", "reject": true}));
+    assert_eq!(error.exit_code, 2, "{error:?}");
+    let error = server.refused("run_show", json!({"run": "nope"}));
+    assert_eq!(error.exit_code, 1, "{error:?}");
+    assert_eq!(env.refs(&repo), before, "no refusal wrote anything");
+}
+
+#[test]
+fn malformed_requests_unknown_tools_and_wrong_types_leave_the_server_serving() {
+    let (env, _repo, _alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    server.send("this is not json {");
+    server.send(r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":"nope"}"#);
+    let unknown = server.request("tools/call", json!({"name": "rm_rf", "arguments": {}}));
+    assert!(unknown["error"]["code"].is_i64(), "{unknown}");
+    let unknown = server.request("no/such/method", json!({}));
+    assert!(unknown["error"]["code"].is_i64(), "{unknown}");
+    for (tool, arguments) in [
+        ("frame", json!({"limit": "ten"})),
+        ("focus_publish", json!({"targets": "src/money.rs"})),
+        ("gate", json!({"paths": [1, 2]})),
+        ("endorse", json!({})),
+    ] {
+        let response = server.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let failed = response.get("error").is_some() || response["result"]["isError"] == true;
+        assert!(failed, "{tool} {arguments}: {response}");
+    }
+    let me: WhoamiOut = server.ok("whoami", json!({}));
+    assert_eq!(me.name, "bob");
+    // The host closing stdin ends the session: the server exits 0.
+    assert!(server.close().success());
+}
+
+#[test]
+fn no_argument_makes_the_server_act_as_another_agent() {
+    let (env, repo, _alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    // A field naming the agent is refused as unknown, not obeyed.
+    let response = server.request(
+        "tools/call",
+        json!({"name": "focus_publish", "arguments": {"targets": ["src/money.rs"], "agent": "alice"}}),
+    );
+    assert!(response.get("error").is_some() || response["result"]["isError"] == true, "{response}");
+    // Values shaped like flags stay values.
+    server.refused("focus_publish", json!({"targets": ["--agent=alice"]}));
+    server.refused("run_show", json!({"run": "--agent=alice"}));
+    let published: FocusPublishOut = server.ok("focus_publish", json!({"targets": ["src/money.rs"]}));
+    assert_eq!(published.agent, "bob");
+    let board: FocusListOut = serde_json::from_str(&env.mas_ok(&repo, &["focus", "list", "--json"])).unwrap();
+    let agents: Vec<&str> = board.board.entries.iter().map(|e| e.focus.agent.as_str()).collect();
+    assert_eq!(agents, ["bob"]);
+
+    // GIT_MAS_AGENT of the server's environment is its identity at start, fixed for its life.
+    let (mut as_alice, _) = Client::start(&env, &bob, &["--agent", "alice"]);
+    let me: WhoamiOut = as_alice.ok("whoami", json!({}));
+    assert_eq!(me.name, "alice");
+    // A name that is not on the roster: every call is refused with the CLI's hint.
+    let (mut stranger, _) = Client::start(&env, &bob, &["--agent", "mallory"]);
+    let error = stranger.refused("board", json!({}));
+    assert!(error.error.contains("not on the roster"), "{error:?}");
+    assert!(error.hints.iter().any(|h| h.contains("git mas agent new mallory")), "{error:?}");
+}
+
+#[test]
+fn two_servers_for_two_agents_publishing_at_once_lose_nothing() {
+    let (env, repo, alice, bob) = pair();
+    let rounds = 4;
+    let publish = |dir: PathBuf, targets: [&'static str; 2]| {
+        let (mut server, _) = Client::start(&env, &dir, &[]);
+        let mut last = None;
+        for i in 0..rounds {
+            let out: FocusPublishOut = server.ok("focus_publish", json!({"targets": [targets[i % 2]]}));
+            if let Some(previous) = last {
+                assert!(out.seq > previous, "seq must increase: {} after {previous}", out.seq);
+            }
+            last = Some(out.seq);
+        }
+        (last.unwrap(), targets[(rounds - 1) % 2])
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| publish(alice.clone(), ["src/money.rs", "src/lib.rs"]));
+        let b = s.spawn(|| publish(bob.clone(), ["src/lib.rs", "src/money.rs"]));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let board: FocusListOut = serde_json::from_str(&env.mas_ok(&repo, &["focus", "list", "--json"])).unwrap();
+    let entry = |agent: &str| board.board.entries.iter().find(|e| e.focus.agent == agent).unwrap().focus.clone();
+    assert_eq!((entry("alice").seq, entry("alice").targets[0].as_str()), (a.0, a.1));
+    assert_eq!((entry("bob").seq, entry("bob").targets[0].as_str()), (b.0, b.1));
+    assert!(board.board.rejected.is_empty(), "{:?}", board.board.rejected);
+}
+
+#[test]
+fn a_development_run_through_the_tools_proposes_endorses_tallies_and_reports() {
+    let team = Team::new(&["alice", "bob"]);
+    let run = team.start("alice", &["--id", "r1", "--quorum", "1", "--check", "grep -qx ok status.txt"]);
+    let alice_wt = team.worktree(&run, "alice");
+    std::fs::write(alice_wt.join("status.txt"), "ok\n").unwrap();
+    let (mut alice, _) = Client::start(&team.env, &alice_wt, &["--agent", "alice"]);
+    let (mut bob, _) = Client::start(&team.env, &team.repo, &["--agent", "bob"]);
+
+    let runs: Vec<Listed> = bob.ok("run_list", json!({}));
+    assert_eq!(runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["r1"]);
+    let shown: Value = bob.ok("run_show", json!({"run": "r1"}));
+    assert_eq!(shown["def"]["id"], "r1");
+
+    let proposed: ProposedOut = alice.ok("propose", json!({"message": "status is ok"}));
+    assert_eq!((proposed.agent.as_str(), proposed.run.as_str()), ("alice", "r1"));
+    let message = team.env.git(&team.repo, &["log", "-1", "--format=%s", &proposed.commit]);
+    assert_eq!(message, "status is ok");
+    // Self-endorsement is off: refused with the CLI's exit code.
+    let error = alice.refused("endorse", json!({"proposer": "alice"}));
+    assert_eq!(error.exit_code, 1, "{error:?}");
+
+    let endorsed: EndorsedOut = bob.ok("endorse", json!({"proposer": "alice", "timeout": "5m"}));
+    assert_eq!((endorsed.verdict.as_str(), endorsed.endorser.as_str()), ("passed", "bob"));
+    assert_eq!(endorsed.command.as_deref(), Some("grep -qx ok status.txt"));
+    assert_eq!(endorsed.tree, proposed.tree);
+    assert!(endorsed.at_quorum);
+
+    let tally: TallyOut = bob.ok("tally", json!({"run": "r1"}));
+    assert_eq!(tally.leader.as_deref(), Some("alice"));
+    assert!(tally.quorum_reached);
+    let cli: TallyOut = team.json_as(&team.repo, "bob", &["tally", "r1"]);
+    assert_eq!(cli.at_quorum, tally.at_quorum);
+    let report: Value = bob.ok("report", json!({"run": "r1"}));
+    assert_eq!(report["run"], "r1");
+    assert!(report["status"].is_string(), "{report}");
+
+    // Bob has proposed nothing: rejecting his proposal is refused, as the CLI refuses it.
+    let error = alice.refused("endorse", json!({"proposer": "bob", "reject": true, "reason": "nothing to review"}));
+    assert_eq!(error.exit_code, 1, "{error:?}");
+}
+
+#[test]
+fn sync_through_the_tool_exchanges_records_with_the_remote() {
+    let env = TestEnv::new();
+    let (remote, a) = env.remote_with_clone(&["alice"]);
+    env.mas_ok(&a, &["--agent", "alice", "snapshot", "--publish"]);
+    let (mut server, _) = Client::start(&env, &a, &["--agent", "alice"]);
+    let _: FocusPublishOut = server.ok("focus_publish", json!({"top": 1}));
+    let synced: Value = server.ok("sync", json!({}));
+    assert_eq!(synced["remote"], "origin", "{synced}");
+    let local = env.git(&a, &["rev-parse", "refs/mas/focus/alice"]);
+    let pushed = env.git(&remote, &["rev-parse", "refs/mas/focus/alice"]);
+    assert_eq!(local, pushed);
+}
