@@ -256,6 +256,16 @@ pub enum HostHookError {
         /// The host.
         host: &'static str,
     },
+    /// A git command in an agent's worktree failed.
+    #[error("in {worktree}: `git {command}` failed: {reason}")]
+    Git {
+        /// The worktree.
+        worktree: PathBuf,
+        /// The arguments.
+        command: String,
+        /// What git said.
+        reason: String,
+    },
     /// Reading, writing or removing failed.
     #[error("cannot {action} {path}: {reason}")]
     Io {
@@ -756,6 +766,90 @@ pub fn apply(action: Action, host: GateHost, scope: &Scope, env: &dyn Env) -> Re
         reports.push(FileReport { path, state, changed: plan != Plan::Keep });
     }
     Ok(reports)
+}
+
+/// The first line of what [`install_in_worktree`] adds to a worktree's excludes file.
+pub const EXCLUDE_MARKER: &str = "# git-mas: the edit hook's files, kept out of this agent's proposals";
+
+/// Installs `host`'s edit hook in an agent's worktree (project scope) and keeps its files out of
+/// what the agent proposes.
+///
+/// A proposal is the worktree's tree as `git add -A` sees it, so the files must be ignored there
+/// and only there. `info/exclude` cannot do it: git reads it from the common git dir, shared by
+/// every worktree of the repository. So an untracked hook file is listed in an excludes file of
+/// the worktree's own git dir (`mas-exclude`), made the worktree's `core.excludesFile` through
+/// its per-worktree config (agent worktrees have `extensions.worktreeConfig`); the file starts
+/// with the excludes file git used before (the user's global ignores stay in force). A hook file
+/// the repository tracks (a team's committed `.claude/settings.json`) is marked
+/// `--skip-worktree` in the worktree's own index, which `git add -A` leaves as it is, so the
+/// proposal keeps the committed version.
+pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileReport>, HostHookError> {
+    let scope = Scope::Project(worktree.to_path_buf());
+    let reports = apply(Action::Install, host, &scope, &ProcessEnv)?;
+    let files = hook_files(host, &scope, &ProcessEnv).unwrap_or_default();
+    let git = |args: &[&str]| run_git(worktree, args);
+    let mut patterns = Vec::new();
+    for file in &files {
+        let rel = file.rel.to_string_lossy().replace('\\', "/");
+        if git(&["ls-files", "--", &rel])?.trim().is_empty() {
+            patterns.push(format!("/{rel}"));
+        } else {
+            git(&["update-index", "--skip-worktree", "--", &rel])?;
+        }
+    }
+    if patterns.is_empty() {
+        return Ok(reports);
+    }
+    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
+    let ours = git_dir.join("mas-exclude");
+    let previous = git(&["config", "core.excludesFile"]).unwrap_or_default();
+    let previous = previous.trim();
+    let before = if Path::new(previous) == ours {
+        let text = read(&ours)?.unwrap_or_default();
+        text.split(EXCLUDE_MARKER).next().unwrap_or_default().to_string()
+    } else {
+        default_excludes(previous).and_then(|p| std::fs::read_to_string(p).ok()).unwrap_or_default()
+    };
+    let mut text = before;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(EXCLUDE_MARKER);
+    text.push('\n');
+    for p in patterns {
+        text.push_str(&p);
+        text.push('\n');
+    }
+    write_atomic(&ours, &text)?;
+    git(&["config", "--worktree", "core.excludesFile", &ours.to_string_lossy()])?;
+    Ok(reports)
+}
+
+/// The excludes file git reads when `core.excludesFile` is `configured` (empty: unset).
+fn default_excludes(configured: &str) -> Option<PathBuf> {
+    if !configured.is_empty() {
+        return Some(match (configured.strip_prefix("~/"), ProcessEnv.var("HOME")) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => PathBuf::from(configured),
+        });
+    }
+    match ProcessEnv.var("XDG_CONFIG_HOME") {
+        Some(x) => Some(x.join("git/ignore")),
+        None => ProcessEnv.var("HOME").map(|h| h.join(".config/git/ignore")),
+    }
+}
+
+fn run_git(worktree: &Path, args: &[&str]) -> Result<String, HostHookError> {
+    let fail =
+        |reason: String| HostHookError::Git { worktree: worktree.to_path_buf(), command: args.join(" "), reason };
+    let out =
+        std::process::Command::new("git").current_dir(worktree).args(args).output().map_err(|e| fail(e.to_string()))?;
+    // `git config KEY` exits 1 when the key is unset: not a failure here.
+    let unset = args.first() == Some(&"config") && out.status.code() == Some(1);
+    if !(out.status.success() || unset) {
+        return Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn io_error(action: &'static str, path: &Path, e: &std::io::Error) -> HostHookError {

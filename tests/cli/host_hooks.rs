@@ -268,3 +268,97 @@ fn the_opencode_plugin_throws_with_the_holder_and_fails_closed() {
     let (allowed, text) = opencode(&env, &repo, "write", "src/config.rs");
     assert!(!allowed && text.contains("refused"), "{text}");
 }
+
+/// A development agent standing in for a host: notes whether its host's hook file is in its
+/// worktree, writes a note, proposes, endorses, and hands the turn on.
+const STAND_IN: &str = r#"prompt=$(cat)
+field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
+for f in .claude/settings.json .codex/hooks.json; do [ -f "$f" ] && echo "$GIT_MAS_AGENT $f" >> "$LOG"; done
+case "$(field task)" in
+  propose) mkdir -p notes; echo "by $GIT_MAS_AGENT" > "notes/$GIT_MAS_AGENT.md"; git mas propose >&2 ;;
+  endorse) for p in $(field endorse | tr , ' '); do git mas endorse "$p" >&2; done ;;
+esac
+next=$(field next)
+if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT $next"; fi
+"#;
+
+/// Runs a development coordinate with alice on claude-code and bob on codex, both presets
+/// pointed at the stand-in: (exit code, JSON lines, stderr).
+fn coordinate_presets(env: &TestEnv, repo: &Path, extra: &[&str]) -> (Option<i32>, Vec<serde_json::Value>, String) {
+    let log = env.root().join("seen");
+    let script = env.root().join("stand-in.sh");
+    std::fs::write(&script, format!("LOG='{}'\n{STAND_IN}", log.display())).unwrap();
+    let line = format!("sh {}", script.display());
+    env.git(repo, &["config", "mas.check", "true"]);
+    env.git(repo, &["config", "mas.agent.claude-code.command", &line]);
+    env.git(repo, &["config", "mas.agent.codex.command", &line]);
+    let out = env
+        .mas_cmd(repo)
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "notes", "--agents", "alice=claude-code,bob=codex"])
+        .args(["--quorum", "1", "--wait", "2s"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let lines = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (out.status.code(), lines, stderr(&out))
+}
+
+fn worktrees(lines: &[serde_json::Value]) -> Vec<(String, PathBuf)> {
+    lines
+        .iter()
+        .filter(|l| l["event"] == "worktree")
+        .map(|l| (l["agent"].as_str().unwrap().to_string(), PathBuf::from(l["path"].as_str().unwrap())))
+        .collect()
+}
+
+#[test]
+fn coordinate_gates_each_preset_agent_and_keeps_the_hook_out_of_its_proposal() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob"]);
+    // The team commits its own Claude settings: alice's hook goes into that tracked file, bob's
+    // Codex hook into a new one.
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    std::fs::write(repo.join(".claude/settings.json"), "{\"model\": \"opus\"}\n").unwrap();
+    env.git(&repo, &["add", ".claude"]);
+    env.git(&repo, &["commit", "-q", "-m", "team settings"]);
+    let (code, lines, err) = coordinate_presets(&env, &repo, &[]);
+    assert_eq!(code, Some(0), "{err}\n{lines:?}");
+    let seen = std::fs::read_to_string(env.root().join("seen")).unwrap();
+    assert!(seen.contains("alice .claude/settings.json") && seen.contains("bob .codex/hooks.json"), "{seen}");
+    let trees = worktrees(&lines);
+    assert_eq!(trees.len(), 2);
+    for (agent, path) in &trees {
+        let host = if agent == "alice" { "claude-code" } else { "codex" };
+        let st = status(&env, path, &["--host", host]);
+        assert_eq!(st.hosts[0].files[0].state, FileState::Installed, "{agent}");
+        assert_eq!(env.git(path, &["status", "--porcelain"]), "?? notes/", "{agent}: git sees only the agent's work");
+        let run = lines.iter().find(|l| l["event"] == "run-started").unwrap()["run"].as_str().unwrap().to_string();
+        let listing =
+            env.git(&repo, &["ls-tree", "-r", "--name-only", &format!("refs/mas/runs/{run}/proposals/{agent}")]);
+        assert!(listing.contains(&format!("notes/{agent}.md")), "{listing}");
+        assert!(!listing.contains(".codex"), "{agent}: {listing}");
+        let committed =
+            env.git(&repo, &["show", &format!("refs/mas/runs/{run}/proposals/{agent}:.claude/settings.json")]);
+        assert_eq!(committed, "{\"model\": \"opus\"}", "{agent}: the proposal keeps the team's version");
+    }
+    let landed = env.git(&repo, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!landed.contains(".codex") && !landed.contains("git mas gate"), "{landed}");
+    assert_eq!(env.git(&repo, &["show", "main:.claude/settings.json"]), "{\"model\": \"opus\"}");
+}
+
+#[test]
+fn coordinate_with_no_edit_gate_installs_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob"]);
+    let (code, lines, err) = coordinate_presets(&env, &repo, &["--no-edit-gate"]);
+    assert_eq!(code, Some(0), "{err}\n{lines:?}");
+    assert!(!env.root().join("seen").exists(), "no agent saw a hook file");
+    for (agent, path) in worktrees(&lines) {
+        assert!(!path.join(".claude").exists() && !path.join(".codex").exists(), "{agent}");
+        let excludes =
+            env.git_cmd(&path).args(["config", "--worktree", "--get", "core.excludesFile"]).output().unwrap();
+        assert_eq!(excludes.status.code(), Some(1), "{agent}: no excludes file of ours");
+    }
+}

@@ -197,7 +197,7 @@ fn host_error(e: HostHookError) -> CliError {
         }
         HostHookError::NotOurs { .. } => Some("move that file aside to let git-mas write its own; nothing was written"),
         HostHookError::NoHome { .. } => Some("set HOME (or the host's own directory variable)"),
-        HostHookError::Io { .. } => None,
+        HostHookError::Io { .. } | HostHookError::Git { .. } => None,
     };
     let err = CliError::user(e.to_string());
     match hint {
