@@ -21,14 +21,17 @@
 //!   `apply_patch`. Codex runs a new or changed hook only once it is trusted (`/hooks` in the
 //!   TUI, or `codex exec --dangerously-bypass-hook-trust`), and loads project hooks only when
 //!   the project's `.codex` layer is trusted. Strict JSON.
-//! - Copilot CLI (docs.github.com, Copilot CLI hooks reference): every `*.json` in
-//!   `.github/hooks/`, so ours is `.github/hooks/git-mas.json`, global
-//!   `$COPILOT_HOME/hooks/git-mas.json` or `~/.copilot/hooks/git-mas.json`;
+//! - Copilot CLI (docs.github.com/en/copilot/reference/hooks-reference): every `*.json` in
+//!   `.github/hooks/`, so ours is `.github/hooks/git-mas.json`, and in the user-level hooks
+//!   directory, `$COPILOT_HOME/hooks/` or `~/.copilot/hooks/`;
 //!   `{version: 1, hooks: {preToolUse: [{type: "command", bash, timeoutSec}]}}`, no matcher
-//!   (the gate answers a tool that writes nothing at once).
+//!   (the gate answers a tool that writes nothing at once). Copilot also reads the hooks of a
+//!   repository's `.claude/settings.json`; the Claude Code entry then sees Copilot's tool names,
+//!   which write nothing for it, so it allows and our Copilot entry decides.
 //! - Gemini CLI (google-gemini/gemini-cli docs/hooks/reference.md): `hooks.BeforeTool` in
 //!   `.gemini/settings.json` or `~/.gemini/settings.json`, Claude's shape with a regular
-//!   expression as matcher and the timeout in milliseconds; the settings file may hold comments.
+//!   expression as matcher and the timeout in milliseconds (a `10` there is 10 ms: an
+//!   installer's fix, ArmisSecurity/armis-cli#204, says so); the settings file may hold comments.
 //! - Cursor (third-party integrations of cursor.com/docs/hooks; the primary page was not
 //!   readable): `.cursor/hooks.json` or `~/.cursor/hooks.json`, `{version: 1, hooks:
 //!   {preToolUse: [{command, matcher, failClosed}]}}`; `failClosed: true` makes a crashed hook
@@ -46,13 +49,15 @@
 //! What a crash leaves: every write goes to a temporary file in the same directory
 //! (`.<name>.git-mas-<pid>.tmp`), flushed, then renamed over the target, so at any instant the
 //! file is either as it was or as it is meant to be; a crash before the rename leaves that
-//! temporary file beside it (harmless: no host reads it, the next install writes its own).
+//! temporary file beside it (harmless: no host reads it, the next install writes its own, and in an
+//! agent's worktree it is ignored like the file itself).
 //! Removing files then empty directories is done one at a time; a crash between leaves empty
 //! directories, which the next uninstall removes.
 //!
-//! An empty container is indistinguishable from one we created: uninstall removes a
-//! `PreToolUse` list, a `hooks` object or a whole file that only our entry kept non-empty, so a
-//! user's own `"PreToolUse": []` next to our entry would go with it.
+//! An empty container is indistinguishable from one install created: uninstall removes a
+//! `hooks.<event>` list or a `hooks` object that only our entry kept non-empty, so a user's own
+//! empty `"PreToolUse": []` beside our entry goes with it. A shared file is removed only when it
+//! is byte for byte the file install creates where there was none.
 
 use super::edit_hook::GateHost;
 use jsonc_parser::common::{Range, Ranged};
@@ -791,6 +796,10 @@ pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileRe
     let mut patterns = Vec::new();
     for file in &files {
         let rel = file.rel.to_string_lossy().replace('\\', "/");
+        // A temporary file a crashed write left beside it stays out of proposals too.
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+        let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+        patterns.push(format!("/{dir}.{name}.git-mas-*.tmp"));
         if git(&["ls-files", "--", &rel])?.trim().is_empty() {
             patterns.push(format!("/{rel}"));
         } else {
