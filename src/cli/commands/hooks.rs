@@ -14,7 +14,7 @@ use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, H
 use crate::cli::output::JsonFlag;
 use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
-use git_mas::attention::host_hooks::{self, HostHookError, ProcessEnv, Scope};
+use git_mas::attention::host_hooks::{self, FileState, HostHookError, ProcessEnv, Scope};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -218,9 +218,11 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Exit
     let mut hosts = Vec::new();
     for host in chosen(&args.hosts) {
         let reports = host_hooks::apply(lib_action, host, &scope, &ProcessEnv).map_err(host_error)?;
-        let files =
+        let files: Vec<HostHookFileOut> =
             reports.into_iter().map(|r| HostHookFileOut { path: r.path, state: r.state, changed: r.changed }).collect();
-        let notes = if action == Action::Uninstall { Vec::new() } else { host_hooks::notes(host, &scope) };
+        // What the host needs besides the file, said while the hook is there.
+        let installed = files.iter().all(|f| f.state == FileState::Installed);
+        let notes = if installed { host_hooks::notes(host, &scope) } else { Vec::new() };
         hosts.push(HostHookOut {
             host: host.name().to_string(),
             command: host_hooks::gate_command(host),
