@@ -362,3 +362,25 @@ fn coordinate_with_no_edit_gate_installs_nothing() {
         assert_eq!(excludes.status.code(), Some(1), "{agent}: no excludes file of ours");
     }
 }
+
+#[test]
+fn the_help_names_every_hosts_file_and_override() {
+    let env = TestEnv::new();
+    let help = env.mas_ok(env.root(), &["hooks", "install", "--help"]);
+    for needle in [
+        ".claude/settings.json",
+        "CLAUDE_CONFIG_DIR",
+        ".codex/hooks.json",
+        "CODEX_HOME",
+        ".github/hooks/git-mas.json",
+        "COPILOT_HOME",
+        ".gemini/settings.json",
+        ".cursor/hooks.json",
+        ".agents/plugins/git-mas/",
+        ".opencode/plugins/git-mas.js",
+        "XDG_CONFIG_HOME",
+        "With --json",
+    ] {
+        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+    }
+}

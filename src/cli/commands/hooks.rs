@@ -19,33 +19,42 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Install, remove or inspect the git-mas hooks (pre-commit, commit-msg, pre-push).
+/// Install, remove or inspect the git-mas hooks (pre-commit, commit-msg, pre-push), or with
+/// --host a coding-agent host's edit hook.
 #[derive(Debug, clap::Subcommand)]
 pub enum HooksCommand {
     /// Install the hooks (idempotent; keeps your own hook content). Sets `mas.gate=enforce` when
-    /// mas.gate is unset.
+    /// mas.gate is unset. With --host, the host's edit hook instead.
+    #[command(after_long_help = HOST_HELP)]
     Install(HooksArgs),
-    /// Remove the git-mas block from each hook (your own content stays).
+    /// Remove the git-mas block from each hook (your own content stays). With --host, the host's
+    /// edit hook.
+    #[command(after_long_help = HOST_HELP)]
     Uninstall(HooksArgs),
-    /// Show where the hooks are and whether each is installed.
+    /// Show where the hooks are and whether each is installed. With --host, the host's edit hook.
+    #[command(after_long_help = HOST_HELP)]
     Status(HooksArgs),
 }
 
-/// Options shared by the hooks subcommands.
-///
-/// With --host, the host's edit hook (`git mas gate --host HOST` before each file edit) instead of
-/// the git hooks, in the file the host reads: claude-code .claude/settings.json (global:
-/// $CLAUDE_CONFIG_DIR or ~/.claude), codex .codex/hooks.json ($CODEX_HOME or ~/.codex), copilot
-/// .github/hooks/git-mas.json ($COPILOT_HOME/hooks or ~/.copilot/hooks), gemini
-/// .gemini/settings.json (~/.gemini), cursor .cursor/hooks.json (~/.cursor), goose
-/// .agents/plugins/git-mas/ (~/.agents/plugins/git-mas/), opencode .opencode/plugins/git-mas.js
-/// ($XDG_CONFIG_HOME/opencode/plugins or ~/.config/opencode/plugins). A settings file shared with
-/// you keeps every byte of yours: install adds one entry (found again by its command), uninstall
-/// takes exactly it away. A file that is not valid JSON is refused, untouched.
-///
-/// With --json: {dir, hooks: [{hook, path, state: installed | "other hook (git-mas not installed)"
-/// | absent}]}; with --host: {scope: project | global, hosts: [{host, command, files: [{path,
-/// state: installed | not_installed | other | invalid, changed}], notes}]}.
+/// What `--host` manages, and the `--json` shapes (shown after the options in `--help`).
+const HOST_HELP: &str = "\
+With --host, the host's edit hook (`git mas gate --host HOST` before each file edit) instead of the
+git hooks, in the file the host reads: claude-code .claude/settings.json (--global:
+$CLAUDE_CONFIG_DIR or ~/.claude), codex .codex/hooks.json ($CODEX_HOME or ~/.codex), copilot
+.github/hooks/git-mas.json ($COPILOT_HOME/hooks or ~/.copilot/hooks), gemini .gemini/settings.json
+(~/.gemini), cursor .cursor/hooks.json (~/.cursor), goose .agents/plugins/git-mas/
+(~/.agents/plugins/git-mas/), opencode .opencode/plugins/git-mas.js
+($XDG_CONFIG_HOME/opencode/plugins or ~/.config/opencode/plugins). A settings file shared with you
+keeps every byte of yours: install adds one entry (found again by its command), uninstall takes
+exactly it away; a second install changes nothing. A file that is not valid JSON, or a file of
+git-mas's name with other content, is refused and left as it was. Codex runs a hook only once it
+is trusted (install says how).
+
+With --json: {dir, hooks: [{hook, path, state: installed | \"other hook (git-mas not installed)\" |
+absent}]}; with --host: {scope: project | global, hosts: [{host, command, files: [{path, state:
+installed | not_installed | other | invalid, changed}], notes}]}.";
+
+/// Options shared by the hooks subcommands (see [`HOST_HELP`]).
 #[derive(Debug, clap::Args)]
 pub struct HooksArgs {
     /// A coding-agent host whose edit hook to manage instead of the git hooks (repeatable):
