@@ -551,7 +551,7 @@ fn insert_entry(host: GateHost, path: &Path, text: &str) -> Result<String, HostH
             let own_line = line_start > container.start && lead.chars().all(|c| c == ' ' || c == '\t');
             let insert = match own_line {
                 true => format!(",{newline}{lead}{}", render(lead)),
-                false => format!(", {}", compact(host, &value)),
+                false => format!(", {}", compact(&value)),
             };
             out.insert_str(last.end, &insert);
         }
@@ -564,7 +564,7 @@ fn insert_entry(host: GateHost, path: &Path, text: &str) -> Result<String, HostH
                     let indent = format!("{outer}{unit}");
                     format!("{newline}{indent}{}", render(&indent))
                 }
-                false => compact(host, &value),
+                false => compact(&value),
             };
             out.insert_str(container.start + 1, &insert);
         }
@@ -572,7 +572,7 @@ fn insert_entry(host: GateHost, path: &Path, text: &str) -> Result<String, HostH
     Ok(out)
 }
 
-fn compact(_host: GateHost, value: &(Option<&str>, serde_json::Value)) -> String {
+fn compact(value: &(Option<&str>, serde_json::Value)) -> String {
     let body = value.1.to_string();
     match value.0 {
         Some(key) => format!("{}: {body}", serde_json::Value::from(key)),
