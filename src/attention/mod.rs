@@ -9,6 +9,7 @@ pub mod frame;
 pub mod gate;
 pub mod gate_io;
 pub mod hooks;
+pub mod host_hooks;
 pub mod replay;
 pub mod rule;
 pub mod saliency;

@@ -26,6 +26,7 @@ impl JsonOutput for git_mas::attention::rule::Decision {}
 impl JsonOutput for json::gate::GateOut {}
 impl JsonOutput for json::check::CheckOut {}
 impl JsonOutput for json::hooks::HooksOut {}
+impl JsonOutput for json::hooks::HostHooksOut {}
 impl JsonOutput for json::snapshot::SnapshotOut {}
 impl JsonOutput for json::snapshot::VerifyOut {}
 impl JsonOutput for json::watch::WatchEventOut {}

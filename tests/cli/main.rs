@@ -21,6 +21,7 @@ mod doctor;
 mod gate;
 mod gate_host;
 mod help;
+mod host_hooks;
 mod hostile;
 mod killpoints;
 mod mcp;

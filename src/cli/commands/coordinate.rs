@@ -11,15 +11,18 @@ use crate::cli::team::{
     JsonLines, MAX_GOAL_BYTES, async_runtime, check_writable, error_chain, execute, install_interrupt_handler, millis,
     team, write_file,
 };
+use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::frame::{self, Published, current_frame_hash};
+use git_mas::attention::host_hooks;
 use git_mas::converge_driver::record::new_run_id;
 use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
 use git_mas::coordinate::develop::{DevEvent, DevHalt, DevSetup, SinkError, develop};
 use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
 use git_mas::engines::ConvergeHalt;
-use git_mas::peers::{PeerEntry, parse_agents};
+use git_mas::peers::{PeerEntry, PeerSpec, parse_agents};
 use git_mas::pool::check::check_command;
 use git_mas::runtime::PatternKind;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -60,6 +63,14 @@ use std::process::ExitCode;
 /// `git config mas.agent.<preset>.command` (every peer of the preset). Hops carry GIT_MAS_AGENT,
 /// GIT_MAS_RUN, GIT_MAS_PHASE, GIT_MAS_TASK and GIT_MAS_WORKTREE in their environment; a hop names
 /// the phase and never pastes a skill (install them with `git mas skills install`).
+///
+/// In development, each preset agent's worktree gets its host's edit hook (`git mas hooks install
+/// --host <preset>` there) before the first hop, so an edit of a file another agent holds is
+/// refused before it is written; the hook's files are kept out of the agent's proposals (they
+/// are ignored in that worktree alone). --no-edit-gate leaves the worktrees without it. Codex runs
+/// a hook only once it is trusted; the codex preset does not bypass that (the bypass would trust
+/// every hook codex finds, and a project's hooks load only in a trusted project): to gate codex
+/// agents, add --dangerously-bypass-hook-trust to mas.agent.codex.command.
 ///
 /// Every reply ends with `NEXT <agent>` or `DONE`. A failed call (an error exit, a timeout: the
 /// process group is killed) or an unreadable reply is asked once more with the reason; a second
@@ -110,6 +121,9 @@ pub struct CoordinateArgs {
     /// Also write the final report, as JSON, to FILE.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Do not install the host's edit hook in each preset agent's worktree (development).
+    #[arg(long)]
+    pub no_edit_gate: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -209,6 +223,20 @@ fn check_roster(ctx: &Context, peers: &[PeerEntry]) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The agents whose worktree gets an edit hook: the presets' (each host by the preset's name).
+fn edit_gated(peers: &[PeerEntry], off: bool) -> HashMap<String, GateHost> {
+    if off {
+        return HashMap::new();
+    }
+    peers
+        .iter()
+        .filter_map(|p| match &p.spec {
+            PeerSpec::Preset { preset } => GateHost::from_name(preset.name()).map(|h| (p.name.clone(), h)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) -> Result<ExitCode, CliError> {
     check_roster(ctx, &peers)?;
     let caller = ctx.caller()?;
@@ -224,6 +252,7 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
         frame,
     };
     let dir = ctx.cwd()?;
+    let gated = edit_gated(&peers, args.no_edit_gate);
     // The check the run will record (`--check`, else `mas.check`): claude-code may run it.
     let check = ctx.store().ok().and_then(|s| check_command(s, args.check.as_deref(), None));
     let mut team = team(ctx, peers, &dir, check.as_deref())?;
@@ -233,6 +262,17 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     let json = args.output.json;
     let mut lines = JsonLines::new();
     let mut sink = |event: &DevEvent| -> Result<(), SinkError> {
+        if let DevEvent::Worktree { agent, path } = event
+            && let Some(host) = gated.get(agent)
+        {
+            host_hooks::install_in_worktree(*host, path)?;
+            if !json {
+                ctx_ref.status(&format!("  {agent}'s edits are gated ({} hook installed)", host.name()));
+                for note in host_hooks::notes(*host, &host_hooks::Scope::Project(path.clone())) {
+                    ctx_ref.ui().hint(&format!("{agent}: {note}"));
+                }
+            }
+        }
         if json {
             lines.print(ctx_ref.ui(), event)?;
         } else {

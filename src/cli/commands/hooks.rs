@@ -3,36 +3,88 @@
 //! The hooks live where git looks for them: `core.hooksPath` when set (relative to the top of the
 //! working tree), else the common git dir's `hooks/` (shared by every linked worktree). What goes
 //! into them is [`git_mas::attention::hooks`]'s: only a marked block is ever written or removed.
+//!
+//! With `--host`, the same three verbs manage a coding-agent host's edit hook (the file the host
+//! reads its pre-tool hooks from) instead; what goes where is
+//! [`git_mas::attention::host_hooks`]'s, which also writes the files.
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::json::hooks::{HookOut, HooksOut};
+use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, HostHooksOut};
 use crate::cli::output::JsonFlag;
+use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
+use git_mas::attention::host_hooks::{self, FileState, HostHookError, ProcessEnv, Scope};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Install, remove or inspect the git-mas hooks (pre-commit, commit-msg, pre-push).
+/// Install, remove or inspect the git-mas hooks (pre-commit, commit-msg, pre-push), or with
+/// --host a coding-agent host's edit hook.
 #[derive(Debug, clap::Subcommand)]
 pub enum HooksCommand {
     /// Install the hooks (idempotent; keeps your own hook content). Sets `mas.gate=enforce` when
-    /// mas.gate is unset.
+    /// mas.gate is unset. With --host, the host's edit hook instead.
+    #[command(after_long_help = HOST_HELP)]
     Install(HooksArgs),
-    /// Remove the git-mas block from each hook (your own content stays).
+    /// Remove the git-mas block from each hook (your own content stays). With --host, the host's
+    /// edit hook.
+    #[command(after_long_help = HOST_HELP)]
     Uninstall(HooksArgs),
-    /// Show where the hooks are and whether each is installed.
+    /// Show where the hooks are and whether each is installed. With --host, the host's edit hook.
+    #[command(after_long_help = HOST_HELP)]
     Status(HooksArgs),
 }
 
-/// Options shared by the hooks subcommands.
-///
-/// With --json: {dir, hooks: [{hook, path, state: installed | "other hook (git-mas not installed)"
-/// | absent}]}.
+/// What `--host` manages, and the `--json` shapes (shown after the options in `--help`).
+const HOST_HELP: &str = "\
+With --host, the host's edit hook (`git mas gate --host HOST` before each file edit) instead of the
+git hooks, in the file the host reads: claude-code .claude/settings.json (--global:
+$CLAUDE_CONFIG_DIR or ~/.claude), codex .codex/hooks.json ($CODEX_HOME or ~/.codex), copilot
+.github/hooks/git-mas.json ($COPILOT_HOME/hooks or ~/.copilot/hooks), gemini .gemini/settings.json
+(~/.gemini), cursor .cursor/hooks.json (~/.cursor), goose .agents/plugins/git-mas/
+(~/.agents/plugins/git-mas/), opencode .opencode/plugins/git-mas.js
+($XDG_CONFIG_HOME/opencode/plugins or ~/.config/opencode/plugins). A settings file shared with you
+keeps every byte of yours: install adds one entry (found again by its command), uninstall takes
+exactly it away; a second install changes nothing. A file that is not valid JSON, or a file of
+git-mas's name with other content, is refused and left as it was. Codex runs a hook only once it
+is trusted (install says how).
+
+With --json: {dir, hooks: [{hook, path, state: installed | \"other hook (git-mas not installed)\" |
+absent}]}; with --host: {scope: project | global, hosts: [{host, command, files: [{path, state:
+installed | not_installed | other | invalid, changed}], notes}]}.";
+
+/// Options shared by the hooks subcommands (see [`HOST_HELP`]).
 #[derive(Debug, clap::Args)]
 pub struct HooksArgs {
+    /// A coding-agent host whose edit hook to manage instead of the git hooks (repeatable):
+    /// claude-code, codex, copilot, gemini, cursor, goose, opencode, or all.
+    #[arg(long = "host", value_name = "HOST", value_parser = parse_hosts)]
+    pub hosts: Vec<HostChoice>,
+    /// With --host: the user's configuration, for every project, instead of this working tree's.
+    #[arg(long, requires = "hosts")]
+    pub global: bool,
     #[command(flatten)]
     pub output: JsonFlag,
+}
+
+/// A `--host` value: one host, or all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostChoice {
+    /// One host.
+    One(GateHost),
+    /// Every host.
+    All,
+}
+
+fn parse_hosts(name: &str) -> Result<HostChoice, String> {
+    if name == "all" {
+        return Ok(HostChoice::All);
+    }
+    GateHost::from_name(name).map(HostChoice::One).ok_or_else(|| {
+        let names: Vec<&str> = GateHost::ALL.iter().map(|h| h.name()).collect();
+        format!("unknown host {name:?}; expected one of {}, or all", names.join(", "))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,12 +152,20 @@ fn apply(action: Action, dir: &Path, path: &Path, name: &str) -> Result<(), CliE
 
 /// Runs a `hooks` subcommand.
 pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<ExitCode, CliError> {
-    let dir = hooks_dir(ctx)?;
+    let dir = match &cmd {
+        HooksCommand::Install(a) | HooksCommand::Uninstall(a) | HooksCommand::Status(a) if !a.hosts.is_empty() => {
+            PathBuf::new()
+        }
+        _ => hooks_dir(ctx)?,
+    };
     let (args, action) = match cmd {
         HooksCommand::Install(a) => (a, Action::Install),
         HooksCommand::Uninstall(a) => (a, Action::Uninstall),
         HooksCommand::Status(a) => (a, Action::Status),
     };
+    if !args.hosts.is_empty() {
+        return run_hosts(ctx, &args, action);
+    }
     let mut hooks = Vec::new();
     for name in HOOK_NAMES {
         let path = dir.join(name);
@@ -125,6 +185,72 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<ExitCode, CliError> {
         let mut text = String::new();
         for h in &o.hooks {
             let _ = writeln!(text, "{:<11} {}  {}", h.hook, h.state.label(), h.path.display());
+        }
+        text
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The hosts named, each once, in `--host all`'s order.
+fn chosen(hosts: &[HostChoice]) -> Vec<GateHost> {
+    GateHost::ALL
+        .into_iter()
+        .filter(|h| hosts.iter().any(|c| *c == HostChoice::All || *c == HostChoice::One(*h)))
+        .collect()
+}
+
+fn host_error(e: HostHookError) -> CliError {
+    let hint = match &e {
+        HostHookError::Invalid { .. } | HostHookError::Shape { .. } => {
+            Some("fix the file (or move it aside) and run the command again; nothing was written")
+        }
+        HostHookError::NotOurs { .. } => Some("move that file aside to let git-mas write its own; nothing was written"),
+        HostHookError::NoHome { .. } => Some("set HOME (or the host's own directory variable)"),
+        HostHookError::Io { .. } | HostHookError::Git { .. } => None,
+    };
+    let err = CliError::user(e.to_string());
+    match hint {
+        Some(h) => err.hinted(h),
+        None => err,
+    }
+}
+
+/// `hooks … --host`: each host's edit-hook configuration. Every host is planned and written in
+/// turn; the first refusal stops the command (the hosts before it are done, said on stderr).
+fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<ExitCode, CliError> {
+    let scope = if args.global { Scope::Global } else { Scope::Project(ctx.store()?.workdir()?.to_path_buf()) };
+    let lib_action = match action {
+        Action::Install => host_hooks::Action::Install,
+        Action::Uninstall => host_hooks::Action::Uninstall,
+        Action::Status => host_hooks::Action::Status,
+    };
+    let mut hosts = Vec::new();
+    for host in chosen(&args.hosts) {
+        let reports = host_hooks::apply(lib_action, host, &scope, &ProcessEnv).map_err(host_error)?;
+        let files: Vec<HostHookFileOut> =
+            reports.into_iter().map(|r| HostHookFileOut { path: r.path, state: r.state, changed: r.changed }).collect();
+        // What the host needs besides the file, said while the hook is there.
+        let installed = files.iter().all(|f| f.state == FileState::Installed);
+        let notes = if installed { host_hooks::notes(host, &scope) } else { Vec::new() };
+        hosts.push(HostHookOut {
+            host: host.name().to_string(),
+            command: host_hooks::gate_command(host),
+            files,
+            notes,
+        });
+    }
+    if !args.output.json {
+        for note in hosts.iter().flat_map(|h| h.notes.iter().map(move |n| (h, n))) {
+            ctx.ui().hint(&format!("{}: {}", note.0.host, note.1));
+        }
+    }
+    let scope = if args.global { "global" } else { "project" }.to_string();
+    ctx.ui().emit(args.output, &HostHooksOut { scope, hosts }, |o| {
+        let mut text = String::new();
+        for h in &o.hosts {
+            for f in &h.files {
+                let _ = writeln!(text, "{:<12} {:<14} {}", h.host, f.state.label(), f.path.display());
+            }
         }
         text
     })?;

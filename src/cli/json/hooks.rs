@@ -1,6 +1,7 @@
 //! `git mas hooks … --json`.
 
 use git_mas::attention::hooks::HookState;
+use git_mas::attention::host_hooks::FileState;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -22,4 +23,37 @@ pub struct HookOut {
     pub path: PathBuf,
     /// `installed`, `other hook (git-mas not installed)` or `absent`.
     pub state: HookState,
+}
+
+/// `git mas hooks install|uninstall|status --host …`: each host's edit-hook configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostHooksOut {
+    /// `project` (the working tree) or `global` (the user's configuration).
+    pub scope: String,
+    /// One per host, in the order of `--host all`.
+    pub hosts: Vec<HostHookOut>,
+}
+
+/// One host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostHookOut {
+    /// Its name (as `--host` takes it).
+    pub host: String,
+    /// The command its hook runs.
+    pub command: String,
+    /// Its files (Goose has two).
+    pub files: Vec<HostHookFileOut>,
+    /// What the host needs besides the file (e.g. Codex's trust); empty for most.
+    pub notes: Vec<String>,
+}
+
+/// One file of a host's configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostHookFileOut {
+    /// The file.
+    pub path: PathBuf,
+    /// `installed`, `not_installed`, `other` (ours modified, or not ours) or `invalid`.
+    pub state: FileState,
+    /// Whether this command wrote or removed it.
+    pub changed: bool,
 }

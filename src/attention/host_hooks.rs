@@ -1,0 +1,917 @@
+//! Where each coding-agent host reads its edit hook, and how `git mas gate --host` gets into
+//! that configuration and out of it again without disturbing anything else there.
+//!
+//! A host's settings file is usually the user's too: it holds their model, permissions and
+//! hooks. So our entry is merged into it through a format-preserving syntax tree
+//! (`jsonc_parser::cst`): the bytes around our entry are never re-serialized, an install
+//! followed by an uninstall gives back the original bytes, and a second install changes nothing.
+//! Our entry is recognised by its command ([`GATE_COMMAND_PREFIX`]), never by its position.
+//! Where a host reads a folder of hook files, the file is entirely ours ([`FileKind::Own`]): it
+//! is created on install, removed on uninstall, and a file of that name with other content is
+//! refused, untouched. An existing file that does not parse as the host reads it (JSON; JSON
+//! with comments where the host accepts them) is refused and left as it was.
+//!
+//! The formats, as the hosts' documentation gives them (checked 2026-12):
+//!
+//! - Claude Code (code.claude.com/docs/en/hooks): `.claude/settings.json`, global
+//!   `$CLAUDE_CONFIG_DIR/settings.json` or `~/.claude/settings.json`; `hooks.PreToolUse` is a
+//!   list of `{matcher, hooks: [{type: "command", command, timeout (seconds)}]}`. Strict JSON.
+//! - Codex (developers.openai.com/codex/hooks): `.codex/hooks.json`, global
+//!   `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json`, Claude's shape; the edit tool is
+//!   `apply_patch`. Codex runs a new or changed hook only once it is trusted (`/hooks` in the
+//!   TUI, or `codex exec --dangerously-bypass-hook-trust`), and loads project hooks only when
+//!   the project's `.codex` layer is trusted. Strict JSON.
+//! - Copilot CLI (docs.github.com/en/copilot/reference/hooks-reference): every `*.json` in
+//!   `.github/hooks/`, so ours is `.github/hooks/git-mas.json`, and in the user-level hooks
+//!   directory, `$COPILOT_HOME/hooks/` or `~/.copilot/hooks/`;
+//!   `{version: 1, hooks: {preToolUse: [{type: "command", bash, timeoutSec}]}}`, no matcher
+//!   (the gate answers a tool that writes nothing at once). Copilot also reads the hooks of a
+//!   repository's `.claude/settings.json`; the Claude Code entry then sees Copilot's tool names,
+//!   which write nothing for it, so it allows and our Copilot entry decides.
+//! - Gemini CLI (google-gemini/gemini-cli docs/hooks/reference.md): `hooks.BeforeTool` in
+//!   `.gemini/settings.json` or `~/.gemini/settings.json`, Claude's shape with a regular
+//!   expression as matcher and the timeout in milliseconds (a `10` there is 10 ms: an
+//!   installer's fix, ArmisSecurity/armis-cli#204, says so); the settings file may hold comments.
+//! - Cursor (third-party integrations of cursor.com/docs/hooks; the primary page was not
+//!   readable): `.cursor/hooks.json` or `~/.cursor/hooks.json`, `{version: 1, hooks:
+//!   {preToolUse: [{command, matcher, failClosed}]}}`; `failClosed: true` makes a crashed hook
+//!   refuse. Strict JSON.
+//! - Goose (block/goose documentation/docs/guides/context-engineering/hooks.md): a plugin
+//!   folder, `.agents/plugins/git-mas/` or `~/.agents/plugins/git-mas/`, with `plugin.json` and
+//!   `hooks/hooks.json` (Claude's shape; the matcher is an unanchored regular expression, the
+//!   timeout in seconds; `on_failure: "block"` refuses when the hook gives no decision). Both
+//!   files are ours.
+//! - OpenCode (opencode.ai/docs/plugins): every file in `.opencode/plugins/` or
+//!   `$XDG_CONFIG_HOME/opencode/plugins/` (`~/.config/opencode/plugins/`) is a plugin module; ours,
+//!   `git-mas.js`, hooks `tool.execute.before`, runs the gate with `{tool, args, cwd}` on stdin
+//!   and throws on a deny or on any failure of the gate (protocol in [`super::edit_hook`]).
+//!
+//! What a crash leaves: every write goes to a temporary file in the same directory
+//! (`.<name>.git-mas-<pid>.tmp`), flushed, then renamed over the target, so at any instant the
+//! file is either as it was or as it is meant to be; a crash before the rename leaves that
+//! temporary file beside it (harmless: no host reads it, the next install writes its own, and in an
+//! agent's worktree it is ignored like the file itself).
+//! Removing files then empty directories is done one at a time; a crash between leaves empty
+//! directories, which the next uninstall removes.
+//!
+//! An empty container is indistinguishable from one install created: uninstall removes a
+//! `hooks.<event>` list or a `hooks` object that only our entry kept non-empty, so a user's own
+//! empty `"PreToolUse": []` beside our entry goes with it. A shared file is removed only when it
+//! is byte for byte the file install creates where there was none.
+
+use super::edit_hook::GateHost;
+use jsonc_parser::common::{Range, Ranged};
+use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions, ast, parse_to_ast};
+use std::path::{Path, PathBuf};
+
+/// The start of every command we configure; an entry whose command starts so is ours.
+pub const GATE_COMMAND_PREFIX: &str = "git mas gate --host";
+/// How long a host waits for the gate, in seconds.
+pub const TIMEOUT_SECS: u64 = 10;
+
+/// The command a host runs.
+pub fn gate_command(host: GateHost) -> String {
+    format!("{GATE_COMMAND_PREFIX} {}", host.name())
+}
+
+/// Which configuration: the project's, or the user's own for every project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The top of a working tree.
+    Project(PathBuf),
+    /// The user's home (with the hosts' own directory overrides).
+    Global,
+}
+
+/// What a file is to us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileKind {
+    /// A settings file shared with the user: our entry is merged into it.
+    Merged,
+    /// A file entirely ours, with exactly these bytes.
+    Own(String),
+}
+
+/// One file of a host's hook configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookFile {
+    /// The directory the configuration lives under (never removed).
+    pub base: PathBuf,
+    /// The file, relative to `base`.
+    pub rel: PathBuf,
+    /// Shared or ours.
+    pub kind: FileKind,
+}
+
+impl HookFile {
+    /// The file's full path.
+    pub fn path(&self) -> PathBuf {
+        self.base.join(&self.rel)
+    }
+}
+
+/// The environment the global locations depend on: `HOME` and the hosts' overrides.
+pub trait Env {
+    /// The variable's value, when set and not empty.
+    fn var(&self, name: &str) -> Option<PathBuf>;
+}
+
+/// The process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<PathBuf> {
+        std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+    }
+}
+
+/// The environment variable that moves a host's global configuration, if the host has one.
+pub fn global_override(host: GateHost) -> Option<&'static str> {
+    match host {
+        GateHost::ClaudeCode => Some("CLAUDE_CONFIG_DIR"),
+        GateHost::Codex => Some("CODEX_HOME"),
+        GateHost::Copilot => Some("COPILOT_HOME"),
+        GateHost::OpenCode => Some("XDG_CONFIG_HOME"),
+        GateHost::Gemini | GateHost::Cursor | GateHost::Goose => None,
+    }
+}
+
+/// The files of `host`'s hook configuration in `scope`; `None` for the global scope when
+/// neither `HOME` nor the host's override is set.
+pub fn hook_files(host: GateHost, scope: &Scope, env: &dyn Env) -> Option<Vec<HookFile>> {
+    let (project, global_rel): (&str, &str) = match host {
+        GateHost::ClaudeCode => (".claude", "settings.json"),
+        GateHost::Codex => (".codex", "hooks.json"),
+        GateHost::Copilot => (".github", "hooks/git-mas.json"),
+        GateHost::Gemini => (".gemini", "settings.json"),
+        GateHost::Cursor => (".cursor", "hooks.json"),
+        GateHost::Goose => (".agents", "plugins/git-mas/hooks/hooks.json"),
+        GateHost::OpenCode => (".opencode", "plugins/git-mas.js"),
+    };
+    let base = match scope {
+        Scope::Project(top) => top.join(project),
+        Scope::Global => global_base(host, env)?,
+    };
+    let file = |rel: &str, kind: FileKind| HookFile { base: base.clone(), rel: PathBuf::from(rel), kind };
+    // In the project, the host's folder (e.g. `.claude`) is removed too when it ends up empty;
+    // so the base is the top of the tree and the folder is part of the relative path.
+    let in_project = |files: Vec<HookFile>| match scope {
+        Scope::Project(top) => files
+            .into_iter()
+            .map(|f| HookFile { base: top.clone(), rel: Path::new(project).join(&f.rel), kind: f.kind })
+            .collect(),
+        Scope::Global => files,
+    };
+    let files = match host {
+        GateHost::Goose => vec![
+            file("plugins/git-mas/plugin.json", FileKind::Own(goose_manifest())),
+            file(global_rel, FileKind::Own(own_content(host))),
+        ],
+        GateHost::Copilot | GateHost::OpenCode => vec![file(global_rel, FileKind::Own(own_content(host)))],
+        _ => vec![file(global_rel, FileKind::Merged)],
+    };
+    Some(in_project(files))
+}
+
+/// The directory a host's user-wide configuration lives in.
+fn global_base(host: GateHost, env: &dyn Env) -> Option<PathBuf> {
+    if let Some(dir) = global_override(host).and_then(|v| env.var(v)) {
+        return Some(if host == GateHost::OpenCode { dir.join("opencode") } else { dir });
+    }
+    let home = env.var("HOME")?;
+    Some(match host {
+        GateHost::ClaudeCode => home.join(".claude"),
+        GateHost::Codex => home.join(".codex"),
+        GateHost::Copilot => home.join(".copilot"),
+        GateHost::Gemini => home.join(".gemini"),
+        GateHost::Cursor => home.join(".cursor"),
+        GateHost::Goose => home.join(".agents"),
+        GateHost::OpenCode => home.join(".config/opencode"),
+    })
+}
+
+/// What to do with a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Leave it as it is.
+    Keep,
+    /// Write these bytes.
+    Write(String),
+    /// Remove it.
+    Remove,
+}
+
+/// A hook file's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileState {
+    /// Our entry is there, exactly as install writes it.
+    Installed,
+    /// No entry of ours (or no file).
+    NotInstalled,
+    /// An entry of ours that differs from what install writes, or a file of ours' name with
+    /// other content.
+    Other,
+    /// The file does not parse as the host reads it.
+    Invalid,
+}
+
+impl FileState {
+    /// How `status` shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            FileState::Installed => "installed",
+            FileState::NotInstalled => "not installed",
+            FileState::Other => "other (modified, or not git-mas's)",
+            FileState::Invalid => "invalid",
+        }
+    }
+}
+
+/// Why a hook file cannot be changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostHookError {
+    /// The file does not parse.
+    #[error("{path} is not valid {syntax}: {reason}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// "JSON" or "JSON (comments allowed)".
+        syntax: &'static str,
+        /// The parser's message.
+        reason: String,
+    },
+    /// The file parses but its shape is not the host's (e.g. `hooks` is not an object).
+    #[error("{path}: {what}")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// A file of ours' name holds other content.
+    #[error("{path} exists and is not the file git-mas writes")]
+    NotOurs {
+        /// The file.
+        path: PathBuf,
+    },
+    /// No home directory to find the user's configuration in.
+    #[error("cannot find {host}'s user configuration: HOME is not set")]
+    NoHome {
+        /// The host.
+        host: &'static str,
+    },
+    /// A git command in an agent's worktree failed.
+    #[error("in {worktree}: `git {command}` failed: {reason}")]
+    Git {
+        /// The worktree.
+        worktree: PathBuf,
+        /// The arguments.
+        command: String,
+        /// What git said.
+        reason: String,
+    },
+    /// Reading, writing or removing failed.
+    #[error("cannot {action} {path}: {reason}")]
+    Io {
+        /// read, write, remove...
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The system's message.
+        reason: String,
+    },
+}
+
+/// A file's state, from its current content (`None`: absent).
+pub fn file_state(host: GateHost, file: &HookFile, current: Option<&str>) -> FileState {
+    match (&file.kind, current) {
+        (_, None) => FileState::NotInstalled,
+        (FileKind::Own(ours), Some(text)) => {
+            if text == ours {
+                FileState::Installed
+            } else {
+                FileState::Other
+            }
+        }
+        (FileKind::Merged, Some(text)) => match ours_in(host, &file.path(), text) {
+            Err(_) => FileState::Invalid,
+            Ok(found) if found.is_empty() => FileState::NotInstalled,
+            Ok(found) if found.len() == 1 && found[0] == entry_value(host) => FileState::Installed,
+            Ok(_) => FileState::Other,
+        },
+    }
+}
+
+/// What install does to a file.
+pub fn plan_install(host: GateHost, file: &HookFile, current: Option<&str>) -> Result<Plan, HostHookError> {
+    let path = file.path();
+    match (&file.kind, current) {
+        (FileKind::Own(ours), None) => Ok(Plan::Write(ours.clone())),
+        (FileKind::Own(ours), Some(text)) if text == ours => Ok(Plan::Keep),
+        (FileKind::Own(_), Some(_)) => Err(HostHookError::NotOurs { path }),
+        (FileKind::Merged, None) => Ok(Plan::Write(new_file(host))),
+        (FileKind::Merged, Some(text)) => {
+            if file_state(host, file, Some(text)) == FileState::Installed {
+                return Ok(Plan::Keep);
+            }
+            // A stale entry of ours (another matcher, an old timeout) goes before ours is added.
+            let base = match remove_ours(host, &path, text)? {
+                Removal::Unchanged => text.to_string(),
+                Removal::Created => return Ok(Plan::Write(new_file(host))),
+                Removal::Changed(t) => t,
+            };
+            Ok(Plan::Write(insert_entry(host, &path, &base)?))
+        }
+    }
+}
+
+/// What uninstall does to a file.
+pub fn plan_uninstall(host: GateHost, file: &HookFile, current: Option<&str>) -> Result<Plan, HostHookError> {
+    let path = file.path();
+    match (&file.kind, current) {
+        (_, None) => Ok(Plan::Keep),
+        (FileKind::Own(ours), Some(text)) if text == ours => Ok(Plan::Remove),
+        (FileKind::Own(_), Some(_)) => Err(HostHookError::NotOurs { path }),
+        (FileKind::Merged, Some(text)) => Ok(match remove_ours(host, &path, text)? {
+            Removal::Unchanged => Plan::Keep,
+            Removal::Created => Plan::Remove,
+            Removal::Changed(t) => Plan::Write(t),
+        }),
+    }
+}
+
+enum Removal {
+    Unchanged,
+    /// The file is exactly the one install creates.
+    Created,
+    Changed(String),
+}
+
+/// Whether the host reads comments in this file.
+fn comments_allowed(host: GateHost) -> bool {
+    host == GateHost::Gemini
+}
+
+fn options(host: GateHost) -> ParseOptions {
+    ParseOptions {
+        allow_comments: comments_allowed(host),
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    }
+}
+
+/// The file's top-level object, with the byte range of every node.
+fn parse<'a>(host: GateHost, path: &Path, text: &'a str) -> Result<ast::Object<'a>, HostHookError> {
+    let comments = comments_allowed(host);
+    let syntax = if comments { "JSON (comments allowed)" } else { "JSON" };
+    let invalid = |reason: String| HostHookError::Invalid { path: path.to_path_buf(), syntax, reason };
+    if !comments {
+        serde_json::from_str::<serde_json::Value>(text).map_err(|e| invalid(e.to_string()))?;
+    }
+    let collect = CollectOptions { comments: CommentCollectionStrategy::Off, tokens: false };
+    let parsed = parse_to_ast(text, &collect, &options(host)).map_err(|e| invalid(e.to_string()))?;
+    match parsed.value {
+        Some(ast::Value::Object(o)) => Ok(o),
+        _ => Err(invalid("the top level is not an object".into())),
+    }
+}
+
+/// The event a host's entry goes under.
+fn event_name(host: GateHost) -> &'static str {
+    match host {
+        GateHost::Gemini => "BeforeTool",
+        GateHost::Cursor | GateHost::Copilot => "preToolUse",
+        _ => "PreToolUse",
+    }
+}
+
+fn shape(path: &Path, what: String) -> HostHookError {
+    HostHookError::Shape { path: path.to_path_buf(), what }
+}
+
+fn prop<'o, 'a>(o: &'o ast::Object<'a>, name: &str) -> Option<&'o ast::ObjectProp<'a>> {
+    o.properties.iter().find(|p| p.name.as_str() == name)
+}
+
+/// `hooks` and `hooks.<event>`, as far as they exist.
+fn event_list<'o, 'a>(
+    host: GateHost,
+    top: &'o ast::Object<'a>,
+    path: &Path,
+) -> Result<(Option<&'o ast::Object<'a>>, Option<&'o ast::Array<'a>>), HostHookError> {
+    let Some(hooks) = prop(top, "hooks") else { return Ok((None, None)) };
+    let ast::Value::Object(hooks) = &hooks.value else { return Err(shape(path, "\"hooks\" is not an object".into())) };
+    let event = event_name(host);
+    match prop(hooks, event).map(|p| &p.value) {
+        None => Ok((Some(hooks), None)),
+        Some(ast::Value::Array(list)) => Ok((Some(hooks), Some(list))),
+        Some(_) => Err(shape(path, format!("\"hooks.{event}\" is not a list"))),
+    }
+}
+
+fn value_of(host: GateHost, text: &str, node: &impl Ranged) -> Option<serde_json::Value> {
+    jsonc_parser::parse_to_serde_value(node.text(text), &options(host)).ok()
+}
+
+/// Whether a hook object's command is ours.
+fn is_ours(hook: &serde_json::Value) -> bool {
+    ["command", "bash"]
+        .iter()
+        .any(|k| hook.get(k).and_then(|c| c.as_str()).is_some_and(|c| c.trim_start().starts_with(GATE_COMMAND_PREFIX)))
+}
+
+/// Whether the host's list holds groups (`{matcher, hooks: [...]}`) or flat entries (Cursor).
+fn grouped(host: GateHost) -> bool {
+    host != GateHost::Cursor
+}
+
+/// The entries of ours in the file: for grouped hosts, each group holding a hook of ours.
+fn ours_in(host: GateHost, path: &Path, text: &str) -> Result<Vec<serde_json::Value>, HostHookError> {
+    let top = parse(host, path, text)?;
+    let (_, Some(list)) = event_list(host, &top, path)? else { return Ok(Vec::new()) };
+    Ok(list
+        .elements
+        .iter()
+        .filter_map(|e| value_of(host, text, e))
+        .filter(|v| match grouped(host) {
+            true => v.get("hooks").and_then(|h| h.as_array()).is_some_and(|hs| hs.iter().any(is_ours)),
+            false => is_ours(v),
+        })
+        .collect())
+}
+
+/// A child of a container, by byte range, and its siblings' ranges (itself included).
+struct Spot {
+    container: Range,
+    siblings: Vec<Range>,
+    index: usize,
+}
+
+/// The first hook of ours, as the outermost node that only it keeps non-empty (its group,
+/// the event's list, `hooks`).
+fn first_ours(host: GateHost, path: &Path, text: &str) -> Result<Option<Spot>, HostHookError> {
+    let top = parse(host, path, text)?;
+    let (Some(hooks), Some(list)) = event_list(host, &top, path)? else { return Ok(None) };
+    let mut found = None;
+    for (gi, group) in list.elements.iter().enumerate() {
+        if !grouped(host) {
+            if value_of(host, text, group).is_some_and(|v| is_ours(&v)) {
+                found = Some((gi, None));
+                break;
+            }
+            continue;
+        }
+        let ast::Value::Object(g) = group else { continue };
+        let Some(ast::Value::Array(inner)) = prop(g, "hooks").map(|p| &p.value) else { continue };
+        if let Some(hi) = inner.elements.iter().position(|h| value_of(host, text, h).is_some_and(|v| is_ours(&v))) {
+            found = Some((gi, Some((inner, hi))));
+            break;
+        }
+    }
+    let Some((gi, inner)) = found else { return Ok(None) };
+    let ranges = |v: &[ast::Value]| v.iter().map(|e| e.range()).collect::<Vec<_>>();
+    let props = |o: &ast::Object| o.properties.iter().map(|p| p.range).collect::<Vec<_>>();
+    if let Some((inner, hi)) = inner
+        && inner.elements.len() > 1
+    {
+        return Ok(Some(Spot { container: inner.range, siblings: ranges(&inner.elements), index: hi }));
+    }
+    if list.elements.len() > 1 {
+        return Ok(Some(Spot { container: list.range, siblings: ranges(&list.elements), index: gi }));
+    }
+    let event = hooks.properties.iter().position(|p| p.name.as_str() == event_name(host)).expect("found above");
+    if hooks.properties.len() > 1 {
+        return Ok(Some(Spot { container: hooks.range, siblings: props(hooks), index: event }));
+    }
+    let at = top.properties.iter().position(|p| p.name.as_str() == "hooks").expect("found above");
+    Ok(Some(Spot { container: top.range, siblings: props(&top), index: at }))
+}
+
+/// The file without any hook of ours. Each removal takes back exactly what an insertion
+/// ([`insert_entry`]) adds: the separator before the node, or for a sole child everything
+/// between the opening bracket and its end.
+fn remove_ours(host: GateHost, path: &Path, text: &str) -> Result<Removal, HostHookError> {
+    if text == new_file(host) {
+        return Ok(Removal::Created);
+    }
+    let mut text = text.to_string();
+    let mut removed = false;
+    while let Some(spot) = first_ours(host, path, &text)? {
+        let s = &spot.siblings;
+        let cut = match spot.index {
+            0 if s.len() > 1 => s[0].start..s[1].start,
+            0 => spot.container.start + 1..s[0].end,
+            i => s[i - 1].end..s[i].end,
+        };
+        text.replace_range(cut, "");
+        removed = true;
+    }
+    Ok(if removed { Removal::Changed(text) } else { Removal::Unchanged })
+}
+
+/// `text` with our entry added at the end of `hooks.<event>`, creating what is missing.
+fn insert_entry(host: GateHost, path: &Path, text: &str) -> Result<String, HostHookError> {
+    let top = parse(host, path, text)?;
+    let entry = entry_value(host);
+    let (container, last, value) = match event_list(host, &top, path)? {
+        (_, Some(list)) => (list.range, list.elements.last().map(|e| e.range()), (None, entry)),
+        (Some(hooks), None) => (
+            hooks.range,
+            hooks.properties.last().map(|p| p.range),
+            (Some(event_name(host)), serde_json::json!([entry])),
+        ),
+        (None, None) => {
+            let mut inner = serde_json::Map::new();
+            inner.insert(event_name(host).to_string(), serde_json::json!([entry]));
+            (top.range, top.properties.last().map(|p| p.range), (Some("hooks"), serde_json::Value::Object(inner)))
+        }
+    };
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let unit = indent_unit(text);
+    let render = |indent: &str| {
+        let body = pretty_with(&value.1, &unit).replace('\n', &format!("{newline}{indent}"));
+        match value.0 {
+            Some(key) => format!("{}: {body}", serde_json::Value::from(key)),
+            None => body,
+        }
+    };
+    let mut out = text.to_string();
+    match last {
+        Some(last) => {
+            let line_start = text[..last.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+            let lead = &text[line_start..last.start];
+            let own_line = line_start > container.start && lead.chars().all(|c| c == ' ' || c == '\t');
+            let insert = match own_line {
+                true => format!(",{newline}{lead}{}", render(lead)),
+                false => format!(", {}", compact(&value)),
+            };
+            out.insert_str(last.end, &insert);
+        }
+        None => {
+            let inside = &text[container.start..container.end];
+            let insert = match inside.contains('\n') {
+                true => {
+                    let line_start = text[..container.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+                    let outer: String = text[line_start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+                    let indent = format!("{outer}{unit}");
+                    format!("{newline}{indent}{}", render(&indent))
+                }
+                false => compact(&value),
+            };
+            out.insert_str(container.start + 1, &insert);
+        }
+    }
+    Ok(out)
+}
+
+fn compact(value: &(Option<&str>, serde_json::Value)) -> String {
+    let body = value.1.to_string();
+    match value.0 {
+        Some(key) => format!("{}: {body}", serde_json::Value::from(key)),
+        None => body,
+    }
+}
+
+/// The file's indentation step: the leading whitespace of its first indented line.
+fn indent_unit(text: &str) -> String {
+    text.lines()
+        .map(|l| l.chars().take_while(|c| *c == ' ' || *c == '\t').collect::<String>())
+        .find(|w| !w.is_empty())
+        .unwrap_or_else(|| "  ".to_string())
+}
+
+fn pretty_with(v: &serde_json::Value, unit: &str) -> String {
+    use serde::Serialize as _;
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes()),
+    );
+    v.serialize(&mut ser).expect("a JSON value serializes");
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// Our entry in `hooks.<event>`.
+fn entry_value(host: GateHost) -> serde_json::Value {
+    use serde_json::json;
+    let command = gate_command(host);
+    let hook = |extra: serde_json::Value| {
+        let mut h = json!({"type": "command", "command": command, "timeout": TIMEOUT_SECS});
+        if let (Some(h), serde_json::Value::Object(extra)) = (h.as_object_mut(), extra) {
+            h.extend(extra);
+        }
+        h
+    };
+    match host {
+        GateHost::Cursor => json!({"command": command, "matcher": "Write|StrReplace|Edit", "failClosed": true}),
+        GateHost::Copilot => json!({"type": "command", "bash": command, "timeoutSec": TIMEOUT_SECS}),
+        GateHost::Gemini => json!({"matcher": "write_file|replace", "hooks": [
+            hook(json!({"name": "git-mas-gate", "timeout": TIMEOUT_SECS * 1000}))
+        ]}),
+        GateHost::Goose => {
+            json!({"matcher": "^developer__(write|edit)$", "hooks": [hook(json!({"on_failure": "block"}))]})
+        }
+        GateHost::Codex => json!({"matcher": "apply_patch", "hooks": [hook(json!({}))]}),
+        GateHost::ClaudeCode | GateHost::OpenCode => {
+            json!({"matcher": "Write|Edit|MultiEdit|NotebookEdit", "hooks": [hook(json!({}))]})
+        }
+    }
+}
+
+/// The whole file for a host configured by a file of its own, or a new merged file.
+fn skeleton(host: GateHost) -> serde_json::Value {
+    use serde_json::json;
+    let list = json!([entry_value(host)]);
+    let mut hooks = serde_json::Map::new();
+    hooks.insert(event_name(host).to_string(), list);
+    match host {
+        GateHost::Cursor | GateHost::Copilot => json!({"version": 1, "hooks": hooks}),
+        _ => json!({"hooks": hooks}),
+    }
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(v).expect("a JSON value serializes");
+    text.push('\n');
+    text
+}
+
+fn new_file(host: GateHost) -> String {
+    pretty(&skeleton(host))
+}
+
+/// The bytes of a file that is entirely ours.
+fn own_content(host: GateHost) -> String {
+    match host {
+        GateHost::OpenCode => OPENCODE_PLUGIN.replace("@COMMAND@", &gate_command(host)),
+        _ => pretty(&skeleton(host)),
+    }
+}
+
+fn goose_manifest() -> String {
+    pretty(&serde_json::json!({
+        "name": "git-mas",
+        "version": "1.0.0",
+        "description": "Refuses an edit of a file another agent holds (git mas gate --host goose)"
+    }))
+}
+
+/// The OpenCode plugin: node and bun builtins only.
+const OPENCODE_PLUGIN: &str = r#"// git-mas edit gate for OpenCode: written by `git mas hooks install --host opencode`,
+// removed by `git mas hooks uninstall --host opencode`. Before a tool edits a file, runs
+// `@COMMAND@` with {"tool","args","cwd"} on stdin and reads its one JSON line:
+// {"decision":"allow"} lets the edit through, {"decision":"deny","reason":...} refuses it.
+// Anything else (the gate missing, crashed, timed out, or answering nonsense) refuses too.
+import { spawnSync } from "node:child_process";
+
+const EDIT_TOOLS = new Set(["edit", "write", "patch", "multiedit", "apply_patch"]);
+
+export const GitMasGate = async ({ directory, worktree } = {}) => ({
+  "tool.execute.before": async (input, output) => {
+    if (!EDIT_TOOLS.has(input.tool)) return;
+    const cwd = directory || worktree || process.cwd();
+    const payload = JSON.stringify({ tool: input.tool, args: (output && output.args) || {}, cwd });
+    const run = spawnSync("sh", ["-c", "@COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
+    if (run.error || run.status !== 0) {
+      const why = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || "").trim()}`;
+      throw new Error(`git mas gate failed, so the edit is refused: ${why}`);
+    }
+    const line = (run.stdout || "").trim().split("\n").pop();
+    let answer;
+    try {
+      answer = JSON.parse(line);
+    } catch {
+      throw new Error(`git mas gate gave no answer, so the edit is refused: ${line}`);
+    }
+    if (answer && answer.decision === "allow") return;
+    if (answer && answer.decision === "deny") throw new Error(answer.reason || "git mas gate refused the edit");
+    throw new Error(`git mas gate gave an unexpected answer, so the edit is refused: ${line}`);
+  },
+});
+"#;
+
+/// What a host needs, besides the file, before its hook runs (said on install and status).
+pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
+    match host {
+        GateHost::Codex => {
+            let mut n = vec![
+                "Codex runs a new or changed hook only once it is trusted: open /hooks in codex and trust it \
+                 (or run `codex exec --dangerously-bypass-hook-trust`)"
+                    .to_string(),
+            ];
+            if matches!(scope, Scope::Project(_)) {
+                n.push("Codex loads a project's hooks only when the project's .codex layer is trusted".into());
+            }
+            n
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// What `hooks install|uninstall|status --host` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Add our entry (or file).
+    Install,
+    /// Remove it.
+    Uninstall,
+    /// Only look.
+    Status,
+}
+
+/// One file after an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileReport {
+    /// The file.
+    pub path: PathBuf,
+    /// Its state now.
+    pub state: FileState,
+    /// Whether the action wrote or removed it.
+    pub changed: bool,
+}
+
+/// Applies `action` to `host`'s configuration in `scope`. Every file is planned before any is
+/// written, so a refusal (invalid JSON, a file not ours) leaves every file as it was.
+pub fn apply(action: Action, host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Vec<FileReport>, HostHookError> {
+    let files = hook_files(host, scope, env).ok_or(HostHookError::NoHome { host: host.name() })?;
+    let mut plans = Vec::new();
+    for file in &files {
+        let current = read(&file.path())?;
+        let plan = match action {
+            Action::Install => plan_install(host, file, current.as_deref())?,
+            Action::Uninstall => plan_uninstall(host, file, current.as_deref())?,
+            Action::Status => Plan::Keep,
+        };
+        plans.push((file, current, plan));
+    }
+    let mut reports = Vec::new();
+    for (file, current, plan) in plans {
+        let path = file.path();
+        let after = match &plan {
+            Plan::Keep => current,
+            Plan::Write(text) => {
+                write_atomic(&path, text)?;
+                Some(text.clone())
+            }
+            Plan::Remove => {
+                std::fs::remove_file(&path).map_err(|e| io_error("remove", &path, &e))?;
+                remove_empty_dirs(&file.base, &path);
+                None
+            }
+        };
+        let state = file_state(host, file, after.as_deref());
+        reports.push(FileReport { path, state, changed: plan != Plan::Keep });
+    }
+    Ok(reports)
+}
+
+/// The first line of what [`install_in_worktree`] adds to a worktree's excludes file.
+pub const EXCLUDE_MARKER: &str = "# git-mas: the edit hook's files, kept out of this agent's proposals";
+
+/// Installs `host`'s edit hook in an agent's worktree (project scope) and keeps its files out of
+/// what the agent proposes.
+///
+/// A proposal is the worktree's tree as `git add -A` sees it, so the files must be ignored there
+/// and only there. `info/exclude` cannot do it: git reads it from the common git dir, shared by
+/// every worktree of the repository. So an untracked hook file is listed in an excludes file of
+/// the worktree's own git dir (`mas-exclude`), made the worktree's `core.excludesFile` through
+/// its per-worktree config (agent worktrees have `extensions.worktreeConfig`); the file starts
+/// with the excludes file git used before (the user's global ignores stay in force). A hook file
+/// the repository tracks (a team's committed `.claude/settings.json`) is marked
+/// `--skip-worktree` in the worktree's own index, which `git add -A` leaves as it is, so the
+/// proposal keeps the committed version.
+pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileReport>, HostHookError> {
+    let scope = Scope::Project(worktree.to_path_buf());
+    let reports = apply(Action::Install, host, &scope, &ProcessEnv)?;
+    let files = hook_files(host, &scope, &ProcessEnv).unwrap_or_default();
+    let git = |args: &[&str]| run_git(worktree, args);
+    let mut patterns = Vec::new();
+    for file in &files {
+        let rel = file.rel.to_string_lossy().replace('\\', "/");
+        // A temporary file a crashed write left beside it stays out of proposals too.
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+        let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+        patterns.push(format!("/{dir}.{name}.git-mas-*.tmp"));
+        if git(&["ls-files", "--", &rel])?.trim().is_empty() {
+            patterns.push(format!("/{rel}"));
+        } else {
+            git(&["update-index", "--skip-worktree", "--", &rel])?;
+        }
+    }
+    if patterns.is_empty() {
+        return Ok(reports);
+    }
+    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
+    let ours = git_dir.join("mas-exclude");
+    let previous = git(&["config", "core.excludesFile"]).unwrap_or_default();
+    let previous = previous.trim();
+    let before = if Path::new(previous) == ours {
+        let text = read(&ours)?.unwrap_or_default();
+        text.split(EXCLUDE_MARKER).next().unwrap_or_default().to_string()
+    } else {
+        default_excludes(previous).and_then(|p| std::fs::read_to_string(p).ok()).unwrap_or_default()
+    };
+    let mut text = before;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(EXCLUDE_MARKER);
+    text.push('\n');
+    for p in patterns {
+        text.push_str(&p);
+        text.push('\n');
+    }
+    write_atomic(&ours, &text)?;
+    git(&["config", "--worktree", "core.excludesFile", &ours.to_string_lossy()])?;
+    Ok(reports)
+}
+
+/// The excludes file git reads when `core.excludesFile` is `configured` (empty: unset).
+fn default_excludes(configured: &str) -> Option<PathBuf> {
+    if !configured.is_empty() {
+        return Some(match (configured.strip_prefix("~/"), ProcessEnv.var("HOME")) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => PathBuf::from(configured),
+        });
+    }
+    match ProcessEnv.var("XDG_CONFIG_HOME") {
+        Some(x) => Some(x.join("git/ignore")),
+        None => ProcessEnv.var("HOME").map(|h| h.join(".config/git/ignore")),
+    }
+}
+
+fn run_git(worktree: &Path, args: &[&str]) -> Result<String, HostHookError> {
+    let fail =
+        |reason: String| HostHookError::Git { worktree: worktree.to_path_buf(), command: args.join(" "), reason };
+    let out =
+        std::process::Command::new("git").current_dir(worktree).args(args).output().map_err(|e| fail(e.to_string()))?;
+    // `git config KEY` exits 1 when the key is unset: not a failure here.
+    let unset = args.first() == Some(&"config") && out.status.code() == Some(1);
+    if !(out.status.success() || unset) {
+        return Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn io_error(action: &'static str, path: &Path, e: &std::io::Error) -> HostHookError {
+    HostHookError::Io { action, path: path.to_path_buf(), reason: e.to_string() }
+}
+
+/// The file's text; `None` when it does not exist. Bytes that are not UTF-8 are invalid JSON.
+fn read(path: &Path) -> Result<Option<String>, HostHookError> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| HostHookError::Invalid {
+            path: path.to_path_buf(),
+            syntax: "JSON",
+            reason: "not UTF-8".into(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error("read", path, &e)),
+    }
+}
+
+/// Writes through a temporary file in the same directory and a rename, keeping an existing
+/// file's permissions.
+fn write_atomic(path: &Path, text: &str) -> Result<(), HostHookError> {
+    use std::io::Write as _;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, &e))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.git-mas-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_error("write", path, &e)
+    })
+}
+
+/// Removes the directories between `path` and `base` (exclusive) that are empty, innermost first.
+fn remove_empty_dirs(base: &Path, path: &Path) {
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d == base || !d.starts_with(base) || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}
+
+#[cfg(test)]
+#[path = "host_hooks_tests.rs"]
+mod tests;

@@ -1,0 +1,191 @@
+use super::*;
+
+const ALL: [GateHost; 7] = GateHost::ALL;
+
+fn project() -> Scope {
+    Scope::Project(PathBuf::from("/repo"))
+}
+
+fn merged(host: GateHost) -> HookFile {
+    hook_files(host, &project(), &ProcessEnv).unwrap().remove(0)
+}
+
+/// Installs into `text`, then uninstalls: (installed text, uninstalled plan).
+fn round_trip(host: GateHost, text: &str) -> (String, Plan) {
+    let file = merged(host);
+    let Plan::Write(installed) = plan_install(host, &file, Some(text)).unwrap() else {
+        panic!("install wrote nothing")
+    };
+    assert_eq!(file_state(host, &file, Some(&installed)), FileState::Installed, "{host:?}:\n{installed}");
+    assert_eq!(
+        plan_install(host, &file, Some(&installed)).unwrap(),
+        Plan::Keep,
+        "{host:?}: a second install changes nothing"
+    );
+    let back = plan_uninstall(host, &file, Some(&installed)).unwrap();
+    (installed, back)
+}
+
+const MERGED: [GateHost; 4] = [GateHost::ClaudeCode, GateHost::Codex, GateHost::Gemini, GateHost::Cursor];
+
+#[test]
+fn a_users_file_comes_back_byte_for_byte() {
+    let claude_like = "{\n    \"model\":   \"opus\",\n  \"hooks\": {\n      \"PreToolUse\": [ {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./guard.sh\"}]} ],\n      \"Stop\": []\n  },\n  \"permissions\": {\"allow\": [\"Bash(git:*)\"]}\n}\n";
+    let cases: Vec<(GateHost, String)> = vec![
+        (GateHost::ClaudeCode, claude_like.to_string()),
+        (GateHost::ClaudeCode, "{\"model\":\"opus\"}".to_string()),
+        (GateHost::ClaudeCode, "{}".to_string()),
+        (GateHost::ClaudeCode, "{\n\t\"hooks\": {\"Stop\": [{\"hooks\": []}]}\n}".to_string()),
+        (GateHost::Codex, claude_like.to_string()),
+        (GateHost::Gemini, claude_like.replace("PreToolUse", "BeforeTool")),
+        (GateHost::Gemini, "// my settings\n{\n  /* theme */ \"theme\": \"dark\", // trailing note\n  \"hooks\": {\"BeforeTool\": [{\"matcher\": \"run_shell_command\", \"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}]}\n}\n".to_string()),
+        (GateHost::Cursor, "{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"command\": \"./mine.sh\"}], \"afterFileEdit\": [{\"command\": \"fmt\"}]}}".to_string()),
+        (GateHost::Cursor, "{\n  \"version\": 1\n}\n".to_string()),
+    ];
+    for (host, text) in cases {
+        let (installed, back) = round_trip(host, &text);
+        let v: serde_json::Value = if comments_allowed(host) {
+            jsonc_parser::parse_to_serde_value(&installed, &Default::default()).unwrap()
+        } else {
+            serde_json::from_str(&installed).unwrap()
+        };
+        let list = v["hooks"][event_name(host)].as_array().unwrap();
+        assert!(list.contains(&entry_value(host)), "{host:?}: {installed}");
+        assert_eq!(back, Plan::Write(text.clone()), "{host:?}: uninstall gives the original back:\n{installed}");
+    }
+}
+
+#[test]
+fn a_new_file_is_removed_again_and_a_users_hooks_are_kept() {
+    for host in MERGED {
+        let file = merged(host);
+        let Plan::Write(new) = plan_install(host, &file, None).unwrap() else { panic!() };
+        assert_eq!(file_state(host, &file, Some(&new)), FileState::Installed, "{host:?}");
+        assert_eq!(plan_uninstall(host, &file, Some(&new)).unwrap(), Plan::Remove, "{host:?}");
+        assert_eq!(plan_uninstall(host, &file, None).unwrap(), Plan::Keep, "{host:?}");
+    }
+}
+
+#[test]
+fn our_entry_is_found_by_its_command_wherever_it_stands() {
+    let host = GateHost::ClaudeCode;
+    let file = merged(host);
+    // Our hook inside a group of the user's: only our hook goes; the group stays.
+    let shared = r#"{"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"./mine"},{"type":"command","command":"git mas gate --host claude-code"}]}]}}"#;
+    assert_eq!(file_state(host, &file, Some(shared)), FileState::Other);
+    let Plan::Write(out) = plan_uninstall(host, &file, Some(shared)).unwrap() else { panic!() };
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"], serde_json::json!([{"type":"command","command":"./mine"}]));
+    // A stale entry of ours (another matcher) is replaced, not duplicated.
+    let stale = r#"{"hooks":{"PreToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"git mas gate --host claude-code"}]}]}}"#;
+    let Plan::Write(out) = plan_install(host, &file, Some(stale)).unwrap() else { panic!() };
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"], serde_json::json!([entry_value(host)]));
+    // A hook that only mentions the gate later in its command is not ours.
+    let other =
+        r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"echo git mas gate --host claude-code"}]}]}}"#;
+    assert_eq!(file_state(host, &file, Some(other)), FileState::NotInstalled);
+    assert_eq!(plan_uninstall(host, &file, Some(other)).unwrap(), Plan::Keep);
+}
+
+#[test]
+fn a_file_that_does_not_parse_or_has_another_shape_is_refused() {
+    let cases: [(GateHost, &str, bool); 9] = [
+        (GateHost::ClaudeCode, "{\"model\": ", true),
+        (GateHost::ClaudeCode, "// a comment\n{}", true),
+        (GateHost::ClaudeCode, "{\"a\": 1,}", true),
+        (GateHost::ClaudeCode, "[]", true),
+        (GateHost::ClaudeCode, "", true),
+        (GateHost::Gemini, "{\"a\": 1,}", true),
+        (GateHost::ClaudeCode, "{\"hooks\": []}", false),
+        (GateHost::Codex, "{\"hooks\": {\"PreToolUse\": {}}}", false),
+        (GateHost::Cursor, "{\"hooks\": \"x\"}", false),
+    ];
+    for (host, text, invalid) in cases {
+        let file = merged(host);
+        let err = plan_install(host, &file, Some(text)).unwrap_err();
+        assert_eq!(matches!(err, HostHookError::Invalid { .. }), invalid, "{host:?} {text:?}: {err}");
+        assert!(matches!(err, HostHookError::Invalid { .. } | HostHookError::Shape { .. }), "{err}");
+        assert!(plan_uninstall(host, &file, Some(text)).is_err(), "{host:?} {text:?}");
+        assert_eq!(file_state(host, &file, Some(text)), FileState::Invalid, "{host:?} {text:?}");
+    }
+    // Gemini reads comments; the others do not.
+    assert!(plan_install(GateHost::Gemini, &merged(GateHost::Gemini), Some("// c\n{}")).is_ok());
+}
+
+#[test]
+fn files_of_our_own_are_written_whole_and_others_refused() {
+    for host in [GateHost::Copilot, GateHost::Goose, GateHost::OpenCode] {
+        for file in hook_files(host, &project(), &ProcessEnv).unwrap() {
+            let FileKind::Own(ours) = &file.kind else { panic!("{host:?}") };
+            assert_eq!(plan_install(host, &file, None).unwrap(), Plan::Write(ours.clone()));
+            assert_eq!(plan_install(host, &file, Some(ours)).unwrap(), Plan::Keep);
+            assert_eq!(file_state(host, &file, Some(ours)), FileState::Installed);
+            assert_eq!(plan_uninstall(host, &file, Some(ours)).unwrap(), Plan::Remove);
+            let theirs = format!("{ours} ");
+            assert_eq!(file_state(host, &file, Some(&theirs)), FileState::Other);
+            assert!(matches!(plan_install(host, &file, Some(&theirs)), Err(HostHookError::NotOurs { .. })));
+            assert!(matches!(plan_uninstall(host, &file, Some(&theirs)), Err(HostHookError::NotOurs { .. })));
+        }
+    }
+}
+
+#[test]
+fn every_host_runs_its_own_gate_command() {
+    for host in ALL {
+        let files = hook_files(host, &project(), &ProcessEnv).unwrap();
+        let text = match &files.last().unwrap().kind {
+            FileKind::Own(t) => t.clone(),
+            FileKind::Merged => new_file(host),
+        };
+        assert!(
+            text.contains(&format!("\"{}\"", gate_command(host))) || text.contains(&gate_command(host)),
+            "{host:?}"
+        );
+        for other in ALL.iter().filter(|h| **h != host) {
+            assert!(!text.contains(&gate_command(*other)), "{host:?} runs {other:?}'s");
+        }
+    }
+}
+
+struct Vars(Vec<(&'static str, &'static str)>);
+
+impl Env for Vars {
+    fn var(&self, name: &str) -> Option<PathBuf> {
+        self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| PathBuf::from(v))
+    }
+}
+
+#[test]
+fn the_global_files_follow_home_and_the_hosts_overrides() {
+    let home = Vars(vec![("HOME", "/h")]);
+    let table: [(GateHost, &str, &str, &str); 7] = [
+        (GateHost::ClaudeCode, "/h/.claude/settings.json", "CLAUDE_CONFIG_DIR", "/c/settings.json"),
+        (GateHost::Codex, "/h/.codex/hooks.json", "CODEX_HOME", "/c/hooks.json"),
+        (GateHost::Copilot, "/h/.copilot/hooks/git-mas.json", "COPILOT_HOME", "/c/hooks/git-mas.json"),
+        (GateHost::Gemini, "/h/.gemini/settings.json", "", ""),
+        (GateHost::Cursor, "/h/.cursor/hooks.json", "", ""),
+        (GateHost::Goose, "/h/.agents/plugins/git-mas/hooks/hooks.json", "", ""),
+        (
+            GateHost::OpenCode,
+            "/h/.config/opencode/plugins/git-mas.js",
+            "XDG_CONFIG_HOME",
+            "/c/opencode/plugins/git-mas.js",
+        ),
+    ];
+    for (host, at_home, var, overridden) in table {
+        let files = hook_files(host, &Scope::Global, &home).unwrap();
+        assert_eq!(files.last().unwrap().path(), PathBuf::from(at_home), "{host:?}");
+        assert_eq!(global_override(host).unwrap_or(""), var, "{host:?}");
+        if !var.is_empty() {
+            let env = Vars(vec![("HOME", "/h"), (var, "/c")]);
+            assert_eq!(
+                hook_files(host, &Scope::Global, &env).unwrap().last().unwrap().path(),
+                PathBuf::from(overridden)
+            );
+        }
+        assert!(hook_files(host, &Scope::Global, &Vars(vec![])).is_none(), "{host:?}");
+        let project = hook_files(host, &project(), &home).unwrap();
+        assert_eq!(project[0].base, PathBuf::from("/repo"), "{host:?}: the host's folder may be removed");
+    }
+}

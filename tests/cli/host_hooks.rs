@@ -1,0 +1,386 @@
+//! `git mas hooks install|uninstall|status --host`: each coding-agent host's edit-hook file in a
+//! real repository, a user's own settings kept byte for byte, invalid files refused untouched,
+//! and the installed command run as the host would run it, against agents with signed foci.
+
+use crate::common::*;
+use crate::json::hooks::HostHooksOut;
+use git_mas::attention::host_hooks::FileState;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const HOSTS: [&str; 7] = ["claude-code", "codex", "copilot", "gemini", "cursor", "goose", "opencode"];
+
+/// Every file under `dir` (outside .git) with its bytes, sorted.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if p.is_dir() {
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), b"<dir>".to_vec()));
+                stack.push(p);
+            } else {
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn status(env: &TestEnv, dir: &Path, extra: &[&str]) -> HostHooksOut {
+    let mut args = vec!["hooks", "status", "--json"];
+    args.extend_from_slice(extra);
+    serde_json::from_str(&env.mas_ok(dir, &args)).unwrap()
+}
+
+const CLAUDE_SETTINGS: &str = "{\n    \"model\" :\"opus\",\n  \"permissions\": { \"allow\": [\"Bash(git:*)\"] },\n  \"hooks\": {\n        \"PreToolUse\": [\n            {\"matcher\": \"Bash\", \"hooks\": [ {\"type\": \"command\", \"command\": \"./guard.sh\"} ]}\n        ]\n  }\n}";
+const GEMINI_SETTINGS: &str = "// my Gemini settings\n{\n  \"theme\": \"dark\", /* kept */\n  \"hooks\": {\"BeforeTool\": [{\"matcher\": \"run_shell_command\", \"hooks\": [{\"type\": \"command\", \"command\": \"./audit.sh\"}]}]}\n}\n";
+const CURSOR_HOOKS: &str = "{\"version\":1,\"hooks\":{\"afterFileEdit\":[{\"command\":\"./fmt.sh\"}]}}\n";
+
+#[test]
+fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    for (rel, text) in [
+        (".claude/settings.json", CLAUDE_SETTINGS),
+        (".gemini/settings.json", GEMINI_SETTINGS),
+        (".cursor/hooks.json", CURSOR_HOOKS),
+    ] {
+        std::fs::create_dir_all(repo.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(repo.join(rel), text).unwrap();
+    }
+    let before = tree(&repo);
+    env.mas_ok(&repo, &["hooks", "install", "--host", "all"]);
+    let installed = tree(&repo);
+    assert_ne!(installed, before);
+    let claude = std::fs::read_to_string(repo.join(".claude/settings.json")).unwrap();
+    assert!(
+        claude.starts_with("{\n    \"model\" :\"opus\",\n  \"permissions\": { \"allow\": [\"Bash(git:*)\"] },"),
+        "{claude}"
+    );
+    assert!(claude.contains("./guard.sh") && claude.contains("git mas gate --host claude-code"), "{claude}");
+    let gemini = std::fs::read_to_string(repo.join(".gemini/settings.json")).unwrap();
+    assert!(gemini.starts_with("// my Gemini settings\n") && gemini.contains("/* kept */"), "{gemini}");
+
+    // A second install changes nothing, not even a file's time.
+    let mtime = std::fs::metadata(repo.join(".claude/settings.json")).unwrap().modified().unwrap();
+    env.mas_ok(&repo, &["hooks", "install", "--host", "all"]);
+    assert_eq!(tree(&repo), installed);
+    assert_eq!(std::fs::metadata(repo.join(".claude/settings.json")).unwrap().modified().unwrap(), mtime);
+    let st = status(&env, &repo, &["--host", "all"]);
+    assert_eq!(st.scope, "project");
+    assert_eq!(st.hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>(), HOSTS);
+    for h in &st.hosts {
+        assert!(h.files.iter().all(|f| f.state == FileState::Installed && !f.changed), "{h:?}");
+        assert_eq!(h.command, format!("git mas gate --host {}", h.host));
+    }
+    assert_eq!(st.hosts[1].notes.len(), 2, "codex says how to trust the hook: {:?}", st.hosts[1]);
+
+    env.mas_ok(&repo, &["hooks", "uninstall", "--host", "all"]);
+    assert_eq!(tree(&repo), before, "every file of the user's as it was, ours gone with their folders");
+    let st = status(&env, &repo, &["--host", "claude-code", "--host", "goose"]);
+    assert_eq!(st.hosts.len(), 2);
+    assert!(st.hosts.iter().flat_map(|h| &h.files).all(|f| f.state == FileState::NotInstalled));
+}
+
+#[test]
+fn an_invalid_file_is_refused_and_nothing_is_written() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    let broken = "{\"model\": \"opus\",,}\n";
+    std::fs::write(repo.join(".claude/settings.json"), broken).unwrap();
+    std::fs::create_dir_all(repo.join(".github/hooks")).unwrap();
+    std::fs::write(repo.join(".github/hooks/git-mas.json"), "{\"mine\": true}\n").unwrap();
+    let mtime = std::fs::metadata(repo.join(".claude/settings.json")).unwrap().modified().unwrap();
+    let before = tree(&repo);
+    for args in [
+        &["hooks", "install", "--host", "all"][..],
+        &["hooks", "install", "--host", "claude-code"],
+        &["hooks", "uninstall", "--host", "claude-code"],
+        &["hooks", "install", "--host", "copilot"],
+        &["hooks", "uninstall", "--host", "copilot"],
+    ] {
+        let out = env.mas(&repo, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("Hint:") && stderr(&out).contains("nothing was written"), "{}", stderr(&out));
+        assert_eq!(tree(&repo), before, "{args:?}");
+    }
+    assert!(stderr(&env.mas(&repo, &["hooks", "install", "--host", "claude-code"])).contains("not valid JSON"));
+    assert_eq!(std::fs::metadata(repo.join(".claude/settings.json")).unwrap().modified().unwrap(), mtime);
+    let st = status(&env, &repo, &["--host", "claude-code", "--host", "copilot"]);
+    assert_eq!(st.hosts[0].files[0].state, FileState::Invalid);
+    assert_eq!(st.hosts[1].files[0].state, FileState::Other);
+    // An unknown host is a usage error.
+    assert_eq!(env.mas(&repo, &["hooks", "status", "--host", "vim"]).status.code(), Some(2));
+    assert_eq!(env.mas(&repo, &["hooks", "status", "--global"]).status.code(), Some(2));
+}
+
+#[test]
+fn global_goes_to_the_users_home_or_the_hosts_own_directory() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let home = env.root().join("home");
+    let codex_home = env.root().join("codex-home");
+    let run = |args: &[&str]| {
+        let mut cmd = env.mas_cmd(&repo);
+        cmd.args(args).env("CODEX_HOME", &codex_home).env_remove("CLAUDE_CONFIG_DIR").env_remove("COPILOT_HOME");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let repo_before = tree(&repo);
+    run(&["hooks", "install", "--global", "--host", "claude-code", "--host", "codex", "--host", "opencode"]);
+    assert!(home.join(".claude/settings.json").is_file());
+    assert!(codex_home.join("hooks.json").is_file(), "CODEX_HOME is honoured");
+    assert!(!home.join(".codex").exists());
+    assert!(home.join(".config/opencode/plugins/git-mas.js").is_file(), "XDG_CONFIG_HOME is honoured");
+    assert_eq!(tree(&repo), repo_before, "the project is not touched");
+    let st: HostHooksOut =
+        serde_json::from_str(&run(&["hooks", "status", "--global", "--json", "--host", "claude-code"])).unwrap();
+    assert_eq!(st.scope, "global");
+    assert_eq!(st.hosts[0].files[0].path, home.join(".claude/settings.json"));
+    assert_eq!(st.hosts[0].files[0].state, FileState::Installed);
+    run(&["hooks", "uninstall", "--global", "--host", "all"]);
+    assert!(!home.join(".claude/settings.json").exists() && !codex_home.join("hooks.json").exists());
+    assert!(!home.join(".config/opencode/plugins").exists(), "the folder we made is gone");
+}
+
+/// A repository where alice holds src/money.rs, bob is focused elsewhere and the gate enforces.
+fn team() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    env.agents(&repo, &["alice", "bob"]);
+    env.git(&repo, &["config", "mas.gate", "enforce"]);
+    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/report.rs"]);
+    (env, repo)
+}
+
+/// The command string in the installed file, found where the host reads it.
+fn installed_command(host: &str, repo: &Path) -> String {
+    let (file, pointer) = match host {
+        "claude-code" => (".claude/settings.json", "/hooks/PreToolUse/0/hooks/0/command"),
+        "codex" => (".codex/hooks.json", "/hooks/PreToolUse/0/hooks/0/command"),
+        "copilot" => (".github/hooks/git-mas.json", "/hooks/preToolUse/0/bash"),
+        "gemini" => (".gemini/settings.json", "/hooks/BeforeTool/0/hooks/0/command"),
+        "cursor" => (".cursor/hooks.json", "/hooks/preToolUse/0/command"),
+        _ => (".agents/plugins/git-mas/hooks/hooks.json", "/hooks/PreToolUse/0/hooks/0/command"),
+    };
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(repo.join(file)).unwrap()).unwrap();
+    v.pointer(pointer).and_then(|c| c.as_str()).unwrap_or_else(|| panic!("{host}: {v}")).to_string()
+}
+
+/// Runs `command` through sh, as the host does, as bob, with `payload` on stdin.
+fn run_hook(env: &TestEnv, repo: &Path, command: &str, payload: &str) -> String {
+    let mut cmd = Command::new("sh");
+    env.hermetic(&mut cmd);
+    let mut child = cmd
+        .args(["-c", command])
+        .current_dir(repo)
+        .env("GIT_MAS_AGENT", "bob")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{command}: {}", stderr(&out));
+    stdout(&out)
+}
+
+#[test]
+fn the_installed_command_refuses_an_edit_of_a_held_file() {
+    let (env, repo) = team();
+    env.mas_ok(&repo, &["hooks", "install", "--host", "all"]);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook-payloads");
+    let cases = [
+        ("claude-code", "write.json", "\"permissionDecision\":\"deny\""),
+        ("codex", "apply-patch.json", "\"permissionDecision\":\"deny\""),
+        ("copilot", "edit.json", "\"permissionDecision\":\"deny\""),
+        ("gemini", "write-file.json", "\"decision\":\"deny\""),
+        ("cursor", "write.json", "\"permission\":\"deny\""),
+        ("goose", "write.json", "\"decision\":\"block\""),
+    ];
+    for (host, fixture, deny) in cases {
+        let command = installed_command(host, &repo);
+        assert_eq!(command, format!("git mas gate --host {host}"));
+        let payload = std::fs::read_to_string(fixtures.join(host).join(fixture))
+            .unwrap()
+            .replace("/home/user/project", repo.to_str().unwrap());
+        let answer = run_hook(&env, &repo, &command, &payload);
+        assert!(answer.replace(' ', "").contains(deny), "{host}: {answer}");
+        assert!(answer.contains("alice"), "{host}: the holder is named: {answer}");
+        // The same call on a file nobody holds goes through.
+        let free = run_hook(&env, &repo, &command, &payload.replace("src/money.rs", "src/config.rs"));
+        assert!(!free.contains("deny") && !free.contains("block"), "{host}: {free}");
+    }
+}
+
+/// Imports the installed OpenCode plugin under node and calls its `tool.execute.before`.
+fn opencode(env: &TestEnv, repo: &Path, tool: &str, file: &str) -> (bool, String) {
+    let plugin = repo.join(".opencode/plugins/git-mas.js");
+    let harness = format!(
+        "const m = await import({plugin:?});\n\
+         const hooks = await m.GitMasGate({{ directory: {dir:?}, worktree: {dir:?} }});\n\
+         try {{\n\
+           await hooks['tool.execute.before']({{ tool: {tool:?}, sessionID: 's', callID: 'c' }}, {{ args: {{ filePath: {file:?}, content: 'x' }} }});\n\
+           console.log('ALLOWED');\n\
+         }} catch (e) {{ console.log('THREW ' + e.message); }}\n",
+        plugin = plugin.to_str().unwrap(),
+        dir = repo.to_str().unwrap(),
+    );
+    let mut cmd = Command::new("node");
+    env.hermetic(&mut cmd);
+    let out = cmd
+        .args(["--input-type=module", "-e", &harness])
+        .current_dir(repo)
+        .env("GIT_MAS_AGENT", "bob")
+        .output()
+        .expect("node is installed");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    (text.starts_with("ALLOWED"), text)
+}
+
+#[test]
+fn the_opencode_plugin_throws_with_the_holder_and_fails_closed() {
+    let (env, repo) = team();
+    env.mas_ok(&repo, &["hooks", "install", "--host", "opencode"]);
+    let (allowed, text) = opencode(&env, &repo, "write", "src/money.rs");
+    assert!(!allowed && text.contains("THREW") && text.contains("alice"), "{text}");
+    let (allowed, text) = opencode(&env, &repo, "edit", "src/config.rs");
+    assert!(allowed, "an unheld file: {text}");
+    let (allowed, text) = opencode(&env, &repo, "read", "src/money.rs");
+    assert!(allowed, "a tool that writes nothing is not gated: {text}");
+    // No git-mas on PATH: the gate cannot run, so the edit is refused.
+    let plugin = repo.join(".opencode/plugins/git-mas.js");
+    let text = std::fs::read_to_string(&plugin).unwrap().replace("git mas gate", "git no-such-command gate");
+    std::fs::write(&plugin, text).unwrap();
+    let (allowed, text) = opencode(&env, &repo, "write", "src/config.rs");
+    assert!(!allowed && text.contains("refused"), "{text}");
+}
+
+/// A development agent standing in for a host: notes whether its host's hook file is in its
+/// worktree, writes a note, proposes, endorses, and hands the turn on.
+const STAND_IN: &str = r#"prompt=$(cat)
+field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
+for f in .claude/settings.json .codex/hooks.json; do [ -f "$f" ] && echo "$GIT_MAS_AGENT $f" >> "$LOG"; done
+case "$(field task)" in
+  propose) mkdir -p notes; echo "by $GIT_MAS_AGENT" > "notes/$GIT_MAS_AGENT.md"; git mas propose >&2 ;;
+  endorse) for p in $(field endorse | tr , ' '); do git mas endorse "$p" >&2; done ;;
+esac
+next=$(field next)
+if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT $next"; fi
+"#;
+
+/// Runs a development coordinate with alice on claude-code and bob on codex, both presets
+/// pointed at the stand-in: (exit code, JSON lines, stderr).
+fn coordinate_presets(env: &TestEnv, repo: &Path, extra: &[&str]) -> (Option<i32>, Vec<serde_json::Value>, String) {
+    let log = env.root().join("seen");
+    let script = env.root().join("stand-in.sh");
+    std::fs::write(&script, format!("LOG='{}'\n{STAND_IN}", log.display())).unwrap();
+    let line = format!("sh {}", script.display());
+    env.git(repo, &["config", "mas.check", "true"]);
+    env.git(repo, &["config", "mas.agent.claude-code.command", &line]);
+    env.git(repo, &["config", "mas.agent.codex.command", &line]);
+    let out = env
+        .mas_cmd(repo)
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "notes", "--agents", "alice=claude-code,bob=codex"])
+        .args(["--quorum", "1", "--wait", "2s"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let lines = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (out.status.code(), lines, stderr(&out))
+}
+
+fn worktrees(lines: &[serde_json::Value]) -> Vec<(String, PathBuf)> {
+    lines
+        .iter()
+        .filter(|l| l["event"] == "worktree")
+        .map(|l| (l["agent"].as_str().unwrap().to_string(), PathBuf::from(l["path"].as_str().unwrap())))
+        .collect()
+}
+
+#[test]
+fn coordinate_gates_each_preset_agent_and_keeps_the_hook_out_of_its_proposal() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob"]);
+    // The team commits its own Claude settings: alice's hook goes into that tracked file, bob's
+    // Codex hook into a new one.
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    std::fs::write(repo.join(".claude/settings.json"), "{\"model\": \"opus\"}\n").unwrap();
+    env.git(&repo, &["add", ".claude"]);
+    env.git(&repo, &["commit", "-q", "-m", "team settings"]);
+    let (code, lines, err) = coordinate_presets(&env, &repo, &[]);
+    assert_eq!(code, Some(0), "{err}\n{lines:?}");
+    let seen = std::fs::read_to_string(env.root().join("seen")).unwrap();
+    assert!(seen.contains("alice .claude/settings.json") && seen.contains("bob .codex/hooks.json"), "{seen}");
+    let trees = worktrees(&lines);
+    assert_eq!(trees.len(), 2);
+    for (agent, path) in &trees {
+        let host = if agent == "alice" { "claude-code" } else { "codex" };
+        let st = status(&env, path, &["--host", host]);
+        assert_eq!(st.hosts[0].files[0].state, FileState::Installed, "{agent}");
+        assert_eq!(env.git(path, &["status", "--porcelain"]), "?? notes/", "{agent}: git sees only the agent's work");
+        let run = lines.iter().find(|l| l["event"] == "run-started").unwrap()["run"].as_str().unwrap().to_string();
+        let listing =
+            env.git(&repo, &["ls-tree", "-r", "--name-only", &format!("refs/mas/runs/{run}/proposals/{agent}")]);
+        assert!(listing.contains(&format!("notes/{agent}.md")), "{listing}");
+        assert!(!listing.contains(".codex"), "{agent}: {listing}");
+        let committed =
+            env.git(&repo, &["show", &format!("refs/mas/runs/{run}/proposals/{agent}:.claude/settings.json")]);
+        assert_eq!(committed, "{\"model\": \"opus\"}", "{agent}: the proposal keeps the team's version");
+    }
+    let landed = env.git(&repo, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!landed.contains(".codex") && !landed.contains("git mas gate"), "{landed}");
+    assert_eq!(env.git(&repo, &["show", "main:.claude/settings.json"]), "{\"model\": \"opus\"}");
+}
+
+#[test]
+fn coordinate_with_no_edit_gate_installs_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob"]);
+    let (code, lines, err) = coordinate_presets(&env, &repo, &["--no-edit-gate"]);
+    assert_eq!(code, Some(0), "{err}\n{lines:?}");
+    assert!(!env.root().join("seen").exists(), "no agent saw a hook file");
+    for (agent, path) in worktrees(&lines) {
+        assert!(!path.join(".claude").exists() && !path.join(".codex").exists(), "{agent}");
+        let excludes =
+            env.git_cmd(&path).args(["config", "--worktree", "--get", "core.excludesFile"]).output().unwrap();
+        assert_eq!(excludes.status.code(), Some(1), "{agent}: no excludes file of ours");
+    }
+}
+
+#[test]
+fn the_help_names_every_hosts_file_and_override() {
+    let env = TestEnv::new();
+    let help = env.mas_ok(env.root(), &["hooks", "install", "--help"]);
+    for needle in [
+        ".claude/settings.json",
+        "CLAUDE_CONFIG_DIR",
+        ".codex/hooks.json",
+        "CODEX_HOME",
+        ".github/hooks/git-mas.json",
+        "COPILOT_HOME",
+        ".gemini/settings.json",
+        ".cursor/hooks.json",
+        ".agents/plugins/git-mas/",
+        ".opencode/plugins/git-mas.js",
+        "XDG_CONFIG_HOME",
+        "With --json",
+    ] {
+        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+    }
+}
