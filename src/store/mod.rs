@@ -19,6 +19,7 @@
 pub mod canonical;
 pub mod record;
 pub mod refs;
+pub mod rostercache;
 pub mod sigcache;
 pub mod windowcache;
 
@@ -298,8 +299,9 @@ impl Store {
     }
 
     /// The roster: committed on the integration branch, plus this worktree's uncommitted entries.
-    /// Read on every call; parsed again only when those bytes changed since this store last parsed
-    /// them (parsing decodes every agent's key).
+    /// Read on every call; parsed only when this store has not parsed those bytes before and the
+    /// roster cache ([`rostercache`]) does not hold what they parse to (parsing decodes every
+    /// agent's key).
     pub fn roster(&self) -> Result<Roster, StoreError> {
         let branch = self.integration_branch();
         let committed = self.committed_file(&branch, ROSTER_PATH)?;
@@ -321,12 +323,20 @@ impl Store {
             return Ok(roster.clone());
         }
         let (branch, committed, worktree) = &sources;
-        let parse = |bytes: &Option<Vec<u8>>, origin: &str| match bytes {
-            Some(b) => identity::parse_roster(b, origin),
-            None => Ok(Vec::new()),
+        let digest = rostercache::sources_digest(branch, committed.as_deref(), worktree.as_deref());
+        let (committed, worktree) = match rostercache::load(&self.common_dir, &digest) {
+            Some(parsed) => parsed,
+            None => {
+                let parse = |bytes: &Option<Vec<u8>>, origin: &str| match bytes {
+                    Some(b) => identity::parse_roster(b, origin),
+                    None => Ok(Vec::new()),
+                };
+                let parsed = (parse(committed, &format!("{branch}:{ROSTER_PATH}"))?, parse(worktree, ROSTER_PATH)?);
+                rostercache::save(&self.common_dir, &digest, &parsed.0, &parsed.1);
+                parsed
+            }
         };
-        let roster =
-            Roster::merge(parse(committed, &format!("{branch}:{ROSTER_PATH}"))?, parse(worktree, ROSTER_PATH)?, branch);
+        let roster = Roster::merge(committed, worktree, branch);
         *self.roster_parsed.borrow_mut() = Some((sources, roster.clone()));
         Ok(roster)
     }
@@ -468,33 +478,45 @@ impl Store {
         roster: &Roster,
         window: usize,
     ) -> Result<Vec<(String, windowcache::Window)>, StoreError> {
-        let key = windowcache::CacheKey {
-            common_dir: self.common_dir.clone(),
-            prefix: prefix.to_string(),
-            window,
-            roster: windowcache::roster_digest(roster),
-        };
-        let mut cache = windowcache::WindowCache::load(key);
+        let mut cache = self.window_cache(prefix, roster, window);
         let mut out = Vec::new();
         for info in self.list(prefix)? {
             let tip = info.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok());
-            let Some(tip) = tip else {
-                let fresh = self.verified_window(&info.name, roster, window)?;
-                out.push((info.name, fresh));
-                continue;
-            };
-            let chain = match cache.get(&info.name, &tip) {
-                Some(cached) => cached,
-                None => {
-                    let fresh = self.verified_window_at(&info.name, Some(tip), roster, window)?;
-                    cache.put(&info.name, &tip, &fresh);
-                    fresh
-                }
+            let chain = match tip {
+                Some(tip) => self.window_through(&mut cache, &info.name, tip, roster, window)?,
+                None => self.verified_window(&info.name, roster, window)?,
             };
             out.push((info.name, chain));
         }
         cache.save();
         Ok(out)
+    }
+
+    /// The window cache of the chains under `prefix` (or of the one ref `prefix` names).
+    fn window_cache(&self, prefix: &str, roster: &Roster, window: usize) -> windowcache::WindowCache {
+        windowcache::WindowCache::load(windowcache::CacheKey {
+            common_dir: self.common_dir.clone(),
+            prefix: prefix.to_string(),
+            window,
+            roster: windowcache::roster_digest(roster),
+        })
+    }
+
+    /// The verified window of `refname` at `tip`: from `cache` when it has it, else read and kept.
+    fn window_through(
+        &self,
+        cache: &mut windowcache::WindowCache,
+        refname: &str,
+        tip: ObjectId,
+        roster: &Roster,
+        window: usize,
+    ) -> Result<windowcache::Window, StoreError> {
+        if let Some(cached) = cache.get(refname, &tip) {
+            return Ok(cached);
+        }
+        let fresh = self.verified_window_at(refname, Some(tip), roster, window)?;
+        cache.put(refname, &tip, &fresh);
+        Ok(fresh)
     }
 
     /// Lists refs under `prefix` (a full ref prefix such as `refs/mas/`), sorted by name. Refs that
@@ -775,9 +797,19 @@ impl Store {
     /// [`CURRENT_WINDOW`] records, then the whole chain when none of those verifies), with its
     /// entry. Records that do not verify never become current: a frame pushed by a stranger, an
     /// unsigned record or a replayed one stays in the chain and is reported, never used.
+    /// The first window comes through the window cache ([`windowcache`], a file of its own for
+    /// this ref), so an unmoved ref costs no object read and no signature check.
     pub fn newest_verified(&self, refname: &str, roster: &Roster) -> Result<Option<Entry>, StoreError> {
         for window in [CURRENT_WINDOW, usize::MAX] {
-            let chain = self.verified_window(refname, roster, window)?;
+            let chain = match (window, self.tip(refname)?) {
+                (CURRENT_WINDOW, Some(tip)) => {
+                    let mut cache = self.window_cache(refname, roster, window);
+                    let chain = self.window_through(&mut cache, refname, tip, roster, window)?;
+                    cache.save();
+                    chain
+                }
+                _ => self.verified_window(refname, roster, window)?,
+            };
             let complete = chain.len() < window;
             if let Some((entry, _)) = chain.into_iter().rev().find(|(_, v)| v.is_verified()) {
                 return Ok(Some(entry));

@@ -15,8 +15,10 @@
 //! verdicts, never a board. Liveness, TTL expiry and the future-publication check are computed by
 //! the fold at read time, so a lease lapses on time with no ref moving.
 //!
-//! **Doubt means a fresh read.** The file (`mas-windows-<last prefix component>` in the common git
-//! dir) starts with a SHA-256 over the repository's common dir and the body, so a torn, truncated or
+//! The focus board's chains are kept in `mas-windows-focus`, the frame chain's newest window
+//! ([`super::Store::newest_verified`]) in `mas-windows-frame`, both in the common git dir.
+//!
+//! **Doubt means a fresh read.** The file (`mas-windows-<last prefix component>`) starts with a SHA-256 over the repository's common dir and the body, so a torn, truncated or
 //! edited file, or one copied from another repository, fails the check and is ignored as a whole.
 //! The body names its format version, prefix, window length and roster digest; any mismatch ignores
 //! it as a whole. Each window must be self-consistent (newest last, each record's parent the one

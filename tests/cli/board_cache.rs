@@ -105,6 +105,12 @@ fn a_roster_change_is_not_answered_from_the_cache() {
     let removed: String = roster.lines().filter(|l| !l.starts_with("alice ")).map(|l| format!("{l}\n")).collect();
     commit_roster(&removed, "remove alice");
     decides(&env, &repo, None, "alice removed from the roster");
+    // The parsed roster's cache, edited to name alice again without its checksum: not used.
+    let parsed = repo.join(".git/mas-roster");
+    let text = std::fs::read_to_string(&parsed).unwrap();
+    assert!(text.contains("carol") && !text.contains("\"alice\""), "{text}");
+    std::fs::write(&parsed, text.replace("carol", "alice").replace(&did_of("carol"), &did_of("alice"))).unwrap();
+    decides(&env, &repo, None, "a tampered roster cache");
 }
 
 #[test]
