@@ -11,8 +11,9 @@
 #
 # Rows: the edit of a file nobody holds (the gate allows: no output), the same through git's
 # dispatcher (`git mas`, as the installed hook runs it), the edit of a file another agent holds
-# (denied, naming the holder), and the same two with the verified-board cache removed before each
-# run (`--prepare`), which is what the first edit after any focus moves pays.
+# (denied, naming the holder), and the free edit with the window and roster caches removed before
+# each run (`--prepare`): what the first gate after every focus, the frame and the roster moved
+# pays (the signature cache stays).
 #
 # hyperfine 1.15 has no --input, so every command, the baseline included, runs as
 # `sh -c 'CMD < payload'` with -N: each row carries one `sh` start and a redirection (the row
@@ -76,7 +77,8 @@ check() { # $1: binary, $2: payload, $3: deny|allow
 }
 for b in "$BIN" ${BASE_BIN:+"$BASE_BIN"}; do check "$b" "$ALLOW" allow; check "$b" "$DENY" deny; done
 
-CACHE=$(git rev-parse --git-common-dir)/mas-board
+COMMON=$(cd "$(git rev-parse --git-common-dir)" && pwd)
+CACHES="$COMMON/mas-windows-focus $COMMON/mas-windows-frame $COMMON/mas-roster"
 # Every command gets a --prepare (hyperfine takes one for all or one per command): only the
 # no-cache row's removes the cache.
 CMDS=(
@@ -88,7 +90,7 @@ CMDS=(
   -n "git-mas gate --host, free file, base build" --prepare true "sh -c '$BASE_BIN gate --host claude-code < $ALLOW'"
   -n "git-mas gate --host, held file, base build" --prepare true "sh -c '$BASE_BIN gate --host claude-code < $DENY'")
 CMDS+=(
-  -n "git-mas gate --host, free file, no board cache" --prepare "rm -f $CACHE" "sh -c '$BIN gate --host claude-code < $ALLOW'"
+  -n "git-mas gate --host, free file, caches removed" --prepare "rm -f $CACHES" "sh -c '$BIN gate --host claude-code < $ALLOW'"
   -n "git diff --cached --name-only -z" --prepare true "sh -c 'git diff --cached --name-only -z < $ALLOW'"
   -n "sh -c true < payload" --prepare true "sh -c 'true < $ALLOW'"
 )

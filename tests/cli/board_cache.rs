@@ -188,3 +188,18 @@ fn the_edit_hook_decides_from_the_cache_as_from_a_fresh_read() {
         assert!(cache_path(&repo).exists(), "{round}");
     }
 }
+
+#[test]
+fn a_new_frame_is_seen_through_the_frame_cache() {
+    let (env, repo) = team();
+    assert_eq!(gate_once(&env, &repo), None);
+    assert!(repo.join(".git/mas-windows-frame").exists(), "the frame's window is cached");
+    std::fs::write(repo.join("src/report.rs"), "// changed\n").unwrap();
+    env.mas_ok(&repo, &["--agent", "carol", "snapshot", "--publish"]);
+    for round in ["after the new frame", "read fresh"] {
+        let out = env.mas(&repo, &["--agent", "bob", "gate", "--paths", "src/money.rs"]);
+        assert_eq!(out.status.code(), Some(7), "{round}: bob's focus is on the old frame: {}", stderr(&out));
+        assert!(stderr(&out).contains("republish your focus"), "{round}: {}", stderr(&out));
+        std::fs::remove_file(repo.join(".git/mas-windows-frame")).unwrap();
+    }
+}
