@@ -33,6 +33,8 @@ need git "your package manager"
 need hyperfine "apt-get install hyperfine, or cargo install hyperfine"
 need python3 "apt-get install python3"
 [ -z "${PERF:-}" ] || need perf "apt-get install linux-perf"
+# BASE_BIN may be relative to the source tree: the runs happen inside the scratch repository.
+[ -z "${BASE_BIN:-}" ] || BASE_BIN=$(cd "$(dirname "$0")/.." && realpath "$BASE_BIN")
 
 cd "$(dirname "$0")/.."
 SRC=$PWD
