@@ -346,7 +346,19 @@ impl Store {
         let Some(tip) = self.tip(&format!("refs/heads/{branch}"))? else {
             return Ok(None);
         };
-        let commit = self.repo.find_commit(tip).map_err(git_err(format!("reading {branch}")))?;
+        match Self::file_at(&self.repo, tip, branch, path) {
+            Ok(found) => Ok(found),
+            // As in `entry`: `git gc` may have repacked the objects since this process's view of the
+            // packs was taken; read again through a fresh view.
+            Err(first) => match gix::open(self.repo.path()) {
+                Ok(fresh) => Self::file_at(&fresh, tip, branch, path).map_err(|_| first),
+                Err(_) => Err(first),
+            },
+        }
+    }
+
+    fn file_at(repo: &gix::Repository, tip: ObjectId, branch: &str, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let commit = repo.find_commit(tip).map_err(git_err(format!("reading {branch}")))?;
         let tree = commit.tree().map_err(git_err(format!("reading {branch}'s tree")))?;
         let Some(entry) = tree.lookup_entry_by_path(path).map_err(git_err(format!("looking up {path}")))? else {
             return Ok(None);
