@@ -4,6 +4,11 @@
 #   bench_scratch                     WORK: a fresh directory under ROOT (BENCH_DIR, default
 #                                     target/bench), removed at exit unless KEEP is set; HOME, git
 #                                     identity and config, and the key directory point into it
+#   gate_repo                         REPO: $FILES generated files, $AGENTS agents a00… in the
+#                                     committed roster, a published frame, one live focus per agent on
+#                                     two files (PICK[2i], PICK[2i+1]), and five files nobody holds
+#                                     changed and staged (STAGE); needs BIN, SRC, WORK; leaves the
+#                                     shell in REPO
 #
 # Scratch space is under target/ by default: on this machine, file creation in /tmp measured ~13x
 # slower than elsewhere on the same disk, which swamps both sides of a comparison.
@@ -23,4 +28,35 @@ bench_scratch() {
   export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid
   export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
   mkdir -p "$HOME"
+}
+
+gate_repo() {
+  REPO=$WORK/repo
+  python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES
+  cd "$REPO"
+  git init -q -b main && git add . && git commit -qm "generated repository"
+  AG=()
+  for i in $(seq 0 $((AGENTS - 1))); do AG+=("$(printf 'a%02d' "$i")"); done
+  for a in "${AG[@]}"; do "$BIN" agent new "$a" >/dev/null 2>&1; done
+  git add .mas/roster && git commit -qm "roster: $AGENTS agents"
+
+  # Two targets per agent, and five more files that nobody holds: the change to commit. Diagnostics
+  # (one warning each) lift the 128 targets above the 4,096-target bound of the snapshot, where the
+  # other 19,872 files, all equally recent, compete by name.
+  mapfile -t PICK < <(git ls-files -- docs services config | awk 'NR % 61 == 0' | head -$((2 * AGENTS + 5)))
+  [ "${#PICK[@]}" -eq $((2 * AGENTS + 5)) ] || { echo "$(basename "$0"): not enough files to pick from" >&2; exit 1; }
+  for p in "${PICK[@]:0:$((2 * AGENTS))}"; do printf '{"path": "%s", "line": 1, "severity": "warning"}\n' "$p"; done >"$WORK/diagnostics.jsonl"
+  STAGE=("${PICK[@]:$((2 * AGENTS)):5}")
+  "$BIN" --agent a00 snapshot --diagnostics "$WORK/diagnostics.jsonl" --publish >/dev/null
+  for i in "${!AG[@]}"; do
+    "$BIN" --agent "${AG[$i]}" focus publish --ttl 24h --targets "${PICK[$((2 * i))]}" "${PICK[$((2 * i + 1))]}" >/dev/null 2>"$WORK/err" ||
+      { cat "$WORK/err" >&2; exit 1; }
+  done
+  [ "$("$BIN" focus list --json | python3 -c 'import json,sys; print(sum(e["liveness"] == "live" for e in json.load(sys.stdin)["board"]["entries"]))')" -eq $AGENTS ] ||
+    { echo "$(basename "$0"): expected $AGENTS live foci" >&2; "$BIN" focus list >&2; exit 1; }
+
+  # The change: five files nobody holds, staged.
+  for p in "${STAGE[@]}"; do echo "bench change" >>"$p"; done
+  git add -- "${STAGE[@]}"
+  [ "$(git diff --cached --name-only | wc -l)" -eq 5 ] || { echo "$(basename "$0"): expected 5 staged files" >&2; exit 1; }
 }

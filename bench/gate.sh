@@ -36,35 +36,9 @@ bench_scratch
 # The hooks run `git mas hook …`: git finds git-mas on PATH.
 export PATH=$SRC/target/release:$PATH
 
-# --- the repository, 64 agents, a frame, 64 foci ------------------------------------------------
-REPO=$WORK/repo
-python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES
+# --- the repository, 64 agents, a frame, 64 foci, 5 staged files (common.sh) ----------------------
+gate_repo
 cd "$REPO"
-git init -q -b main && git add . && git commit -qm "generated repository"
-AG=()
-for i in $(seq 0 $((AGENTS - 1))); do AG+=("$(printf 'a%02d' "$i")"); done
-for a in "${AG[@]}"; do "$BIN" agent new "$a" >/dev/null 2>&1; done
-git add .mas/roster && git commit -qm "roster: $AGENTS agents"
-
-# Two targets per agent, and five more files that nobody holds: the change to commit. Diagnostics
-# (one warning each) lift the 128 targets above the 4,096-target bound of the snapshot, where the
-# other 19,872 files, all equally recent, compete by name.
-mapfile -t PICK < <(git ls-files -- docs services config | awk 'NR % 61 == 0' | head -$((2 * AGENTS + 5)))
-[ "${#PICK[@]}" -eq $((2 * AGENTS + 5)) ] || { echo "bench/gate.sh: not enough files to pick from" >&2; exit 1; }
-for p in "${PICK[@]:0:$((2 * AGENTS))}"; do printf '{"path": "%s", "line": 1, "severity": "warning"}\n' "$p"; done >"$WORK/diagnostics.jsonl"
-STAGE=("${PICK[@]:$((2 * AGENTS)):5}")
-"$BIN" --agent a00 snapshot --diagnostics "$WORK/diagnostics.jsonl" --publish >/dev/null
-for i in "${!AG[@]}"; do
-  "$BIN" --agent "${AG[$i]}" focus publish --ttl 24h --targets "${PICK[$((2 * i))]}" "${PICK[$((2 * i + 1))]}" >/dev/null 2>"$WORK/err" ||
-    { cat "$WORK/err" >&2; exit 1; }
-done
-[ "$("$BIN" focus list --json | python3 -c 'import json,sys; print(sum(e["liveness"] == "live" for e in json.load(sys.stdin)["board"]["entries"]))')" -eq $AGENTS ] ||
-  { echo "bench/gate.sh: expected $AGENTS live foci" >&2; "$BIN" focus list >&2; exit 1; }
-
-# The change: five files nobody holds, staged.
-for p in "${STAGE[@]}"; do echo "bench change" >>"$p"; done
-git add -- "${STAGE[@]}"
-[ "$(git diff --cached --name-only | wc -l)" -eq 5 ] || { echo "bench/gate.sh: expected 5 staged files" >&2; exit 1; }
 "$BIN" --agent a00 gate --staged 2>"$WORK/err" || { cat "$WORK/err" >&2; echo "bench/gate.sh: the gate does not allow the staged change" >&2; exit 1; }
 
 # Repositories for the commit: this one with the hooks, a copy without. The commit's tree is

@@ -27,14 +27,16 @@ pub fn now_secs() -> u64 {
 pub const BOARD_WINDOW: usize = 32;
 
 /// Loads the board: every focus chain (its newest [`BOARD_WINDOW`] records), verified against the
-/// roster, folded at time `now`. Targets are checked against `frame`'s snapshot when a focus is on
+/// roster, folded at time `now`. Chains whose ref did not move since the last read under the same
+/// roster come from the store's window cache (no object read, no signature checked); the fold, and
+/// with it every clock-dependent judgement (expiry, a publication in the future), runs on every
+/// call. Targets are checked against `frame`'s snapshot when a focus is on
 /// that frame.
 pub fn load_board(store: &Store, roster: &Roster, now: u64, frame: Option<&Frame>) -> Result<Board, StoreError> {
     let mut chains: Vec<(String, ChainRecords)> = Vec::new();
-    for info in store.list(FOCUS_PREFIX)? {
-        let Some(agent) = crate::store::owner_of(&info.name) else { continue };
-        let records = store
-            .verified_window(&info.name, roster, BOARD_WINDOW)?
+    for (refname, window) in store.verified_windows(FOCUS_PREFIX, roster, BOARD_WINDOW)? {
+        let Some(agent) = crate::store::owner_of(&refname) else { continue };
+        let records = window
             .into_iter()
             .map(|(e, v)| (e.commit.to_string(), e.record.map_err(|err| err.to_string()), v))
             .collect();

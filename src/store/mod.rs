@@ -19,7 +19,9 @@
 pub mod canonical;
 pub mod record;
 pub mod refs;
+pub mod rostercache;
 pub mod sigcache;
+pub mod windowcache;
 
 use crate::identity::{self, AgentKey, ROSTER_PATH, Roster, RosterError};
 use gix::ObjectId;
@@ -199,7 +201,11 @@ pub struct Store {
     refs: RefFiles,
     sigs: std::cell::RefCell<Option<sigcache::SigCache>>,
     roster_cache: std::cell::RefCell<Option<Roster>>,
+    roster_parsed: std::cell::RefCell<Option<(RosterSources, Roster)>>,
 }
+
+/// What a roster is parsed from: the integration branch, its committed file, the worktree's file.
+type RosterSources = (String, Option<Vec<u8>>, Option<Vec<u8>>);
 
 impl Store {
     /// Finds the repository containing `start` (any subdirectory, any linked worktree, or a bare
@@ -220,6 +226,7 @@ impl Store {
             refs,
             sigs: std::cell::RefCell::new(None),
             roster_cache: std::cell::RefCell::new(None),
+            roster_parsed: std::cell::RefCell::new(None),
         }
     }
 
@@ -292,24 +299,46 @@ impl Store {
     }
 
     /// The roster: committed on the integration branch, plus this worktree's uncommitted entries.
+    /// Read on every call; parsed only when this store has not parsed those bytes before and the
+    /// roster cache ([`rostercache`]) does not hold what they parse to (parsing decodes every
+    /// agent's key).
     pub fn roster(&self) -> Result<Roster, StoreError> {
         let branch = self.integration_branch();
-        let committed = match self.committed_file(&branch, ROSTER_PATH)? {
-            Some(bytes) => identity::parse_roster(&bytes, &format!("{branch}:{ROSTER_PATH}"))?,
-            None => Vec::new(),
-        };
+        let committed = self.committed_file(&branch, ROSTER_PATH)?;
         let worktree = match self.repo.workdir() {
             Some(dir) => {
                 let path = dir.join(ROSTER_PATH);
                 match std::fs::read(&path) {
-                    Ok(bytes) => identity::parse_roster(&bytes, ROSTER_PATH)?,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                    Ok(bytes) => Some(bytes),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                     Err(source) => return Err(StoreError::Io { path, source }),
                 }
             }
-            None => Vec::new(),
+            None => None,
         };
-        Ok(Roster::merge(committed, worktree, &branch))
+        let sources = (branch, committed, worktree);
+        if let Some((seen, roster)) = self.roster_parsed.borrow().as_ref()
+            && *seen == sources
+        {
+            return Ok(roster.clone());
+        }
+        let (branch, committed, worktree) = &sources;
+        let digest = rostercache::sources_digest(branch, committed.as_deref(), worktree.as_deref());
+        let (committed, worktree) = match rostercache::load(&self.common_dir, &digest) {
+            Some(parsed) => parsed,
+            None => {
+                let parse = |bytes: &Option<Vec<u8>>, origin: &str| match bytes {
+                    Some(b) => identity::parse_roster(b, origin),
+                    None => Ok(Vec::new()),
+                };
+                let parsed = (parse(committed, &format!("{branch}:{ROSTER_PATH}"))?, parse(worktree, ROSTER_PATH)?);
+                rostercache::save(&self.common_dir, &digest, &parsed.0, &parsed.1);
+                parsed
+            }
+        };
+        let roster = Roster::merge(committed, worktree, branch);
+        *self.roster_parsed.borrow_mut() = Some((sources, roster.clone()));
+        Ok(roster)
     }
 
     /// A file's bytes as committed at the tip of `branch`, if both exist.
@@ -317,7 +346,19 @@ impl Store {
         let Some(tip) = self.tip(&format!("refs/heads/{branch}"))? else {
             return Ok(None);
         };
-        let commit = self.repo.find_commit(tip).map_err(git_err(format!("reading {branch}")))?;
+        match Self::file_at(&self.repo, tip, branch, path) {
+            Ok(found) => Ok(found),
+            // As in `entry`: `git gc` may have repacked the objects since this process's view of the
+            // packs was taken; read again through a fresh view.
+            Err(first) => match gix::open(self.repo.path()) {
+                Ok(fresh) => Self::file_at(&fresh, tip, branch, path).map_err(|_| first),
+                Err(_) => Err(first),
+            },
+        }
+    }
+
+    fn file_at(repo: &gix::Repository, tip: ObjectId, branch: &str, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let commit = repo.find_commit(tip).map_err(git_err(format!("reading {branch}")))?;
         let tree = commit.tree().map_err(git_err(format!("reading {branch}'s tree")))?;
         let Some(entry) = tree.lookup_entry_by_path(path).map_err(git_err(format!("looking up {path}")))? else {
             return Ok(None);
@@ -366,8 +407,13 @@ impl Store {
 
     /// Walks a chain from its tip, newest first, reading at most `limit` records.
     pub fn walk(&self, refname: &str, limit: usize) -> Result<Vec<Entry>, StoreError> {
+        self.walk_from(self.tip(refname)?, limit)
+    }
+
+    /// Walks a chain from `tip`, newest first, reading at most `limit` records.
+    fn walk_from(&self, tip: Option<ObjectId>, limit: usize) -> Result<Vec<Entry>, StoreError> {
         let mut out = Vec::new();
-        let mut next = self.tip(refname)?;
+        let mut next = tip;
         while let Some(id) = next {
             if out.len() >= limit {
                 break;
@@ -393,7 +439,18 @@ impl Store {
         roster: &Roster,
         window: usize,
     ) -> Result<Vec<(Entry, Verdict)>, StoreError> {
-        let mut entries = self.walk(refname, window)?;
+        self.verified_window_at(refname, self.tip(refname)?, roster, window)
+    }
+
+    /// [`Store::verified_window`] of the chain as it stands at `tip` (the ref's value as listed).
+    fn verified_window_at(
+        &self,
+        refname: &str,
+        tip: Option<ObjectId>,
+        roster: &Roster,
+        window: usize,
+    ) -> Result<Vec<(Entry, Verdict)>, StoreError> {
+        let mut entries = self.walk_from(tip, window)?;
         entries.reverse();
         // Borrowed, not cloned: cloning every parsed payload measured ~7 % of a cold tally.
         let records: Vec<_> = entries.iter().map(|e| &e.record).collect();
@@ -420,6 +477,58 @@ impl Store {
         );
         cache.save();
         Ok(entries.into_iter().zip(verdicts).collect())
+    }
+
+    /// [`Store::verified_window`] of every chain under `prefix`, sorted by ref name, through the
+    /// window cache ([`windowcache`]): a chain whose ref still points where it did when last read,
+    /// under the same roster, is taken from the cache without reading an object or checking a
+    /// signature. A ref that cannot be listed with a target is read as [`Store::verified_window`]
+    /// reads it.
+    pub fn verified_windows(
+        &self,
+        prefix: &str,
+        roster: &Roster,
+        window: usize,
+    ) -> Result<Vec<(String, windowcache::Window)>, StoreError> {
+        let mut cache = self.window_cache(prefix, roster, window);
+        let mut out = Vec::new();
+        for info in self.list(prefix)? {
+            let tip = info.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok());
+            let chain = match tip {
+                Some(tip) => self.window_through(&mut cache, &info.name, tip, roster, window)?,
+                None => self.verified_window(&info.name, roster, window)?,
+            };
+            out.push((info.name, chain));
+        }
+        cache.save();
+        Ok(out)
+    }
+
+    /// The window cache of the chains under `prefix` (or of the one ref `prefix` names).
+    fn window_cache(&self, prefix: &str, roster: &Roster, window: usize) -> windowcache::WindowCache {
+        windowcache::WindowCache::load(windowcache::CacheKey {
+            common_dir: self.common_dir.clone(),
+            prefix: prefix.to_string(),
+            window,
+            roster: windowcache::roster_digest(roster),
+        })
+    }
+
+    /// The verified window of `refname` at `tip`: from `cache` when it has it, else read and kept.
+    fn window_through(
+        &self,
+        cache: &mut windowcache::WindowCache,
+        refname: &str,
+        tip: ObjectId,
+        roster: &Roster,
+        window: usize,
+    ) -> Result<windowcache::Window, StoreError> {
+        if let Some(cached) = cache.get(refname, &tip) {
+            return Ok(cached);
+        }
+        let fresh = self.verified_window_at(refname, Some(tip), roster, window)?;
+        cache.put(refname, &tip, &fresh);
+        Ok(fresh)
     }
 
     /// Lists refs under `prefix` (a full ref prefix such as `refs/mas/`), sorted by name. Refs that
@@ -700,9 +809,19 @@ impl Store {
     /// [`CURRENT_WINDOW`] records, then the whole chain when none of those verifies), with its
     /// entry. Records that do not verify never become current: a frame pushed by a stranger, an
     /// unsigned record or a replayed one stays in the chain and is reported, never used.
+    /// The first window comes through the window cache ([`windowcache`], a file of its own for
+    /// this ref), so an unmoved ref costs no object read and no signature check.
     pub fn newest_verified(&self, refname: &str, roster: &Roster) -> Result<Option<Entry>, StoreError> {
         for window in [CURRENT_WINDOW, usize::MAX] {
-            let chain = self.verified_window(refname, roster, window)?;
+            let chain = match (window, self.tip(refname)?) {
+                (CURRENT_WINDOW, Some(tip)) => {
+                    let mut cache = self.window_cache(refname, roster, window);
+                    let chain = self.window_through(&mut cache, refname, tip, roster, window)?;
+                    cache.save();
+                    chain
+                }
+                _ => self.verified_window(refname, roster, window)?,
+            };
             let complete = chain.len() < window;
             if let Some((entry, _)) = chain.into_iter().rev().find(|(_, v)| v.is_verified()) {
                 return Ok(Some(entry));

@@ -12,6 +12,7 @@ mod json;
 
 mod bad_input;
 mod bench_harness;
+mod board_cache;
 mod concurrency;
 mod converge;
 mod coordinate;

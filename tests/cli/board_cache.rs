@@ -1,0 +1,205 @@
+//! The verified-board cache (`mas-windows-focus` in the common git dir): whatever state it was left
+//! in — current, stale, expired leases, another roster, tampered, torn, another repository's — the
+//! gate decides exactly as a fresh read does. Each case runs the gate with the cache as the last call
+//! left it, then again with the cache removed, and asserts both give the expected verdict.
+
+use crate::common::*;
+use crate::json::gate::GateOut;
+use git_mas::attention::gate::Verdict;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+const CACHE: &str = "mas-windows-focus";
+
+/// A repository with agents alice, bob and carol, a frame published by bob, alice holding
+/// src/report.rs and bob src/config.rs.
+fn team() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("team");
+    env.agents(&repo, &["alice", "bob", "carol"]);
+    env.mas_ok(&repo, &["--agent", "bob", "snapshot", "--publish"]);
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/report.rs"]);
+    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/config.rs"]);
+    (env, repo)
+}
+
+fn cache_path(repo: &Path) -> PathBuf {
+    repo.join(".git").join(CACHE)
+}
+
+/// Bob's gate on src/money.rs: the holder blocking it, or `None` when allowed.
+fn gate_once(env: &TestEnv, repo: &Path) -> Option<String> {
+    let out = env.mas(repo, &["--agent", "bob", "gate", "--paths", "src/money.rs", "--json"]);
+    let gate: GateOut = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    match gate.verdict {
+        Verdict::Allow { .. } => {
+            assert_eq!(out.status.code(), Some(0));
+            None
+        }
+        Verdict::Block { blocks } => {
+            assert_eq!(out.status.code(), Some(6));
+            Some(blocks[0].holder.clone())
+        }
+        other => panic!("unexpected verdict {other:?}: {}", stderr(&out)),
+    }
+}
+
+/// The verdict with the cache as it is, then read fresh (cache removed): both must be `want`.
+fn decides(env: &TestEnv, repo: &Path, want: Option<&str>, what: &str) {
+    let cached = gate_once(env, repo);
+    assert_eq!(cached.as_deref(), want, "{what}: with the cache as it was left");
+    assert!(cache_path(repo).exists(), "{what}: the gate leaves a cache");
+    std::fs::remove_file(cache_path(repo)).unwrap();
+    let fresh = gate_once(env, repo);
+    assert_eq!(fresh.as_deref(), want, "{what}: read fresh");
+}
+
+#[test]
+fn the_cached_board_follows_publications_and_releases() {
+    let (env, repo) = team();
+    decides(&env, &repo, None, "nobody holds src/money.rs");
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    decides(&env, &repo, Some("alice"), "alice published a focus on it");
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "release"]);
+    decides(&env, &repo, None, "alice released it");
+    env.mas_ok(&repo, &["--agent", "carol", "focus", "publish", "--targets", "src/money.rs"]);
+    decides(&env, &repo, Some("carol"), "a chain that did not exist before");
+}
+
+#[test]
+fn a_lease_lapses_with_the_cache_untouched() {
+    let (env, repo) = team();
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs", "--ttl", "3s"]);
+    assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
+    let refs = env.refs(&repo);
+    let cache = std::fs::read(cache_path(&repo)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    assert_eq!(gate_once(&env, &repo), None, "the lease lapsed");
+    assert_eq!(env.refs(&repo), refs, "no ref moved");
+    assert_eq!(std::fs::read(cache_path(&repo)).unwrap(), cache, "the board came from the cache");
+    decides(&env, &repo, None, "expired");
+}
+
+#[test]
+fn a_roster_change_is_not_answered_from_the_cache() {
+    let (env, repo) = team();
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    decides(&env, &repo, Some("alice"), "alice holds it");
+    let roster = std::fs::read_to_string(repo.join(".mas/roster")).unwrap();
+    let did_of = |name: &str| {
+        let line = roster.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap();
+        line.split_whitespace().nth(1).unwrap().to_string()
+    };
+    let commit_roster = |text: &str, msg: &str| {
+        std::fs::write(repo.join(".mas/roster"), text).unwrap();
+        env.git(&repo, &["commit", "--quiet", "-am", msg]);
+    };
+    // Alice's key rotated to carol's: her records no longer verify under the roster.
+    let rotated = roster.replace(&did_of("alice"), &did_of("carol")).replace(&format!("carol {}", did_of("carol")), "");
+    assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"), "cache written under the old roster");
+    commit_roster(&rotated, "rotate alice's key");
+    decides(&env, &repo, None, "alice's key rotated");
+    commit_roster(&roster, "restore alice's key");
+    decides(&env, &repo, Some("alice"), "alice's key restored");
+    let removed: String = roster.lines().filter(|l| !l.starts_with("alice ")).map(|l| format!("{l}\n")).collect();
+    commit_roster(&removed, "remove alice");
+    decides(&env, &repo, None, "alice removed from the roster");
+    // The parsed roster's cache, edited to name alice again without its checksum: not used.
+    let parsed = repo.join(".git/mas-roster");
+    let text = std::fs::read_to_string(&parsed).unwrap();
+    assert!(text.contains("carol") && !text.contains("\"alice\""), "{text}");
+    std::fs::write(&parsed, text.replace("carol", "alice").replace(&did_of("carol"), &did_of("alice"))).unwrap();
+    decides(&env, &repo, None, "a tampered roster cache");
+}
+
+#[test]
+fn a_tampered_or_torn_cache_is_read_fresh() {
+    let (env, repo) = team();
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
+    let good = std::fs::read_to_string(cache_path(&repo)).unwrap();
+    assert!(good.contains("src/money.rs"), "the cache holds alice's record");
+    // An edited record (alice holding something else), its checksum not recomputed.
+    std::fs::write(cache_path(&repo), good.replace("src/money.rs", "src/other.rs")).unwrap();
+    decides(&env, &repo, Some("alice"), "tampered");
+    // Torn writes: cut anywhere, and garbage.
+    for cut in [0, 1, 64, 65, good.len() / 3, good.len() - 1] {
+        std::fs::write(cache_path(&repo), &good.as_bytes()[..cut]).unwrap();
+        decides(&env, &repo, Some("alice"), &format!("torn at {cut}"));
+    }
+    std::fs::write(cache_path(&repo), b"\x00\xff not a cache\n{}").unwrap();
+    decides(&env, &repo, Some("alice"), "garbage");
+    // A temporary file left by a writer killed before its rename is never read.
+    std::fs::write(repo.join(".git").join(format!("{CACHE}.tmp.1")), &good.as_bytes()[..good.len() / 2]).unwrap();
+    decides(&env, &repo, Some("alice"), "a stray temporary file");
+    // A cache that is not a file at all.
+    std::fs::remove_file(cache_path(&repo)).unwrap();
+    std::fs::create_dir(cache_path(&repo)).unwrap();
+    assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"), "a directory where the cache was");
+    std::fs::remove_dir(cache_path(&repo)).unwrap();
+}
+
+#[test]
+fn a_cache_from_another_repository_is_not_used() {
+    let (env, repo) = team();
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
+    let copy = env.root().join("copy");
+    copy_dir(&repo, &copy);
+    let copied = std::fs::read(cache_path(&copy)).unwrap();
+    assert_eq!(gate_once(&env, &copy).as_deref(), Some("alice"));
+    assert_ne!(std::fs::read(cache_path(&copy)).unwrap(), copied, "the copy's cache was made anew");
+    // And the other way round: another repository's cache where this one's was.
+    let other = {
+        let (env2, other) = team();
+        env2.mas_ok(&other, &["--agent", "alice", "focus", "release"]);
+        assert_eq!(gate_once(&env2, &other), None);
+        std::fs::read(cache_path(&other)).unwrap()
+    };
+    std::fs::write(cache_path(&repo), other).unwrap();
+    decides(&env, &repo, Some("alice"), "another repository's cache");
+}
+
+#[test]
+fn the_edit_hook_decides_from_the_cache_as_from_a_fresh_read() {
+    let (env, repo) = team();
+    env.git(&repo, &["config", "mas.gate", "enforce"]);
+    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    let hook = |file: &str| {
+        let payload = serde_json::json!({"cwd": repo, "hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": repo.join(file), "content": "x\n"}});
+        let mut child = env
+            .mas_cmd(&repo)
+            .args(["--agent", "bob", "gate", "--host", "claude-code"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for round in ["fresh", "cached"] {
+        let held = hook("src/money.rs");
+        assert!(held.contains("\"deny\"") && held.contains("alice"), "{round}: {held}");
+        assert_eq!(hook("src/lib.rs"), "", "{round}: a file nobody holds");
+        assert!(cache_path(&repo).exists(), "{round}");
+    }
+}
+
+#[test]
+fn a_new_frame_is_seen_through_the_frame_cache() {
+    let (env, repo) = team();
+    assert_eq!(gate_once(&env, &repo), None);
+    assert!(repo.join(".git/mas-windows-frame").exists(), "the frame's window is cached");
+    std::fs::write(repo.join("src/report.rs"), "// changed\n").unwrap();
+    env.mas_ok(&repo, &["--agent", "carol", "snapshot", "--publish"]);
+    for round in ["after the new frame", "read fresh"] {
+        let out = env.mas(&repo, &["--agent", "bob", "gate", "--paths", "src/money.rs"]);
+        assert_eq!(out.status.code(), Some(7), "{round}: bob's focus is on the old frame: {}", stderr(&out));
+        assert!(stderr(&out).contains("republish your focus"), "{round}: {}", stderr(&out));
+        std::fs::remove_file(repo.join(".git/mas-windows-frame")).unwrap();
+    }
+}
