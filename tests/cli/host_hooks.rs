@@ -202,20 +202,23 @@ fn the_installed_command_refuses_an_edit_of_a_held_file() {
     let (env, repo) = team();
     env.mas_ok(&repo, &["hooks", "install", "--host", "all"]);
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook-payloads");
+    // Each fixture's file, made the one alice holds.
     let cases = [
-        ("claude-code", "write.json", "\"permissionDecision\":\"deny\""),
-        ("codex", "apply-patch.json", "\"permissionDecision\":\"deny\""),
-        ("copilot", "edit.json", "\"permissionDecision\":\"deny\""),
-        ("gemini", "write-file.json", "\"decision\":\"deny\""),
-        ("cursor", "write.json", "\"permission\":\"deny\""),
-        ("goose", "write.json", "\"decision\":\"block\""),
+        ("claude-code", "write.json", "src/fresh.rs", "\"permissionDecision\":\"deny\""),
+        ("codex", "apply-patch.json", "src/money.rs", "\"permissionDecision\":\"deny\""),
+        ("copilot", "edit.json", "src/report.rs", "\"permissionDecision\":\"deny\""),
+        ("gemini", "write-file.json", "src/money.rs", "\"decision\":\"deny\""),
+        ("cursor", "write.json", "src/money.rs", "\"permission\":\"deny\""),
+        ("goose", "write.json", "src/money.rs", "\"decision\":\"block\""),
     ];
-    for (host, fixture, deny) in cases {
+    for (host, fixture, file, deny) in cases {
         let command = installed_command(host, &repo);
         assert_eq!(command, format!("git mas gate --host {host}"));
         let payload = std::fs::read_to_string(fixtures.join(host).join(fixture))
             .unwrap()
-            .replace("/home/user/project", repo.to_str().unwrap());
+            .replace("/home/user/project", repo.to_str().unwrap())
+            .replace(file, "src/money.rs");
+        assert!(payload.contains("src/money.rs"), "{host}: {fixture} names no {file}");
         let answer = run_hook(&env, &repo, &command, &payload);
         assert!(answer.replace(' ', "").contains(deny), "{host}: {answer}");
         assert!(answer.contains("alice"), "{host}: the holder is named: {answer}");
