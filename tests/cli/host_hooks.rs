@@ -387,3 +387,27 @@ fn the_help_names_every_hosts_file_and_override() {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
 }
+
+/// An edit hook that finds the gate off lets everything through: a project install turns the gate
+/// on where mas.gate is unset, and leaves a value the user chose.
+#[test]
+fn a_project_install_sets_the_gate_to_enforce_only_when_unset() {
+    let env = TestEnv::new();
+    let gate = |repo: &Path| {
+        let mut cmd = Command::new("git");
+        env.hermetic(&mut cmd);
+        let out = cmd.args(["config", "mas.gate"]).current_dir(repo).output().unwrap();
+        out.status.success().then(|| stdout(&out).trim().to_string())
+    };
+    let repo = env.repo("r");
+    assert_eq!(gate(&repo), None);
+    env.mas_ok(&repo, &["hooks", "install", "--host", "claude-code"]);
+    assert_eq!(gate(&repo).as_deref(), Some("enforce"));
+    let other = env.repo("s");
+    env.git(&other, &["config", "mas.gate", "warn"]);
+    env.mas_ok(&other, &["hooks", "install", "--host", "codex"]);
+    assert_eq!(gate(&other).as_deref(), Some("warn"), "a chosen mode stays");
+    let third = env.repo("t");
+    env.mas_ok(&third, &["hooks", "install", "--global", "--host", "claude-code"]);
+    assert_eq!(gate(&third), None, "a global install leaves each repository's mode alone");
+}

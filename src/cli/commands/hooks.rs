@@ -24,7 +24,9 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Subcommand)]
 pub enum HooksCommand {
     /// Install the hooks (idempotent; keeps your own hook content). Sets `mas.gate=enforce` when
-    /// mas.gate is unset. With --host, the host's edit hook instead.
+    /// mas.gate is unset. With --host, the host's edit hook instead (in the project, it sets
+    /// mas.gate=enforce too; with --global, the hook acts in each repository whose mas.gate is warn
+    /// or enforce).
     #[command(after_long_help = HOST_HELP)]
     Install(HooksArgs),
     /// Remove the git-mas block from each hook (your own content stays). With --host, the host's
@@ -173,13 +175,8 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<ExitCode, CliError> {
         let state = hook_state(std::fs::read_to_string(&path).ok().as_deref());
         hooks.push(HookOut { hook: name.to_string(), path, state });
     }
-    if action == Action::Install && ctx.store()?.config_string("mas.gate").is_none() {
-        let workdir = ctx.store()?.workdir()?.to_path_buf();
-        let ok =
-            std::process::Command::new("git").current_dir(workdir).args(["config", "mas.gate", "enforce"]).status();
-        if ok.is_ok_and(|s| s.success()) {
-            ctx.status("set mas.gate=enforce (git config mas.gate warn|off to soften)");
-        }
+    if action == Action::Install {
+        enforce_when_unset(ctx)?;
     }
     ctx.ui().emit(args.output, &HooksOut { dir, hooks }, |o| {
         let mut text = String::new();
@@ -189,6 +186,20 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<ExitCode, CliError> {
         text
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Sets `mas.gate=enforce` in the repository when mas.gate is unset: hooks that are installed
+/// but find the gate off would let everything through without a word.
+fn enforce_when_unset(ctx: &Context) -> Result<(), CliError> {
+    if ctx.store()?.config_string("mas.gate").is_some() {
+        return Ok(());
+    }
+    let workdir = ctx.store()?.workdir()?.to_path_buf();
+    let ok = std::process::Command::new("git").current_dir(workdir).args(["config", "mas.gate", "enforce"]).status();
+    if ok.is_ok_and(|s| s.success()) {
+        ctx.status("set mas.gate=enforce (git config mas.gate warn|off to soften)");
+    }
+    Ok(())
 }
 
 /// The hosts named, each once, in `--host all`'s order.
@@ -224,6 +235,9 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Exit
         Action::Uninstall => host_hooks::Action::Uninstall,
         Action::Status => host_hooks::Action::Status,
     };
+    if action == Action::Install && !args.global {
+        enforce_when_unset(ctx)?;
+    }
     let mut hosts = Vec::new();
     for host in chosen(&args.hosts) {
         let reports = host_hooks::apply(lib_action, host, &scope, &ProcessEnv).map_err(host_error)?;
