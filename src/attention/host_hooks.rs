@@ -65,10 +65,19 @@
 //!   that one session, saving nothing; with it the session is refused the held file.
 //! - opencode 1.18.33 runs `npm install @opencode-ai/plugin` in every config folder it loads, the
 //!   project's `.opencode/` among them, and waits for it before loading any plugin (network; 35 s
-//!   where there is one). It does so for any `.opencode/` folder, ours or the repository's. What
-//!   it writes there is listed in [`host_artifacts`] and kept out of an agent's proposals with the
-//!   hook file. The plugin itself imports nothing, so a folder whose `package.json` and
-//!   `node_modules/` already exist needs no network.
+//!   where there is one), writing `package.json`, `package-lock.json`, `node_modules/` and
+//!   `.gitignore` there. It does so for any `.opencode/` folder. Decision: in an agent's worktree
+//!   the plugin is not put in `.opencode/plugins/` but in the worktree's own git dir
+//!   ([`OPENCODE_WORKTREE_PLUGIN`]), outside the working tree, and the agent's command line names
+//!   it through `OPENCODE_CONFIG_CONTENT` (`{"plugin": ["file://…"]}`, a config layer opencode
+//!   reads from that variable; [`session_prefix`]): opencode then finds no project config folder,
+//!   installs nothing there, and the session is refused the held file. (A user's
+//!   `OPENCODE_CONFIG_CONTENT` of their own is replaced in that session.) Should the repository
+//!   have a `.opencode/` of its own, what the npm install writes there ([`host_artifacts`]) is
+//!   kept out of the agent's proposals. `hooks install --host opencode` (a user's project) still
+//!   writes `.opencode/plugins/git-mas.js`, which opencode loads by itself; the plugin imports
+//!   nothing, so a folder whose `package.json` and `node_modules/` already exist needs no
+//!   network.
 //! - claude-code 2.1.332 reads the worktree's `.claude/settings.json` and needs nothing more.
 //!
 //! What a crash leaves: every write goes to a temporary file in the same directory
@@ -742,6 +751,19 @@ pub fn session_args(host: GateHost) -> Vec<String> {
     }
 }
 
+/// What goes before a host's command line (environment assignments, `sh` syntax) so that an
+/// agent's session loads the hook [`install_in_worktree`] put in its worktree: for opencode,
+/// `OPENCODE_CONFIG_CONTENT` (a config layer of its own) naming the plugin in the worktree's git
+/// dir by a `file://` URL. The git dir is found when the line runs, in the worktree.
+pub fn session_prefix(host: GateHost) -> Option<String> {
+    match host {
+        GateHost::OpenCode => Some(format!(
+            r#"OPENCODE_CONFIG_CONTENT="{{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/{OPENCODE_WORKTREE_PLUGIN}\"]}}""#
+        )),
+        _ => None,
+    }
+}
+
 /// Codex's `hooks.PreToolUse` list as a TOML value: one matcher group running `command`.
 pub fn codex_inline_hooks(command: &str, matcher: &str) -> String {
     let quote = |s: &str| serde_json::Value::from(s).to_string();
@@ -864,34 +886,57 @@ pub const EXCLUDE_MARKER: &str = "# git-mas: the edit hook's files, kept out of 
 /// with the excludes file git used before (the user's global ignores stay in force). A hook file
 /// the repository tracks (a team's committed `.claude/settings.json`) is marked
 /// `--skip-worktree` in the worktree's own index, which `git add -A` leaves as it is, so the
-/// proposal keeps the committed version.
+/// proposal keeps the committed version. OpenCode's plugin goes into the worktree's git dir
+/// instead ([`OPENCODE_WORKTREE_PLUGIN`], see the module docs), out of the working tree.
 pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileReport>, HostHookError> {
-    let scope = Scope::Project(worktree.to_path_buf());
-    let reports = apply(Action::Install, host, &scope, &ProcessEnv)?;
-    let files = hook_files(host, &scope, &ProcessEnv).unwrap_or_default();
     let git = |args: &[&str]| run_git(worktree, args);
+    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
     let mut patterns = Vec::new();
-    for file in &files {
-        let rel = file.rel.to_string_lossy().replace('\\', "/");
-        // A temporary file a crashed write left beside it stays out of proposals too.
-        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
-        let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-        patterns.push(format!("/{dir}.{name}.git-mas-*.tmp"));
-        if git(&["ls-files", "--", &rel])?.trim().is_empty() {
-            patterns.push(format!("/{rel}"));
-        } else {
-            git(&["update-index", "--skip-worktree", "--", &rel])?;
+    let reports = if host == GateHost::OpenCode {
+        // Outside the working tree: nothing of ours to keep out of a proposal.
+        let file = HookFile {
+            base: git_dir.clone(),
+            rel: PathBuf::from(OPENCODE_WORKTREE_PLUGIN),
+            kind: FileKind::Own(own_content(host)),
+        };
+        let current = read(&file.path())?;
+        let plan = plan_install(host, &file, current.as_deref())?;
+        if let Plan::Write(text) = &plan {
+            write_atomic(&file.path(), text)?;
         }
-    }
+        vec![FileReport { path: file.path(), state: FileState::Installed, changed: plan != Plan::Keep }]
+    } else {
+        let scope = Scope::Project(worktree.to_path_buf());
+        let reports = apply(Action::Install, host, &scope, &ProcessEnv)?;
+        for file in &hook_files(host, &scope, &ProcessEnv).unwrap_or_default() {
+            let rel = file.rel.to_string_lossy().replace('\\', "/");
+            // A temporary file a crashed write left beside it stays out of proposals too.
+            let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+            let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+            patterns.push(format!("/{dir}.{name}.git-mas-*.tmp"));
+            if git(&["ls-files", "--", &rel])?.trim().is_empty() {
+                patterns.push(format!("/{rel}"));
+            } else {
+                git(&["update-index", "--skip-worktree", "--", &rel])?;
+            }
+        }
+        reports
+    };
     for rel in host_artifacts(host) {
         if git(&["ls-files", "--", rel])?.trim().is_empty() {
             patterns.push(format!("/{rel}"));
         }
     }
-    if patterns.is_empty() {
-        return Ok(reports);
+    if !patterns.is_empty() {
+        exclude_in_worktree(worktree, &git_dir, &patterns)?;
     }
-    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
+    Ok(reports)
+}
+
+/// Makes `<git_dir>/mas-exclude` (the excludes file git used before, then `patterns`) the
+/// worktree's own `core.excludesFile`.
+fn exclude_in_worktree(worktree: &Path, git_dir: &Path, patterns: &[String]) -> Result<(), HostHookError> {
+    let git = |args: &[&str]| run_git(worktree, args);
     let ours = git_dir.join("mas-exclude");
     let previous = git(&["config", "core.excludesFile"]).unwrap_or_default();
     let previous = previous.trim();
@@ -908,13 +953,16 @@ pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileRe
     text.push_str(EXCLUDE_MARKER);
     text.push('\n');
     for p in patterns {
-        text.push_str(&p);
+        text.push_str(p);
         text.push('\n');
     }
     write_atomic(&ours, &text)?;
     git(&["config", "--worktree", "core.excludesFile", &ours.to_string_lossy()])?;
-    Ok(reports)
+    Ok(())
 }
+
+/// The OpenCode plugin [`install_in_worktree`] writes, in the worktree's own git dir.
+pub const OPENCODE_WORKTREE_PLUGIN: &str = "mas-opencode-gate.js";
 
 /// What a host itself writes beside our files because they are there, kept out of an agent's
 /// proposals like them (each only while the repository tracks nothing there). OpenCode installs

@@ -134,23 +134,26 @@ impl Preset {
         }
     }
 
-    /// [`Preset::command_line`] for an agent whose worktree has the host's edit hook installed:
-    /// with the words the host needs to run that hook unattended
-    /// ([`crate::attention::host_hooks::session_args`]; codex's after `codex exec`, copilot's at
-    /// the end). The other presets' lines are unchanged.
+    /// [`Preset::command_line`] for an agent whose worktree has the host's edit hook installed
+    /// ([`host_hooks::install_in_worktree`]): with what the host needs to run that hook
+    /// unattended, [`host_hooks::session_prefix`] before it and [`host_hooks::session_args`]
+    /// (codex's after `codex exec`, copilot's at the end). The other presets' lines are unchanged.
     pub fn gated_command_line(self, check: Option<&str>) -> String {
-        let line = self.command_line(check);
+        let mut line = self.command_line(check);
         let Some(host) = GateHost::from_name(self.name()) else { return line };
         let args = host_hooks::session_args(host);
-        if args.is_empty() {
-            return line;
+        if !args.is_empty() {
+            let words = args.iter().map(|a| host_hooks::shell_word(a)).collect::<Vec<_>>().join(" ");
+            let cut = match self {
+                Preset::Codex => "codex exec".len(),
+                _ => line.len(),
+            };
+            line = format!("{} {words}{}", &line[..cut], &line[cut..]);
         }
-        let words = args.iter().map(|a| host_hooks::shell_word(a)).collect::<Vec<_>>().join(" ");
-        let cut = match self {
-            Preset::Codex => "codex exec".len(),
-            _ => line.len(),
-        };
-        format!("{} {words}{}", &line[..cut], &line[cut..])
+        match host_hooks::session_prefix(host) {
+            Some(prefix) => format!("{prefix} {line}"),
+            None => line,
+        }
     }
 
     /// The git config keys that override the command line for peer `peer`, in the order they are
@@ -264,7 +267,11 @@ mod tests {
             Preset::Copilot.gated_command_line(None),
             "copilot -s --allow-all-tools --no-ask-user --trust-folder"
         );
-        for preset in [Preset::ClaudeCode, Preset::Goose, Preset::OpenCode, Preset::Cursor] {
+        assert_eq!(
+            Preset::OpenCode.gated_command_line(None),
+            r#"OPENCODE_CONFIG_CONTENT="{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/mas-opencode-gate.js\"]}" opencode run --auto"#
+        );
+        for preset in [Preset::ClaudeCode, Preset::Goose, Preset::Cursor] {
             assert_eq!(preset.gated_command_line(Some("make")), preset.command_line(Some("make")), "{preset}");
         }
         let (cmd, from) = resolve_command(Preset::Copilot, "c", None, true, config(&[]));

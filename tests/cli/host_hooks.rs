@@ -363,8 +363,8 @@ fn coordinate_gates_each_preset_agent_and_keeps_the_hook_out_of_its_proposal() {
     assert_eq!(env.git(&repo, &["show", "main:.claude/settings.json"]), "{\"model\": \"opus\"}");
 }
 
-/// What opencode writes into a `.opencode/` folder before it loads a plugin from it (its npm
-/// install of `@opencode-ai/plugin`).
+/// What opencode writes into a `.opencode/` folder it loads (its npm install of
+/// `@opencode-ai/plugin`), as it would in a repository with a `.opencode/` of its own.
 const OPENCODE_NPM: &str = "mkdir -p .opencode/node_modules/@opencode-ai/plugin
 echo '{\"dependencies\":{}}' > .opencode/package.json
 echo '{}' > .opencode/package-lock.json
@@ -380,7 +380,10 @@ fn what_opencode_installs_beside_the_plugin_stays_out_of_the_proposal() {
     assert_eq!(code, Some(0), "{err}\n{lines:?}");
     let run = lines.iter().find(|l| l["event"] == "run-started").unwrap()["run"].as_str().unwrap().to_string();
     for (agent, path) in worktrees(&lines) {
-        assert!(path.join(".opencode/plugins/git-mas.js").exists(), "{agent}");
+        let git_dir = env.git(&path, &["rev-parse", "--absolute-git-dir"]);
+        let plugin = Path::new(git_dir.trim()).join("mas-opencode-gate.js");
+        assert!(std::fs::read_to_string(plugin).unwrap().contains("git mas gate --host opencode"), "{agent}");
+        assert!(!path.join(".opencode/plugins").exists(), "{agent}: no project plugin folder");
         assert!(path.join(".opencode/node_modules").exists(), "{agent}: the stand-in wrote its install");
         assert_eq!(env.git(&path, &["status", "--porcelain"]), "?? notes/", "{agent}: git sees only the agent's work");
         let listing =

@@ -73,8 +73,10 @@ use std::process::ExitCode;
 /// once it is trusted) gets `--dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[<the gate>]'`
 /// after `codex exec` (the bypass, for that invocation, also runs any other hook codex loads: the
 /// user's own, and a project's only in a project the user trusts); copilot (which loads
-/// .github/hooks/ only in a trusted folder) gets --trust-folder. A command line from git config is
-/// run as written: add those there to gate such an agent.
+/// .github/hooks/ only in a trusted folder) gets --trust-folder; opencode's plugin is put in the
+/// worktree's git dir (a `.opencode/` folder would make opencode npm-install into it first) and
+/// named by an OPENCODE_CONFIG_CONTENT assignment before `opencode run`. A command line from git
+/// config is run as written: add those there to gate such an agent.
 ///
 /// Every reply ends with `NEXT <agent>` or `DONE`. A failed call (an error exit, a timeout: the
 /// process group is killed) or an unreadable reply is asked once more with the reason; a second

@@ -125,8 +125,8 @@ fn edit_scenario(worktree: &Path, _check: &str) -> Scenario {
 }
 
 /// Team alice, bob, carol; alice's worktree with src/pair.rs committed and a frame published from
-/// it; the gate enforcing; alice focused on `f`, bob holding src/report.rs, carol `g`.
-fn gated_bench(host: &str) -> Bench {
+/// it; the gate enforcing; alice focused on `f`, bob holding src/report.rs, carol `g`; no hook yet.
+fn gated_bench() -> Bench {
     let bench = Bench::with_agents(&["alice", "bob", "carol"], edit_scenario);
     let (team, wt) = (&bench.team, &bench.worktree);
     std::fs::write(wt.join(PAIR), PAIR_TEXT).unwrap();
@@ -141,7 +141,6 @@ fn gated_bench(host: &str) -> Bench {
     team.ok(wt, "alice", &["focus", "publish", "--targets", "src/pair.rs#f"]);
     team.ok(wt, "bob", &["focus", "publish", "--targets", HELD]);
     team.ok(wt, "carol", &["focus", "publish", "--targets", "src/pair.rs#g"]);
-    install_edit_gate(&bench, host, wt);
     bench
 }
 
@@ -177,12 +176,20 @@ fn assert_gated(bench: &Bench, run: &HostRun, held_before: &str) {
     assert!(run.stdout.contains("DONE"), "{}", context());
 }
 
-fn gated_session(program: &str, name: &str, preset: Preset, env: fn(&Path, &str) -> Vec<(&'static str, String)>) {
+type HostEnv = fn(&Path, &str) -> Vec<(&'static str, String)>;
+
+/// The hook installed with `git mas hooks install --host` in alice's worktree, and the host run
+/// with the preset's gated command line (opencode, which loads the project's plugin folder
+/// itself, with its plain one).
+fn gated_session(program: &str, name: &str, preset: Preset, env: HostEnv) {
     host(program);
-    let bench = gated_bench(name);
+    let bench = gated_bench();
+    install_edit_gate(&bench, name, &bench.worktree);
     let held_before = std::fs::read_to_string(bench.worktree.join(HELD)).unwrap();
     let extra = env(&bench.home(), &bench.server.url());
-    let mut line = preset.gated_command_line(Some(&bench.check()));
+    let check = bench.check();
+    let mut line =
+        if name == "opencode" { preset.command_line(Some(&check)) } else { preset.gated_command_line(Some(&check)) };
     if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
         line = capturing(&bench, name, &line);
     }
@@ -220,4 +227,32 @@ fn copilot_is_refused_a_held_file_and_allowed_the_rest() {
 #[test]
 fn opencode_is_refused_a_held_file_and_allowed_the_rest() {
     gated_session("opencode", "opencode", Preset::OpenCode, opencode_env);
+}
+
+/// As coordinate gates an opencode agent: the plugin in the worktree's git dir, named on the
+/// command line, so opencode finds no `.opencode/` to npm-install into and the worktree holds
+/// only the session's edits.
+#[test]
+fn opencode_in_an_agent_worktree_is_gated_with_no_npm_install() {
+    host("opencode");
+    let bench = gated_bench();
+    let wt = &bench.worktree;
+    host_hooks::install_in_worktree(GateHost::OpenCode, wt).unwrap();
+    if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
+        let git_dir = bench.team.env.git(wt, &["rev-parse", "--absolute-git-dir"]);
+        let plugin = Path::new(git_dir.trim()).join(host_hooks::OPENCODE_WORKTREE_PLUGIN);
+        let text = std::fs::read_to_string(&plugin).unwrap();
+        std::fs::write(&plugin, capturing(&bench, "opencode", &text)).unwrap();
+    }
+    // The user's own config folder is npm-installed whatever the project holds.
+    seed_opencode_dependencies(&bench.home().join(".config/opencode"));
+    let held_before = std::fs::read_to_string(wt.join(HELD)).unwrap();
+    let extra = opencode_env(&bench.home(), &bench.server.url());
+    let line = Preset::OpenCode.gated_command_line(Some(&bench.check()));
+    let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
+    eprintln!("opencode: the gated session took {:?}", run.elapsed);
+    assert_gated(&bench, &run, &held_before);
+    assert!(!wt.join(".opencode").exists(), "opencode found a project config folder");
+    let status = bench.team.env.git(wt, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status.trim(), format!("M {PAIR}\n?? {FRESH}"), "only the session's edits are in the worktree");
 }
