@@ -49,6 +49,9 @@ fn payload_table() {
         (OpenCode, fixture!("opencode", "write"), "write", Some(P), vec![whole(FRESH)]),
         (OpenCode, fixture!("opencode", "edit"), "edit", Some(P), vec![replaced(REPORT, &[USE])]),
         (OpenCode, fixture!("opencode", "edit-lines"), "edit", Some(P), vec![replaced(PAIR, &["    1\n"])]),
+        (OpenCode, fixture!("opencode", "apply-patch-update"), "apply_patch", Some(P), vec![hunk(REPORT, &[USE])]),
+        (OpenCode, fixture!("opencode", "apply-patch-add"), "apply_patch", Some(P), vec![whole(FRESH)]),
+        (OpenCode, fixture!("opencode", "apply-patch-lines"), "apply_patch", Some(P), vec![hunk(PAIR, &["    1"])]),
         (OpenCode, fixture!("opencode", "read"), "read", Some(P), vec![]),
         (OpenCode, fixture!("opencode", "bash"), "bash", Some(P), vec![]),
         // From the hosts' documentation (copilot's toolArgs as a JSON string, as its reference shows).

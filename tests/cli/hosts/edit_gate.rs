@@ -229,6 +229,47 @@ fn opencode_is_refused_a_held_file_and_allowed_the_rest() {
     gated_session("opencode", "opencode", Preset::OpenCode, opencode_env);
 }
 
+/// Installs opencode's plugin in alice's worktree as coordinate does (capturing under
+/// `GIT_MAS_HOSTS_CAPTURE`), and seeds the user's own config folder, which opencode npm-installs
+/// into whatever the project holds.
+fn install_as_coordinate_does(bench: &Bench) {
+    let wt = &bench.worktree;
+    host_hooks::install_in_worktree(GateHost::OpenCode, wt).unwrap();
+    if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
+        let git_dir = bench.team.env.git(wt, &["rev-parse", "--absolute-git-dir"]);
+        let plugin = Path::new(git_dir.trim()).join(host_hooks::OPENCODE_WORKTREE_PLUGIN);
+        let text = std::fs::read_to_string(&plugin).unwrap();
+        std::fs::write(&plugin, capturing(bench, "opencode", &text)).unwrap();
+    }
+    seed_opencode_dependencies(&bench.home().join(".config/opencode"));
+}
+
+/// As coordinate gates an opencode agent, with a model whose id has `gpt-` in it: opencode then
+/// gives it `apply_patch` (`patchText`) in place of `edit` and `write`, and the gate reads the
+/// patch.
+#[test]
+fn opencode_with_a_gpt_model_is_refused_a_patch_of_a_held_file() {
+    host("opencode");
+    let bench = gated_bench();
+    let wt = &bench.worktree;
+    install_as_coordinate_does(&bench);
+    let held_before = std::fs::read_to_string(wt.join(HELD)).unwrap();
+    let extra = opencode_env(&bench.home(), &bench.server.url());
+    let config = bench.home().join("opencode.json");
+    let text = std::fs::read_to_string(&config).unwrap().replace("mock-model", "gpt-5.5");
+    std::fs::write(&config, text).unwrap();
+    let line = Preset::OpenCode.gated_command_line(Some(&bench.check()));
+    let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
+    let advertised: Vec<String> = bench
+        .server
+        .turns()
+        .first()
+        .map(|b| server::tools(b).into_iter().map(|t| t.name).collect())
+        .unwrap_or_default();
+    assert!(advertised.iter().any(|t| t == "apply_patch") && !advertised.iter().any(|t| t == "edit"), "{advertised:?}");
+    assert_gated(&bench, &run, &held_before);
+}
+
 /// As coordinate gates an opencode agent: the plugin in the worktree's git dir, named on the
 /// command line, so opencode finds no `.opencode/` to npm-install into and the worktree holds
 /// only the session's edits.
@@ -237,15 +278,7 @@ fn opencode_in_an_agent_worktree_is_gated_with_no_npm_install() {
     host("opencode");
     let bench = gated_bench();
     let wt = &bench.worktree;
-    host_hooks::install_in_worktree(GateHost::OpenCode, wt).unwrap();
-    if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
-        let git_dir = bench.team.env.git(wt, &["rev-parse", "--absolute-git-dir"]);
-        let plugin = Path::new(git_dir.trim()).join(host_hooks::OPENCODE_WORKTREE_PLUGIN);
-        let text = std::fs::read_to_string(&plugin).unwrap();
-        std::fs::write(&plugin, capturing(&bench, "opencode", &text)).unwrap();
-    }
-    // The user's own config folder is npm-installed whatever the project holds.
-    seed_opencode_dependencies(&bench.home().join(".config/opencode"));
+    install_as_coordinate_does(&bench);
     let held_before = std::fs::read_to_string(wt.join(HELD)).unwrap();
     let extra = opencode_env(&bench.home(), &bench.server.url());
     let line = Preset::OpenCode.gated_command_line(Some(&bench.check()));
