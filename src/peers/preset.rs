@@ -45,6 +45,14 @@
 //!   required without a terminal, `--no-ask-user` keeps it from waiting on a question, `-s`
 //!   prints only the reply.
 //!
+//! An agent whose worktree has its host's edit hook (coordinate installs it; `--no-edit-gate`
+//! does not) runs [`Preset::gated_command_line`] instead: codex with the hook inline
+//! (`-c hooks.PreToolUse=[…]`) and `--dangerously-bypass-hook-trust`, copilot with
+//! `--trust-folder`, opencode with `OPENCODE_CONFIG_CONTENT` naming the plugin in the worktree's
+//! git dir; without those, each of the three runs no hook from a linked worktree (or, for
+//! opencode, first npm-installs into the worktree). Why, and what was measured:
+//! [`crate::attention::host_hooks`].
+//!
 //! A host that is not logged in (claude prints `Not logged in · Please run /login` on stdout and
 //! exits 1) or cannot reach its model is a failed call, its own words quoted
 //! ([`super::process`]); one that hangs is stopped at the hop's timeout.
