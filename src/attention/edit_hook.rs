@@ -15,7 +15,11 @@
 //! `{"tool": <tool name>, "args": <the tool's arguments>, "cwd": <the project directory>}` on
 //! stdin and reads one JSON line back: `{"decision":"allow"}`, `{"decision":"allow","message":…}`
 //! (let through, show the message) or `{"decision":"deny","reason":…}` (the plugin throws with
-//! the reason).
+//! the reason). The plugin asks about `edit`, `write`, `patch`, `multiedit` and `apply_patch`;
+//! opencode 1.18.33 advertises `edit` (`filePath`, `oldString`), `write` (`filePath`) and
+//! `apply_patch` (`patchText`, codex's patch format) to its model; `multiedit` and `patch` are
+//! earlier releases' shapes. An asked-about call whose arguments do not have the shape read here
+//! is an error, so the plugin refuses it (fail closed) rather than letting an unchecked write by.
 
 use super::gate::Verdict;
 use super::hooks::Mode;
@@ -263,7 +267,45 @@ fn writes(host: GateHost, tool: &str, v: &Value) -> Result<Vec<FileWrite>, Paylo
             let a = args(host, tool, v)?;
             one(path_in(tool, &a, &["filePath", "file_path", "path"])?, replace(&a, &["oldString", "old_string"]))
         }
+        (GateHost::OpenCode, "multiedit") => opencode_multiedit(tool, &args(host, tool, v)?),
+        (GateHost::OpenCode, "apply_patch" | "patch") => {
+            patch_writes(tool, &path_in(tool, &args(host, tool, v)?, &["patchText", "patch_text", "patch"])?)
+        }
         _ => Ok(Vec::new()),
+    }
+}
+
+/// OpenCode's `multiedit`: `{filePath, edits: [{filePath?, oldString, newString}]}`, each edit
+/// in its own file when it names one. An edit without an `oldString` string (or an `edits` that
+/// is not a list of objects) is an arguments shape the gate does not know, so the call is refused.
+fn opencode_multiedit(tool: &str, a: &Value) -> Result<Vec<FileWrite>, PayloadError> {
+    let missing = |field: &str| PayloadError::Missing { tool: tool.to_string(), field: field.to_string() };
+    let path = path_in(tool, a, &["filePath", "file_path", "path"])?;
+    let edits = a.get("edits").and_then(Value::as_array).ok_or_else(|| missing("edits list"))?;
+    let mut out: Vec<FileWrite> = Vec::new();
+    for edit in edits {
+        let old = str_at(edit, "oldString").ok_or_else(|| missing("edits[].oldString"))?;
+        let file = str_at(edit, "filePath").filter(|p| !p.is_empty()).unwrap_or(&path).to_string();
+        let change = if old.is_empty() { Change::WholeFile } else { Change::Replace(vec![old.to_string()]) };
+        match out.iter_mut().find(|w| w.path == file) {
+            Some(w) => w.change = merge(std::mem::replace(&mut w.change, Change::WholeFile), change),
+            None => out.push(FileWrite { path: file, change }),
+        }
+    }
+    if out.is_empty() {
+        return Err(missing("edits (an empty list)"));
+    }
+    Ok(out)
+}
+
+/// Two changes of one file as one: replacements add up, anything else is the whole file.
+fn merge(a: Change, b: Change) -> Change {
+    match (a, b) {
+        (Change::Replace(mut x), Change::Replace(y)) => {
+            x.extend(y);
+            Change::Replace(x)
+        }
+        _ => Change::WholeFile,
     }
 }
 

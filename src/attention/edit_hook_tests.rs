@@ -49,6 +49,9 @@ fn payload_table() {
         (OpenCode, fixture!("opencode", "write"), "write", Some(P), vec![whole(FRESH)]),
         (OpenCode, fixture!("opencode", "edit"), "edit", Some(P), vec![replaced(REPORT, &[USE])]),
         (OpenCode, fixture!("opencode", "edit-lines"), "edit", Some(P), vec![replaced(PAIR, &["    1\n"])]),
+        (OpenCode, fixture!("opencode", "apply-patch-update"), "apply_patch", Some(P), vec![hunk(REPORT, &[USE])]),
+        (OpenCode, fixture!("opencode", "apply-patch-add"), "apply_patch", Some(P), vec![whole(FRESH)]),
+        (OpenCode, fixture!("opencode", "apply-patch-lines"), "apply_patch", Some(P), vec![hunk(PAIR, &["    1"])]),
         (OpenCode, fixture!("opencode", "read"), "read", Some(P), vec![]),
         (OpenCode, fixture!("opencode", "bash"), "bash", Some(P), vec![]),
         // From the hosts' documentation (copilot's toolArgs as a JSON string, as its reference shows).
@@ -154,6 +157,69 @@ fn apply_patch_names_every_file_with_its_hunks() {
     ];
     assert_eq!(p.writes[0].change, Change::Hunks(vec![hunk]));
     assert!(p.writes[1..].iter().all(|w| w.change == Change::WholeFile), "{:?}", p.writes);
+}
+
+#[test]
+fn opencode_multiedit_and_patches_are_read_not_let_through() {
+    let patch = "*** Begin Patch\n*** Update File: src/pair.rs\n@@\n-    1\n+    10\n*** Add File: src/fresh.rs\n+pub fn fresh() {}\n*** End Patch";
+    let payload =
+        |tool: &str, args: serde_json::Value| serde_json::json!({"tool": tool, "args": args, "cwd": P}).to_string();
+    let cases: Vec<(String, Vec<FileWrite>)> = vec![
+        (
+            payload("apply_patch", serde_json::json!({"patchText": patch})),
+            vec![hunk("src/pair.rs", &["    1"]), whole("src/fresh.rs")],
+        ),
+        (
+            payload("patch", serde_json::json!({"patchText": patch})),
+            vec![hunk("src/pair.rs", &["    1"]), whole("src/fresh.rs")],
+        ),
+        (
+            payload(
+                "multiedit",
+                serde_json::json!({"filePath": REPORT, "edits": [
+                    {"filePath": REPORT, "oldString": USE, "newString": "x"},
+                    {"oldString": "fn a", "newString": "fn b"},
+                    {"filePath": PAIR, "oldString": "    1\n", "newString": "    10\n"},
+                ]}),
+            ),
+            vec![replaced(REPORT, &[USE, "fn a"]), replaced(PAIR, &["    1\n"])],
+        ),
+        (
+            payload(
+                "multiedit",
+                serde_json::json!({"filePath": FRESH, "edits": [{"oldString": "", "newString": "x"}]}),
+            ),
+            vec![whole(FRESH)],
+        ),
+    ];
+    for (bytes, want) in cases {
+        assert_eq!(parse(OpenCode, bytes.as_bytes()).unwrap().writes, want, "{bytes}");
+    }
+    // An asked-about tool whose arguments have another shape is refused, naming what is missing.
+    let missing = |tool: &str, field: &str| PayloadError::Missing { tool: tool.into(), field: field.into() };
+    let bad: Vec<(String, PayloadError)> = vec![
+        (
+            payload("apply_patch", serde_json::json!({"input": patch})),
+            missing("apply_patch", "patchText or patch_text or patch"),
+        ),
+        (
+            payload("apply_patch", serde_json::json!({"patchText": "hello"})),
+            PayloadError::Patch { tool: "apply_patch".into() },
+        ),
+        (payload("multiedit", serde_json::json!({"filePath": REPORT})), missing("multiedit", "edits list")),
+        (
+            payload("multiedit", serde_json::json!({"filePath": REPORT, "edits": [{"old": "a"}]})),
+            missing("multiedit", "edits[].oldString"),
+        ),
+        (
+            payload("multiedit", serde_json::json!({"filePath": REPORT, "edits": []})),
+            missing("multiedit", "edits (an empty list)"),
+        ),
+        (payload("multiedit", serde_json::json!({"edits": []})), missing("multiedit", "filePath or file_path or path")),
+    ];
+    for (bytes, want) in bad {
+        assert_eq!(parse(OpenCode, bytes.as_bytes()), Err(want), "{bytes}");
+    }
 }
 
 #[test]

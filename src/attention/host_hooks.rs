@@ -46,6 +46,40 @@
 //!   `git-mas.js`, hooks `tool.execute.before`, runs the gate with `{tool, args, cwd}` on stdin
 //!   and throws on a deny or on any failure of the gate (protocol in [`super::edit_hook`]).
 //!
+//! What the real hosts need beyond the file, in an agent's linked worktree (run offline against
+//! the scripted model server: `cargo test --test cli hosts::edit_gate`; decisions in
+//! [`session_args`] and [`host_artifacts`]):
+//!
+//! - codex 0.171.0 reads a linked worktree's project hooks from the *main checkout's*
+//!   `.codex/hooks.json`, only in a project trusted in `$CODEX_HOME/config.toml`, and runs a hook
+//!   only once trusted. So the hook in the worktree alone never fires (the edit-gate session,
+//!   run with the plain preset line after `hooks install --host codex`, edits the held file).
+//!   Decision: nothing is written into the user's main checkout or config; the agent's command
+//!   line carries the hook as an inline `[hooks]` table in its `-c` layer (codex reads hooks from
+//!   every config layer, `-c` included) with `--dangerously-bypass-hook-trust` for that one
+//!   invocation, and with that the session is refused the held file with no project trust at all.
+//!   The project's `.codex/hooks.json` is still installed (the main checkout, and a user's
+//!   interactive `codex` after `/hooks`, read it).
+//! - copilot 1.0.102 in prompt mode loads `.github/hooks/` only in a trusted folder; without
+//!   trust the hook never runs. `--trust-folder` trusts the working directory's configuration for
+//!   that one session, saving nothing; with it the session is refused the held file.
+//! - opencode 1.18.33 runs `npm install @opencode-ai/plugin` in every config folder it loads, the
+//!   project's `.opencode/` among them, and waits for it before loading any plugin (network; 35 s
+//!   where there is one), writing `package.json`, `package-lock.json`, `node_modules/` and
+//!   `.gitignore` there. It does so for any `.opencode/` folder. Decision: in an agent's worktree
+//!   the plugin is not put in `.opencode/plugins/` but in the worktree's own git dir
+//!   ([`OPENCODE_WORKTREE_PLUGIN`]), outside the working tree, and the agent's command line names
+//!   it through `OPENCODE_CONFIG_CONTENT` (`{"plugin": ["file://…"]}`, a config layer opencode
+//!   reads from that variable; [`session_prefix`]): opencode then finds no project config folder,
+//!   installs nothing there, and the session is refused the held file. (A user's
+//!   `OPENCODE_CONFIG_CONTENT` of their own is replaced in that session.) Should the repository
+//!   have a `.opencode/` of its own, what the npm install writes there ([`host_artifacts`]) is
+//!   kept out of the agent's proposals. `hooks install --host opencode` (a user's project) still
+//!   writes `.opencode/plugins/git-mas.js`, which opencode loads by itself; the plugin imports
+//!   nothing, so a folder whose `package.json` and `node_modules/` already exist needs no
+//!   network.
+//! - claude-code 2.1.332 reads the worktree's `.claude/settings.json` and needs nothing more.
+//!
 //! What a crash leaves: every write goes to a temporary file in the same directory
 //! (`.<name>.git-mas-<pid>.tmp`), flushed, then renamed over the target, so at any instant the
 //! file is either as it was or as it is meant to be; a crash before the rename leaves that
@@ -698,10 +732,63 @@ export const GitMasGate = async ({ directory, worktree } = {}) => ({
 });
 "#;
 
-/// What a host needs, besides the file, before its hook runs (said on install and status).
-pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
+/// The words a host's command line needs so that an unattended session (an agent's) runs the hook
+/// installed in its worktree, without any change to the user's own configuration: for codex, the
+/// hook itself as an inline `[hooks]` table of the session's `-c` layer (its project layer is the
+/// main checkout's, see the module docs) and `--dangerously-bypass-hook-trust`, which trusts it
+/// for this invocation only; for copilot, `--trust-folder` (the working directory's
+/// configuration, `.github/hooks/` among it, trusted for this session only). Other hosts need
+/// nothing.
+pub fn session_args(host: GateHost) -> Vec<String> {
     match host {
-        GateHost::Codex => {
+        GateHost::Codex => vec![
+            "--dangerously-bypass-hook-trust".into(),
+            "-c".into(),
+            format!("hooks.PreToolUse={}", codex_inline_hooks(&gate_command(host), "apply_patch")),
+        ],
+        GateHost::Copilot => vec!["--trust-folder".into()],
+        _ => Vec::new(),
+    }
+}
+
+/// What goes before a host's command line (environment assignments, `sh` syntax) so that an
+/// agent's session loads the hook [`install_in_worktree`] put in its worktree: for opencode,
+/// `OPENCODE_CONFIG_CONTENT` (a config layer of its own) naming the plugin in the worktree's git
+/// dir by a `file://` URL. The git dir is found when the line runs, in the worktree.
+pub fn session_prefix(host: GateHost) -> Option<String> {
+    match host {
+        GateHost::OpenCode => Some(format!(
+            r#"OPENCODE_CONFIG_CONTENT="{{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/{OPENCODE_WORKTREE_PLUGIN}\"]}}""#
+        )),
+        _ => None,
+    }
+}
+
+/// Codex's `hooks.PreToolUse` list as a TOML value: one matcher group running `command`.
+pub fn codex_inline_hooks(command: &str, matcher: &str) -> String {
+    let quote = |s: &str| serde_json::Value::from(s).to_string();
+    format!(
+        "[{{matcher={},hooks=[{{type=\"command\",command={},timeout={TIMEOUT_SECS}}}]}}]",
+        quote(matcher),
+        quote(command)
+    )
+}
+
+/// What a host needs, besides the file, before its hook runs (said on install and status).
+/// A project scope whose `.git` is a file is a linked worktree.
+pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
+    let linked = matches!(scope, Scope::Project(top) if top.join(".git").is_file());
+    let args = || session_args(host).iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ");
+    match (host, scope) {
+        (GateHost::Codex, Scope::Project(_)) if linked => vec![
+            "In a linked worktree codex reads a project's hooks from the main checkout's .codex/, not \
+             this one: run codex here with the hook on its command line (coordinate's codex agents get it): \
+             `codex exec "
+                .to_string()
+                + &args()
+                + "`",
+        ],
+        (GateHost::Codex, _) => {
             let mut n = vec![
                 "Codex runs a new or changed hook only once it is trusted: open /hooks in codex and trust it \
                  (or run `codex exec --dangerously-bypass-hook-trust`)"
@@ -712,8 +799,20 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
             }
             n
         }
+        (GateHost::Copilot, Scope::Project(_)) => vec![
+            "In prompt mode (-p, -s) copilot loads .github/hooks/ only in a folder it trusts: trust this one \
+             (trusted_folders in ~/.copilot/config.json) or run copilot with --trust-folder (coordinate's \
+             copilot agents get it)"
+                .to_string(),
+        ],
         _ => Vec::new(),
     }
+}
+
+/// `text` as one `sh` word: as it is when it needs no quoting, else single-quoted.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_=./:,@%+".contains(c));
+    if plain { text.to_string() } else { format!("'{}'", text.replace('\'', "'\\''")) }
 }
 
 /// What `hooks install|uninstall|status --host` does.
@@ -787,29 +886,57 @@ pub const EXCLUDE_MARKER: &str = "# git-mas: the edit hook's files, kept out of 
 /// with the excludes file git used before (the user's global ignores stay in force). A hook file
 /// the repository tracks (a team's committed `.claude/settings.json`) is marked
 /// `--skip-worktree` in the worktree's own index, which `git add -A` leaves as it is, so the
-/// proposal keeps the committed version.
+/// proposal keeps the committed version. OpenCode's plugin goes into the worktree's git dir
+/// instead ([`OPENCODE_WORKTREE_PLUGIN`], see the module docs), out of the working tree.
 pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileReport>, HostHookError> {
-    let scope = Scope::Project(worktree.to_path_buf());
-    let reports = apply(Action::Install, host, &scope, &ProcessEnv)?;
-    let files = hook_files(host, &scope, &ProcessEnv).unwrap_or_default();
     let git = |args: &[&str]| run_git(worktree, args);
+    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
     let mut patterns = Vec::new();
-    for file in &files {
-        let rel = file.rel.to_string_lossy().replace('\\', "/");
-        // A temporary file a crashed write left beside it stays out of proposals too.
-        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
-        let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-        patterns.push(format!("/{dir}.{name}.git-mas-*.tmp"));
-        if git(&["ls-files", "--", &rel])?.trim().is_empty() {
+    let reports = if host == GateHost::OpenCode {
+        // Outside the working tree: nothing of ours to keep out of a proposal.
+        let file = HookFile {
+            base: git_dir.clone(),
+            rel: PathBuf::from(OPENCODE_WORKTREE_PLUGIN),
+            kind: FileKind::Own(own_content(host)),
+        };
+        let current = read(&file.path())?;
+        let plan = plan_install(host, &file, current.as_deref())?;
+        if let Plan::Write(text) = &plan {
+            write_atomic(&file.path(), text)?;
+        }
+        vec![FileReport { path: file.path(), state: FileState::Installed, changed: plan != Plan::Keep }]
+    } else {
+        let scope = Scope::Project(worktree.to_path_buf());
+        let reports = apply(Action::Install, host, &scope, &ProcessEnv)?;
+        for file in &hook_files(host, &scope, &ProcessEnv).unwrap_or_default() {
+            let rel = file.rel.to_string_lossy().replace('\\', "/");
+            // A temporary file a crashed write left beside it stays out of proposals too.
+            let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+            let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+            patterns.push(format!("/{dir}.{name}.git-mas-*.tmp"));
+            if git(&["ls-files", "--", &rel])?.trim().is_empty() {
+                patterns.push(format!("/{rel}"));
+            } else {
+                git(&["update-index", "--skip-worktree", "--", &rel])?;
+            }
+        }
+        reports
+    };
+    for rel in host_artifacts(host) {
+        if git(&["ls-files", "--", rel])?.trim().is_empty() {
             patterns.push(format!("/{rel}"));
-        } else {
-            git(&["update-index", "--skip-worktree", "--", &rel])?;
         }
     }
-    if patterns.is_empty() {
-        return Ok(reports);
+    if !patterns.is_empty() {
+        exclude_in_worktree(worktree, &git_dir, &patterns)?;
     }
-    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
+    Ok(reports)
+}
+
+/// Makes `<git_dir>/mas-exclude` (the excludes file git used before, then `patterns`) the
+/// worktree's own `core.excludesFile`.
+fn exclude_in_worktree(worktree: &Path, git_dir: &Path, patterns: &[String]) -> Result<(), HostHookError> {
+    let git = |args: &[&str]| run_git(worktree, args);
     let ours = git_dir.join("mas-exclude");
     let previous = git(&["config", "core.excludesFile"]).unwrap_or_default();
     let previous = previous.trim();
@@ -826,12 +953,32 @@ pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileRe
     text.push_str(EXCLUDE_MARKER);
     text.push('\n');
     for p in patterns {
-        text.push_str(&p);
+        text.push_str(p);
         text.push('\n');
     }
     write_atomic(&ours, &text)?;
     git(&["config", "--worktree", "core.excludesFile", &ours.to_string_lossy()])?;
-    Ok(reports)
+    Ok(())
+}
+
+/// The OpenCode plugin [`install_in_worktree`] writes, in the worktree's own git dir.
+pub const OPENCODE_WORKTREE_PLUGIN: &str = "mas-opencode-gate.js";
+
+/// What a host itself writes beside our files because they are there, kept out of an agent's
+/// proposals like them (each only while the repository tracks nothing there). OpenCode installs
+/// `@opencode-ai/plugin` with npm into every config folder it loads (the project's `.opencode/`
+/// among them) before it loads any plugin, writing these.
+pub fn host_artifacts(host: GateHost) -> &'static [&'static str] {
+    match host {
+        GateHost::OpenCode => &[
+            ".opencode/package.json",
+            ".opencode/package-lock.json",
+            ".opencode/bun.lock",
+            ".opencode/node_modules/",
+            ".opencode/.gitignore",
+        ],
+        _ => &[],
+    }
 }
 
 /// The excludes file git reads when `core.excludesFile` is `configured` (empty: unset).

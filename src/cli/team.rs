@@ -71,19 +71,24 @@ pub fn install_interrupt_handler() -> Result<(), CliError> {
 
 /// A team of process peers for `peers`, each hop run in `dir`; presets take their command line
 /// from git config when it overrides theirs, else their template for a run whose check is
-/// `check` (see `git_mas::peers::preset`).
+/// `check` (see `git_mas::peers::preset`), with what the host needs to run the edit hook for
+/// the peers `gated` names.
 pub fn team(
     ctx: &Context,
     peers: Vec<PeerEntry>,
     dir: &Path,
     check: Option<&str>,
+    gated: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<ProcessPeer>, CliError> {
     let store = ctx.store()?;
     let exe = std::env::current_exe()
         .map_err(|e| CliError::internal(format!("cannot find the running git-mas executable: {e}")))?;
     Ok(peers
         .into_iter()
-        .map(|p| ProcessPeer::configured(p, &exe, Some(dir.to_path_buf()), check, |key| store.config_string(key)).0)
+        .map(|p| {
+            let gate = gated(&p.name);
+            ProcessPeer::configured(p, &exe, Some(dir.to_path_buf()), check, gate, |key| store.config_string(key)).0
+        })
         .collect())
 }
 
@@ -136,7 +141,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 pub fn execute(ctx: &mut Context, meta: &RunMeta, json: bool) -> Result<git_mas::converge_driver::Report, CliError> {
     let caller = ctx.caller()?;
     let dir = ctx.cwd()?;
-    let mut team = team(ctx, meta.peers.clone(), &dir, None)?;
+    let mut team = team(ctx, meta.peers.clone(), &dir, None, &|_| false)?;
     let store = ctx.store()?;
     let mut recorder = RunRecorder::start(store, &caller.key, meta)?;
     ctx.status(&format!("run {}: recording under refs/mas/runs/{}/", meta.run, meta.run));

@@ -129,18 +129,20 @@ impl ProcessPeer {
 
     /// The peer for `entry` with its command line resolved against git config: a preset's
     /// template (for a run whose check is `check`) is overridden by `mas.agent.<name>.command` or
-    /// `mas.agent.<preset>.command` when `lookup` finds one (see [`preset`]); other specs run as
+    /// `mas.agent.<preset>.command` when `lookup` finds one (see [`preset`]), and carries what the
+    /// host needs to run the edit hook in the peer's worktree when `gated`; other specs run as
     /// [`ProcessPeer::new`] runs them.
     pub fn configured(
         entry: PeerEntry,
         exe: &Path,
         dir: Option<PathBuf>,
         check: Option<&str>,
+        gated: bool,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> (ProcessPeer, Option<CommandSource>) {
         match &entry.spec {
             PeerSpec::Preset { preset } => {
-                let (line, source) = resolve_command(*preset, &entry.name, check, lookup);
+                let (line, source) = resolve_command(*preset, &entry.name, check, gated, lookup);
                 (ProcessPeer { command: ProcessCommand::shell(&line), entry, dir }, Some(source))
             }
             _ => (ProcessPeer::new(entry, exe, dir), None),

@@ -45,6 +45,14 @@
 //!   required without a terminal, `--no-ask-user` keeps it from waiting on a question, `-s`
 //!   prints only the reply.
 //!
+//! An agent whose worktree has its host's edit hook (coordinate installs it; `--no-edit-gate`
+//! does not) runs [`Preset::gated_command_line`] instead: codex with the hook inline
+//! (`-c hooks.PreToolUse=[…]`) and `--dangerously-bypass-hook-trust`, copilot with
+//! `--trust-folder`, opencode with `OPENCODE_CONFIG_CONTENT` naming the plugin in the worktree's
+//! git dir; without those, each of the three runs no hook from a linked worktree (or, for
+//! opencode, first npm-installs into the worktree). Why, and what was measured:
+//! [`crate::attention::host_hooks`].
+//!
 //! A host that is not logged in (claude prints `Not logged in · Please run /login` on stdout and
 //! exits 1) or cannot reach its model is a failed call, its own words quoted
 //! ([`super::process`]); one that hangs is stopped at the hop's timeout.
@@ -61,6 +69,8 @@
 //! git-mas Agent Skills installed for its host (`git mas skills install`), so the prompt stays
 //! the same for every host.
 
+use crate::attention::edit_hook::GateHost;
+use crate::attention::host_hooks;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -132,6 +142,28 @@ impl Preset {
         }
     }
 
+    /// [`Preset::command_line`] for an agent whose worktree has the host's edit hook installed
+    /// ([`host_hooks::install_in_worktree`]): with what the host needs to run that hook
+    /// unattended, [`host_hooks::session_prefix`] before it and [`host_hooks::session_args`]
+    /// (codex's after `codex exec`, copilot's at the end). The other presets' lines are unchanged.
+    pub fn gated_command_line(self, check: Option<&str>) -> String {
+        let mut line = self.command_line(check);
+        let Some(host) = GateHost::from_name(self.name()) else { return line };
+        let args = host_hooks::session_args(host);
+        if !args.is_empty() {
+            let words = args.iter().map(|a| host_hooks::shell_word(a)).collect::<Vec<_>>().join(" ");
+            let cut = match self {
+                Preset::Codex => "codex exec".len(),
+                _ => line.len(),
+            };
+            line = format!("{} {words}{}", &line[..cut], &line[cut..]);
+        }
+        match host_hooks::session_prefix(host) {
+            Some(prefix) => format!("{prefix} {line}"),
+            None => line,
+        }
+    }
+
     /// The git config keys that override the command line for peer `peer`, in the order they are
     /// consulted.
     pub fn config_keys(self, peer: &str) -> Vec<String> {
@@ -169,11 +201,13 @@ pub fn shell_quote(text: &str) -> String {
 
 /// The command line peer `peer` of `preset` runs in a run whose check is `check`, with where it
 /// came from: the first git config key of [`Preset::config_keys`] that `lookup` finds with a
-/// non-blank value, else [`Preset::command_line`].
+/// non-blank value, else [`Preset::command_line`], or [`Preset::gated_command_line`] when the
+/// peer's worktree has the edit hook (`gated`). An overriding line is run as written.
 pub fn resolve_command(
     preset: Preset,
     peer: &str,
     check: Option<&str>,
+    gated: bool,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> (String, CommandSource) {
     for key in preset.config_keys(peer) {
@@ -181,7 +215,8 @@ pub fn resolve_command(
             return (value, CommandSource::Config { key });
         }
     }
-    (preset.command_line(check), CommandSource::Default)
+    let line = if gated { preset.gated_command_line(check) } else { preset.command_line(check) };
+    (line, CommandSource::Default)
 }
 
 #[cfg(test)]
@@ -207,7 +242,7 @@ mod tests {
 
     #[test]
     fn the_default_template_applies_without_config() {
-        let (cmd, from) = resolve_command(Preset::Codex, "codex-0", None, config(&[]));
+        let (cmd, from) = resolve_command(Preset::Codex, "codex-0", None, false, config(&[]));
         assert_eq!(cmd, "codex exec --sandbox danger-full-access --ephemeral --color never -");
         assert_eq!(from, CommandSource::Default);
     }
@@ -218,10 +253,43 @@ mod tests {
             Preset::Goose,
             "goose-1",
             None,
+            false,
             config(&[("mas.agent.goose.command", "goose run -i - -q")]),
         );
         assert_eq!(cmd, "goose run -i - -q");
         assert_eq!(from, CommandSource::Config { key: "mas.agent.goose.command".into() });
+    }
+
+    #[test]
+    fn a_gated_line_carries_what_its_host_needs_to_run_the_worktree_hook() {
+        let codex = Preset::Codex.gated_command_line(None);
+        assert!(
+            codex.starts_with(
+                "codex exec --dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[{matcher=\"apply_patch\""
+            ),
+            "{codex}"
+        );
+        assert!(codex.contains("command=\"git mas gate --host codex\""), "{codex}");
+        assert!(codex.ends_with(" --sandbox danger-full-access --ephemeral --color never -"), "{codex}");
+        assert_eq!(
+            Preset::Copilot.gated_command_line(None),
+            "copilot -s --allow-all-tools --no-ask-user --trust-folder"
+        );
+        assert_eq!(
+            Preset::OpenCode.gated_command_line(None),
+            r#"OPENCODE_CONFIG_CONTENT="{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/mas-opencode-gate.js\"]}" opencode run --auto"#
+        );
+        for preset in [Preset::ClaudeCode, Preset::Goose, Preset::Cursor] {
+            assert_eq!(preset.gated_command_line(Some("make")), preset.command_line(Some("make")), "{preset}");
+        }
+        let (cmd, from) = resolve_command(Preset::Copilot, "c", None, true, config(&[]));
+        assert_eq!(
+            (cmd.as_str(), from),
+            ("copilot -s --allow-all-tools --no-ask-user --trust-folder", CommandSource::Default)
+        );
+        let (cmd, _) =
+            resolve_command(Preset::Copilot, "c", None, true, config(&[("mas.agent.c.command", "copilot -s")]));
+        assert_eq!(cmd, "copilot -s", "an overriding line is run as written");
     }
 
     #[test]
@@ -230,11 +298,11 @@ mod tests {
             ("mas.agent.claude-code.command", "claude -p"),
             ("mas.agent.alice.command", "claude -p --model opus"),
         ]);
-        let (cmd, from) = resolve_command(Preset::ClaudeCode, "alice", Some("cargo test"), &lookup);
+        let (cmd, from) = resolve_command(Preset::ClaudeCode, "alice", Some("cargo test"), false, &lookup);
         assert_eq!(cmd, "claude -p --model opus");
         assert_eq!(from, CommandSource::Config { key: "mas.agent.alice.command".into() });
         // Another peer of the preset gets the preset's key.
-        let (cmd, _) = resolve_command(Preset::ClaudeCode, "bob", None, &lookup);
+        let (cmd, _) = resolve_command(Preset::ClaudeCode, "bob", None, false, &lookup);
         assert_eq!(cmd, "claude -p");
     }
 
@@ -244,6 +312,7 @@ mod tests {
             Preset::Copilot,
             "copilot-0",
             None,
+            false,
             config(&[("mas.agent.copilot-0.command", "   "), ("mas.agent.copilot.command", "")]),
         );
         assert_eq!(cmd, Preset::Copilot.default_command());

@@ -202,14 +202,15 @@ fn the_installed_command_refuses_an_edit_of_a_held_file() {
     let (env, repo) = team();
     env.mas_ok(&repo, &["hooks", "install", "--host", "all"]);
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook-payloads");
-    // Each fixture's file, made the one alice holds.
+    // The payloads captured from the real hosts edit src/report.rs; here the file alice holds
+    // stands in for it.
     let cases = [
-        ("claude-code", "write.json", "src/fresh.rs", "\"permissionDecision\":\"deny\""),
-        ("codex", "apply-patch.json", "src/money.rs", "\"permissionDecision\":\"deny\""),
-        ("copilot", "edit.json", "src/report.rs", "\"permissionDecision\":\"deny\""),
-        ("gemini", "write-file.json", "src/money.rs", "\"decision\":\"deny\""),
-        ("cursor", "write.json", "src/money.rs", "\"permission\":\"deny\""),
-        ("goose", "write.json", "src/money.rs", "\"decision\":\"block\""),
+        ("claude-code", "edit.json", "\"permissionDecision\":\"deny\""),
+        ("codex", "apply-patch.json", "\"permissionDecision\":\"deny\""),
+        ("copilot", "edit.json", "\"permissionDecision\":\"deny\""),
+        ("gemini", "write-file.json", "\"decision\":\"deny\""),
+        ("cursor", "write.json", "\"permission\":\"deny\""),
+        ("goose", "write.json", "\"decision\":\"block\""),
     ];
     for (host, fixture, file, deny) in cases {
         let command = installed_command(host, &repo);
@@ -217,8 +218,7 @@ fn the_installed_command_refuses_an_edit_of_a_held_file() {
         let payload = std::fs::read_to_string(fixtures.join(host).join(fixture))
             .unwrap()
             .replace("/home/user/project", repo.to_str().unwrap())
-            .replace(file, "src/money.rs");
-        assert!(payload.contains("src/money.rs"), "{host}: {fixture} names no {file}");
+            .replace("src/report.rs", "src/money.rs");
         let answer = run_hook(&env, &repo, &command, &payload);
         assert!(answer.replace(' ', "").contains(deny), "{host}: {answer}");
         assert!(answer.contains("alice"), "{host}: the holder is named: {answer}");
@@ -288,16 +288,29 @@ if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT
 /// Runs a development coordinate with alice on claude-code and bob on codex, both presets
 /// pointed at the stand-in: (exit code, JSON lines, stderr).
 fn coordinate_presets(env: &TestEnv, repo: &Path, extra: &[&str]) -> (Option<i32>, Vec<serde_json::Value>, String) {
+    coordinate_stand_ins(env, repo, "alice=claude-code,bob=codex", "", extra)
+}
+
+/// Runs a development coordinate of `agents` (presets named `NAME=<preset>`), every preset
+/// pointed at the stand-in, which first runs `before` in its worktree.
+fn coordinate_stand_ins(
+    env: &TestEnv,
+    repo: &Path,
+    agents: &str,
+    before: &str,
+    extra: &[&str],
+) -> (Option<i32>, Vec<serde_json::Value>, String) {
     let log = env.root().join("seen");
     let script = env.root().join("stand-in.sh");
-    std::fs::write(&script, format!("LOG='{}'\n{STAND_IN}", log.display())).unwrap();
+    std::fs::write(&script, format!("LOG='{}'\n{before}\n{STAND_IN}", log.display())).unwrap();
     let line = format!("sh {}", script.display());
     env.git(repo, &["config", "mas.check", "true"]);
-    env.git(repo, &["config", "mas.agent.claude-code.command", &line]);
-    env.git(repo, &["config", "mas.agent.codex.command", &line]);
+    for preset in agents.split(',').filter_map(|a| a.split_once('=')).map(|(_, p)| p) {
+        env.git(repo, &["config", &format!("mas.agent.{preset}.command"), &line]);
+    }
     let out = env
         .mas_cmd(repo)
-        .args(["--agent", "lead", "coordinate", "--json", "--goal", "notes", "--agents", "alice=claude-code,bob=codex"])
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "notes", "--agents", agents])
         .args(["--quorum", "1", "--wait", "2s"])
         .args(extra)
         .output()
@@ -348,6 +361,56 @@ fn coordinate_gates_each_preset_agent_and_keeps_the_hook_out_of_its_proposal() {
     let landed = env.git(&repo, &["ls-tree", "-r", "--name-only", "main"]);
     assert!(!landed.contains(".codex") && !landed.contains("git mas gate"), "{landed}");
     assert_eq!(env.git(&repo, &["show", "main:.claude/settings.json"]), "{\"model\": \"opus\"}");
+}
+
+/// What opencode writes into a `.opencode/` folder it loads (its npm install of
+/// `@opencode-ai/plugin`), as it would in a repository with a `.opencode/` of its own.
+const OPENCODE_NPM: &str = "mkdir -p .opencode/node_modules/@opencode-ai/plugin
+echo '{\"dependencies\":{}}' > .opencode/package.json
+echo '{}' > .opencode/package-lock.json
+echo 'node_modules' > .opencode/.gitignore
+echo '{}' > .opencode/node_modules/@opencode-ai/plugin/package.json";
+
+#[test]
+fn what_opencode_installs_beside_the_plugin_stays_out_of_the_proposal() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob"]);
+    let (code, lines, err) = coordinate_stand_ins(&env, &repo, "alice=opencode,bob=opencode", OPENCODE_NPM, &[]);
+    assert_eq!(code, Some(0), "{err}\n{lines:?}");
+    let run = lines.iter().find(|l| l["event"] == "run-started").unwrap()["run"].as_str().unwrap().to_string();
+    for (agent, path) in worktrees(&lines) {
+        let git_dir = env.git(&path, &["rev-parse", "--absolute-git-dir"]);
+        let plugin = Path::new(git_dir.trim()).join("mas-opencode-gate.js");
+        assert!(std::fs::read_to_string(plugin).unwrap().contains("git mas gate --host opencode"), "{agent}");
+        assert!(!path.join(".opencode/plugins").exists(), "{agent}: no project plugin folder");
+        assert!(path.join(".opencode/node_modules").exists(), "{agent}: the stand-in wrote its install");
+        assert_eq!(env.git(&path, &["status", "--porcelain"]), "?? notes/", "{agent}: git sees only the agent's work");
+        let listing =
+            env.git(&repo, &["ls-tree", "-r", "--name-only", &format!("refs/mas/runs/{run}/proposals/{agent}")]);
+        assert!(listing.contains(&format!("notes/{agent}.md")) && !listing.contains(".opencode"), "{agent}: {listing}");
+    }
+}
+
+#[test]
+fn in_a_linked_worktree_install_says_what_codex_and_copilot_need() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    let wt = env.root().join("wt");
+    env.git(&repo, &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
+    let out: HostHooksOut =
+        serde_json::from_str(&env.mas_ok(&wt, &["hooks", "install", "--host", "codex", "--host", "copilot", "--json"]))
+            .unwrap();
+    let codex = out.hosts[0].notes.join("\n");
+    for needle in ["main checkout", "--dangerously-bypass-hook-trust", "hooks.PreToolUse=", "git mas gate --host codex"]
+    {
+        assert!(codex.contains(needle), "codex's notes lack {needle}: {codex}");
+    }
+    assert!(out.hosts[1].notes.iter().any(|n| n.contains("--trust-folder")), "{:?}", out.hosts[1]);
+    // In the main checkout codex's notes are about trust, not the worktree.
+    let main: HostHooksOut =
+        serde_json::from_str(&env.mas_ok(&repo, &["hooks", "install", "--host", "codex", "--json"])).unwrap();
+    assert!(main.hosts[0].notes.iter().all(|n| !n.contains("main checkout")), "{:?}", main.hosts[0]);
 }
 
 #[test]

@@ -67,10 +67,16 @@ use std::process::ExitCode;
 /// In development, each preset agent's worktree gets its host's edit hook (`git mas hooks install
 /// --host <preset>` there) before the first hop, so an edit of a file another agent holds is
 /// refused before it is written; the hook's files are kept out of the agent's proposals (they
-/// are ignored in that worktree alone). --no-edit-gate leaves the worktrees without it. Codex runs
-/// a hook only once it is trusted; the codex preset does not bypass that (the bypass would trust
-/// every hook codex finds, and a project's hooks load only in a trusted project): to gate codex
-/// agents, add --dangerously-bypass-hook-trust to mas.agent.codex.command.
+/// are ignored in that worktree alone). --no-edit-gate leaves the worktrees without it. Two hosts
+/// do not load a linked worktree's hook by themselves, so their gated agents' default command
+/// lines say so: codex (which reads project hooks from the main checkout, and runs a hook only
+/// once it is trusted) gets `--dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[<the gate>]'`
+/// after `codex exec` (the bypass, for that invocation, also runs any other hook codex loads: the
+/// user's own, and a project's only in a project the user trusts); copilot (which loads
+/// .github/hooks/ only in a trusted folder) gets --trust-folder; opencode's plugin is put in the
+/// worktree's git dir (a `.opencode/` folder would make opencode npm-install into it first) and
+/// named by an OPENCODE_CONFIG_CONTENT assignment before `opencode run`. A command line from git
+/// config is run as written: add those there to gate such an agent.
 ///
 /// Every reply ends with `NEXT <agent>` or `DONE`. A failed call (an error exit, a timeout: the
 /// process group is killed) or an unreadable reply is asked once more with the reason; a second
@@ -255,7 +261,7 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     let gated = edit_gated(&peers, args.no_edit_gate);
     // The check the run will record (`--check`, else `mas.check`): claude-code may run it.
     let check = ctx.store().ok().and_then(|s| check_command(s, args.check.as_deref(), None));
-    let mut team = team(ctx, peers, &dir, check.as_deref())?;
+    let mut team = team(ctx, peers, &dir, check.as_deref(), &|name| gated.contains_key(name))?;
     install_interrupt_handler()?;
     let runtime = async_runtime()?;
     let ctx_ref = &*ctx;

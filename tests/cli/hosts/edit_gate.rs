@@ -12,6 +12,8 @@ use super::copilot::copilot_env;
 use super::opencode::opencode_env;
 use super::*;
 use crate::json::frame::FrameOut;
+use git_mas::attention::edit_hook::GateHost;
+use git_mas::attention::host_hooks;
 use git_mas::peers::Preset;
 use serde_json::json;
 
@@ -45,84 +47,44 @@ fn write_json(path: &Path, value: &serde_json::Value) {
     std::fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
 }
 
-/// The OpenCode plugin: `tool.execute.before` passes {tool, args, cwd} to the gate command (an
-/// argv) and throws the reason of a deny, or on any failure of the gate.
-fn opencode_plugin(argv: &[String]) -> String {
-    let argv = serde_json::to_string(argv).unwrap();
-    format!(
-        r#"import {{ spawnSync }} from "node:child_process";
-
-const GATE = {argv};
-
-export const GitMasGate = async ({{ directory }}) => ({{
-  "tool.execute.before": async (input, output) => {{
-    const payload = JSON.stringify({{ tool: input.tool, args: output.args, cwd: directory }});
-    const run = spawnSync(GATE[0], GATE.slice(1), {{ input: payload, cwd: directory, encoding: "utf8", timeout: 10000 }});
-    let answer;
-    try {{
-      answer = JSON.parse(run.stdout);
-    }} catch {{
-      throw new Error(`git mas gate failed (${{run.error ?? run.status}}): ${{run.stderr}}`);
-    }}
-    if (answer.decision === "deny") throw new Error(answer.reason);
-    if (answer.decision !== "allow") throw new Error(`git mas gate answered ${{run.stdout}}`);
-  }},
-}});
-"#
-    )
-}
-
-/// Writes `host`'s pre-tool hook configuration in `worktree` (project scope), running the gate on
-/// every file-writing tool, and keeps it out of the proposal through the exclude file.
+/// Installs `host`'s edit hook in `worktree` with `git mas hooks install --host` (project scope)
+/// and keeps its files out of the proposal through the exclude file. Under
+/// `GIT_MAS_HOSTS_CAPTURE` the installed command becomes the capturing script and the shell tool
+/// is hooked too.
 pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
-    let capture = std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some();
-    let command = gate_command(bench, host);
-    let excluded = match host {
-        "claude-code" => {
-            let matcher =
-                if capture { "Write|Edit|MultiEdit|NotebookEdit|Bash" } else { "Write|Edit|MultiEdit|NotebookEdit" };
-            let hook = json!({"type": "command", "command": command, "timeout": 10});
-            let settings = json!({"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [hook]}]}});
-            write_json(&worktree.join(".claude/settings.json"), &settings);
-            "/.claude/"
+    let out = bench.team.ok(worktree, "alice", &["hooks", "install", "--host", host]);
+    let gate = GateHost::from_name(host).unwrap();
+    let scope = host_hooks::Scope::Project(worktree.to_path_buf());
+    let files = host_hooks::hook_files(gate, &scope, &host_hooks::ProcessEnv).unwrap();
+    for file in &files {
+        assert!(file.path().exists(), "`hooks install --host {host}` wrote no {}:\n{out}", file.path().display());
+        if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
+            let text = std::fs::read_to_string(file.path()).unwrap();
+            std::fs::write(file.path(), capturing(bench, host, &text)).unwrap();
         }
-        "codex" => {
-            // In a linked worktree codex reads a project's hooks from the main checkout's
-            // `.codex/hooks.json`, and only while the worktree has a `.codex/` layer of its own.
-            let matcher = if capture { "apply_patch|Bash" } else { "apply_patch" };
-            let hook = json!({"type": "command", "command": command, "timeout": 10});
-            let hooks = json!({"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [hook]}]}});
-            write_json(&worktree.join(".codex/hooks.json"), &hooks);
-            write_json(&bench.team.repo.join(".codex/hooks.json"), &hooks);
-            "/.codex/"
-        }
-        "copilot" => {
-            let hook = json!({"type": "command", "bash": command, "timeoutSec": 10});
-            write_json(
-                &worktree.join(".github/hooks/git-mas.json"),
-                &json!({"version": 1, "hooks": {"preToolUse": [hook]}}),
-            );
-            "/.github/hooks/"
-        }
-        "opencode" => {
-            let argv: Vec<String> = if capture {
-                vec!["sh".into(), "-c".into(), command]
-            } else {
-                ["git", "mas", "gate", "--host", "opencode"].map(String::from).to_vec()
-            };
-            let plugin = worktree.join(".opencode/plugins/git-mas.js");
-            std::fs::create_dir_all(plugin.parent().unwrap()).unwrap();
-            std::fs::write(plugin, opencode_plugin(&argv)).unwrap();
-            "/.opencode/"
-        }
-        other => panic!("no edit gate configuration for {other}"),
-    };
+    }
+    let top = files[0].rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
     let common = PathBuf::from(bench.team.git(&["rev-parse", "--git-common-dir"]));
     let exclude = bench.team.repo.join(common).join("info/exclude");
     std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
     let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
-    text.push_str(&format!("{excluded}\n"));
+    text.push_str(&format!("/{top}/\n"));
     std::fs::write(&exclude, text).unwrap();
+}
+
+/// `text` (a hook file, or a command line) with the gate command replaced by the capturing
+/// script and the shell tool hooked as well as the editing ones.
+fn capturing(bench: &Bench, host: &str, text: &str) -> String {
+    let command = host_hooks::gate_command(GateHost::from_name(host).unwrap());
+    let text = text.replace(&command, &gate_command(bench, host));
+    match host {
+        "claude-code" => {
+            text.replace("\"Write|Edit|MultiEdit|NotebookEdit\"", "\"Write|Edit|MultiEdit|NotebookEdit|Bash\"")
+        }
+        "codex" => text.replace("\"apply_patch\"", "\"apply_patch|Bash\""),
+        "opencode" => text.replace("if (!EDIT_TOOLS.has(input.tool)) return;", ""),
+        _ => text,
+    }
 }
 
 /// Marks the `@opencode-ai/plugin` dependency of an opencode config folder (the project's
@@ -163,8 +125,8 @@ fn edit_scenario(worktree: &Path, _check: &str) -> Scenario {
 }
 
 /// Team alice, bob, carol; alice's worktree with src/pair.rs committed and a frame published from
-/// it; the gate enforcing; alice focused on `f`, bob holding src/report.rs, carol `g`.
-fn gated_bench(host: &str) -> Bench {
+/// it; the gate enforcing; alice focused on `f`, bob holding src/report.rs, carol `g`; no hook yet.
+fn gated_bench() -> Bench {
     let bench = Bench::with_agents(&["alice", "bob", "carol"], edit_scenario);
     let (team, wt) = (&bench.team, &bench.worktree);
     std::fs::write(wt.join(PAIR), PAIR_TEXT).unwrap();
@@ -179,7 +141,6 @@ fn gated_bench(host: &str) -> Bench {
     team.ok(wt, "alice", &["focus", "publish", "--targets", "src/pair.rs#f"]);
     team.ok(wt, "bob", &["focus", "publish", "--targets", HELD]);
     team.ok(wt, "carol", &["focus", "publish", "--targets", "src/pair.rs#g"]);
-    install_edit_gate(&bench, host, wt);
     bench
 }
 
@@ -215,51 +176,37 @@ fn assert_gated(bench: &Bench, run: &HostRun, held_before: &str) {
     assert!(run.stdout.contains("DONE"), "{}", context());
 }
 
-fn gated_session(program: &str, name: &str, preset: Preset, env: fn(&Path, &str) -> Vec<(&'static str, String)>) {
+type HostEnv = fn(&Path, &str) -> Vec<(&'static str, String)>;
+
+/// The hook installed with `git mas hooks install --host` in alice's worktree, and the host run
+/// with the preset's gated command line (opencode, which loads the project's plugin folder
+/// itself, with its plain one).
+fn gated_session(program: &str, name: &str, preset: Preset, env: HostEnv) {
     host(program);
-    let bench = gated_bench(name);
+    let bench = gated_bench();
+    install_edit_gate(&bench, name, &bench.worktree);
     let held_before = std::fs::read_to_string(bench.worktree.join(HELD)).unwrap();
     let extra = env(&bench.home(), &bench.server.url());
-    let line = enable_project_hooks(&bench, name, preset.command_line(Some(&bench.check())));
+    let check = bench.check();
+    let mut line =
+        if name == "opencode" { preset.command_line(Some(&check)) } else { preset.gated_command_line(Some(&check)) };
+    if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
+        line = capturing(&bench, name, &line);
+    }
+    let line = enable_project_hooks(&bench, name, line);
     let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
     eprintln!("{name}: the gated session took {:?}", run.elapsed);
     assert_gated(&bench, &run, &held_before);
 }
 
-/// What each host needs beyond the hook file to run a project's hook in an unattended session;
-/// returns the command line to run.
+/// What a host needs beyond its hook file and its session's command line, which no install may
+/// do for it; returns the command line to run.
 fn enable_project_hooks(bench: &Bench, name: &str, line: String) -> String {
-    match name {
-        "codex" => {
-            trust_codex_project(bench);
-            // codex runs a hook only once its exact definition is trusted (`/hooks` in its TUI),
-            // or for one invocation with this flag.
-            line.replace("codex exec", "codex exec --dangerously-bypass-hook-trust")
-        }
-        "copilot" => {
-            // In prompt mode copilot loads `.github/hooks/` only in a folder its config trusts.
-            let dir = std::fs::canonicalize(&bench.worktree).unwrap();
-            write_json(&bench.home().join(".copilot/config.json"), &json!({ "trusted_folders": [dir] }));
-            line
-        }
-        "opencode" => {
-            seed_opencode_dependencies(&bench.worktree.join(".opencode"));
-            seed_opencode_dependencies(&bench.home().join(".config/opencode"));
-            line
-        }
-        _ => line,
+    if name == "opencode" {
+        seed_opencode_dependencies(&bench.worktree.join(".opencode"));
+        seed_opencode_dependencies(&bench.home().join(".config/opencode"));
     }
-}
-
-/// Trusts the repository as a codex project (`[projects."<main checkout>"] trust_level =
-/// "trusted"` in `$CODEX_HOME/config.toml`; a linked worktree is trusted as its main checkout):
-/// codex loads a project's `.codex/hooks.json` only then.
-fn trust_codex_project(bench: &Bench) {
-    let config = bench.home().join(".codex/config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    let dir = std::fs::canonicalize(&bench.team.repo).unwrap();
-    text.push_str(&format!("\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n", dir.display()));
-    std::fs::write(config, text).unwrap();
+    line
 }
 
 #[test]
@@ -280,4 +227,65 @@ fn copilot_is_refused_a_held_file_and_allowed_the_rest() {
 #[test]
 fn opencode_is_refused_a_held_file_and_allowed_the_rest() {
     gated_session("opencode", "opencode", Preset::OpenCode, opencode_env);
+}
+
+/// Installs opencode's plugin in alice's worktree as coordinate does (capturing under
+/// `GIT_MAS_HOSTS_CAPTURE`), and seeds the user's own config folder, which opencode npm-installs
+/// into whatever the project holds.
+fn install_as_coordinate_does(bench: &Bench) {
+    let wt = &bench.worktree;
+    host_hooks::install_in_worktree(GateHost::OpenCode, wt).unwrap();
+    if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
+        let git_dir = bench.team.env.git(wt, &["rev-parse", "--absolute-git-dir"]);
+        let plugin = Path::new(git_dir.trim()).join(host_hooks::OPENCODE_WORKTREE_PLUGIN);
+        let text = std::fs::read_to_string(&plugin).unwrap();
+        std::fs::write(&plugin, capturing(bench, "opencode", &text)).unwrap();
+    }
+    seed_opencode_dependencies(&bench.home().join(".config/opencode"));
+}
+
+/// As coordinate gates an opencode agent, with a model whose id has `gpt-` in it: opencode then
+/// gives it `apply_patch` (`patchText`) in place of `edit` and `write`, and the gate reads the
+/// patch.
+#[test]
+fn opencode_with_a_gpt_model_is_refused_a_patch_of_a_held_file() {
+    host("opencode");
+    let bench = gated_bench();
+    let wt = &bench.worktree;
+    install_as_coordinate_does(&bench);
+    let held_before = std::fs::read_to_string(wt.join(HELD)).unwrap();
+    let extra = opencode_env(&bench.home(), &bench.server.url());
+    let config = bench.home().join("opencode.json");
+    let text = std::fs::read_to_string(&config).unwrap().replace("mock-model", "gpt-5.5");
+    std::fs::write(&config, text).unwrap();
+    let line = Preset::OpenCode.gated_command_line(Some(&bench.check()));
+    let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
+    let advertised: Vec<String> = bench
+        .server
+        .turns()
+        .first()
+        .map(|b| server::tools(b).into_iter().map(|t| t.name).collect())
+        .unwrap_or_default();
+    assert!(advertised.iter().any(|t| t == "apply_patch") && !advertised.iter().any(|t| t == "edit"), "{advertised:?}");
+    assert_gated(&bench, &run, &held_before);
+}
+
+/// As coordinate gates an opencode agent: the plugin in the worktree's git dir, named on the
+/// command line, so opencode finds no `.opencode/` to npm-install into and the worktree holds
+/// only the session's edits.
+#[test]
+fn opencode_in_an_agent_worktree_is_gated_with_no_npm_install() {
+    host("opencode");
+    let bench = gated_bench();
+    let wt = &bench.worktree;
+    install_as_coordinate_does(&bench);
+    let held_before = std::fs::read_to_string(wt.join(HELD)).unwrap();
+    let extra = opencode_env(&bench.home(), &bench.server.url());
+    let line = Preset::OpenCode.gated_command_line(Some(&bench.check()));
+    let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
+    eprintln!("opencode: the gated session took {:?}", run.elapsed);
+    assert_gated(&bench, &run, &held_before);
+    assert!(!wt.join(".opencode").exists(), "opencode found a project config folder");
+    let status = bench.team.env.git(wt, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status.trim(), format!("M {PAIR}\n?? {FRESH}"), "only the session's edits are in the worktree");
 }

@@ -439,9 +439,15 @@ fn object_call(tool: &Tool, mut args: serde_json::Map<String, Value>) -> Call {
     Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments: Value::Object(args).to_string() }
 }
 
-/// An `apply_patch` call of `patch` (raw input for the freeform tool, else `{"input": patch}`).
+/// An `apply_patch` call of `patch`: raw input for the freeform tool, else an object with the
+/// patch under the schema's key (`input` for codex, `patchText` for opencode).
 fn patch_call(tool: &Tool, patch: String) -> Call {
-    let arguments = if tool.kind == "custom" { patch } else { json!({ "input": patch }).to_string() };
+    let arguments = if tool.kind == "custom" {
+        patch
+    } else {
+        let key = property(&tool.schema, &["input", "patchText", "patch"]).unwrap_or("input");
+        json!({ key: patch }).to_string()
+    };
     Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments }
 }
 
@@ -512,8 +518,7 @@ fn call_for(step: &Step, tools: &[Tool]) -> Option<Call> {
             if tool.name == "apply_patch" {
                 let lines: String = content.lines().map(|l| format!("+{l}\n")).collect();
                 let patch = format!("*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n");
-                let arguments = if tool.kind == "custom" { patch } else { json!({ "input": patch }).to_string() };
-                return Some(Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments });
+                return Some(patch_call(tool, patch));
             }
             let path_key = property(&tool.schema, &["file_path", "filePath", "path"]).unwrap_or("file_path");
             let content_key =

@@ -1,6 +1,7 @@
 //! `git mas coordinate` with a team of real hosts: claude-code, codex, opencode and copilot walk
 //! the development loop (whoami, edit with their own file tool, run the check, propose; endorse
-//! the others) and the run lands exactly once on main.
+//! the others) and the run lands exactly once on main; each host's edit hook, installed by
+//! coordinate, refuses it a file another agent holds.
 
 use super::claude::claude_env;
 use super::codex::codex_env;
@@ -19,6 +20,13 @@ fn development_scenario() -> Scenario {
                 "task=propose",
                 vec![
                     Step::Shell("git mas whoami --json".into()),
+                    // The gate enforces: an agent edits only with a live focus of its own.
+                    Step::Shell("git mas focus publish --targets src/config.rs".into()),
+                    Step::Edit {
+                        path: "{worktree}/src/report.rs".into(),
+                        old: "use crate::config::Config;".into(),
+                        new: "use crate::config::Config; // {agent}".into(),
+                    },
                     Step::Write { path: "{worktree}/NOTES-{agent}.md".into(), content: "a note by {agent}\n".into() },
                     Step::Shell("{check}".into()),
                     Step::Shell("git mas propose -m 'a note by {agent}'".into()),
@@ -38,7 +46,12 @@ fn four_hosts_walk_the_loop_and_land_one_proposal_on_main() {
     }
     let env = TestEnv::new();
     let repo = env.repo("repo");
-    env.agents(&repo, &["lead", "alice", "bob", "carol", "dave"]);
+    env.agents(&repo, &["lead", "alice", "bob", "carol", "dave", "eve"]);
+    // eve, outside the run, holds src/report.rs; every agent's script tries to edit it.
+    env.git(&repo, &["config", "mas.gate", "enforce"]);
+    env.mas_ok(&repo, &["--agent", "eve", "snapshot", "--publish"]);
+    env.mas_ok(&repo, &["--agent", "eve", "focus", "publish", "--targets", "src/report.rs"]);
+    let report_before = env.git(&repo, &["show", "main:src/report.rs"]);
     let check = env.root().join("check.sh");
     std::fs::write(
         &check,
@@ -70,7 +83,14 @@ fn four_hosts_walk_the_loop_and_land_one_proposal_on_main() {
     let context = || {
         format!("after {elapsed:?}\nstdout: {}\nstderr: {}\nrequests:\n{}", stdout(&out), stderr(&out), server.dump())
     };
-    assert_eq!(out.status.code(), Some(0), "{}", context());
+    let all_results = || {
+        let mut r = String::new();
+        for body in server.turns() {
+            collect_results(&body, &mut r);
+        }
+        r
+    };
+    assert_eq!(out.status.code(), Some(0), "{}\ntool results:\n{}", context(), all_results());
     let events = |kind: &str| lines.iter().filter(|l| l["event"] == kind).cloned().collect::<Vec<_>>();
     // Every agent proposed through its host, and endorsed the other three.
     let recorded = events("recorded");
@@ -86,6 +106,31 @@ fn four_hosts_walk_the_loop_and_land_one_proposal_on_main() {
     let files = env.git(&repo, &["ls-tree", "--name-only", "main"]);
     assert_eq!(files.lines().filter(|f| f.starts_with("NOTES-")).count(), 1, "{files}");
     assert_eq!(lines.last().unwrap()["report"]["status"], "converged", "{}", context());
+    // Each host was refused the held file by its hook, and no proposal carries an edit of it.
+    let mut refused = std::collections::BTreeMap::new();
+    for body in server.turns() {
+        let names: Vec<String> = server::tools(&body).into_iter().map(|t| t.name).collect();
+        let has = |n: &str| names.iter().any(|t| t == n);
+        let host = match () {
+            _ if has("Edit") => "claude-code",
+            _ if has("apply_patch") => "codex",
+            _ if has("view") => "copilot",
+            _ if has("todowrite") => "opencode",
+            _ => "unknown",
+        };
+        let mut results = String::new();
+        collect_results(&body, &mut results);
+        *refused.entry(host).or_insert(false) |= results.contains("src/report.rs is held by eve");
+    }
+    for host in ["claude-code", "codex", "copilot", "opencode"] {
+        assert_eq!(refused.get(host), Some(&true), "{host} was not refused: {refused:?}\n{}", context());
+    }
+    let run = events("run-started")[0]["run"].as_str().unwrap().to_string();
+    for agent in ["alice", "bob", "carol", "dave"] {
+        let proposal = format!("refs/mas/runs/{run}/proposals/{agent}:src/report.rs");
+        assert_eq!(env.git(&repo, &["show", &proposal]), report_before, "{agent}");
+    }
+    assert_eq!(env.git(&repo, &["show", "main:src/report.rs"]), report_before);
     // All three APIs were spoken: claude's Messages, codex's Responses, opencode's and
     // copilot's Chat Completions.
     let paths: Vec<String> = server.log().iter().map(|r| r.path.clone()).collect();
