@@ -981,6 +981,19 @@ pub fn host_artifacts(host: GateHost) -> &'static [&'static str] {
     }
 }
 
+/// Turns the gate on in an agent's worktree when `mas.gate` is unset there: an edit hook that
+/// finds the gate off lets every edit through, so a coordinated team installed with hooks but no
+/// mode would be gated in name only. Sets `mas.gate=enforce` in the worktree's own config (the
+/// main checkout and the other worktrees keep theirs); a mode anyone chose, at any level, stays.
+/// Returns whether it set the mode.
+pub fn enforce_in_worktree(worktree: &Path) -> Result<bool, HostHookError> {
+    if !run_git(worktree, &["config", "mas.gate"])?.trim().is_empty() {
+        return Ok(false);
+    }
+    run_git(worktree, &["config", "--worktree", "mas.gate", "enforce"])?;
+    Ok(true)
+}
+
 /// The excludes file git reads when `core.excludesFile` is `configured` (empty: unset).
 fn default_excludes(configured: &str) -> Option<PathBuf> {
     if !configured.is_empty() {

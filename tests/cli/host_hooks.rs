@@ -212,7 +212,7 @@ fn the_installed_command_refuses_an_edit_of_a_held_file() {
         ("cursor", "write.json", "\"permission\":\"deny\""),
         ("goose", "write.json", "\"decision\":\"block\""),
     ];
-    for (host, fixture, file, deny) in cases {
+    for (host, fixture, deny) in cases {
         let command = installed_command(host, &repo);
         assert_eq!(command, format!("git mas gate --host {host}"));
         let payload = std::fs::read_to_string(fixtures.join(host).join(fixture))
@@ -348,6 +348,7 @@ fn coordinate_gates_each_preset_agent_and_keeps_the_hook_out_of_its_proposal() {
         let host = if agent == "alice" { "claude-code" } else { "codex" };
         let st = status(&env, path, &["--host", host]);
         assert_eq!(st.hosts[0].files[0].state, FileState::Installed, "{agent}");
+        assert_eq!(env.git(path, &["config", "mas.gate"]), "enforce", "{agent}: the hook acts");
         assert_eq!(env.git(path, &["status", "--porcelain"]), "?? notes/", "{agent}: git sees only the agent's work");
         let run = lines.iter().find(|l| l["event"] == "run-started").unwrap()["run"].as_str().unwrap().to_string();
         let listing =
@@ -358,6 +359,10 @@ fn coordinate_gates_each_preset_agent_and_keeps_the_hook_out_of_its_proposal() {
             env.git(&repo, &["show", &format!("refs/mas/runs/{run}/proposals/{agent}:.claude/settings.json")]);
         assert_eq!(committed, "{\"model\": \"opus\"}", "{agent}: the proposal keeps the team's version");
     }
+    let mut cmd = Command::new("git");
+    env.hermetic(&mut cmd);
+    let main_mode = cmd.args(["config", "mas.gate"]).current_dir(&repo).output().unwrap();
+    assert!(!main_mode.status.success(), "the main checkout's mode stays unset: {}", stdout(&main_mode));
     let landed = env.git(&repo, &["ls-tree", "-r", "--name-only", "main"]);
     assert!(!landed.contains(".codex") && !landed.contains("git mas gate"), "{landed}");
     assert_eq!(env.git(&repo, &["show", "main:.claude/settings.json"]), "{\"model\": \"opus\"}");
@@ -426,6 +431,8 @@ fn coordinate_with_no_edit_gate_installs_nothing() {
         let excludes =
             env.git_cmd(&path).args(["config", "--worktree", "--get", "core.excludesFile"]).output().unwrap();
         assert_eq!(excludes.status.code(), Some(1), "{agent}: no excludes file of ours");
+        let mode = env.git_cmd(&path).args(["config", "mas.gate"]).output().unwrap();
+        assert_eq!(mode.status.code(), Some(1), "{agent}: the gate's mode is left alone");
     }
 }
 

@@ -272,8 +272,10 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
             && let Some(host) = gated.get(agent)
         {
             host_hooks::install_in_worktree(*host, path)?;
+            let enforced = host_hooks::enforce_in_worktree(path)?;
             if !json {
-                ctx_ref.status(&format!("  {agent}'s edits are gated ({} hook installed)", host.name()));
+                let mode = if enforced { ", mas.gate=enforce in its worktree" } else { "" };
+                ctx_ref.status(&format!("  {agent}'s edits are gated ({} hook installed{mode})", host.name()));
                 for note in host_hooks::notes(*host, &host_hooks::Scope::Project(path.clone())) {
                     ctx_ref.ui().hint(&format!("{agent}: {note}"));
                 }
