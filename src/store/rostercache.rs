@@ -18,7 +18,6 @@
 
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The cache file's name in the common git dir.
@@ -55,14 +54,6 @@ struct Body {
     worktree: Pairs,
 }
 
-fn checksum(common_dir: &Path, body: &[u8]) -> String {
-    let mut h = sha2::Sha256::new();
-    h.update(common_dir.as_os_str().as_encoded_bytes());
-    h.update([0]);
-    h.update(body);
-    crate::identity::key::hex(&h.finalize())
-}
-
 fn path(common_dir: &Path) -> PathBuf {
     common_dir.join(CACHE_FILE)
 }
@@ -70,20 +61,11 @@ fn path(common_dir: &Path) -> PathBuf {
 fn encode(common_dir: &Path, sources: &str, committed: &Pairs, worktree: &Pairs) -> Vec<u8> {
     let body =
         Body { version: VERSION, sources: sources.into(), committed: committed.clone(), worktree: worktree.clone() };
-    let body = serde_json::to_vec(&body).unwrap_or_default();
-    let mut out = checksum(common_dir, &body).into_bytes();
-    out.push(b'\n');
-    out.extend_from_slice(&body);
-    out
+    super::sealed::seal(common_dir, &serde_json::to_vec(&body).unwrap_or_default())
 }
 
 fn decode(common_dir: &Path, sources: &str, bytes: &[u8]) -> Option<(Pairs, Pairs)> {
-    let nl = bytes.iter().position(|&b| b == b'\n')?;
-    let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
-    if sum != checksum(common_dir, body).as_bytes() {
-        return None;
-    }
-    let body: Body = serde_json::from_slice(body).ok()?;
+    let body: Body = serde_json::from_slice(super::sealed::unseal(common_dir, bytes)?).ok()?;
     (body.version == VERSION && body.sources == sources).then_some((body.committed, body.worktree))
 }
 
@@ -95,12 +77,7 @@ pub fn load(common_dir: &Path, sources: &str) -> Option<(Pairs, Pairs)> {
 /// Remembers what the bytes whose digest is `sources` parsed to (best effort: temporary file,
 /// then rename).
 pub fn save(common_dir: &Path, sources: &str, committed: &Pairs, worktree: &Pairs) {
-    let bytes = encode(common_dir, sources, committed, worktree);
-    let tmp = common_dir.join(format!("{CACHE_FILE}.tmp.{}", std::process::id()));
-    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(&bytes));
-    if written.is_err() || std::fs::rename(&tmp, path(common_dir)).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    super::sealed::replace(&path(common_dir), &encode(common_dir, sources, committed, worktree));
 }
 
 #[cfg(test)]

@@ -42,8 +42,7 @@ use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use std::collections::BTreeMap;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The cache file's name in the common git dir: `mas-windows-` and the prefix's last component.
 pub fn cache_file_name(prefix: &str) -> String {
@@ -109,14 +108,6 @@ struct CachedEntry {
 /// A verified window: (entry, verdict) pairs, oldest first.
 pub type Window = Vec<(Entry, Verdict)>;
 
-fn checksum(common_dir: &Path, body: &[u8]) -> String {
-    let mut h = sha2::Sha256::new();
-    h.update(common_dir.as_os_str().as_encoded_bytes());
-    h.update([0]);
-    h.update(body);
-    crate::identity::key::hex(&h.finalize())
-}
-
 /// The file's bytes for `chains` under `key`.
 fn encode(key: &CacheKey, chains: &BTreeMap<String, CachedChain>) -> Vec<u8> {
     let body = Body {
@@ -126,20 +117,12 @@ fn encode(key: &CacheKey, chains: &BTreeMap<String, CachedChain>) -> Vec<u8> {
         roster: key.roster.clone(),
         chains: chains.values().cloned().collect(),
     };
-    let body = serde_json::to_vec(&body).unwrap_or_default();
-    let mut out = checksum(&key.common_dir, &body).into_bytes();
-    out.push(b'\n');
-    out.extend_from_slice(&body);
-    out
+    super::sealed::seal(&key.common_dir, &serde_json::to_vec(&body).unwrap_or_default())
 }
 
 /// The chains of a cache file, or nothing when the file is not exactly one made for `key`.
 fn decode(key: &CacheKey, bytes: &[u8]) -> BTreeMap<String, CachedChain> {
-    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else { return BTreeMap::new() };
-    let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
-    if sum != checksum(&key.common_dir, body).as_bytes() {
-        return BTreeMap::new();
-    }
+    let Some(body) = super::sealed::unseal(&key.common_dir, bytes) else { return BTreeMap::new() };
     let Ok(body) = serde_json::from_slice::<Body>(body) else { return BTreeMap::new() };
     if body.version != VERSION || body.prefix != key.prefix || body.window != key.window || body.roster != key.roster {
         return BTreeMap::new();
@@ -240,12 +223,7 @@ impl WindowCache {
         if unchanged {
             return;
         }
-        let bytes = encode(&self.key, &self.next);
-        let tmp = self.path.with_file_name(format!("{}.tmp.{}", cache_file_name(&self.key.prefix), std::process::id()));
-        let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(&bytes));
-        if written.is_err() || std::fs::rename(&tmp, &self.path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        super::sealed::replace(&self.path, &encode(&self.key, &self.next));
     }
 }
 
