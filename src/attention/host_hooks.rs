@@ -805,6 +805,11 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
              copilot agents get it)"
                 .to_string(),
         ],
+        (GateHost::Gemini, _) => vec![
+            "Gemini CLI runs hooks while hooksConfig.enabled is true (the default in current releases); \
+             releases that shipped hooks as experimental also need tools.enableHooks: true in settings.json"
+                .to_string(),
+        ],
         _ => Vec::new(),
     }
 }

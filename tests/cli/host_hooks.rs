@@ -81,6 +81,7 @@ fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
         assert_eq!(h.command, format!("git mas gate --host {}", h.host));
     }
     assert_eq!(st.hosts[1].notes.len(), 2, "codex says how to trust the hook: {:?}", st.hosts[1]);
+    assert!(st.hosts[3].notes.iter().any(|n| n.contains("tools.enableHooks")), "gemini: {:?}", st.hosts[3]);
 
     env.mas_ok(&repo, &["hooks", "uninstall", "--host", "all"]);
     assert_eq!(tree(&repo), before, "every file of the user's as it was, ours gone with their folders");
