@@ -153,8 +153,26 @@ pub fn file_state(host: GateHost, path: &Path, current: Option<&str>, agent: Opt
         Err(_) => FileState::Invalid,
         Ok(None) => FileState::NotInstalled,
         Ok(Some(v)) if v == entry_value(host, agent) => FileState::Installed,
+        // Asked with no agent, an entry for any one agent is installed.
+        Ok(Some(v)) if agent.is_none() && registered_agent(&v).is_some_and(|a| v == entry_value(host, Some(&a))) => {
+            FileState::Installed
+        }
         Ok(Some(_)) => FileState::Other,
     }
+}
+
+/// The agent an entry's command line names (`--agent NAME`), if any.
+fn registered_agent(entry: &serde_json::Value) -> Option<String> {
+    let words: Vec<&str> = ["command", "args"]
+        .iter()
+        .filter_map(|k| entry.get(k))
+        .flat_map(|v| match v {
+            serde_json::Value::Array(a) => a.iter().filter_map(|w| w.as_str()).collect::<Vec<_>>(),
+            v => v.as_str().into_iter().collect(),
+        })
+        .collect();
+    let at = words.iter().position(|w| *w == "--agent")?;
+    words.get(at + 1).map(|w| w.to_string())
 }
 
 /// What install does to the file.

@@ -53,7 +53,8 @@ fn a_new_file_is_removed_again_and_a_stale_entry_is_replaced() {
         assert_eq!(uninstall(host, &created), None, "{host:?}");
         let other = install(host, Some(&created), Some("bob"));
         assert_eq!(file_state(host, Path::new("f"), Some(&other), Some("bob")), FileState::Installed, "{host:?}");
-        assert_eq!(file_state(host, Path::new("f"), Some(&other), None), FileState::Other, "{host:?}");
+        assert_eq!(file_state(host, Path::new("f"), Some(&other), None), FileState::Installed, "{host:?}");
+        assert_eq!(file_state(host, Path::new("f"), Some(&other), Some("carol")), FileState::Other, "{host:?}");
         assert_eq!(uninstall(host, &other), None, "{host:?}: {other}");
     }
 }
