@@ -152,7 +152,7 @@ fn tools_of(env: &TestEnv, dir: &Path, argv: &[String]) -> Vec<String> {
         "capabilities": {}, "clientInfo": {"name": "host", "version": "1"}}});
     writeln!(stdin, "{init}").unwrap();
     let reply: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-    assert_eq!(reply["result"]["serverInfo"]["name"].is_string(), true, "{reply}");
+    assert!(reply["result"]["serverInfo"]["name"].is_string(), "{reply}");
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).unwrap();
     let list: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();

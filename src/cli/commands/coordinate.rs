@@ -260,6 +260,36 @@ fn mcp_registered(peers: &[PeerEntry], off: bool) -> HashMap<String, GateHost> {
     hosts
 }
 
+/// Installs the edit hook (`gated`) and registers the MCP server (`served`) in `agent`'s new
+/// worktree, each when that agent is named there.
+fn prepare_worktree(
+    ctx: &Context,
+    (gated, served): (&HashMap<String, GateHost>, &HashMap<String, GateHost>),
+    agent: &str,
+    path: &std::path::Path,
+    json: bool,
+) -> Result<(), SinkError> {
+    if let Some(host) = gated.get(agent) {
+        host_hooks::install_in_worktree(*host, path)?;
+        let enforced = host_hooks::enforce_in_worktree(path)?;
+        if !json {
+            let mode = if enforced { ", mas.gate=enforce in its worktree" } else { "" };
+            ctx.status(&format!("  {agent}'s edits are gated ({} hook installed{mode})", host.name()));
+            for note in host_hooks::notes(*host, &host_hooks::Scope::Project(path.to_path_buf())) {
+                ctx.ui().hint(&format!("{agent}: {note}"));
+            }
+        }
+    }
+    // After the edit hook: both keep their files out of proposals in the same excludes file.
+    if let Some(host) = served.get(agent) {
+        let report = host_mcp::install_in_worktree(*host, path, agent)?;
+        if !json {
+            ctx.status(&format!("  {agent}'s {} has the git-mas MCP server ({})", host.name(), report.path.display()));
+        }
+    }
+    Ok(())
+}
+
 fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) -> Result<ExitCode, CliError> {
     check_roster(ctx, &peers)?;
     let caller = ctx.caller()?;
@@ -286,31 +316,8 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     let json = args.output.json;
     let mut lines = JsonLines::new();
     let mut sink = |event: &DevEvent| -> Result<(), SinkError> {
-        if let DevEvent::Worktree { agent, path } = event
-            && let Some(host) = gated.get(agent)
-        {
-            host_hooks::install_in_worktree(*host, path)?;
-            let enforced = host_hooks::enforce_in_worktree(path)?;
-            if !json {
-                let mode = if enforced { ", mas.gate=enforce in its worktree" } else { "" };
-                ctx_ref.status(&format!("  {agent}'s edits are gated ({} hook installed{mode})", host.name()));
-                for note in host_hooks::notes(*host, &host_hooks::Scope::Project(path.clone())) {
-                    ctx_ref.ui().hint(&format!("{agent}: {note}"));
-                }
-            }
-        }
-        // After the edit hook: both keep their files out of proposals in the same excludes file.
-        if let DevEvent::Worktree { agent, path } = event
-            && let Some(host) = served.get(agent)
-        {
-            let report = host_mcp::install_in_worktree(*host, path, agent)?;
-            if !json {
-                ctx_ref.status(&format!(
-                    "  {agent}'s {} has the git-mas MCP server ({})",
-                    host.name(),
-                    report.path.display()
-                ));
-            }
+        if let DevEvent::Worktree { agent, path } = event {
+            prepare_worktree(ctx_ref, (&gated, &served), agent, path, json)?;
         }
         if json {
             lines.print(ctx_ref.ui(), event)?;
