@@ -615,14 +615,14 @@ fn compact(value: &(Option<&str>, serde_json::Value)) -> String {
 }
 
 /// The file's indentation step: the leading whitespace of its first indented line.
-fn indent_unit(text: &str) -> String {
+pub(crate) fn indent_unit(text: &str) -> String {
     text.lines()
         .map(|l| l.chars().take_while(|c| *c == ' ' || *c == '\t').collect::<String>())
         .find(|w| !w.is_empty())
         .unwrap_or_else(|| "  ".to_string())
 }
 
-fn pretty_with(v: &serde_json::Value, unit: &str) -> String {
+pub(crate) fn pretty_with(v: &serde_json::Value, unit: &str) -> String {
     use serde::Serialize as _;
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(
@@ -672,7 +672,7 @@ fn skeleton(host: GateHost) -> serde_json::Value {
     }
 }
 
-fn pretty(v: &serde_json::Value) -> String {
+pub(crate) fn pretty(v: &serde_json::Value) -> String {
     let mut text = serde_json::to_string_pretty(v).expect("a JSON value serializes");
     text.push('\n');
     text
@@ -940,7 +940,7 @@ pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileRe
 
 /// Makes `<git_dir>/mas-exclude` (the excludes file git used before, then `patterns`) the
 /// worktree's own `core.excludesFile`.
-fn exclude_in_worktree(worktree: &Path, git_dir: &Path, patterns: &[String]) -> Result<(), HostHookError> {
+pub(crate) fn exclude_in_worktree(worktree: &Path, git_dir: &Path, patterns: &[String]) -> Result<(), HostHookError> {
     let git = |args: &[&str]| run_git(worktree, args);
     let ours = git_dir.join("mas-exclude");
     let previous = git(&["config", "core.excludesFile"]).unwrap_or_default();
@@ -964,6 +964,30 @@ fn exclude_in_worktree(worktree: &Path, git_dir: &Path, patterns: &[String]) -> 
     write_atomic(&ours, &text)?;
     git(&["config", "--worktree", "core.excludesFile", &ours.to_string_lossy()])?;
     Ok(())
+}
+
+/// Adds `patterns` to what [`exclude_in_worktree`] keeps out of the worktree's proposals,
+/// keeping the patterns already there (another installer's).
+pub(crate) fn add_excludes_in_worktree(
+    worktree: &Path,
+    git_dir: &Path,
+    patterns: &[String],
+) -> Result<(), HostHookError> {
+    let ours = git_dir.join("mas-exclude");
+    let configured = run_git(worktree, &["config", "core.excludesFile"]).unwrap_or_default();
+    let mut all: Vec<String> = Vec::new();
+    if Path::new(configured.trim()) == ours {
+        let text = read(&ours)?.unwrap_or_default();
+        if let Some((_, listed)) = text.split_once(EXCLUDE_MARKER) {
+            all.extend(listed.lines().filter(|l| !l.is_empty()).map(String::from));
+        }
+    }
+    for p in patterns {
+        if !all.contains(p) {
+            all.push(p.clone());
+        }
+    }
+    exclude_in_worktree(worktree, git_dir, &all)
 }
 
 /// The OpenCode plugin [`install_in_worktree`] writes, in the worktree's own git dir.
@@ -1013,7 +1037,7 @@ fn default_excludes(configured: &str) -> Option<PathBuf> {
     }
 }
 
-fn run_git(worktree: &Path, args: &[&str]) -> Result<String, HostHookError> {
+pub(crate) fn run_git(worktree: &Path, args: &[&str]) -> Result<String, HostHookError> {
     let fail =
         |reason: String| HostHookError::Git { worktree: worktree.to_path_buf(), command: args.join(" "), reason };
     let out =
@@ -1026,12 +1050,12 @@ fn run_git(worktree: &Path, args: &[&str]) -> Result<String, HostHookError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn io_error(action: &'static str, path: &Path, e: &std::io::Error) -> HostHookError {
+pub(crate) fn io_error(action: &'static str, path: &Path, e: &std::io::Error) -> HostHookError {
     HostHookError::Io { action, path: path.to_path_buf(), reason: e.to_string() }
 }
 
 /// The file's text; `None` when it does not exist. Bytes that are not UTF-8 are invalid JSON.
-fn read(path: &Path) -> Result<Option<String>, HostHookError> {
+pub(crate) fn read(path: &Path) -> Result<Option<String>, HostHookError> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| HostHookError::Invalid {
             path: path.to_path_buf(),
@@ -1045,7 +1069,7 @@ fn read(path: &Path) -> Result<Option<String>, HostHookError> {
 
 /// Writes through a temporary file in the same directory and a rename, keeping an existing
 /// file's permissions.
-fn write_atomic(path: &Path, text: &str) -> Result<(), HostHookError> {
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), HostHookError> {
     use std::io::Write as _;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, &e))?;
@@ -1067,7 +1091,7 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), HostHookError> {
 }
 
 /// Removes the directories between `path` and `base` (exclusive) that are empty, innermost first.
-fn remove_empty_dirs(base: &Path, path: &Path) {
+pub(crate) fn remove_empty_dirs(base: &Path, path: &Path) {
     let mut dir = path.parent();
     while let Some(d) = dir {
         if d == base || !d.starts_with(base) || std::fs::remove_dir(d).is_err() {

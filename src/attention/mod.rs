@@ -10,6 +10,7 @@ pub mod gate;
 pub mod gate_io;
 pub mod hooks;
 pub mod host_hooks;
+pub mod host_mcp;
 pub mod replay;
 pub mod rule;
 pub mod saliency;

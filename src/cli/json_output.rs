@@ -47,3 +47,4 @@ impl JsonOutput for git_mas::run::RunMeta {}
 impl JsonOutput for json::worktree::WorktreeOut {}
 impl JsonOutput for json::worktree::RemovedOut {}
 impl JsonOutput for json::log::LoggedChain {}
+impl JsonOutput for json::mcp_install::McpInstallOut {}

@@ -424,7 +424,7 @@ fn coordinate_with_no_edit_gate_installs_nothing() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice", "bob"]);
-    let (code, lines, err) = coordinate_presets(&env, &repo, &["--no-edit-gate"]);
+    let (code, lines, err) = coordinate_presets(&env, &repo, &["--no-edit-gate", "--no-mcp"]);
     assert_eq!(code, Some(0), "{err}\n{lines:?}");
     assert!(!env.root().join("seen").exists(), "no agent saw a hook file");
     for (agent, path) in worktrees(&lines) {

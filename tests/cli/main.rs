@@ -26,6 +26,7 @@ mod host_hooks;
 mod hostile;
 mod killpoints;
 mod mcp;
+mod mcp_install;
 mod output;
 mod pipe;
 mod readme;

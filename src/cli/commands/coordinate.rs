@@ -14,6 +14,7 @@ use crate::cli::team::{
 use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::frame::{self, Published, current_frame_hash};
 use git_mas::attention::host_hooks;
+use git_mas::attention::host_mcp;
 use git_mas::converge_driver::record::new_run_id;
 use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
 use git_mas::coordinate::develop::{DevEvent, DevHalt, DevSetup, SinkError, develop};
@@ -67,7 +68,11 @@ use std::process::ExitCode;
 /// In development, each preset agent's worktree gets its host's edit hook (`git mas hooks install
 /// --host <preset>` there) before the first hop, so an edit of a file another agent holds is
 /// refused before it is written; the hook's files are kept out of the agent's proposals (they
-/// are ignored in that worktree alone). --no-edit-gate leaves the worktrees without it. Two hosts
+/// are ignored in that worktree alone). --no-edit-gate leaves the worktrees without it. Each
+/// preset agent's worktree also gets the MCP server registered as that agent (`git mas mcp
+/// install --host <preset> --agent <name>` there; not goose), kept out of its proposals the same
+/// way, so a host whose shell cannot write to .git still has git-mas as tools; --no-mcp leaves it
+/// out. Two hosts
 /// do not load a linked worktree's hook by themselves, so their gated agents' default command
 /// lines say so: codex (which reads project hooks from the main checkout, and runs a hook only
 /// once it is trusted) gets `--dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[<the gate>]'`
@@ -130,6 +135,10 @@ pub struct CoordinateArgs {
     /// Do not install the host's edit hook in each preset agent's worktree (development).
     #[arg(long)]
     pub no_edit_gate: bool,
+    /// Do not register the MCP server (`git mas mcp --agent <name>`) in each preset agent's
+    /// worktree (development).
+    #[arg(long)]
+    pub no_mcp: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -243,6 +252,44 @@ fn edit_gated(peers: &[PeerEntry], off: bool) -> HashMap<String, GateHost> {
         .collect()
 }
 
+/// The agents whose worktree gets the MCP server registered: the presets' whose host git-mas
+/// can register it with (goose's YAML it cannot).
+fn mcp_registered(peers: &[PeerEntry], off: bool) -> HashMap<String, GateHost> {
+    let mut hosts = edit_gated(peers, off);
+    hosts.retain(|_, h| *h != GateHost::Goose);
+    hosts
+}
+
+/// Installs the edit hook (`gated`) and registers the MCP server (`served`) in `agent`'s new
+/// worktree, each when that agent is named there.
+fn prepare_worktree(
+    ctx: &Context,
+    (gated, served): (&HashMap<String, GateHost>, &HashMap<String, GateHost>),
+    agent: &str,
+    path: &std::path::Path,
+    json: bool,
+) -> Result<(), SinkError> {
+    if let Some(host) = gated.get(agent) {
+        host_hooks::install_in_worktree(*host, path)?;
+        let enforced = host_hooks::enforce_in_worktree(path)?;
+        if !json {
+            let mode = if enforced { ", mas.gate=enforce in its worktree" } else { "" };
+            ctx.status(&format!("  {agent}'s edits are gated ({} hook installed{mode})", host.name()));
+            for note in host_hooks::notes(*host, &host_hooks::Scope::Project(path.to_path_buf())) {
+                ctx.ui().hint(&format!("{agent}: {note}"));
+            }
+        }
+    }
+    // After the edit hook: both keep their files out of proposals in the same excludes file.
+    if let Some(host) = served.get(agent) {
+        let report = host_mcp::install_in_worktree(*host, path, agent)?;
+        if !json {
+            ctx.status(&format!("  {agent}'s {} has the git-mas MCP server ({})", host.name(), report.path.display()));
+        }
+    }
+    Ok(())
+}
+
 fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) -> Result<ExitCode, CliError> {
     check_roster(ctx, &peers)?;
     let caller = ctx.caller()?;
@@ -259,6 +306,7 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     };
     let dir = ctx.cwd()?;
     let gated = edit_gated(&peers, args.no_edit_gate);
+    let served = mcp_registered(&peers, args.no_mcp);
     // The check the run will record (`--check`, else `mas.check`): claude-code may run it.
     let check = ctx.store().ok().and_then(|s| check_command(s, args.check.as_deref(), None));
     let mut team = team(ctx, peers, &dir, check.as_deref(), &|name| gated.contains_key(name))?;
@@ -268,18 +316,8 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     let json = args.output.json;
     let mut lines = JsonLines::new();
     let mut sink = |event: &DevEvent| -> Result<(), SinkError> {
-        if let DevEvent::Worktree { agent, path } = event
-            && let Some(host) = gated.get(agent)
-        {
-            host_hooks::install_in_worktree(*host, path)?;
-            let enforced = host_hooks::enforce_in_worktree(path)?;
-            if !json {
-                let mode = if enforced { ", mas.gate=enforce in its worktree" } else { "" };
-                ctx_ref.status(&format!("  {agent}'s edits are gated ({} hook installed{mode})", host.name()));
-                for note in host_hooks::notes(*host, &host_hooks::Scope::Project(path.clone())) {
-                    ctx_ref.ui().hint(&format!("{agent}: {note}"));
-                }
-            }
+        if let DevEvent::Worktree { agent, path } = event {
+            prepare_worktree(ctx_ref, (&gated, &served), agent, path, json)?;
         }
         if json {
             lines.print(ctx_ref.ui(), event)?;

@@ -60,11 +60,21 @@ use std::sync::{Arc, Mutex};
 /// remote's name, never a URL); the others are marked read-only.
 ///
 /// Stdout carries only the protocol; logs go to stderr. Exits 0 when the host closes stdin.
+///
+/// `git mas mcp install|uninstall|status --host HOST` registers this server with a host instead.
 #[derive(Debug, clap::Args)]
-pub struct McpArgs {}
+#[command(args_conflicts_with_subcommands = true)]
+pub struct McpArgs {
+    /// Register the server with a host (install, uninstall, status) instead of serving.
+    #[command(subcommand)]
+    pub command: Option<crate::cli::commands::mcp_install::McpCommand>,
+}
 
-/// Runs the server until the host closes its stdin.
-pub fn run(ctx: &mut Context, _args: McpArgs) -> Result<ExitCode, CliError> {
+/// Runs the server until the host closes its stdin (or, with a subcommand, that subcommand).
+pub fn run(ctx: &mut Context, args: McpArgs) -> Result<ExitCode, CliError> {
+    if let Some(cmd) = args.command {
+        return crate::cli::commands::mcp_install::run(ctx, cmd);
+    }
     let dir = ctx.cwd()?;
     let agent = match ctx.caller_name() {
         Ok((name, _)) => {

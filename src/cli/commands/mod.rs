@@ -21,6 +21,7 @@ pub mod install_man;
 pub mod land;
 pub mod log;
 pub mod mcp;
+pub mod mcp_install;
 pub mod peer;
 pub mod propose;
 pub mod record;

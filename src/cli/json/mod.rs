@@ -17,6 +17,7 @@ pub mod hooks;
 pub mod land;
 pub mod log;
 pub mod mcp;
+pub mod mcp_install;
 pub mod propose;
 pub mod record;
 pub mod report;

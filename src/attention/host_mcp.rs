@@ -1,0 +1,598 @@
+//! Where each coding-agent host reads its MCP servers, and how `git mas mcp install --host` puts
+//! `git mas mcp` there and takes it out again without disturbing anything else.
+//!
+//! The file is usually the user's too (their other servers, their settings), so the server is
+//! merged in the way [`super::host_hooks`] merges the edit hook: JSON through the byte ranges of
+//! a parsed tree, TOML through `toml_edit`'s format-preserving document. The bytes around our
+//! entry are never re-serialized: install then uninstall gives back the original bytes, and a
+//! second install changes nothing. Our entry is the server named [`SERVER_NAME`]; a different
+//! entry under that name (another `--agent`, an older command) is replaced by install. A file
+//! that does not parse as the host reads it is refused and left as it was. Writes are
+//! temporary-file-and-rename ([`super::host_hooks`]'s), so a crash leaves the file as it was or as
+//! it is meant to be.
+//!
+//! The registrations, as the hosts' documentation gives them (checked 2026-12):
+//!
+//! - Claude Code (code.claude.com/docs/en/mcp): the project's `.mcp.json`, the user's in
+//!   `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`), `mcpServers.<name>: {command, args}`.
+//!   Claude asks before it starts a project's `.mcp.json` server; a non-interactive session
+//!   names the file with `--mcp-config` ([`session_args`]).
+//! - Codex (developers.openai.com/codex/mcp): `[mcp_servers.<name>]` with `command`, `args` in
+//!   `.codex/config.toml` (read only in a trusted project) or `$CODEX_HOME/config.toml`
+//!   (`~/.codex/config.toml`). An agent's session carries it in a `-c` layer instead.
+//! - Cursor (cursor.com/docs/context/mcp): `.cursor/mcp.json`, `~/.cursor/mcp.json`, `mcpServers`.
+//! - Gemini CLI (google-gemini/gemini-cli docs/tools/mcp-server.md): `mcpServers` in
+//!   `.gemini/settings.json` or `~/.gemini/settings.json` (comments allowed).
+//! - Copilot CLI (docs.github.com, "Use Copilot CLI"): the user's `$COPILOT_HOME/mcp-config.json`
+//!   (`~/.copilot/mcp-config.json`), `mcpServers.<name>: {type: "local", command, args, tools}`;
+//!   for a project, the same shape in `.copilot/mcp-config.json`, which copilot loads when named
+//!   by `--additional-mcp-config @FILE` ([`session_args`]).
+//! - OpenCode (opencode.ai/docs/mcp-servers): `mcp.<name>: {type: "local", command: [...],
+//!   enabled}` in the project's `opencode.json` or `$XDG_CONFIG_HOME/opencode/opencode.json`
+//!   (`~/.config/opencode/opencode.json`); JSON with comments.
+//! - Goose keeps its extensions in the user's YAML `~/.config/goose/config.yaml` and has no
+//!   project scope. No Rust YAML crate edits a document in place keeping its bytes, and
+//!   re-serializing the user's whole configuration is what this module never does, so goose is
+//!   refused with the manual step ([`HostMcpError::Unsupported`]).
+//!
+//! An empty container is indistinguishable from one install created: uninstall removes an
+//! `mcpServers` object that only our entry kept non-empty, and a file exactly as install creates
+//! it where there was none.
+
+use super::edit_hook::GateHost;
+use super::host_hooks::{self, Env, FileState, HostHookError, Scope};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions, ast, parse_to_ast};
+use std::path::{Path, PathBuf};
+
+/// The name the server is registered under.
+pub const SERVER_NAME: &str = "git-mas";
+
+/// The manual step for goose, the one host this module does not edit.
+pub const GOOSE_MANUAL: &str = "run `goose configure`, choose Add Extension > Command-line Extension, \
+     name it git-mas with the command `git mas mcp` (or add it under `extensions:` in \
+     ~/.config/goose/config.yaml)";
+
+/// Why a host's MCP registration cannot be changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostMcpError {
+    /// The host's configuration cannot be edited in place.
+    #[error("{host}'s MCP servers cannot be registered by git-mas: {reason}")]
+    Unsupported {
+        /// The host.
+        host: &'static str,
+        /// Why, and the manual step.
+        reason: String,
+    },
+    /// Reading, parsing or writing the file failed.
+    #[error(transparent)]
+    File(#[from] HostHookError),
+}
+
+/// The command line the host starts: `git mas mcp`, with `--agent NAME` when given.
+pub fn server_argv(agent: Option<&str>) -> Vec<String> {
+    let mut argv: Vec<String> = ["git", "mas", "mcp"].map(String::from).to_vec();
+    if let Some(name) = agent {
+        argv.extend(["--agent".to_string(), name.to_string()]);
+    }
+    argv
+}
+
+/// How a host's file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// `<key>.git-mas` in a JSON object; `comments`: the host reads JSON with comments.
+    Json { key: &'static str, comments: bool },
+    /// `[mcp_servers.git-mas]` in TOML.
+    CodexToml,
+}
+
+fn format(host: GateHost) -> Format {
+    match host {
+        GateHost::Codex => Format::CodexToml,
+        GateHost::Gemini => Format::Json { key: "mcpServers", comments: true },
+        GateHost::OpenCode => Format::Json { key: "mcp", comments: true },
+        _ => Format::Json { key: "mcpServers", comments: false },
+    }
+}
+
+/// The file `host` reads its MCP servers from in `scope` (`base` is never removed).
+pub fn config_file(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<(PathBuf, PathBuf), HostMcpError> {
+    if host == GateHost::Goose {
+        return Err(HostMcpError::Unsupported { host: host.name(), reason: GOOSE_MANUAL.to_string() });
+    }
+    let project_rel = match host {
+        GateHost::ClaudeCode => ".mcp.json",
+        GateHost::Codex => ".codex/config.toml",
+        GateHost::Cursor => ".cursor/mcp.json",
+        GateHost::Gemini => ".gemini/settings.json",
+        GateHost::Copilot => ".copilot/mcp-config.json",
+        GateHost::OpenCode | GateHost::Goose => "opencode.json",
+    };
+    if let Scope::Project(top) = scope {
+        return Ok((top.clone(), PathBuf::from(project_rel)));
+    }
+    let no_home = || HostMcpError::File(HostHookError::NoHome { host: host.name() });
+    let over = host_hooks::global_override(host).and_then(|v| env.var(v));
+    let home = env.var("HOME");
+    let (base, rel) = match (host, over) {
+        (GateHost::ClaudeCode, Some(dir)) => (dir, ".claude.json"),
+        (GateHost::ClaudeCode, None) => (home.ok_or_else(no_home)?, ".claude.json"),
+        (GateHost::Codex, Some(dir)) | (GateHost::Copilot, Some(dir)) => {
+            (dir, if host == GateHost::Codex { "config.toml" } else { "mcp-config.json" })
+        }
+        (GateHost::Codex, None) => (home.ok_or_else(no_home)?.join(".codex"), "config.toml"),
+        (GateHost::Copilot, None) => (home.ok_or_else(no_home)?.join(".copilot"), "mcp-config.json"),
+        (GateHost::OpenCode, Some(dir)) => (dir.join("opencode"), "opencode.json"),
+        (GateHost::OpenCode, None) => (home.ok_or_else(no_home)?.join(".config/opencode"), "opencode.json"),
+        (GateHost::Cursor, _) => (home.ok_or_else(no_home)?.join(".cursor"), "mcp.json"),
+        (_, _) => (home.ok_or_else(no_home)?.join(".gemini"), "settings.json"),
+    };
+    Ok((base, PathBuf::from(rel)))
+}
+
+/// Our entry, as the host's JSON reads it.
+pub fn entry_value(host: GateHost, agent: Option<&str>) -> serde_json::Value {
+    use serde_json::json;
+    let argv = server_argv(agent);
+    let (command, args) = (argv[0].clone(), argv[1..].to_vec());
+    match host {
+        GateHost::OpenCode => json!({"type": "local", "command": argv, "enabled": true}),
+        GateHost::Copilot => json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
+        _ => json!({"command": command, "args": args}),
+    }
+}
+
+/// What to do with the file.
+pub type Plan = host_hooks::Plan;
+
+/// The file's state, from its current content (`None`: absent).
+pub fn file_state(host: GateHost, path: &Path, current: Option<&str>, agent: Option<&str>) -> FileState {
+    let Some(text) = current else { return FileState::NotInstalled };
+    match ours(host, path, text) {
+        Err(_) => FileState::Invalid,
+        Ok(None) => FileState::NotInstalled,
+        Ok(Some(v)) if v == entry_value(host, agent) => FileState::Installed,
+        // Asked with no agent, an entry for any one agent is installed.
+        Ok(Some(v)) if agent.is_none() && registered_agent(&v).is_some_and(|a| v == entry_value(host, Some(&a))) => {
+            FileState::Installed
+        }
+        Ok(Some(_)) => FileState::Other,
+    }
+}
+
+/// The agent an entry's command line names (`--agent NAME`), if any.
+fn registered_agent(entry: &serde_json::Value) -> Option<String> {
+    let words: Vec<&str> = ["command", "args"]
+        .iter()
+        .filter_map(|k| entry.get(k))
+        .flat_map(|v| match v {
+            serde_json::Value::Array(a) => a.iter().filter_map(|w| w.as_str()).collect::<Vec<_>>(),
+            v => v.as_str().into_iter().collect(),
+        })
+        .collect();
+    let at = words.iter().position(|w| *w == "--agent")?;
+    words.get(at + 1).map(|w| w.to_string())
+}
+
+/// What install does to the file.
+pub fn plan_install(
+    host: GateHost,
+    path: &Path,
+    current: Option<&str>,
+    agent: Option<&str>,
+) -> Result<Plan, HostMcpError> {
+    let Some(text) = current else { return Ok(Plan::Write(new_file(host, agent))) };
+    if file_state(host, path, Some(text), agent) == FileState::Installed {
+        return Ok(Plan::Keep);
+    }
+    let base = match remove(host, path, text, agent)? {
+        Removal::Unchanged => text.to_string(),
+        Removal::Created => return Ok(Plan::Write(new_file(host, agent))),
+        Removal::Changed(t) => t,
+    };
+    let out = match format(host) {
+        Format::CodexToml => toml_insert(path, &base, agent)?,
+        Format::Json { key, comments } => json_insert(path, &base, key, comments, &entry_value(host, agent))?,
+    };
+    Ok(Plan::Write(out))
+}
+
+/// What uninstall does to the file.
+pub fn plan_uninstall(
+    host: GateHost,
+    path: &Path,
+    current: Option<&str>,
+    agent: Option<&str>,
+) -> Result<Plan, HostMcpError> {
+    let Some(text) = current else { return Ok(Plan::Keep) };
+    Ok(match remove(host, path, text, agent)? {
+        Removal::Unchanged => Plan::Keep,
+        Removal::Created => Plan::Remove,
+        Removal::Changed(t) => Plan::Write(t),
+    })
+}
+
+enum Removal {
+    Unchanged,
+    /// What is left is exactly the file install creates (with our entry removed: nothing).
+    Created,
+    Changed(String),
+}
+
+/// The file install creates where there is none.
+pub fn new_file(host: GateHost, agent: Option<&str>) -> String {
+    match format(host) {
+        Format::CodexToml => toml_insert(Path::new(""), "", agent).expect("an empty document takes a table"),
+        Format::Json { key, .. } => {
+            let mut servers = serde_json::Map::new();
+            servers.insert(SERVER_NAME.to_string(), entry_value(host, agent));
+            let mut top = serde_json::Map::new();
+            top.insert(key.to_string(), serde_json::Value::Object(servers));
+            host_hooks::pretty(&serde_json::Value::Object(top))
+        }
+    }
+}
+
+/// Our entry's value in the file, if any.
+fn ours(host: GateHost, path: &Path, text: &str) -> Result<Option<serde_json::Value>, HostMcpError> {
+    match format(host) {
+        Format::CodexToml => {
+            let doc = toml_parse(path, text)?;
+            let Some(servers) = doc.get("mcp_servers") else { return Ok(None) };
+            let Some(entry) = servers.get(SERVER_NAME) else { return Ok(None) };
+            let command = entry.get("command").and_then(|c| c.as_str()).map(String::from);
+            let args: Option<Vec<String>> = entry
+                .get("args")
+                .and_then(|a| a.as_array())
+                .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect());
+            Ok(Some(serde_json::json!({"command": command, "args": args})))
+        }
+        Format::Json { key, comments } => {
+            let top = json_parse(path, text, comments)?;
+            let Some((_, servers)) = json_object(&top, key, path)? else { return Ok(None) };
+            Ok(prop(servers, SERVER_NAME).and_then(|p| value_of(text, &p.value, comments)))
+        }
+    }
+}
+
+fn remove(host: GateHost, path: &Path, text: &str, _agent: Option<&str>) -> Result<Removal, HostMcpError> {
+    let out = match format(host) {
+        Format::CodexToml => toml_remove(path, text)?,
+        Format::Json { key, comments } => json_remove(path, text, key, comments)?,
+    };
+    Ok(match out {
+        None => Removal::Unchanged,
+        Some(_) if is_created(host, text) => Removal::Created,
+        Some(t) => Removal::Changed(t),
+    })
+}
+
+/// Whether `text` is byte for byte a file install creates where there was none (with whichever
+/// agent its entry names).
+fn is_created(host: GateHost, text: &str) -> bool {
+    match format(host) {
+        Format::CodexToml => toml_remove(Path::new(""), text).ok().flatten().is_some_and(|rest| rest.trim().is_empty()),
+        Format::Json { key, comments } => {
+            let Ok(value) = jsonc_parser::parse_to_serde_value::<serde_json::Value>(text, &json_options(comments))
+            else {
+                return false;
+            };
+            let only_ours = value.as_object().is_some_and(|top| {
+                top.len() == 1
+                    && top
+                        .get(key)
+                        .and_then(|s| s.as_object())
+                        .is_some_and(|s| s.len() == 1 && s.contains_key(SERVER_NAME))
+            });
+            only_ours && host_hooks::pretty(&value) == text
+        }
+    }
+}
+
+// --- JSON -------------------------------------------------------------------------------------
+
+fn json_options(comments: bool) -> ParseOptions {
+    ParseOptions {
+        allow_comments: comments,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    }
+}
+
+fn json_parse<'a>(path: &Path, text: &'a str, comments: bool) -> Result<ast::Object<'a>, HostHookError> {
+    let syntax = if comments { "JSON (comments allowed)" } else { "JSON" };
+    let invalid = |reason: String| HostHookError::Invalid { path: path.to_path_buf(), syntax, reason };
+    if !comments {
+        serde_json::from_str::<serde_json::Value>(text).map_err(|e| invalid(e.to_string()))?;
+    }
+    let collect = CollectOptions { comments: CommentCollectionStrategy::Off, tokens: false };
+    let parsed = parse_to_ast(text, &collect, &json_options(comments)).map_err(|e| invalid(e.to_string()))?;
+    match parsed.value {
+        Some(ast::Value::Object(o)) => Ok(o),
+        _ => Err(invalid("the top level is not an object".into())),
+    }
+}
+
+fn prop<'o, 'a>(o: &'o ast::Object<'a>, name: &str) -> Option<&'o ast::ObjectProp<'a>> {
+    o.properties.iter().find(|p| p.name.as_str() == name)
+}
+
+/// The property `key` of `top` and its object value, when there is one.
+#[allow(clippy::type_complexity)]
+fn json_object<'o, 'a>(
+    top: &'o ast::Object<'a>,
+    key: &str,
+    path: &Path,
+) -> Result<Option<(&'o ast::ObjectProp<'a>, &'o ast::Object<'a>)>, HostHookError> {
+    let Some(p) = prop(top, key) else { return Ok(None) };
+    match &p.value {
+        ast::Value::Object(o) => Ok(Some((p, o))),
+        _ => Err(HostHookError::Shape { path: path.to_path_buf(), what: format!("\"{key}\" is not an object") }),
+    }
+}
+
+fn value_of(text: &str, node: &impl Ranged, comments: bool) -> Option<serde_json::Value> {
+    jsonc_parser::parse_to_serde_value(node.text(text), &json_options(comments)).ok()
+}
+
+/// `text` with the property at `index` of `object` cut out, with the separator that install
+/// put before it (or after it, when it is not the last).
+fn cut_prop(text: &str, object: &ast::Object, index: usize) -> String {
+    let props = &object.properties;
+    let (start, end) = if props.len() == 1 {
+        (object.range.start + 1, props[0].range.end)
+    } else if index + 1 == props.len() {
+        (props[index - 1].range.end, props[index].range.end)
+    } else {
+        (props[index].range.start, props[index + 1].range.start)
+    };
+    let mut out = text.to_string();
+    out.replace_range(start..end, "");
+    out
+}
+
+fn json_remove(path: &Path, text: &str, key: &str, comments: bool) -> Result<Option<String>, HostHookError> {
+    let top = json_parse(path, text, comments)?;
+    let Some((outer, servers)) = json_object(&top, key, path)? else { return Ok(None) };
+    let Some(i) = servers.properties.iter().position(|p| p.name.as_str() == SERVER_NAME) else { return Ok(None) };
+    if servers.properties.len() > 1 {
+        return Ok(Some(cut_prop(text, servers, i)));
+    }
+    let at = top.properties.iter().position(|p| p.range == outer.range).expect("the property is the top's");
+    Ok(Some(cut_prop(text, &top, at)))
+}
+
+/// `text` with `"<key>": {"git-mas": entry}` merged in, laid out like the lines around it.
+fn json_insert(
+    path: &Path,
+    text: &str,
+    key: &str,
+    comments: bool,
+    entry: &serde_json::Value,
+) -> Result<String, HostHookError> {
+    let top = json_parse(path, text, comments)?;
+    let (container, last, name, value) = match json_object(&top, key, path)? {
+        Some((_, servers)) => (servers.range, servers.properties.last().map(|p| p.range), SERVER_NAME, entry.clone()),
+        None => {
+            let mut inner = serde_json::Map::new();
+            inner.insert(SERVER_NAME.to_string(), entry.clone());
+            (top.range, top.properties.last().map(|p| p.range), key, serde_json::Value::Object(inner))
+        }
+    };
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let unit = host_hooks::indent_unit(text);
+    let quoted = serde_json::Value::from(name).to_string();
+    let render = |indent: &str| {
+        let body = host_hooks::pretty_with(&value, &unit).replace('\n', &format!("{newline}{indent}"));
+        format!("{quoted}: {body}")
+    };
+    let compact = format!("{quoted}: {value}");
+    let mut out = text.to_string();
+    match last {
+        Some(last) => {
+            let line_start = text[..last.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+            let lead = &text[line_start..last.start];
+            let own_line = line_start > container.start && lead.chars().all(|c| c == ' ' || c == '\t');
+            let insert = if own_line { format!(",{newline}{lead}{}", render(lead)) } else { format!(", {compact}") };
+            out.insert_str(last.end, &insert);
+        }
+        None => {
+            let insert = if text[container.start..container.end].contains('\n') {
+                let line_start = text[..container.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+                let outer: String = text[line_start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+                let indent = format!("{outer}{unit}");
+                format!("{newline}{indent}{}", render(&indent))
+            } else {
+                compact
+            };
+            out.insert_str(container.start + 1, &insert);
+        }
+    }
+    Ok(out)
+}
+
+// --- TOML -------------------------------------------------------------------------------------
+
+fn toml_parse(path: &Path, text: &str) -> Result<toml_edit::DocumentMut, HostHookError> {
+    text.parse::<toml_edit::DocumentMut>().map_err(|e| HostHookError::Invalid {
+        path: path.to_path_buf(),
+        syntax: "TOML",
+        reason: e.message().to_string(),
+    })
+}
+
+fn toml_shape(path: &Path) -> HostHookError {
+    HostHookError::Shape { path: path.to_path_buf(), what: "\"mcp_servers\" is not a table".into() }
+}
+
+fn toml_insert(path: &Path, text: &str, agent: Option<&str>) -> Result<String, HostHookError> {
+    let mut doc = toml_parse(path, text)?;
+    let argv = server_argv(agent);
+    let mut entry = toml_edit::Table::new();
+    entry.insert("command", toml_edit::value(argv[0].as_str()));
+    let mut args = toml_edit::Array::new();
+    for a in &argv[1..] {
+        args.push(a.as_str());
+    }
+    entry.insert("args", toml_edit::value(args));
+    if !doc.contains_key("mcp_servers") {
+        let mut servers = toml_edit::Table::new();
+        servers.set_implicit(true);
+        doc.insert("mcp_servers", toml_edit::Item::Table(servers));
+    }
+    let servers = doc.get_mut("mcp_servers").and_then(|s| s.as_table_mut()).ok_or_else(|| toml_shape(path))?;
+    servers.insert(SERVER_NAME, toml_edit::Item::Table(entry));
+    let mut out = doc.to_string();
+    // A table appended after the user's last line starts on a line of its own, after a blank one.
+    if let Some(i) = out.find("[mcp_servers.git-mas]")
+        && i > 0
+        && !text.is_empty()
+        && !out[..i].ends_with("\n\n")
+    {
+        let pad = if out[..i].ends_with('\n') { "\n" } else { "\n\n" };
+        out.insert_str(i, pad);
+    }
+    Ok(out)
+}
+
+fn toml_remove(path: &Path, text: &str) -> Result<Option<String>, HostHookError> {
+    let mut doc = toml_parse(path, text)?;
+    let Some(servers) = doc.get_mut("mcp_servers") else { return Ok(None) };
+    let servers = servers.as_table_like_mut().ok_or_else(|| toml_shape(path))?;
+    if servers.remove(SERVER_NAME).is_none() {
+        return Ok(None);
+    }
+    let empty_implicit =
+        servers.is_empty() && doc.get("mcp_servers").and_then(|s| s.as_table()).is_some_and(|t| t.is_implicit());
+    if empty_implicit {
+        doc.remove("mcp_servers");
+    }
+    let mut out = doc.to_string();
+    // Undo the blank line install put before the table.
+    if !text.ends_with("\n\n") && out.ends_with("\n\n") {
+        out.pop();
+    }
+    Ok(Some(out))
+}
+
+// --- What the host needs beyond the file --------------------------------------------------------
+
+/// Arguments an agent's non-interactive session needs so that its host starts the server
+/// registered in its worktree (`agent`: the name registered): claude, the project's `.mcp.json`
+/// named with `--mcp-config` (a session started so does not ask to approve it); codex, the
+/// server in a `-c` layer (codex reads a project's `.codex/config.toml` only in a trusted
+/// project); copilot, the project file named with `--additional-mcp-config`. Other hosts read
+/// the project file by themselves.
+pub fn session_args(host: GateHost, agent: Option<&str>) -> Vec<String> {
+    let argv = server_argv(agent);
+    let quote = |s: &str| serde_json::Value::from(s).to_string();
+    match host {
+        GateHost::ClaudeCode => vec!["--mcp-config".into(), ".mcp.json".into()],
+        GateHost::Codex => vec![
+            "-c".into(),
+            format!("mcp_servers.{SERVER_NAME}.command={}", quote(&argv[0])),
+            "-c".into(),
+            format!(
+                "mcp_servers.{SERVER_NAME}.args=[{}]",
+                argv[1..].iter().map(|a| quote(a)).collect::<Vec<_>>().join(",")
+            ),
+        ],
+        GateHost::Copilot => vec!["--additional-mcp-config".into(), "@.copilot/mcp-config.json".into()],
+        _ => Vec::new(),
+    }
+}
+
+/// What a host needs, besides the file, before it starts the server (said on install and status).
+pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
+    match (host, scope) {
+        (GateHost::ClaudeCode, Scope::Project(_)) => vec![
+            "Claude Code asks before it starts a project's .mcp.json server: approve git-mas in /mcp, or run \
+             claude with --mcp-config .mcp.json (coordinate's claude-code agents get it)"
+                .to_string(),
+        ],
+        (GateHost::Codex, Scope::Project(_)) => vec![
+            "Codex reads a project's .codex/config.toml only in a trusted project; coordinate's codex agents get \
+             the server on their command line (-c mcp_servers.git-mas...)"
+                .to_string(),
+        ],
+        (GateHost::Copilot, Scope::Project(_)) => vec![
+            "Copilot loads a project's MCP file when named: run copilot with --additional-mcp-config \
+             @.copilot/mcp-config.json (coordinate's copilot agents get it)"
+                .to_string(),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// What `mcp install|uninstall|status --host` does.
+pub type Action = host_hooks::Action;
+
+/// The file after an action.
+pub type FileReport = host_hooks::FileReport;
+
+/// Applies `action` to `host`'s MCP registration in `scope`, registering `git mas mcp` (with
+/// `--agent NAME` when `agent` is given). A refusal leaves the file as it was.
+pub fn apply(
+    action: Action,
+    host: GateHost,
+    scope: &Scope,
+    env: &dyn Env,
+    agent: Option<&str>,
+) -> Result<FileReport, HostMcpError> {
+    let (base, rel) = config_file(host, scope, env)?;
+    let path = base.join(&rel);
+    let current = host_hooks::read(&path)?;
+    let plan = match action {
+        Action::Install => plan_install(host, &path, current.as_deref(), agent)?,
+        Action::Uninstall => plan_uninstall(host, &path, current.as_deref(), agent)?,
+        Action::Status => Plan::Keep,
+    };
+    let after = match &plan {
+        Plan::Keep => current,
+        Plan::Write(text) => {
+            host_hooks::write_atomic(&path, text)?;
+            Some(text.clone())
+        }
+        Plan::Remove => {
+            std::fs::remove_file(&path).map_err(|e| host_hooks::io_error("remove", &path, &e))?;
+            host_hooks::remove_empty_dirs(&base, &path);
+            None
+        }
+    };
+    let state = file_state(host, &path, after.as_deref(), agent);
+    Ok(FileReport { path, state, changed: plan != Plan::Keep })
+}
+
+/// Registers the server, as `agent`, in an agent's worktree (project scope) and keeps the file
+/// out of what the agent proposes, as [`host_hooks::install_in_worktree`] does for the edit hook
+/// (the worktree's own excludes file; `--skip-worktree` for a file the repository tracks).
+pub fn install_in_worktree(host: GateHost, worktree: &Path, agent: &str) -> Result<FileReport, HostMcpError> {
+    let scope = Scope::Project(worktree.to_path_buf());
+    let report = apply(Action::Install, host, &scope, &host_hooks::ProcessEnv, Some(agent))?;
+    let git = |args: &[&str]| host_hooks::run_git(worktree, args);
+    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
+    let (_, rel) = config_file(host, &scope, &host_hooks::ProcessEnv)?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+    let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+    let mut patterns = vec![format!("/{dir}.{name}.git-mas-*.tmp")];
+    if git(&["ls-files", "--", &rel])?.trim().is_empty() {
+        patterns.push(format!("/{rel}"));
+    } else {
+        git(&["update-index", "--skip-worktree", "--", &rel])?;
+    }
+    host_hooks::add_excludes_in_worktree(worktree, &git_dir, &patterns)?;
+    Ok(report)
+}
+
+#[cfg(test)]
+#[path = "host_mcp_tests.rs"]
+mod tests;
