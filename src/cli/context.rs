@@ -3,7 +3,7 @@
 use super::error::CliError;
 use super::output::{ColorChoice, Ui};
 use git_mas::identity::{AgentKey, validate_name};
-use git_mas::store::Store;
+use git_mas::store::{Memory, Store};
 use std::path::PathBuf;
 
 pub use super::json::agent::IdentitySource;
@@ -22,6 +22,8 @@ pub struct Context {
     agent: Option<String>,
     ui: Ui,
     store: std::cell::OnceCell<Store>,
+    /// What an earlier context's store learned, handed to this one's store when it opens.
+    memory: std::cell::Cell<Option<Memory>>,
 }
 
 /// Refuses a `mas.branch` that is not a valid branch name (`../../etc`, `a..b`, `x.lock`): every
@@ -40,13 +42,36 @@ fn check_branch_setting(store: &Store) -> Result<(), CliError> {
 impl Context {
     /// Builds the context from the global flags.
     pub fn new(dir: Option<PathBuf>, agent: Option<String>, color: ColorChoice) -> Self {
-        Context { dir, agent: agent.filter(|a| !a.is_empty()), ui: Ui::new(color), store: std::cell::OnceCell::new() }
+        Context {
+            dir,
+            agent: agent.filter(|a| !a.is_empty()),
+            ui: Ui::new(color),
+            store: std::cell::OnceCell::new(),
+            memory: std::cell::Cell::new(None),
+        }
     }
 
     /// The context of a command run inside another process's work (the MCP server's tool calls):
-    /// its directory and caller fixed by the host, its output going to `ui`.
-    pub fn with_ui(dir: PathBuf, agent: String, ui: Ui) -> Self {
-        Context { dir: Some(dir), agent: Some(agent), ui, store: std::cell::OnceCell::new() }
+    /// its directory and caller fixed by the host, its output going to `ui`. Its store is opened
+    /// fresh (repository handle, config, refs) and given `memory`, what the previous call's store
+    /// learned ([`Memory`]: caches keyed by exact ref tips and roster bytes); get it back with
+    /// [`Context::into_memory`].
+    pub fn with_ui(dir: PathBuf, agent: String, ui: Ui, memory: Option<Memory>) -> Self {
+        Context {
+            dir: Some(dir),
+            agent: Some(agent),
+            ui,
+            store: std::cell::OnceCell::new(),
+            memory: std::cell::Cell::new(memory),
+        }
+    }
+
+    /// What this context's store learned (or the memory it was given, when no store was opened).
+    pub fn into_memory(self) -> Option<Memory> {
+        match self.store.into_inner() {
+            Some(store) => Some(store.into_memory()),
+            None => self.memory.into_inner(),
+        }
     }
 
     /// The directory the command runs in: `-C PATH` resolved against the process's directory
@@ -77,7 +102,10 @@ impl Context {
         if !cwd.is_dir() {
             return Err(CliError::user(format!("{} is not a directory", cwd.display())));
         }
-        let store = Store::discover(&cwd)?;
+        let mut store = Store::discover(&cwd)?;
+        if let Some(memory) = self.memory.take() {
+            store = store.remember(memory);
+        }
         check_branch_setting(&store)?;
         let _ = self.store.set(store);
         self.store.get().ok_or_else(|| CliError::internal("the repository could not be opened"))

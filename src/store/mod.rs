@@ -203,6 +203,30 @@ pub struct Store {
     sigs: std::cell::RefCell<Option<sigcache::SigCache>>,
     roster_cache: std::cell::RefCell<Option<Roster>>,
     roster_parsed: std::cell::RefCell<Option<(RosterSources, Roster)>>,
+    windows: std::cell::RefCell<std::collections::HashMap<windowcache::CacheKey, windowcache::Remembered>>,
+}
+
+/// What a store has learned that stays true for as long as the key it is filed under holds, carried
+/// from one store to the next by a long-lived process (the MCP server opens a fresh store for every
+/// tool call, so its repository handle, config and refs are never stale, and hands it this).
+///
+/// - the signature cache: blob id and did:key → "verifies" (objects are content-addressed);
+/// - the parsed roster, keyed by the exact bytes it was parsed from (the integration branch's name,
+///   its committed `.mas/roster`, the worktree's) — those bytes are re-read on every call;
+/// - the verified windows of the focus and frame chains ([`windowcache::Remembered`]), keyed by
+///   prefix, window length and roster digest, each window by its ref's exact tip — the refs are
+///   re-read on every call.
+///
+/// A stale entry cannot change a decision: an entry is used only when its key is exactly what was
+/// read this time, and what it holds is a pure function of that key. Nothing that depends on the
+/// clock is kept (no board, no liveness): folds run at read time, so a lease lapses on time with no
+/// ref moving. Memory from another repository is dropped ([`Store::remember`]).
+#[derive(Debug)]
+pub struct Memory {
+    common_dir: PathBuf,
+    sigs: Option<sigcache::SigCache>,
+    roster_parsed: Option<(RosterSources, Roster)>,
+    windows: std::collections::HashMap<windowcache::CacheKey, windowcache::Remembered>,
 }
 
 /// What a roster is parsed from: the integration branch, its committed file, the worktree's file.
@@ -228,6 +252,29 @@ impl Store {
             sigs: std::cell::RefCell::new(None),
             roster_cache: std::cell::RefCell::new(None),
             roster_parsed: std::cell::RefCell::new(None),
+            windows: std::cell::RefCell::new(std::collections::HashMap::new()),
+        }
+    }
+
+    /// This store with what an earlier store of the same repository learned ([`Memory`]); memory
+    /// from another repository is dropped.
+    pub fn remember(self, memory: Memory) -> Self {
+        if memory.common_dir != self.common_dir {
+            return self;
+        }
+        *self.sigs.borrow_mut() = memory.sigs;
+        *self.roster_parsed.borrow_mut() = memory.roster_parsed;
+        *self.windows.borrow_mut() = memory.windows;
+        self
+    }
+
+    /// What this store learned, for the next store of this repository ([`Store::remember`]).
+    pub fn into_memory(self) -> Memory {
+        Memory {
+            common_dir: self.common_dir,
+            sigs: self.sigs.into_inner(),
+            roster_parsed: self.roster_parsed.into_inner(),
+            windows: self.windows.into_inner(),
         }
     }
 
@@ -501,18 +548,33 @@ impl Store {
             };
             out.push((info.name, chain));
         }
-        cache.save();
+        self.keep_windows(cache);
         Ok(out)
     }
 
     /// The window cache of the chains under `prefix` (or of the one ref `prefix` names).
+    /// Taken from this store's memory when it has one for the same key, else from the file.
     fn window_cache(&self, prefix: &str, roster: &Roster, window: usize) -> windowcache::WindowCache {
-        windowcache::WindowCache::load(windowcache::CacheKey {
+        let key = windowcache::CacheKey {
             common_dir: self.common_dir.clone(),
             prefix: prefix.to_string(),
             window,
             roster: windowcache::roster_digest(roster),
-        })
+        };
+        match self.windows.borrow_mut().remove(&key) {
+            Some(remembered) => windowcache::WindowCache::resume(key, remembered),
+            None => windowcache::WindowCache::load(key),
+        }
+    }
+
+    /// Saves `cache` and keeps what it holds in this store's memory.
+    fn keep_windows(&self, cache: windowcache::WindowCache) {
+        let key = cache.key().clone();
+        let remembered = cache.save();
+        // One entry per prefix and window: an entry under a roster no longer current is dropped.
+        let mut windows = self.windows.borrow_mut();
+        windows.retain(|k, _| k.prefix != key.prefix || k.window != key.window);
+        windows.insert(key, remembered);
     }
 
     /// The verified window of `refname` at `tip`: from `cache` when it has it, else read and kept.
@@ -818,7 +880,7 @@ impl Store {
                 (CURRENT_WINDOW, Some(tip)) => {
                     let mut cache = self.window_cache(refname, roster, window);
                     let chain = self.window_through(&mut cache, refname, tip, roster, window)?;
-                    cache.save();
+                    self.keep_windows(cache);
                     chain
                 }
                 _ => self.verified_window(refname, roster, window)?,

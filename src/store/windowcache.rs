@@ -66,7 +66,7 @@ pub fn roster_digest(roster: &Roster) -> String {
 }
 
 /// What a cache file is valid for: a file made for anything else is ignored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CacheKey {
     /// The repository's common git dir (canonical).
     pub common_dir: PathBuf,
@@ -183,6 +183,16 @@ fn cached_of(refname: &str, tip: &ObjectId, window: &Window) -> Option<CachedCha
     Some(CachedChain { refname: refname.to_string(), tip: tip.to_string(), entries })
 }
 
+/// What a window cache held after one use, kept in memory by a long-lived process (the MCP
+/// server) so that its next use reads no file: the chains as the file holds them, and their windows
+/// already decoded. It is valid for exactly the [`CacheKey`] it was made under, and each window for
+/// exactly the tip it names, as the file is.
+#[derive(Debug, Clone, Default)]
+pub struct Remembered {
+    chains: BTreeMap<String, CachedChain>,
+    windows: BTreeMap<String, (ObjectId, Window)>,
+}
+
 /// The cache of one prefix's windows, loaded once, consulted per ref, saved once.
 #[derive(Debug)]
 pub struct WindowCache {
@@ -190,6 +200,9 @@ pub struct WindowCache {
     path: PathBuf,
     loaded: BTreeMap<String, CachedChain>,
     next: BTreeMap<String, CachedChain>,
+    /// Windows already decoded (from [`Remembered`]), consulted before decoding `loaded`.
+    decoded: BTreeMap<String, (ObjectId, Window)>,
+    next_decoded: BTreeMap<String, (ObjectId, Window)>,
 }
 
 impl WindowCache {
@@ -197,14 +210,46 @@ impl WindowCache {
     pub fn load(key: CacheKey) -> Self {
         let path = key.common_dir.join(cache_file_name(&key.prefix));
         let loaded = std::fs::read(&path).map(|b| decode(&key, &b)).unwrap_or_default();
-        WindowCache { key, path, loaded, next: BTreeMap::new() }
+        WindowCache {
+            key,
+            path,
+            loaded,
+            next: BTreeMap::new(),
+            decoded: BTreeMap::new(),
+            next_decoded: BTreeMap::new(),
+        }
+    }
+
+    /// The cache for `key` as a previous use left it in memory: no file is read. What another
+    /// process wrote to the file since is not seen, which costs only speed (a ref that moved is
+    /// read fresh either way).
+    pub fn resume(key: CacheKey, remembered: Remembered) -> Self {
+        let path = key.common_dir.join(cache_file_name(&key.prefix));
+        let Remembered { chains, windows } = remembered;
+        WindowCache {
+            key,
+            path,
+            loaded: chains,
+            next: BTreeMap::new(),
+            decoded: windows,
+            next_decoded: BTreeMap::new(),
+        }
+    }
+
+    /// What this cache is valid for.
+    pub fn key(&self) -> &CacheKey {
+        &self.key
     }
 
     /// The cached window of `refname` at `tip`, when the cache has exactly that.
     pub fn get(&mut self, refname: &str, tip: &ObjectId) -> Option<Window> {
         let chain = self.loaded.get(refname)?;
-        let window = window_of(chain, tip, self.key.window)?;
+        let window = match self.decoded.get(refname) {
+            Some((at, window)) if at == tip && oid(&chain.tip).as_ref() == Some(at) => window.clone(),
+            _ => window_of(chain, tip, self.key.window)?,
+        };
         self.next.insert(refname.to_string(), chain.clone());
+        self.next_decoded.insert(refname.to_string(), (*tip, window.clone()));
         Some(window)
     }
 
@@ -212,17 +257,22 @@ impl WindowCache {
     pub fn put(&mut self, refname: &str, tip: &ObjectId, window: &Window) {
         if let Some(chain) = cached_of(refname, tip, window) {
             self.next.insert(refname.to_string(), chain);
+            self.next_decoded.insert(refname.to_string(), (*tip, window.clone()));
         }
     }
 
     /// Writes the cache when it changed: the refs seen this time (`put` or `get`), nothing else.
-    /// Best effort: temporary file, then rename.
-    pub fn save(self) {
+    /// Best effort: temporary file, then rename. Returns what it holds now, for [`Self::resume`].
+    pub fn save(self) -> Remembered {
         let unchanged = self.next.len() == self.loaded.len()
             && self.next.iter().all(|(name, c)| self.loaded.get(name).is_some_and(|l| l.tip == c.tip));
-        if unchanged {
-            return;
+        if !unchanged {
+            self.write();
         }
+        Remembered { chains: self.next, windows: self.next_decoded }
+    }
+
+    fn write(&self) {
         super::sealed::replace(&self.path, &encode(&self.key, &self.next));
     }
 }

@@ -469,3 +469,74 @@ fn sync_through_the_tool_exchanges_records_with_the_remote() {
     let pushed = env.git(&remote, &["rev-parse", "refs/mas/focus/alice"]);
     assert_eq!(local, pushed);
 }
+
+/// A gate verdict in short: `allow`, `block:HOLDER` or `fail_closed`.
+fn verdict_of(gate: &GateOut) -> String {
+    match &gate.verdict {
+        Verdict::Allow { .. } => "allow".into(),
+        Verdict::Block { blocks } => format!("block:{}", blocks[0].holder),
+        Verdict::FailClosed { .. } => "fail_closed".into(),
+    }
+}
+
+/// Bob's `gate` on src/money.rs through the server, asserted equal to the CLI's verdict in the
+/// same state.
+fn gate_verdict(env: &TestEnv, bob: &Path, server: &mut Client) -> String {
+    let (out, _) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    let tool: GateOut = serde_json::from_value(out.result.clone()).unwrap();
+    let cli = env.mas(bob, &["gate", "--paths", "src/money.rs", "--json"]);
+    let cli: GateOut = serde_json::from_str(&stdout(&cli)).unwrap();
+    assert_eq!(verdict_of(&tool), verdict_of(&cli), "the server and the CLI disagree: {out:?}");
+    verdict_of(&tool)
+}
+
+#[test]
+fn the_resident_cache_sees_every_change_another_process_makes_between_calls() {
+    let (env, repo, alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    let _: FocusPublishOut = server.ok("focus_publish", json!({"targets": ["src/money.rs"], "ttl": "10m"}));
+    let mut gate = || gate_verdict(&env, &bob, &mut server);
+    assert_eq!(gate(), "allow");
+    assert_eq!(gate(), "allow", "warm, nothing changed");
+
+    // A focus published from the shell is seen by the next call, and by the warm one after it.
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "10m"]);
+    assert_eq!(gate(), "block:alice", "published");
+    assert_eq!(gate(), "block:alice", "warm");
+
+    // The roster changed (alice removed, committed and in bob's worktree): her records, her focus
+    // and the frame she published, stop counting.
+    let roster = std::fs::read_to_string(repo.join(".mas/roster")).unwrap();
+    let set_roster = |text: &str, msg: &str| {
+        std::fs::write(repo.join(".mas/roster"), text).unwrap();
+        env.git(&repo, &["commit", "--quiet", "-am", msg]);
+        std::fs::write(bob.join(".mas/roster"), text).unwrap();
+    };
+    let removed: String = roster.lines().filter(|l| !l.starts_with("alice ")).map(|l| format!("{l}\n")).collect();
+    set_roster(&removed, "remove alice");
+    assert_eq!(gate(), "fail_closed", "alice removed from the roster: no verified frame");
+    set_roster(&roster, "restore alice");
+    assert_eq!(gate(), "block:alice", "alice restored");
+
+    env.mas_ok(&alice, &["focus", "release"]);
+    assert_eq!(gate(), "allow", "released");
+
+    // A lease lapses on time with no ref moving.
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "2s"]);
+    assert_eq!(gate(), "block:alice", "short lease, live");
+    let tips = env.refs(&repo);
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(gate(), "allow", "short lease expired");
+    assert_eq!(env.refs(&repo), tips, "no ref moved");
+
+    // A frame published from the shell is the next call's frame.
+    let before: FrameOut = server.ok("frame", json!({}));
+    std::fs::write(repo.join("src/new_module.rs"), "pub fn added() {}\n").unwrap();
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "--quiet", "-m", "a new module"]);
+    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    let cli: FrameOut = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
+    assert_ne!(cli.hash, before.hash, "a new frame was published");
+    let after: FrameOut = server.ok("frame", json!({}));
+    assert_eq!(after.hash, cli.hash);
+}

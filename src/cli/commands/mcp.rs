@@ -23,7 +23,18 @@
 //! stdout outside the output layer); logs go to stderr. Tool calls run one at a time, each on a
 //! blocking thread, so a check that `endorse` runs does not stall the protocol.
 //!
-//! What a crash leaves: the server holds no state of its own and writes nothing itself. Every write
+//! **The resident cache.** Every call opens the store afresh (repository handle, config, refs:
+//! nothing of git's is kept stale, a `gc` or a config change included) and hands it what the
+//! previous call's store learned ([`Memory`]): the signature cache, the parsed roster keyed by its
+//! exact bytes, and the verified windows of the focus and frame chains keyed by each ref's exact
+//! tip under the roster's digest. The keys are re-read on every call, so a focus published or
+//! released, a roster or a frame changed by another process is seen by the next call, while a warm
+//! `gate` with nothing changed reads no chain and checks no signature (and reads no cache file).
+//! A stale entry cannot change a decision: it is used only under exactly the key it was made for,
+//! and what it holds is a pure function of that key. The board is folded at read time on every
+//! call, so a lease lapses on time with no ref moving. Memory is kept only in this process.
+//!
+//! What a crash leaves: the server keeps nothing but that memory, lost with the process, and writes nothing itself. Every write
 //! is a library call of the command named (appending a signed record, `propose`'s commit, `sync`'s
 //! fast-forwards), whose crash behaviour is that command's (DESIGN.md, "What a crash may leave"): a
 //! SIGKILL at any instant leaves at most what killing that command would, and re-running the call
@@ -34,6 +45,7 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::json::mcp::{ToolOut, ToolRefusalOut};
 use crate::cli::output::Ui;
+use git_mas::store::Memory;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
@@ -89,7 +101,7 @@ pub fn run(ctx: &mut Context, args: McpArgs) -> Result<ExitCode, CliError> {
             Err(Refusal::from_error(&e))
         }
     };
-    let server = Server { dir, agent, lock: Arc::new(Mutex::new(())), tool_router: Server::tool_router() };
+    let server = Server { dir, agent, resident: Arc::new(Mutex::new(None)), tool_router: Server::tool_router() };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -132,8 +144,9 @@ struct Server {
     dir: PathBuf,
     /// The agent's name, or why there is none (every call is refused with it).
     agent: Result<String, Refusal>,
-    /// Tool calls run one at a time.
-    lock: Arc<Mutex<()>>,
+    /// What the last call's store learned, handed to the next (see "The resident cache" above);
+    /// its lock makes tool calls run one at a time.
+    resident: Arc<Mutex<Option<Memory>>>,
     tool_router: ToolRouter<Server>,
 }
 
@@ -215,15 +228,22 @@ struct Ran {
 
 /// Runs `argv` as `agent` in `dir`, its output captured. Never panics out: a panic is an internal
 /// refusal.
-fn execute(dir: PathBuf, agent: String, argv: Vec<String>, check_caller: bool) -> Ran {
+/// `memory` is what the previous call's store learned; it holds what this call's store learned
+/// afterwards (nothing after a panic).
+fn execute(dir: PathBuf, agent: String, argv: Vec<String>, check_caller: bool, memory: &mut Option<Memory>) -> Ran {
     let (ui, captured) = Ui::capturing();
+    let given = memory.take();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut ctx = Context::with_ui(dir, agent, ui);
-        if check_caller {
-            ctx.caller()?;
-        }
-        let cli = crate::cli::Cli::try_parse_from_words(&argv)?;
-        crate::cli::dispatch(&mut ctx, cli.command)
+        let mut ctx = Context::with_ui(dir, agent, ui, given);
+        let result = (|| {
+            if check_caller {
+                ctx.caller()?;
+            }
+            let cli = crate::cli::Cli::try_parse_from_words(&argv)?;
+            crate::cli::dispatch(&mut ctx, cli.command)
+        })();
+        *memory = ctx.into_memory();
+        result
     }));
     let result = match run {
         Ok(Ok(code)) => Ok((code_of(code), parse_output(&captured.stdout()))),
@@ -255,11 +275,11 @@ impl Server {
                 return Ok(tool_result(tool, None, Ran { result: Err(refusal), notes: Vec::new() }));
             }
         };
-        let (dir, lock, name) = (self.dir.clone(), self.lock.clone(), agent.clone());
+        let (dir, resident, name) = (self.dir.clone(), self.resident.clone(), agent.clone());
         let check_caller = tool != "whoami";
         let ran = tokio::task::spawn_blocking(move || {
-            let _one_at_a_time = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            execute(dir, name, argv, check_caller)
+            let mut memory = resident.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            execute(dir, name, argv, check_caller, &mut memory)
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the tool call did not finish: {e}"), None))?;

@@ -19,6 +19,7 @@ mod claude;
 mod codex;
 mod copilot;
 mod edit_gate;
+mod mcp;
 mod opencode;
 mod server;
 mod team;

@@ -58,6 +58,15 @@ pub enum Step {
         /// The file.
         path: String,
     },
+    /// Calls an MCP tool of the git-mas server by its own name (`gate`), mapped to the name the
+    /// host advertises it under (claude: `mcp__git-mas__gate`; codex: `mcp__git-mas__gate` too, or
+    /// another separator), with these JSON arguments.
+    Mcp {
+        /// The tool's name on the MCP server.
+        tool: String,
+        /// Its arguments (a JSON object).
+        arguments: Value,
+    },
 }
 
 /// A scripted conversation: the tool calls, in order, then the final reply.
@@ -149,6 +158,7 @@ fn script(scenario: &Scenario, body: &Value) -> (Vec<Step>, String) {
                 steps.push(Step::Edit { path: fill(path, &f), old: fill(old, &f), new: fill(new, &f) })
             }
             Step::Read { path } => steps.push(Step::Read { path: fill(path, &f) }),
+            Step::Mcp { tool, arguments } => steps.push(Step::Mcp { tool: tool.clone(), arguments: arguments.clone() }),
         }
     }
     (steps, fill(&branch.reply, &f))
@@ -490,9 +500,23 @@ fn read_call(path: &str, tools: &[Tool]) -> Option<Call> {
     }
 }
 
+/// The advertised tool that is the git-mas MCP server's `tool`: a name that mentions the server
+/// and ends in the tool's name after a separator.
+fn mcp_tool<'a>(tools: &'a [Tool], tool: &str) -> Option<&'a Tool> {
+    tools.iter().find(|t| {
+        let Some(head) = t.name.strip_suffix(tool) else { return false };
+        let lower = head.to_ascii_lowercase();
+        (lower.contains("git-mas") || lower.contains("git_mas")) && head.ends_with(['_', '.', '-', '/', ':'])
+    })
+}
+
 fn call_for(step: &Step, tools: &[Tool]) -> Option<Call> {
     match step {
         Step::ShellEach(_) => None,
+        Step::Mcp { tool, arguments } => {
+            let tool = mcp_tool(tools, tool)?;
+            Some(Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments: arguments.to_string() })
+        }
         Step::Edit { path, old, new } => edit_call(path, old, new, tools),
         Step::Read { path } => read_call(path, tools),
         Step::Shell(command) => {
