@@ -215,3 +215,26 @@ pub fn forge_record(env: &TestEnv, repo: &Path, refname: &str, bytes: &[u8], ext
     let blob = env.git(repo, &["hash-object", "-w", file.to_str().unwrap()]);
     forge_tree(env, repo, refname, &format!("100644 blob {blob}\trecord.json\n{extra}"), None);
 }
+
+/// Every file and folder under `dir` (outside .git) with its bytes (`<dir>` for a folder), sorted:
+/// what "byte for byte" compares.
+pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if p.is_dir() {
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), b"<dir>".to_vec()));
+                stack.push(p);
+            } else {
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}

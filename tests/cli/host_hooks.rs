@@ -11,28 +11,6 @@ use std::process::{Command, Stdio};
 
 const HOSTS: [&str; 7] = ["claude-code", "codex", "copilot", "gemini", "cursor", "goose", "opencode"];
 
-/// Every file under `dir` (outside .git) with its bytes, sorted.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.file_name().is_some_and(|n| n == ".git") {
-                continue;
-            }
-            if p.is_dir() {
-                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), b"<dir>".to_vec()));
-                stack.push(p);
-            } else {
-                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn status(env: &TestEnv, dir: &Path, extra: &[&str]) -> HostHooksOut {
     let mut args = vec!["hooks", "status", "--json"];
     args.extend_from_slice(extra);
