@@ -515,17 +515,17 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
     match (host, scope) {
         (GateHost::ClaudeCode, Scope::Project(_)) => vec![
             "Claude Code asks before it starts a project's .mcp.json server: approve git-mas in /mcp, or run \
-             claude with --mcp-config .mcp.json (coordinate's claude-code agents get it)"
+             claude with --mcp-config .mcp.json"
                 .to_string(),
         ],
         (GateHost::Codex, Scope::Project(_)) => vec![
-            "Codex reads a project's .codex/config.toml only in a trusted project; coordinate's codex agents get \
-             the server on their command line (-c mcp_servers.git-mas...)"
+            "Codex reads a project's .codex/config.toml only in a trusted project: trust it, or register the \
+             server globally (--global)"
                 .to_string(),
         ],
         (GateHost::Copilot, Scope::Project(_)) => vec![
             "Copilot loads a project's MCP file when named: run copilot with --additional-mcp-config \
-             @.copilot/mcp-config.json (coordinate's copilot agents get it)"
+             @.copilot/mcp-config.json"
                 .to_string(),
         ],
         _ => Vec::new(),

@@ -71,8 +71,11 @@ use std::process::ExitCode;
 /// are ignored in that worktree alone). --no-edit-gate leaves the worktrees without it. Each
 /// preset agent's worktree also gets the MCP server registered as that agent (`git mas mcp
 /// install --host <preset> --agent <name>` there; not goose), kept out of its proposals the same
-/// way, so a host whose shell cannot write to .git still has git-mas as tools; --no-mcp leaves it
-/// out. Two hosts
+/// way, for a host whose shell cannot write to .git; --no-mcp leaves it out. Which hosts load a
+/// project's registration unattended varies (claude-code asks for approval of a project
+/// .mcp.json, codex reads only trusted projects' config, copilot needs
+/// --additional-mcp-config): `git mas mcp status --host <preset>` in the worktree says what each
+/// needs; the presets' command lines do not add it yet. Two hosts
 /// do not load a linked worktree's hook by themselves, so their gated agents' default command
 /// lines say so: codex (which reads project hooks from the main checkout, and runs a hook only
 /// once it is trusted) gets `--dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[<the gate>]'`
