@@ -367,19 +367,29 @@ pub fn plan_uninstall(host: GateHost, file: &HookFile, current: Option<&str>) ->
         (_, None) => Ok(Plan::Keep),
         (FileKind::Own(ours), Some(text)) if text == ours => Ok(Plan::Remove),
         (FileKind::Own(_), Some(_)) => Err(HostHookError::NotOurs { path }),
-        (FileKind::Merged, Some(text)) => Ok(match remove_ours(host, &path, text)? {
-            Removal::Unchanged => Plan::Keep,
-            Removal::Created => Plan::Remove,
-            Removal::Changed(t) => Plan::Write(t),
-        }),
+        (FileKind::Merged, Some(text)) => Ok(remove_ours(host, &path, text)?.into_plan()),
     }
 }
 
-enum Removal {
+/// What taking our entry out of a shared file gives.
+pub(crate) enum Removal {
+    /// There was no entry of ours.
     Unchanged,
-    /// The file is exactly the one install creates.
+    /// The file is exactly the one install creates: remove it.
     Created,
+    /// The file's text without our entry.
     Changed(String),
+}
+
+impl Removal {
+    /// What uninstall does to the file.
+    pub(crate) fn into_plan(self) -> Plan {
+        match self {
+            Removal::Unchanged => Plan::Keep,
+            Removal::Created => Plan::Remove,
+            Removal::Changed(t) => Plan::Write(t),
+        }
+    }
 }
 
 /// Whether the host reads comments in this file.

@@ -40,7 +40,7 @@
 //! it where there was none.
 
 use super::edit_hook::GateHost;
-use super::host_hooks::{self, Env, FileState, HostHookError, Scope};
+use super::host_hooks::{self, Env, FileState, HostHookError, Removal, Scope};
 use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions, ast, parse_to_ast};
 use std::path::{Path, PathBuf};
@@ -206,18 +206,7 @@ pub fn plan_uninstall(
     agent: Option<&str>,
 ) -> Result<Plan, HostMcpError> {
     let Some(text) = current else { return Ok(Plan::Keep) };
-    Ok(match remove(host, path, text, agent)? {
-        Removal::Unchanged => Plan::Keep,
-        Removal::Created => Plan::Remove,
-        Removal::Changed(t) => Plan::Write(t),
-    })
-}
-
-enum Removal {
-    Unchanged,
-    /// What is left is exactly the file install creates (with our entry removed: nothing).
-    Created,
-    Changed(String),
+    Ok(remove(host, path, text, agent)?.into_plan())
 }
 
 /// The file install creates where there is none.
