@@ -504,7 +504,7 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
     match (host, scope) {
         (GateHost::ClaudeCode, Scope::Project(_)) => vec![
             "Claude Code asks before it starts a project's .mcp.json server: approve git-mas in /mcp, or run \
-             claude with --mcp-config .mcp.json"
+             claude with --mcp-config .mcp.json (coordinate's claude-code agents get it)"
                 .to_string(),
         ],
         (GateHost::Codex, Scope::Project(_)) => vec![
@@ -514,7 +514,7 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
         ],
         (GateHost::Copilot, Scope::Project(_)) => vec![
             "Copilot loads a project's MCP file when named: run copilot with --additional-mcp-config \
-             @.copilot/mcp-config.json"
+             @.copilot/mcp-config.json (coordinate's copilot agents get it)"
                 .to_string(),
         ],
         _ => Vec::new(),

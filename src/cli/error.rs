@@ -18,6 +18,8 @@ use git_mas::attention::board::Rejection;
 use git_mas::attention::focus_store::PublishError;
 use git_mas::attention::frame::FrameError;
 use git_mas::attention::gate_io::GateIoError;
+use git_mas::attention::host_hooks::HostHookError;
+use git_mas::attention::host_mcp::HostMcpError;
 use git_mas::converge_driver::record::{RecordError, runs_prefix};
 use git_mas::identity::{KeyError, NameError, RosterError};
 use git_mas::pool::PoolError;
@@ -486,6 +488,34 @@ impl From<SkillsError> for CliError {
         let mut err = CliError::new(Kind::User, e);
         err.extend_hints(hint.map(str::to_string));
         err
+    }
+}
+
+impl From<HostHookError> for CliError {
+    /// A host's configuration file that `hooks|mcp install` cannot change: nothing was written.
+    fn from(e: HostHookError) -> Self {
+        let hint = match &e {
+            HostHookError::Invalid { .. } | HostHookError::Shape { .. } => {
+                Some("fix the file (or move it aside) and run the command again; nothing was written")
+            }
+            HostHookError::NotOurs { .. } => {
+                Some("move that file aside to let git-mas write its own; nothing was written")
+            }
+            HostHookError::NoHome { .. } => Some("set HOME (or the host's own directory variable)"),
+            HostHookError::Io { .. } | HostHookError::Git { .. } => None,
+        };
+        let mut err = CliError::new(Kind::User, e);
+        err.extend_hints(hint.map(str::to_string));
+        err
+    }
+}
+
+impl From<HostMcpError> for CliError {
+    fn from(e: HostMcpError) -> Self {
+        match e {
+            HostMcpError::File(file) => CliError::from(file),
+            unsupported @ HostMcpError::Unsupported { .. } => CliError::new(Kind::User, unsupported),
+        }
     }
 }
 
@@ -986,6 +1016,31 @@ mod tests {
                 "Error: cannot remove the stale lock /repo/.git/x.lock\nCaused by: permission denied\n";
             Store => SyncError::Store(StoreError::SeqOverflow { refname: "refs/mas/journal/alice".into() }), 1,
                 "Error: sequence number overflow in refs/mas/journal/alice\n";
+        ));
+        rows.extend(rows!(HostHookError via CliError::from;
+            Invalid => HostHookError::Invalid { path: ".claude/settings.json".into(), syntax: "JSON", reason: "trailing comma".into() }, 1,
+                "Error: .claude/settings.json is not valid JSON: trailing comma\n\
+                 Hint: fix the file (or move it aside) and run the command again; nothing was written\n";
+            Shape => HostHookError::Shape { path: ".claude/settings.json".into(), what: "`hooks` is not an object".into() }, 1,
+                "Error: .claude/settings.json: `hooks` is not an object\n\
+                 Hint: fix the file (or move it aside) and run the command again; nothing was written\n";
+            NotOurs => HostHookError::NotOurs { path: ".github/hooks/git-mas.json".into() }, 1,
+                "Error: .github/hooks/git-mas.json exists and is not the file git-mas writes\n\
+                 Hint: move that file aside to let git-mas write its own; nothing was written\n";
+            NoHome => HostHookError::NoHome { host: "codex" }, 1,
+                "Error: cannot find codex's user configuration: HOME is not set\n\
+                 Hint: set HOME (or the host's own directory variable)\n";
+            Git => HostHookError::Git { worktree: "/w".into(), command: "config --worktree mas.gate enforce".into(), reason: "locked".into() }, 1,
+                "Error: in /w: `git config --worktree mas.gate enforce` failed: locked\n";
+            Io => HostHookError::Io { action: "write", path: ".mcp.json".into(), reason: "permission denied".into() }, 1,
+                "Error: cannot write .mcp.json: permission denied\n";
+        ));
+        rows.extend(rows!(HostMcpError via CliError::from;
+            Unsupported => HostMcpError::Unsupported { host: "goose", reason: "run `goose configure`".into() }, 1,
+                "Error: goose's MCP servers cannot be registered by git-mas: run `goose configure`\n";
+            File => HostMcpError::File(HostHookError::NoHome { host: "opencode" }), 1,
+                "Error: cannot find opencode's user configuration: HOME is not set\n\
+                 Hint: set HOME (or the host's own directory variable)\n";
         ));
         rows.extend(rows!(SkillsError via CliError::from;
             NoHome => SkillsError::NoHome, 1,

@@ -10,6 +10,7 @@ pub mod gating;
 pub mod inputs;
 pub mod json;
 mod json_output;
+pub mod mcp_stdio;
 pub mod output;
 pub mod render;
 pub mod reports;

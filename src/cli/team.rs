@@ -7,7 +7,7 @@ use super::error::CliError;
 use super::output::{JsonOutput, Ui};
 use git_mas::converge_driver::record::RunRecorder;
 use git_mas::converge_driver::{self, RunEvent, RunMeta, SinkError};
-use git_mas::peers::{PeerEntry, ProcessPeer, kill_live_peers};
+use git_mas::peers::{PeerEntry, ProcessPeer, Wiring, kill_live_peers};
 use std::path::Path;
 
 /// The longest goal accepted, in bytes.
@@ -72,13 +72,13 @@ pub fn install_interrupt_handler() -> Result<(), CliError> {
 /// A team of process peers for `peers`, each hop run in `dir`; presets take their command line
 /// from git config when it overrides theirs, else their template for a run whose check is
 /// `check` (see `git_mas::peers::preset`), with what the host needs to run the edit hook for
-/// the peers `gated` names.
+/// what each peer's worktree was given (`wiring`).
 pub fn team(
     ctx: &Context,
     peers: Vec<PeerEntry>,
     dir: &Path,
     check: Option<&str>,
-    gated: &dyn Fn(&str) -> bool,
+    wiring: &dyn Fn(&str) -> Wiring,
 ) -> Result<Vec<ProcessPeer>, CliError> {
     let store = ctx.store()?;
     let exe = std::env::current_exe()
@@ -86,8 +86,8 @@ pub fn team(
     Ok(peers
         .into_iter()
         .map(|p| {
-            let gate = gated(&p.name);
-            ProcessPeer::configured(p, &exe, Some(dir.to_path_buf()), check, gate, |key| store.config_string(key)).0
+            let wired = wiring(&p.name);
+            ProcessPeer::configured(p, &exe, Some(dir.to_path_buf()), check, wired, |key| store.config_string(key)).0
         })
         .collect())
 }
@@ -141,7 +141,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 pub fn execute(ctx: &mut Context, meta: &RunMeta, json: bool) -> Result<git_mas::converge_driver::Report, CliError> {
     let caller = ctx.caller()?;
     let dir = ctx.cwd()?;
-    let mut team = team(ctx, meta.peers.clone(), &dir, None, &|_| false)?;
+    let mut team = team(ctx, meta.peers.clone(), &dir, None, &|_| Wiring::default())?;
     let store = ctx.store()?;
     let mut recorder = RunRecorder::start(store, &caller.key, meta)?;
     ctx.status(&format!("run {}: recording under refs/mas/runs/{}/", meta.run, meta.run));

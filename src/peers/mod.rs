@@ -19,7 +19,7 @@ pub mod process;
 pub mod prompt;
 pub mod spec;
 
-pub use preset::{CommandSource, Preset, resolve_command};
+pub use preset::{CommandSource, Preset, Wiring, resolve_command};
 pub use process::{MAX_REPLY_BYTES, ProcessCommand, kill_live_peers, run_hop};
 pub use prompt::{AssemblyPrompt, ConvergePrompt, PromptHeader};
 pub use spec::{BuiltinKind, MAX_PEERS, PeerEntry, PeerSpec, SpecError, parse_agents};
@@ -130,19 +130,19 @@ impl ProcessPeer {
     /// The peer for `entry` with its command line resolved against git config: a preset's
     /// template (for a run whose check is `check`) is overridden by `mas.agent.<name>.command` or
     /// `mas.agent.<preset>.command` when `lookup` finds one (see [`preset`]), and carries what the
-    /// host needs to run the edit hook in the peer's worktree when `gated`; other specs run as
+    /// host needs to use what the peer's worktree was given (`wiring`); other specs run as
     /// [`ProcessPeer::new`] runs them.
     pub fn configured(
         entry: PeerEntry,
         exe: &Path,
         dir: Option<PathBuf>,
         check: Option<&str>,
-        gated: bool,
+        wiring: preset::Wiring,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> (ProcessPeer, Option<CommandSource>) {
         match &entry.spec {
             PeerSpec::Preset { preset } => {
-                let (line, source) = resolve_command(*preset, &entry.name, check, gated, lookup);
+                let (line, source) = resolve_command(*preset, &entry.name, check, wiring, lookup);
                 (ProcessPeer { command: ProcessCommand::shell(&line), entry, dir }, Some(source))
             }
             _ => (ProcessPeer::new(entry, exe, dir), None),

@@ -46,12 +46,20 @@
 //!   prints only the reply.
 //!
 //! An agent whose worktree has its host's edit hook (coordinate installs it; `--no-edit-gate`
-//! does not) runs [`Preset::gated_command_line`] instead: codex with the hook inline
+//! does not) runs [`Preset::session_command_line`] instead: codex with the hook inline
 //! (`-c hooks.PreToolUse=[…]`) and `--dangerously-bypass-hook-trust`, copilot with
 //! `--trust-folder`, opencode with `OPENCODE_CONFIG_CONTENT` naming the plugin in the worktree's
 //! git dir; without those, each of the three runs no hook from a linked worktree (or, for
 //! opencode, first npm-installs into the worktree). Why, and what was measured:
 //! [`crate::attention::host_hooks`].
+//!
+//! An agent whose worktree has the git-mas MCP server registered as that agent (coordinate does
+//! it; `--no-mcp` does not) also gets what its host needs to start that server unattended
+//! ([`crate::attention::host_mcp::session_args`]): claude-code `--mcp-config .mcp.json` (a
+//! project `.mcp.json` is otherwise started only once approved) and `mcp__git-mas` among its
+//! allowed tools (in `-p` a tool not allowed is refused), codex the server in a `-c` layer (it
+//! reads a linked worktree's `.codex/` no more than its hooks), copilot `--additional-mcp-config
+//! @.copilot/mcp-config.json`. Opencode reads the worktree's `opencode.json` itself.
 //!
 //! A host that is not logged in (claude prints `Not logged in · Please run /login` on stdout and
 //! exits 1) or cannot reach its model is a failed call, its own words quoted
@@ -70,7 +78,7 @@
 //! the same for every host.
 
 use crate::attention::edit_hook::GateHost;
-use crate::attention::host_hooks;
+use crate::attention::{host_hooks, host_mcp};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -142,14 +150,27 @@ impl Preset {
         }
     }
 
-    /// [`Preset::command_line`] for an agent whose worktree has the host's edit hook installed
-    /// ([`host_hooks::install_in_worktree`]): with what the host needs to run that hook
-    /// unattended, [`host_hooks::session_prefix`] before it and [`host_hooks::session_args`]
-    /// (codex's after `codex exec`, copilot's at the end). The other presets' lines are unchanged.
-    pub fn gated_command_line(self, check: Option<&str>) -> String {
+    /// [`Preset::command_line`] for agent `agent` whose worktree was given what `wiring` says, with
+    /// what the host needs to use it unattended: for the edit hook
+    /// ([`host_hooks::install_in_worktree`]), [`host_hooks::session_prefix`] before the line and
+    /// [`host_hooks::session_args`]; for the MCP server ([`host_mcp::install_in_worktree`]),
+    /// [`host_mcp::session_args`] and, for claude-code, the permission to call the server's tools
+    /// (`mcp__git-mas`). Codex's words go after `codex exec`, the others' at the end. The lines
+    /// of presets whose hosts need nothing are unchanged.
+    pub fn session_command_line(self, check: Option<&str>, wiring: Wiring, agent: &str) -> String {
         let mut line = self.command_line(check);
         let Some(host) = GateHost::from_name(self.name()) else { return line };
-        let args = host_hooks::session_args(host);
+        let mut args = Vec::new();
+        if wiring.edit_gate {
+            args.extend(host_hooks::session_args(host));
+        }
+        if wiring.mcp {
+            if self == Preset::ClaudeCode {
+                // One more value of the --allowedTools list the line ends with.
+                line.push_str(&format!(" {}", host_hooks::shell_word(&format!("mcp__{}", host_mcp::SERVER_NAME))));
+            }
+            args.extend(host_mcp::session_args(host, Some(agent)));
+        }
         if !args.is_empty() {
             let words = args.iter().map(|a| host_hooks::shell_word(a)).collect::<Vec<_>>().join(" ");
             let cut = match self {
@@ -158,7 +179,7 @@ impl Preset {
             };
             line = format!("{} {words}{}", &line[..cut], &line[cut..]);
         }
-        match host_hooks::session_prefix(host) {
+        match host_hooks::session_prefix(host).filter(|_| wiring.edit_gate) {
             Some(prefix) => format!("{prefix} {line}"),
             None => line,
         }
@@ -181,6 +202,15 @@ impl fmt::Display for Preset {
     }
 }
 
+/// What coordinate gave an agent's worktree that its host's session must be told about.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wiring {
+    /// The host's edit hook is installed ([`host_hooks::install_in_worktree`]).
+    pub edit_gate: bool,
+    /// The git-mas MCP server is registered as the agent ([`host_mcp::install_in_worktree`]).
+    pub mcp: bool,
+}
+
 /// Where a preset peer's command line came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "from", rename_all = "kebab-case")]
@@ -201,13 +231,13 @@ pub fn shell_quote(text: &str) -> String {
 
 /// The command line peer `peer` of `preset` runs in a run whose check is `check`, with where it
 /// came from: the first git config key of [`Preset::config_keys`] that `lookup` finds with a
-/// non-blank value, else [`Preset::command_line`], or [`Preset::gated_command_line`] when the
-/// peer's worktree has the edit hook (`gated`). An overriding line is run as written.
+/// non-blank value, else [`Preset::session_command_line`] for what the peer's worktree was given
+/// (`wiring`). An overriding line is run as written.
 pub fn resolve_command(
     preset: Preset,
     peer: &str,
     check: Option<&str>,
-    gated: bool,
+    wiring: Wiring,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> (String, CommandSource) {
     for key in preset.config_keys(peer) {
@@ -215,14 +245,15 @@ pub fn resolve_command(
             return (value, CommandSource::Config { key });
         }
     }
-    let line = if gated { preset.gated_command_line(check) } else { preset.command_line(check) };
-    (line, CommandSource::Default)
+    (preset.session_command_line(check, wiring, peer), CommandSource::Default)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    const GATE: Wiring = Wiring { edit_gate: true, mcp: false };
 
     fn config(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -242,7 +273,7 @@ mod tests {
 
     #[test]
     fn the_default_template_applies_without_config() {
-        let (cmd, from) = resolve_command(Preset::Codex, "codex-0", None, false, config(&[]));
+        let (cmd, from) = resolve_command(Preset::Codex, "codex-0", None, Wiring::default(), config(&[]));
         assert_eq!(cmd, "codex exec --sandbox danger-full-access --ephemeral --color never -");
         assert_eq!(from, CommandSource::Default);
     }
@@ -253,7 +284,7 @@ mod tests {
             Preset::Goose,
             "goose-1",
             None,
-            false,
+            Wiring::default(),
             config(&[("mas.agent.goose.command", "goose run -i - -q")]),
         );
         assert_eq!(cmd, "goose run -i - -q");
@@ -262,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_gated_line_carries_what_its_host_needs_to_run_the_worktree_hook() {
-        let codex = Preset::Codex.gated_command_line(None);
+        let codex = Preset::Codex.session_command_line(None, GATE, "a");
         assert!(
             codex.starts_with(
                 "codex exec --dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[{matcher=\"apply_patch\""
@@ -272,24 +303,59 @@ mod tests {
         assert!(codex.contains("command=\"git mas gate --host codex\""), "{codex}");
         assert!(codex.ends_with(" --sandbox danger-full-access --ephemeral --color never -"), "{codex}");
         assert_eq!(
-            Preset::Copilot.gated_command_line(None),
+            Preset::Copilot.session_command_line(None, GATE, "a"),
             "copilot -s --allow-all-tools --no-ask-user --trust-folder"
         );
         assert_eq!(
-            Preset::OpenCode.gated_command_line(None),
+            Preset::OpenCode.session_command_line(None, GATE, "a"),
             r#"OPENCODE_CONFIG_CONTENT="{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/mas-opencode-gate.js\"]}" opencode run --auto"#
         );
         for preset in [Preset::ClaudeCode, Preset::Goose, Preset::Cursor] {
-            assert_eq!(preset.gated_command_line(Some("make")), preset.command_line(Some("make")), "{preset}");
+            assert_eq!(
+                preset.session_command_line(Some("make"), GATE, "a"),
+                preset.command_line(Some("make")),
+                "{preset}"
+            );
         }
-        let (cmd, from) = resolve_command(Preset::Copilot, "c", None, true, config(&[]));
+        let (cmd, from) = resolve_command(Preset::Copilot, "c", None, GATE, config(&[]));
         assert_eq!(
             (cmd.as_str(), from),
             ("copilot -s --allow-all-tools --no-ask-user --trust-folder", CommandSource::Default)
         );
         let (cmd, _) =
-            resolve_command(Preset::Copilot, "c", None, true, config(&[("mas.agent.c.command", "copilot -s")]));
+            resolve_command(Preset::Copilot, "c", None, GATE, config(&[("mas.agent.c.command", "copilot -s")]));
         assert_eq!(cmd, "copilot -s", "an overriding line is run as written");
+    }
+
+    #[test]
+    fn an_mcp_wired_line_starts_the_worktree_server_as_the_agent() {
+        const MCP: Wiring = Wiring { edit_gate: false, mcp: true };
+        let claude = Preset::ClaudeCode.session_command_line(Some("make"), MCP, "alice");
+        assert_eq!(
+            claude,
+            "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)' 'Bash(make:*)' mcp__git-mas \
+             --mcp-config .mcp.json"
+        );
+        let codex = Preset::Codex.session_command_line(None, MCP, "alice");
+        assert!(codex.starts_with("codex exec -c "), "{codex}");
+        assert!(codex.contains("alice"), "the server acts as the agent: {codex}");
+        assert!(codex.ends_with(" --sandbox danger-full-access --ephemeral --color never -"), "{codex}");
+        assert_eq!(
+            Preset::Copilot.session_command_line(None, MCP, "c"),
+            "copilot -s --allow-all-tools --no-ask-user --additional-mcp-config @.copilot/mcp-config.json"
+        );
+        for preset in [Preset::OpenCode, Preset::Goose, Preset::Cursor] {
+            assert_eq!(preset.session_command_line(None, MCP, "a"), preset.command_line(None), "{preset}");
+        }
+        // Both: the hook's words, then the server's.
+        let both = Wiring { edit_gate: true, mcp: true };
+        let copilot = Preset::Copilot.session_command_line(None, both, "c");
+        assert!(copilot.ends_with("--trust-folder --additional-mcp-config @.copilot/mcp-config.json"), "{copilot}");
+        let codex = Preset::Codex.session_command_line(None, both, "alice");
+        let (hook, server) = (codex.find("hooks.PreToolUse").unwrap(), codex.find("mcp_servers").unwrap());
+        assert!(hook < server, "{codex}");
+        let (cmd, _) = resolve_command(Preset::ClaudeCode, "alice", None, MCP, config(&[]));
+        assert!(cmd.ends_with("mcp__git-mas --mcp-config .mcp.json"), "{cmd}");
     }
 
     #[test]
@@ -298,11 +364,11 @@ mod tests {
             ("mas.agent.claude-code.command", "claude -p"),
             ("mas.agent.alice.command", "claude -p --model opus"),
         ]);
-        let (cmd, from) = resolve_command(Preset::ClaudeCode, "alice", Some("cargo test"), false, &lookup);
+        let (cmd, from) = resolve_command(Preset::ClaudeCode, "alice", Some("cargo test"), Wiring::default(), &lookup);
         assert_eq!(cmd, "claude -p --model opus");
         assert_eq!(from, CommandSource::Config { key: "mas.agent.alice.command".into() });
         // Another peer of the preset gets the preset's key.
-        let (cmd, _) = resolve_command(Preset::ClaudeCode, "bob", None, false, &lookup);
+        let (cmd, _) = resolve_command(Preset::ClaudeCode, "bob", None, Wiring::default(), &lookup);
         assert_eq!(cmd, "claude -p");
     }
 
@@ -312,7 +378,7 @@ mod tests {
             Preset::Copilot,
             "copilot-0",
             None,
-            false,
+            Wiring::default(),
             config(&[("mas.agent.copilot-0.command", "   "), ("mas.agent.copilot.command", "")]),
         );
         assert_eq!(cmd, Preset::Copilot.default_command());

@@ -94,6 +94,12 @@ impl Client {
         self.child.wait().unwrap()
     }
 
+    /// The next message on stdout, whatever it is.
+    fn next_message(&mut self) -> Value {
+        let line = self.lines.recv_timeout(Duration::from_secs(120)).expect("the server answers");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line}"))
+    }
+
     /// Sends a request and returns the whole response (result or error). Every line on stdout
     /// must be JSON-RPC.
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -334,8 +340,19 @@ fn refusals_carry_the_clis_message_hint_and_exit_code() {
 fn malformed_requests_unknown_tools_and_wrong_types_leave_the_server_serving() {
     let (env, _repo, _alice, bob) = pair();
     let (mut server, _) = Client::start(&env, &bob, &[]);
+    // Not JSON: a parse error (id null), as JSON-RPC 2.0 says.
     server.send("this is not json {");
+    let parse = server.next_message();
+    assert_eq!((parse["error"]["code"].as_i64(), &parse["id"]), (Some(-32700), &Value::Null), "{parse}");
+    // JSON but not a request: invalid request.
     server.send(r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":"nope"}"#);
+    let invalid = server.next_message();
+    assert_eq!(invalid["error"]["code"].as_i64(), Some(-32600), "{invalid}");
+    // A blank line is no message, and gets no answer; a line far over the limit is refused whole.
+    server.send("");
+    server.send(&format!("{{\"pad\": \"{}\"}}", "x".repeat(17 * 1024 * 1024)));
+    let long = server.next_message();
+    assert_eq!(long["error"]["code"].as_i64(), Some(-32700), "{long}");
     let unknown = server.request("tools/call", json!({"name": "rm_rf", "arguments": {}}));
     assert!(unknown["error"]["code"].is_i64(), "{unknown}");
     let unknown = server.request("no/such/method", json!({}));

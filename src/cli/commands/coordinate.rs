@@ -20,7 +20,7 @@ use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
 use git_mas::coordinate::develop::{DevEvent, DevHalt, DevSetup, SinkError, develop};
 use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
 use git_mas::engines::ConvergeHalt;
-use git_mas::peers::{PeerEntry, PeerSpec, parse_agents};
+use git_mas::peers::{PeerEntry, PeerSpec, Wiring, parse_agents};
 use git_mas::pool::check::check_command;
 use git_mas::runtime::PatternKind;
 use std::collections::HashMap;
@@ -71,11 +71,12 @@ use std::process::ExitCode;
 /// are ignored in that worktree alone). --no-edit-gate leaves the worktrees without it. Each
 /// preset agent's worktree also gets the MCP server registered as that agent (`git mas mcp
 /// install --host <preset> --agent <name>` there; not goose), kept out of its proposals the same
-/// way, for a host whose shell cannot write to .git; --no-mcp leaves it out. Which hosts load a
-/// project's registration unattended varies (claude-code asks for approval of a project
-/// .mcp.json, codex reads only trusted projects' config, copilot needs
-/// --additional-mcp-config): `git mas mcp status --host <preset>` in the worktree says what each
-/// needs; the presets' command lines do not add it yet. Two hosts
+/// way, for a host whose shell cannot write to .git; --no-mcp leaves it out. Hosts do not all
+/// load a project's registration unattended, so the default command lines of those agents
+/// start it: claude-code gets `mcp__git-mas` among its allowed tools and `--mcp-config
+/// .mcp.json` (a project .mcp.json is otherwise started only once approved), codex the server
+/// in `-c mcp_servers.git-mas.*` layers (it reads a linked worktree's .codex/ no more than its
+/// hooks), copilot `--additional-mcp-config @.copilot/mcp-config.json`. Two hosts
 /// do not load a linked worktree's hook by themselves, so their gated agents' default command
 /// lines say so: codex (which reads project hooks from the main checkout, and runs a hook only
 /// once it is trusted) gets `--dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[<the gate>]'`
@@ -312,7 +313,10 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     let served = mcp_registered(&peers, args.no_mcp);
     // The check the run will record (`--check`, else `mas.check`): claude-code may run it.
     let check = ctx.store().ok().and_then(|s| check_command(s, args.check.as_deref(), None));
-    let mut team = team(ctx, peers, &dir, check.as_deref(), &|name| gated.contains_key(name))?;
+    let mut team = team(ctx, peers, &dir, check.as_deref(), &|name| Wiring {
+        edit_gate: gated.contains_key(name),
+        mcp: served.contains_key(name),
+    })?;
     install_interrupt_handler()?;
     let runtime = async_runtime()?;
     let ctx_ref = &*ctx;

@@ -14,7 +14,7 @@ use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, H
 use crate::cli::output::JsonFlag;
 use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
-use git_mas::attention::host_hooks::{self, FileState, HostHookError, ProcessEnv, Scope};
+use git_mas::attention::host_hooks::{self, FileState, ProcessEnv, Scope};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -210,22 +210,6 @@ fn chosen(hosts: &[HostChoice]) -> Vec<GateHost> {
         .collect()
 }
 
-fn host_error(e: HostHookError) -> CliError {
-    let hint = match &e {
-        HostHookError::Invalid { .. } | HostHookError::Shape { .. } => {
-            Some("fix the file (or move it aside) and run the command again; nothing was written")
-        }
-        HostHookError::NotOurs { .. } => Some("move that file aside to let git-mas write its own; nothing was written"),
-        HostHookError::NoHome { .. } => Some("set HOME (or the host's own directory variable)"),
-        HostHookError::Io { .. } | HostHookError::Git { .. } => None,
-    };
-    let err = CliError::user(e.to_string());
-    match hint {
-        Some(h) => err.hinted(h),
-        None => err,
-    }
-}
-
 /// `hooks … --host`: each host's edit-hook configuration. Every host is planned and written in
 /// turn; the first refusal stops the command (the hosts before it are done, said on stderr).
 fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<ExitCode, CliError> {
@@ -240,7 +224,7 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Exit
     }
     let mut hosts = Vec::new();
     for host in chosen(&args.hosts) {
-        let reports = host_hooks::apply(lib_action, host, &scope, &ProcessEnv).map_err(host_error)?;
+        let reports = host_hooks::apply(lib_action, host, &scope, &ProcessEnv).map_err(CliError::from)?;
         let files: Vec<HostHookFileOut> =
             reports.into_iter().map(|r| HostHookFileOut { path: r.path, state: r.state, changed: r.changed }).collect();
         // What the host needs besides the file, said while the hook is there.

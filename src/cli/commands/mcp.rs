@@ -20,7 +20,8 @@
 //! server still answers `initialize` and `tools/list`, and every call is refused with the fix.
 //!
 //! The protocol alone is on stdout ([`rmcp::transport::stdio`], the one writer of the process's
-//! stdout outside the output layer); logs go to stderr. Tool calls run one at a time, each on a
+//! stdout outside the output layer, framed by [`crate::cli::mcp_stdio`] so that a line that is
+//! not JSON is answered `-32700`); logs go to stderr. Tool calls run one at a time, each on a
 //! blocking thread, so a check that `endorse` runs does not stall the protocol.
 //!
 //! **The resident cache.** Every call opens the store afresh (repository handle, config, refs:
@@ -44,6 +45,7 @@ use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::json::mcp::{ToolOut, ToolRefusalOut};
+use crate::cli::mcp_stdio;
 use crate::cli::output::Ui;
 use git_mas::store::Memory;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -106,7 +108,11 @@ pub fn run(ctx: &mut Context, args: McpArgs) -> Result<ExitCode, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(serve(server))?;
+    let served = runtime.block_on(serve(server));
+    // A read of stdin may still be blocked in a thread of the runtime (the service can end on a
+    // closed stdout): nothing waits for it.
+    runtime.shutdown_background();
+    served?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -115,11 +121,13 @@ pub fn run(ctx: &mut Context, args: McpArgs) -> Result<ExitCode, CliError> {
 // else.
 #[allow(clippy::disallowed_methods)]
 async fn serve(server: Server) -> Result<(), CliError> {
-    let service = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| CliError::internal(format!("the MCP session could not start: {e}")))?;
-    service.waiting().await.map_err(|e| CliError::internal(format!("the MCP session failed: {e}")))?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let (ends, copied) = mcp_stdio::framed(stdin, stdout);
+    let service =
+        server.serve(ends).await.map_err(|e| CliError::internal(format!("the MCP session could not start: {e}")))?;
+    let ended = service.waiting().await;
+    copied.await;
+    ended.map_err(|e| CliError::internal(format!("the MCP session failed: {e}")))?;
     Ok(())
 }
 

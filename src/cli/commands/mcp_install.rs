@@ -8,7 +8,7 @@ use crate::cli::error::CliError;
 use crate::cli::json::mcp_install::{McpHostOut, McpInstallOut};
 use crate::cli::output::JsonFlag;
 use git_mas::attention::edit_hook::GateHost;
-use git_mas::attention::host_hooks::{HostHookError, ProcessEnv, Scope};
+use git_mas::attention::host_hooks::{ProcessEnv, Scope};
 use git_mas::attention::host_mcp::{self, Action, HostMcpError};
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -65,22 +65,6 @@ fn parse_host(name: &str) -> Result<Option<GateHost>, String> {
     })
 }
 
-fn mcp_error(e: HostMcpError) -> CliError {
-    let hint = match &e {
-        HostMcpError::Unsupported { .. } => None,
-        HostMcpError::File(HostHookError::Invalid { .. } | HostHookError::Shape { .. }) => {
-            Some("fix the file (or move it aside) and run the command again; nothing was written")
-        }
-        HostMcpError::File(HostHookError::NoHome { .. }) => Some("set HOME (or the host's own directory variable)"),
-        HostMcpError::File(_) => None,
-    };
-    let err = CliError::user(e.to_string());
-    match hint {
-        Some(h) => err.hinted(h),
-        None => err,
-    }
-}
-
 /// Runs `mcp install|uninstall|status`.
 pub fn run(ctx: &mut Context, cmd: McpCommand) -> Result<ExitCode, CliError> {
     let (args, action) = match cmd {
@@ -122,7 +106,7 @@ pub fn run(ctx: &mut Context, cmd: McpCommand) -> Result<ExitCode, CliError> {
                 changed: false,
                 notes: vec![reason],
             },
-            Err(e) => return Err(mcp_error(e)),
+            Err(e) => return Err(CliError::from(e)),
         };
         hosts.push(out);
     }

@@ -14,7 +14,10 @@ use super::*;
 use crate::json::frame::FrameOut;
 use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::host_hooks;
-use git_mas::peers::Preset;
+use git_mas::peers::{Preset, Wiring};
+
+/// A worktree given the edit hook and nothing else.
+const GATE: Wiring = Wiring { edit_gate: true, mcp: false };
 use serde_json::json;
 
 /// The file bob holds whole.
@@ -188,8 +191,11 @@ fn gated_session(program: &str, name: &str, preset: Preset, env: HostEnv) {
     let held_before = std::fs::read_to_string(bench.worktree.join(HELD)).unwrap();
     let extra = env(&bench.home(), &bench.server.url());
     let check = bench.check();
-    let mut line =
-        if name == "opencode" { preset.command_line(Some(&check)) } else { preset.gated_command_line(Some(&check)) };
+    let mut line = if name == "opencode" {
+        preset.command_line(Some(&check))
+    } else {
+        preset.session_command_line(Some(&check), GATE, "alice")
+    };
     if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
         line = capturing(&bench, name, &line);
     }
@@ -258,7 +264,7 @@ fn opencode_with_a_gpt_model_is_refused_a_patch_of_a_held_file() {
     let config = bench.home().join("opencode.json");
     let text = std::fs::read_to_string(&config).unwrap().replace("mock-model", "gpt-5.5");
     std::fs::write(&config, text).unwrap();
-    let line = Preset::OpenCode.gated_command_line(Some(&bench.check()));
+    let line = Preset::OpenCode.session_command_line(Some(&bench.check()), GATE, "alice");
     let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
     let advertised: Vec<String> = bench
         .server
@@ -281,7 +287,7 @@ fn opencode_in_an_agent_worktree_is_gated_with_no_npm_install() {
     install_as_coordinate_does(&bench);
     let held_before = std::fs::read_to_string(wt.join(HELD)).unwrap();
     let extra = opencode_env(&bench.home(), &bench.server.url());
-    let line = Preset::OpenCode.gated_command_line(Some(&bench.check()));
+    let line = Preset::OpenCode.session_command_line(Some(&bench.check()), GATE, "alice");
     let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
     eprintln!("opencode: the gated session took {:?}", run.elapsed);
     assert_gated(&bench, &run, &held_before);

@@ -20,6 +20,7 @@ mod codex;
 mod copilot;
 mod edit_gate;
 mod mcp;
+mod mcp_session;
 mod opencode;
 mod server;
 mod team;
