@@ -324,7 +324,10 @@ fn setting_kind(setting: &SettingError) -> Kind {
         | SettingError::ZeroBudget
         | SettingError::EmptyCheck
         | SettingError::EmptyReason => Kind::Usage,
-        SettingError::NotOnRoster { .. } | SettingError::EmptyRoster => Kind::User,
+        SettingError::NotOnRoster { .. }
+        | SettingError::EmptyRoster
+        | SettingError::SlicesRoster { .. }
+        | SettingError::Slices { .. } => Kind::User,
     }
 }
 
@@ -593,6 +596,7 @@ mod tests {
     use git_mas::attention::frame::InputKind;
     use git_mas::attention::touched::TouchedError;
     use git_mas::engines::EngineError;
+    use git_mas::run::slices::SliceError;
     use git_mas::skills::Conflict;
     use std::io::{Error as IoError, ErrorKind};
     use std::path::PathBuf;
@@ -787,6 +791,10 @@ mod tests {
             EmptyCheck => SettingError::EmptyCheck, 2, "Error: --check is empty\n";
             EmptyReason => SettingError::EmptyReason, 2,
                 "Error: the reason is empty; say why the run stops with --reason\n";
+            SlicesRoster => SettingError::SlicesRoster { slices: vec!["alice".into()], roster: vec!["alice".into(), "bob".into()] }, 1,
+                "Error: the plan's slices are for alice but the run's roster is alice, bob\n";
+            Slices => SettingError::Slices { source: SliceError::Missing { agent: "bob".into() } }, 1,
+                "Error: the plan is refused: no SLICE line for bob\n";
         ));
         rows.extend(rows!(PoolError via CliError::from;
             Git => PoolError::Git {

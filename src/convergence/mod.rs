@@ -242,6 +242,39 @@ pub struct RunState {
     pub used_ms: u64,
     /// The pass rate the quality gate needs (1.0: every check).
     pub quality_threshold: f64,
+    /// An aggregate run's slices, in merge order: (agent, targets). Empty for best-of-N.
+    pub slices: Vec<(String, Vec<String>)>,
+}
+
+/// Where one slice of an aggregate run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SliceStatus {
+    /// Its proposal landed.
+    Landed,
+    /// Its proposal has its quorum.
+    AtQuorum,
+    /// Its proposal was judged against (a failed check or a rejection).
+    JudgedAgainst,
+    /// Its proposal waits for endorsements.
+    Waiting,
+    /// No proposal (or, after a landing, left out of it).
+    Missing,
+}
+
+/// One slice in the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SliceReport {
+    /// The agent.
+    pub agent: String,
+    /// Its targets.
+    pub targets: Vec<String>,
+    /// Where it stands.
+    pub status: SliceStatus,
+    /// Its proposal's valid endorsers.
+    pub endorsers: Vec<String>,
+    /// Implicated in a conflict of the report.
+    pub conflicted: bool,
 }
 
 /// The budget's state.
@@ -310,6 +343,9 @@ pub struct ConvergenceReport {
     pub rounds_state: RoundsState,
     /// The quality gate.
     pub quality_state: QualityState,
+    /// An aggregate run's slices, each with where it stands (absent for best-of-N).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<SliceReport>,
 }
 
 impl ConvergenceReport {
@@ -497,10 +533,18 @@ fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
         passed += u64::from(*ok);
     }
     let pass_rate = (total > 0).then(|| passed as f64 / total as f64);
+    // A landing that leaves a slice out did not reach the team's goal, whatever its checks say.
+    let missing: Vec<&str> =
+        state.slices.iter().map(|(a, _)| a.as_str()).filter(|a| !winners.iter().any(|w| w == a)).collect();
     let basis = match (&state.outcome, winners.is_empty()) {
         (Outcome::Landed { .. }, _) => format!("checks of the landed content ({})", winners.join(", ")),
         (_, false) => format!("checks of the leading proposal ({})", winners.join(", ")),
         (_, true) => "no proposal leads yet".to_string(),
+    };
+    let basis = if state.slices.is_empty() || missing.is_empty() {
+        basis
+    } else {
+        format!("{basis}; slices not in it: {}", missing.join(", "))
     };
     QualityState {
         basis,
@@ -508,8 +552,39 @@ fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
         total,
         pass_rate,
         threshold: state.quality_threshold,
-        reached: pass_rate.map(|r| r >= state.quality_threshold),
+        reached: pass_rate.map(|r| r >= state.quality_threshold && missing.is_empty()),
     }
+}
+
+/// Where each slice of an aggregate run stands.
+fn slice_reports(state: &RunState, conflicts: &[Conflict]) -> Vec<SliceReport> {
+    let landed = match &state.outcome {
+        Outcome::Landed { winners, .. } => Some(winners),
+        _ => None,
+    };
+    state
+        .slices
+        .iter()
+        .map(|(agent, targets)| {
+            let p = state.tally.proposal(agent);
+            let status = match (landed, p) {
+                (Some(w), _) if w.contains(agent) => SliceStatus::Landed,
+                (Some(_), _) | (None, None) => SliceStatus::Missing,
+                (None, Some(p)) if p.at_quorum => SliceStatus::AtQuorum,
+                (None, Some(p)) if p.failures().next().is_some() || p.rejections().next().is_some() => {
+                    SliceStatus::JudgedAgainst
+                }
+                (None, Some(_)) => SliceStatus::Waiting,
+            };
+            SliceReport {
+                agent: agent.clone(),
+                targets: targets.clone(),
+                status,
+                endorsers: p.map(|p| p.endorsers.clone()).unwrap_or_default(),
+                conflicted: conflicts.iter().any(|c| c.proposals.contains(agent)),
+            }
+        })
+        .collect()
 }
 
 /// What stops the run, in words: blocked landings in force, a risk abort, and unresolved hard
@@ -631,6 +706,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         },
     );
     let (consensus_score, proposals, implicated) = consensus(tally, &conflicts);
+    let slices = slice_reports(state, &conflicts);
 
     ConvergenceReport {
         run: state.run.clone(),
@@ -645,6 +721,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         budget_state,
         rounds_state,
         quality_state,
+        slices,
     }
 }
 

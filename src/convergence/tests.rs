@@ -57,6 +57,7 @@ fn state(tally: Tally, outcome: Outcome) -> RunState {
         budget_ms: None,
         used_ms: 1000,
         quality_threshold: 1.0,
+        slices: Vec::new(),
     }
 }
 

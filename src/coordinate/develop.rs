@@ -28,13 +28,14 @@
 
 use super::{DevPrompt, Task, read_reply};
 use crate::assembly::Handoff;
-use crate::convergence::ConvergenceReport;
+use crate::convergence::{ConvergenceReport, RecordedConflict, SliceStatus};
 use crate::identity::{AgentKey, Roster};
 use crate::peers::{Hop, Peer, ProcessPeer};
 use crate::pool::check::check_command;
 use crate::pool::landing::{self, LandOptions, LandOutcome, Lander, StoreHost};
 use crate::pool::{PoolError, worktree};
 use crate::run::events::{self, ENDORSEMENT_KIND, PROPOSAL_KIND};
+use crate::run::slices::SlicePlan;
 use crate::run::view::{self, RunView};
 use crate::run::{self, NewRun, RunError, now_ms};
 use crate::store::{Store, StoreError};
@@ -66,6 +67,30 @@ pub struct DevSetup {
     pub wait: Duration,
     /// The current frame's hash, shown to agents.
     pub frame: Option<String>,
+    /// An aggregate run: the slices, and whether a partial landing is allowed.
+    pub aggregate: Option<Aggregate>,
+}
+
+/// What makes a development run an aggregate one (seed 001 §7): each agent works its own slice,
+/// a wait-all barrier holds until every slice is in, and the merged whole lands once.
+#[derive(Debug, Clone)]
+pub struct Aggregate {
+    /// The slices, recorded in the run's definition.
+    pub plan: SlicePlan,
+    /// Land the slices at quorum when the rounds end without the others (`--partial`), instead
+    /// of nothing.
+    pub partial: bool,
+}
+
+/// Where one slice stands at the barrier.
+#[derive(Debug, Clone, Serialize)]
+pub struct BarrierSlice {
+    /// The agent.
+    pub agent: String,
+    /// Where its proposal stands.
+    pub status: SliceStatus,
+    /// Why it was judged against, or what it waits for.
+    pub detail: Option<String>,
 }
 
 /// Why a development run stopped.
@@ -151,6 +176,27 @@ pub enum DevEvent {
         quorum: u32,
         /// Its check command, when the run records one.
         check: Option<String>,
+    },
+    /// An aggregate run's plan, before the first hop.
+    Plan {
+        /// The slices, in merge order.
+        plan: SlicePlan,
+    },
+    /// Where each slice stands after a round of an aggregate run.
+    Barrier {
+        /// The round.
+        round: u64,
+        /// Whether every slice is in (at quorum, or judged against).
+        holds: bool,
+        /// Each slice.
+        slices: Vec<BarrierSlice>,
+    },
+    /// A conflict an aggregate landing met, recorded in the run, handed to its agents.
+    Conflict {
+        /// The round.
+        round: u64,
+        /// The conflict.
+        conflict: RecordedConflict,
     },
     /// An agent's worktree was created.
     Worktree {
@@ -323,6 +369,10 @@ struct Driver<'a> {
     check: Option<String>,
     budget: Budget,
     sink: &'a mut dyn FnMut(&DevEvent) -> Result<(), SinkError>,
+    /// What the last round left for each agent to resolve (aggregate runs).
+    notes: BTreeMap<String, Vec<String>>,
+    /// The last aggregate landing was blocked: why.
+    blocked: Option<String>,
 }
 
 /// One request to an agent: who, what, and the attempt.
@@ -448,6 +498,8 @@ impl Driver<'_> {
             winners: a.landed.map_or(&[], |(_, w)| w),
             attempt: a.attempt,
             reason: a.reason,
+            slice: self.setup.aggregate.as_ref().and_then(|g| g.plan.slice(name)).filter(|_| a.task == Task::Propose),
+            notes: self.notes.get(name).map_or(&[], Vec::as_slice),
         }
         .render();
         let env = vec![
@@ -538,17 +590,18 @@ impl Driver<'_> {
         })
     }
 
-    /// Lands the leader (the library's one landing operation): `Ok(Some(commit))`, `Ok(None)`
-    /// when it cannot land yet (emitted), or the blocked halt.
-    fn land(&mut self, round: u64) -> Result<Result<Option<String>, (DevHalt, String)>, DevError> {
+    /// Lands the leader, or in an aggregate run every slice at quorum (with `partial`, leaving
+    /// out those still waiting), through the library's one landing operation.
+    fn land(&mut self, round: u64, partial: bool) -> Result<Landing, DevError> {
         let mut host = StoreHost { store: self.store, roster: &self.roster };
         let lander = Lander { name: self.driver, key: self.key };
         // The report is stored when the run ends; a landing recorded by anyone is the result.
-        let options = LandOptions { aggregate: false, report: false, any_landing: true };
+        let aggregate = self.setup.aggregate.is_some();
+        let options = LandOptions { aggregate, partial, report: false, any_landing: true };
         let (commit, winners, termination) =
             match landing::land_run(self.store, &mut host, Some(&self.run), Some(lander), options).map(|r| r.outcome) {
                 Ok(LandOutcome::Recorded { landing, .. }) => {
-                    let winners = landing.winners.iter().map(|(a, _)| a.clone()).collect();
+                    let winners: Vec<String> = landing.winners.iter().map(|(a, _)| a.clone()).collect();
                     (landing.commit, winners, landing.termination)
                 }
                 Ok(LandOutcome::Landed { plan, termination, landed, .. }) => {
@@ -557,21 +610,21 @@ impl Driver<'_> {
                 }
                 Ok(LandOutcome::Blocked { plan, .. }) => {
                     let detail = plan.conflicts.iter().map(|c| c.detail.clone()).collect::<Vec<_>>().join("; ");
-                    return Ok(Err((DevHalt::LandBlocked, format!("the landing is blocked: {detail}"))));
+                    return Ok(Landing::Blocked(plan.conflicts, format!("the landing is blocked: {detail}")));
                 }
-                Ok(LandOutcome::WouldLand { .. }) => return Ok(Ok(None)),
+                Ok(LandOutcome::WouldLand { .. }) => return Ok(Landing::NotYet),
                 Err(PoolError::MainMoved { .. }) => {
                     self.emit(DevEvent::NotLandable { round, detail: "main kept moving while landing".into() })?;
-                    return Ok(Ok(None));
+                    return Ok(Landing::NotYet);
                 }
                 Err(e) if e.is_refusal() => {
                     self.emit(DevEvent::NotLandable { round, detail: e.to_string() })?;
-                    return Ok(Ok(None));
+                    return Ok(Landing::NotYet);
                 }
                 Err(e) => return Err(e.into()),
             };
-        self.emit(DevEvent::Landed { commit: commit.clone(), winners, termination })?;
-        Ok(Ok(Some(commit)))
+        self.emit(DevEvent::Landed { commit: commit.clone(), winners: winners.clone(), termination })?;
+        Ok(Landing::Landed(commit, winners))
     }
 
     /// Ends an unlanded run: abort with the reason (unless a blocked landing already records it).
@@ -603,6 +656,7 @@ pub async fn develop(
         max_rounds: Some(setup.max_rounds),
         budget_ms: Some(u64::try_from(setup.budget.as_millis()).unwrap_or(u64::MAX)),
         check: setup.check.clone(),
+        slices: setup.aggregate.as_ref().map(|g| g.plan.clone()),
     };
     let def = run::start(store, &new, driver, key)?;
     let check = check_command(store, None, def.check.as_deref());
@@ -619,6 +673,8 @@ pub async fn develop(
         check,
         budget: Budget { deadline: started + setup.budget, hop: setup.hop_timeout },
         sink,
+        notes: BTreeMap::new(),
+        blocked: None,
     };
     d.emit(DevEvent::RunStarted {
         run: def.id.clone(),
@@ -627,6 +683,9 @@ pub async fn develop(
         quorum: def.quorum,
         check: def.check.clone(),
     })?;
+    if let Some(plan) = &def.slices {
+        d.emit(DevEvent::Plan { plan: plan.clone() })?;
+    }
     // The run's roster is sorted; the ring is the order the peers were given in.
     d.names = names;
     let meta = run::load_meta(store, &d.roster, &def.id)?;
@@ -648,13 +707,23 @@ pub async fn develop(
             break;
         }
     }
-    let end = end.unwrap_or_else(|| End {
+    let end = end.or_else(|| d.aggregate_rounds_out(setup.max_rounds)).unwrap_or_else(|| End {
         halt: DevHalt::MaxRoundsReached,
         peer: None,
         detail: format!("{} round(s) passed without a landable quorum of {}", setup.max_rounds, def.quorum),
         landed: None,
     });
     d.finish(peers, end, last_round).await
+}
+
+/// What a landing attempt came to.
+enum Landing {
+    /// Landed: the commit and the winners.
+    Landed(String, Vec<String>),
+    /// Not landable yet (said as an event).
+    NotYet,
+    /// Blocked: the conflicts (recorded in the run) and what to say.
+    Blocked(Vec<RecordedConflict>, String),
 }
 
 /// How the rounds ended: the halt, the agent it is about, what happened, and what landed
@@ -670,6 +739,15 @@ impl End {
     fn halt(halt: DevHalt, peer: Option<String>, detail: String) -> Option<End> {
         Some(End { halt, peer, detail, landed: None })
     }
+
+    fn landed(commit: String, winners: Vec<String>) -> End {
+        let detail = if winners.len() > 1 {
+            format!("the slices of {} landed on main together as {commit}", winners.join(", "))
+        } else {
+            format!("{}'s proposal landed on main as {commit}", winners.join(", "))
+        };
+        End { halt: DevHalt::Landed, peer: None, detail, landed: Some((commit, winners)) }
+    }
 }
 
 impl Driver<'_> {
@@ -677,7 +755,11 @@ impl Driver<'_> {
     /// to judge, the tally, and the landing once the leader has its quorum. `Some` when the run
     /// ends.
     async fn round(&mut self, peers: &mut [ProcessPeer], round: u64) -> Result<Option<End>, DevError> {
+        let settled = self.settled_slices()?;
         for (i, peer) in peers.iter_mut().enumerate() {
+            if settled.contains(&self.names[i]) {
+                continue;
+            }
             if let Asked::Halt(halt, detail) = self.ask(peer, i, Task::Propose, round, &[], None).await? {
                 return Ok(End::halt(halt, Some(self.names[i].clone()), detail));
             }
@@ -701,20 +783,15 @@ impl Driver<'_> {
         }
         let view = self.view()?;
         self.tally_event(round, &view)?;
-        if view.tally.quorum_reached() {
-            match self.land(round)? {
-                Ok(Some(commit)) => {
-                    let winners: Vec<String> = view.tally.leader.iter().cloned().collect();
-                    let detail = format!("{}'s proposal landed on main as {commit}", winners.join(", "));
-                    return Ok(Some(End {
-                        halt: DevHalt::Landed,
-                        peer: None,
-                        detail,
-                        landed: Some((commit, winners)),
-                    }));
-                }
-                Ok(None) => {}
-                Err((halt, detail)) => return Ok(End::halt(halt, None, detail)),
+        if self.setup.aggregate.is_some() {
+            if let Some(end) = self.aggregate_step(round, &view).await? {
+                return Ok(Some(end));
+            }
+        } else if view.tally.quorum_reached() {
+            match self.land(round, false)? {
+                Landing::Landed(commit, winners) => return Ok(Some(End::landed(commit, winners))),
+                Landing::NotYet => {}
+                Landing::Blocked(_, detail) => return Ok(End::halt(DevHalt::LandBlocked, None, detail)),
             }
         }
         if self.budget.next_timeout().is_none() {
@@ -746,6 +823,10 @@ impl Driver<'_> {
         Ok(DevOutcome { run: self.run, halt, landed, report, worktrees: self.worktrees })
     }
 }
+
+#[path = "develop_aggregate.rs"]
+mod aggregate;
+pub use aggregate::barrier;
 
 #[cfg(test)]
 mod tests {

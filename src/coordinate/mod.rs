@@ -34,6 +34,7 @@ pub mod develop;
 
 use crate::assembly::{Handoff, parse_handoff};
 use crate::peers::prompt::{PROMPT_MAGIC, one_line};
+use crate::run::slices::Slice;
 use crate::runtime::PatternKind;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -125,6 +126,10 @@ pub struct DevPrompt<'a> {
     pub attempt: u32,
     /// Why the previous reply could not be used.
     pub reason: Option<&'a str>,
+    /// The agent's slice, in an aggregate run.
+    pub slice: Option<&'a Slice>,
+    /// What the last round left for this agent to resolve (conflicts with whom, a failed check).
+    pub notes: &'a [String],
 }
 
 impl DevPrompt<'_> {
@@ -168,6 +173,13 @@ impl DevPrompt<'_> {
         if let Some(reason) = self.reason {
             let _ = writeln!(out, "reason={}", one_line(reason));
         }
+        if let Some(slice) = self.slice {
+            let _ = writeln!(out, "slice={}", slice.targets.join(","));
+            let _ = writeln!(out, "subgoal={}", one_line(&slice.subgoal));
+        }
+        if !self.notes.is_empty() {
+            let _ = writeln!(out, "conflict={}", one_line(&self.notes.join(" | ")));
+        }
     }
 
     /// The propose task: focus (when a frame is published), edit, propose.
@@ -179,6 +191,10 @@ impl DevPrompt<'_> {
              hop runs in it).",
             self.round
         );
+        if let Some(slice) = self.slice {
+            self.slice_steps(slice, out);
+            return;
+        }
         if self.frame.is_some() {
             out.push_str(
                 "1. Read the frame (`git mas frame`) and publish your focus on what you will change\n   \
@@ -192,6 +208,23 @@ impl DevPrompt<'_> {
             "3. Edit the files in your worktree to achieve the goal.\n4. Run `git mas propose` in your worktree: \
              your worktree's content becomes your proposal.\n",
         );
+    }
+
+    /// The propose task of an aggregate run: the agent's own slice, and what to resolve.
+    fn slice_steps(&self, slice: &Slice, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "This is an aggregate run: the goal is split into slices, one per agent, merged onto main together once
+             every slice is in. Your slice: {}
+             1. Publish your focus from your slice: `git mas focus publish --targets {}`.
+             2. Change only your slice's files (other agents hold the others; the gate refuses them).
+             3. Run `git mas propose` in your worktree: your worktree's content becomes your slice's proposal.",
+            slice.subgoal,
+            slice.targets.join(" ")
+        );
+        for note in self.notes {
+            let _ = writeln!(out, "To resolve from the last round: {note}");
+        }
     }
 
     /// The endorse task: run the check on each listed proposal.
@@ -270,6 +303,41 @@ mod tests {
     }
 
     #[test]
+    fn an_aggregate_propose_hop_names_the_slice_and_what_to_resolve() {
+        let slice = Slice {
+            agent: "alice".into(),
+            subgoal: "fix the bugs — your slice: src/tax.rs, src/lib.rs".into(),
+            targets: vec!["src/tax.rs".into(), "src/lib.rs".into()],
+        };
+        let notes = vec!["artifact_mismatch with bob in README.md: both changed line 1".to_owned()];
+        let text = DevPrompt {
+            run: "r1",
+            agent: "alice",
+            task: Task::Propose,
+            round: 2,
+            next: Some("bob"),
+            goal: "fix the bugs",
+            worktree: "/w/alice",
+            frame: Some("abc"),
+            check: None,
+            endorse: &[],
+            landed: None,
+            winners: &[],
+            attempt: 1,
+            reason: None,
+            slice: Some(&slice),
+            notes: &notes,
+        }
+        .render();
+        let h = PromptHeader::parse(&text);
+        assert_eq!(h.get("slice"), Some("src/tax.rs,src/lib.rs"));
+        assert_eq!(h.get("subgoal"), Some(slice.subgoal.as_str()));
+        assert_eq!(h.get("conflict"), Some(notes[0].as_str()));
+        assert!(text.contains("`git mas focus publish --targets src/tax.rs src/lib.rs`"), "{text}");
+        assert!(text.contains("To resolve from the last round: artifact_mismatch with bob"), "{text}");
+    }
+
+    #[test]
     fn a_development_prompt_names_the_phase_and_task_in_its_header() {
         let endorse = vec!["bob".to_owned(), "carol".to_owned()];
         let text = DevPrompt {
@@ -287,6 +355,8 @@ mod tests {
             winners: &[],
             attempt: 2,
             reason: Some("no DONE"),
+            slice: None,
+            notes: &[],
         }
         .render();
         let h = PromptHeader::parse(&text);

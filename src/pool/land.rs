@@ -106,7 +106,7 @@ fn parse(id: &str) -> Result<ObjectId, PoolError> {
 type Pairs = Vec<(String, String)>;
 
 /// Which proposals land and which an aggregate leaves out, or why none can land; no merge yet.
-fn members(view: &RunView, aggregate: bool) -> Result<(Pairs, Pairs), PoolError> {
+fn members(view: &RunView, (aggregate, partial): (bool, bool)) -> Result<(Pairs, Pairs), PoolError> {
     let t = &view.tally;
     let run = view.meta.def.id.as_str();
     let mut left_out = Vec::new();
@@ -122,7 +122,10 @@ fn members(view: &RunView, aggregate: bool) -> Result<(Pairs, Pairs), PoolError>
                 .map(|v| format!("{}'s check failed", v.endorser))
                 .chain(p.rejections().map(|v| format!("{} rejected it", v.endorser)))
                 .collect();
-            if against.is_empty() {
+            if against.is_empty() && partial {
+                left_out
+                    .push((p.agent.clone(), format!("waiting for endorsements ({}/{})", p.endorsers.len(), t.quorum)));
+            } else if against.is_empty() {
                 waiting.push(format!("{} ({}/{})", p.agent, p.endorsers.len(), t.quorum));
             } else {
                 left_out.push((p.agent.clone(), against.join("; ")));
@@ -159,16 +162,17 @@ fn members(view: &RunView, aggregate: bool) -> Result<(Pairs, Pairs), PoolError>
     Ok((members, left_out))
 }
 
-/// Computes what a landing would write, running the check on a merged tree (`check_command`).
+/// Computes what a landing would write, running the check on a merged tree (`check_command`);
+/// `(aggregate, partial)`: merge every proposal at quorum, and leave out those still waiting.
 pub fn plan(
     store: &Store,
     view: &RunView,
-    aggregate: bool,
+    (aggregate, partial): (bool, bool),
     check_command: Option<&str>,
 ) -> Result<LandPlan, PoolError> {
     view.meta.ensure_open()?;
     let def = &view.meta.def;
-    let (members, left_out) = members(view, aggregate)?;
+    let (members, left_out) = members(view, (aggregate, partial))?;
     let main = view.main_tip.ok_or_else(|| PoolError::NoBranch { branch: def.branch.clone() })?;
     let base = def.base_id()?;
     let endorsers = members

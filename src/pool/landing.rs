@@ -41,6 +41,9 @@ pub struct Lander<'a> {
 pub struct LandOptions {
     /// Merge every proposal at quorum instead of landing the leader.
     pub aggregate: bool,
+    /// With `aggregate`: leave out proposals still waiting for endorsements instead of waiting for
+    /// them (a partial landing, when the rounds end).
+    pub partial: bool,
     /// Compute the convergence report after the landing (or the blocked landing) and store it
     /// under `refs/mas/runs/<run>/report`. A driver that stores the report when the run ends
     /// leaves this off.
@@ -221,7 +224,7 @@ pub fn land_run<H: LandHost>(
             return recorded(store, host, &view, (by, landing), lander, options).map(done);
         }
         let check = check_command(store, None, view.meta.def.check.as_deref());
-        let plan = land::plan(store, &view, options.aggregate, check.as_deref())?;
+        let plan = land::plan(store, &view, (options.aggregate, options.partial), check.as_deref())?;
         if plan.blocked() {
             return blocked(store, host, &view, plan, lander, options).map(done);
         }

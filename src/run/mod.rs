@@ -39,6 +39,7 @@ pub mod endorse;
 pub mod events;
 pub mod propose;
 pub mod rules;
+pub mod slices;
 pub mod view;
 
 use crate::identity::{AgentKey, Roster};
@@ -220,6 +221,20 @@ pub enum SettingError {
     /// An abort without a reason.
     #[error("the reason is empty; say why the run stops with --reason")]
     EmptyReason,
+    /// An aggregate plan whose slices are not exactly the run's members.
+    #[error("the plan's slices are for {} but the run's roster is {}", slices.join(", "), roster.join(", "))]
+    SlicesRoster {
+        /// The slices' agents.
+        slices: Vec<String>,
+        /// The run's members.
+        roster: Vec<String>,
+    },
+    /// An aggregate plan that the coordination rule refuses.
+    #[error("the plan is refused: {source}")]
+    Slices {
+        /// Why.
+        source: slices::SliceError,
+    },
 }
 
 impl From<SettingError> for RunError {
@@ -281,6 +296,9 @@ pub struct RunDef {
     pub created_at_ms: u64,
     /// The agent that started it.
     pub started_by: String,
+    /// An aggregate run's plan: the goal split into slices, merged in this order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slices: Option<slices::SlicePlan>,
 }
 
 impl RunDef {
@@ -315,6 +333,8 @@ pub struct NewRun {
     pub budget_ms: Option<u64>,
     /// See [`RunDef::check`].
     pub check: Option<String>,
+    /// See [`RunDef::slices`]: every slice's agent must be in the run's roster.
+    pub slices: Option<slices::SlicePlan>,
 }
 
 /// Builds the definition of a new run (pure): checks the settings, caps the quorum.
@@ -371,6 +391,7 @@ pub fn define(
         Some("") => return Err(SettingError::EmptyCheck.into()),
         other => other.map(str::to_string),
     };
+    let slices = checked_slices(new.slices.as_ref(), &members)?;
     Ok(RunDef {
         id: id.into(),
         goal: goal.into(),
@@ -385,7 +406,21 @@ pub fn define(
         check,
         created_at_ms: now_ms,
         started_by: by.into(),
+        slices,
     })
+}
+
+/// The plan of a new run, when it has one: one slice per member of the run, no other, every
+/// pair Parallel under the rule.
+fn checked_slices(plan: Option<&slices::SlicePlan>, members: &[String]) -> Result<Option<slices::SlicePlan>, RunError> {
+    let Some(plan) = plan else { return Ok(None) };
+    let mut agents = plan.agents();
+    agents.sort();
+    if agents != members {
+        return Err(SettingError::SlicesRoster { slices: plan.agents(), roster: members.to_vec() }.into());
+    }
+    slices::check_plan(plan).map_err(|source| SettingError::Slices { source })?;
+    Ok(Some(plan.clone()))
 }
 
 /// Starts a run: records its definition as the first record of a new meta chain.

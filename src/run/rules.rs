@@ -308,6 +308,7 @@ mod tests {
             check: check.map(Into::into),
             created_at_ms: 1_000,
             started_by: "alice".into(),
+            slices: None,
         }
     }
 

@@ -59,7 +59,13 @@ impl RunView {
     pub fn candidates(&self, aggregate: bool) -> Vec<(String, String)> {
         let pick = |agent: &String| self.tally.proposal(agent).map(|p| (p.agent.clone(), p.tree.clone()));
         if aggregate {
-            self.tally.at_quorum.iter().filter_map(pick).collect()
+            let mut members: Vec<(String, String)> = self.tally.at_quorum.iter().filter_map(pick).collect();
+            // An aggregate run's slices merge in its plan's order.
+            if let Some(plan) = &self.meta.def.slices {
+                let order = |a: &str| plan.slices.iter().position(|s| s.agent == a).unwrap_or(usize::MAX);
+                members.sort_by_key(|(a, _)| order(a));
+            }
+            members
         } else if self.tally.quorum_reached() {
             self.tally.leader.iter().filter_map(pick).collect()
         } else {
@@ -104,6 +110,7 @@ impl RunView {
             budget_ms: def.budget_ms,
             used_ms: end.saturating_sub(def.created_at_ms),
             quality_threshold: QUALITY_THRESHOLD,
+            slices: def.slices.iter().flat_map(|p| &p.slices).map(|s| (s.agent.clone(), s.targets.clone())).collect(),
         }
     }
 

@@ -10,6 +10,7 @@ mod hosts;
 #[allow(dead_code)]
 mod json;
 
+mod aggregate;
 mod bad_input;
 mod bench_harness;
 mod board_cache;

@@ -17,11 +17,12 @@ use git_mas::attention::host_hooks;
 use git_mas::attention::host_mcp;
 use git_mas::converge_driver::record::new_run_id;
 use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
-use git_mas::coordinate::develop::{DevEvent, DevHalt, DevSetup, SinkError, develop};
+use git_mas::coordinate::develop::{Aggregate, DevEvent, DevHalt, DevSetup, SinkError, develop};
 use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
 use git_mas::engines::ConvergeHalt;
 use git_mas::peers::{PeerEntry, PeerSpec, Wiring, parse_agents};
 use git_mas::pool::check::check_command;
+use git_mas::run::slices::{self, SlicePlan, SliceSource};
 use git_mas::runtime::PatternKind;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -143,6 +144,15 @@ pub struct CoordinateArgs {
     /// worktree (development).
     #[arg(long)]
     pub no_mcp: bool,
+    /// Complementary work (development): split the goal by the current frame into one slice per
+    /// agent, no two with one top target; each agent works its slice; the merged whole lands once
+    /// every slice is at quorum.
+    #[arg(long)]
+    pub aggregate: bool,
+    /// With --aggregate: when the rounds end, land the slices at quorum without the others (the
+    /// report names the missing ones) instead of nothing.
+    #[arg(long, requires = "aggregate")]
+    pub partial: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -222,7 +232,60 @@ fn narrate(ctx: &Context, event: &DevEvent) {
         }
         DevEvent::Halt { halt, detail, .. } => ctx.status(&format!("halt {}: {detail}", halt.code())),
         DevEvent::Report { .. } => {}
+        DevEvent::Plan { .. } | DevEvent::Barrier { .. } | DevEvent::Conflict { .. } => narrate_aggregate(ctx, event),
     }
+}
+
+/// The aggregate run's own events: the plan (before the first hop), the barrier, the conflicts.
+fn narrate_aggregate(ctx: &Context, event: &DevEvent) {
+    match event {
+        DevEvent::Plan { plan } => {
+            let mut text =
+                format!("plan: {} slices from frame {} ({}):", plan.slices.len(), plan.frame, plan_source(plan));
+            for s in &plan.slices {
+                text.push_str(&format!("\n  {:<12} {}", s.agent, s.targets.join(", ")));
+            }
+            ctx.status(&text);
+        }
+        DevEvent::Barrier { round, holds, slices } => {
+            let mut text =
+                format!("barrier after round {round}: {}", if *holds { "every slice is in" } else { "waiting" });
+            for s in slices {
+                let detail = s.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
+                text.push_str(&format!("\n  {:<12} {:?}{detail}", s.agent, s.status));
+            }
+            ctx.status(&text);
+        }
+        DevEvent::Conflict { conflict, .. } => ctx.warn(&format!(
+            "conflict {} between {}: {} (handed to them for the next round)",
+            conflict.kind.name(),
+            conflict.parties.join(", "),
+            conflict.detail
+        )),
+        _ => {}
+    }
+}
+
+fn plan_source(plan: &SlicePlan) -> &'static str {
+    match plan.source {
+        SliceSource::Frame => "dealt from the frame",
+        SliceSource::Agents => "proposed by the agents",
+    }
+}
+
+/// An aggregate run's plan: the current frame's files dealt to `peers` in their order.
+fn aggregate_plan(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry]) -> Result<Option<Aggregate>, CliError> {
+    if !args.aggregate {
+        return Ok(None);
+    }
+    let frame = frame::current_frame(ctx.store()?)?.ok_or_else(|| {
+        CliError::user("--aggregate splits the goal by the current frame, and no frame is published")
+            .hinted("publish one with `git mas snapshot --publish` (configure its inputs with `git mas init`)")
+    })?;
+    let agents: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
+    let plan = slices::plan_from_frame(&args.goal, &agents, &frame.snapshot, &frame.hash)
+        .map_err(|e| CliError::user(e.to_string()).hinted("run with fewer agents, or without --aggregate"))?;
+    Ok(Some(Aggregate { plan, partial: args.partial }))
 }
 
 fn check_roster(ctx: &Context, peers: &[PeerEntry]) -> Result<(), CliError> {
@@ -298,6 +361,7 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
     check_roster(ctx, &peers)?;
     let caller = ctx.caller()?;
     let frame = frame_for_run(ctx)?;
+    let aggregate = aggregate_plan(ctx, args, &peers)?;
     let setup = DevSetup {
         goal: args.goal.clone(),
         quorum: args.quorum,
@@ -307,6 +371,7 @@ fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) 
         budget: *args.budget,
         wait: *args.wait,
         frame,
+        aggregate,
     };
     let dir = ctx.cwd()?;
     let gated = edit_gated(&peers, args.no_edit_gate);

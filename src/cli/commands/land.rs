@@ -115,7 +115,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
     let caller = if args.dry_run { None } else { Some(ctx.caller()?) };
     let lander = caller.as_ref().map(|c| Lander { name: &c.name, key: &c.key });
     let store = ctx.store()?;
-    let options = LandOptions { aggregate: args.aggregate, report: true, any_landing: false };
+    let options = LandOptions { aggregate: args.aggregate, partial: false, report: true, any_landing: false };
     let result = landing::land_run(store, &mut Host { ctx }, args.run.as_deref(), lander, options)?;
     let LandResult { run, branch, outcome } = result;
     let json = args.output;

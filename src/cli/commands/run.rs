@@ -111,6 +111,7 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<ExitCode, CliError> {
     let caller = ctx.caller()?;
     let budget_ms = args.budget.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     let new = NewRun {
+        slices: None,
         id: args.id,
         goal: args.goal,
         roster: args.roster,

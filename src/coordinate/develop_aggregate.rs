@@ -1,0 +1,156 @@
+//! The aggregate rounds of [`super::develop`] (seed 001 §7, complementary aggregation): every
+//! agent works its own slice of the run's plan; after each round the **wait-all barrier** looks at
+//! every slice — at quorum, judged against (a failed check or a rejection), waiting for
+//! endorsements, or missing — and the merged whole lands only when every slice is at quorum.
+//!
+//! What stops a landing is handed back to the agents concerned, never the end of the run: a slice
+//! judged against goes back to its agent with why; an aggregate landing blocked by two slices
+//! changing the same lines (`artifact_mismatch`, with the paths and both agents) or by a merged
+//! tree whose check fails (`test_failure` of the aggregate) is recorded in the run (the blocked
+//! landing record, so the report lists it) and named in the next round's propose hop of every
+//! agent it implicates (what conflicted, with whom). An agent whose slice is at quorum and that
+//! has nothing to resolve sits the next propose hop out. Only when the rounds or the budget run
+//! out does the run end unlanded: blocked, when the last landing was. With `--partial`, the slices
+//! at quorum land as soon as the barrier holds (or when the rounds end) without the others, and
+//! the report names the missing ones (never `quality_reached`).
+
+use super::{BarrierSlice, DevError, DevEvent, DevHalt, Driver, End, Landing};
+use crate::convergence::{RecordedConflict, SliceStatus};
+use crate::engines::development::Tally;
+use crate::run::slices::SlicePlan;
+use crate::run::view::RunView;
+use std::collections::BTreeSet;
+
+/// Where each slice of `plan` stands in `tally` (pure), in the plan's order.
+pub fn barrier(plan: &SlicePlan, tally: &Tally) -> Vec<BarrierSlice> {
+    plan.slices
+        .iter()
+        .map(|s| {
+            let Some(p) = tally.proposal(&s.agent) else {
+                return BarrierSlice { agent: s.agent.clone(), status: SliceStatus::Missing, detail: None };
+            };
+            let against: Vec<String> = p
+                .failures()
+                .map(|v| format!("{}'s check failed", v.endorser))
+                .chain(p.rejections().map(|v| format!("{} rejected it", v.endorser)))
+                .collect();
+            let (status, detail) = if p.at_quorum {
+                (SliceStatus::AtQuorum, None)
+            } else if !against.is_empty() {
+                (SliceStatus::JudgedAgainst, Some(against.join("; ")))
+            } else {
+                (SliceStatus::Waiting, Some(format!("{}/{} endorsements", p.endorsers.len(), tally.quorum)))
+            };
+            BarrierSlice { agent: s.agent.clone(), status, detail }
+        })
+        .collect()
+}
+
+/// What `party` is told of `conflict` in its next propose hop.
+pub fn conflict_note(conflict: &RecordedConflict, party: &str) -> String {
+    let others: Vec<&str> = conflict.parties.iter().map(String::as_str).filter(|p| *p != party).collect();
+    let with = if others.is_empty() { String::new() } else { format!(" with {}", others.join(", ")) };
+    let paths = if conflict.paths.is_empty() { String::new() } else { format!(" in {}", conflict.paths.join(", ")) };
+    format!(
+        "{}{with}{paths}: {}; change your slice so that the slices merge and pass the check, then propose again",
+        conflict.kind.name(),
+        conflict.detail
+    )
+}
+
+impl Driver<'_> {
+    /// The agents whose slice is at quorum with nothing left to resolve: they sit the next
+    /// propose hop out. Empty for a best-of-N run.
+    pub(super) fn settled_slices(&self) -> Result<BTreeSet<String>, DevError> {
+        if self.setup.aggregate.is_none() {
+            return Ok(BTreeSet::new());
+        }
+        let view = self.view()?;
+        Ok(view.tally.at_quorum.iter().filter(|a| !self.notes.contains_key(*a)).cloned().collect())
+    }
+
+    /// The barrier after a round, and the aggregate landing when it holds (or, with
+    /// `--partial`, in the last round): `Some` when the run ends.
+    pub(super) async fn aggregate_step(&mut self, round: u64, view: &RunView) -> Result<Option<End>, DevError> {
+        let Some(aggregate) = self.setup.aggregate.as_ref() else { return Ok(None) };
+        let partial = aggregate.partial;
+        let slices = barrier(&aggregate.plan, &view.tally);
+        let holds = slices.iter().all(|s| matches!(s.status, SliceStatus::AtQuorum | SliceStatus::JudgedAgainst));
+        self.emit(DevEvent::Barrier { round, holds, slices: slices.clone() })?;
+        self.notes.clear();
+        for s in slices.iter().filter(|s| s.status == SliceStatus::JudgedAgainst) {
+            let why = s.detail.clone().unwrap_or_default();
+            self.notes
+                .entry(s.agent.clone())
+                .or_default()
+                .push(format!("your slice's proposal was judged against ({why}): fix it and propose again"));
+        }
+        let complete = slices.iter().all(|s| s.status == SliceStatus::AtQuorum);
+        let last = round >= self.setup.max_rounds || self.budget.next_timeout().is_none();
+        let any = slices.iter().any(|s| s.status == SliceStatus::AtQuorum);
+        // With --partial the slices at quorum land once the barrier holds, or when the rounds end.
+        let partial_now = partial && any && !complete && (holds || last);
+        if !complete && !partial_now {
+            let open: Vec<String> = slices
+                .iter()
+                .filter(|s| s.status != SliceStatus::AtQuorum)
+                .map(|s| format!("{} ({})", s.agent, s.detail.as_deref().unwrap_or("no proposal")))
+                .collect();
+            let why = if holds { "nothing lands until every slice is in" } else { "the barrier waits" };
+            self.emit(DevEvent::NotLandable { round, detail: format!("{why}: {}", open.join(", ")) })?;
+            return Ok(None);
+        }
+        match self.land(round, partial_now)? {
+            Landing::Landed(commit, winners) => Ok(Some(End::landed(commit, winners))),
+            Landing::NotYet => Ok(None),
+            Landing::Blocked(conflicts, detail) => {
+                self.blocked = Some(detail);
+                for conflict in conflicts {
+                    for party in conflict.parties.iter().filter(|p| self.names.contains(p)) {
+                        self.notes.entry(party.clone()).or_default().push(conflict_note(&conflict, party));
+                    }
+                    self.emit(DevEvent::Conflict { round, conflict })?;
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// How an aggregate run ends when its rounds run out unlanded: blocked when its last landing
+    /// was, else without a landable whole (naming the slices that are not in).
+    pub(super) fn aggregate_rounds_out(&self, rounds: u64) -> Option<End> {
+        let aggregate = self.setup.aggregate.as_ref()?;
+        if let Some(detail) = &self.blocked {
+            let detail = format!("{rounds} round(s) passed and the last aggregate landing was blocked: {detail}");
+            return End::halt(DevHalt::LandBlocked, None, detail);
+        }
+        let view = self.view().ok()?;
+        let open: Vec<String> = barrier(&aggregate.plan, &view.tally)
+            .into_iter()
+            .filter(|s| s.status != SliceStatus::AtQuorum)
+            .map(|s| s.agent)
+            .collect();
+        let detail = format!("{rounds} round(s) passed without every slice at quorum (not in: {})", open.join(", "));
+        End::halt(DevHalt::MaxRoundsReached, None, detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convergence::ConflictType;
+
+    #[test]
+    fn a_conflict_note_names_the_others_and_the_paths() {
+        let conflict = RecordedConflict {
+            kind: ConflictType::ArtifactMismatch,
+            proposals: vec!["alice".into(), "bob".into()],
+            parties: vec!["alice".into(), "bob".into()],
+            paths: vec!["src/money.rs".into()],
+            detail: "both change lines 3-5".into(),
+        };
+        let note = conflict_note(&conflict, "alice");
+        assert!(note.starts_with("artifact_mismatch with bob in src/money.rs: both change lines 3-5;"), "{note}");
+        assert!(conflict_note(&conflict, "bob").starts_with("artifact_mismatch with alice in"));
+    }
+}

@@ -1,0 +1,230 @@
+//! `git mas coordinate --aggregate`: the goal split by the frame into one slice per agent, each
+//! agent working its own slice in its own worktree, the wait-all barrier, and the merged whole
+//! landed on main once — with real `cmd:` agents doing their own work with real git mas commands.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A repository (the fixture) with the driver `lead` and `agents` on its committed roster, a
+/// configured snapshot input (so the driver publishes a frame), and a check that fails on any
+/// tree containing the word BROKEN.
+fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
+    let repo = env.repo("repo");
+    let mut all = vec!["lead"];
+    all.extend_from_slice(agents);
+    env.agents(&repo, &all);
+    env.git(&repo, &["config", "mas.check", "! grep -rq BROKEN --exclude-dir=.git ."]);
+    env.git(&repo, &["config", "mas.task", "fix the pricing and the stock check"]);
+    repo
+}
+
+/// An aggregate agent: publishes its focus from its slice, marks its slice's top file, proposes;
+/// endorses what it is asked to. `MODE`: `slice` (only its slice), `clash` (also rewrites the
+/// first line of README.md, until a hop names a conflict), `broken` (its slice says BROKEN).
+const AGENT: &str = r##"prompt=$(cat)
+exec 2>>"$LOG.$GIT_MAS_AGENT.err"
+field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
+printf '%s\n=====\n' "$prompt" >> "$LOG.$GIT_MAS_AGENT"
+case "$(field task)" in
+  propose)
+    slice=$(field slice)
+    top=${slice%%,*}
+    git mas focus publish --targets $(printf '%s' "$slice" | tr , ' ') >&2
+    printf '\nslice work by %s\n' "$GIT_MAS_AGENT" >> "$top"
+    if [ "$MODE" = broken ]; then printf 'BROKEN\n' >> "$top"; fi
+    if [ "$MODE" = clash ]; then
+      if [ -z "$(field conflict)" ]; then
+        { echo "# $GIT_MAS_AGENT's title"; tail -n +2 README.md; } > README.new && mv README.new README.md
+      else
+        git checkout "$(git merge-base HEAD main)" -- README.md
+      fi
+    fi
+    git mas propose -m "$GIT_MAS_AGENT's slice" >&2 ;;
+  endorse) for p in $(field endorse | tr , ' '); do git mas endorse "$p" >&2; done ;;
+esac
+next=$(field next)
+if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT $next"; fi
+"##;
+
+fn agent(env: &TestEnv, name: &str, mode: &str) -> String {
+    let path = env.root().join(format!("{name}.sh"));
+    let log = env.root().join("prompts");
+    std::fs::write(&path, format!("LOG='{}'\nMODE='{mode}'\n{AGENT}", log.display())).unwrap();
+    format!("{name}=cmd:sh {}", path.display())
+}
+
+struct Out {
+    code: Option<i32>,
+    lines: Vec<Value>,
+    stderr: String,
+}
+
+impl Out {
+    fn events(&self, kind: &str) -> Vec<&Value> {
+        self.lines.iter().filter(|l| l["event"] == kind).collect()
+    }
+
+    fn report(&self) -> &Value {
+        &self.events("report").last().unwrap_or_else(|| panic!("no report; stderr: {}", self.stderr))["report"]
+    }
+
+    fn position(&self, kind: &str) -> usize {
+        self.lines.iter().position(|l| l["event"] == kind).unwrap_or_else(|| panic!("no {kind} event"))
+    }
+}
+
+fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> Out {
+    let out = env
+        .mas_cmd(repo)
+        .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--wait", "2s"])
+        .args(["--agents", &agents.join(",")])
+        .args(extra)
+        .output()
+        .unwrap();
+    let lines = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    Out { code: out.status.code(), lines, stderr: stderr(&out) }
+}
+
+fn slices(out: &Out) -> Vec<(String, Vec<String>)> {
+    let plan = &out.events("plan")[0]["plan"];
+    plan["slices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let targets = s["targets"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+            (s["agent"].as_str().unwrap().to_string(), targets)
+        })
+        .collect()
+}
+
+#[test]
+fn three_slices_land_as_one_commit_holding_every_slice() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob", "carol"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents: Vec<String> = ["alice", "bob", "carol"].iter().map(|a| agent(&env, a, "slice")).collect();
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "2"]);
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{}\n{}",
+        out.stderr,
+        std::fs::read_to_string(env.root().join("prompts.alice.err")).unwrap_or_default()
+    );
+
+    // The plan: one slice per agent, in ring order, before the first hop; no file in two slices.
+    let plan = slices(&out);
+    assert_eq!(plan.iter().map(|(a, _)| a.as_str()).collect::<Vec<_>>(), ["alice", "bob", "carol"]);
+    let mut files: Vec<&String> = plan.iter().flat_map(|(_, t)| t).collect();
+    let n = files.len();
+    files.sort();
+    files.dedup();
+    assert_eq!(files.len(), n, "a file in two slices: {plan:?}");
+    assert!(out.position("plan") < out.position("hop"));
+    // Recorded, signed, in the run's definition.
+    let run = out.events("run-started")[0]["run"].as_str().unwrap().to_string();
+    let shown: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "show", &run, "--json"])).unwrap();
+    assert_eq!(shown.to_string().matches("\"subgoal\"").count(), 3, "{shown}");
+
+    // One commit on main, holding every slice's change, naming every agent.
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    for (agent, targets) in &plan {
+        let file = env.git(&repo, &["show", &format!("main:{}", targets[0])]);
+        assert!(file.ends_with(&format!("slice work by {agent}")), "{agent}'s slice is not on main");
+    }
+    let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
+    for a in ["alice", "bob", "carol"] {
+        assert!(message.contains(&format!("Mas-Winner: {a}")), "{message}");
+        assert!(message.contains(&format!("(for {a})")), "endorsers of {a}'s slice: {message}");
+    }
+    assert!(message.contains("Mas-Termination: quality_reached"), "{message}");
+
+    // Each agent published its focus from its slice, under its own identity.
+    let prompt = std::fs::read_to_string(env.root().join("prompts.alice")).unwrap();
+    assert!(prompt.contains(&format!("slice={}", plan[0].1.join(","))), "{prompt}");
+    let board: Value = serde_json::from_str(&env.mas_ok(&repo, &["focus", "list", "--json"])).unwrap();
+    assert!(board.to_string().contains(&plan[1].1[0]), "{board}");
+
+    // The report: every slice landed.
+    let report = out.report();
+    assert_eq!(report["status"], "converged", "{report}");
+    let statuses: Vec<&str> =
+        report["slices"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["landed", "landed", "landed"], "{report}");
+}
+
+#[test]
+fn two_slices_changing_the_same_lines_are_a_recorded_conflict_resolved_next_round() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![agent(&env, "alice", "clash"), agent(&env, "bob", "clash")];
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "1", "--max-rounds", "3"]);
+    assert_eq!(out.code, Some(0), "{}\n{:#?}", out.stderr, out.lines);
+    let conflicts = out.events("conflict");
+    assert_eq!(conflicts.len(), 1, "{:?}", out.lines);
+    let conflict = &conflicts[0]["conflict"];
+    assert_eq!(conflict["type"], "artifact_mismatch", "{conflict}");
+    assert!(conflict["paths"].to_string().contains("README.md"), "{conflict}");
+    // The next round's hops name it, to both.
+    for a in ["alice", "bob"] {
+        let prompts = std::fs::read_to_string(env.root().join(format!("prompts.{a}"))).unwrap();
+        assert!(prompts.contains("conflict=artifact_mismatch with"), "{a} was not told: {prompts}");
+    }
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let report = out.report();
+    assert_eq!(report["status"], "converged", "{report}");
+    assert!(report["conflicts"].to_string().contains("artifact_mismatch"), "the report keeps it: {report}");
+}
+
+#[test]
+fn a_failing_slice_blocks_the_landing_and_partial_lands_the_others() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob", "carol"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![agent(&env, "alice", "slice"), agent(&env, "bob", "slice"), agent(&env, "carol", "broken")];
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "2", "--max-rounds", "1"]);
+    assert_eq!(out.code, Some(8), "nothing lands: {}", out.stderr);
+    assert_eq!(env.git(&repo, &["rev-parse", "main"]), base);
+    let report = out.report();
+    let carol = report["slices"].as_array().unwrap().iter().find(|s| s["agent"] == "carol").unwrap().clone();
+    assert_eq!(carol["status"], "judged_against", "{report}");
+
+    // The same team again, with --partial: the slices at quorum land when the rounds end.
+    // The barrier holds after the first round (carol's is judged against): the others land then.
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "2", "--max-rounds", "2", "--partial"]);
+    assert_eq!(out.code, Some(0), "{}\n{:#?}", out.stderr, out.lines);
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
+    assert!(message.contains("Mas-Winner: alice") && message.contains("Mas-Winner: bob"), "{message}");
+    assert!(!message.contains("Mas-Winner: carol"), "{message}");
+    assert!(
+        message.contains("Mas-Termination: tasks_completed"),
+        "a partial landing is never quality_reached: {message}"
+    );
+    let report = out.report();
+    let carol = report["slices"].as_array().unwrap().iter().find(|s| s["agent"] == "carol").unwrap().clone();
+    assert_eq!(carol["status"], "missing", "{report}");
+    assert!(report["quality_state"]["basis"].as_str().unwrap().contains("slices not in it: carol"), "{report}");
+}
+
+#[test]
+fn aggregate_without_a_frame_is_refused_with_the_fix() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob"]);
+    let agents = vec![agent(&env, "alice", "slice"), agent(&env, "bob", "slice")];
+    let out = coordinate(&env, &repo, &agents, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no frame is published") && out.stderr.contains("git mas snapshot --publish"),
+        "{}",
+        out.stderr
+    );
+    assert!(env.git(&repo, &["for-each-ref", "refs/mas/runs/"]).is_empty(), "no run was started");
+}
