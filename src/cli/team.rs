@@ -8,6 +8,7 @@ use super::output::{JsonOutput, Ui};
 use git_mas::converge_driver::record::RunRecorder;
 use git_mas::converge_driver::{self, RunEvent, RunMeta, SinkError};
 use git_mas::peers::{PeerEntry, ProcessPeer, Wiring, kill_live_peers};
+use git_mas::runtime::ProtocolPhase;
 use std::path::Path;
 
 /// The longest goal accepted, in bytes.
@@ -137,8 +138,13 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Records and drives one ASSEMBLY → CONVERGE run, streaming its events (`--json`) or its
-/// progress, and returns the report. `git mas coordinate` runs scalar classes through here too.
-pub fn execute(ctx: &mut Context, meta: &RunMeta, json: bool) -> Result<git_mas::converge_driver::Report, CliError> {
+/// progress, and returns the report and the ASSEMBLY replies, in order. `git mas coordinate`
+/// runs scalar classes through here too.
+pub fn execute(
+    ctx: &mut Context,
+    meta: &RunMeta,
+    json: bool,
+) -> Result<(git_mas::converge_driver::Report, Vec<String>), CliError> {
     let caller = ctx.caller()?;
     let dir = ctx.cwd()?;
     let mut team = team(ctx, meta.peers.clone(), &dir, None, &|_| Wiring::default())?;
@@ -151,8 +157,15 @@ pub fn execute(ctx: &mut Context, meta: &RunMeta, json: bool) -> Result<git_mas:
     let ctx_ref = &*ctx;
     let show_progress = !json && ctx.ui().stderr_is_terminal();
     let mut lines = JsonLines::new();
+    let mut replies = Vec::new();
     let mut sink = |event: &RunEvent| -> Result<(), SinkError> {
         recorder.record(event)?;
+        if let RunEvent::Hop(hop) = event
+            && hop.phase == ProtocolPhase::Assembly
+            && let Some(reply) = &hop.reply
+        {
+            replies.push(reply.clone());
+        }
         if json {
             lines.print(ctx_ref.ui(), event)?;
         } else if show_progress {
@@ -161,7 +174,7 @@ pub fn execute(ctx: &mut Context, meta: &RunMeta, json: bool) -> Result<git_mas:
         Ok(())
     };
     let result = runtime.block_on(converge_driver::run(meta, &mut team, &mut sink));
-    result.map_err(|e| {
+    result.map(|report| (report, replies)).map_err(|e| {
         CliError::internal(error_chain(&e)).hinted(format!(
             "what was recorded so far is under refs/mas/runs/{}/ (`git mas report {}`)",
             meta.run, meta.run

@@ -99,6 +99,10 @@ pub struct RunMeta {
     pub driver: String,
     /// The limits.
     pub limits: Limits,
+    /// An ASSEMBLY before an aggregate development run: the frame's files the peers may split
+    /// the work into (`SLICE` lines; empty: no split is asked for).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub split: Vec<String>,
 }
 
 /// The goal a run gets when none is given: the problem in words, without its answer.
@@ -604,6 +608,7 @@ async fn assembly<P: Peer>(
             attempt: 1,
             reason: None,
             transcript: &transcript,
+            split: &meta.split,
         }
         .render();
         let hop = Hop { env: env(meta, &name, ProtocolPhase::Assembly, None, 1), timeout, prompt };

@@ -43,7 +43,15 @@ fn scripted(
 }
 
 fn meta(pattern: PatternKind, peers: Vec<PeerEntry>, limits: Limits) -> RunMeta {
-    RunMeta { run: "r1".into(), goal: default_goal(pattern).into(), pattern, peers, driver: "alice".into(), limits }
+    RunMeta {
+        run: "r1".into(),
+        goal: default_goal(pattern).into(),
+        pattern,
+        peers,
+        driver: "alice".into(),
+        limits,
+        split: Vec::new(),
+    }
 }
 
 struct Outcome {

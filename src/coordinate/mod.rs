@@ -214,10 +214,10 @@ impl DevPrompt<'_> {
     fn slice_steps(&self, slice: &Slice, out: &mut String) {
         let _ = writeln!(
             out,
-            "This is an aggregate run: the goal is split into slices, one per agent, merged onto main together once
-             every slice is in. Your slice: {}
-             1. Publish your focus from your slice: `git mas focus publish --targets {}`.
-             2. Change only your slice's files (other agents hold the others; the gate refuses them).
+            "This is an aggregate run: the goal is split into slices, one per agent, merged onto main together \
+             once\nevery slice is in. Your slice: {}\n\
+             1. Publish your focus from your slice: `git mas focus publish --targets {}`.\n\
+             2. Change only your slice's files (other agents hold the others; the gate refuses them).\n\
              3. Run `git mas propose` in your worktree: your worktree's content becomes your slice's proposal.",
             slice.subgoal,
             slice.targets.join(" ")

@@ -160,6 +160,7 @@ mod tests {
             attempt: 1,
             reason: None,
             transcript: &[],
+            split: &[],
         };
         reply(kind, &prompt.render())
     }

@@ -55,6 +55,9 @@ pub struct AssemblyPrompt<'a> {
     pub reason: Option<&'a str>,
     /// Earlier replies in this ASSEMBLY: (peer, reply).
     pub transcript: &'a [(String, String)],
+    /// Before an aggregate development run: the frame's files the peers split the work into
+    /// (empty: no split is asked for).
+    pub split: &'a [String],
 }
 
 /// A CONVERGE hop.
@@ -121,8 +124,20 @@ impl AssemblyPrompt<'_> {
                 let _ = writeln!(out, "quantities.{class}={}", quantity_names(class).join(","));
             }
         }
+        if !self.split.is_empty() {
+            let _ = writeln!(out, "split={}", self.split.join(","));
+        }
         attempt_lines(&mut out, self.attempt, self.reason);
         out.push('\n');
+        if !self.split.is_empty() {
+            let _ = writeln!(
+                out,
+                "This run splits the code work into one slice per peer. Propose the split: before CLASS, one line\n\
+                 per peer, `SLICE <peer> <file>…`, its files taken from split= (the first is its top target; no\n\
+                 two peers with one top target). A split that breaks these rules is refused by name and the\n\
+                 frame's own split is used."
+            );
+        }
         out.push_str(
             "ASSEMBLY: model the problem together with the other peers. Say who the agents are, what they\n\
              exchange and what \"better\" means, name the class of the problem, and derive the update rule\n\
@@ -311,6 +326,7 @@ mod tests {
             attempt: 1,
             reason: None,
             transcript: &transcript,
+            split: &[],
         }
         .render();
         let header = PromptHeader::parse(&prompt);

@@ -23,9 +23,19 @@ fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
 /// endorses what it is asked to. `MODE`: `slice` (only its slice), `clash` (also rewrites the
 /// first line of README.md, until a hop names a conflict), `broken` (its slice says BROKEN).
 const AGENT: &str = r##"prompt=$(cat)
-exec 2>>"$LOG.$GIT_MAS_AGENT.err"
+exec 2>>"$LOG.${GIT_MAS_AGENT:-$GIT_MAS_PEER}.err"
 field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
-printf '%s\n=====\n' "$prompt" >> "$LOG.$GIT_MAS_AGENT"
+me=${GIT_MAS_AGENT:-$GIT_MAS_PEER}
+printf '%s\n=====\n' "$prompt" >> "$LOG.$me"
+if [ "$(field phase)" = ASSEMBLY ]; then
+  echo "We split the code work."
+  for pair in $SPLIT; do
+    want=${pair#*:}
+    case "$want" in [0-9]*) want=$(field split | cut -d, -f"$want") ;; esac
+    echo "SLICE ${pair%%:*} $want"
+  done
+  echo "CLASS development"
+fi
 case "$(field task)" in
   propose)
     slice=$(field slice)
@@ -48,9 +58,15 @@ if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT
 "##;
 
 fn agent(env: &TestEnv, name: &str, mode: &str) -> String {
+    splitting(env, name, mode, "")
+}
+
+/// An agent that, in ASSEMBLY, proposes `split`: `agent:N` (the N-th file the prompt offers) or
+/// `agent:path`, space-separated, one `SLICE` line each.
+fn splitting(env: &TestEnv, name: &str, mode: &str, split: &str) -> String {
     let path = env.root().join(format!("{name}.sh"));
     let log = env.root().join("prompts");
-    std::fs::write(&path, format!("LOG='{}'\nMODE='{mode}'\n{AGENT}", log.display())).unwrap();
+    std::fs::write(&path, format!("LOG='{}'\nMODE='{mode}'\nSPLIT='{split}'\n{AGENT}", log.display())).unwrap();
     format!("{name}=cmd:sh {}", path.display())
 }
 
@@ -227,4 +243,45 @@ fn aggregate_without_a_frame_is_refused_with_the_fix() {
         out.stderr
     );
     assert!(env.git(&repo, &["for-each-ref", "refs/mas/runs/"]).is_empty(), "no run was started");
+}
+
+#[test]
+fn with_assembly_the_agents_propose_the_split_and_a_bad_one_is_refused_by_name() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    // bob, speaking last, swaps the frame's first two files: alice takes the second, bob the first.
+    let agents = vec![agent(&env, "alice", "slice"), splitting(&env, "bob", "slice", "alice:2 bob:1")];
+    let out = coordinate(&env, &repo, &agents, &["--assembly", "--quorum", "1"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let prompt = std::fs::read_to_string(env.root().join("prompts.bob")).unwrap();
+    let offered: Vec<&str> = prompt
+        .lines()
+        .find_map(|l| l.strip_prefix("split="))
+        .unwrap_or_else(|| panic!("no split offered: {prompt}"))
+        .split(',')
+        .collect();
+    let plan = &out.events("plan")[0]["plan"];
+    assert_eq!(plan["source"], "agents", "{plan}");
+    assert_eq!(
+        slices(&out),
+        [("alice".to_string(), vec![offered[1].to_string()]), ("bob".into(), vec![offered[0].into()])]
+    );
+    assert!(prompt.contains("SLICE <peer> <file>"), "the protocol is in the prompt: {prompt}");
+
+    // Overlapping top targets, and a target the frame does not have: refused by name, and the
+    // frame's split is used.
+    for (split, named) in [
+        ("alice:1 bob:1", "share their top target"),
+        ("alice:no/such/file.rs bob:1", "\"no/such/file.rs\" is not a file of the frame"),
+    ] {
+        let agents = vec![agent(&env, "alice", "slice"), splitting(&env, "bob", "slice", split)];
+        let out = coordinate(&env, &repo, &agents, &["--assembly", "--quorum", "1"]);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("the agents' split is refused") && out.stderr.contains(named),
+            "{split}: {}",
+            out.stderr
+        );
+        assert_eq!(out.events("plan")[0]["plan"]["source"], "frame");
+    }
 }

@@ -114,8 +114,9 @@ pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<ExitCode, CliError> 
         peers,
         driver: caller.name.clone(),
         limits,
+        split: Vec::new(),
     };
-    let report = execute(ctx, &meta, args.output.json)?;
+    let (report, _) = execute(ctx, &meta, args.output.json)?;
 
     if let Some(path) = &args.report {
         let json = serde_json::to_vec_pretty(&report).map_err(|e| CliError::internal(e.to_string()))?;

@@ -43,6 +43,22 @@ use std::process::ExitCode;
 /// driver never writes a proposal or an endorsement. With --assembly the team models the problem
 /// first.
 ///
+/// --aggregate makes the run complementary instead of best-of-N: the goal is split into one
+/// slice per agent, taken from the current frame (its files dealt out in turn, highest saliency
+/// first, never .mas/; no file in two slices, so the rule says Parallel for every pair). The plan
+/// is recorded, signed, in the run's definition and shown before the first hop; each propose hop
+/// names the agent's slice (`slice=`, `subgoal=`), and the agent publishes its focus from it.
+/// With --assembly the agents may propose the split themselves (`SLICE <agent> <file>…` lines;
+/// a split with a shared top target or a file the frame lacks is refused by name, and the frame's
+/// split is used). After each round a wait-all barrier looks at every slice: the merged whole
+/// (slices merged in plan order onto the base, three-way onto main when main moved, the check run
+/// on the merged tree) lands once, as one commit naming every agent and each slice's endorsers,
+/// only when every slice is at quorum. A slice judged against, two slices changing the same lines
+/// (artifact_mismatch) or a merged tree failing the check (test_failure) is recorded and handed to
+/// the agents concerned in the next round's hop (`conflict=`); only when the rounds run out does
+/// the run end unlanded. --partial lands the slices at quorum once the barrier holds without the
+/// others (the report names the missing ones, never quality_reached).
+///
 /// --pattern preference|cascade|resource|unmapped runs ASSEMBLY first (each peer ends with
 /// `CLASS <name>` and `UPDATE <rule>`), then CONVERGE on the class the team named, exactly as
 /// `git mas converge` does (same report). A class git-mas has no engine for stops the run after
@@ -97,9 +113,10 @@ use std::process::ExitCode;
 /// the landing is blocked; 8 the run ended without a result (no landable quorum in
 /// --max-rounds, an unreadable reply, the budget, a missing rule).
 ///
-/// With --json: one JSON line per event (development: run-started, worktree, hop, recorded,
-/// missing, tally, not-landable, landed, halt, report; the scalar classes as `git mas converge
-/// --json`), and {event: continue, class, assembly_run} when ASSEMBLY hands over to development.
+/// With --json: one JSON line per event (development: run-started, plan, worktree, hop, recorded,
+/// missing, tally, barrier, conflict, not-landable, landed, halt, report; the scalar classes as
+/// `git mas converge --json`), and {event: continue, class, assembly_run} when ASSEMBLY hands
+/// over to development.
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct CoordinateArgs {
@@ -273,18 +290,59 @@ fn plan_source(plan: &SlicePlan) -> &'static str {
     }
 }
 
-/// An aggregate run's plan: the current frame's files dealt to `peers` in their order.
-fn aggregate_plan(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry]) -> Result<Option<Aggregate>, CliError> {
+/// The most files an ASSEMBLY is offered to split.
+const MAX_SPLIT_FILES: usize = 32;
+
+fn no_frame() -> CliError {
+    CliError::user("--aggregate splits the goal by the current frame, and no frame is published")
+        .hinted("publish one with `git mas snapshot --publish` (configure its inputs with `git mas init`)")
+}
+
+/// The current frame's files an ASSEMBLY before an aggregate run may split, highest first.
+fn split_files(ctx: &mut Context) -> Result<Vec<String>, CliError> {
+    frame_for_run(ctx)?;
+    let frame = frame::current_frame(ctx.store()?)?.ok_or_else(no_frame)?;
+    let mut files = slices::frame_files(&frame.snapshot);
+    files.truncate(MAX_SPLIT_FILES);
+    Ok(files)
+}
+
+/// An aggregate run's plan: the agents' own split from their ASSEMBLY replies (the last reply
+/// with `SLICE` lines: a later peer, who read the earlier replies, may amend the split) when it
+/// is valid, else the current frame's files dealt to `peers` in their order.
+fn aggregate_plan(
+    ctx: &Context,
+    args: &CoordinateArgs,
+    peers: &[PeerEntry],
+    assembly: Option<&[String]>,
+) -> Result<Option<Aggregate>, CliError> {
     if !args.aggregate {
         return Ok(None);
     }
-    let frame = frame::current_frame(ctx.store()?)?.ok_or_else(|| {
-        CliError::user("--aggregate splits the goal by the current frame, and no frame is published")
-            .hinted("publish one with `git mas snapshot --publish` (configure its inputs with `git mas init`)")
-    })?;
+    let frame = frame::current_frame(ctx.store()?)?.ok_or_else(no_frame)?;
     let agents: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
-    let plan = slices::plan_from_frame(&args.goal, &agents, &frame.snapshot, &frame.hash)
-        .map_err(|e| CliError::user(e.to_string()).hinted("run with fewer agents, or without --aggregate"))?;
+    let said = |reply: &&String| reply.lines().any(|l| l.trim_start().starts_with("SLICE "));
+    let proposed = assembly.map(|replies| {
+        let last = replies.iter().rev().find(said).map_or("", String::as_str);
+        slices::parse_slice_lines(last, &args.goal, &agents, &frame.snapshot, &frame.hash)
+    });
+    let plan = match proposed {
+        Some(Ok(Some(plan))) => Some(plan),
+        Some(Ok(None)) => {
+            ctx.status("ASSEMBLY proposed no split (no SLICE lines): the plan is dealt from the frame");
+            None
+        }
+        Some(Err(refused)) => {
+            ctx.warn(&format!("the agents' split is refused: {refused}; the plan is dealt from the frame instead"));
+            None
+        }
+        None => None,
+    };
+    let plan = match plan {
+        Some(plan) => plan,
+        None => slices::plan_from_frame(&args.goal, &agents, &frame.snapshot, &frame.hash)
+            .map_err(|e| CliError::user(e.to_string()).hinted("run with fewer agents, or without --aggregate"))?,
+    };
     Ok(Some(Aggregate { plan, partial: args.partial }))
 }
 
@@ -357,11 +415,18 @@ fn prepare_worktree(
     Ok(())
 }
 
-fn development(ctx: &mut Context, args: &CoordinateArgs, peers: Vec<PeerEntry>) -> Result<ExitCode, CliError> {
+/// A development run; `assembly`: the replies of the ASSEMBLY before it (the last with `SLICE`
+/// lines proposes an aggregate run's split).
+fn development(
+    ctx: &mut Context,
+    args: &CoordinateArgs,
+    peers: Vec<PeerEntry>,
+    assembly: Option<&[String]>,
+) -> Result<ExitCode, CliError> {
     check_roster(ctx, &peers)?;
     let caller = ctx.caller()?;
     let frame = frame_for_run(ctx)?;
-    let aggregate = aggregate_plan(ctx, args, &peers)?;
+    let aggregate = aggregate_plan(ctx, args, &peers, assembly)?;
     let setup = DevSetup {
         goal: args.goal.clone(),
         quorum: args.quorum,
@@ -436,9 +501,10 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError
         check_writable(path, "--report")?;
     }
     if route(args.pattern, args.assembly) == Route::Development {
-        return development(ctx, &args, peers);
+        return development(ctx, &args, peers, None);
     }
     let caller = ctx.caller()?;
+    let split = if args.aggregate { split_files(ctx)? } else { Vec::new() };
     let meta = RunMeta {
         run: new_run_id(std::time::SystemTime::now()),
         goal: args.goal.clone(),
@@ -450,8 +516,9 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError
             hop_timeout_ms: millis(*args.hop_timeout)?,
             budget_ms: millis(*args.budget)?,
         },
+        split,
     };
-    let report = execute(ctx, &meta, args.output.json)?;
+    let (report, replies) = execute(ctx, &meta, args.output.json)?;
     if report.halt == Some(ConvergeHalt::Unmapped) && report.class == Some(PatternKind::Development) {
         if args.output.json {
             let event = ContinueOut { event: "continue".into(), class: "development".into(), assembly_run: report.run };
@@ -462,7 +529,7 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError
                 report.run
             ));
         }
-        return development(ctx, &args, peers);
+        return development(ctx, &args, peers, Some(&replies));
     }
     if let Some(path) = &args.report {
         let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::internal(e.to_string()))?;
