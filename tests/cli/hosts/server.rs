@@ -386,21 +386,39 @@ pub struct Tool {
     pub namespace: Option<String>,
 }
 
-/// The tools a request advertises, in any of the three APIs' shapes.
+/// The tools a request advertises, in any of the three APIs' shapes; a Responses `namespace`
+/// tool (codex's MCP servers, for a model that has no tool search) stands for its functions.
 pub fn tools(body: &Value) -> Vec<Tool> {
     let Some(list) = body["tools"].as_array() else { return Vec::new() };
     list.iter()
-        .filter_map(|t| {
+        .flat_map(|t| {
             if let Some(f) = t.get("function").filter(|f| f.is_object()) {
                 // Chat Completions.
-                let name = f["name"].as_str()?.to_owned();
-                return Some(Tool { name, kind: "function".into(), schema: f["parameters"].clone(), namespace: None });
+                let Some(name) = f["name"].as_str() else { return Vec::new() };
+                let schema = f["parameters"].clone();
+                return vec![Tool { name: name.to_owned(), kind: "function".into(), schema, namespace: None }];
+            }
+            if t["type"] == "namespace" {
+                return namespace_tools(t);
             }
             let kind = t["type"].as_str().unwrap_or("function").to_owned();
             let name = t["name"].as_str().map(str::to_owned).unwrap_or_else(|| kind.clone());
             let schema =
                 if t["input_schema"].is_object() { t["input_schema"].clone() } else { t["parameters"].clone() };
-            Some(Tool { name, kind, schema, namespace: None })
+            vec![Tool { name, kind, schema, namespace: None }]
+        })
+        .collect()
+}
+
+/// The functions of a Responses `namespace` tool, each in that namespace.
+fn namespace_tools(namespace: &Value) -> Vec<Tool> {
+    let inner = namespace["tools"].as_array().into_iter().flatten();
+    inner
+        .map(|t| Tool {
+            name: t["name"].as_str().unwrap_or_default().to_owned(),
+            kind: t["type"].as_str().unwrap_or("function").to_owned(),
+            schema: t["parameters"].clone(),
+            namespace: namespace["name"].as_str().map(str::to_owned),
         })
         .collect()
 }
@@ -409,24 +427,8 @@ pub fn tools(body: &Value) -> Vec<Tool> {
 /// into a Responses conversation: each `tool_search_output` item lists namespaces of functions,
 /// or functions.
 pub fn searched_tools(body: &Value) -> Vec<Tool> {
-    let function = |t: &Value, namespace: Option<&str>| Tool {
-        name: t["name"].as_str().unwrap_or_default().to_owned(),
-        kind: t["type"].as_str().unwrap_or("function").to_owned(),
-        schema: t["parameters"].clone(),
-        namespace: namespace.map(str::to_owned),
-    };
     let found = body["input"].as_array().into_iter().flatten().filter(|i| i["type"] == "tool_search_output");
-    found
-        .flat_map(|i| i["tools"].as_array().cloned().unwrap_or_default())
-        .flat_map(|t| match t["type"].as_str() {
-            Some("namespace") => {
-                let namespace = t["name"].as_str().map(str::to_owned);
-                let inner = t["tools"].as_array().cloned().unwrap_or_default();
-                inner.iter().map(|f| function(f, namespace.as_deref())).collect::<Vec<_>>()
-            }
-            _ => vec![function(&t, None)],
-        })
-        .collect()
+    found.flat_map(|i| tools(&json!({"tools": i["tools"]}))).collect()
 }
 
 /// A tool call the server makes: the tool, its kind, its arguments (JSON text, or raw input for
