@@ -23,16 +23,17 @@
 //!   layer instead ([`session_args`]), so that neither the user's config nor the main checkout is
 //!   written. What codex 0.171.0 does with it (run offline against the scripted model:
 //!   `cargo test --test cli hosts::mcp`): `codex exec` starts the server in its working directory
-//!   and lists its tools, but never puts them in the request's `tools`: a model whose catalog
-//!   entry supports search (the gpt-5 family) gets them only through the `tool_search` tool, as
-//!   the namespace `mcp__git_mas` (the name's `-` made `_`) of bare tool names, and calls one as
-//!   a `function_call` with that `namespace` (the `tool_search_always_defer_mcp_tools` feature is
-//!   fixed on: `codex features list` shows it removed). The server's environment is cleared but
-//!   for HOME, PATH, LANG, SHELL, TERM and a few others, so `env_vars` names the variables git-mas
-//!   and git read. A tool not marked read-only needs approval, and `codex exec` (approval
-//!   `never`) answers "MCP tool call requires approval, but approval policy is never" unless the
-//!   server's `default_tools_approval_mode` is `approve`. `required = true` makes a server that
-//!   fails to start fail the session instead of leaving the model without its tools.
+//!   and lists its tools, but a model whose catalog entry supports search (gpt-5.5) is never
+//!   sent them in the request's `tools`: it gets them only from the `tool_search` tool, as the
+//!   namespace `mcp__git_mas` (the name's `-` made `_`) of bare tool names, and calls one as a
+//!   `function_call` with that `namespace` (the `tool_search_always_defer_mcp_tools` feature is
+//!   fixed on: `codex features list` shows it removed); a model codex does not know is sent the
+//!   same namespace in `tools`. The server's environment is cleared but for HOME, PATH, LANG,
+//!   SHELL, TERM and a few others, so `env_vars` names the variables git-mas and git read. A
+//!   tool not marked read-only needs approval, and `codex exec` (approval `never`) answers "MCP
+//!   tool call requires approval, but approval policy is never" unless the server's
+//!   `default_tools_approval_mode` is `approve`. `required = true` makes a server that fails to
+//!   start fail the session instead of leaving the model without its tools.
 //! - Cursor (cursor.com/docs/context/mcp): `.cursor/mcp.json`, `~/.cursor/mcp.json`, `mcpServers`.
 //! - Gemini CLI (google-gemini/gemini-cli docs/tools/mcp-server.md): `mcpServers` in
 //!   `.gemini/settings.json` or `~/.gemini/settings.json` (comments allowed).
