@@ -18,8 +18,22 @@
 //!   Claude asks before it starts a project's `.mcp.json` server; a non-interactive session
 //!   names the file with `--mcp-config` ([`session_args`]).
 //! - Codex (developers.openai.com/codex/mcp): `[mcp_servers.<name>]` with `command`, `args` in
-//!   `.codex/config.toml` (read only in a trusted project) or `$CODEX_HOME/config.toml`
-//!   (`~/.codex/config.toml`). An agent's session carries it in a `-c` layer instead.
+//!   `.codex/config.toml` (read only in a project trusted in the user's config) or
+//!   `$CODEX_HOME/config.toml` (`~/.codex/config.toml`). An agent's session carries it in a `-c`
+//!   layer instead ([`session_args`]), so that neither the user's config nor the main checkout is
+//!   written. What codex 0.171.0 does with it (run offline against the scripted model:
+//!   `cargo test --test cli hosts::mcp`): `codex exec` starts the server in its working directory
+//!   and lists its tools, but a model whose catalog entry supports search (gpt-5.5) is never
+//!   sent them in the request's `tools`: it gets them only from the `tool_search` tool, as the
+//!   namespace `mcp__git_mas` (the name's `-` made `_`) of bare tool names, and calls one as a
+//!   `function_call` with that `namespace` (the `tool_search_always_defer_mcp_tools` feature is
+//!   fixed on: `codex features list` shows it removed); a model codex does not know is sent the
+//!   same namespace in `tools`. The server's environment is cleared but for HOME, PATH, LANG,
+//!   SHELL, TERM and a few others, so `env_vars` names the variables git-mas and git read. A
+//!   tool not marked read-only needs approval, and `codex exec` (approval `never`) answers "MCP
+//!   tool call requires approval, but approval policy is never" unless the server's
+//!   `default_tools_approval_mode` is `approve`. `required = true` makes a server that fails to
+//!   start fail the session instead of leaving the model without its tools.
 //! - Cursor (cursor.com/docs/context/mcp): `.cursor/mcp.json`, `~/.cursor/mcp.json`, `mcpServers`.
 //! - Gemini CLI (google-gemini/gemini-cli docs/tools/mcp-server.md): `mcpServers` in
 //!   `.gemini/settings.json` or `~/.gemini/settings.json` (comments allowed).
@@ -478,22 +492,40 @@ fn toml_remove(path: &Path, text: &str) -> Result<Option<String>, HostHookError>
 /// registered in its worktree (`agent`: the name registered): claude, the project's `.mcp.json`
 /// named with `--mcp-config` (a session started so does not ask to approve it); codex, the
 /// server in a `-c` layer (codex reads a project's `.codex/config.toml` only in a trusted
-/// project); copilot, the project file named with `--additional-mcp-config`. Other hosts read
+/// project) with the environment it needs, its tools approved and its start required (module
+/// docs); copilot, the project file named with `--additional-mcp-config`. Other hosts read
 /// the project file by themselves.
 pub fn session_args(host: GateHost, agent: Option<&str>) -> Vec<String> {
     let argv = server_argv(agent);
     let quote = |s: &str| serde_json::Value::from(s).to_string();
     match host {
         GateHost::ClaudeCode => vec!["--mcp-config".into(), ".mcp.json".into()],
-        GateHost::Codex => vec![
-            "-c".into(),
-            format!("mcp_servers.{SERVER_NAME}.command={}", quote(&argv[0])),
-            "-c".into(),
-            format!(
-                "mcp_servers.{SERVER_NAME}.args=[{}]",
-                argv[1..].iter().map(|a| quote(a)).collect::<Vec<_>>().join(",")
-            ),
-        ],
+        GateHost::Codex => {
+            // Codex starts a server with only a few variables of its own environment (HOME, PATH,
+            // LANG, …); these are the others git-mas and git read.
+            const FORWARDED: [&str; 11] = [
+                "GIT_MAS_AGENT",
+                "GIT_MAS_KEY_DIR",
+                "XDG_CONFIG_HOME",
+                "GIT_CONFIG_GLOBAL",
+                "GIT_CONFIG_NOSYSTEM",
+                "GIT_AUTHOR_NAME",
+                "GIT_AUTHOR_EMAIL",
+                "GIT_AUTHOR_DATE",
+                "GIT_COMMITTER_NAME",
+                "GIT_COMMITTER_EMAIL",
+                "GIT_COMMITTER_DATE",
+            ];
+            let list = |words: &[&str]| format!("[{}]", words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(","));
+            let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+            let table = format!(
+                "{{command={},args={},env_vars={},default_tools_approval_mode=\"approve\",required=true}}",
+                quote(&argv[0]),
+                list(&args),
+                list(&FORWARDED)
+            );
+            vec!["-c".into(), format!("mcp_servers.{SERVER_NAME}={table}")]
+        }
         GateHost::Copilot => vec!["--additional-mcp-config".into(), "@.copilot/mcp-config.json".into()],
         _ => Vec::new(),
     }
@@ -507,11 +539,23 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
              claude with --mcp-config .mcp.json (coordinate's claude-code agents get it)"
                 .to_string(),
         ],
-        (GateHost::Codex, Scope::Project(_)) => vec![
-            "Codex reads a project's .codex/config.toml only in a trusted project: trust it, or register the \
-             server globally (--global)"
-                .to_string(),
-        ],
+        (GateHost::Codex, scope) => {
+            let mut notes = Vec::new();
+            if let Scope::Project(_) = scope {
+                notes.push(
+                    "Codex reads a project's .codex/config.toml only in a trusted project: trust it, or register \
+                     the server globally (--global)"
+                        .to_string(),
+                );
+            }
+            notes.push(
+                "codex exec refuses the tools that write (propose, endorse, focus_publish, ...) unless they are \
+                 approved: for unattended sessions set default_tools_approval_mode = \"approve\" under \
+                 [mcp_servers.git-mas]"
+                    .to_string(),
+            );
+            notes
+        }
         (GateHost::Copilot, Scope::Project(_)) => vec![
             "Copilot loads a project's MCP file when named: run copilot with --additional-mcp-config \
              @.copilot/mcp-config.json (coordinate's copilot agents get it)"

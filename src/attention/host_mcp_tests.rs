@@ -80,3 +80,46 @@ fn the_registered_command_names_the_agent() {
     let v: serde_json::Value = serde_json::from_str(&created).unwrap();
     assert_eq!(v["mcp"]["git-mas"]["command"], serde_json::json!(["git", "mas", "mcp", "--agent", "a"]));
 }
+
+/// The `-c key=value` words of a codex session, read as codex reads them: the value is TOML.
+fn codex_layer(agent: Option<&str>) -> toml_edit::DocumentMut {
+    let args = session_args(GateHost::Codex, agent);
+    assert_eq!(args.len(), 2, "{args:?}");
+    assert_eq!(args[0], "-c");
+    let (key, value) = args[1].split_once('=').unwrap();
+    assert_eq!(key, "mcp_servers.git-mas", "{args:?}");
+    format!("server = {value}\n").parse().unwrap_or_else(|e| panic!("not TOML ({e}): {value}"))
+}
+
+#[test]
+fn a_codex_session_carries_the_server_with_its_environment_approved_and_required() {
+    let strings = |v: &toml_edit::Item| -> Vec<String> {
+        v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+    };
+    for (agent, want_args) in [
+        (Some("alice"), vec!["mas", "mcp", "--agent", "alice"]),
+        (None, vec!["mas", "mcp"]),
+        (Some("o\"dd \\ name"), vec!["mas", "mcp", "--agent", "o\"dd \\ name"]),
+    ] {
+        let doc = codex_layer(agent);
+        let server = doc["server"].as_inline_table().map(|t| t.clone().into_table()).unwrap();
+        let server = toml_edit::Item::Table(server);
+        assert_eq!(server["command"].as_str(), Some("git"), "{agent:?}");
+        assert_eq!(strings(&server["args"]), want_args, "{agent:?}");
+        let env = strings(&server["env_vars"]);
+        for var in ["GIT_MAS_AGENT", "GIT_MAS_KEY_DIR", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_COMMITTER_NAME"] {
+            assert!(env.iter().any(|e| e == var), "{var} is not forwarded: {env:?}");
+        }
+        assert_eq!(server["default_tools_approval_mode"].as_str(), Some("approve"), "{agent:?}");
+        assert_eq!(server["required"].as_bool(), Some(true), "{agent:?}");
+    }
+}
+
+#[test]
+fn codex_notes_say_how_its_exec_approves_writing_tools() {
+    let global = notes(GateHost::Codex, &Scope::Global);
+    assert_eq!(global.len(), 1, "{global:?}");
+    assert!(global[0].contains("default_tools_approval_mode = \"approve\""), "{global:?}");
+    let project = notes(GateHost::Codex, &Scope::Project("/p".into()));
+    assert!(project[0].contains("trusted project") && project[1] == global[0], "{project:?}");
+}

@@ -18,7 +18,10 @@
 //! or an argv array), a new file to its write tool (`Write`, `write`, `create`, or codex's
 //! `apply_patch`), a replacement to its edit tool (`Edit`, `edit`, `str_replace`, or an
 //! `apply_patch` Update File hunk) and a read to its read tool (`Read`, `read`, `view`, or `cat`
-//! through the shell).
+//! through the shell). An MCP tool goes to the name the host advertises it under; a host that
+//! keeps MCP tools behind a client-side tool search (codex's `tool_search`) is first sent a
+//! `tool_search_call`, and the tool is then called by its name in the namespace the search
+//! returned (a `tool_search_output` is no tool result: it does not advance the script).
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -59,8 +62,8 @@ pub enum Step {
         path: String,
     },
     /// Calls an MCP tool of the git-mas server by its own name (`gate`), mapped to the name the
-    /// host advertises it under (claude: `mcp__git-mas__gate`; codex: `mcp__git-mas__gate` too, or
-    /// another separator), with these JSON arguments.
+    /// host advertises it under (claude: `mcp__git-mas__gate`; codex: `gate` in the namespace
+    /// `mcp__git_mas`, found through its `tool_search`), with these JSON arguments.
     Mcp {
         /// The tool's name on the MCP server.
         tool: String,
@@ -373,39 +376,74 @@ impl Response {
     }
 }
 
-/// A tool a request advertises: its name, its kind (`function`, `custom`, …) and its schema.
+/// A tool a request advertises: its name, its kind (`function`, `custom`, …), its schema and, for
+/// one that a tool search found, the namespace it was found in (codex: `mcp__git_mas`).
 #[derive(Debug, Clone)]
 pub struct Tool {
     pub name: String,
     pub kind: String,
     pub schema: Value,
+    pub namespace: Option<String>,
 }
 
-/// The tools a request advertises, in any of the three APIs' shapes.
+/// The tools a request advertises, in any of the three APIs' shapes; a Responses `namespace`
+/// tool (codex's MCP servers, for a model that has no tool search) stands for its functions.
 pub fn tools(body: &Value) -> Vec<Tool> {
     let Some(list) = body["tools"].as_array() else { return Vec::new() };
     list.iter()
-        .filter_map(|t| {
+        .flat_map(|t| {
             if let Some(f) = t.get("function").filter(|f| f.is_object()) {
                 // Chat Completions.
-                let name = f["name"].as_str()?.to_owned();
-                return Some(Tool { name, kind: "function".into(), schema: f["parameters"].clone() });
+                let Some(name) = f["name"].as_str() else { return Vec::new() };
+                let schema = f["parameters"].clone();
+                return vec![Tool { name: name.to_owned(), kind: "function".into(), schema, namespace: None }];
+            }
+            if t["type"] == "namespace" {
+                return namespace_tools(t);
             }
             let kind = t["type"].as_str().unwrap_or("function").to_owned();
             let name = t["name"].as_str().map(str::to_owned).unwrap_or_else(|| kind.clone());
             let schema =
                 if t["input_schema"].is_object() { t["input_schema"].clone() } else { t["parameters"].clone() };
-            Some(Tool { name, kind, schema })
+            vec![Tool { name, kind, schema, namespace: None }]
         })
         .collect()
 }
 
-/// A tool call the server makes: the tool, its kind and its arguments (JSON text, or raw input for
-/// a custom tool).
+/// The functions of a Responses `namespace` tool, each in that namespace.
+fn namespace_tools(namespace: &Value) -> Vec<Tool> {
+    let inner = namespace["tools"].as_array().into_iter().flatten();
+    inner
+        .map(|t| Tool {
+            name: t["name"].as_str().unwrap_or_default().to_owned(),
+            kind: t["type"].as_str().unwrap_or("function").to_owned(),
+            schema: t["parameters"].clone(),
+            namespace: namespace["name"].as_str().map(str::to_owned),
+        })
+        .collect()
+}
+
+/// The tools that the host's own tool search (codex's `tool_search`, run on the client) returned
+/// into a Responses conversation: each `tool_search_output` item lists namespaces of functions,
+/// or functions.
+pub fn searched_tools(body: &Value) -> Vec<Tool> {
+    let found = body["input"].as_array().into_iter().flatten().filter(|i| i["type"] == "tool_search_output");
+    found.flat_map(|i| tools(&json!({"tools": i["tools"]}))).collect()
+}
+
+/// A tool call the server makes: the tool, its kind, its arguments (JSON text, or raw input for
+/// a custom tool) and the namespace the tool was found in.
 struct Call {
     name: String,
     kind: String,
     arguments: String,
+    namespace: Option<String>,
+}
+
+impl Call {
+    fn new(tool: &Tool, arguments: String) -> Call {
+        Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments, namespace: tool.namespace.clone() }
+    }
 }
 
 const SHELL_TOOLS: [&str; 6] = ["bash", "shell", "exec_command", "shell_command", "run_shell_command", "powershell"];
@@ -446,7 +484,7 @@ fn fill_required(schema: &Value, args: &mut serde_json::Map<String, Value>) {
 /// A call of a tool whose arguments are a JSON object.
 fn object_call(tool: &Tool, mut args: serde_json::Map<String, Value>) -> Call {
     fill_required(&tool.schema, &mut args);
-    Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments: Value::Object(args).to_string() }
+    Call::new(tool, Value::Object(args).to_string())
 }
 
 /// An `apply_patch` call of `patch`: raw input for the freeform tool, else an object with the
@@ -458,7 +496,7 @@ fn patch_call(tool: &Tool, patch: String) -> Call {
         let key = property(&tool.schema, &["input", "patchText", "patch"]).unwrap_or("input");
         json!({ key: patch }).to_string()
     };
-    Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments }
+    Call::new(tool, arguments)
 }
 
 const PATH_KEYS: [&str; 3] = ["file_path", "filePath", "path"];
@@ -501,12 +539,19 @@ fn read_call(path: &str, tools: &[Tool]) -> Option<Call> {
 }
 
 /// The advertised tool that is the git-mas MCP server's `tool`: a name that mentions the server
-/// and ends in the tool's name after a separator.
+/// and ends in the tool's name after a separator, or the tool's own name in a namespace that
+/// mentions the server.
 fn mcp_tool<'a>(tools: &'a [Tool], tool: &str) -> Option<&'a Tool> {
-    tools.iter().find(|t| {
-        let Some(head) = t.name.strip_suffix(tool) else { return false };
-        let lower = head.to_ascii_lowercase();
-        (lower.contains("git-mas") || lower.contains("git_mas")) && head.ends_with(['_', '.', '-', '/', ':'])
+    let names_server = |s: &str| {
+        let lower = s.to_ascii_lowercase();
+        lower.contains("git-mas") || lower.contains("git_mas")
+    };
+    tools.iter().find(|t| match &t.namespace {
+        Some(namespace) => t.name == tool && names_server(namespace),
+        None => t
+            .name
+            .strip_suffix(tool)
+            .is_some_and(|head| names_server(head) && head.ends_with(['_', '.', '-', '/', ':'])),
     })
 }
 
@@ -515,7 +560,7 @@ fn call_for(step: &Step, tools: &[Tool]) -> Option<Call> {
         Step::ShellEach(_) => None,
         Step::Mcp { tool, arguments } => {
             let tool = mcp_tool(tools, tool)?;
-            Some(Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments: arguments.to_string() })
+            Some(Call::new(tool, arguments.to_string()))
         }
         Step::Edit { path, old, new } => edit_call(path, old, new, tools),
         Step::Read { path } => read_call(path, tools),
@@ -535,7 +580,7 @@ fn call_for(step: &Step, tools: &[Tool]) -> Option<Call> {
                 args.insert("login".into(), json!(false));
             }
             fill_required(&tool.schema, &mut args);
-            Some(Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments: Value::Object(args).to_string() })
+            Some(Call::new(tool, Value::Object(args).to_string()))
         }
         Step::Write { path, content } => {
             let tool = find(tools, &WRITE_TOOLS)?;
@@ -551,15 +596,22 @@ fn call_for(step: &Step, tools: &[Tool]) -> Option<Call> {
             args.insert(path_key.to_owned(), json!(path));
             args.insert(content_key.to_owned(), json!(content));
             fill_required(&tool.schema, &mut args);
-            Some(Call { name: tool.name.clone(), kind: tool.kind.clone(), arguments: Value::Object(args).to_string() })
+            Some(Call::new(tool, Value::Object(args).to_string()))
         }
     }
 }
 
-/// What the scripted model answers a request: a tool call, or text.
+/// What the scripted model answers a request: a tool call, a search for a tool the host defers
+/// (codex's `tool_search`, with this query), or text.
 enum Turn {
     Call(usize, Call),
+    Search(usize, String),
     Text(String),
+}
+
+/// The call id of the search made for step `i`.
+fn search_id(i: usize) -> String {
+    format!("search_{i:04}")
 }
 
 fn turn(scenario: &Scenario, body: &Value, done: usize) -> Turn {
@@ -568,16 +620,24 @@ fn turn(scenario: &Scenario, body: &Value, done: usize) -> Turn {
         return Turn::Text("git-mas test".into());
     }
     let (steps, reply) = script(scenario, body);
-    match steps.get(done) {
-        None => Turn::Text(reply),
-        Some(step) => match call_for(step, &advertised) {
-            Some(call) => Turn::Call(done, call),
-            None => Turn::Text(format!(
-                "SCENARIO ERROR: no tool for {step:?} among {:?}",
-                advertised.iter().map(|t| &t.name).collect::<Vec<_>>()
-            )),
-        },
+    let Some(step) = steps.get(done) else { return Turn::Text(reply) };
+    let mut visible = advertised.clone();
+    visible.extend(searched_tools(body));
+    if let Some(call) = call_for(step, &visible) {
+        return Turn::Call(done, call);
     }
+    // An MCP tool the host keeps behind its tool search: search for it first, once.
+    let searched = body["input"].as_array().into_iter().flatten().any(|i| i["call_id"] == search_id(done).as_str());
+    if let Step::Mcp { tool, .. } = step
+        && advertised.iter().any(|t| t.kind == "tool_search")
+        && !searched
+    {
+        return Turn::Search(done, format!("git-mas {tool}"));
+    }
+    Turn::Text(format!(
+        "SCENARIO ERROR: no tool for {step:?} among {:?}",
+        visible.iter().map(|t| (&t.namespace, &t.name)).collect::<Vec<_>>()
+    ))
 }
 
 // ---- Anthropic Messages ----
@@ -598,6 +658,7 @@ fn anthropic(scenario: &Scenario, body: &Value, streaming: bool) -> Response {
                    "input": serde_json::from_str::<Value>(&call.arguments).unwrap_or(json!({}))}),
             "tool_use",
         ),
+        Turn::Search(..) => (json!({"type": "text", "text": "SCENARIO ERROR: no tool search here"}), "end_turn"),
         Turn::Text(text) => (json!({"type": "text", "text": text}), "end_turn"),
     };
     let usage = json!({"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
@@ -663,9 +724,19 @@ fn responses(scenario: &Scenario, body: &Value) -> Response {
             "type": "custom_tool_call", "id": format!("ctc_{i:04}"), "call_id": format!("call_{i:04}"),
             "name": call.name, "input": call.arguments, "status": "completed"
         }),
-        Turn::Call(i, call) => json!({
-            "type": "function_call", "id": format!("fc_{i:04}"), "call_id": format!("call_{i:04}"),
-            "name": call.name, "arguments": call.arguments, "status": "completed"
+        Turn::Call(i, call) => {
+            let mut item = json!({
+                "type": "function_call", "id": format!("fc_{i:04}"), "call_id": format!("call_{i:04}"),
+                "name": call.name, "arguments": call.arguments, "status": "completed"
+            });
+            if let Some(namespace) = call.namespace {
+                item["namespace"] = json!(namespace);
+            }
+            item
+        }
+        Turn::Search(i, query) => json!({
+            "type": "tool_search_call", "id": format!("ts_{i:04}"), "call_id": search_id(i),
+            "execution": "client", "arguments": {"query": query, "limit": 8}, "status": "completed"
         }),
         Turn::Text(text) => json!({
             "type": "message", "id": "msg_test", "role": "assistant", "status": "completed",
@@ -715,6 +786,7 @@ fn chat(scenario: &Scenario, body: &Value, streaming: bool) -> Response {
                    "type": "function", "function": {"name": call.name, "arguments": call.arguments}}]}),
             "tool_calls",
         ),
+        Turn::Search(..) => (json!({"role": "assistant", "content": "SCENARIO ERROR: no tool search here"}), "stop"),
         Turn::Text(text) => (json!({"role": "assistant", "content": text}), "stop"),
     };
     let usage = json!({"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110});
