@@ -150,6 +150,24 @@ fn ms(ms: u64) -> String {
     humantime::format_duration(std::time::Duration::from_millis(ms / 100 * 100)).to_string()
 }
 
+/// An aggregate run's slices, one line each: the agent, where it stands, its endorsers, its top
+/// target.
+fn slice_lines(r: &ConvergenceReport, o: &mut String) {
+    if r.slices.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "slices:");
+    for s in &r.slices {
+        let endorsed =
+            if s.endorsers.is_empty() { String::new() } else { format!(", endorsed by {}", s.endorsers.join(", ")) };
+        let conflicted = if s.conflicted { ", in a conflict" } else { "" };
+        let top = s.targets.first().map(String::as_str).unwrap_or("-");
+        let more = s.targets.len().saturating_sub(1);
+        let more = if more > 0 { format!(" (+{more})") } else { String::new() };
+        let _ = writeln!(o, "  {:<12} {:<15} {top}{more}{endorsed}{conflicted}", s.agent, s.status.name());
+    }
+}
+
 /// A person's summary of a report.
 pub fn dev_summary(r: &ConvergenceReport) -> String {
     let mut o = String::new();
@@ -164,6 +182,7 @@ pub fn dev_summary(r: &ConvergenceReport) -> String {
         let label = if r.status == convergence::Status::Converged { "landed" } else { "leading" };
         let _ = writeln!(o, "{label}:      {}", r.winners.join(", "));
     }
+    slice_lines(r, &mut o);
     let _ = match r.consensus_score {
         Some(score) => writeln!(
             o,

@@ -262,6 +262,19 @@ pub enum SliceStatus {
     Missing,
 }
 
+impl SliceStatus {
+    /// The status as the report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SliceStatus::Landed => "landed",
+            SliceStatus::AtQuorum => "at_quorum",
+            SliceStatus::JudgedAgainst => "judged_against",
+            SliceStatus::Waiting => "waiting",
+            SliceStatus::Missing => "missing",
+        }
+    }
+}
+
 /// One slice in the report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SliceReport {

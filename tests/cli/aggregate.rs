@@ -43,6 +43,12 @@ case "$(field task)" in
     git mas focus publish --targets $(printf '%s' "$slice" | tr , ' ') >&2
     printf '\nslice work by %s\n' "$GIT_MAS_AGENT" >> "$top"
     if [ "$MODE" = broken ]; then printf 'BROKEN\n' >> "$top"; fi
+    if [ "$MODE" = late ] && [ "$(field round)" = 1 ]; then git checkout -- "$top"; echo "not yet"; echo "NEXT $(field next)"; exit 0; fi
+    if [ "$MODE" = hang ]; then echo $$ > "$LOG.hang.pid"; sleep 60; fi
+    if [ "$MODE" = mover ] && [ "$(field round)" = 1 ]; then
+      main=$(cd "$(git rev-parse --git-common-dir)/.." && pwd)
+      echo "main moved" > "$main/MOVED.md" && git -C "$main" add MOVED.md && git -C "$main" commit -qm "main moved" >&2
+    fi
     if [ "$MODE" = clash ]; then
       if [ -z "$(field conflict)" ]; then
         { echo "# $GIT_MAS_AGENT's title"; tail -n +2 README.md; } > README.new && mv README.new README.md
@@ -172,6 +178,11 @@ fn three_slices_land_as_one_commit_holding_every_slice() {
     let statuses: Vec<&str> =
         report["slices"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["landed", "landed", "landed"], "{report}");
+    let summary = env.mas_ok(&repo, &["report", &run]);
+    assert!(
+        summary.contains("slices:") && summary.contains(&format!("carol        landed          {}", plan[2].1[0])),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -284,4 +295,90 @@ fn with_assembly_the_agents_propose_the_split_and_a_bad_one_is_refused_by_name()
         );
         assert_eq!(out.events("plan")[0]["plan"]["source"], "frame");
     }
+}
+
+#[test]
+fn main_moving_during_the_run_is_a_three_way_merge_onto_main() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![agent(&env, "alice", "mover"), agent(&env, "bob", "slice")];
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "1"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let moved = env.git(&repo, &["rev-parse", "main~1"]);
+    assert_ne!(moved, base, "someone committed on main during the run");
+    assert_eq!(env.git(&repo, &["log", "-1", "--format=%s", "main~1"]), "main moved");
+    assert_eq!(env.git(&repo, &["show", "main:MOVED.md"]), "main moved", "main's own change is kept");
+    for (agent, targets) in slices(&out) {
+        let file = env.git(&repo, &["show", &format!("main:{}", targets[0])]);
+        assert!(file.ends_with(&format!("slice work by {agent}")), "{agent}'s slice is not on main");
+    }
+    let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
+    assert!(message.contains(&format!("merged onto main at {moved}")), "{message}");
+}
+
+#[test]
+fn the_barrier_waits_for_the_slowest_slice() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob", "carol"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![agent(&env, "alice", "slice"), agent(&env, "bob", "late"), agent(&env, "carol", "slice")];
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "2"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let barriers = out.events("barrier");
+    assert_eq!(barriers[0]["holds"], false, "{:?}", barriers[0]);
+    let bob = barriers[0]["slices"].as_array().unwrap().iter().find(|s| s["agent"] == "bob").unwrap().clone();
+    assert_eq!(bob["status"], "missing", "{bob}");
+    // Round 1 landed nothing although alice's and carol's slices were at quorum.
+    let landed = out.position("landed");
+    assert!(out.position("barrier") < landed);
+    assert_eq!(out.events("landed")[0]["winners"], serde_json::json!(["alice", "bob", "carol"]));
+    assert_eq!(barriers.len(), 2, "landed after the second round");
+    // bob was asked twice in round 1 (no proposal appeared), and alice's and carol's slices were
+    // in: they sat the second propose hop out.
+    let proposes: Vec<&str> =
+        out.events("hop").iter().filter(|h| h["task"] == "propose").map(|h| h["peer"].as_str().unwrap()).collect();
+    assert_eq!(proposes, ["alice", "bob", "bob", "carol", "bob"]);
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+}
+
+#[test]
+fn ctrl_c_mid_round_leaves_refs_mas_consistent() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = [agent(&env, "alice", "slice"), agent(&env, "bob", "hang")];
+    let child = env
+        .mas_cmd(&repo)
+        .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--wait", "2s"])
+        .args(["--agents", &agents.join(",")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_file = env.root().join("prompts.hang.pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let started = || std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'));
+    while !started() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(started(), "bob's hop never started");
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    // refs/mas as of its last completed write: the run is open, with its plan, alice's proposal,
+    // and every record verifies; main did not move.
+    let listed: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "list", "--json"])).unwrap();
+    assert_eq!(listed[0]["phase"], "open", "{listed}");
+    let run = listed[0]["id"].as_str().unwrap().to_string();
+    let shown: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "show", &run, "--json"])).unwrap();
+    assert_eq!(shown.to_string().matches("\"subgoal\"").count(), 2, "{shown}");
+    let (code, _) = log_json(&env, &repo, "lead");
+    assert_eq!(code, Some(0), "every record verifies");
+    assert_eq!(env.git(&repo, &["rev-parse", "--verify", &format!("refs/mas/runs/{run}/proposals/alice")]).len(), 40);
+    assert_eq!(env.git(&repo, &["rev-parse", "main"]), base);
+    let doctor = env.mas(&repo, &["doctor"]);
+    assert_eq!(doctor.status.code(), Some(0), "{}{}", stdout(&doctor), stderr(&doctor));
+    env.mas_ok(&repo, &["--agent", "lead", "run", "abort", &run, "--reason", "interrupted"]);
 }
