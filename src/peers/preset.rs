@@ -57,8 +57,10 @@
 //! it; `--no-mcp` does not) also gets what its host needs to start that server unattended
 //! ([`crate::attention::host_mcp::session_args`]): claude-code `--mcp-config .mcp.json` (a
 //! project `.mcp.json` is otherwise started only once approved) and `mcp__git-mas` among its
-//! allowed tools (in `-p` a tool not allowed is refused), codex the server in a `-c` layer (it
-//! reads a linked worktree's `.codex/` no more than its hooks), copilot `--additional-mcp-config
+//! allowed tools (in `-p` a tool not allowed is refused), codex the server as one `-c` table
+//! with git-mas's environment passed through and its tools approved (it reads a linked worktree's
+//! `.codex/` no more than its hooks, clears a server's environment, and in `exec` refuses a tool
+//! that writes without approval), copilot `--additional-mcp-config
 //! @.copilot/mcp-config.json`. Opencode reads the worktree's `opencode.json` itself.
 //!
 //! A host that is not logged in (claude prints `Not logged in · Please run /login` on stdout and

@@ -92,8 +92,9 @@ use std::process::ExitCode;
 /// load a project's registration unattended, so the default command lines of those agents
 /// start it: claude-code gets `mcp__git-mas` among its allowed tools and `--mcp-config
 /// .mcp.json` (a project .mcp.json is otherwise started only once approved), codex the server
-/// in `-c mcp_servers.git-mas.*` layers (it reads a linked worktree's .codex/ no more than its
-/// hooks), copilot `--additional-mcp-config @.copilot/mcp-config.json`. Two hosts
+/// as one `-c mcp_servers.git-mas={…}` table, with the environment git-mas reads passed through
+/// and its tools approved (codex clears a server's environment, and `codex exec` refuses a tool
+/// that writes without approval), copilot `--additional-mcp-config @.copilot/mcp-config.json`. Two hosts
 /// do not load a linked worktree's hook by themselves, so their gated agents' default command
 /// lines say so: codex (which reads project hooks from the main checkout, and runs a hook only
 /// once it is trusted) gets `--dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[<the gate>]'`
