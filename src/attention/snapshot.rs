@@ -164,6 +164,21 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// A snapshot of exactly `targets` (tests of the code that reads snapshots).
+    #[cfg(test)]
+    pub(crate) fn of_targets(targets: Vec<Target>) -> Snapshot {
+        Snapshot {
+            version: 1,
+            base: None,
+            weights: BTreeMap::new(),
+            sources: Default::default(),
+            inputs: Default::default(),
+            skipped: Default::default(),
+            targets,
+            truncated: 0,
+        }
+    }
+
     /// The canonical bytes (sorted keys, one float format, no whitespace).
     pub fn canonical_bytes(&self) -> Vec<u8> {
         to_canonical_vec(self).unwrap_or_default()

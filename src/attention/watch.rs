@@ -82,16 +82,7 @@ mod tests {
                 lines: None,
             })
             .collect();
-        Snapshot {
-            version: 1,
-            base: None,
-            weights: BTreeMap::new(),
-            sources: Default::default(),
-            inputs: Default::default(),
-            skipped: Default::default(),
-            targets,
-            truncated: 0,
-        }
+        Snapshot::of_targets(targets)
     }
 
     #[test]

@@ -13,16 +13,7 @@ fn snapshot(ids: &[&str]) -> Snapshot {
             lines: None,
         })
         .collect();
-    Snapshot {
-        version: 1,
-        base: None,
-        weights: BTreeMap::new(),
-        sources: Default::default(),
-        inputs: Default::default(),
-        skipped: Default::default(),
-        targets,
-        truncated: 0,
-    }
+    Snapshot::of_targets(targets)
 }
 
 fn names(list: &[&str]) -> Vec<String> {

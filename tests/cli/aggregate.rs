@@ -76,17 +76,13 @@ fn splitting(env: &TestEnv, name: &str, mode: &str, split: &str) -> String {
     format!("{name}=cmd:sh {}", path.display())
 }
 
-struct Out {
-    code: Option<i32>,
-    lines: Vec<Value>,
-    stderr: String,
+/// An aggregate run's own questions of the event stream.
+trait Aggregate {
+    fn report(&self) -> &Value;
+    fn position(&self, kind: &str) -> usize;
 }
 
-impl Out {
-    fn events(&self, kind: &str) -> Vec<&Value> {
-        self.lines.iter().filter(|l| l["event"] == kind).collect()
-    }
-
+impl Aggregate for JsonRun {
     fn report(&self) -> &Value {
         &self.events("report").last().unwrap_or_else(|| panic!("no report; stderr: {}", self.stderr))["report"]
     }
@@ -96,7 +92,7 @@ impl Out {
     }
 }
 
-fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> Out {
+fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> JsonRun {
     let out = env
         .mas_cmd(repo)
         .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--wait", "2s"])
@@ -104,14 +100,10 @@ fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> 
         .args(extra)
         .output()
         .unwrap();
-    let lines = stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    Out { code: out.status.code(), lines, stderr: stderr(&out) }
+    JsonRun::of(&out)
 }
 
-fn slices(out: &Out) -> Vec<(String, Vec<String>)> {
+fn slices(out: &JsonRun) -> Vec<(String, Vec<String>)> {
     let plan = &out.events("plan")[0]["plan"];
     plan["slices"]
         .as_array()

@@ -238,3 +238,31 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// A command's `--json` event stream (one JSON value per stdout line), its exit code and stderr.
+pub struct JsonRun {
+    pub code: Option<i32>,
+    pub lines: Vec<serde_json::Value>,
+    pub stderr: String,
+}
+
+impl JsonRun {
+    /// Reads `out`; a stdout line that is not JSON fails the test.
+    pub fn of(out: &std::process::Output) -> JsonRun {
+        let lines = stdout(out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect();
+        JsonRun { code: out.status.code(), lines, stderr: stderr(out) }
+    }
+
+    /// The events of one kind (`event` field), in order.
+    pub fn events(&self, kind: &str) -> Vec<&serde_json::Value> {
+        self.lines.iter().filter(|l| l["event"] == kind).collect()
+    }
+
+    /// The last line.
+    pub fn last(&self) -> &serde_json::Value {
+        self.lines.last().unwrap_or_else(|| panic!("no output; stderr: {}", self.stderr))
+    }
+}

@@ -44,29 +44,8 @@ fn dev_agent(env: &TestEnv, name: &str, work: &str) -> String {
     format!("{name}=cmd:{}", script(env, &format!("{name}.sh"), &body))
 }
 
-struct Out {
-    code: Option<i32>,
-    lines: Vec<Value>,
-    stderr: String,
-}
-
-impl Out {
-    fn events(&self, kind: &str) -> Vec<&Value> {
-        self.lines.iter().filter(|l| l["event"] == kind).collect()
-    }
-
-    fn last(&self) -> &Value {
-        self.lines.last().unwrap_or_else(|| panic!("no output; stderr: {}", self.stderr))
-    }
-}
-
-fn coordinate(env: &TestEnv, repo: &Path, args: &[&str]) -> Out {
-    let out = env.mas_cmd(repo).args(["--agent", "lead", "coordinate", "--json"]).args(args).output().unwrap();
-    let lines = stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    Out { code: out.status.code(), lines, stderr: stderr(&out) }
+fn coordinate(env: &TestEnv, repo: &Path, args: &[&str]) -> JsonRun {
+    JsonRun::of(&env.mas_cmd(repo).args(["--agent", "lead", "coordinate", "--json"]).args(args).output().unwrap())
 }
 
 #[test]
