@@ -270,7 +270,7 @@ fn narrate_aggregate(ctx: &Context, event: &DevEvent) {
                 format!("barrier after round {round}: {}", if *holds { "every slice is in" } else { "waiting" });
             for s in slices {
                 let detail = s.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
-                text.push_str(&format!("\n  {:<12} {:?}{detail}", s.agent, s.status));
+                text.push_str(&format!("\n  {:<12} {}{detail}", s.agent, s.status.name()));
             }
             ctx.status(&text);
         }
