@@ -7,14 +7,16 @@
 //! catalogue of the fixture project's bugs ([`KNOWN_FIXES`]: a file, the buggy text, the fixed
 //! text), so that on the fixture a proposal is a real patch the project's tests can judge.
 //!
-//! - **propose**: `reference` and `greedy` apply the catalogue's fixes — with a `slice=` header (an
-//!   aggregate run), only those for the files of their slice; without one (best-of-N), every fix
-//!   whose buggy text is present — and run `git mas propose`. When no fix applies (another
-//!   repository, or a slice the catalogue knows nothing of), they write `notes/<agent>.md` (the goal
-//!   and the round) instead. `faulty` writes its note and breaks its slice: an unclosed function at
-//!   the end of every Rust file of the slice, an unclosed definition at the end of every Python
-//!   file; without a slice, or when its slice holds no such file, the unclosed function goes at the
-//!   end of `src/lib.rs` when there is one. On the fixture, either is a proposal its check rejects.
+//! - **propose**: every kind writes `notes/<agent>.md` (the goal and the round), so that two
+//!   agents' proposals never share a tree (an endorsement of a tree the endorser proposed too
+//!   would not count), then runs `git mas propose`. `reference` and `greedy` also apply the
+//!   catalogue's fixes — with a `slice=` header (an aggregate run), only those for the files of
+//!   their slice; without one (best-of-N), every fix whose buggy text is present; where none
+//!   applies (another repository, or a slice the catalogue knows nothing of) the note is all they
+//!   write. `faulty` breaks its slice: an unclosed function at the end of every Rust file of the
+//!   slice, an unclosed definition at the end of every Python file; without a slice, or when its
+//!   slice holds no such file, the unclosed function goes at the end of `src/lib.rs` when there is
+//!   one. On the fixture, either is a proposal its check rejects.
 //! - **endorse**: `git mas endorse <agent>` for every agent the hop names; a failing check is a
 //!   recorded result (exit 9), not a failure of the hop.
 //! - **close**: a peer whose work landed releases its focus when it holds a live one
@@ -113,17 +115,12 @@ pub fn plan_edits(kind: BuiltinKind, hop: &ProposeHop, read: &dyn Fn(&str) -> Op
     };
     let slice: Option<Vec<&str>> =
         hop.slice.as_ref().map(|s| s.iter().map(String::as_str).filter(|p| inside(p)).collect());
-    match kind {
-        BuiltinKind::Reference | BuiltinKind::Greedy => {
-            let fixes = apply_fixes(slice.as_deref(), read);
-            if fixes.is_empty() { vec![note()] } else { fixes }
-        }
-        BuiltinKind::Faulty => {
-            let mut edits = vec![note()];
-            edits.extend(breakage(slice.as_deref(), read));
-            edits
-        }
-    }
+    let mut edits = vec![note()];
+    edits.extend(match kind {
+        BuiltinKind::Reference | BuiltinKind::Greedy => apply_fixes(slice.as_deref(), read),
+        BuiltinKind::Faulty => breakage(slice.as_deref(), read),
+    });
+    edits
 }
 
 /// The catalogue's fixes that apply: to the files of `slice`, or to every file (`None`); several
@@ -161,8 +158,12 @@ fn breakage(slice: Option<&[&str]>, read: &dyn Fn(&str) -> Option<String>) -> Ve
         };
         read(path).map(|text| (path.to_owned(), format!("{text}{tail}")))
     };
-    let mut paths: Vec<&str> = slice.unwrap_or_default().to_vec();
-    paths.dedup();
+    let mut paths: Vec<&str> = Vec::new();
+    for path in slice.unwrap_or_default() {
+        if !paths.contains(path) {
+            paths.push(path);
+        }
+    }
     let edits: Vec<Edit> = paths.iter().filter_map(|p| broken(p)).collect();
     if edits.is_empty() { broken("src/lib.rs").into_iter().collect() } else { edits }
 }
@@ -201,25 +202,26 @@ fn handoff(header: &PromptHeader) -> String {
     }
 }
 
-/// A propose hop: writes what [`plan_edits`] plans in `dir`, then `git mas propose`.
+/// A propose hop: writes what [`plan_edits`] plans in `dir`, then `git mas propose`. The reply's
+/// first line names every file written.
 fn propose(kind: BuiltinKind, header: &PromptHeader, exe: &Path, dir: &Path, out: &mut String) {
     let hop = ProposeHop::from_header(header);
     let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
     let mut written = Vec::new();
+    let mut failed = String::new();
     for (rel, contents) in plan_edits(kind, &hop, &read) {
         let path: PathBuf = dir.join(&rel);
         let result =
             path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, contents));
         match result {
-            Ok(()) => {
-                let _ = writeln!(out, "wrote {rel}");
-                written.push(rel);
-            }
+            Ok(()) => written.push(rel),
             Err(e) => {
-                let _ = writeln!(out, "could not write {rel}: {e}");
+                let _ = writeln!(failed, "could not write {rel}: {e}");
             }
         }
     }
+    let _ = writeln!(out, "wrote {}", if written.is_empty() { "nothing".to_owned() } else { written.join(", ") });
+    out.push_str(&failed);
     let message = format!("{}'s scripted proposal, round {}: {}", hop.agent, hop.round, written.join(", "));
     report(out, &run(exe, dir, &["propose", "-m", &message]));
 }
@@ -298,13 +300,21 @@ mod tests {
         // (kind, slice, the paths written) on the fixture.
         type Row = (BuiltinKind, Option<&'static [&'static str]>, &'static [&'static str]);
         let table: &[Row] = &[
-            // Best-of-N: every fix whose buggy text is present, and no note.
-            (BuiltinKind::Reference, None, &["src/pricing/tax.rs", "tools/stockcheck/reorder.py"]),
-            (BuiltinKind::Greedy, None, &["src/pricing/tax.rs", "tools/stockcheck/reorder.py"]),
+            // Best-of-N: the note and every fix whose buggy text is present.
+            (BuiltinKind::Reference, None, &["notes/bob.md", "src/pricing/tax.rs", "tools/stockcheck/reorder.py"]),
+            (BuiltinKind::Greedy, None, &["notes/bob.md", "src/pricing/tax.rs", "tools/stockcheck/reorder.py"]),
             // A slice: its own fixes only.
-            (BuiltinKind::Reference, Some(&["src/pricing/tax.rs", "src/money.rs"]), &["src/pricing/tax.rs"]),
-            (BuiltinKind::Reference, Some(&["tools/stockcheck/reorder.py"]), &["tools/stockcheck/reorder.py"]),
-            // A slice the catalogue knows nothing of, or one climbing out: the note.
+            (
+                BuiltinKind::Reference,
+                Some(&["src/pricing/tax.rs", "src/money.rs"]),
+                &["notes/bob.md", "src/pricing/tax.rs"],
+            ),
+            (
+                BuiltinKind::Reference,
+                Some(&["tools/stockcheck/reorder.py"]),
+                &["notes/bob.md", "tools/stockcheck/reorder.py"],
+            ),
+            // A slice the catalogue knows nothing of, or one climbing out: the note alone.
             (BuiltinKind::Reference, Some(&["src/money.rs", "README.md"]), &["notes/bob.md"]),
             (BuiltinKind::Greedy, Some(&["../src/pricing/tax.rs", "/src/pricing/tax.rs"]), &["notes/bob.md"]),
             (BuiltinKind::Reference, Some(&[]), &["notes/bob.md"]),
@@ -316,6 +326,7 @@ mod tests {
                 &["notes/bob.md", "src/pricing/tax.rs", "tools/stockcheck/reorder.py"],
             ),
             (BuiltinKind::Faulty, Some(&["README.md", "src/absent.rs"]), &["notes/bob.md", "src/lib.rs"]),
+            (BuiltinKind::Faulty, Some(&["src/lib.rs", "README.md", "src/lib.rs"]), &["notes/bob.md", "src/lib.rs"]),
         ];
         for (kind, slice, want) in table {
             let edits = plan(*kind, *slice, &fixture());
@@ -326,6 +337,9 @@ mod tests {
     #[test]
     fn the_fixes_are_real_patches() {
         let edits = plan(BuiltinKind::Reference, None, &fixture());
+        assert!(edits[0].1.contains("Goal: fix it") && edits[0].1.contains("Round 2"), "{}", edits[0].1);
+        let edits = edits[1..].to_vec();
+        assert_eq!(edits.len(), KNOWN_FIXES.len());
         for ((path, after), fix) in edits.iter().zip(KNOWN_FIXES) {
             assert_eq!(path, fix.path);
             assert_eq!(*after, fixture()[fix.path].replacen(fix.buggy, fix.fixed, 1));
@@ -338,11 +352,9 @@ mod tests {
             fixed.insert(p.as_str(), t.as_str());
         }
         assert_eq!(paths(&plan(BuiltinKind::Reference, None, &fixed)), ["notes/bob.md"]);
-        // Another repository: the note, saying the goal and the round.
+        // Another repository: the note alone.
         let other: BTreeMap<&str, &str> = [("src/lib.rs", "pub fn a() {}\n")].into_iter().collect();
-        let note = plan(BuiltinKind::Reference, None, &other);
-        assert_eq!(paths(&note), ["notes/bob.md"]);
-        assert!(note[0].1.contains("Goal: fix it") && note[0].1.contains("Round 2"), "{}", note[0].1);
+        assert_eq!(paths(&plan(BuiltinKind::Reference, None, &other)), ["notes/bob.md"]);
     }
 
     #[test]
