@@ -94,9 +94,17 @@ impl<'a> ProposeHop<'a> {
     }
 }
 
-/// The paths of a `slice=` value: comma-separated, trimmed, blanks dropped.
+/// The files of a `slice=` value: comma-separated, trimmed, blanks dropped; a symbol target
+/// (`path#name`) stands for its file, and each file is named once.
 pub fn parse_slice(value: &str) -> Vec<String> {
-    value.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect()
+    let mut files: Vec<String> = Vec::new();
+    for target in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let file = target.split_once('#').map_or(target, |(file, _)| file);
+        if !file.is_empty() && !files.iter().any(|f| f == file) {
+            files.push(file.to_owned());
+        }
+    }
+    files
 }
 
 /// Whether `rel` names a path inside the worktree: relative, and never climbing out.
@@ -374,7 +382,7 @@ mod tests {
     fn the_hop_is_read_from_the_header() {
         let header = PromptHeader::parse(
             "git-mas hop\nphase=CONVERGE\nagent=ann\ntask=propose\nround=3\ngoal=g\nsubgoal=fix tax\n\
-             slice=src/pricing/tax.rs, src/money.rs,,\n\nprose",
+             slice=src/pricing/tax.rs, src/money.rs#Money,,src/money.rs,#x\n\nprose",
         );
         let hop = ProposeHop::from_header(&header);
         assert_eq!((hop.agent, hop.goal, hop.round), ("ann", "fix tax", "3"));
