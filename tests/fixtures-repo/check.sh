@@ -7,10 +7,15 @@
 #   sh check.sh rust           # only the crate's tests
 #   sh check.sh python         # only the stockcheck tests
 #
-# Runs from any directory (it works in the directory it sits in) and writes nothing there:
-# cargo builds into $CARGO_TARGET_DIR when it is set (a directory kept between runs keeps the
-# build warm), else into ./target; Python writes no bytecode.
+# Runs from any directory (it works in the directory it sits in). cargo always builds into
+# ./target beside this file, whatever CARGO_TARGET_DIR says: cargo judges a build fresh by file
+# times, so a target directory shared between checkouts could pass one checkout on another's
+# build (a checkout written before the other's build finished looks older than it). The crate
+# has no dependencies, so a shared directory would save nothing anyway: a fresh checkout
+# rebuilds the crate either way. Python writes no bytecode.
 cd "$(dirname "$0")" || exit 1
+CARGO_TARGET_DIR=$(pwd)/target
+export CARGO_TARGET_DIR
 suites=${*:-rust python}
 failed=
 for suite in $suites; do
