@@ -3,7 +3,8 @@
 # network and no indexer:
 #
 #   tests/fixtures-repo/index.scip              SCIP index of the Python package tools/stockcheck
-#                                               (@sourcegraph/scip-python)
+#                                               (@sourcegraph/scip-python); its tests (tools/tests)
+#                                               are not part of the package and not indexed
 #   tests/fixtures-repo/diagnostics/cargo.json  `cargo check --message-format=json` of the Rust crate
 #   tests/fixtures-repo/diagnostics/ruff.sarif  `ruff check --output-format sarif` of the Python package
 #
@@ -53,13 +54,17 @@ tar -C "$fixture" \
   --exclude=node_modules --exclude=__pycache__ --exclude=.ruff_cache \
   -cf - . | tar -C "$copy" -xf -
 mkdir -p "$fixture/diagnostics"
+# The package alone, for the index: the same sources less the package's tests.
+package=$work/package
+mkdir -p "$package"
+tar -C "$copy" --exclude=./tools/tests -cf - . | tar -C "$package" -xf -
 
 # --- SCIP index -----------------------------------------------------------------------------------
 # An empty environment keeps packages installed on this machine out of the index; run from the
 # fixture root so that document paths are relative to it (tools/stockcheck/models.py, ...).
 echo '[]' >"$work/environment.json"
-(cd "$copy" && "$scip_python" index --quiet --project-name stockcheck --project-version 0.1.0 \
-  --environment "$work/environment.json" --cwd "$copy" --output "$work/index.scip")
+(cd "$package" && "$scip_python" index --quiet --project-name stockcheck --project-version 0.1.0 \
+  --environment "$work/environment.json" --cwd "$package" --output "$work/index.scip")
 
 # Replace Metadata.project_root (field 3 of Index.metadata, field 1) with the placeholder; the other
 # bytes are copied unchanged.

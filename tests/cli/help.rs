@@ -80,6 +80,19 @@ fn the_demo_runs_end_to_end() {
     let receipt = text.rfind("Mas-Agent: bob").unwrap();
     assert!(blocked < landed && landed < receipt, "blocked, then landed, then bob's commit");
     assert!(text.contains("scratch repositories kept for inspection at"), "the path is printed");
+    // The team's check is the fixture's real test suite: it fails on main before the run (both
+    // bugs), and passes on main's tip after the landing.
+    let before = text.find("main-before && git -C alice archive main").expect("the check on main before the run");
+    let after = text.find("main-after && git -C alice archive main").expect("the check on main after the landing");
+    assert!(before < landed && landed < after, "checked before the run, and after the landing");
+    let base = &text[before..text[before..].find("each agent works in its own worktree").unwrap() + before];
+    assert!(base.contains("check.sh: FAILED: rust python"), "both suites fail on the base:\n{base}");
+    assert!(base.contains("tax_rounds_to_the_nearest_cent") && base.contains("test_at_the_threshold"), "{base}");
+    let tip = &text[after..text[after..].find("\n== 9.").unwrap() + after];
+    assert!(tip.contains("check.sh: all tests passed (rust python)"), "the tests pass on main:\n{tip}");
+    assert!(dir.join("main-after/src/pricing/tax.rs").exists(), "the export of main's tip is kept");
+    let tax = std::fs::read_to_string(dir.join("main-after/src/pricing/tax.rs")).unwrap();
+    assert!(tax.contains("amount.percent_bp(rate_bp)"), "the landed fix is on main:\n{tax}");
 }
 
 #[test]

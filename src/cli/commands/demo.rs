@@ -6,7 +6,15 @@
 //! keys or repositories. It covers identities, signed records, verification, sync of two clones
 //! through a bare remote, a frame, foci and the gate, and a team of built-in scripted agents
 //! (`builtin:reference`, `builtin:faulty`) taking one goal through `git mas coordinate`: proposals,
-//! endorsements with a real check (`rustc` type-checks the fixture crate), one landing, the report.
+//! endorsements with a real check, one landing, the report.
+//!
+//! The team's check is the fixture's own test suite (`sh check.sh`: `cargo test`, then the
+//! stockcheck `unittest`s), and the fixture carries two real bugs its tests catch; the reference
+//! agents fix them (the catalogue in `coordinate::builtin`), the faulty one breaks the crate. The
+//! demo runs the check on main before the run (it fails) and after the landing (it passes), so
+//! what landed is shown to work, not assumed to. Where cargo or python3 does not run, the demo
+//! says so and checks with the suite that runs; where neither does, no real check can run and the
+//! demo stops before the team's step rather than pretend (it never stands in a lesser check).
 //! The scratch directory is kept and its path printed, so everything can be inspected afterwards.
 
 use crate::cli::context::Context;
@@ -27,10 +35,11 @@ mod fixture {
 /// saliency frame and re-derives it in the other clone, and has the edit gate hold one agent back
 /// while the other holds the file both want — until the holder's work lands: a team of scripted
 /// agents (alice, bob, carol) runs `git mas coordinate`, proposes, endorses by running a real
-/// check (`rustc` type-checks the crate; without a Rust toolchain, a brace-balance check of the
-/// crate root stands in, and the demo says so), lands exactly one commit
-/// on main and prints the convergence report. Takes well under a minute. The scratch directory is
-/// kept and its path printed.
+/// check (the fixture's own test suite, `sh check.sh`: it fails on main before the run, on the
+/// two bugs the fixture carries, and passes on main after the landing), lands exactly one commit
+/// on main and prints the convergence report. Needs cargo or python3 for the check (with one of
+/// them, only its suite runs, and the demo says so). Takes well under a minute. The scratch
+/// directory is kept and its path printed.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
     /// Scratch directory to build in (must not exist yet; default: a new temporary directory).
@@ -45,24 +54,43 @@ pub struct DemoArgs {
 }
 
 /// The team's task in the demo.
-const TASK: &str = "fix the rounding of tax in pricing; Money.percent_bp loses a cent";
+const TASK: &str =
+    "fix the rounding of tax in pricing (tax_on truncates a cent) and the reorder threshold in stockcheck";
 
-/// The team's check in the demo: a real type check of the fixture crate.
-const DEMO_CHECK: &str = "rustc --edition 2021 --crate-type lib --emit=metadata --out-dir \"$(mktemp -d)\" src/lib.rs";
+/// The team's check in the demo: the fixture's test suite.
+const CHECK_ALL: &str = "sh check.sh";
 
-/// The check when no Rust compiler runs here: every brace of the crate root is closed.
-const FALLBACK_CHECK: &str =
-    "awk '{ o += gsub(/[{]/, \"{\"); c += gsub(/[}]/, \"}\") } END { exit (o == c ? 0 : 1) }' src/lib.rs";
+/// The check when only one of the suites can run: (the command, what the demo says).
+const CHECK_RUST: (&str, &str) =
+    ("sh check.sh rust", "   (python3 does not run here: the team's check is the crate's tests alone)");
+const CHECK_PYTHON: (&str, &str) =
+    ("sh check.sh python", "   (cargo does not run here: the team's check is the stockcheck tests alone)");
 
-/// The demo's check: rustc when it runs, else the brace check (said so).
-fn demo_check(d: &Demo, dir: &Path) -> Result<&'static str, CliError> {
-    let runs = Command::new("rustc").arg("--version").current_dir(dir).output().is_ok_and(|o| o.status.success());
-    if runs {
-        Ok(DEMO_CHECK)
-    } else {
-        d.say("   (no working rustc here: the team's check is a brace-balance check of src/lib.rs instead)")?;
-        Ok(FALLBACK_CHECK)
+/// The fixture's check that can run, from whether cargo and python3 do (`None`: neither), and
+/// what the demo says about the suites it leaves out.
+fn check_for(cargo: bool, python: bool) -> Option<(&'static str, Option<&'static str>)> {
+    match (cargo, python) {
+        (true, true) => Some((CHECK_ALL, None)),
+        (true, false) => Some((CHECK_RUST.0, Some(CHECK_RUST.1))),
+        (false, true) => Some((CHECK_PYTHON.0, Some(CHECK_PYTHON.1))),
+        (false, false) => None,
     }
+}
+
+/// The demo's check: the fixture's test suites that run here, said so when one is left out.
+fn demo_check(d: &Demo, dir: &Path) -> Result<&'static str, CliError> {
+    let runs =
+        |program: &str| d.base(Path::new(program), dir).arg("--version").output().is_ok_and(|o| o.status.success());
+    let Some((check, note)) = check_for(runs("cargo"), runs("python3")) else {
+        d.say("   neither cargo nor python3 runs here: no real check of the fixture can run, so the demo")?;
+        d.say("   cannot show the team's proposals judged by its tests, nor the tests passing on main")?;
+        return Err(CliError::user("no real check can run here (neither cargo nor python3 works)")
+            .hinted("install a Rust toolchain or Python 3 and run `git mas demo` again"));
+    };
+    if let Some(note) = note {
+        d.say(note)?;
+    }
+    Ok(check)
 }
 
 struct Demo {
@@ -91,6 +119,8 @@ impl Demo {
             .env("GIT_COMMITTER_NAME", "Demo")
             .env("GIT_COMMITTER_EMAIL", "demo@example.invalid")
             .env_remove("GIT_MAS_AGENT")
+            // A failing test's panic prints its message, not a backtrace: the check's output stays readable.
+            .env("RUST_BACKTRACE", "0")
             // Real time: leases and `git mas check` judge commits by when they were made.
             .env_remove("GIT_AUTHOR_DATE")
             .env_remove("GIT_COMMITTER_DATE")
@@ -331,11 +361,16 @@ fn foci_and_gate(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
 /// Step 8: the holder lands its work through a team of scripted agents.
 fn team_lands(d: &Demo, a: &Path) -> Result<(), CliError> {
     d.say("\n== 8. the holder lands its work: alice drives a team of scripted agents through `git mas coordinate`")?;
-    d.say("   each works in its own worktree and proposes; each endorses the others' proposals by running the")?;
-    d.say("   team's check (rustc type-checks the crate); carol's proposal is broken on purpose, so the check")?;
-    d.say("   fails on it; alice's proposal reaches the quorum of 2 and lands on main, once; her work landed,")?;
-    d.say("   she releases her focus")?;
-    d.git(a, &["config", "mas.check", demo_check(d, a)?])?;
+    d.say("   the team's check is the project's own test suite (sh check.sh: cargo test, then the stockcheck")?;
+    d.say("   unittests); the project carries two real bugs (tax truncated instead of rounded, a reorder")?;
+    d.say("   threshold off by one), so on main, before the run, the check fails:")?;
+    let check = demo_check(d, a)?;
+    check_main(d, a, check, "main-before", 1)?;
+    d.say("\n   each agent works in its own worktree and proposes; alice and bob fix both bugs, carol's proposal")?;
+    d.say("   is broken on purpose; each endorses the others' proposals by running the check in a scratch")?;
+    d.say("   checkout, so it fails on carol's; alice's proposal reaches the quorum of 2 and lands on main,")?;
+    d.say("   once; her work landed, she releases her focus")?;
+    d.git(a, &["config", "mas.check", check])?;
     d.mas(
         a,
         &[
@@ -352,6 +387,16 @@ fn team_lands(d: &Demo, a: &Path) -> Result<(), CliError> {
     d.git(a, &["log", "-1", "--format=%B", "main"])?;
     d.say("\n   commits on main that land a run:")?;
     d.git(a, &["rev-list", "--count", "--grep=^Mas-Run:", "main"])?;
+    d.say("\n   the same check on main's tip after the landing: the project's tests pass")?;
+    check_main(d, a, check, "main-after", 0)
+}
+
+/// Runs `check` on main's tip in clone `a`, in a fresh export of its tree (`name`, beside the
+/// clones) as an endorsement runs it; `expect` is the exit code it must give.
+fn check_main(d: &Demo, a: &Path, check: &str, name: &str, expect: i32) -> Result<(), CliError> {
+    let clone = a.strip_prefix(&d.root).unwrap_or(a).display().to_string();
+    d.run(&d.root, "sh", &["-c", &format!("mkdir {name} && git -C {clone} archive main | tar -x -C {name}")], 0)?;
+    d.run(&d.root.join(name), "sh", &["-c", check], expect)?;
     Ok(())
 }
 
@@ -368,7 +413,8 @@ fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<ExitCode, CliError> {
     d.say("\n== done: every record above was signed, stored in refs/mas/, verified against the committed roster,")?;
     d.say("   and carried between clones by an ordinary git remote. The forged one is named SPOOF and never applied;")?;
     d.say("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice's work")?;
-    d.say("   landed; the team's proposals were checked for real and exactly one landed on main, with its report.")?;
+    d.say("   landed; the team's proposals were checked by the project's tests and exactly one landed on main,")?;
+    d.say("   with its report: the tests that failed on main before the run pass on it now.")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -407,4 +453,20 @@ fn pipe(d: &Demo, dir: &Path, args: &[&str], input: &str) -> Result<String, CliE
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     d.say(&format!("  {}", text.trim()))?;
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_check_is_the_suites_that_run_and_never_a_stand_in() {
+        assert_eq!(check_for(true, true), Some((CHECK_ALL, None)));
+        assert_eq!(check_for(true, false), Some((CHECK_RUST.0, Some(CHECK_RUST.1))));
+        assert_eq!(check_for(false, true), Some((CHECK_PYTHON.0, Some(CHECK_PYTHON.1))));
+        assert_eq!(check_for(false, false), None);
+        for (check, _) in [CHECK_RUST, CHECK_PYTHON] {
+            assert!(check.starts_with(CHECK_ALL), "{check}: a part of the fixture's own suite");
+        }
+    }
 }

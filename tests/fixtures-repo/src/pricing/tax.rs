@@ -3,9 +3,9 @@
 use crate::ledger::Item;
 use crate::money::Money;
 
-/// Tax owed on `amount` at `rate_bp` basis points.
+/// Tax owed on `amount` at `rate_bp` basis points, to the nearest cent (half a cent rounds up).
 pub fn tax_on(amount: Money, rate_bp: u32) -> Money {
-    amount.percent_bp(rate_bp)
+    Money::from_cents(amount.cents() * i64::from(rate_bp) / 10_000)
 }
 
 /// Tax owed on `amount` of the given item, honouring tax exemptions.
@@ -37,5 +37,13 @@ mod tests {
             tax_for_item(&pen, Money::from_cents(1_000), 825),
             Money::from_cents(83)
         );
+    }
+
+    #[test]
+    fn tax_rounds_to_the_nearest_cent() {
+        // 8.25% of $2.50 is 20.625 cents, of $0.99 8.1675 cents, of $10.00 82.5 cents.
+        assert_eq!(tax_on(Money::from_cents(250), 825), Money::from_cents(21));
+        assert_eq!(tax_on(Money::from_cents(99), 825), Money::from_cents(8));
+        assert_eq!(tax_on(Money::from_cents(1_000), 825), Money::from_cents(83));
     }
 }

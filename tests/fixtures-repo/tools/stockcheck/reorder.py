@@ -14,7 +14,7 @@ class ReorderPolicy:
 
     def needs_reorder(self, item: Item) -> bool:
         """True when the item is low or out of stock."""
-        return item.level(self.threshold) is not StockLevel.OK
+        return item.level(self.threshold + 1) is not StockLevel.OK
 
     def quantity_for(self, item: Item) -> int:
         """Units to order so that stock reaches the target."""
