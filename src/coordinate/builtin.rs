@@ -7,7 +7,8 @@
 //! catalogue of the fixture project's bugs ([`KNOWN_FIXES`]: a file, the buggy text, the fixed
 //! text), so that on the fixture a proposal is a real patch the project's tests can judge.
 //!
-//! - **propose**: every kind writes `notes/<agent>.md` (the goal and the round), so that two
+//! - **propose**: in an aggregate run (a `slice=` header) every kind first publishes its focus
+//!   from its slice (`git mas focus publish --targets <slice>`). Every kind writes `notes/<agent>.md` (the goal and the round), so that two
 //!   agents' proposals never share a tree (an endorsement of a tree the endorser proposed too
 //!   would not count), then runs `git mas propose`. `reference` and `greedy` also apply the
 //!   catalogue's fixes — with a `slice=` header (an aggregate run), only those for the files of
@@ -214,6 +215,16 @@ fn handoff(header: &PromptHeader) -> String {
 /// first line names every file written.
 fn propose(kind: BuiltinKind, header: &PromptHeader, exe: &Path, dir: &Path, out: &mut String) {
     let hop = ProposeHop::from_header(header);
+    // An aggregate run's slice: the focus is published from it, under this agent's identity,
+    // before anything is edited (the gate then holds its files for it).
+    if let Some(slice) = header.get("slice") {
+        let targets: Vec<&str> = slice.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+        if !targets.is_empty() {
+            let mut args = vec!["focus", "publish", "--targets"];
+            args.extend(targets);
+            report(out, &run(exe, dir, &args));
+        }
+    }
     let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
     let mut written = Vec::new();
     let mut failed = String::new();

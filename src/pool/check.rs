@@ -222,6 +222,24 @@ pub fn check_tree(
     run(scratch.path(), command, &env, timeout)
 }
 
+/// What a slice's endorsement adds to the check's environment in an aggregate run: the slice's
+/// targets (`GIT_MAS_SLICE`, comma-separated) and the paths the proposal changes from the run's
+/// base (`GIT_MAS_CHANGED`, one per line). A check may scope itself by them — a slice is not the
+/// whole goal, so the whole test suite can fail on it for the other slices' sake — while the
+/// merged tree's check, and every check of a best-of-N run, gets neither and judges the whole.
+/// Empty when the run has no plan or `proposer` no slice in it.
+pub fn slice_env(
+    store: &Store,
+    def: &crate::run::RunDef,
+    proposer: &str,
+    tree: ObjectId,
+) -> Result<Vec<(&'static str, String)>, PoolError> {
+    let Some(slice) = def.slices.as_ref().and_then(|p| p.slice(proposer)) else { return Ok(Vec::new()) };
+    let base = def.base_id()?;
+    let changed = super::proposal::changed_paths(store.common_dir(), base, tree)?;
+    Ok(vec![("GIT_MAS_SLICE", slice.targets.join(",")), ("GIT_MAS_CHANGED", changed.join("\n"))])
+}
+
 /// The check a run's proposals are checked with: `explicit` (a command line's `--check`), else the
 /// run's own (`run_check`), else `git config mas.check`. The first one given decides: a blank
 /// command there means none (it does not fall through to the next).

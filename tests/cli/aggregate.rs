@@ -374,3 +374,69 @@ fn ctrl_c_mid_round_leaves_refs_mas_consistent() {
     assert_eq!(doctor.status.code(), Some(0), "{}{}", stdout(&doctor), stderr(&doctor));
     env.mas_ok(&repo, &["--agent", "lead", "run", "abort", &run, "--reason", "interrupted"]);
 }
+
+/// Runs the fixture's own test suite (`check.sh`) on `rev`'s tree, exported; its exit code.
+fn fixture_suite(env: &TestEnv, repo: &Path, rev: &str) -> Option<i32> {
+    let dir = env.root().join(format!("export-{rev}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let archive = env.git_cmd(repo).args(["archive", "--format=tar", rev]).output().unwrap();
+    assert!(archive.status.success(), "git archive {rev}");
+    let mut tar = std::process::Command::new("tar")
+        .args(["-x", "-C"])
+        .arg(&dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(tar.stdin.as_mut().unwrap(), &archive.stdout).unwrap();
+    assert!(tar.wait().unwrap().success());
+    std::process::Command::new("sh").arg("check.sh").current_dir(&dir).output().unwrap().status.code()
+}
+
+#[test]
+fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob", "carol"]);
+    env.git(&repo, &["config", "mas.check", "sh check.sh"]);
+    env.git(
+        &repo,
+        &[
+            "config",
+            "mas.task",
+            "fix the tax rounding in src/pricing/tax.rs and the reorder point in tools/stockcheck/reorder.py",
+        ],
+    );
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    assert_eq!(fixture_suite(&env, &repo, &base), Some(1), "the fixture's bugs fail its tests");
+    let agents: Vec<String> = ["alice", "bob", "carol"].iter().map(|a| format!("{a}=builtin:reference")).collect();
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "2"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
+    for a in ["alice", "bob", "carol"] {
+        assert!(message.contains(&format!("Mas-Winner: {a}")), "{message}");
+    }
+    // The two fixes came from two agents' slices, and together they pass the suite.
+    let plan = slices(&out);
+    let holder = |file: &str| plan.iter().find(|(_, t)| t.iter().any(|x| x == file)).map(|(a, _)| a.clone());
+    let (tax, reorder) = (holder("src/pricing/tax.rs"), holder("tools/stockcheck/reorder.py"));
+    assert!(tax.is_some() && reorder.is_some() && tax != reorder, "{plan:?}");
+    assert_eq!(fixture_suite(&env, &repo, "main"), Some(0), "the fixture's tests pass on main");
+    // Each agent published its focus from its slice, under its own identity (its propose hop),
+    // and released it once its work landed (its close hop): two records of its own.
+    for (agent, targets) in &plan {
+        let hop =
+            out.events("hop").into_iter().find(|h| h["peer"] == agent.as_str() && h["task"] == "propose").unwrap();
+        let reply = hop["reply"].as_str().unwrap();
+        let publish = format!("$ git mas focus publish --targets {} (exit 0)", targets.join(" "));
+        assert!(reply.starts_with(&publish), "{agent}: {reply}");
+    }
+    let board: Value = serde_json::from_str(&env.mas_ok(&repo, &["focus", "list", "--json"])).unwrap();
+    for entry in board["board"]["entries"].as_array().unwrap() {
+        assert_eq!(
+            (entry["focus"]["seq"].as_u64(), entry["liveness"].as_str()),
+            (Some(2), Some("released")),
+            "{entry}"
+        );
+    }
+}

@@ -7,6 +7,11 @@
 #   sh check.sh rust           # only the crate's tests
 #   sh check.sh python         # only the stockcheck tests
 #
+# Judging one slice of an aggregate git-mas run (GIT_MAS_CHANGED set: the files the slice's
+# proposal changes), only the suites those files belong to run — Rust sources and the crate's
+# manifest the crate's tests, Python sources the stockcheck tests, anything else none — since a
+# slice is not the whole goal. The merged whole is checked with both.
+#
 # Runs from any directory (it works in the directory it sits in). cargo always builds into
 # ./target beside this file, whatever CARGO_TARGET_DIR says: cargo judges a build fresh by file
 # times, so a target directory shared between checkouts could pass one checkout on another's
@@ -16,7 +21,13 @@
 cd "$(dirname "$0")" || exit 1
 CARGO_TARGET_DIR=$(pwd)/target
 export CARGO_TARGET_DIR
-suites=${*:-rust python}
+suites=
+if [ $# -eq 0 ] && [ -n "${GIT_MAS_CHANGED+set}" ]; then
+  printf '%s\n' "$GIT_MAS_CHANGED" | grep -Eq '(\.rs|^Cargo\.(toml|lock))$' && suites=rust
+  printf '%s\n' "$GIT_MAS_CHANGED" | grep -q '\.py$' && suites="$suites python"
+  [ -n "$suites" ] || { echo "check.sh: the slice changes no tested file (${GIT_MAS_SLICE:-})"; exit 0; }
+fi
+[ -n "$suites" ] || suites=${*:-rust python}
 failed=
 for suite in $suites; do
   case $suite in

@@ -11,6 +11,7 @@ use crate::cli::runs::resolve;
 use git_mas::engines::development::Judgement;
 use git_mas::identity::validate_name;
 use git_mas::pool::check::{self, CheckRun};
+use git_mas::run::RunMeta;
 use git_mas::run::endorse::{self, Ask, Endorsed, Prepared, Verdict};
 use git_mas::run::events;
 use git_mas::run::now_ms;
@@ -82,7 +83,7 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
     let (verdict, check) = match &prepared.mode {
         EndorseMode::Review { accept, reason } => (Verdict::review(&prepared.tree, *accept, reason.clone()), None),
         EndorseMode::Check { command } => {
-            let run = run_check(ctx, &meta.def.id, &caller.name, &args, &prepared, command)?;
+            let run = run_check(ctx, &meta, &caller.name, &args, &prepared, command)?;
             (Verdict::check(store, &prepared.tree, &run)?, Some(run))
         }
     };
@@ -102,18 +103,19 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
 /// Runs the check in a scratch checkout of the proposal's tree.
 fn run_check(
     ctx: &Context,
-    run: &str,
+    run: &RunMeta,
     endorser: &str,
     args: &EndorseArgs,
     prepared: &Prepared,
     command: &str,
 ) -> Result<CheckRun, CliError> {
     ctx.status(&format!("checking {}'s proposal (tree {}) with `{command}`…", args.agent, short(&prepared.tree)));
-    let env = [
-        ("GIT_MAS_RUN", run.to_string()),
+    let mut env = vec![
+        ("GIT_MAS_RUN", run.def.id.clone()),
         ("GIT_MAS_PROPOSER", args.agent.clone()),
         ("GIT_MAS_ENDORSER", endorser.to_string()),
     ];
+    env.extend(check::slice_env(ctx.store()?, &run.def, &args.agent, prepared.tree_id)?);
     Ok(check::check_tree(ctx.store()?.repo(), prepared.tree_id, command, &env, Some(args.timeout.into()))?)
 }
 
