@@ -93,6 +93,22 @@ fn the_demo_runs_end_to_end() {
     assert!(dir.join("main-after/src/pricing/tax.rs").exists(), "the export of main's tip is kept");
     let tax = std::fs::read_to_string(dir.join("main-after/src/pricing/tax.rs")).unwrap();
     assert!(tax.contains("amount.percent_bp(rate_bp)"), "the landed fix is on main:\n{tax}");
+
+    // Then the aggregate run on a fresh copy: the plan before the first hop, dave's broken slice
+    // judged against, the three others landed together (partial: tasks_completed), and the tests
+    // that failed on that copy's base pass on its main.
+    let aggregate = &text[text.find("\n== 10.").expect("the aggregate step")..];
+    let plan = aggregate.find("slices from frame").expect("the plan is shown");
+    let first_hop = aggregate.find("round 1 · propose hop").unwrap();
+    assert!(plan < first_hop, "the plan comes before the first hop");
+    assert!(aggregate.contains("landed erin, frank, grace on main as"), "{aggregate}");
+    assert!(aggregate.contains("Mas-Termination: tasks_completed"), "{aggregate}");
+    assert!(aggregate.contains("dave         missing"), "the report names the missing slice:\n{aggregate}");
+    let before = aggregate.find("team-before && git -C team archive main").unwrap();
+    let after = aggregate.find("team-after && git -C team archive main").unwrap();
+    assert!(aggregate[before..first_hop].contains("check.sh: FAILED: rust python"), "{aggregate}");
+    assert!(aggregate[after..].contains("check.sh: all tests passed (rust python)"), "{aggregate}");
+    assert_eq!(std::fs::read_to_string(dir.join("team-after/src/pricing/tax.rs")).unwrap(), tax, "the same fix");
 }
 
 #[test]

@@ -6,7 +6,10 @@
 //! keys or repositories. It covers identities, signed records, verification, sync of two clones
 //! through a bare remote, a frame, foci and the gate, and a team of built-in scripted agents
 //! (`builtin:reference`, `builtin:faulty`) taking one goal through `git mas coordinate`: proposals,
-//! endorsements with a real check, one landing, the report.
+//! endorsements with a real check, one landing, the report — best-of-N first, then, on a fresh
+//! copy of the project, the aggregate run (`--aggregate --partial`): the goal split by the frame
+//! into one slice per agent, the faulty agent's slice judged against, the others merged and
+//! landed as one commit.
 //!
 //! The team's check is the fixture's own test suite (`sh check.sh`: `cargo test`, then the
 //! stockcheck `unittest`s), and the fixture carries two real bugs its tests catch; the reference
@@ -37,7 +40,10 @@ mod fixture {
 /// agents (alice, bob, carol) runs `git mas coordinate`, proposes, endorses by running a real
 /// check (the fixture's own test suite, `sh check.sh`: it fails on main before the run, on the
 /// two bugs the fixture carries, and passes on main after the landing), lands exactly one commit
-/// on main and prints the convergence report. Needs cargo or python3 for the check (with one of
+/// on main and prints the convergence report. Then, on a fresh copy of the project, a team of
+/// four splits the goal by the frame (`coordinate --aggregate --partial`): each fixes its own
+/// slice, the faulty one's is judged against, and the others land as one commit; the tests pass
+/// on that main too. Needs cargo or python3 for the check (with one of
 /// them, only its suite runs, and the demo says so). Takes well under a minute. The scratch
 /// directory is kept and its path printed.
 #[derive(Debug, clap::Args)]
@@ -222,7 +228,8 @@ fn steps(d: &Demo) -> Result<ExitCode, CliError> {
     shared_frame(d, &a, &b)?;
     foci_and_gate(d, &a, &b)?;
     team_lands(d, &a)?;
-    after_landing(d, &a, &b)
+    after_landing(d, &a, &b)?;
+    aggregate_lands(d)
 }
 
 /// Step 1: a bare remote and a first clone holding the fixture project.
@@ -409,12 +416,51 @@ fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<ExitCode, CliError> {
     d.git(b, &["commit", "--quiet", "-m", "Fix rounding"])?;
     d.git(b, &["log", "-1", "--format=%B"])?;
     d.mas(b, &["check", "HEAD~1..HEAD", "--require-receipts"])?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The aggregate task: the demo's, naming the files its two bugs are in.
+const AGGREGATE_TASK: &str = "fix the rounding of tax in pricing (src/pricing/tax.rs) and the reorder threshold in \
+     stockcheck (tools/stockcheck/reorder.py)";
+
+/// Step 10: complementary work on a fresh copy of the project: the goal split by the frame, one
+/// slice per agent, the merged whole landed once.
+fn aggregate_lands(d: &Demo) -> Result<ExitCode, CliError> {
+    let t = d.root.join("team");
+    d.say(
+        "\n== 10. complementary work: a fresh copy of the project, its two bugs back; a team of four splits the goal",
+    )?;
+    d.say("   by the frame (`coordinate --aggregate`): each agent gets a slice of files no one else holds, works it")?;
+    d.say("   alone and proposes; dave is faulty and breaks his slice; a wait-all barrier holds until every slice")?;
+    d.say("   is judged, then the slices at quorum are merged, checked as a whole and land as one commit")?;
+    d.say("   (--partial: without dave's, which the report names as missing)")?;
+    std::fs::create_dir_all(&t)?;
+    write_fixture(&t)?;
+    d.git(&t, &["init", "--quiet", "-b", "main"])?;
+    d.git(&t, &["add", "."])?;
+    d.git(&t, &["commit", "--quiet", "-m", "Import the inventory project"])?;
+    for agent in ["erin", "frank", "grace", "dave"] {
+        d.mas(&t, &["agent", "new", agent])?;
+    }
+    d.git(&t, &["add", ".mas/roster"])?;
+    d.git(&t, &["commit", "--quiet", "-m", "Add the team"])?;
+    let check = demo_check(d, &t)?;
+    d.git(&t, &["config", "mas.agent", "erin"])?;
+    d.git(&t, &["config", "mas.check", check])?;
+    d.git(&t, &["config", "mas.task", AGGREGATE_TASK])?;
+    check_main(d, &t, check, "team-before", 1)?;
+    let agents = "erin=builtin:reference,frank=builtin:reference,grace=builtin:reference,dave=builtin:faulty";
+    d.mas(&t, &["coordinate", "--aggregate", "--partial", "--goal", TASK, "--agents", agents, "--quorum", "2"])?;
+    d.git(&t, &["log", "-1", "--format=%B", "main"])?;
+    d.say("\n   the same check on main's tip after the aggregate landing: the project's tests pass")?;
+    check_main(d, &t, check, "team-after", 0)?;
 
     d.say("\n== done: every record above was signed, stored in refs/mas/, verified against the committed roster,")?;
     d.say("   and carried between clones by an ordinary git remote. The forged one is named SPOOF and never applied;")?;
     d.say("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice's work")?;
     d.say("   landed; the team's proposals were checked by the project's tests and exactly one landed on main,")?;
-    d.say("   with its report: the tests that failed on main before the run pass on it now.")?;
+    d.say("   with its report: the tests that failed on main before the run pass on it now. Then a team split the")?;
+    d.say("   goal into slices, each agent fixed its own, and the merged whole landed once, the tests passing.")?;
     Ok(ExitCode::SUCCESS)
 }
 
