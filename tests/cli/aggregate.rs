@@ -44,6 +44,9 @@ case "$(field task)" in
     printf '\nslice work by %s\n' "$GIT_MAS_AGENT" >> "$top"
     if [ "$MODE" = broken ]; then printf 'BROKEN\n' >> "$top"; fi
     if [ "$MODE" = late ] && [ "$(field round)" = 1 ]; then git checkout -- "$top"; echo "not yet"; echo "NEXT $(field next)"; exit 0; fi
+    if [ "$MODE" = pair ]; then
+      if [ -z "$(field conflict)" ]; then echo marked > "$GIT_MAS_AGENT.mark"; else rm -f "$GIT_MAS_AGENT.mark"; fi
+    fi
     if [ "$MODE" = hang ]; then echo $$ > "$LOG.hang.pid"; sleep 60; fi
     if [ "$MODE" = mover ] && [ "$(field round)" = 1 ]; then
       main=$(cd "$(git rev-parse --git-common-dir)/.." && pwd)
@@ -439,4 +442,26 @@ fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
             "{entry}"
         );
     }
+}
+
+#[test]
+fn a_merged_tree_failing_the_check_is_handed_to_its_slices_and_resolved() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    // Each slice alone passes; the two together fail: the check refuses two marks in one tree.
+    env.git(&repo, &["config", "mas.check", "test $(ls *.mark 2>/dev/null | wc -l) -lt 2"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![agent(&env, "alice", "pair"), agent(&env, "bob", "pair")];
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "1"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let conflicts = out.events("conflict");
+    assert_eq!(conflicts.len(), 1, "{:?}", out.lines);
+    assert_eq!(conflicts[0]["conflict"]["type"], "test_failure", "{:?}", conflicts[0]);
+    for a in ["alice", "bob"] {
+        let prompts = std::fs::read_to_string(env.root().join(format!("prompts.{a}"))).unwrap();
+        assert!(prompts.contains("conflict=test_failure"), "{a} was not told: {prompts}");
+    }
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    assert!(env.git(&repo, &["ls-tree", "--name-only", "main"]).lines().all(|f| !f.ends_with(".mark")));
+    assert!(out.report()["conflicts"].to_string().contains("test_failure"), "the report keeps it");
 }
