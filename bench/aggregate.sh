@@ -33,9 +33,11 @@ git config mas.task "fix the tax rounding and the reorder point"
 cp -a "$REPO" "$WORK/pristine"
 RESET="rm -rf $REPO $REPO-mas && cp -a $WORK/pristine $REPO"
 run() { echo "cd $REPO && $BIN --agent lead coordinate --goal 'fix the bugs' --agents $AGENTS --wait 5s --check true --json --max-rounds 1 $1 >/dev/null"; }
+# The runs delete and recreate the repository: stand outside it.
+cd "$WORK"
 # Both must land: a run that halts early would be cheaper and mean nothing.
 for flags in "" "--aggregate"; do
-  sh -c "$RESET && $(run "$flags")" || { echo "bench/aggregate.sh: coordinate $flags did not land" >&2; exit 1; }
+  sh -c "$RESET && $(run "$flags") 2>/dev/null" || { echo "bench/aggregate.sh: coordinate $flags did not land" >&2; exit 1; }
 done
 hyperfine --warmup 1 --runs "${RUNS:-10}" --prepare "$RESET" --export-json "$SRC/bench/aggregate.json" \
   -n "best-of-N, 8 agents" "$(run "")" \
