@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the tests need beyond Rust and git, installed where missing: man (for `git mas --help`),
-# strace (the crash tests kill git-mas at chosen syscalls with its fault injection) and the real
+# python3 (the fixture project's own test suite, the team's check in the demo and the aggregate
+# tests, runs its stockcheck unittests), strace (the crash tests kill git-mas at chosen syscalls with its fault injection) and the real
 # coding-agent CLIs the host tests drive, at pinned versions, into target/hosts (never globally).
 # Run from anywhere; a second run installs nothing.
 set -euo pipefail
@@ -12,4 +13,5 @@ need() { # need <command> <debian package>
 }
 need man man-db
 need strace strace
+need python3 python3
 bash tests/hosts/install.sh
