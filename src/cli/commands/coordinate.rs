@@ -167,8 +167,8 @@ pub struct CoordinateArgs {
     /// every slice is at quorum.
     #[arg(long)]
     pub aggregate: bool,
-    /// With --aggregate: when the rounds end, land the slices at quorum without the others (the
-    /// report names the missing ones) instead of nothing.
+    /// With --aggregate: land the slices at quorum without the others once every slice is judged
+    /// (or when the rounds end), instead of nothing; the report names the missing ones.
     #[arg(long, requires = "aggregate")]
     pub partial: bool,
     #[command(flatten)]
