@@ -183,6 +183,13 @@ pub fn dev_summary(r: &ConvergenceReport) -> String {
         let _ = writeln!(o, "{label}:      {}", r.winners.join(", "));
     }
     slice_lines(r, &mut o);
+    if let Some(passed) = r.merged_check_passed {
+        let _ = writeln!(
+            o,
+            "merged:      the check {} on the merged tree that landed",
+            if passed { "passed" } else { "failed" }
+        );
+    }
     let _ = match r.consensus_score {
         Some(score) => writeln!(
             o,

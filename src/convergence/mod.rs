@@ -359,6 +359,10 @@ pub struct ConvergenceReport {
     /// An aggregate run's slices, each with where it stands (absent for best-of-N).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slices: Vec<SliceReport>,
+    /// Whether the check passed on the merged tree that landed (absent when no merged tree was
+    /// checked: a proposal landed as endorsed, or the run did not land).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_check_passed: Option<bool>,
 }
 
 impl ConvergenceReport {
@@ -720,6 +724,10 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
     );
     let (consensus_score, proposals, implicated) = consensus(tally, &conflicts);
     let slices = slice_reports(state, &conflicts);
+    let merged_check_passed = match &state.outcome {
+        Outcome::Landed { merged_check_passed, .. } => *merged_check_passed,
+        _ => None,
+    };
 
     ConvergenceReport {
         run: state.run.clone(),
@@ -735,6 +743,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         rounds_state,
         quality_state,
         slices,
+        merged_check_passed,
     }
 }
 

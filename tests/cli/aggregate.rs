@@ -173,7 +173,9 @@ fn three_slices_land_as_one_commit_holding_every_slice() {
     let statuses: Vec<&str> =
         report["slices"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["landed", "landed", "landed"], "{report}");
+    assert_eq!(report["merged_check_passed"], true, "the merged tree was checked: {report}");
     let summary = env.mas_ok(&repo, &["report", &run]);
+    assert!(summary.contains("merged:      the check passed on the merged tree that landed"), "{summary}");
     assert!(
         summary.contains("slices:") && summary.contains(&format!("carol        landed          {}", plan[2].1[0])),
         "{summary}"
