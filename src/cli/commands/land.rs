@@ -19,8 +19,9 @@ use std::process::ExitCode;
 ///
 /// Writes exactly one commit to main: the winner's tree when main is still the run's base, else a
 /// three-way merge of the winner onto main's tip (ancestor: the base). With --aggregate, every
-/// proposal at quorum is merged, in agent order (complementary work; it waits until every
-/// proposal has reached quorum or been judged against). A merged tree is checked with the run's
+/// proposal at quorum is merged, in agent order, or an aggregate run's plan order (complementary
+/// work; it waits until every proposal has reached quorum or been judged against; with --partial
+/// it leaves out the proposals still waiting for endorsements instead). A merged tree is checked with the run's
 /// check before it lands. Merge conflicts (artifact_mismatch) or a failing check of the merged
 /// tree block the landing: they are recorded and reported, and the command exits 6. The landing
 /// is recorded on the run's meta chain first, then main moves (compare-and-swap from the tip the
@@ -42,6 +43,10 @@ pub struct LandArgs {
     /// Merge every proposal that reached quorum (complementary work) instead of landing the leader.
     #[arg(long)]
     pub aggregate: bool,
+    /// With --aggregate: leave out proposals still waiting for endorsements instead of waiting for
+    /// them (the report names every proposal left out).
+    #[arg(long, requires = "aggregate")]
+    pub partial: bool,
     /// Show what would land (and run the merged tree's check) without writing anything.
     #[arg(long)]
     pub dry_run: bool,
@@ -115,7 +120,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
     let caller = if args.dry_run { None } else { Some(ctx.caller()?) };
     let lander = caller.as_ref().map(|c| Lander { name: &c.name, key: &c.key });
     let store = ctx.store()?;
-    let options = LandOptions { aggregate: args.aggregate, partial: false, report: true, any_landing: false };
+    let options = LandOptions { aggregate: args.aggregate, partial: args.partial, report: true, any_landing: false };
     let result = landing::land_run(store, &mut Host { ctx }, args.run.as_deref(), lander, options)?;
     let LandResult { run, branch, outcome } = result;
     let json = args.output;

@@ -188,6 +188,14 @@ fn aggregate_lands_complementary_proposals_once_and_blocks_conflicting_ones() {
     team.here(&b, &["endorse", "alice"]);
     let refs = team.refs();
     assert_refused(&team, team.env.mas(&c, &["land", "--aggregate"]), 1, "still waiting for bob (0/2)", &refs);
+    // --partial would land alice's alone, leaving bob's out: a dry run says so and writes nothing.
+    let dry = team.land_json(&c, &["land", "--aggregate", "--partial", "--dry-run"]);
+    let plan = dry.plan.as_ref().unwrap();
+    assert_eq!(plan.members.iter().map(|(a, _)| a.as_str()).collect::<Vec<_>>(), ["alice"]);
+    assert_eq!(plan.left_out, [("bob".to_string(), "waiting for endorsements (0/2)".to_string())]);
+    assert_eq!(team.refs(), refs, "a dry run writes nothing");
+    let usage = team.env.mas(&c, &["land", "--partial"]);
+    assert_eq!(usage.status.code(), Some(2), "--partial needs --aggregate: {}", stderr(&usage));
     team.here(&c, &["endorse", "bob"]);
     team.here(&a, &["endorse", "bob"]);
     let before = team.main_tip();
