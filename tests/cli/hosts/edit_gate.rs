@@ -150,16 +150,7 @@ fn gated_bench() -> Bench {
 /// The session's outcome: the held file refused with its holder named to the model and unchanged;
 /// the new file and the edit of `f` on disk.
 fn assert_gated(bench: &Bench, run: &HostRun, held_before: &str) {
-    let context = || {
-        format!(
-            "exit {:?} after {:?}\nstdout: {}\nstderr: {}\nrequests:\n{}",
-            run.code,
-            run.elapsed,
-            run.stdout,
-            run.stderr,
-            bench.server.dump()
-        )
-    };
+    let context = || bench.context(run);
     let wt = &bench.worktree;
     let results = bench.tool_results();
     assert!(

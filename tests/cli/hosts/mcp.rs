@@ -31,30 +31,11 @@ mod register {
     }
 }
 
-fn context(bench: &Bench, run: &HostRun) -> String {
-    format!(
-        "exit {:?} after {:?}\nstdout: {}\nstderr: {}\nrequests:\n{}",
-        run.code,
-        run.elapsed,
-        run.stdout,
-        run.stderr,
-        bench.server.dump()
-    )
-}
-
 #[test]
 fn claude_code_advertises_the_git_mas_tools_and_its_gate_call_names_the_holder() {
     host("claude");
-    let bench = Bench::new(|_, _| {
-        Scenario::single(
-            vec![Step::Mcp { tool: "gate".into(), arguments: serde_json::json!({"paths": ["src/money.rs"]}) }],
-            "Gated.\nDONE",
-        )
-    });
+    let bench = Bench::gate_call_on_bobs_file();
     let team = &bench.team;
-    team.ok(&team.repo, "alice", &["snapshot", "--publish"]);
-    team.ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
-    team.ok(&team.repo, "bob", &["focus", "publish", "--targets", "src/money.rs"]);
     let cli = team.as_agent(&bench.worktree, "alice", &["gate", "--paths", "src/money.rs"]);
     assert_eq!(cli.status.code(), Some(6), "bob holds the file: {}", stderr(&cli));
 
@@ -65,7 +46,7 @@ fn claude_code_advertises_the_git_mas_tools_and_its_gate_call_names_the_holder()
     let mut env = claude_env(&bench.home(), &bench.server.url());
     env.push(("ENABLE_TOOL_SEARCH", "false".into()));
     let run = bench.run(&line, &env, "Gate src/money.rs.", Duration::from_secs(90));
-    assert_eq!(run.code, Some(0), "{}", context(&bench, &run));
+    assert_eq!(run.code, Some(0), "{}", bench.context(&run));
     let advertised: Vec<String> = bench.server.turns().iter().flat_map(server::tools).map(|t| t.name).collect();
     for tool in ["gate", "focus_publish", "propose", "endorse", "whoami"] {
         let name = format!("mcp__git-mas__{tool}");
@@ -75,7 +56,7 @@ fn claude_code_advertises_the_git_mas_tools_and_its_gate_call_names_the_holder()
     assert!(
         results.contains(r#""holder":"bob""#) && results.contains("held by bob"),
         "the gate result names bob: {results}\n{}",
-        context(&bench, &run)
+        bench.context(&run)
     );
 }
 
@@ -155,9 +136,9 @@ fn codex_in_its_sandbox_proposes_and_endorses_through_the_mcp_tools_and_the_run_
     let limit = Duration::from_secs(120);
 
     let run = bench.run(&codex_line(&bench.worktree, "alice"), &env, "task=propose\nPropose a note.", limit);
-    assert_eq!(run.code, Some(0), "{}", context(&bench, &run));
+    assert_eq!(run.code, Some(0), "{}", bench.context(&run));
     let proposal = "refs/mas/runs/r1/proposals/alice";
-    let results = || format!("tool results:\n{}\n{}", bench.tool_results(), context(&bench, &run));
+    let results = || format!("tool results:\n{}\n{}", bench.tool_results(), bench.context(&run));
     assert!(team.git_ok(&["rev-parse", "--verify", proposal]), "no proposal\n{}", results());
     assert!(run.stderr.contains("sandbox: workspace-write"), "{}", run.stderr);
     assert_eq!(team.git(&["show", &format!("{proposal}:NOTES.md")]), "alice was here, in the sandbox");
@@ -168,7 +149,7 @@ fn codex_in_its_sandbox_proposes_and_endorses_through_the_mcp_tools_and_the_run_
         let mut env = env.clone();
         env.push(("GIT_MAS_AGENT", endorser.into()));
         let run = bench.run(&codex_line(&worktree, endorser), &env, "task=endorse\nEndorse alice's proposal.", limit);
-        assert_eq!(run.code, Some(0), "{endorser}: {}", context(&bench, &run));
+        assert_eq!(run.code, Some(0), "{endorser}: {}", bench.context(&run));
         let event = format!("refs/mas/runs/r1/events/{endorser}");
         assert!(team.git_ok(&["rev-parse", "--verify", &event]), "no record of {endorser}'s endorsement");
     }

@@ -19,22 +19,13 @@ fn gate_through_the_preset(
     preset: Preset,
     env: impl FnOnce(&Bench) -> Vec<(&'static str, String)>,
 ) -> (Vec<String>, String) {
-    let bench = Bench::new(|_, _| {
-        Scenario::single(
-            vec![Step::Mcp { tool: "gate".into(), arguments: serde_json::json!({"paths": ["src/money.rs"]}) }],
-            "Gated.\nDONE",
-        )
-    });
+    let bench = Bench::gate_call_on_bobs_file();
     let team = &bench.team;
-    team.ok(&team.repo, "alice", &["snapshot", "--publish"]);
-    team.ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
-    team.ok(&team.repo, "bob", &["focus", "publish", "--targets", "src/money.rs"]);
     team.ok(&bench.worktree, "alice", &["mcp", "install", "--host", preset.name(), "--agent", "alice"]);
 
     let line = preset.session_command_line(Some(&bench.check()), MCP, "alice");
     let run = bench.run(&line, &env(&bench), "Gate src/money.rs.", Duration::from_secs(120));
-    let context =
-        format!("{line}\nexit {:?}\nstdout: {}\nstderr: {}\n{}", run.code, run.stdout, run.stderr, bench.server.dump());
+    let context = format!("{line}\n{}", bench.context(&run));
     assert_eq!(run.code, Some(0), "{context}");
     let advertised: Vec<String> = bench.server.turns().iter().flat_map(server::tools).map(|t| t.name).collect();
     let results = bench.tool_results();

@@ -65,6 +65,34 @@ pub struct Bench {
 }
 
 impl Bench {
+    /// What to show when a host run fails: its exit, time, output and the requests the server saw.
+    pub fn context(&self, run: &HostRun) -> String {
+        format!(
+            "exit {:?} after {:?}\nstdout: {}\nstderr: {}\nrequests:\n{}",
+            run.code,
+            run.elapsed,
+            run.stdout,
+            run.stderr,
+            self.server.dump()
+        )
+    }
+
+    /// alice holds `src/lib.rs` and bob `src/money.rs` on a published frame, and the scripted
+    /// model calls the git-mas server's `gate` on `src/money.rs`, then replies DONE.
+    pub fn gate_call_on_bobs_file() -> Bench {
+        let bench = Bench::new(|_, _| {
+            Scenario::single(
+                vec![Step::Mcp { tool: "gate".into(), arguments: serde_json::json!({"paths": ["src/money.rs"]}) }],
+                "Gated.\nDONE",
+            )
+        });
+        let team = &bench.team;
+        team.ok(&team.repo, "alice", &["snapshot", "--publish"]);
+        team.ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
+        team.ok(&team.repo, "bob", &["focus", "publish", "--targets", "src/money.rs"]);
+        bench
+    }
+
     /// Team `alice`, `bob`; run `r1`; alice's worktree; the server playing the scenario made for it.
     pub fn new(scenario: impl FnOnce(&Path, &str) -> Scenario) -> Bench {
         Bench::with_agents(&["alice", "bob"], scenario)
@@ -269,16 +297,7 @@ pub fn assert_proposed(bench: &Bench, run: &HostRun) {
         let text = format!("{}\n--- stdout\n{}\n--- stderr\n{}", full.join("\n"), run.stdout, run.stderr);
         std::fs::write(Path::new(&dir).join(name), text).unwrap();
     }
-    let context = || {
-        format!(
-            "exit {:?} after {:?}\nstdout: {}\nstderr: {}\nrequests:\n{}",
-            run.code,
-            run.elapsed,
-            run.stdout,
-            run.stderr,
-            bench.server.dump()
-        )
-    };
+    let context = || bench.context(run);
     assert_eq!(run.code, Some(0), "{}", context());
     let team = &bench.team;
     assert!(team.git_ok(&["rev-parse", "--verify", "refs/mas/runs/r1/proposals/alice"]), "no proposal\n{}", context());
