@@ -19,19 +19,11 @@ need hyperfine "apt-get install hyperfine"
 cd "$SRC"
 [ -n "${BIN:-}" ] || { cargo build --release --quiet; BIN=$SRC/target/release/git-mas; }
 bench_scratch
-REPO=$WORK/repo
-cp -r "$SRC/tests/fixtures-repo" "$REPO"
-cd "$REPO"
-git init -q -b main && git add . && git commit -qm fixture
-AGENTS=""
-for a in lead a1 a2 a3 a4 a5 a6 a7 a8; do
-  "$BIN" agent new "$a" >/dev/null 2>&1
-  [ "$a" = lead ] || AGENTS="$AGENTS${AGENTS:+,}$a=builtin:reference"
-done
-git add .mas/roster && git commit -qm roster
+fixture_repo lead a1 a2 a3 a4 a5 a6 a7 a8
+AGENTS=a1=builtin:reference
+for a in a2 a3 a4 a5 a6 a7 a8; do AGENTS="$AGENTS,$a=builtin:reference"; done
 git config mas.task "fix the tax rounding and the reorder point"
-cp -a "$REPO" "$WORK/pristine"
-RESET="rm -rf $REPO $REPO-mas && cp -a $WORK/pristine $REPO"
+cp -a "$REPO" "$PRISTINE"
 run() { echo "cd $REPO && $BIN --agent lead coordinate --goal 'fix the bugs' --agents $AGENTS --wait 5s --check true --json --max-rounds 1 $1 >/dev/null"; }
 # The runs delete and recreate the repository: stand outside it.
 cd "$WORK"

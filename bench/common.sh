@@ -9,6 +9,11 @@
 #                                     two files (PICK[2i], PICK[2i+1]), and five files nobody holds
 #                                     changed and staged (STAGE); needs BIN, SRC, WORK; leaves the
 #                                     shell in REPO
+#   fixture_repo NAME…                REPO: a copy of tests/fixtures-repo committed on main, the
+#                                     agents NAME… in its committed roster, and PRISTINE/RESET: a
+#                                     copy of that state and the command that restores it (a
+#                                     coordinate run leaves runs and worktrees behind); needs BIN,
+#                                     SRC, WORK; leaves the shell in REPO
 #
 # Scratch space is under target/ by default: on this machine, file creation in /tmp measured ~13x
 # slower than elsewhere on the same disk, which swamps both sides of a comparison.
@@ -59,4 +64,15 @@ gate_repo() {
   for p in "${STAGE[@]}"; do echo "bench change" >>"$p"; done
   git add -- "${STAGE[@]}"
   [ "$(git diff --cached --name-only | wc -l)" -eq 5 ] || { echo "$(basename "$0"): expected 5 staged files" >&2; exit 1; }
+}
+
+fixture_repo() {
+  REPO=$WORK/repo
+  cp -r "$SRC/tests/fixtures-repo" "$REPO"
+  cd "$REPO"
+  git init -q -b main && git add . && git commit -qm fixture
+  for a in "$@"; do "$BIN" agent new "$a" >/dev/null 2>&1; done
+  git add .mas/roster && git commit -qm roster
+  PRISTINE=$WORK/pristine
+  RESET="rm -rf $REPO $REPO-mas && cp -a $PRISTINE $REPO"
 }

@@ -15,15 +15,9 @@ need hyperfine "apt-get install hyperfine"
 cd "$SRC"
 [ -n "${BIN:-}" ] || { cargo build --release --quiet; BIN=$SRC/target/release/git-mas; }
 bench_scratch
-REPO=$WORK/repo
-cp -r "$SRC/tests/fixtures-repo" "$REPO"
-cd "$REPO"
-git init -q -b main && git add . && git commit -qm fixture
-for a in alice bob carol; do "$BIN" agent new "$a" >/dev/null 2>&1; done
-git add .mas/roster && git commit -qm roster
+fixture_repo alice bob carol
 # Every measured run starts from this state: runs and worktrees would otherwise pile up.
-cp -a "$REPO" "$WORK/pristine"
-RESET="rm -rf $REPO $REPO-mas && cp -a $WORK/pristine $REPO"
+cp -a "$REPO" "$PRISTINE"
 PEER="sh -c 'cat >/dev/null; echo DONE'"
 AGENTS="alice=cmd:$PEER,bob=cmd:$PEER,carol=cmd:$PEER"
 run() { echo "cd $REPO && $BIN --agent alice coordinate --goal g --agents \"$AGENTS\" --wait 0s --check true --json --max-rounds $1"; }
