@@ -341,6 +341,17 @@ fn the_barrier_waits_for_the_slowest_slice() {
 
 #[test]
 fn ctrl_c_mid_round_leaves_refs_mas_consistent() {
+    interrupted_mid_round("INT", Some(130));
+}
+
+#[test]
+fn sigkill_of_the_driver_mid_round_leaves_refs_mas_consistent() {
+    interrupted_mid_round("KILL", None);
+}
+
+/// The driver gets `signal` while bob's propose hop runs (alice has proposed): it exits `code`
+/// (`None`: killed), and `refs/mas` is as of its last completed write.
+fn interrupted_mid_round(signal: &str, code: Option<i32>) {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice", "bob"]);
     let base = env.git(&repo, &["rev-parse", "main"]);
@@ -360,10 +371,17 @@ fn ctrl_c_mid_round_leaves_refs_mas_consistent() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(started(), "bob's hop never started");
-    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status =
+        std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(out.status.code(), code, "{}", stderr(&out));
+    // A killed driver cannot stop its agents (Ctrl-C does): bob's hop, orphaned, is stopped here.
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    std::process::Command::new("sh")
+        .args(["-c", &format!("kill -KILL -- -$(ps -o pgid= -p {pid} | tr -d ' ') 2>/dev/null")])
+        .status()
+        .unwrap();
     // refs/mas as of its last completed write: the run is open, with its plan, alice's proposal,
     // and every record verifies; main did not move.
     let listed: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "list", "--json"])).unwrap();
