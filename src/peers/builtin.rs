@@ -9,7 +9,9 @@
 //!   keywords point to ([`infer_pattern`]). `reference` and `faulty` derive the class's reference
 //!   rule; `greedy` derives [`GREEDY_RULE`] for the resource class (extract what it desires,
 //!   ignoring the price) and the reference rule elsewhere. With no class it can derive a rule for,
-//!   a peer says `CLASS unmapped` and gives no UPDATE line.
+//!   a peer says `CLASS unmapped` and gives no UPDATE line. Seeded with development, every kind
+//!   says `CLASS development`, and when the prompt offers a split (`split=`, before an aggregate
+//!   run) proposes it: the offered files dealt to the peers in ring order, one `SLICE` line each.
 //! - **CONVERGE.** Every kind evaluates *its own* rule — the `rule=` of the prompt, whatever it is —
 //!   on the quantities the prompt shows, and announces the result with `VOTE CONTINUE`. `faulty`
 //!   then adds a drift of [`FAULTY_DRIFT_PER_EPOCH`] × (epoch + 1), so its execution gap grows
@@ -84,6 +86,9 @@ fn model(kind: BuiltinKind, class: PatternKind) -> &'static str {
 
 fn assembly_reply(kind: BuiltinKind, header: &PromptHeader) -> String {
     let seeded = header.get("class").map_or(PatternKind::Unmapped, PatternKind::from_token);
+    if seeded == PatternKind::Development {
+        return development_assembly(header);
+    }
     let class = if seeded.is_converge_class() {
         Some(seeded)
     } else {
@@ -137,6 +142,27 @@ fn converge_reply(kind: BuiltinKind, header: &PromptHeader) -> String {
     )
 }
 
+/// ASSEMBLY before a development run: the class is development (no update rule: the work is
+/// code), and before an aggregate run (`split=`) the split of the offered files dealt to the peers
+/// in ring order, one `SLICE` line each, as the frame's own split would deal them.
+fn development_assembly(header: &PromptHeader) -> String {
+    let list = |key: &str| -> Vec<String> {
+        header
+            .get(key)
+            .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+            .unwrap_or_default()
+    };
+    let (peers, files) = (list("peers"), list("split"));
+    let mut out = String::from("The work is code: we change the repository and land it once.\n\n");
+    if let Some(dealt) = crate::run::slices::deal(&files, &peers) {
+        for (peer, targets) in peers.iter().zip(dealt) {
+            out.push_str(&format!("SLICE {peer} {}\n", targets.join(" ")));
+        }
+    }
+    out.push_str(&format!("CLASS development\n{}\n", handoff(header)));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +189,31 @@ mod tests {
             split: &[],
         };
         reply(kind, &prompt.render())
+    }
+
+    #[test]
+    fn before_development_every_kind_names_the_class_and_proposes_the_offered_split() {
+        let peers = vec!["a".to_owned(), "b".to_owned()];
+        let split: Vec<String> = ["x.rs", "y.py", "z.rs"].map(String::from).to_vec();
+        for kind in [BuiltinKind::Reference, BuiltinKind::Greedy, BuiltinKind::Faulty] {
+            let prompt = AssemblyPrompt {
+                run: "r",
+                agent: "a",
+                peers: &peers,
+                next: Some("b"),
+                goal: "fix the bugs",
+                class: PatternKind::Development,
+                attempt: 1,
+                reason: None,
+                transcript: &[],
+                split: &split,
+            };
+            let text = reply(kind, &prompt.render());
+            assert!(text.contains("SLICE a x.rs z.rs\nSLICE b y.py\nCLASS development\nNEXT b"), "{kind:?}: {text}");
+            let plain = AssemblyPrompt { split: &[], ..prompt };
+            let text = reply(kind, &plain.render());
+            assert!(!text.contains("SLICE") && text.contains("CLASS development"), "{text}");
+        }
     }
 
     fn converge(kind: BuiltinKind, class: PatternKind, rule: &str, quantities: &Quantities, epoch: u64) -> String {

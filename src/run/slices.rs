@@ -137,6 +137,17 @@ pub fn subgoal(goal: &str, targets: &[String]) -> String {
     format!("{goal} — your slice: {} (change no other file)", targets.join(", "))
 }
 
+/// Deals `files` to `agents` (pure): agent `i` gets the `i`-th as its top target, then every
+/// `n`-th after it, at most [`MAX_FOCUS_TARGETS`] each; `None` when there are fewer files than
+/// agents (or no agent).
+pub fn deal(files: &[String], agents: &[String]) -> Option<Vec<Vec<String>>> {
+    let n = agents.len();
+    if n == 0 || files.len() < n {
+        return None;
+    }
+    Some((0..n).map(|i| files.iter().skip(i).step_by(n).take(MAX_FOCUS_TARGETS).cloned().collect()).collect())
+}
+
 /// Deals the frame's files to `agents` (pure): agent `i` gets the `i`-th file as its top target,
 /// then every `n`-th file after it, at most [`MAX_FOCUS_TARGETS`] each; no file in two slices.
 /// The slices are in the agents' order.
@@ -147,17 +158,11 @@ pub fn plan_from_frame(
     frame: &str,
 ) -> Result<SlicePlan, SliceError> {
     let files = frame_files(snapshot);
-    let n = agents.len();
-    if n == 0 || files.len() < n {
-        return Err(SliceError::TooFewTargets { files: files.len(), agents: n });
-    }
+    let dealt = deal(&files, agents).ok_or(SliceError::TooFewTargets { files: files.len(), agents: agents.len() })?;
     let slices = agents
         .iter()
-        .enumerate()
-        .map(|(i, agent)| {
-            let targets: Vec<String> = files.iter().skip(i).step_by(n).take(MAX_FOCUS_TARGETS).cloned().collect();
-            Slice { agent: agent.clone(), subgoal: subgoal(goal, &targets), targets }
-        })
+        .zip(dealt)
+        .map(|(agent, targets)| Slice { agent: agent.clone(), subgoal: subgoal(goal, &targets), targets })
         .collect();
     Ok(SlicePlan { frame: frame.into(), source: SliceSource::Frame, slices })
 }

@@ -485,3 +485,14 @@ fn a_merged_tree_failing_the_check_is_handed_to_its_slices_and_resolved() {
     assert!(env.git(&repo, &["ls-tree", "--name-only", "main"]).lines().all(|f| !f.ends_with(".mark")));
     assert!(out.report()["conflicts"].to_string().contains("test_failure"), "the report keeps it");
 }
+
+#[test]
+fn built_in_agents_propose_the_split_in_assembly_and_land_it() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    let agents: Vec<String> = ["alice", "bob"].iter().map(|a| format!("{a}=builtin:reference")).collect();
+    let out = coordinate(&env, &repo, &agents, &["--assembly", "--quorum", "1"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.events("plan")[0]["plan"]["source"], "agents", "{:?}", out.events("plan"));
+    assert_eq!(out.events("landed").len(), 1);
+}
