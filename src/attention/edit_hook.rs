@@ -20,6 +20,38 @@
 //! `apply_patch` (`patchText`, codex's patch format) to its model; `multiedit` and `patch` are
 //! earlier releases' shapes. An asked-about call whose arguments do not have the shape read here
 //! is an error, so the plugin refuses it (fail closed) rather than letting an unchecked write by.
+//!
+//! A tool the table below does not know is not assumed harmless: when its arguments carry a path
+//! (`file_path`, `path`, `filePath`, `paths`, … at the top level: [`PATH_KEYS`]), it is taken as a
+//! whole-file write of each (fail closed), unless the host's own documentation lists it as
+//! read-only ([`read_only`]: `Read`, `read_file`, `view`, …) or its name says it only reads (an
+//! MCP tool whose last name part starts with `read`, `list`, `get`, `search`, …), and git-mas's own
+//! MCP tools never write a file. So goose's `developer__text_editor` (`write`, `str_replace`,
+//! `insert`, `undo_edit`), a lower-case `write` from a host that names it `Write`, or another
+//! MCP server's `write_file` are gated like the tools the table knows.
+//!
+//! A path git could not store (a NUL byte in it) is refused as an unreadable payload.
+//!
+//! ## The deadline
+//!
+//! A hook that never answers is worse than one that says no: every host below gives its hook a
+//! timeout and then lets the tool call through. So the hook answers within [`DEADLINE`] whatever
+//! happens (a payload that never ends, a board that cannot be read in time): when it passes, the
+//! answer is a deny naming why. The hosts' timeouts, as git-mas installs them (the hosts' own
+//! defaults in brackets):
+//!
+//! | host | timeout | on a timeout |
+//! |---|---|---|
+//! | claude-code | 10 s (`timeout`; default 60 s) | the call goes ahead |
+//! | codex | 10 s (`timeout`; default 600 s) | the call goes ahead |
+//! | copilot | 10 s (`timeoutSec`; default 30 s) | the call goes ahead |
+//! | gemini | 10,000 ms (`timeout`; default 60,000 ms) | the call goes ahead |
+//! | cursor | the host's default | refused (`failClosed`) |
+//! | goose | 10 s (`timeout`) | refused (`on_failure: block`) |
+//! | opencode | 10,000 ms (the plugin's `spawnSync` timeout) | refused (the plugin throws) |
+//!
+//! The shortest is 10 s; the deadline is 6 s, leaving 4 s for the host to start the process and
+//! read the answer on a loaded machine (a gate normally answers in tens of milliseconds).
 
 use super::gate::Verdict;
 use super::hooks::Mode;
@@ -27,6 +59,29 @@ use serde_json::Value;
 
 /// The largest payload read (a tool call carries the file's new content, so it may be big).
 pub const MAX_PAYLOAD: u64 = 16 << 20;
+
+/// How long a hook may take from its start to its answer; past it the answer is a deny (see the
+/// module docs for the hosts' timeouts it stays under).
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(6);
+
+/// The argument names (compared lower-case, without `_` and `-`) that say which file an unknown
+/// tool call touches: a string, or a list of strings.
+pub const PATH_KEYS: [&str; 14] = [
+    "path",
+    "filepath",
+    "filename",
+    "file",
+    "notebookpath",
+    "absolutepath",
+    "targetfile",
+    "target",
+    "destination",
+    "dest",
+    "newpath",
+    "paths",
+    "filepaths",
+    "files",
+];
 
 /// A host whose pre-tool hook can run `git mas gate --host`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,6 +199,16 @@ pub enum PayloadError {
         /// The tool.
         tool: String,
     },
+    /// A path no file in a git repository can have.
+    #[error("the {tool} call names a path git could not store ({why}): {path:?}")]
+    Unstorable {
+        /// The tool.
+        tool: String,
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
 }
 
 fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -174,6 +239,9 @@ pub fn parse(host: GateHost, bytes: &[u8]) -> Result<Payload, PayloadError> {
     }
     .map(String::from);
     let writes = writes(host, &tool, &v)?;
+    if let Some(w) = writes.iter().find(|w| w.path.contains('\0')) {
+        return Err(PayloadError::Unstorable { tool, path: w.path.clone(), why: "a NUL byte" });
+    }
     Ok(Payload { tool, cwd, writes })
 }
 
@@ -260,6 +328,14 @@ fn writes(host: GateHost, tool: &str, v: &Value) -> Result<Vec<FileWrite>, Paylo
             let a = args(host, tool, v)?;
             one(path_in(tool, &a, &["path"])?, replace(&a, &["before"]))
         }
+        (GateHost::Goose, "developer__text_editor") => {
+            let a = args(host, tool, v)?;
+            match str_at(&a, "command") {
+                Some("view") => Ok(Vec::new()),
+                Some("str_replace") => one(path_in(tool, &a, &["path"])?, replace(&a, &["old_str"])),
+                _ => one(path_in(tool, &a, &["path"])?, Change::WholeFile),
+            }
+        }
         (GateHost::OpenCode, "write") => {
             one(path_in(tool, &args(host, tool, v)?, &["filePath", "file_path", "path"])?, Change::WholeFile)
         }
@@ -271,8 +347,75 @@ fn writes(host: GateHost, tool: &str, v: &Value) -> Result<Vec<FileWrite>, Paylo
         (GateHost::OpenCode, "apply_patch" | "patch") => {
             patch_writes(tool, &path_in(tool, &args(host, tool, v)?, &["patchText", "patch_text", "patch"])?)
         }
-        _ => Ok(Vec::new()),
+        _ if read_only(host, tool) => Ok(Vec::new()),
+        _ => Ok(unknown_writes(host, tool, v)),
     }
+}
+
+/// The tools each host documents as only reading (their path arguments name what they read), and
+/// git-mas's own MCP tools, which write `refs/mas`, never a file. Any other tool's name that says
+/// it only reads (its last part, after an MCP server's prefix, starts with a reading verb) counts
+/// too.
+pub fn read_only(host: GateHost, tool: &str) -> bool {
+    let documented: &[&str] = match host {
+        GateHost::ClaudeCode | GateHost::Cursor => {
+            &["Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "WebSearch", "Task", "TodoWrite", "Bash"]
+        }
+        GateHost::Codex => {
+            &["shell", "exec", "exec_command", "Bash", "read_file", "list_dir", "grep_files", "view_image"]
+        }
+        GateHost::Copilot => &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
+        GateHost::Gemini => &[
+            "read_file",
+            "read_many_files",
+            "list_directory",
+            "glob",
+            "search_file_content",
+            "grep",
+            "google_web_search",
+            "web_fetch",
+            "run_shell_command",
+        ],
+        GateHost::Goose => &["developer__shell", "developer__analyze", "developer__list_windows"],
+        GateHost::OpenCode => &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
+    };
+    if documented.contains(&tool) {
+        return true;
+    }
+    let lower = tool.to_ascii_lowercase();
+    if lower.contains("git-mas") || lower.contains("git_mas") {
+        return true;
+    }
+    let last = lower.rsplit("__").next().unwrap_or(&lower);
+    const READING: [&str; 10] = ["read", "list", "get", "search", "find", "grep", "glob", "view", "show", "stat"];
+    READING
+        .iter()
+        .any(|verb| last.strip_prefix(verb).is_some_and(|rest| rest.is_empty() || rest.starts_with(['_', '-'])))
+}
+
+/// An unknown tool's writes: every path its arguments name at the top level ([`PATH_KEYS`]),
+/// each as a whole-file write. Arguments that are not an object name nothing.
+fn unknown_writes(host: GateHost, tool: &str, v: &Value) -> Vec<FileWrite> {
+    let Ok(a) = args(host, tool, v) else { return Vec::new() };
+    let Some(map) = a.as_object() else { return Vec::new() };
+    let mut out: Vec<FileWrite> = Vec::new();
+    let mut push = |p: &str| {
+        if !p.is_empty() && !out.iter().any(|w| w.path == p) {
+            out.push(FileWrite { path: p.to_string(), change: Change::WholeFile });
+        }
+    };
+    for (key, value) in map {
+        let key: String = key.chars().filter(|c| !matches!(c, '_' | '-')).collect::<String>().to_ascii_lowercase();
+        if !PATH_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        match value {
+            Value::String(p) => push(p),
+            Value::Array(items) => items.iter().filter_map(Value::as_str).for_each(&mut push),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// OpenCode's `multiedit`: `{filePath, edits: [{filePath?, oldString, newString}]}`, each edit

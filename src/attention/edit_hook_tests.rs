@@ -377,3 +377,95 @@ fn answer_table() {
     }
     assert_eq!(GateHost::from_name("claude"), None);
 }
+
+/// The tool names the properties below try: every host's known writers, readers, and names no
+/// host has.
+const TOOLS: [&str; 16] = [
+    "Write",
+    "Edit",
+    "write",
+    "edit",
+    "create",
+    "write_file",
+    "replace",
+    "developer__write",
+    "developer__text_editor",
+    "apply_patch",
+    "mcp__fs__write_file",
+    "mcp_fs_edit",
+    "str_replace_editor",
+    "morph_edit",
+    "Delete",
+    "x",
+];
+
+/// A JSON value nested `depth` deep (arrays and objects alternating).
+fn nested(depth: usize, leaf: serde_json::Value) -> serde_json::Value {
+    (0..depth).fold(leaf, |v, i| if i % 2 == 0 { serde_json::json!([v]) } else { serde_json::json!({ "a": v }) })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// Any bytes at all: an answer (a payload or an error), never a panic.
+    #[test]
+    fn any_bytes_are_read_or_refused(host in 0..GateHost::ALL.len(), bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+        let _ = parse(GateHost::ALL[host], &bytes);
+    }
+
+    /// Any nesting, as the arguments or as the whole payload: an answer, never a panic or an
+    /// overflow (serde_json stops at 128 levels with an error, which the hook refuses).
+    #[test]
+    fn any_nesting_is_read_or_refused(host in 0..GateHost::ALL.len(), depth in 0usize..20_000) {
+        let host = GateHost::ALL[host];
+        let deep = nested(depth.min(100), serde_json::json!("src/money.rs"));
+        let payload = serde_json::json!({"tool_name": "Write", "toolName": "create", "tool": "write",
+            "tool_input": {"file_path": deep.clone()}, "args": {"filePath": deep.clone()}, "toolArgs": {"path": deep}});
+        let _ = parse(host, payload.to_string().as_bytes());
+        let raw = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        proptest::prop_assert!(parse(host, raw.as_bytes()).is_err());
+    }
+
+    /// A call naming the held file under any argument a tool could use for a path, with any tool
+    /// name: the payload is refused as unreadable, or it writes the held file, or the tool only
+    /// reads. Never a write that the gate would not see.
+    #[test]
+    fn a_named_held_file_is_never_a_write_the_gate_misses(
+        host in 0..GateHost::ALL.len(),
+        tool in 0..TOOLS.len(),
+        key in 0..PATH_KEYS.len(),
+        upper in proptest::prelude::any::<bool>(),
+        underscores in proptest::prelude::any::<bool>(),
+        as_list in proptest::prelude::any::<bool>(),
+    ) {
+        let host = GateHost::ALL[host];
+        let tool = TOOLS[tool];
+        let mut name = PATH_KEYS[key].to_string();
+        if underscores && name.len() > 4 {
+            name.insert(4, '_');
+        }
+        if upper {
+            name = name.to_ascii_uppercase();
+        }
+        let held = "src/money.rs";
+        let value = if as_list { serde_json::json!([held]) } else { serde_json::json!(held) };
+        let mut args = serde_json::Map::new();
+        args.insert(name.clone(), value);
+        if tool == "apply_patch" {
+            args.insert("command".into(), format!("*** Begin Patch\n*** Update File: {held}\n*** End Patch\n").into());
+        }
+        let args = serde_json::Value::Object(args);
+        let payload = match host {
+            OpenCode => serde_json::json!({"tool": tool, "args": args}),
+            Copilot => serde_json::json!({"toolName": tool, "toolArgs": args.to_string()}),
+            _ => serde_json::json!({"tool_name": tool, "tool_input": args}),
+        };
+        match parse(host, payload.to_string().as_bytes()) {
+            Err(_) => {}
+            Ok(p) => proptest::prop_assert!(
+                p.writes.iter().any(|w| w.path == held) || read_only(host, tool),
+                "{host:?} {tool} {name}: {:?}", p.writes
+            ),
+        }
+    }
+}

@@ -87,18 +87,69 @@ pub fn evaluate(
     diff_args: &[&str],
     now: u64,
 ) -> Result<GateOutcome, GateIoError> {
-    evaluate_with(store, caller, now, |symbol_files| touched::touched(workdir, paths, symbol_files, diff_args))
+    evaluate_with(
+        store,
+        caller,
+        now,
+        |symbol_files| touched::touched(workdir, paths, symbol_files, diff_args),
+        |_, _| {},
+    )
+}
+
+/// A file's identity on disk (device, inode): two paths with one identity are one file.
+pub type FileId = (u64, u64);
+
+/// The identity of the regular file at `path` when another name shares it (a hard link), else
+/// `None`.
+pub fn linked_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).ok()?;
+    (meta.is_file() && meta.nlink() > 1).then(|| (meta.dev(), meta.ino()))
 }
 
 /// Decides for `caller` on what a change touches as the caller already knows it (an edit hook's
-/// files, with the changed lines where the tool call says which).
+/// files, with the changed lines where the tool call says which). `linked` are the identities
+/// of written files that have other names (hard links): a held file with one of them is touched
+/// too, whatever name the write used.
 pub fn evaluate_touched(
     store: &Store,
     caller: &str,
     touched: Vec<Touched>,
+    linked: &[FileId],
     now: u64,
 ) -> Result<GateOutcome, GateIoError> {
-    evaluate_with(store, caller, now, |_| touched)
+    let root = store.workdir().ok().map(Path::to_path_buf);
+    evaluate_with(
+        store,
+        caller,
+        now,
+        |_| touched,
+        |board, touched| {
+            if let Some(root) = &root {
+                add_linked(board, caller, root, linked, touched);
+            }
+        },
+    )
+}
+
+/// Adds to `touched` every file another live agent holds whose identity is in `linked`.
+fn add_linked(board: &Board, caller: &str, root: &Path, linked: &[FileId], touched: &mut Vec<Touched>) {
+    use std::os::unix::fs::MetadataExt as _;
+    if linked.is_empty() {
+        return;
+    }
+    let held: BTreeSet<&str> = board
+        .live()
+        .filter(|f| f.agent != caller)
+        .flat_map(|f| f.targets.iter())
+        .map(|t| t.split_once('#').map_or(t.as_str(), |(p, _)| p))
+        .collect();
+    for path in held {
+        let Ok(meta) = std::fs::metadata(root.join(path)) else { continue };
+        if linked.contains(&(meta.dev(), meta.ino())) && !touched.iter().any(|t| t.path == path) {
+            touched.push(Touched { path: path.to_string(), lines: None });
+        }
+    }
 }
 
 /// The gathering; `touched_of` is given the files in which a live focus holds a symbol (the only
@@ -108,6 +159,7 @@ fn evaluate_with(
     caller: &str,
     now: u64,
     touched_of: impl FnOnce(&BTreeSet<String>) -> Vec<Touched>,
+    extend: impl FnOnce(&Board, &mut Vec<Touched>),
 ) -> Result<GateOutcome, GateIoError> {
     let roster = store.roster().map_err(|source| GateIoError::Roster { source })?;
     // The hash alone is enough unless a symbol target's line range is needed: reading and parsing
@@ -115,7 +167,8 @@ fn evaluate_with(
     let head = current_frame_hash(store).map_err(|source| GateIoError::CurrentFrame { source })?;
     let board = load_board(store, &roster, now, None).map_err(|source| GateIoError::Board { source })?;
     let symbol_files = symbol_files(&board);
-    let touched = touched_of(&symbol_files);
+    let mut touched = touched_of(&symbol_files);
+    extend(&board, &mut touched);
     let needs_ranges = touched.iter().any(|t| symbol_files.contains(&t.path));
     let frame = match (&head, needs_ranges) {
         (Some((commit, _)), true) => Some(

@@ -343,6 +343,10 @@ pub fn plan_install(host: GateHost, file: &HookFile, current: Option<&str>) -> R
     match (&file.kind, current) {
         (FileKind::Own(ours), None) => Ok(Plan::Write(ours.clone())),
         (FileKind::Own(ours), Some(text)) if text == ours => Ok(Plan::Keep),
+        // An earlier release's file of ours, byte for byte: replaced.
+        (FileKind::Own(ours), Some(text)) if earlier_releases(host, ours).iter().any(|e| e == text) => {
+            Ok(Plan::Write(ours.clone()))
+        }
         (FileKind::Own(_), Some(_)) => Err(HostHookError::NotOurs { path }),
         (FileKind::Merged, None) => Ok(Plan::Write(new_file(host))),
         (FileKind::Merged, Some(text)) => {
@@ -360,12 +364,31 @@ pub fn plan_install(host: GateHost, file: &HookFile, current: Option<&str>) -> R
     }
 }
 
+/// The bytes earlier releases wrote for a file of ours whose bytes are now `ours`: such a file is
+/// replaced on install and removed on uninstall like the current one (any other content is
+/// someone's, refused). Before the matchers routed every writing tool, goose's matcher was
+/// `^developer__(write|edit)$` and the OpenCode plugin asked only about its five edit tools.
+fn earlier_releases(host: GateHost, ours: &str) -> Vec<String> {
+    match host {
+        GateHost::Goose => vec![ours.replace(&format!("\"{}\"", matcher(host)), "\"^developer__(write|edit)$\"")],
+        GateHost::OpenCode => vec![ours.replace(
+            OPENCODE_ROUTING,
+            "const EDIT_TOOLS = new Set([\"edit\", \"write\", \"patch\", \"multiedit\", \"apply_patch\"]);\n\n\
+             export const GitMasGate = async ({ directory, worktree } = {}) => ({\n  \
+             \"tool.execute.before\": async (input, output) => {\n    if (!EDIT_TOOLS.has(input.tool)) return;",
+        )],
+        _ => Vec::new(),
+    }
+}
+
 /// What uninstall does to a file.
 pub fn plan_uninstall(host: GateHost, file: &HookFile, current: Option<&str>) -> Result<Plan, HostHookError> {
     let path = file.path();
     match (&file.kind, current) {
         (_, None) => Ok(Plan::Keep),
-        (FileKind::Own(ours), Some(text)) if text == ours => Ok(Plan::Remove),
+        (FileKind::Own(ours), Some(text)) if text == ours || earlier_releases(host, ours).iter().any(|e| e == text) => {
+            Ok(Plan::Remove)
+        }
         (FileKind::Own(_), Some(_)) => Err(HostHookError::NotOurs { path }),
         (FileKind::Merged, Some(text)) => Ok(remove_ours(host, &path, text)?.into_plan()),
     }
@@ -654,19 +677,33 @@ fn entry_value(host: GateHost) -> serde_json::Value {
         }
         h
     };
+    let matcher = matcher(host);
     match host {
-        GateHost::Cursor => json!({"command": command, "matcher": "Write|StrReplace|Edit", "failClosed": true}),
+        GateHost::Cursor => json!({"command": command, "matcher": matcher, "failClosed": true}),
         GateHost::Copilot => json!({"type": "command", "bash": command, "timeoutSec": TIMEOUT_SECS}),
-        GateHost::Gemini => json!({"matcher": "write_file|replace", "hooks": [
+        GateHost::Gemini => json!({"matcher": matcher, "hooks": [
             hook(json!({"name": "git-mas-gate", "timeout": TIMEOUT_SECS * 1000}))
         ]}),
-        GateHost::Goose => {
-            json!({"matcher": "^developer__(write|edit)$", "hooks": [hook(json!({"on_failure": "block"}))]})
+        GateHost::Goose => json!({"matcher": matcher, "hooks": [hook(json!({"on_failure": "block"}))]}),
+        GateHost::Codex | GateHost::ClaudeCode | GateHost::OpenCode => {
+            json!({"matcher": matcher, "hooks": [hook(json!({}))]})
         }
-        GateHost::Codex => json!({"matcher": "apply_patch", "hooks": [hook(json!({}))]}),
-        GateHost::ClaudeCode | GateHost::OpenCode => {
-            json!({"matcher": "Write|Edit|MultiEdit|NotebookEdit", "hooks": [hook(json!({}))]})
-        }
+    }
+}
+
+/// The tools a host's hook entry routes to the gate: every tool of the host that can write a
+/// file. Where the host's own tools are listed, every MCP tool is routed too (another server's
+/// `write_file` writes files as well; the gate lets a tool that names no path, or only reads,
+/// through at once). Gemini CLI and Goose get every tool (`.*`): their MCP tools' names carry no
+/// fixed prefix, and a tool that writes nothing is answered before the repository is opened.
+/// Copilot's entry has no matcher (every tool comes), OpenCode's plugin sends every tool but the
+/// ones it documents as reading.
+pub fn matcher(host: GateHost) -> &'static str {
+    match host {
+        GateHost::ClaudeCode | GateHost::OpenCode => "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
+        GateHost::Codex => "apply_patch|mcp__.*",
+        GateHost::Cursor => "Write|StrReplace|Edit|Delete|TabWrite|MCP:.*",
+        GateHost::Gemini | GateHost::Goose | GateHost::Copilot => ".*",
     }
 }
 
@@ -695,7 +732,9 @@ fn new_file(host: GateHost) -> String {
 /// The bytes of a file that is entirely ours.
 fn own_content(host: GateHost) -> String {
     match host {
-        GateHost::OpenCode => OPENCODE_PLUGIN.replace("@COMMAND@", &gate_command(host)),
+        GateHost::OpenCode => {
+            OPENCODE_PLUGIN.replace("@ROUTING@", OPENCODE_ROUTING).replace("@COMMAND@", &gate_command(host))
+        }
         _ => pretty(&skeleton(host)),
     }
 }
@@ -708,6 +747,14 @@ fn goose_manifest() -> String {
     }))
 }
 
+/// The OpenCode plugin's choice of the tools it asks the gate about (in [`OPENCODE_PLUGIN`]).
+const OPENCODE_ROUTING: &str = r#"// Every tool but those that only read goes to the gate: an unknown tool naming a path is a write.
+const READ_ONLY = new Set(["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite", "task"]);
+
+export const GitMasGate = async ({ directory, worktree } = {}) => ({
+  "tool.execute.before": async (input, output) => {
+    if (READ_ONLY.has(input.tool)) return;"#;
+
 /// The OpenCode plugin: node and bun builtins only.
 const OPENCODE_PLUGIN: &str = r#"// git-mas edit gate for OpenCode: written by `git mas hooks install --host opencode`,
 // removed by `git mas hooks uninstall --host opencode`. Before a tool edits a file, runs
@@ -716,11 +763,7 @@ const OPENCODE_PLUGIN: &str = r#"// git-mas edit gate for OpenCode: written by `
 // Anything else (the gate missing, crashed, timed out, or answering nonsense) refuses too.
 import { spawnSync } from "node:child_process";
 
-const EDIT_TOOLS = new Set(["edit", "write", "patch", "multiedit", "apply_patch"]);
-
-export const GitMasGate = async ({ directory, worktree } = {}) => ({
-  "tool.execute.before": async (input, output) => {
-    if (!EDIT_TOOLS.has(input.tool)) return;
+@ROUTING@
     const cwd = directory || worktree || process.cwd();
     const payload = JSON.stringify({ tool: input.tool, args: (output && output.args) || {}, cwd });
     const run = spawnSync("sh", ["-c", "@COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
@@ -754,7 +797,7 @@ pub fn session_args(host: GateHost) -> Vec<String> {
         GateHost::Codex => vec![
             "--dangerously-bypass-hook-trust".into(),
             "-c".into(),
-            format!("hooks.PreToolUse={}", codex_inline_hooks(&gate_command(host), "apply_patch")),
+            format!("hooks.PreToolUse={}", codex_inline_hooks(&gate_command(host), matcher(host))),
         ],
         GateHost::Copilot => vec!["--trust-folder".into()],
         _ => Vec::new(),

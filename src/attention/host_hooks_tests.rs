@@ -189,3 +189,45 @@ fn the_global_files_follow_home_and_the_hosts_overrides() {
         assert_eq!(project[0].base, PathBuf::from("/repo"), "{host:?}: the host's folder may be removed");
     }
 }
+
+#[test]
+fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
+    for host in [GateHost::Goose, GateHost::OpenCode] {
+        let file = hook_files(host, &project(), &ProcessEnv).unwrap().pop().unwrap();
+        let FileKind::Own(ours) = &file.kind else { panic!("{host:?}") };
+        let earlier = earlier_releases(host, ours);
+        assert_eq!(earlier.len(), 1, "{host:?}");
+        assert_ne!(&earlier[0], ours, "{host:?}");
+        assert!(earlier[0].contains(GATE_COMMAND_PREFIX), "{host:?}");
+        assert_eq!(plan_install(host, &file, Some(&earlier[0])).unwrap(), Plan::Write(ours.clone()));
+        assert_eq!(plan_uninstall(host, &file, Some(&earlier[0])).unwrap(), Plan::Remove);
+    }
+}
+
+#[test]
+fn the_matchers_route_every_writing_tool() {
+    // (host, tools that write a file, tools that must not reach the gate)
+    let cases: [(GateHost, &[&str], &[&str]); 6] = [
+        (GateHost::ClaudeCode, &["Write", "Edit", "MultiEdit", "NotebookEdit", "mcp__fs__write_file"], &[]),
+        (GateHost::Codex, &["apply_patch", "mcp__fs__write_file"], &[]),
+        (GateHost::Cursor, &["Write", "StrReplace", "Edit", "Delete", "TabWrite"], &[]),
+        (GateHost::Gemini, &["write_file", "replace", "mcp_fs_write_file", "fs__write"], &[]),
+        (GateHost::Goose, &["developer__write", "developer__edit", "developer__text_editor", "fs__write_file"], &[]),
+        (GateHost::OpenCode, &[], &[]),
+    ];
+    for (host, writers, _) in cases {
+        let re = regex::Regex::new(&format!("^(?:{})$", matcher(host))).unwrap();
+        for tool in writers {
+            assert!(re.is_match(tool), "{host:?}: {tool} is not routed by {}", matcher(host));
+        }
+    }
+    // Copilot's entry has no matcher at all (every tool comes).
+    assert!(entry_value(GateHost::Copilot).get("matcher").is_none());
+    // OpenCode's plugin skips only the reading tools.
+    let plugin = own_content(GateHost::OpenCode);
+    assert!(plugin.contains("if (READ_ONLY.has(input.tool)) return;"), "{plugin}");
+    let read_only = plugin.lines().find(|l| l.starts_with("const READ_ONLY")).unwrap();
+    for writer in ["edit", "write", "patch", "multiedit", "apply_patch"] {
+        assert!(!read_only.contains(&format!("\"{writer}\"")), "{writer}: {read_only}");
+    }
+}

@@ -10,6 +10,8 @@ use git_mas::attention::focus_store::now_secs;
 use git_mas::attention::gate::{Touched, Verdict};
 use git_mas::attention::gate_io::{self, GateOutcome};
 use git_mas::attention::hooks::{Mode, mode_of};
+use git_mas::attention::host_hooks::ProcessEnv;
+use git_mas::attention::own_ground;
 use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT, ReplayError};
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -51,9 +53,11 @@ pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<Gate
 }
 
 /// The gate's answer to an edit a host's hook payload describes: a tool writing nothing, a
-/// repository without a roster and `mas.gate=off` allow at once; files outside the repository are
-/// not gated (allowed with a note); the rest is the commit gate's decision on the files the call
-/// writes, with the changed lines where the payload says which.
+/// repository without a roster and `mas.gate=off` allow at once; a write to the gate's own ground
+/// ([`own_ground`]) is refused (in `warn` mode, let through with the message); files outside the
+/// repository are not gated (allowed with a note) unless they are another name of a held file
+/// (a hard link); the rest is the commit gate's decision on the files the call writes, with the
+/// changed lines where the payload says which.
 pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError> {
     if payload.writes.is_empty() {
         return Ok(Answer::Allow { note: None });
@@ -67,17 +71,36 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
         return Ok(Answer::Allow { note: None });
     }
     let workdir = store.workdir()?.to_path_buf();
-    let root = std::fs::canonicalize(&workdir).unwrap_or(workdir.clone());
+    let root = own_ground::resolve(&workdir);
     let cwd = ctx.cwd()?;
     let base = payload.cwd.as_deref().map_or(cwd.clone(), |c| cwd.join(c));
+    let git_dirs = [store.repo().git_dir().to_path_buf(), store.common_dir().to_path_buf()];
+    let grounds = own_ground::Grounds::of_repository(&root, &git_dirs, &ProcessEnv);
     let mut touched: Vec<Touched> = Vec::new();
+    let mut linked = Vec::new();
     let mut notes = Vec::new();
+    let mut refused = Vec::new();
     for w in &payload.writes {
-        let Some(rel) = in_repo(&base.join(&w.path), &root) else {
-            notes.push(format!("{} is outside the repository, so it is not gated", w.path));
+        let resolved = own_ground::resolve(&base.join(&w.path));
+        if let Some(ground) = own_ground::ground_of(&resolved, &grounds, &own_ground::mentions_git_mas) {
+            refused.push(format!(
+                "git mas gate: {} is {}, the gate's own ground. Remedy: {}.",
+                w.path, ground.what, ground.remedy
+            ));
+            continue;
+        }
+        let id = gate_io::linked_id(&resolved);
+        linked.extend(id);
+        let Some(rel) = resolved.strip_prefix(&root).ok().map(|r| r.to_string_lossy().replace('\\', "/")) else {
+            if id.is_none() {
+                notes.push(format!("{} is outside the repository, so it is not gated", w.path));
+            }
             continue;
         };
-        let current = std::fs::read_to_string(root.join(&rel)).ok();
+        if rel.is_empty() {
+            continue;
+        }
+        let current = regular_text(&resolved);
         let lines = edit_hook::changed_lines(&w.change, current.as_deref());
         match touched.iter_mut().find(|t| t.path == rel) {
             Some(t) => {
@@ -89,13 +112,21 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
             None => touched.push(Touched { path: rel, lines }),
         }
     }
+    if !refused.is_empty() {
+        let text = refused.join("\n");
+        return Ok(match mode {
+            Mode::Warn => Answer::Warn { message: format!("{text}\n(mas.gate is warn: the edit goes ahead)") },
+            _ => Answer::Deny { reason: text },
+        });
+    }
     let note = (!notes.is_empty()).then(|| notes.join("; "));
-    if touched.is_empty() {
+    if touched.is_empty() && linked.is_empty() {
         return Ok(Answer::Allow { note });
     }
     let verdict = match ctx.caller_name() {
         Ok((caller, _)) => {
-            let outcome = gate_io::evaluate_touched(store, &caller, touched, now_secs()).map_err(|e| e.to_string());
+            let outcome =
+                gate_io::evaluate_touched(store, &caller, touched, &linked, now_secs()).map_err(|e| e.to_string());
             gate_io::verdict_of(&outcome)
         }
         Err(_) => git_mas::attention::gate::unreadable("no agent identity: the gate cannot tell whose edit this is"),
@@ -108,31 +139,14 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
     })
 }
 
-/// `abs` relative to the working tree `root` (canonical), through symlinks: the nearest existing
-/// ancestor is canonicalized and the rest appended. `None` outside the tree (or the top itself).
-fn in_repo(abs: &Path, root: &Path) -> Option<String> {
-    let mut lexical = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            Component::CurDir => {}
-            other => lexical.push(other),
-        }
+/// The text of the regular file at `path`, when it is one of at most [`edit_hook::MAX_PAYLOAD`]
+/// bytes: a FIFO, a device or a huge file is never read (the gate would wait or fill memory).
+fn regular_text(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > edit_hook::MAX_PAYLOAD {
+        return None;
     }
-    let mut rest = Vec::new();
-    let mut at = lexical.as_path();
-    let real = loop {
-        if let Ok(real) = std::fs::canonicalize(at) {
-            break rest.iter().rev().fold(real, |p: PathBuf, c| p.join(c));
-        }
-        rest.push(at.file_name()?.to_os_string());
-        at = at.parent()?;
-    };
-    let rel = real.strip_prefix(root).ok()?;
-    let rel = rel.to_string_lossy().replace('\\', "/");
-    (!rel.is_empty()).then_some(rel)
+    std::fs::read_to_string(path).ok()
 }
 
 /// `paths` (relative to `cwd` or absolute) relative to the top of the working tree.

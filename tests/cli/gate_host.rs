@@ -211,3 +211,191 @@ fn a_held_symbol_blocks_only_an_edit_inside_its_lines() {
     assert_eq!(decision, "deny");
     assert!(reason.contains("holds the whole file"), "{reason}");
 }
+
+/// Runs the hook as bob with `payload` on stdin, stdin then left open: the host never closes it.
+fn spawn_open(
+    env: &TestEnv,
+    dir: &Path,
+    host: &str,
+    payload: &[u8],
+) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = env
+        .mas_cmd(dir)
+        .args(["--agent", "bob", "gate", "--host", host])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(payload).unwrap();
+    stdin.flush().unwrap();
+    (child, stdin)
+}
+
+#[test]
+fn a_hook_whose_stdin_never_closes_is_refused_within_the_deadline() {
+    let (env, repo) = team("src/money.rs");
+    let started = std::time::Instant::now();
+    // Every host at once: an empty stdin left open, and half a payload left open.
+    let mut running = Vec::new();
+    for host in HOSTS {
+        let full = write_payload(host, &repo, &repo.join("src/config.rs"));
+        running.push((host, spawn_open(&env, &repo, host, b"")));
+        running.push((host, spawn_open(&env, &repo, host, &full[..full.len() / 2])));
+    }
+    for (host, (child, stdin)) in running {
+        let out = child.wait_with_output().unwrap();
+        drop(stdin);
+        let elapsed = started.elapsed();
+        // Under every host's 10 s timeout (the deadline is 6 s; the rest is a loaded machine's slack).
+        assert!(elapsed < std::time::Duration::from_secs(9), "{host}: answered after {elapsed:?}");
+        assert_eq!(out.status.code(), Some(0), "{host}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("no answer within 6 s"), "{host}: {stderr}");
+        let denied = ["\"deny\"", "\"block\""].iter().any(|d| stdout.contains(d));
+        assert!(denied, "{host}: a late hook refuses: {stdout}");
+    }
+}
+
+#[test]
+fn a_fifo_or_device_in_the_payload_is_never_read() {
+    let (env, repo) = team("src/money.rs");
+    let fifo = repo.join("src/pipe.rs");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    for path in [fifo.as_path(), Path::new("/dev/zero")] {
+        let p = json!({"tool_name": "Edit", "tool_input": {"file_path": path, "old_string": "a", "new_string": "b"}});
+        let (decision, reason) = hook(&env, &repo, "claude-code", p.to_string().as_bytes());
+        assert_eq!(decision, "allow", "{path:?}: {reason}");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_hard_link_to_a_held_file_is_the_held_file() {
+    let (env, repo) = team("src/money.rs");
+    let inside = repo.join("src/alias.rs");
+    let outside = env.root().join("money-elsewhere.rs");
+    std::fs::hard_link(repo.join("src/money.rs"), &inside).unwrap();
+    std::fs::hard_link(repo.join("src/money.rs"), &outside).unwrap();
+    for host in HOSTS {
+        for path in [&inside, &outside] {
+            let dir = if path == &inside { repo.as_path() } else { env.root() };
+            let (decision, reason) = hook(&env, &repo, host, &write_payload(host, dir, path));
+            assert_eq!(decision, "deny", "{host} {path:?}: {reason}");
+            assert!(reason.contains("alice") && reason.contains("src/money.rs"), "{host}: {reason}");
+        }
+    }
+    // A copy is another file: not held.
+    std::fs::copy(repo.join("src/money.rs"), repo.join("src/copy.rs")).unwrap();
+    let copy = write_payload("claude-code", &repo, &repo.join("src/copy.rs"));
+    assert_eq!(hook(&env, &repo, "claude-code", &copy).0, "allow");
+}
+
+#[test]
+fn a_path_git_could_not_store_is_refused() {
+    let (env, repo) = team("src/money.rs");
+    for (host, payload) in [
+        ("claude-code", json!({"tool_name": "Write", "tool_input": {"file_path": "src/ok.rs\u{0}x", "content": ""}})),
+        ("gemini", json!({"tool_name": "write_file", "tool_input": {"file_path": "a\u{0}", "content": ""}})),
+        ("opencode", json!({"tool": "write", "args": {"filePath": "\u{0}"}})),
+    ] {
+        let (decision, reason) = hook(&env, &repo, host, payload.to_string().as_bytes());
+        assert_eq!(decision, "deny", "{host}: {reason}");
+        assert!(reason.contains("a path git could not store (a NUL byte)"), "{host}: {reason}");
+    }
+}
+
+#[test]
+fn an_unknown_tool_that_names_a_held_path_counts_as_writing_it() {
+    let (env, repo) = team("src/money.rs");
+    let held = repo.join("src/money.rs");
+    let cases = [
+        (
+            "goose",
+            json!({"tool_name": "developer__text_editor", "tool_input": {"command": "write", "path": held, "file_text": "x"}}),
+            "deny",
+        ),
+        (
+            "goose",
+            json!({"tool_name": "developer__text_editor", "tool_input": {"command": "str_replace", "path": held, "old_str": "pub", "new_str": "x"}}),
+            "deny",
+        ),
+        (
+            "goose",
+            json!({"tool_name": "developer__text_editor", "tool_input": {"command": "view", "path": held}}),
+            "allow",
+        ),
+        ("claude-code", json!({"tool_name": "write", "tool_input": {"file_path": held, "content": "x"}}), "deny"),
+        (
+            "claude-code",
+            json!({"tool_name": "mcp__fs__write_file", "tool_input": {"path": held, "content": "x"}}),
+            "deny",
+        ),
+        (
+            "claude-code",
+            json!({"tool_name": "mcp__fs__move_file", "tool_input": {"source": "x", "destination": held}}),
+            "deny",
+        ),
+        ("claude-code", json!({"tool_name": "mcp__fs__read_file", "tool_input": {"path": held}}), "allow"),
+        ("claude-code", json!({"tool_name": "mcp__git-mas__gate", "tool_input": {"paths": [held]}}), "allow"),
+        ("claude-code", json!({"tool_name": "Read", "tool_input": {"file_path": held}}), "allow"),
+        ("gemini", json!({"tool_name": "mcp_fs_edit", "tool_input": {"paths": ["README.md", held]}}), "deny"),
+        ("copilot", json!({"toolName": "str_replace_editor", "toolArgs": json!({"path": held}).to_string()}), "deny"),
+        ("opencode", json!({"tool": "morph_edit", "args": {"target_file": held}}), "deny"),
+        ("cursor", json!({"tool_name": "Delete", "tool_input": {"path": held}}), "deny"),
+    ];
+    for (host, payload, want) in cases {
+        let (decision, reason) = hook(&env, &repo, host, payload.to_string().as_bytes());
+        assert_eq!(decision, want, "{host} {payload}: {reason}");
+        if want == "deny" {
+            assert!(reason.contains("alice"), "{host}: {reason}");
+        }
+    }
+}
+
+#[test]
+fn the_gate_refuses_an_edit_of_its_own_ground() {
+    let (env, repo) = team("src/money.rs");
+    env.mas_ok(&repo, &["hooks", "install", "--host", "claude-code"]);
+    env.mas_ok(&repo, &["mcp", "install", "--host", "cursor"]);
+    std::fs::write(repo.join("notes.md"), "mine\n").unwrap();
+    std::os::unix::fs::symlink(repo.join(".git"), repo.join("gitdir")).unwrap();
+    let cases = [
+        (".git/config", "git config"),
+        ("gitdir/config", "git config"),
+        (".git/hooks/pre-commit", "git mas hooks install|uninstall"),
+        (".git/refs/heads/main", "git commands"),
+        (".mas/roster", "git mas agent new"),
+        (".claude/settings.json", "git mas hooks install|uninstall --host claude-code"),
+        (".cursor/mcp.json", "git mas mcp install|uninstall --host cursor"),
+    ];
+    let before: Vec<_> = cases.iter().map(|(p, _)| std::fs::read(repo.join(p)).ok()).collect();
+    for (path, remedy) in cases {
+        for host in ["claude-code", "gemini", "opencode"] {
+            let (decision, reason) = hook(&env, &repo, host, &write_payload(host, &repo, &repo.join(path)));
+            assert_eq!(decision, "deny", "{host} {path}: {reason}");
+            assert!(reason.contains("own ground") && reason.contains(remedy), "{host} {path}: {reason}");
+        }
+    }
+    let after: Vec<_> = cases.iter().map(|(p, _)| std::fs::read(repo.join(p)).ok()).collect();
+    assert_eq!(before, after, "the hook only answers");
+    // A host file without git-mas's entry is the user's own: not ground of ours.
+    env.mas_ok(&repo, &["mcp", "uninstall", "--host", "cursor"]);
+    std::fs::create_dir_all(repo.join(".cursor")).unwrap();
+    std::fs::write(repo.join(".cursor/mcp.json"), "{\"mcpServers\": {}}\n").unwrap();
+    let p = write_payload("claude-code", &repo, &repo.join(".cursor/mcp.json"));
+    assert_eq!(hook(&env, &repo, "claude-code", &p).0, "allow");
+    assert_eq!(
+        hook(&env, &repo, "claude-code", &write_payload("claude-code", &repo, &repo.join("notes.md"))).0,
+        "allow"
+    );
+    // In warn mode the edit goes ahead, with the message.
+    env.git(&repo, &["config", "mas.gate", "warn"]);
+    let p = write_payload("claude-code", &repo, &repo.join(".git/config"));
+    let (decision, _) = hook(&env, &repo, "claude-code", &p);
+    assert_eq!(decision, "allow");
+}

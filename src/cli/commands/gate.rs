@@ -5,12 +5,15 @@ use crate::cli::error::CliError;
 use crate::cli::gating;
 use crate::cli::json::gate::{GateOut, TouchedOut};
 use crate::cli::output::JsonFlag;
+use crate::cli::output::Ui;
 use git_mas::attention::edit_hook::{self, Answer, GateHost, MAX_PAYLOAD};
 use git_mas::attention::gate_io;
 use git_mas::attention::hooks::Mode;
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Instant;
 
 /// Decide whether the calling agent may commit a change, against every other live focus.
 ///
@@ -42,6 +45,16 @@ use std::process::ExitCode;
 /// .mas/roster, mas.gate=off and files outside the repository are allowed; with mas.gate=warn a
 /// refusal lets the edit through with the message. The decision is the commit gate's; a payload
 /// that cannot be read and every internal error refuse (failing closed).
+///
+/// The hook answers within 6 seconds, under every host's hook timeout: when the payload has not
+/// arrived whole by then (stdin left open) or the board could not be read in time, it refuses.
+///
+/// A tool the gate does not know that names a path (file_path, path, paths, …) counts as writing
+/// it, unless the host documents it as reading or its name says so; a path with a NUL byte is
+/// refused. A hard link to a held file is the held file. In enforce mode an edit of git-mas's own
+/// ground is refused: .git/ (config, hooks), .mas/ (the roster), and the hook and MCP files of
+/// the hosts that carry git-mas's entries — a person changes those with `git config` and the
+/// `git mas hooks|mcp|agent` commands.
 ///
 /// The exit code is always 0; the answer is on stdout in the host's format (the reason also on
 /// stderr). Deny: claude-code and codex {"hookSpecificOutput": {"hookEventName": "PreToolUse",
@@ -100,12 +113,24 @@ fn parse_host(name: &str) -> Result<GateHost, String> {
 
 /// The hook: payload in, the host's answer out. Nothing here may end the process otherwise: a
 /// host that sees a crash lets the edit through, so every failure is answered with a deny.
+///
+/// Everything runs under [`edit_hook::DEADLINE`]: the payload is read on a thread of its own (a
+/// host may leave stdin open), and a watchdog answers with a deny and ends the process when the
+/// deadline passes first. One answer is written, whoever is first: the answer's lock decides.
 fn run_host(ctx: &mut Context, host: GateHost) -> Result<ExitCode, CliError> {
-    let mut bytes = Vec::new();
-    let read = std::io::stdin().lock().take(MAX_PAYLOAD + 1).read_to_end(&mut bytes);
-    let answer = match read {
-        Err(e) => Answer::Deny { reason: format!("git mas gate cannot read the hook payload on stdin: {e}") },
-        Ok(_) => match edit_hook::parse(host, &bytes) {
+    let started = Instant::now();
+    let answered = Arc::new(Mutex::new(false));
+    spawn_watchdog(ctx.ui().clone(), host, answered.clone(), started);
+    let (sender, payload) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = std::io::stdin().lock().take(MAX_PAYLOAD + 1).read_to_end(&mut bytes);
+        let _ = sender.send(read.map(|_| bytes));
+    });
+    let answer = match payload.recv_timeout(edit_hook::DEADLINE.saturating_sub(started.elapsed())) {
+        Err(_) => late(host),
+        Ok(Err(e)) => Answer::Deny { reason: format!("git mas gate cannot read the hook payload on stdin: {e}") },
+        Ok(Ok(bytes)) => match edit_hook::parse(host, &bytes) {
             Err(e) => edit_hook::bad_payload(host, &e),
             Ok(payload) => {
                 let ctx: &Context = ctx;
@@ -121,8 +146,45 @@ fn run_host(ctx: &mut Context, host: GateHost) -> Result<ExitCode, CliError> {
             }
         },
     };
+    let mut done = answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if *done {
+        // The watchdog answered and is ending the process.
+        drop(done);
+        loop {
+            std::thread::park();
+        }
+    }
+    *done = true;
     let reply = edit_hook::reply(host, &answer);
     ctx.ui().err_text(&reply.stderr);
     ctx.ui().bytes(&reply.stdout)?;
     Ok(ExitCode::from(reply.code))
+}
+
+/// The answer when the deadline passed before the gate could answer.
+fn late(host: GateHost) -> Answer {
+    Answer::Deny {
+        reason: format!(
+            "git mas gate refused (failing closed): no answer within {} s (the {} hook payload did not arrive \
+             whole, or the board could not be read in time); retry the edit",
+            edit_hook::DEADLINE.as_secs(),
+            host.name()
+        ),
+    }
+}
+
+/// Answers with a deny and ends the process when the deadline passes before the hook answered.
+fn spawn_watchdog(ui: Ui, host: GateHost, answered: Arc<Mutex<bool>>, started: Instant) {
+    std::thread::spawn(move || {
+        std::thread::sleep(edit_hook::DEADLINE.saturating_sub(started.elapsed()));
+        let mut done = answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *done {
+            return;
+        }
+        *done = true;
+        let reply = edit_hook::reply(host, &late(host));
+        ui.err_text(&reply.stderr);
+        let _ = ui.bytes(&reply.stdout);
+        std::process::exit(i32::from(reply.code));
+    });
 }

@@ -81,11 +81,12 @@ fn capturing(bench: &Bench, host: &str, text: &str) -> String {
     let command = host_hooks::gate_command(GateHost::from_name(host).unwrap());
     let text = text.replace(&command, &gate_command(bench, host));
     match host {
-        "claude-code" => {
-            text.replace("\"Write|Edit|MultiEdit|NotebookEdit\"", "\"Write|Edit|MultiEdit|NotebookEdit|Bash\"")
-        }
-        "codex" => text.replace("\"apply_patch\"", "\"apply_patch|Bash\""),
-        "opencode" => text.replace("if (!EDIT_TOOLS.has(input.tool)) return;", ""),
+        "claude-code" => text.replace(
+            "\"Write|Edit|MultiEdit|NotebookEdit|mcp__.*\"",
+            "\"Write|Edit|MultiEdit|NotebookEdit|mcp__.*|Bash\"",
+        ),
+        "codex" => text.replace("\"apply_patch|mcp__.*\"", "\"apply_patch|mcp__.*|Bash\""),
+        "opencode" => text.replace("if (READ_ONLY.has(input.tool)) return;", ""),
         _ => text,
     }
 }
