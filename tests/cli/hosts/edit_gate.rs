@@ -27,6 +27,10 @@ const PAIR: &str = "src/pair.rs";
 const PAIR_TEXT: &str = "pub fn f() -> u32 {\n    1\n}\n\npub fn g() -> u32 {\n    2\n}\n";
 /// The new file.
 const FRESH: &str = "src/fresh.rs";
+/// A second name of the held file (a hard link): the held file too.
+const ALIAS: &str = "src/alias.rs";
+/// The gate's own ground: the roster.
+const ROSTER: &str = ".mas/roster";
 
 /// The command a hook runs: `git mas gate --host HOST`, or under `GIT_MAS_HOSTS_CAPTURE` a
 /// script that saves the payload first.
@@ -107,8 +111,8 @@ fn seed_opencode_dependencies(dir: &Path) {
     std::fs::create_dir_all(dir.join("node_modules")).unwrap();
 }
 
-/// One session: read the two files, edit the held one, write a new one, edit `f`, run a shell
-/// command.
+/// One session: read the two files, edit the held one, write a new one, edit `f`, write the held
+/// file through its hard link, edit the roster, run a shell command.
 fn edit_scenario(worktree: &Path, _check: &str) -> Scenario {
     let at = |p: &str| worktree.join(p).display().to_string();
     Scenario::single(
@@ -122,6 +126,8 @@ fn edit_scenario(worktree: &Path, _check: &str) -> Scenario {
             },
             Step::Write { path: at(FRESH), content: "pub fn fresh() {}\n".into() },
             Step::Edit { path: at(PAIR), old: "    1\n".into(), new: "    10\n".into() },
+            Step::Write { path: at(ALIAS), content: "// through the link\n".into() },
+            Step::Edit { path: at(ROSTER), old: "alice ".into(), new: "mallory ".into() },
             Step::Shell("git mas whoami".into()),
         ],
         "Edited what I could.\nDONE",
@@ -145,6 +151,7 @@ fn gated_bench() -> Bench {
     team.ok(wt, "alice", &["focus", "publish", "--targets", "src/pair.rs#f"]);
     team.ok(wt, "bob", &["focus", "publish", "--targets", HELD]);
     team.ok(wt, "carol", &["focus", "publish", "--targets", "src/pair.rs#g"]);
+    std::fs::hard_link(wt.join(HELD), wt.join(ALIAS)).unwrap();
     bench
 }
 
@@ -159,7 +166,17 @@ fn assert_gated(bench: &Bench, run: &HostRun, held_before: &str) {
         "the refusal naming bob did not reach the model:\n{results}\n{}",
         context()
     );
+    // Neither under its name nor through its hard link.
     assert_eq!(std::fs::read_to_string(wt.join(HELD)).unwrap(), held_before, "{}", context());
+    assert!(
+        results.matches(&format!("{HELD} is held by bob")).count() >= 2,
+        "the write through the hard link was not refused naming bob:\n{results}\n{}",
+        context()
+    );
+    // The roster is the gate's own ground.
+    let roster = bench.team.env.git(wt, &["show", &format!("HEAD:{ROSTER}")]);
+    assert_eq!(std::fs::read_to_string(wt.join(ROSTER)).unwrap().trim_end(), roster.trim_end(), "{}", context());
+    assert!(results.contains("own ground") && results.contains("git mas agent new"), "{results}\n{}", context());
     assert_eq!(std::fs::read_to_string(wt.join(FRESH)).unwrap_or_default(), "pub fn fresh() {}\n", "{}", context());
     assert_eq!(
         std::fs::read_to_string(wt.join(PAIR)).unwrap(),
@@ -285,5 +302,9 @@ fn opencode_in_an_agent_worktree_is_gated_with_no_npm_install() {
     assert_gated(&bench, &run, &held_before);
     assert!(!wt.join(".opencode").exists(), "opencode found a project config folder");
     let status = bench.team.env.git(wt, &["status", "--porcelain", "--untracked-files=all"]);
-    assert_eq!(status.trim(), format!("M {PAIR}\n?? {FRESH}"), "only the session's edits are in the worktree");
+    assert_eq!(
+        status.trim(),
+        format!("M {PAIR}\n?? {ALIAS}\n?? {FRESH}"),
+        "only the session's edits (and the bench's hard link) are in the worktree"
+    );
 }
