@@ -83,8 +83,14 @@ impl Client {
     }
 
     fn send(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Sends one line of any bytes (its newline added).
+    fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(stdin, "{line}").unwrap();
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
@@ -370,6 +376,81 @@ fn malformed_requests_unknown_tools_and_wrong_types_leave_the_server_serving() {
     let me: WhoamiOut = server.ok("whoami", json!({}));
     assert_eq!(me.name, "bob");
     // The host closing stdin ends the session: the server exits 0.
+    assert!(server.close().success());
+}
+
+/// Sends `line` and returns the one answer it gets, which must be a JSON-RPC error: (code, id,
+/// message). Nothing else is in flight, so the next message is that answer; a line that gets
+/// none fails the test after 20 s instead of the host's timeout.
+fn error_answer(server: &mut Client, line: &[u8]) -> (i64, Value, String) {
+    server.send_bytes(line);
+    let answer = server
+        .lines
+        .recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("no answer to {}", String::from_utf8_lossy(&line[..line.len().min(120)])));
+    let answer: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {answer}"));
+    assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+    assert!(answer.get("result").is_none(), "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_else(|| panic!("no error: {answer}")).to_string();
+    (answer["error"]["code"].as_i64().unwrap(), answer["id"].clone(), message)
+}
+
+#[test]
+fn undecodable_and_wrongly_shaped_requests_are_each_answered_with_the_specs_code_and_their_id() {
+    let (env, _repo, _alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    let deep = |open: &str, close: &str, id: &str| {
+        let depth = 100_000;
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"x":{}1{}}}}}"#,
+            open.repeat(depth),
+            close.repeat(depth)
+        )
+    };
+    // Lines rmcp dropped without a word: invalid UTF-8 in a string, nesting 100,000 deep.
+    let parse_errors: [(Vec<u8>, Value); 5] = [
+        (b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{\"x\":\"\xff\"}}".to_vec(), json!(7)),
+        (deep("[", "]", "8").into_bytes(), json!(8)),
+        (deep(r#"{"a":"#, "}", r#""deep""#).into_bytes(), json!("deep")),
+        ("[".repeat(100_000).into_bytes(), Value::Null),
+        (b"this is not json {".to_vec(), Value::Null),
+    ];
+    for (line, id) in parse_errors {
+        let (code, answered, message) = error_answer(&mut server, &line);
+        assert_eq!((code, &answered), (-32700, &id), "{message}");
+    }
+    // Wrongly shaped tools/call: invalid params (rmcp said "method not found").
+    for params in [
+        json!({"arguments": {}}),
+        json!({"name": "gate", "arguments": [1]}),
+        json!({"name": "gate", "arguments": "paths"}),
+        json!({"name": 5, "arguments": {}}),
+    ] {
+        let line = json!({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": params}).to_string();
+        let (code, id, message) = error_answer(&mut server, line.as_bytes());
+        assert_eq!((code, id), (-32602, json!("call")), "{params}: {message}");
+        assert!(message.contains("tools/call"), "{message}");
+    }
+    let line = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call"}).to_string();
+    assert_eq!(error_answer(&mut server, line.as_bytes()).0, -32602, "no params at all");
+    // Not a request: invalid request, with the id it carried (rmcp answered with no id at all).
+    for line in [
+        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":"nope"}"#,
+        r#"{"jsonrpc":"1.0","id":"x","method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":"x","method":["tools/list"]}"#,
+    ] {
+        let (code, id, message) = error_answer(&mut server, line.as_bytes());
+        assert_eq!((code, id), (-32600, json!("x")), "{line}: {message}");
+    }
+    // Method not found only for a method the server does not have; an unknown tool is invalid
+    // params, as MCP says.
+    let unknown = server.request("no/such/method", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let unknown = server.request("tools/call", json!({"name": "rm_rf", "arguments": {}}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    // And the server is still serving.
+    let me: WhoamiOut = server.ok("whoami", json!({}));
+    assert_eq!(me.name, "bob");
     assert!(server.close().success());
 }
 

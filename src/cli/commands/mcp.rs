@@ -20,9 +20,9 @@
 //! server still answers `initialize` and `tools/list`, and every call is refused with the fix.
 //!
 //! The protocol alone is on stdout ([`rmcp::transport::stdio`], the one writer of the process's
-//! stdout outside the output layer, framed by [`crate::cli::mcp_stdio`] so that a line that is
-//! not JSON is answered `-32700`); logs go to stderr. Tool calls run one at a time, each on a
-//! blocking thread, so a check that `endorse` runs does not stall the protocol.
+//! stdout outside the output layer, framed by [`crate::cli::mcp_stdio`] so that every line the
+//! service cannot decode is answered too); logs go to stderr. Tool calls run one at a time, each
+//! on a blocking thread, so a check that `endorse` runs does not stall the protocol.
 //!
 //! **The resident cache.** Every call opens the store afresh (repository handle, config, refs:
 //! nothing of git's is kept stale, a `gc` or a config change included) and hands it what the
