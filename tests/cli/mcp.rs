@@ -226,14 +226,14 @@ fn initialize_and_tools_list_work_without_an_identity_and_every_call_says_how_to
     let publish = schema("focus_publish");
     assert_eq!(publish["properties"]["targets"]["type"], "array");
     assert!(publish["properties"]["ttl"].is_object() && publish["properties"]["top"].is_object());
-    assert_eq!(schema("frame")["properties"]["limit"]["type"], json!(["integer", "null"]));
+    assert_eq!(schema("frame")["properties"]["limit"]["type"], "integer");
     assert_eq!(schema("gate")["properties"]["paths"]["type"], "array");
     let endorse = schema("endorse");
     assert_eq!(endorse["required"], json!(["proposer"]));
     // The check is always the run's: a call cannot name a command to run outside the sandbox.
     assert!(endorse["properties"].get("check").is_none(), "{endorse}");
     assert_eq!(schema("align")["required"], json!(["other"]));
-    assert_eq!(schema("propose")["properties"]["message"]["type"], json!(["string", "null"]));
+    assert_eq!(schema("propose")["properties"]["message"]["type"], "string");
 
     for tool in ["whoami", "board", "gate"] {
         let error = client.refused(tool, json!({}));
@@ -245,6 +245,159 @@ fn initialize_and_tools_list_work_without_an_identity_and_every_call_says_how_to
         let hints = error.hints.join("\n");
         assert!(hints.contains("git config mas.agent") && hints.contains("restart"), "{error:?}");
     }
+}
+
+/// The MCP Inspector's `--strict` schema portability rules (`@modelcontextprotocol/inspector`
+/// 2.12.0, `core/json/schemaLint.ts`), as `(rule, path)` findings: a `type` array
+/// (`type-union`), a schema with no validation keyword (`untyped-schema`), a bare boolean where a
+/// schema object is expected (`boolean-schema`), a `$ref` outside the document (`remote-ref`).
+/// Every subschema is walked as the Inspector walks it.
+mod portability {
+    use serde_json::Value;
+
+    const BOOLEAN_VALUED: [&str; 4] =
+        ["additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems"];
+    const SUBSCHEMA: [&str; 12] = [
+        "items",
+        "contains",
+        "not",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "additionalItems",
+        "unevaluatedItems",
+        "contentSchema",
+    ];
+    const SUBSCHEMA_ARRAY: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+    const SUBSCHEMA_MAP: [&str; 6] =
+        ["properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"];
+    const CONSTRAINING: [&str; 41] = [
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "format",
+        "contentMediaType",
+        "contentEncoding",
+        "contentSchema",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "items",
+        "prefixItems",
+        "contains",
+        "additionalItems",
+        "unevaluatedItems",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "dependentSchemas",
+        "dependencies",
+        "$ref",
+    ];
+
+    /// What the Inspector's `--strict` would report for `schema`.
+    pub fn findings(schema: &Value) -> Vec<(&'static str, String)> {
+        let mut found = Vec::new();
+        walk(schema, String::new(), None, 0, &mut found);
+        found
+    }
+
+    fn walk(node: &Value, path: String, keyword: Option<&str>, depth: usize, found: &mut Vec<(&'static str, String)>) {
+        if depth > 64 {
+            return;
+        }
+        let node = match node {
+            Value::Bool(_) if keyword.is_some_and(|k| BOOLEAN_VALUED.contains(&k)) => return,
+            Value::Bool(_) => return found.push(("boolean-schema", path)),
+            Value::Object(node) => node,
+            _ => return,
+        };
+        if node.get("type").is_some_and(Value::is_array) {
+            found.push(("type-union", path.clone()));
+        }
+        if node.get("$ref").and_then(Value::as_str).is_some_and(|r| !r.is_empty() && !r.starts_with('#')) {
+            found.push(("remote-ref", path.clone()));
+        }
+        let constrains =
+            node.keys().any(|k| CONSTRAINING.contains(&k.as_str()) || k == "$dynamicRef" || k == "$recursiveRef")
+                || (node.contains_key("if") && (node.contains_key("then") || node.contains_key("else")));
+        if !constrains && keyword != Some("not") {
+            found.push(("untyped-schema", path.clone()));
+        }
+        let at = |key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
+        for key in SUBSCHEMA_MAP {
+            for (name, sub) in node.get(key).and_then(Value::as_object).into_iter().flatten() {
+                walk(sub, format!("{}.{name}", at(key)), Some(key), depth + 1, found);
+            }
+        }
+        for key in SUBSCHEMA_ARRAY.into_iter().chain(["items"]) {
+            for (i, sub) in node.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
+                walk(sub, format!("{}[{i}]", at(key)), Some(key), depth + 1, found);
+            }
+        }
+        for key in SUBSCHEMA {
+            match node.get(key) {
+                Some(Value::Array(_)) if key == "items" => {}
+                Some(sub) => walk(sub, at(key), Some(key), depth + 1, found),
+                None => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn tool_input_schemas_pass_the_mcp_inspectors_strict_portability_rules() {
+    // The rules find what the Inspector found in the schemas schemars gives by default.
+    let nullable = json!({"type": "object", "properties": {"run": {"type": ["string", "null"]}, "any": {}}});
+    assert_eq!(
+        portability::findings(&nullable),
+        [("untyped-schema", "properties.any".to_string()), ("type-union", "properties.run".to_string())]
+    );
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    let (mut client, _) = Client::start(&env, &repo, &[]);
+    let list = client.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), TOOLS.len(), "{list}");
+    for tool in tools {
+        for schema in ["inputSchema", "outputSchema"] {
+            let Some(schema) = tool.get(schema) else { continue };
+            let findings = portability::findings(schema);
+            assert!(findings.is_empty(), "{}: {findings:?} in {schema}", tool["name"]);
+        }
+    }
+    // An optional argument is still optional, and `null` still means "absent".
+    let frame = tools.iter().find(|t| t["name"] == "frame").unwrap();
+    assert!(frame["inputSchema"].get("required").is_none(), "{frame}");
+    let nulls = client.request("tools/call", json!({"name": "frame", "arguments": {"limit": null}}));
+    let error: ToolRefusalOut =
+        serde_json::from_value(nulls["result"]["structuredContent"].clone()).unwrap_or_else(|e| {
+            panic!("a null limit is the default, refused only for the missing identity ({e}): {nulls}")
+        });
+    assert!(error.hints.join("\n").contains("git config mas.agent"), "{error:?}");
 }
 
 #[test]

@@ -389,15 +389,34 @@ fn gate_summary(v: &Value) -> String {
     }
 }
 
+/// Makes a tool's input schema portable: an optional argument is written with its one type
+/// (`{"type": "string"}`), not as the union `["string", "null"]` schemars gives an `Option`.
+///
+/// Why: a type union is legal JSON Schema, but a client that maps tool schemas onto a one-type
+/// dialect (the OpenAPI subset of Gemini's function declarations, for one) may reject the tool
+/// or drop the constraint; the MCP Inspector's `--strict` flags every union (rule `type-union`).
+/// Nothing is lost: an optional argument is asked for by leaving it out (none is required), and
+/// `null` is still accepted and means the same as absent.
+fn portable(schema: &mut schemars::Schema) {
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [one] = types.as_slice() {
+            let one = one.clone();
+            schema.insert("type".into(), one);
+        }
+    }
+    schemars::transform::transform_subschemas(&mut portable, schema);
+}
+
 /// No arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
 /// `frame`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct FrameParams {
     /// How many top targets to list (default 10).
@@ -406,7 +425,7 @@ struct FrameParams {
 
 /// `focus_publish`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct PublishParams {
     /// Target ids (`src/lib.rs`, `src/a.rs#Item`) or globs over them, from the current frame.
@@ -420,7 +439,7 @@ struct PublishParams {
 
 /// `align`'s and `decide`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct PairParams {
     /// The other agent.
@@ -431,7 +450,7 @@ struct PairParams {
 
 /// `gate`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct GateParams {
     /// Repository-relative paths about to be changed (whole files); empty: the staged changes.
@@ -441,7 +460,7 @@ struct GateParams {
 
 /// A run's id, optional.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct RunParams {
     /// The run (default: `mas.run`, else the only open run, else the latest).
@@ -450,7 +469,7 @@ struct RunParams {
 
 /// `propose`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct ProposeParams {
     /// The proposal's message (default: names the agent and the run's goal).
@@ -462,7 +481,7 @@ struct ProposeParams {
 /// `endorse`'s arguments. The check is always the run's own: a tool call cannot name a command
 /// to run outside the host's sandbox.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct EndorseParams {
     /// Whose proposal.
@@ -483,7 +502,7 @@ struct EndorseParams {
 
 /// `sync`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct SyncParams {
     /// A configured remote's name (default: `git config mas.remote`, else origin). URLs are not
