@@ -469,6 +469,39 @@ fn focus_gate_and_rule_tools_act_as_the_servers_agent_and_see_the_clis_changes()
 }
 
 #[test]
+fn a_gate_block_is_a_result_carrying_the_verdict_and_its_summary_says_blocked_once() {
+    let (env, _repo, alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    // What the tool says of itself agrees with what it does (and with the README).
+    let list = server.request("tools/list", json!({}));
+    let gate = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "gate").unwrap().clone();
+    let description = gate["description"].as_str().unwrap();
+    assert!(description.contains("never a tool error"), "{description}");
+
+    // No focus: fail closed, a result (isError false) whose outcome is fail-closed.
+    let (out, summary) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str()), (7, "fail-closed"), "{out:?}");
+    let verdict: GateOut = serde_json::from_value(out.result).unwrap();
+    let Verdict::FailClosed { reason, remedy } = &verdict.verdict else { panic!("{verdict:?}") };
+    assert_eq!(summary, format!("gate: fail-closed: {reason} ({remedy})"));
+
+    // Alice holds the file: blocked, a result carrying holder, target and remedy.
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    let _: FocusPublishOut = server.ok("focus_publish", json!({"targets": ["src/lib.rs"]}));
+    let (out, summary) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str()), (6, "blocked"), "{out:?}");
+    let verdict: GateOut = serde_json::from_value(out.result).unwrap();
+    let Verdict::Block { blocks } = &verdict.verdict else { panic!("{verdict:?}") };
+    let block = &blocks[0];
+    assert_eq!((block.holder.as_str(), block.target.as_str()), ("alice", "src/money.rs"));
+    assert_eq!(summary, format!("gate: blocked: alice holds src/money.rs ({})", block.remedy));
+    assert!(!summary.contains("blocked: blocked"), "{summary}");
+
+    let (out, summary) = server.ran("gate", json!({"paths": ["src/lib.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str(), summary.as_str()), (0, "ok", "gate: ok: allow"));
+}
+
+#[test]
 fn refusals_carry_the_clis_message_hint_and_exit_code() {
     let (env, repo, _alice, bob) = pair();
     let (mut server, _) = Client::start(&env, &bob, &[]);

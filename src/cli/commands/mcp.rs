@@ -9,7 +9,10 @@
 //! `endorse`...) in this process, through the same dispatcher as the command line, with `--json`
 //! and a [`Ui::capturing`] Ui. Its JSON becomes the tool's structured result, its warnings the
 //! result's notes, its [`CliError`] a tool error carrying the message, the hints and the exit code
-//! with its meaning. The tools' typed arguments are turned into that command's arguments here,
+//! with its meaning. A command that ran and reported an outcome with its own exit code (the
+//! gate's block and fail-closed, a failed check) answered: that is a result, `outcome` naming it,
+//! not a tool error — an agent acts on a block's holder and remedy, while a host may treat a tool
+//! error as the tool failing. The tools' typed arguments are turned into that command's arguments here,
 //! every value bound to its flag (`--targets=…`) or placed after `--`, so that no value is read as
 //! a flag; the directory and the agent come from the server, never from a call.
 //!
@@ -69,7 +72,8 @@ use std::sync::{Arc, Mutex};
 /// being the command's --json output. A refusal is a tool error (isError) whose structured result
 /// is {tool, agent, exit_code, outcome, error, causes, hints, notes}. `outcome` names the exit code
 /// (ok, refused, usage, internal, unverified, sync-incomplete, blocked, fail-closed,
-/// run-incomplete, check-failed). focus_publish, focus_release, propose, endorse and sync write
+/// run-incomplete, check-failed). A verdict is not a refusal: gate's block and fail_closed (exit
+/// 6 and 7) are results, not tool errors, with the verdict, its holder and remedy, in `result`. focus_publish, focus_release, propose, endorse and sync write
 /// (endorse runs the run's own check, never a command the call names; sync takes a configured
 /// remote's name, never a URL); the others are marked read-only.
 ///
@@ -337,7 +341,7 @@ fn tool_result(tool: &str, agent: Option<&str>, ran: Ran) -> CallToolResult {
     result
 }
 
-/// A short human summary of a command's JSON result.
+/// A short human summary of a command's JSON result: `TOOL: OUTCOME[: what it says]`.
 fn summarize(tool: &str, code: u8, v: &Value) -> String {
     let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("?").to_string();
     let ids = |p: &str| {
@@ -362,6 +366,7 @@ fn summarize(tool: &str, code: u8, v: &Value) -> String {
     if line.is_empty() { head } else { format!("{head}: {line}") }
 }
 
+/// The gate's verdict after its outcome (`blocked`, `fail-closed`), which is not repeated.
 fn gate_summary(v: &Value) -> String {
     match v.pointer("/verdict/verdict").and_then(Value::as_str) {
         Some("block") => {
@@ -377,10 +382,10 @@ fn gate_summary(v: &Value) -> String {
                     )
                 })
                 .collect();
-            format!("blocked: {}", each.join("; "))
+            each.join("; ")
         }
         Some("fail_closed") => format!(
-            "fail closed: {} ({})",
+            "{} ({})",
             v.pointer("/verdict/reason").and_then(Value::as_str).unwrap_or("?"),
             v.pointer("/verdict/remedy").and_then(Value::as_str).unwrap_or("")
         ),
@@ -583,7 +588,7 @@ impl Server {
     }
 
     #[tool(
-        description = "May this agent change these paths? allow, block (holder, target, remedy) or fail_closed (reason, remedy).",
+        description = "May this agent change these paths? The verdict is the result, never a tool error: allow, block (holder, target, remedy; outcome blocked) or fail_closed (reason, remedy; outcome fail-closed).",
         annotations(read_only_hint = true)
     )]
     async fn gate(&self, Parameters(p): Parameters<GateParams>) -> Result<CallToolResult, ErrorData> {
