@@ -2,7 +2,8 @@
 # What the tests need beyond Rust and git, installed where missing: man (for `git mas --help`),
 # python3 (the fixture project's own test suite, the team's check in the demo and the aggregate
 # tests, runs its stockcheck unittests), strace (the crash tests kill git-mas at chosen syscalls with its fault injection) and the real
-# coding-agent CLIs the host tests drive, at pinned versions, into target/hosts (never globally).
+# coding-agent CLIs the host tests drive, at pinned versions, into target/hosts (never globally),
+# with the MCP Inspector and its own Node (tests/hosts/install.sh).
 # Run from anywhere; a second run installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -83,8 +83,14 @@ impl Client {
     }
 
     fn send(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Sends one line of any bytes (its newline added).
+    fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(stdin, "{line}").unwrap();
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
@@ -220,14 +226,14 @@ fn initialize_and_tools_list_work_without_an_identity_and_every_call_says_how_to
     let publish = schema("focus_publish");
     assert_eq!(publish["properties"]["targets"]["type"], "array");
     assert!(publish["properties"]["ttl"].is_object() && publish["properties"]["top"].is_object());
-    assert_eq!(schema("frame")["properties"]["limit"]["type"], json!(["integer", "null"]));
+    assert_eq!(schema("frame")["properties"]["limit"]["type"], "integer");
     assert_eq!(schema("gate")["properties"]["paths"]["type"], "array");
     let endorse = schema("endorse");
     assert_eq!(endorse["required"], json!(["proposer"]));
     // The check is always the run's: a call cannot name a command to run outside the sandbox.
     assert!(endorse["properties"].get("check").is_none(), "{endorse}");
     assert_eq!(schema("align")["required"], json!(["other"]));
-    assert_eq!(schema("propose")["properties"]["message"]["type"], json!(["string", "null"]));
+    assert_eq!(schema("propose")["properties"]["message"]["type"], "string");
 
     for tool in ["whoami", "board", "gate"] {
         let error = client.refused(tool, json!({}));
@@ -239,6 +245,159 @@ fn initialize_and_tools_list_work_without_an_identity_and_every_call_says_how_to
         let hints = error.hints.join("\n");
         assert!(hints.contains("git config mas.agent") && hints.contains("restart"), "{error:?}");
     }
+}
+
+/// The MCP Inspector's `--strict` schema portability rules (`@modelcontextprotocol/inspector`
+/// 2.12.0, `core/json/schemaLint.ts`), as `(rule, path)` findings: a `type` array
+/// (`type-union`), a schema with no validation keyword (`untyped-schema`), a bare boolean where a
+/// schema object is expected (`boolean-schema`), a `$ref` outside the document (`remote-ref`).
+/// Every subschema is walked as the Inspector walks it.
+mod portability {
+    use serde_json::Value;
+
+    const BOOLEAN_VALUED: [&str; 4] =
+        ["additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems"];
+    const SUBSCHEMA: [&str; 12] = [
+        "items",
+        "contains",
+        "not",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "additionalItems",
+        "unevaluatedItems",
+        "contentSchema",
+    ];
+    const SUBSCHEMA_ARRAY: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+    const SUBSCHEMA_MAP: [&str; 6] =
+        ["properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"];
+    const CONSTRAINING: [&str; 41] = [
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "format",
+        "contentMediaType",
+        "contentEncoding",
+        "contentSchema",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "items",
+        "prefixItems",
+        "contains",
+        "additionalItems",
+        "unevaluatedItems",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "dependentSchemas",
+        "dependencies",
+        "$ref",
+    ];
+
+    /// What the Inspector's `--strict` would report for `schema`.
+    pub fn findings(schema: &Value) -> Vec<(&'static str, String)> {
+        let mut found = Vec::new();
+        walk(schema, String::new(), None, 0, &mut found);
+        found
+    }
+
+    fn walk(node: &Value, path: String, keyword: Option<&str>, depth: usize, found: &mut Vec<(&'static str, String)>) {
+        if depth > 64 {
+            return;
+        }
+        let node = match node {
+            Value::Bool(_) if keyword.is_some_and(|k| BOOLEAN_VALUED.contains(&k)) => return,
+            Value::Bool(_) => return found.push(("boolean-schema", path)),
+            Value::Object(node) => node,
+            _ => return,
+        };
+        if node.get("type").is_some_and(Value::is_array) {
+            found.push(("type-union", path.clone()));
+        }
+        if node.get("$ref").and_then(Value::as_str).is_some_and(|r| !r.is_empty() && !r.starts_with('#')) {
+            found.push(("remote-ref", path.clone()));
+        }
+        let constrains =
+            node.keys().any(|k| CONSTRAINING.contains(&k.as_str()) || k == "$dynamicRef" || k == "$recursiveRef")
+                || (node.contains_key("if") && (node.contains_key("then") || node.contains_key("else")));
+        if !constrains && keyword != Some("not") {
+            found.push(("untyped-schema", path.clone()));
+        }
+        let at = |key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
+        for key in SUBSCHEMA_MAP {
+            for (name, sub) in node.get(key).and_then(Value::as_object).into_iter().flatten() {
+                walk(sub, format!("{}.{name}", at(key)), Some(key), depth + 1, found);
+            }
+        }
+        for key in SUBSCHEMA_ARRAY.into_iter().chain(["items"]) {
+            for (i, sub) in node.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
+                walk(sub, format!("{}[{i}]", at(key)), Some(key), depth + 1, found);
+            }
+        }
+        for key in SUBSCHEMA {
+            match node.get(key) {
+                Some(Value::Array(_)) if key == "items" => {}
+                Some(sub) => walk(sub, at(key), Some(key), depth + 1, found),
+                None => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn tool_input_schemas_pass_the_mcp_inspectors_strict_portability_rules() {
+    // The rules find what the Inspector found in the schemas schemars gives by default.
+    let nullable = json!({"type": "object", "properties": {"run": {"type": ["string", "null"]}, "any": {}}});
+    assert_eq!(
+        portability::findings(&nullable),
+        [("untyped-schema", "properties.any".to_string()), ("type-union", "properties.run".to_string())]
+    );
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    let (mut client, _) = Client::start(&env, &repo, &[]);
+    let list = client.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), TOOLS.len(), "{list}");
+    for tool in tools {
+        for schema in ["inputSchema", "outputSchema"] {
+            let Some(schema) = tool.get(schema) else { continue };
+            let findings = portability::findings(schema);
+            assert!(findings.is_empty(), "{}: {findings:?} in {schema}", tool["name"]);
+        }
+    }
+    // An optional argument is still optional, and `null` still means "absent".
+    let frame = tools.iter().find(|t| t["name"] == "frame").unwrap();
+    assert!(frame["inputSchema"].get("required").is_none(), "{frame}");
+    let nulls = client.request("tools/call", json!({"name": "frame", "arguments": {"limit": null}}));
+    let error: ToolRefusalOut =
+        serde_json::from_value(nulls["result"]["structuredContent"].clone()).unwrap_or_else(|e| {
+            panic!("a null limit is the default, refused only for the missing identity ({e}): {nulls}")
+        });
+    assert!(error.hints.join("\n").contains("git config mas.agent"), "{error:?}");
 }
 
 #[test]
@@ -310,6 +469,39 @@ fn focus_gate_and_rule_tools_act_as_the_servers_agent_and_see_the_clis_changes()
 }
 
 #[test]
+fn a_gate_block_is_a_result_carrying_the_verdict_and_its_summary_says_blocked_once() {
+    let (env, _repo, alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    // What the tool says of itself agrees with what it does (and with the README).
+    let list = server.request("tools/list", json!({}));
+    let gate = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "gate").unwrap().clone();
+    let description = gate["description"].as_str().unwrap();
+    assert!(description.contains("never a tool error"), "{description}");
+
+    // No focus: fail closed, a result (isError false) whose outcome is fail-closed.
+    let (out, summary) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str()), (7, "fail-closed"), "{out:?}");
+    let verdict: GateOut = serde_json::from_value(out.result).unwrap();
+    let Verdict::FailClosed { reason, remedy } = &verdict.verdict else { panic!("{verdict:?}") };
+    assert_eq!(summary, format!("gate: fail-closed: {reason} ({remedy})"));
+
+    // Alice holds the file: blocked, a result carrying holder, target and remedy.
+    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    let _: FocusPublishOut = server.ok("focus_publish", json!({"targets": ["src/lib.rs"]}));
+    let (out, summary) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str()), (6, "blocked"), "{out:?}");
+    let verdict: GateOut = serde_json::from_value(out.result).unwrap();
+    let Verdict::Block { blocks } = &verdict.verdict else { panic!("{verdict:?}") };
+    let block = &blocks[0];
+    assert_eq!((block.holder.as_str(), block.target.as_str()), ("alice", "src/money.rs"));
+    assert_eq!(summary, format!("gate: blocked: alice holds src/money.rs ({})", block.remedy));
+    assert!(!summary.contains("blocked: blocked"), "{summary}");
+
+    let (out, summary) = server.ran("gate", json!({"paths": ["src/lib.rs"]}));
+    assert_eq!((out.exit_code, out.outcome.as_str(), summary.as_str()), (0, "ok", "gate: ok: allow"));
+}
+
+#[test]
 fn refusals_carry_the_clis_message_hint_and_exit_code() {
     let (env, repo, _alice, bob) = pair();
     let (mut server, _) = Client::start(&env, &bob, &[]);
@@ -370,6 +562,81 @@ fn malformed_requests_unknown_tools_and_wrong_types_leave_the_server_serving() {
     let me: WhoamiOut = server.ok("whoami", json!({}));
     assert_eq!(me.name, "bob");
     // The host closing stdin ends the session: the server exits 0.
+    assert!(server.close().success());
+}
+
+/// Sends `line` and returns the one answer it gets, which must be a JSON-RPC error: (code, id,
+/// message). Nothing else is in flight, so the next message is that answer; a line that gets
+/// none fails the test after 20 s instead of the host's timeout.
+fn error_answer(server: &mut Client, line: &[u8]) -> (i64, Value, String) {
+    server.send_bytes(line);
+    let answer = server
+        .lines
+        .recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("no answer to {}", String::from_utf8_lossy(&line[..line.len().min(120)])));
+    let answer: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {answer}"));
+    assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+    assert!(answer.get("result").is_none(), "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_else(|| panic!("no error: {answer}")).to_string();
+    (answer["error"]["code"].as_i64().unwrap(), answer["id"].clone(), message)
+}
+
+#[test]
+fn undecodable_and_wrongly_shaped_requests_are_each_answered_with_the_specs_code_and_their_id() {
+    let (env, _repo, _alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    let deep = |open: &str, close: &str, id: &str| {
+        let depth = 100_000;
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"x":{}1{}}}}}"#,
+            open.repeat(depth),
+            close.repeat(depth)
+        )
+    };
+    // Lines rmcp dropped without a word: invalid UTF-8 in a string, nesting 100,000 deep.
+    let parse_errors: [(Vec<u8>, Value); 5] = [
+        (b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{\"x\":\"\xff\"}}".to_vec(), json!(7)),
+        (deep("[", "]", "8").into_bytes(), json!(8)),
+        (deep(r#"{"a":"#, "}", r#""deep""#).into_bytes(), json!("deep")),
+        ("[".repeat(100_000).into_bytes(), Value::Null),
+        (b"this is not json {".to_vec(), Value::Null),
+    ];
+    for (line, id) in parse_errors {
+        let (code, answered, message) = error_answer(&mut server, &line);
+        assert_eq!((code, &answered), (-32700, &id), "{message}");
+    }
+    // Wrongly shaped tools/call: invalid params (rmcp said "method not found").
+    for params in [
+        json!({"arguments": {}}),
+        json!({"name": "gate", "arguments": [1]}),
+        json!({"name": "gate", "arguments": "paths"}),
+        json!({"name": 5, "arguments": {}}),
+    ] {
+        let line = json!({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": params}).to_string();
+        let (code, id, message) = error_answer(&mut server, line.as_bytes());
+        assert_eq!((code, id), (-32602, json!("call")), "{params}: {message}");
+        assert!(message.contains("tools/call"), "{message}");
+    }
+    let line = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call"}).to_string();
+    assert_eq!(error_answer(&mut server, line.as_bytes()).0, -32602, "no params at all");
+    // Not a request: invalid request, with the id it carried (rmcp answered with no id at all).
+    for line in [
+        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":"nope"}"#,
+        r#"{"jsonrpc":"1.0","id":"x","method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":"x","method":["tools/list"]}"#,
+    ] {
+        let (code, id, message) = error_answer(&mut server, line.as_bytes());
+        assert_eq!((code, id), (-32600, json!("x")), "{line}: {message}");
+    }
+    // Method not found only for a method the server does not have; an unknown tool is invalid
+    // params, as MCP says.
+    let unknown = server.request("no/such/method", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let unknown = server.request("tools/call", json!({"name": "rm_rf", "arguments": {}}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    // And the server is still serving.
+    let me: WhoamiOut = server.ok("whoami", json!({}));
+    assert_eq!(me.name, "bob");
     assert!(server.close().success());
 }
 

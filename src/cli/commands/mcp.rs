@@ -9,7 +9,10 @@
 //! `endorse`...) in this process, through the same dispatcher as the command line, with `--json`
 //! and a [`Ui::capturing`] Ui. Its JSON becomes the tool's structured result, its warnings the
 //! result's notes, its [`CliError`] a tool error carrying the message, the hints and the exit code
-//! with its meaning. The tools' typed arguments are turned into that command's arguments here,
+//! with its meaning. A command that ran and reported an outcome with its own exit code (the
+//! gate's block and fail-closed, a failed check) answered: that is a result, `outcome` naming it,
+//! not a tool error — an agent acts on a block's holder and remedy, while a host may treat a tool
+//! error as the tool failing. The tools' typed arguments are turned into that command's arguments here,
 //! every value bound to its flag (`--targets=…`) or placed after `--`, so that no value is read as
 //! a flag; the directory and the agent come from the server, never from a call.
 //!
@@ -20,9 +23,9 @@
 //! server still answers `initialize` and `tools/list`, and every call is refused with the fix.
 //!
 //! The protocol alone is on stdout ([`rmcp::transport::stdio`], the one writer of the process's
-//! stdout outside the output layer, framed by [`crate::cli::mcp_stdio`] so that a line that is
-//! not JSON is answered `-32700`); logs go to stderr. Tool calls run one at a time, each on a
-//! blocking thread, so a check that `endorse` runs does not stall the protocol.
+//! stdout outside the output layer, framed by [`crate::cli::mcp_stdio`] so that every line the
+//! service cannot decode is answered too); logs go to stderr. Tool calls run one at a time, each
+//! on a blocking thread, so a check that `endorse` runs does not stall the protocol.
 //!
 //! **The resident cache.** Every call opens the store afresh (repository handle, config, refs:
 //! nothing of git's is kept stale, a `gc` or a config change included) and hands it what the
@@ -69,7 +72,8 @@ use std::sync::{Arc, Mutex};
 /// being the command's --json output. A refusal is a tool error (isError) whose structured result
 /// is {tool, agent, exit_code, outcome, error, causes, hints, notes}. `outcome` names the exit code
 /// (ok, refused, usage, internal, unverified, sync-incomplete, blocked, fail-closed,
-/// run-incomplete, check-failed). focus_publish, focus_release, propose, endorse and sync write
+/// run-incomplete, check-failed). A verdict is not a refusal: gate's block and fail_closed (exit
+/// 6 and 7) are results, not tool errors, with the verdict, its holder and remedy, in `result`. focus_publish, focus_release, propose, endorse and sync write
 /// (endorse runs the run's own check, never a command the call names; sync takes a configured
 /// remote's name, never a URL); the others are marked read-only.
 ///
@@ -337,7 +341,7 @@ fn tool_result(tool: &str, agent: Option<&str>, ran: Ran) -> CallToolResult {
     result
 }
 
-/// A short human summary of a command's JSON result.
+/// A short human summary of a command's JSON result: `TOOL: OUTCOME[: what it says]`.
 fn summarize(tool: &str, code: u8, v: &Value) -> String {
     let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("?").to_string();
     let ids = |p: &str| {
@@ -362,6 +366,7 @@ fn summarize(tool: &str, code: u8, v: &Value) -> String {
     if line.is_empty() { head } else { format!("{head}: {line}") }
 }
 
+/// The gate's verdict after its outcome (`blocked`, `fail-closed`), which is not repeated.
 fn gate_summary(v: &Value) -> String {
     match v.pointer("/verdict/verdict").and_then(Value::as_str) {
         Some("block") => {
@@ -377,10 +382,10 @@ fn gate_summary(v: &Value) -> String {
                     )
                 })
                 .collect();
-            format!("blocked: {}", each.join("; "))
+            each.join("; ")
         }
         Some("fail_closed") => format!(
-            "fail closed: {} ({})",
+            "{} ({})",
             v.pointer("/verdict/reason").and_then(Value::as_str).unwrap_or("?"),
             v.pointer("/verdict/remedy").and_then(Value::as_str).unwrap_or("")
         ),
@@ -389,15 +394,34 @@ fn gate_summary(v: &Value) -> String {
     }
 }
 
+/// Makes a tool's input schema portable: an optional argument is written with its one type
+/// (`{"type": "string"}`), not as the union `["string", "null"]` schemars gives an `Option`.
+///
+/// Why: a type union is legal JSON Schema, but a client that maps tool schemas onto a one-type
+/// dialect (the OpenAPI subset of Gemini's function declarations, for one) may reject the tool
+/// or drop the constraint; the MCP Inspector's `--strict` flags every union (rule `type-union`).
+/// Nothing is lost: an optional argument is asked for by leaving it out (none is required), and
+/// `null` is still accepted and means the same as absent.
+fn portable(schema: &mut schemars::Schema) {
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [one] = types.as_slice() {
+            let one = one.clone();
+            schema.insert("type".into(), one);
+        }
+    }
+    schemars::transform::transform_subschemas(&mut portable, schema);
+}
+
 /// No arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
 /// `frame`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct FrameParams {
     /// How many top targets to list (default 10).
@@ -406,7 +430,7 @@ struct FrameParams {
 
 /// `focus_publish`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct PublishParams {
     /// Target ids (`src/lib.rs`, `src/a.rs#Item`) or globs over them, from the current frame.
@@ -420,7 +444,7 @@ struct PublishParams {
 
 /// `align`'s and `decide`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct PairParams {
     /// The other agent.
@@ -431,7 +455,7 @@ struct PairParams {
 
 /// `gate`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct GateParams {
     /// Repository-relative paths about to be changed (whole files); empty: the staged changes.
@@ -441,7 +465,7 @@ struct GateParams {
 
 /// A run's id, optional.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct RunParams {
     /// The run (default: `mas.run`, else the only open run, else the latest).
@@ -450,7 +474,7 @@ struct RunParams {
 
 /// `propose`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct ProposeParams {
     /// The proposal's message (default: names the agent and the run's goal).
@@ -462,7 +486,7 @@ struct ProposeParams {
 /// `endorse`'s arguments. The check is always the run's own: a tool call cannot name a command
 /// to run outside the host's sandbox.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct EndorseParams {
     /// Whose proposal.
@@ -483,7 +507,7 @@ struct EndorseParams {
 
 /// `sync`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
+#[schemars(crate = "rmcp::schemars", transform = portable)]
 #[serde(deny_unknown_fields)]
 struct SyncParams {
     /// A configured remote's name (default: `git config mas.remote`, else origin). URLs are not
@@ -564,7 +588,7 @@ impl Server {
     }
 
     #[tool(
-        description = "May this agent change these paths? allow, block (holder, target, remedy) or fail_closed (reason, remedy).",
+        description = "May this agent change these paths? The verdict is the result, never a tool error: allow, block (holder, target, remedy; outcome blocked) or fail_closed (reason, remedy; outcome fail-closed).",
         annotations(read_only_hint = true)
     )]
     async fn gate(&self, Parameters(p): Parameters<GateParams>) -> Result<CallToolResult, ErrorData> {

@@ -19,22 +19,27 @@ mod claude;
 mod codex;
 mod copilot;
 mod edit_gate;
+mod inspector;
 mod mcp;
 mod mcp_session;
 mod opencode;
 mod server;
 mod team;
 
-/// Where `tests/hosts/install.sh` installs the CLIs.
-pub fn hosts_bin() -> PathBuf {
-    let dir = match std::env::var_os("GIT_MAS_HOSTS_DIR") {
+/// The folder `tests/hosts/install.sh` installs into.
+pub fn hosts_dir() -> PathBuf {
+    match std::env::var_os("GIT_MAS_HOSTS_DIR") {
         Some(d) => PathBuf::from(d),
         None => match std::env::var_os("CARGO_TARGET_DIR") {
             Some(t) => PathBuf::from(t).join("hosts"),
             None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hosts"),
         },
-    };
-    dir.join("node_modules/.bin")
+    }
+}
+
+/// Where `tests/hosts/install.sh` installs the CLIs.
+pub fn hosts_bin() -> PathBuf {
+    hosts_dir().join("node_modules/.bin")
 }
 
 /// The installed CLI `program`; panics naming the install script when it is missing.
