@@ -378,7 +378,7 @@ fn run_ids(store: &Store) -> Result<Vec<String>, DoctorError> {
 /// Interrupted landings of the runs in this repository, read without writing anything: a
 /// landing whose intent is on the meta chain while the integration branch is still at its
 /// `previous` (killed between the intent and the branch), or a landed run without its
-/// `refs/mas/runs/<run>/landed` ref (killed before the ref). Both are what `pool::land::recover`
+/// `refs/mas/runs/<run>/landed` ref (killed before the ref). Both are what `ops::land::recover`
 /// completes — [`complete_half_finished`], `git mas land`, or any command that reads the run.
 /// Returns the operations and how many runs were looked at.
 pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usize), DoctorError> {
@@ -418,9 +418,9 @@ pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usi
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Completed {
     /// Landings completed (or found void), per run.
-    pub landings: Vec<crate::pool::land::Recovery>,
+    pub landings: Vec<crate::ops::land::Recovery>,
     /// Proposal refs moved to the proposal their event names.
-    pub proposals: Vec<crate::pool::proposal::Settled>,
+    pub proposals: Vec<crate::run::settle::Settled>,
     /// Runs whose recovery failed, with why.
     pub failed: Vec<(String, String)>,
 }
@@ -430,12 +430,12 @@ pub struct Completed {
 pub fn complete_half_finished(store: &Store) -> Result<Completed, DoctorError> {
     let mut out = Completed::default();
     for run in run_ids(store)? {
-        match crate::pool::land::recover(store, &run) {
+        match crate::ops::land::recover(store, &run) {
             Ok(r) if r.changed() || !r.stuck.is_empty() => out.landings.push(r),
             Ok(_) => {}
             Err(e) => out.failed.push((run.clone(), e.to_string())),
         }
-        match crate::pool::proposal::settle_run(store, &run) {
+        match crate::run::settle::settle_run(store, &run) {
             Ok(settled) => out.proposals.extend(settled),
             Err(e) => out.failed.push((run.clone(), e.to_string())),
         }

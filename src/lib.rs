@@ -12,7 +12,9 @@ pub mod coordinate;
 pub mod doctor;
 pub mod engines;
 pub mod evaluation;
+pub mod git;
 pub mod identity;
+pub mod ops;
 pub mod peers;
 pub mod pool;
 pub mod run;
@@ -21,3 +23,6 @@ pub mod signals;
 pub mod skills;
 pub mod store;
 pub mod sync;
+
+#[cfg(test)]
+mod layering_tests;

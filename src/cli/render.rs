@@ -11,8 +11,8 @@ pub fn short(id: &str) -> &str {
 }
 
 /// What a recovery did, in words (`None`: nothing worth saying).
-pub fn describe_recovery(r: &git_mas::pool::land::Recovery) -> Option<String> {
-    use git_mas::pool::land::{RecoveryState, Step};
+pub fn describe_recovery(r: &git_mas::ops::land::Recovery) -> Option<String> {
+    use git_mas::ops::land::{RecoveryState, Step};
     let mut lines = Vec::new();
     for step in &r.done {
         lines.push(match step {

@@ -17,12 +17,12 @@ pub fn resolve(ctx: &Context, given: Option<&str>) -> Result<RunMeta, CliError> 
     let mut meta = run::resolve(store, &roster, given)?;
     // A landing that a crash left half-finished is completed before anything reads the run.
     if meta.landing().is_some() {
-        match git_mas::pool::land::recover_meta(store, &meta) {
+        match git_mas::ops::land::recover_meta(store, &meta) {
             Ok(r) => {
                 if let Some(text) = describe_recovery(&r) {
                     ctx.status(&text);
                 }
-                if r.changed() || r.state == git_mas::pool::land::RecoveryState::Void {
+                if r.changed() || r.state == git_mas::ops::land::RecoveryState::Void {
                     meta = run::load_meta(store, &roster, &meta.def.id)?;
                 }
             }

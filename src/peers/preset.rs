@@ -298,7 +298,7 @@ mod tests {
         let codex = Preset::Codex.session_command_line(None, GATE, "a");
         assert!(
             codex.starts_with(
-                "codex exec --dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[{matcher=\"apply_patch\""
+                "codex exec --dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[{matcher=\"apply_patch|mcp__.*\""
             ),
             "{codex}"
         );

@@ -13,8 +13,6 @@
 //! index where an index is needed, so no user's index or working tree is touched.
 
 pub mod check;
-pub mod land;
-pub mod landing;
 pub mod proposal;
 pub mod worktree;
 
@@ -243,18 +241,9 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PoolError + 
     move |source| PoolError::Io { path: path.to_path_buf(), source }
 }
 
-/// A `git` command in `dir` with the variables that would redirect it elsewhere removed.
+/// A `git` command in `dir` ([`crate::git::command`]).
 pub fn git_command(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_PREFIX")
-        // Read-only commands (status) must not take the index lock that a concurrent
-        // `read-tree -m -u` of the same checkout needs.
-        .env("GIT_OPTIONAL_LOCKS", "0");
-    cmd
+    crate::git::command(dir)
 }
 
 /// Runs a prepared git command; returns its stdout with the trailing newline trimmed.

@@ -9,7 +9,7 @@
 //! events/<agent>      that agent's proposals and endorsements (see [`events`])
 //! proposals/<agent>   that agent's proposed artifact: a commit whose parent is the run's base
 //! landed              the landing record's commit, created with "must not exist" once the
-//!                     integration branch holds the landing commit (see `pool::land`)
+//!                     integration branch holds the landing commit (see `ops::land`)
 //! report              the convergence report, appended when the run ends or a landing is blocked
 //! ```
 //!
@@ -22,7 +22,7 @@
 //! - **The life cycle is the meta chain, read against the integration branch.** A run is open
 //!   until its chain holds an abort or a landing record whose commit the integration branch really
 //!   holds. A landing record is an *intent* appended before the branch moves (a crash cannot split
-//!   a multi-ref update that does not exist; see `pool::land` for each step): the fold in
+//!   a multi-ref update that does not exist; see `ops::land` for each step): the fold in
 //!   [`load_meta`] calls it [`Phase::Landed`] when its commit is reachable from the branch,
 //!   [`Phase::Landing`] (pending: any git-mas command that reads the run completes it) when the
 //!   branch is still at the record's `previous`, and *void* otherwise — the branch moved elsewhere
@@ -35,10 +35,9 @@
 //!   budget, and event time stamps only order events from different chains deterministically.
 
 pub mod artifact;
-pub mod endorse;
 pub mod events;
-pub mod propose;
 pub mod rules;
+pub mod settle;
 pub mod slices;
 pub mod view;
 
@@ -532,7 +531,7 @@ pub enum Phase {
         abort: AbortPayload,
     },
     /// A landing intent is recorded and the integration branch is still at its `previous`: the
-    /// landing is under way (or its process died); `pool::land::recover` completes it.
+    /// landing is under way (or its process died); `ops::land::recover` completes it.
     Landing {
         /// Who.
         by: String,
@@ -608,7 +607,7 @@ impl RunMeta {
                 Err(RunError::Aborted { id: self.def.id.clone(), reason: abort.reason.clone() })
             }
             // A pending landing is refused like a landed one: every command that reads the run
-            // completes it first (`pool::land::recover`), so what is refused has landed.
+            // completes it first (`ops::land::recover`), so what is refused has landed.
             Phase::Landing { by, landing, .. } | Phase::Landed { by, landing, .. } => {
                 Err(RunError::Landed { id: self.def.id.clone(), commit: landing.commit.clone(), by: by.clone() })
             }
@@ -641,7 +640,7 @@ pub fn reachable(store: &Store, commit: ObjectId, tip: ObjectId) -> Result<bool,
         }
         next = store.repo().find_commit(parent).ok();
     }
-    let out = crate::pool::git_command(store.common_dir())
+    let out = crate::git::command(store.common_dir())
         .args(["merge-base", "--is-ancestor", &commit.to_string(), &tip.to_string()])
         .output()
         .map_err(|e| StoreError::Git { context: "running git merge-base".into(), source: Box::new(e) })?;

@@ -45,7 +45,7 @@ pub struct RunView {
     /// The integration branch's tip now.
     pub main_tip: Option<ObjectId>,
     /// Proposal refs this read brought to what their events name (a `propose` a crash split).
-    pub settled: Vec<crate::pool::proposal::Settled>,
+    pub settled: Vec<super::settle::Settled>,
 }
 
 impl RunView {
@@ -160,7 +160,7 @@ pub fn load(store: &Store, roster: &Roster, meta: RunMeta, allow_self_endorse: b
     }
     // Step 2 of a proposal that a crash cut short is completed here (best effort: what cannot be
     // settled is reported by the pool check below).
-    let settled = crate::pool::proposal::settle(store, def, &loaded, &runtime, None).unwrap_or_default();
+    let settled = super::settle::settle(store, def, &loaded, &runtime, None).unwrap_or_default();
     let dependency_issues = check_pool(store, &meta, &tally)?;
     let main_tip = store.tip(&format!("refs/heads/{}", def.branch))?;
     Ok(RunView { meta, events: loaded, runtime, tally, refused, dependency_issues, main_tip, settled })

@@ -7,7 +7,7 @@ use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use crate::cli::runs::resolve;
 use git_mas::engines::development::ProposalTally;
-use git_mas::run::propose::{self, Ask};
+use git_mas::ops::propose::{self, Ask};
 use git_mas::run::{now_ms, proposal_ref};
 use std::fmt::Write as _;
 use std::process::ExitCode;

@@ -14,12 +14,12 @@
 //! The decisions in between are pure functions with table tests: where a landing starts given the
 //! run's phase ([`start`]), and what an error of the write means ([`after_error`]).
 
-use super::PoolError;
-use super::check::check_command;
 use super::land::{self, LandPlan, Landed, Recovery, RecoveryState};
 use crate::attention::frame::{FrameError, current_frame_hash};
 use crate::convergence::{self, ConvergenceReport, Outcome, TerminationReason};
 use crate::identity::{AgentKey, Roster};
+use crate::pool::PoolError;
+use crate::pool::check::check_command;
 use crate::run::view::{self, RunView};
 use crate::run::{self, BlockedPayload, LandingPayload, Phase, RunError, now_ms};
 use crate::store::{Store, StoreError};

@@ -45,9 +45,9 @@
 //! read-tree -m -u`, the mechanism of a fast-forward); a dirty one is never overwritten: the
 //! landing is refused before anything moves.
 
-use super::{PoolError, check, git, worktree};
 use crate::convergence::{ConflictType, RecordedConflict};
 use crate::identity::AgentKey;
+use crate::pool::{PoolError, check, git, worktree};
 use crate::run::view::RunView;
 use crate::run::{
     CheckSummary, IntentState, LANDING_KIND, LandingPayload, Phase, intent_state, landed_ref, meta_ref, now_ms,
@@ -362,7 +362,7 @@ pub fn write_commit(
     use std::io::Write;
     let dir = store.common_dir();
     let has_identity = git(dir, &["config", "user.name"]).is_ok() && git(dir, &["config", "user.email"]).is_ok();
-    let mut cmd = super::git_command(dir);
+    let mut cmd = crate::pool::git_command(dir);
     if !has_identity {
         cmd.args(["-c", &format!("user.name={agent}"), "-c", &format!("user.email={agent}@git-mas")]);
     }
@@ -829,10 +829,10 @@ fn mark_checkouts(run: &str, previous: ObjectId, commit: ObjectId, paths: &[Path
         // A temporary of this process's own (a concurrent landing writes its own), swept when a
         // killed process left one.
         let prefix = format!("{CHECKOUT_MARKER}.tmp-");
-        super::sweep_dead(&gitdir, &prefix);
-        let temp = gitdir.join(super::owned_name(&prefix));
-        std::fs::write(&temp, marker_text(run, previous, commit)).map_err(super::io_err(&temp))?;
-        std::fs::rename(&temp, &marker).map_err(super::io_err(&marker))?;
+        crate::pool::sweep_dead(&gitdir, &prefix);
+        let temp = gitdir.join(crate::pool::owned_name(&prefix));
+        std::fs::write(&temp, marker_text(run, previous, commit)).map_err(crate::pool::io_err(&temp))?;
+        std::fs::rename(&temp, &marker).map_err(crate::pool::io_err(&marker))?;
     }
     Ok(())
 }
@@ -841,7 +841,7 @@ fn mark_checkouts(run: &str, previous: ObjectId, commit: ObjectId, paths: &[Path
 /// `Ok(false)` when it already holds `to`'s (or something else that is not ours to touch is
 /// reported as `Err`).
 fn update_checkout(store: &Store, dir: &std::path::Path, from: ObjectId, to: ObjectId) -> Result<bool, String> {
-    let tree = |c: ObjectId| super::proposal::tree_of(store, c).map_err(|e| e.to_string());
+    let tree = |c: ObjectId| crate::pool::proposal::tree_of(store, c).map_err(|e| e.to_string());
     let (from_tree, to_tree) = (tree(from)?, tree(to)?);
     if from_tree == to_tree {
         return Ok(false);
@@ -863,7 +863,7 @@ fn update_checkout(store: &Store, dir: &std::path::Path, from: ObjectId, to: Obj
     };
     // A `read-tree` killed midway: some files hold the landing's content already. Safe to finish
     // only when every file that differs from the index holds exactly the content of one side.
-    let changed = super::proposal::changed_paths(dir, from_tree, to_tree).map_err(|e| e.to_string())?;
+    let changed = crate::pool::proposal::changed_paths(dir, from_tree, to_tree).map_err(|e| e.to_string())?;
     let dirty = git(dir, &["diff-files", "--name-only", "-z"]).map_err(|e| e.to_string())?;
     let blobs = |tree: ObjectId| -> Result<std::collections::BTreeMap<String, String>, String> {
         let listing =

@@ -1,0 +1,112 @@
+//! The layers point one way: no two top-level modules of `src/` reach each other, directly or
+//! through others. Two modules that import each other are one concept split badly, or two
+//! concepts missing a third module above them. Every `crate::<module>` mention outside a test
+//! module counts, documentation links included (a link is a dependency a reader follows).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Every top-level module of `src/` and the top-level modules it mentions.
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut mods: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut files = vec![src.to_path_buf()];
+    while let Some(at) = files.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                files.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap();
+            let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+            let top = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+            let name = path.file_name().unwrap().to_string_lossy();
+            if top == "main"
+                || top == "lib"
+                || top == "layering_tests"
+                || name.ends_with("_tests.rs")
+                || name == "tests.rs"
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let refs = mods.entry(top.clone()).or_default();
+            for (i, _) in text.match_indices("crate::") {
+                let rest = &text[i + "crate::".len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    let group = &group[..group.find('}').unwrap_or(group.len())];
+                    for item in group.split(',') {
+                        let word: String = item
+                            .trim()
+                            .chars()
+                            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                            .collect();
+                        if !word.is_empty() && word != top {
+                            refs.insert(word);
+                        }
+                    }
+                    continue;
+                }
+                let word: String =
+                    rest.chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect();
+                if !word.is_empty() && word != top {
+                    refs.insert(word);
+                }
+            }
+        }
+    }
+    let names: BTreeSet<String> = mods.keys().cloned().collect();
+    mods.into_iter().map(|(m, refs)| (m, refs.intersection(&names).cloned().collect())).collect()
+}
+
+/// The module cycles of `graph`: each a path that comes back to where it started.
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    for start in graph.keys() {
+        // Depth-first from `start`, reporting a way back to it through larger names only (each
+        // cycle once, from its smallest member).
+        let mut stack = vec![(start.clone(), vec![start.clone()])];
+        let mut seen = BTreeSet::new();
+        while let Some((at, path)) = stack.pop() {
+            for next in &graph[&at] {
+                if next == start {
+                    found.push(path.clone());
+                } else if next > start && seen.insert(next.clone()) {
+                    let mut p = path.clone();
+                    p.push(next.clone());
+                    stack.push((next.clone(), p));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_top_level_modules_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = graph(&src);
+    assert!(graph.len() > 10, "the modules of src/ were not found: {graph:?}");
+    let found = cycles(&graph);
+    let text: Vec<String> = found.iter().map(|c| format!("{} -> {}", c.join(" -> "), c[0])).collect();
+    assert!(found.is_empty(), "modules that reach each other:\n{}", text.join("\n"));
+}
+
+#[test]
+fn the_cycle_finder_finds_cycles() {
+    let g = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+            g.entry(b.to_string()).or_default();
+        }
+        g
+    };
+    assert!(cycles(&g(&[("a", "b"), ("b", "c")])).is_empty());
+    assert_eq!(cycles(&g(&[("a", "b"), ("b", "a")])), vec![vec!["a".to_string(), "b".to_string()]]);
+    assert_eq!(cycles(&g(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])).len(), 1);
+}

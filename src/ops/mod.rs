@@ -1,0 +1,10 @@
+//! The operations of a development run — propose, endorse, land — above the two layers they
+//! combine: `run` (records, rules, the run's view: what happened and what may happen next) and
+//! `pool` (worktrees, trees, checks, merges: the mechanics outside `main`). Neither of those knows
+//! this module; each operation reads the run, decides with its pure rules, does the mechanics and
+//! appends the record.
+
+pub mod endorse;
+pub mod land;
+pub mod landing;
+pub mod propose;
