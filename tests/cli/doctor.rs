@@ -227,3 +227,75 @@ fn a_proposal_killed_mid_way_leaves_no_temporary_index_after_the_next_run() {
     assert_eq!(leftovers(), Vec::<PathBuf>::new(), "after kill {n} and the next propose");
     assert_eq!(doctor(&team.env, &team.repo, &[]).status.code(), Some(0));
 }
+
+/// A `hooks install` killed between writing its temporary file and renaming it over the settings
+/// file (in the project, and in the user's home with `--global`) leaves `.NAME.git-mas-PID.tmp`:
+/// doctor lists each as stale (its process is gone), `--fix` removes them, and the settings files
+/// keep their bytes. A temporary whose process still runs is listed as in use and left alone.
+#[test]
+fn a_killed_installers_temporary_is_listed_and_fixed_and_the_settings_file_kept() {
+    use crate::killpoints::{RENAMES, Trigger, under_strace};
+    crate::killpoints::require_strace();
+    let env = TestEnv::new();
+    let repo = env.repo("installs");
+    let codex_home = env.root().join("codex-home");
+    let project = repo.join(".claude/settings.json");
+    let global = codex_home.join("hooks.json");
+    for (file, text) in [(&project, "{\"model\": \"opus\"}\n"), (&global, "{\"hooks\": {}}\n")] {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let settings = [(project.clone(), std::fs::read(&project).unwrap()), (global.clone(), std::fs::read(&global).unwrap())];
+    for args in [&["hooks", "install", "--host", "claude-code"][..], &["hooks", "install", "--global", "--host", "codex"]] {
+        let mut cmd = env.mas_cmd(&repo);
+        cmd.args(args).env("CODEX_HOME", &codex_home);
+        // The installer's first rename is its temporary's over the settings file.
+        let trigger = Trigger::on(RENAMES);
+        let out = under_strace(&cmd, &trigger, 1, &env.root().join("strace.out")).output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "{args:?} was killed at its rename");
+    }
+    let temps = |dir: &Path| -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().unwrap().to_str().unwrap().ends_with(".tmp"))
+            .collect();
+        found.sort();
+        found
+    };
+    let left: Vec<PathBuf> = [temps(&repo.join(".claude")), temps(&codex_home)].concat();
+    assert_eq!(left.len(), 2, "each killed install left its temporary: {left:?}");
+    // One whose process (this test) still runs.
+    let live = repo.join(format!(".cursor/.hooks.json.git-mas-{}.tmp", std::process::id()));
+    std::fs::create_dir_all(live.parent().unwrap()).unwrap();
+    std::fs::write(&live, "{}").unwrap();
+
+    let doctor_env = |args: &[&str]| {
+        let mut all = vec!["doctor", "--json"];
+        all.extend_from_slice(args);
+        let out = env.mas_cmd(&repo).env("CODEX_HOME", &codex_home).env("TMPDIR", env.root()).args(&all).output();
+        let out = out.unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+        (out.status.code(), json)
+    };
+    let (code, json) = doctor_env(&[]);
+    assert_eq!(code, Some(1), "{json}");
+    let found = &json["temp_files"];
+    for temp in &left {
+        let d = entry(found, temp).unwrap_or_else(|| panic!("{} not listed: {json}", temp.display()));
+        assert_eq!((d["kind"].as_str(), d["stale"].as_bool()), (Some("install_temp"), Some(true)), "{d}");
+    }
+    let d = entry(found, &live).unwrap_or_else(|| panic!("the live one is listed: {json}"));
+    assert_eq!(d["stale"], false, "{d}");
+
+    let (code, json) = doctor_env(&["--fix"]);
+    assert_eq!(code, Some(0), "{json}");
+    for temp in &left {
+        assert!(!temp.exists(), "{} removed", temp.display());
+    }
+    assert!(live.exists(), "a live installer's temporary is left alone");
+    for (file, bytes) in &settings {
+        assert_eq!(&std::fs::read(file).unwrap(), bytes, "{} untouched", file.display());
+    }
+}
