@@ -134,6 +134,32 @@ fn sync_with_a_missing_remote_fails_cleanly() {
     assert_eq!(env.refs(&repo), before);
 }
 
+/// A remote name git would refuse, or could never be given (1 MB in `mas.remote`; 100 KB on the
+/// command line, under the kernel's limit for one argument), is a usage error (exit 2) with a short
+/// message, not "cannot run git" (exit 3) or a fetch's failure; nothing changes.
+#[test]
+fn a_huge_or_malformed_remote_name_is_a_usage_error() {
+    let env = TestEnv::new();
+    let repo = env.repo("names");
+    env.agents(&repo, &["alice"]);
+    let before = env.refs(&repo);
+    let expect_usage = |out: &std::process::Output, what: &str, why: &str| {
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(out));
+        assert!(stderr(out).contains(why), "{what}: {}", stderr(out));
+        assert!(stderr(out).len() < 1000, "{what}: the name is not printed whole: {} bytes", stderr(out).len());
+    };
+    let long = "a".repeat(100 * 1024);
+    expect_usage(&env.mas(&repo, &["sync", &long]), "100 KB argument", "longer than 4096 bytes");
+    expect_usage(&env.mas(&repo, &["sync", "a..b"]), "a..b", "not a valid remote name");
+    expect_usage(&env.mas(&repo, &["sync", "--", "-x"]), "-x", "starts with '-'");
+    let config = repo.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("[mas]\n\tremote = {}\n", "a".repeat(1 << 20)));
+    std::fs::write(&config, text).unwrap();
+    expect_usage(&env.mas(&repo, &["sync"]), "1 MB mas.remote", "longer than 4096 bytes");
+    assert_eq!(env.refs(&repo), before);
+}
+
 #[test]
 fn a_stale_lock_in_the_way_is_named_and_sync_does_not_exit_0_while_refs_differ() {
     let Pair { env, a, b } = pair();
