@@ -22,8 +22,9 @@
 //!   team's check: in the system temporary directory or the common git dir. The same process-id
 //!   rule applies when the name carries one; otherwise they are orphans after
 //!   [`STALE_CHECK_DIR_AFTER`] (24 h, since a test suite may legitimately run for hours). The
-//!   temporary directory is shared by every repository on the machine, so these may be another
-//!   clone's.
+//!   temporary directory is shared by every repository on the machine, so a scratch checkout's
+//!   name carries a tag of its repository's common git dir (`pool::repo_tag`) and only this
+//!   repository's are listed; one without a tag (an older release's) may be another clone's.
 //!
 //! - **Cache temporaries** (`.tmp-*` under `mas-cache/` in the common git dir): a cache file is
 //!   written to a temporary name and renamed over the old one in milliseconds, so one older than
@@ -264,13 +265,20 @@ fn snapshot_indexes_in(git_dir: &Path, now: SystemTime) -> Vec<Debris> {
     out
 }
 
-fn check_dirs_in(dir: &Path, now: SystemTime) -> Vec<Debris> {
+/// The scratch checkouts in `dir`; with `repo` (a [`crate::pool::repo_tag`]), those tagged for
+/// another repository are left out (untagged ones, from older releases, stay in).
+fn check_dirs_in(dir: &Path, repo: Option<&str>, now: SystemTime) -> Vec<Debris> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         if !name.starts_with(CHECK_DIR_PREFIX) {
+            continue;
+        }
+        if let (Some(mine), Some(theirs)) = (repo, crate::pool::scratch_repo_tag(name, CHECK_DIR_PREFIX))
+            && mine != theirs
+        {
             continue;
         }
         // Not followed: a symlink is not ours to judge.
@@ -589,11 +597,11 @@ pub fn examine(
     for dir in worktree_git_dirs(common) {
         temp_files.extend(snapshot_indexes_in(&dir, now));
     }
-    temp_files.extend(check_dirs_in(common, now));
+    temp_files.extend(check_dirs_in(common, None, now));
     cache_temps_under(&common.join(CACHE_ROOT), now, &mut temp_files);
     temp_files.extend(object_temps_in(&common.join("objects"), now));
     if temp_dir != common {
-        temp_files.extend(check_dirs_in(temp_dir, now));
+        temp_files.extend(check_dirs_in(temp_dir, Some(&crate::pool::repo_tag(common)), now));
     }
     let files = installer_files(&worktree_tops(store), &worktree_git_dirs(common), env);
     temp_files.extend(install_temps_beside(&files, now));

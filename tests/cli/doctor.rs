@@ -299,3 +299,73 @@ fn a_killed_installers_temporary_is_listed_and_fixed_and_the_settings_file_kept(
         assert_eq!(&std::fs::read(file).unwrap(), bytes, "{} untouched", file.display());
     }
 }
+
+/// The temporary directory is shared by every repository on the machine: doctor in one repository
+/// does not list a scratch checkout another repository's check is running in (the failure of a
+/// full run: "process N is running" in another test's doctor), while doctor in that repository
+/// lists it as in use.
+#[test]
+fn doctor_lists_only_its_own_repositorys_scratch_checkouts() {
+    let env = TestEnv::new();
+    let tmp = env.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let a = env.repo("a");
+    let b = env.repo("b");
+    env.agents(&a, &["alice", "bob"]);
+    let (started, stop) = (env.root().join("started"), env.root().join("stop"));
+    let check = format!("touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done", started.display(), stop.display());
+    env.mas_ok(&a, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "wait", "--check", &check]);
+    let wt = |name: &str| PathBuf::from(env.mas_ok(&a, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim());
+    let (alice, bob) = (wt("alice"), wt("bob"));
+    std::fs::write(alice.join("a.txt"), "a\n").unwrap();
+    env.mas_ok(&alice, &["propose"]);
+    let endorse = env
+        .mas_cmd(&bob)
+        .env("TMPDIR", &tmp)
+        .args(["endorse", "alice"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let endorse = Released { child: endorse, stop: stop.clone() };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < deadline, "the check never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let in_tmp = |json: &Value| -> Vec<String> {
+        json["temp_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["path"].as_str().unwrap().starts_with(tmp.to_str().unwrap()))
+            .map(|d| d["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (code, in_b) = doctor_json(&env, &b, &[]);
+    assert_eq!((code, in_tmp(&in_b)), (Some(0), vec![]), "nothing of a's in b: {in_b}");
+    let (code, in_a) = doctor_json(&env, &a, &[]);
+    assert_eq!((code, in_tmp(&in_a).len()), (Some(0), 1), "a's own scratch, in use: {in_a}");
+    assert!(endorse.finish(), "the endorsement finished");
+}
+
+/// The endorsement, released and waited for when dropped: a failed assertion must not leave
+/// its check looping.
+struct Released {
+    child: std::process::Child,
+    stop: PathBuf,
+}
+
+impl Released {
+    fn finish(mut self) -> bool {
+        std::fs::write(&self.stop, "").unwrap();
+        self.child.wait().unwrap().success()
+    }
+}
+
+impl Drop for Released {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.stop, "");
+        let _ = self.child.wait();
+    }
+}

@@ -24,7 +24,8 @@ use std::time::{Duration, SystemTime};
 ///     the process id in the name is gone, or, without one, after 1 hour.
 ///   - scratch checkouts (`git-mas-check-*` in the system temporary directory or the git dir) from
 ///     `endorse` and `land`: stale when their process is gone, or, without one, after 24 hours.
-///     The temporary directory is shared, so these may belong to another clone on this machine.
+///     Only this repository's are listed (their names carry a tag of its git dir); one without a
+///     tag, from an older release, may belong to another clone on this machine.
 ///   - cache temporaries (`.tmp-*` under the git dir's mas-cache/), renamed into place in
 ///     milliseconds: stale after 1 minute.
 ///   - object temporaries (`objects/.tmp*`), renamed into objects/xx/ when complete: stale after
