@@ -1,6 +1,7 @@
 //! Two clones exchanging records through a real bare remote.
 
 use crate::common::*;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 
 struct Pair {
@@ -223,7 +224,10 @@ fn mas_refs(env: &TestEnv, dir: &Path) -> String {
     env.git(dir, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/mas/"])
 }
 
-/// A `git daemon` serving `base` on 127.0.0.1 (push enabled), stopped when dropped.
+/// A `git daemon` serving `base` on 127.0.0.1 (push enabled), stopped when dropped. `git daemon`
+/// is a wrapper that runs `git-daemon` as its child, so the daemon gets a process group of its
+/// own and the whole group is killed: killing the wrapper alone left `git-daemon` listening after
+/// every run of the suite.
 struct Daemon {
     child: std::process::Child,
     port: u16,
@@ -239,7 +243,8 @@ impl Daemon {
             .arg(format!("--base-path={}", base.display()))
             .arg(base)
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
         let child = cmd.spawn().expect("start git daemon");
         let daemon = Daemon { child, port };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -255,11 +260,35 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// Stops it and asserts that it is gone: no process of its group runs, its port refuses.
+    fn stop(self) {
+        let (pgid, port) = (self.child.id(), self.port);
+        drop(self);
+        assert_eq!(group_members(pgid), vec![], "the daemon's processes are gone");
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "nothing listens on {port}");
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        kill_group_and_wait(self.child.id());
         let _ = self.child.wait();
     }
+}
+
+#[test]
+fn a_git_daemon_a_test_started_is_gone_with_its_child_when_stopped() {
+    let env = TestEnv::new();
+    let served = env.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let daemon = Daemon::start(&env, &served);
+    let wrapper = daemon.child.id();
+    let under: Vec<Proc> = processes().into_iter().filter(|p| p.ppid == wrapper).collect();
+    assert!(under.iter().any(|p| p.name == "git-daemon"), "git daemon runs git-daemon under it: {under:?}");
+    daemon.stop();
+    let alive: Vec<Proc> = processes().into_iter().filter(|p| under.iter().any(|u| u.pid == p.pid)).collect();
+    assert_eq!(alive, vec![], "no git-daemon the test started is alive");
 }
 
 /// Every payload `n` on a chain, sorted (duplicates kept, so that a duplicate shows).
@@ -346,7 +375,7 @@ fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
             env.mas_ok(dir, &["sync"]);
         }
     }
-    drop(daemon);
+    daemon.stop();
 
     let mut acked: Vec<i64> = tallies.iter().flat_map(|t| t.shared.iter().copied()).collect();
     acked.sort();
@@ -520,4 +549,5 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
         KILL_POINTS.len()
     );
     assert!(killed.len() >= 10, "the kill points were reached: only {killed:?}");
+    daemon.stop();
 }

@@ -215,14 +215,6 @@ impl Bench {
     }
 }
 
-/// Kills process group `pgid` (never group 0 or 1: that would be every process). Not through
-/// procps `kill -KILL -PID`, which parses a negative PID as a signal and may signal group -1.
-fn kill_group(pgid: u32) {
-    if let Some(pid) = i32::try_from(pgid).ok().filter(|p| *p > 1).and_then(rustix::process::Pid::from_raw) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-}
-
 /// Appends every tool result in a request body (any of the three APIs) to `out`.
 fn collect_results(body: &serde_json::Value, out: &mut String) {
     use serde_json::Value;
