@@ -245,8 +245,11 @@ fn a_killed_installers_temporary_is_listed_and_fixed_and_the_settings_file_kept(
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, text).unwrap();
     }
-    let settings = [(project.clone(), std::fs::read(&project).unwrap()), (global.clone(), std::fs::read(&global).unwrap())];
-    for args in [&["hooks", "install", "--host", "claude-code"][..], &["hooks", "install", "--global", "--host", "codex"]] {
+    let settings =
+        [(project.clone(), std::fs::read(&project).unwrap()), (global.clone(), std::fs::read(&global).unwrap())];
+    for args in
+        [&["hooks", "install", "--host", "claude-code"][..], &["hooks", "install", "--global", "--host", "codex"]]
+    {
         let mut cmd = env.mas_cmd(&repo);
         cmd.args(args).env("CODEX_HOME", &codex_home);
         // The installer's first rename is its temporary's over the settings file.
@@ -315,7 +318,8 @@ fn doctor_lists_only_its_own_repositorys_scratch_checkouts() {
     let (started, stop) = (env.root().join("started"), env.root().join("stop"));
     let check = format!("touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done", started.display(), stop.display());
     env.mas_ok(&a, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "wait", "--check", &check]);
-    let wt = |name: &str| PathBuf::from(env.mas_ok(&a, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim());
+    let wt =
+        |name: &str| PathBuf::from(env.mas_ok(&a, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim());
     let (alice, bob) = (wt("alice"), wt("bob"));
     std::fs::write(alice.join("a.txt"), "a\n").unwrap();
     env.mas_ok(&alice, &["propose"]);

@@ -41,7 +41,8 @@ fn redacted(env: &TestEnv, body: impl FnOnce()) {
 #[test]
 fn a_duration_in_a_padded_column_redacts_alike_whatever_its_width() {
     let env = TestEnv::new();
-    let line = |d: &str| format!("{:<16} {:<40} {}\n", "alice", format!("live, {d} left, current frame"), "src/money.rs");
+    let line =
+        |d: &str| format!("{:<16} {:<40} {}\n", "alice", format!("live, {d} left, current frame"), "src/money.rs");
     redacted(&env, || {
         insta::allow_duplicates! {
             for d in ["30m", "29m 59s", "1h", "59m 59s 999ms"] {
