@@ -158,6 +158,9 @@ impl Bench {
             .env("GIT_MAS_AGENT", "alice")
             .env("GIT_MAS_RUN", &self.run)
             .env("GIT_MAS_WORKTREE", &self.worktree)
+            // The test's root, not its `tmp/`: copilot lets a shell command read the temporary
+            // directory without asking, and the team's check script lies in the root.
+            .env("TMPDIR", self.team.env.root())
             .env("NO_PROXY", "*")
             .env_remove("HTTP_PROXY")
             .env_remove("HTTPS_PROXY")
