@@ -22,8 +22,9 @@
 //!   team's check: in the system temporary directory or the common git dir. The same process-id
 //!   rule applies when the name carries one; otherwise they are orphans after
 //!   [`STALE_CHECK_DIR_AFTER`] (24 h, since a test suite may legitimately run for hours). The
-//!   temporary directory is shared by every repository on the machine, so these may be another
-//!   clone's.
+//!   temporary directory is shared by every repository on the machine, so a scratch checkout's
+//!   name carries a tag of its repository's common git dir (`pool::repo_tag`) and only this
+//!   repository's are listed; one without a tag (an older release's) may be another clone's.
 //!
 //! - **Cache temporaries** (`.tmp-*` under `mas-cache/` in the common git dir): a cache file is
 //!   written to a temporary name and renamed over the old one in milliseconds, so one older than
@@ -33,6 +34,16 @@
 //!   renamed into `objects/xx/`; a writer killed in between leaves the temporary, which git's own
 //!   `gc` does not recognise (its own temporaries are named `tmp_obj_*`). Stale after
 //!   [`STALE_OBJECT_TEMP_AFTER`] (10 min).
+//!
+//! - **Installer temporaries** (`.<name>.git-mas-<pid>.tmp` beside a host's settings file):
+//!   `hooks install`, `mcp install` and their uninstall write each file to such a temporary and
+//!   rename it over the file ([`crate::attention::host_hooks`]), so a killed installer leaves
+//!   one. Looked for beside every host's hook and MCP files in each working tree of the repository
+//!   and in the user's home (the hosts' own directory overrides honoured), beside the final target
+//!   of such a file when it is a symbolic link, and beside each worktree's `mas-exclude` and
+//!   OpenCode plugin. Orphaned at once when the process id in the name is gone; an install takes
+//!   milliseconds, so one whose id runs again is a reused id after [`STALE_INSTALL_TEMP_AFTER`]
+//!   (10 min). The settings file itself is never touched.
 //!
 //! Half-finished operations (a landing whose intent is recorded but whose steps did not all
 //! happen) are the fourth kind: [`half_finished_operations`] is their slot in the report.
@@ -62,6 +73,10 @@ pub const STALE_TEMP_AFTER: Duration = Duration::from_secs(60 * 60);
 
 /// A scratch checkout whose owner cannot be checked is an orphan after this long.
 pub const STALE_CHECK_DIR_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// An installer's temporary whose process id is running again is a reused id after this long:
+/// an install writes and renames it in milliseconds.
+pub const STALE_INSTALL_TEMP_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// A cache temporary (`mas-cache/**/.tmp-*`) older than this was left by a killed process.
 pub const STALE_CACHE_TEMP_AFTER: Duration = Duration::from_secs(60);
@@ -107,6 +122,8 @@ pub enum DebrisKind {
     CacheTemp,
     /// An object's temporary (`objects/.tmp*`), renamed into `objects/xx/` when complete.
     ObjectTemp,
+    /// A host installer's temporary (`.<name>.git-mas-<pid>.tmp`), renamed over a settings file.
+    InstallTemp,
 }
 
 /// One lock file or temporary file found.
@@ -248,13 +265,20 @@ fn snapshot_indexes_in(git_dir: &Path, now: SystemTime) -> Vec<Debris> {
     out
 }
 
-fn check_dirs_in(dir: &Path, now: SystemTime) -> Vec<Debris> {
+/// The scratch checkouts in `dir`; with `repo` (a [`crate::pool::repo_tag`]), those tagged for
+/// another repository are left out (untagged ones, from older releases, stay in).
+fn check_dirs_in(dir: &Path, repo: Option<&str>, now: SystemTime) -> Vec<Debris> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         if !name.starts_with(CHECK_DIR_PREFIX) {
+            continue;
+        }
+        if let (Some(mine), Some(theirs)) = (repo, crate::pool::scratch_repo_tag(name, CHECK_DIR_PREFIX))
+            && mine != theirs
+        {
             continue;
         }
         // Not followed: a symlink is not ours to judge.
@@ -322,6 +346,107 @@ fn object_temps_in(objects: &Path, now: SystemTime) -> Vec<Debris> {
         }
     }
     out
+}
+
+/// The process id in an installer's temporary name `.<name>.git-mas-<pid>.tmp`.
+fn install_temp_pid(entry: &str, name: &str) -> Option<u32> {
+    use crate::attention::host_hooks::{TEMP_INFIX, TEMP_SUFFIX};
+    let pid = entry.strip_prefix('.')?.strip_prefix(name)?.strip_prefix(TEMP_INFIX)?.strip_suffix(TEMP_SUFFIX)?;
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok().filter(|&p| p > 0)
+}
+
+/// The installers' temporaries beside each of `files` (and beside its final target when it is a
+/// symbolic link).
+fn install_temps_beside(files: &[PathBuf], now: SystemTime) -> Vec<Debris> {
+    use crate::attention::host_hooks::write_target;
+    let mut places: Vec<(PathBuf, String)> = Vec::new();
+    for file in files {
+        let target = write_target(file).unwrap_or_else(|_| file.clone());
+        for f in [file, &target] {
+            let (Some(dir), Some(name)) = (f.parent(), f.file_name().and_then(|n| n.to_str())) else { continue };
+            let place = (dir.to_path_buf(), name.to_string());
+            if !places.contains(&place) {
+                places.push(place);
+            }
+        }
+    }
+    let mut out: Vec<Debris> = Vec::new();
+    for (dir, name) in places {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| install_temp_pid(n, &name)) else { continue };
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else { continue };
+            if !meta.is_file() || out.iter().any(|d| d.path == entry.path()) {
+                continue;
+            }
+            let age = age_of(&meta, now);
+            out.push(judge_temp(DebrisKind::InstallTemp, entry.path(), Some(pid), age, STALE_INSTALL_TEMP_AFTER));
+        }
+    }
+    out
+}
+
+/// Every file a host installer writes for this repository: each host's hook and MCP files in
+/// each of `worktrees` and in the user's home (as `env` places it), and each worktree git dir's
+/// `mas-exclude` and OpenCode plugin.
+fn installer_files(
+    worktrees: &[PathBuf],
+    git_dirs: &[PathBuf],
+    env: &dyn crate::attention::host_hooks::Env,
+) -> Vec<PathBuf> {
+    use crate::attention::edit_hook::GateHost;
+    use crate::attention::host_hooks::{OPENCODE_WORKTREE_PLUGIN, Scope, hook_files};
+    use crate::attention::host_mcp::config_file;
+    let mut scopes: Vec<Scope> = worktrees.iter().map(|w| Scope::Project(w.clone())).collect();
+    scopes.push(Scope::Global);
+    let mut files = Vec::new();
+    for scope in &scopes {
+        for host in GateHost::ALL {
+            files.extend(hook_files(host, scope, env).unwrap_or_default().iter().map(|f| f.path()));
+            if let Ok((base, rel)) = config_file(host, scope, env) {
+                files.push(base.join(rel));
+            }
+        }
+    }
+    for dir in git_dirs {
+        files.push(dir.join("mas-exclude"));
+        files.push(dir.join(OPENCODE_WORKTREE_PLUGIN));
+    }
+    files
+}
+
+/// The working trees of the repository: the main one (unless bare) and every linked one that
+/// still exists.
+fn worktree_tops(store: &Store) -> Vec<PathBuf> {
+    let common = store.common_dir();
+    let mut tops = Vec::new();
+    if let Ok(top) = store.workdir() {
+        tops.push(top.to_path_buf());
+    }
+    if common.file_name().is_some_and(|n| n == ".git")
+        && let Some(parent) = common.parent()
+    {
+        tops.push(parent.to_path_buf());
+    }
+    for dir in worktree_git_dirs(common).into_iter().skip(1) {
+        // `gitdir` holds the path of the worktree's `.git` file.
+        if let Ok(text) = std::fs::read_to_string(dir.join("gitdir"))
+            && let Some(top) = Path::new(text.trim()).parent()
+        {
+            tops.push(top.to_path_buf());
+        }
+    }
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for top in tops {
+        let top = top.canonicalize().unwrap_or(top);
+        if top.is_dir() && !unique.contains(&top) {
+            unique.push(top);
+        }
+    }
+    unique
 }
 
 fn lock_debris(path: PathBuf, meta: &std::fs::Metadata, now: SystemTime) -> Debris {
@@ -445,7 +570,12 @@ pub fn complete_half_finished(store: &Store) -> Result<Completed, DoctorError> {
 
 /// Looks for stale locks, leftover temporary files and interrupted operations. `temp_dir` is the
 /// system temporary directory (`std::env::temp_dir()`), passed in so the caller decides.
-pub fn examine(store: &Store, temp_dir: &Path, now: SystemTime) -> Result<Findings, DoctorError> {
+pub fn examine(
+    store: &Store,
+    temp_dir: &Path,
+    env: &dyn crate::attention::host_hooks::Env,
+    now: SystemTime,
+) -> Result<Findings, DoctorError> {
     let common = store.common_dir();
     let mut locks = Vec::new();
     locks_under(&common.join("refs/mas"), now, &mut locks)?;
@@ -467,12 +597,14 @@ pub fn examine(store: &Store, temp_dir: &Path, now: SystemTime) -> Result<Findin
     for dir in worktree_git_dirs(common) {
         temp_files.extend(snapshot_indexes_in(&dir, now));
     }
-    temp_files.extend(check_dirs_in(common, now));
+    temp_files.extend(check_dirs_in(common, None, now));
     cache_temps_under(&common.join(CACHE_ROOT), now, &mut temp_files);
     temp_files.extend(object_temps_in(&common.join("objects"), now));
     if temp_dir != common {
-        temp_files.extend(check_dirs_in(temp_dir, now));
+        temp_files.extend(check_dirs_in(temp_dir, Some(&crate::pool::repo_tag(common)), now));
     }
+    let files = installer_files(&worktree_tops(store), &worktree_git_dirs(common), env);
+    temp_files.extend(install_temps_beside(&files, now));
     locks.sort_by(|a, b| a.path.cmp(&b.path));
     temp_files.sort_by(|a, b| a.path.cmp(&b.path));
     let (half_finished, runs_checked) = half_finished_operations(store)?;
@@ -494,8 +626,12 @@ pub fn fix(findings: &Findings, now: SystemTime) -> Repairs {
             DebrisKind::Lock => age_of(&meta, now) > STALE_LOCK_AFTER,
             DebrisKind::CacheTemp => age_of(&meta, now) > STALE_CACHE_TEMP_AFTER,
             DebrisKind::ObjectTemp => age_of(&meta, now) > STALE_OBJECT_TEMP_AFTER,
-            DebrisKind::SnapshotIndex | DebrisKind::CheckDir => {
-                let fallback = if d.kind == DebrisKind::CheckDir { STALE_CHECK_DIR_AFTER } else { STALE_TEMP_AFTER };
+            DebrisKind::SnapshotIndex | DebrisKind::CheckDir | DebrisKind::InstallTemp => {
+                let fallback = match d.kind {
+                    DebrisKind::CheckDir => STALE_CHECK_DIR_AFTER,
+                    DebrisKind::InstallTemp => STALE_INSTALL_TEMP_AFTER,
+                    _ => STALE_TEMP_AFTER,
+                };
                 judge_temp(d.kind, d.path.clone(), d.owner_pid, age_of(&meta, now), fallback).stale
             }
         };
@@ -536,6 +672,22 @@ mod tests {
         ];
         for (name, prefix, want) in table {
             assert_eq!(pid_in(&name, prefix), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn process_ids_are_read_from_installers_temporary_names() {
+        let table = [
+            (".settings.json.git-mas-1234.tmp", "settings.json", Some(1234)),
+            (".settings.json.git-mas-0.tmp", "settings.json", None),
+            (".settings.json.git-mas-.tmp", "settings.json", None),
+            (".settings.json.git-mas-12a.tmp", "settings.json", None),
+            (".hooks.json.git-mas-1234.tmp", "settings.json", None),
+            ("settings.json.git-mas-1234.tmp", "settings.json", None),
+            (".settings.json.git-mas-1234.tmp.bak", "settings.json", None),
+        ];
+        for (entry, name, want) in table {
+            assert_eq!(install_temp_pid(entry, name), want, "{entry}");
         }
     }
 

@@ -80,9 +80,14 @@ pub const MUTEX_WAIT: Duration = Duration::from_secs(120);
 /// Errors from sync.
 #[derive(Debug, Error)]
 pub enum SyncError {
-    /// The remote name or URL is unusable.
-    #[error("remote {remote:?} is not a usable remote name or URL")]
-    BadRemote { remote: String },
+    /// The remote name or URL is unusable ([`remote_problem`]).
+    #[error("remote {remote:?} is not a usable remote name or URL: {why}")]
+    BadRemote {
+        /// The name as given, cut to its first 64 characters when longer.
+        remote: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// `git` could not be started.
     #[error("cannot run git")]
     Spawn {
@@ -757,10 +762,43 @@ fn settle(store: &Store, ex: &mut Exchange) -> Result<(), SyncError> {
     Ok(())
 }
 
+/// The longest remote name or URL sync passes to git (Linux's `PATH_MAX`; the kernel refuses a
+/// single argument over 128 KiB, which would otherwise surface as "cannot run git").
+pub const MAX_REMOTE_LEN: usize = 4096;
+
+/// Why `remote` cannot be synced with, or `None` when git may be given it. A URL or a path
+/// (anything with `/` or `:`, `.` and `..`) is git's to judge; a remote's name must be one git
+/// itself accepts (`refs/remotes/<name>/x` a valid ref name, git's `valid_remote_name`). Any of
+/// them must be non-empty, not start with `-` (git would read an option), hold no control
+/// character and be at most [`MAX_REMOTE_LEN`] bytes.
+pub fn remote_problem(remote: &str) -> Option<&'static str> {
+    if remote.is_empty() {
+        return Some("it is empty");
+    }
+    if remote.len() > MAX_REMOTE_LEN {
+        return Some("it is longer than 4096 bytes");
+    }
+    if remote.starts_with('-') {
+        return Some("it starts with '-' (git would read it as an option)");
+    }
+    if remote.chars().any(char::is_control) {
+        return Some("it holds a control character");
+    }
+    let path_or_url = remote.contains(['/', ':']) || remote == "." || remote == "..";
+    if !path_or_url && gix::refs::FullName::try_from(format!("refs/remotes/{remote}/x").as_str()).is_err() {
+        return Some("it is not a valid remote name (see git check-ref-format)");
+    }
+    None
+}
+
 /// Syncs `refs/mas/*` with `remote`.
 pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
-    if remote.is_empty() || remote.starts_with('-') {
-        return Err(SyncError::BadRemote { remote: remote.into() });
+    if let Some(why) = remote_problem(remote) {
+        let shown = match remote.char_indices().nth(64) {
+            Some((cut, _)) => format!("{}…", &remote[..cut]),
+            None => remote.to_string(),
+        };
+        return Err(SyncError::BadRemote { remote: shown, why });
     }
     // Read before anything moves: a broken roster fails the sync with nothing changed.
     let roster = store.roster()?;
@@ -793,6 +831,32 @@ pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remote_names_are_judged_as_git_judges_them() {
+        let long = "a".repeat(MAX_REMOTE_LEN + 1);
+        let table: Vec<(&str, bool)> = vec![
+            ("origin", true),
+            ("my-fork_2.old", true),
+            ("git://127.0.0.1:9418/remote.git", true),
+            ("../remote.git", true),
+            ("/srv/git/remote.git", true),
+            ("host:path/repo", true),
+            (".", true),
+            ("", false),
+            ("-x", false),
+            ("--upload-pack=evil", false),
+            ("a..b", false),
+            ("a b", false),
+            ("a~1", false),
+            ("has\nnewline", false),
+            ("back\\slash", false),
+            (&long, false),
+        ];
+        for (remote, ok) in table {
+            assert_eq!(remote_problem(remote).is_none(), ok, "{remote:?}: {:?}", remote_problem(remote));
+        }
+    }
 
     #[test]
     fn push_statuses_settle_refs_or_ask_for_another_round() {

@@ -81,12 +81,23 @@
 //! - claude-code 2.1.332 reads the worktree's `.claude/settings.json` and needs nothing more.
 //!
 //! What a crash leaves: every write goes to a temporary file in the same directory
-//! (`.<name>.git-mas-<pid>.tmp`), flushed, then renamed over the target, so at any instant the
-//! file is either as it was or as it is meant to be; a crash before the rename leaves that
-//! temporary file beside it (harmless: no host reads it, the next install writes its own, and in an
-//! agent's worktree it is ignored like the file itself).
+//! (`.<name>.git-mas-<pid>.tmp`, [`temp_path`]), flushed, then renamed over the target, so at any
+//! instant the file is either as it was or as it is meant to be; a crash before the rename leaves
+//! that temporary file beside it. No host reads it and the next install writes its own; in an
+//! agent's worktree it is ignored like the file itself; `git mas doctor` lists it (in the
+//! repository's worktrees and beside every host's user-wide files) and `doctor --fix` removes it
+//! once the process its name carries is gone.
 //! Removing files then empty directories is done one at a time; a crash between leaves empty
 //! directories, which the next uninstall removes.
+//!
+//! Symbolic links: a settings file is often a link into a dotfile manager's folder. A write goes
+//! through the link to its final target ([`write_target`]: a chain is followed to its end, up to
+//! [`MAX_SYMLINKS`]), with the temporary file beside that target and renamed over it, so the link
+//! stays a link and the target's folder is where a crash leaves the temporary file. A dangling
+//! link is written through too (its target is created, as `echo >link` would; git's own lock files
+//! resolve links the same way), but no folder is created for it: a target whose folder is missing
+//! is refused. Uninstall removes the target, never the link, so a link that dangled before install
+//! dangles again after uninstall.
 //!
 //! An empty container is indistinguishable from one install created: uninstall removes a
 //! `hooks.<event>` list or a `hooks` object that only our entry kept non-empty, so a user's own
@@ -919,8 +930,7 @@ pub fn apply(action: Action, host: GateHost, scope: &Scope, env: &dyn Env) -> Re
                 Some(text.clone())
             }
             Plan::Remove => {
-                std::fs::remove_file(&path).map_err(|e| io_error("remove", &path, &e))?;
-                remove_empty_dirs(&file.base, &path);
+                remove_file(&file.base, &path)?;
                 None
             }
         };
@@ -1120,27 +1130,85 @@ pub(crate) fn read(path: &Path) -> Result<Option<String>, HostHookError> {
     }
 }
 
-/// Writes through a temporary file in the same directory and a rename, keeping an existing
-/// file's permissions.
+/// How many symbolic links [`write_target`] follows before it gives up (Linux's own limit).
+pub const MAX_SYMLINKS: usize = 40;
+
+/// The file a write to `path` lands in: `path` itself, or, when `path` is a symbolic link (a
+/// dotfile manager makes settings files links into its own folder), the file at the end of the
+/// chain of links, which may not exist yet (a dangling link). A relative link is read from the
+/// link's folder, as the kernel reads it. A loop, or a chain longer than [`MAX_SYMLINKS`], is an
+/// error.
+pub fn write_target(path: &Path) -> Result<PathBuf, HostHookError> {
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_SYMLINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current).map_err(|e| io_error("read the link", &current, &e))?;
+                current = current.parent().unwrap_or(Path::new(".")).join(target);
+            }
+            Ok(_) => return Ok(current),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(current),
+            Err(e) => return Err(io_error("read", &current, &e)),
+        }
+    }
+    Err(HostHookError::Io {
+        action: "follow",
+        path: path.to_path_buf(),
+        reason: format!("more than {MAX_SYMLINKS} symbolic links (a loop?)"),
+    })
+}
+
+/// The temporary file a write to `target` goes through first: `.<name>.git-mas-<pid>.tmp` in
+/// the same folder, what `git mas doctor` looks for.
+pub fn temp_path(target: &Path) -> PathBuf {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    dir.join(format!(".{name}{TEMP_INFIX}{}{TEMP_SUFFIX}", std::process::id()))
+}
+
+/// What comes between a file's name and the process id in [`temp_path`].
+pub const TEMP_INFIX: &str = ".git-mas-";
+/// How a [`temp_path`] ends.
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+/// Writes through a temporary file and a rename, keeping an existing file's permissions. A
+/// symbolic link is written through: the temporary file goes beside the link's final target
+/// ([`write_target`]) and is renamed over that, so the link stays a link. Folders are created
+/// for `path` itself, never for a link's target: a dangling link whose target's folder is missing
+/// is refused.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), HostHookError> {
     use std::io::Write as _;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, &e))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.git-mas-{}.tmp", std::process::id()));
+    let target = write_target(path)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    if target == path {
+        std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, &e))?;
+    }
+    let tmp = temp_path(&target);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
+        if let Ok(meta) = std::fs::metadata(&target) {
             std::fs::set_permissions(&tmp, meta.permissions())?;
         }
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, &target)
     })();
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        io_error("write", path, &e)
+        io_error("write", &target, &e)
     })
+}
+
+/// Removes the file at `path` (through a symbolic link: the link's final target goes and the
+/// link stays, dangling as it may have been before install), then, when `path` was no link, the
+/// folders between it and `base` that are left empty.
+pub(crate) fn remove_file(base: &Path, path: &Path) -> Result<(), HostHookError> {
+    let target = write_target(path)?;
+    std::fs::remove_file(&target).map_err(|e| io_error("remove", &target, &e))?;
+    if target == path {
+        remove_empty_dirs(base, path);
+    }
+    Ok(())
 }
 
 /// Removes the directories between `path` and `base` (exclusive) that are empty, innermost first.

@@ -595,8 +595,7 @@ pub fn apply(
             Some(text.clone())
         }
         Plan::Remove => {
-            std::fs::remove_file(&path).map_err(|e| host_hooks::io_error("remove", &path, &e))?;
-            host_hooks::remove_empty_dirs(&base, &path);
+            host_hooks::remove_file(&base, &path)?;
             None
         }
     };

@@ -469,7 +469,10 @@ impl From<SyncError> for CliError {
                 (Kind::Internal, None)
             }
             SyncError::Busy { .. } => (Kind::User, Some("wait for the other sync to finish")),
-            SyncError::BadRemote { .. } | SyncError::Fetch { .. } | SyncError::Push { .. } => {
+            SyncError::BadRemote { .. } => {
+                (Kind::Usage, Some("name a remote `git remote` lists, or give a URL or a path"))
+            }
+            SyncError::Fetch { .. } | SyncError::Push { .. } => {
                 (Kind::User, Some("check the remote with `git remote -v`"))
             }
         };
@@ -1006,9 +1009,9 @@ mod tests {
             Incomplete => incomplete(), 1, "Error: frame abc123 is incomplete: no snapshot.json\n";
         ));
         rows.extend(rows!(SyncError via CliError::from;
-            BadRemote => SyncError::BadRemote { remote: "-x".into() }, 1,
-                "Error: remote \"-x\" is not a usable remote name or URL\n\
-                 Hint: check the remote with `git remote -v`\n";
+            BadRemote => SyncError::BadRemote { remote: "-x".into(), why: "it starts with '-' (git would read it as an option)" }, 2,
+                "Error: remote \"-x\" is not a usable remote name or URL: it starts with '-' (git would read it as an option)\n\
+                 Hint: name a remote `git remote` lists, or give a URL or a path\n";
             Spawn => SyncError::Spawn { source: io(ErrorKind::NotFound, "no such file") }, 3,
                 "Error: cannot run git\nCaused by: no such file\n";
             Fetch => SyncError::Fetch { remote: "origin".into(), stderr: "fatal: unreachable".into() }, 1,

@@ -7,8 +7,10 @@
 //! check that calls git from finding a repository above it.
 //!
 //! A killed git-mas cannot remove its scratch checkout, so the name says whose it is:
-//! `git-mas-check-<pid namespace>-<pid>-<random>` (and its output file, the same name with
-//! `.out`) under the temporary directory. Every new scratch first sweeps the ones whose process is
+//! `git-mas-check-<pid namespace>-<pid>-<repository>-<random>` (and its output file, the same
+//! name with `.out`) under the temporary directory, where `<repository>` tags the repository's
+//! common git dir (`pool::repo_tag`): the temporary directory is shared by every repository on the
+//! machine, and `git mas doctor` lists only its own repository's. Every new scratch first sweeps the ones whose process is
 //! gone (`pool::sweep_dead`), so what a crash leaves lives until the next check.
 
 use super::{PoolError, io_err};
@@ -34,12 +36,13 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// A new empty directory under the system's temporary directory, after sweeping those that
-    /// killed processes left.
-    pub fn new() -> Result<Self, PoolError> {
+    /// A new empty directory under the system's temporary directory for the repository whose
+    /// common git dir is `owner` (its tag is in the name, so that `git mas doctor` in another
+    /// repository leaves it out), after sweeping those that killed processes left.
+    pub fn new(owner: &Path) -> Result<Self, PoolError> {
         let tmp = std::env::temp_dir();
         super::sweep_dead(&tmp, SCRATCH_PREFIX);
-        let path = tmp.join(super::owned_name(SCRATCH_PREFIX));
+        let path = tmp.join(super::owned_name_for(SCRATCH_PREFIX, &super::repo_tag(owner)));
         std::fs::create_dir_all(&path).map_err(io_err(&path))?;
         Ok(Scratch { path })
     }
@@ -215,7 +218,7 @@ pub fn check_tree(
     env: &[(&str, String)],
     timeout: Option<Duration>,
 ) -> Result<CheckRun, PoolError> {
-    let scratch = Scratch::new()?;
+    let scratch = Scratch::new(repo.common_dir())?;
     checkout_tree(repo, tree, scratch.path())?;
     let mut env = env.to_vec();
     env.push(("GIT_MAS_TREE", tree.to_string()));
@@ -283,7 +286,7 @@ mod tests {
 
     #[test]
     fn output_is_captured_digested_and_the_status_kept() {
-        let dir = Scratch::new().unwrap();
+        let dir = Scratch::new(Path::new("/nonexistent/.git")).unwrap();
         let ok = run(dir.path(), "echo out; echo err >&2; exit 0", &[], None).unwrap();
         assert_eq!(ok.summary.exit_status, Some(0));
         assert!(ok.summary.passed());
@@ -297,7 +300,7 @@ mod tests {
 
     #[test]
     fn a_check_past_its_timeout_is_killed_and_fails() {
-        let dir = Scratch::new().unwrap();
+        let dir = Scratch::new(Path::new("/nonexistent/.git")).unwrap();
         let started = Instant::now();
         let slow = run(dir.path(), "sleep 5 & sleep 5", &[], Some(Duration::from_millis(200))).unwrap();
         assert!(slow.timed_out);

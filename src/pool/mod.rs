@@ -281,6 +281,34 @@ pub(crate) fn owned_name(prefix: &str) -> String {
     format!("{prefix}{}-{}-{}", pid_namespace(), std::process::id(), random_hex())
 }
 
+/// A scratch name owned by this process for the repository whose common git dir has tag `repo`
+/// ([`repo_tag`]): `<prefix><ns>-<pid>-<repo>-<random>`. [`owner_pid`] reads it as it reads an
+/// [`owned_name`]; [`scratch_repo_tag`] gives the repository back.
+pub(crate) fn owned_name_for(prefix: &str, repo: &str) -> String {
+    format!("{prefix}{}-{}-{repo}-{}", pid_namespace(), std::process::id(), random_hex())
+}
+
+/// The tag of a repository in scratch names: the first 12 hex digits of the SHA-256 of its common
+/// git dir's canonical path, the same from every worktree of one clone.
+pub fn repo_tag(common_dir: &Path) -> String {
+    use sha2::Digest;
+    let path = common_dir.canonicalize().unwrap_or_else(|_| common_dir.to_path_buf());
+    let digest = sha2::Sha256::digest(path.as_os_str().as_encoded_bytes());
+    digest[..6].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The repository tag in a scratch name made by [`owned_name_for`] (in any pid namespace);
+/// `None` for a name without one (made by [`owned_name`], or by an older release).
+pub fn scratch_repo_tag(name: &str, prefix: &str) -> Option<String> {
+    let parts: Vec<&str> = name.strip_prefix(prefix)?.splitn(4, '-').collect();
+    match parts.as_slice() {
+        [_, _, tag, random] if tag.len() == 12 && tag.bytes().all(|b| b.is_ascii_hexdigit()) && !random.is_empty() => {
+            Some(tag.to_string())
+        }
+        _ => None,
+    }
+}
+
 pub(crate) fn pid_namespace() -> String {
     std::fs::read_link("/proc/self/ns/pid")
         .ok()
@@ -349,6 +377,19 @@ pub(crate) fn random_hex() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scratch_name_carries_its_repositorys_tag_and_its_owner() {
+        let (a, b) = (repo_tag(Path::new("/nonexistent/a/.git")), repo_tag(Path::new("/nonexistent/b/.git")));
+        assert_eq!(a.len(), 12);
+        assert_ne!(a, b);
+        let name = owned_name_for("git-mas-check-", &a);
+        assert_eq!(scratch_repo_tag(&name, "git-mas-check-"), Some(a));
+        assert_eq!(owner_pid(&name, "git-mas-check-"), Some(std::process::id()));
+        for untagged in [owned_name("git-mas-check-"), "git-mas-check-0123456789abcdef".to_string()] {
+            assert_eq!(scratch_repo_tag(&untagged, "git-mas-check-"), None, "{untagged}");
+        }
+    }
 
     #[test]
     fn each_error_says_what_was_refused_and_whether_it_is_a_refusal() {

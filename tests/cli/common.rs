@@ -14,6 +14,7 @@ impl TestEnv {
     pub fn new() -> Self {
         let tmp = tempfile::Builder::new().prefix("git-mas-test").tempdir().expect("tempdir");
         std::fs::create_dir_all(tmp.path().join("home")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("tmp")).unwrap();
         TestEnv { tmp }
     }
 
@@ -25,10 +26,23 @@ impl TestEnv {
         self.root().join("keys")
     }
 
-    /// Applies the hermetic environment to a command.
+    /// Applies the hermetic environment to a command: nothing of the caller's git, git-mas or
+    /// hosts' configuration gets through, and the command's temporary directory is the test's own
+    /// (`<root>/tmp`: scratch checkouts are made there and `doctor` reads it, so tests running at
+    /// once never see each other's).
     pub fn hermetic(&self, cmd: &mut Command) {
         let home = self.root().join("home");
+        // Every GIT_* and GIT_MAS_* variable of the caller (a test run from a git hook, or by an
+        // agent under `git mas coordinate`, has some), and the hosts' own configuration
+        // directories, which `--global` installs would write into.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            if key.starts_with("GIT_") || ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME"].contains(&key.as_ref()) {
+                cmd.env_remove(key.as_ref());
+            }
+        }
         cmd.env("HOME", &home)
+            .env("TMPDIR", self.root().join("tmp"))
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -264,5 +278,97 @@ impl JsonRun {
     /// The last line.
     pub fn last(&self) -> &serde_json::Value {
         self.lines.last().unwrap_or_else(|| panic!("no output; stderr: {}", self.stderr))
+    }
+}
+
+/// Kills process group `pgid` (never group 0 or 1: that would be every process). Not through
+/// procps `kill -KILL -PID`, which parses a negative PID as a signal and may signal group -1.
+pub fn kill_group(pgid: u32) {
+    if let Some(pid) = i32::try_from(pgid).ok().filter(|p| *p > 1).and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// A running process (zombies left out) as `/proc/<pid>/stat` gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proc {
+    pub pid: u32,
+    pub name: String,
+    pub ppid: u32,
+    pub pgrp: u32,
+}
+
+/// Every running process, read from `/proc`.
+pub fn processes() -> Vec<Proc> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses.
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        let name = head.split_once('(').map_or("", |(_, c)| c).to_string();
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if let [state, ppid, pgrp, ..] = fields[..]
+            && state != "Z"
+            && let (Ok(ppid), Ok(pgrp)) = (ppid.parse(), pgrp.parse())
+        {
+            out.push(Proc { pid, name, ppid, pgrp });
+        }
+    }
+    out
+}
+
+/// The processes of group `pgid` still running.
+pub fn group_members(pgid: u32) -> Vec<Proc> {
+    processes().into_iter().filter(|p| p.pgrp == pgid).collect()
+}
+
+/// Kills group `pgid` and waits (up to 5 s) until none of its processes runs; returns those still
+/// running then.
+pub fn kill_group_and_wait(pgid: u32) -> Vec<Proc> {
+    kill_group(pgid);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let left = group_members(pgid);
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A long-lived child (a watcher, a maintenance loop) started in a process group of its own and
+/// killed with everything it started when dropped, so that a failed assertion does not leave it
+/// running after the suite.
+pub struct GroupChild(pub std::process::Child);
+
+impl GroupChild {
+    /// Spawns `cmd` as the leader of a new process group.
+    pub fn spawn(cmd: &mut Command) -> std::io::Result<GroupChild> {
+        use std::os::unix::process::CommandExt as _;
+        cmd.process_group(0).spawn().map(GroupChild)
+    }
+}
+
+impl std::ops::Deref for GroupChild {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for GroupChild {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        // Only while something of the group runs: a group id nobody holds may be reused.
+        if !group_members(self.0.id()).is_empty() {
+            kill_group_and_wait(self.0.id());
+        }
+        let _ = self.0.wait();
     }
 }

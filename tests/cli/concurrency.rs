@@ -85,7 +85,8 @@ fn hammer_beside(env: &TestEnv, repo: &Path, agents: &[String], shared: &str, ma
         .current_dir(repo)
         .arg("-c")
         .arg(format!("while [ ! -e '{}' ]; do {maintenance} >/dev/null 2>&1; done", stop.display()));
-    let mut packer = packer.spawn().expect("spawn the maintenance loop");
+    // Killed when dropped: a writer's failed assertion must not leave the loop running.
+    let mut packer = GroupChild::spawn(&mut packer).expect("spawn the maintenance loop");
     let mut children = Vec::new();
     for agent in agents {
         // Each append's exit code is written down: an append that exits 0 is acknowledged.

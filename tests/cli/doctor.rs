@@ -227,3 +227,149 @@ fn a_proposal_killed_mid_way_leaves_no_temporary_index_after_the_next_run() {
     assert_eq!(leftovers(), Vec::<PathBuf>::new(), "after kill {n} and the next propose");
     assert_eq!(doctor(&team.env, &team.repo, &[]).status.code(), Some(0));
 }
+
+/// A `hooks install` killed between writing its temporary file and renaming it over the settings
+/// file (in the project, and in the user's home with `--global`) leaves `.NAME.git-mas-PID.tmp`:
+/// doctor lists each as stale (its process is gone), `--fix` removes them, and the settings files
+/// keep their bytes. A temporary whose process still runs is listed as in use and left alone.
+#[test]
+fn a_killed_installers_temporary_is_listed_and_fixed_and_the_settings_file_kept() {
+    use crate::killpoints::{RENAMES, Trigger, under_strace};
+    crate::killpoints::require_strace();
+    let env = TestEnv::new();
+    let repo = env.repo("installs");
+    let codex_home = env.root().join("codex-home");
+    let project = repo.join(".claude/settings.json");
+    let global = codex_home.join("hooks.json");
+    for (file, text) in [(&project, "{\"model\": \"opus\"}\n"), (&global, "{\"hooks\": {}}\n")] {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let settings =
+        [(project.clone(), std::fs::read(&project).unwrap()), (global.clone(), std::fs::read(&global).unwrap())];
+    for args in
+        [&["hooks", "install", "--host", "claude-code"][..], &["hooks", "install", "--global", "--host", "codex"]]
+    {
+        let mut cmd = env.mas_cmd(&repo);
+        cmd.args(args).env("CODEX_HOME", &codex_home);
+        // The installer's first rename is its temporary's over the settings file.
+        let trigger = Trigger::on(RENAMES);
+        let out = under_strace(&cmd, &trigger, 1, &env.root().join("strace.out")).output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "{args:?} was killed at its rename");
+    }
+    let temps = |dir: &Path| -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().unwrap().to_str().unwrap().ends_with(".tmp"))
+            .collect();
+        found.sort();
+        found
+    };
+    let left: Vec<PathBuf> = [temps(&repo.join(".claude")), temps(&codex_home)].concat();
+    assert_eq!(left.len(), 2, "each killed install left its temporary: {left:?}");
+    // One whose process (this test) still runs.
+    let live = repo.join(format!(".cursor/.hooks.json.git-mas-{}.tmp", std::process::id()));
+    std::fs::create_dir_all(live.parent().unwrap()).unwrap();
+    std::fs::write(&live, "{}").unwrap();
+
+    let doctor_env = |args: &[&str]| {
+        let mut all = vec!["doctor", "--json"];
+        all.extend_from_slice(args);
+        let out = env.mas_cmd(&repo).env("CODEX_HOME", &codex_home).env("TMPDIR", env.root()).args(&all).output();
+        let out = out.unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+        (out.status.code(), json)
+    };
+    let (code, json) = doctor_env(&[]);
+    assert_eq!(code, Some(1), "{json}");
+    let found = &json["temp_files"];
+    for temp in &left {
+        let d = entry(found, temp).unwrap_or_else(|| panic!("{} not listed: {json}", temp.display()));
+        assert_eq!((d["kind"].as_str(), d["stale"].as_bool()), (Some("install_temp"), Some(true)), "{d}");
+    }
+    let d = entry(found, &live).unwrap_or_else(|| panic!("the live one is listed: {json}"));
+    assert_eq!(d["stale"], false, "{d}");
+
+    let (code, json) = doctor_env(&["--fix"]);
+    assert_eq!(code, Some(0), "{json}");
+    for temp in &left {
+        assert!(!temp.exists(), "{} removed", temp.display());
+    }
+    assert!(live.exists(), "a live installer's temporary is left alone");
+    for (file, bytes) in &settings {
+        assert_eq!(&std::fs::read(file).unwrap(), bytes, "{} untouched", file.display());
+    }
+}
+
+/// The temporary directory is shared by every repository on the machine: doctor in one repository
+/// does not list a scratch checkout another repository's check is running in (the failure of a
+/// full run: "process N is running" in another test's doctor), while doctor in that repository
+/// lists it as in use.
+#[test]
+fn doctor_lists_only_its_own_repositorys_scratch_checkouts() {
+    let env = TestEnv::new();
+    let tmp = env.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let a = env.repo("a");
+    let b = env.repo("b");
+    env.agents(&a, &["alice", "bob"]);
+    let (started, stop) = (env.root().join("started"), env.root().join("stop"));
+    let check = format!("touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done", started.display(), stop.display());
+    env.mas_ok(&a, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "wait", "--check", &check]);
+    let wt =
+        |name: &str| PathBuf::from(env.mas_ok(&a, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim());
+    let (alice, bob) = (wt("alice"), wt("bob"));
+    std::fs::write(alice.join("a.txt"), "a\n").unwrap();
+    env.mas_ok(&alice, &["propose"]);
+    let endorse = env
+        .mas_cmd(&bob)
+        .env("TMPDIR", &tmp)
+        .args(["endorse", "alice"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let endorse = Released { child: endorse, stop: stop.clone() };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < deadline, "the check never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let in_tmp = |json: &Value| -> Vec<String> {
+        json["temp_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["path"].as_str().unwrap().starts_with(tmp.to_str().unwrap()))
+            .map(|d| d["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (code, in_b) = doctor_json(&env, &b, &[]);
+    assert_eq!((code, in_tmp(&in_b)), (Some(0), vec![]), "nothing of a's in b: {in_b}");
+    let (code, in_a) = doctor_json(&env, &a, &[]);
+    assert_eq!((code, in_tmp(&in_a).len()), (Some(0), 1), "a's own scratch, in use: {in_a}");
+    assert!(endorse.finish(), "the endorsement finished");
+}
+
+/// The endorsement, released and waited for when dropped: a failed assertion must not leave
+/// its check looping.
+struct Released {
+    child: std::process::Child,
+    stop: PathBuf,
+}
+
+impl Released {
+    fn finish(mut self) -> bool {
+        std::fs::write(&self.stop, "").unwrap();
+        self.child.wait().unwrap().success()
+    }
+}
+
+impl Drop for Released {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.stop, "");
+        let _ = self.child.wait();
+    }
+}

@@ -460,3 +460,59 @@ fn a_project_install_sets_the_gate_to_enforce_only_when_unset() {
     env.mas_ok(&third, &["hooks", "install", "--global", "--host", "claude-code"]);
     assert_eq!(gate(&third), None, "a global install leaves each repository's mode alone");
 }
+
+/// A settings file that is a symbolic link (dotfile managers make them) stays a link through
+/// install and uninstall, in the project and in the user's home: the entry goes into the link's
+/// final target (a chain of links is followed to its end) and uninstall gives that target back its
+/// bytes. A dangling link's target is created by install and removed by uninstall, the link left
+/// dangling as it was. Nothing else appears beside the targets.
+#[test]
+fn a_symlinked_settings_file_stays_a_link_and_its_target_gets_the_entry() {
+    use std::os::unix::fs::symlink;
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let home = env.root().join("home");
+    let codex_home = env.root().join("codex-home");
+    let dots = env.root().join("dotfiles");
+    for dir in [&dots, &repo.join(".claude"), &repo.join(".gemini"), &home.join(".claude"), &codex_home] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(dots.join("claude.json"), CLAUDE_SETTINGS).unwrap();
+    std::fs::write(dots.join("gemini.json"), GEMINI_SETTINGS).unwrap();
+    std::fs::write(dots.join("global-claude.json"), CLAUDE_SETTINGS).unwrap();
+    symlink(dots.join("claude.json"), repo.join(".claude/settings.json")).unwrap();
+    // A chain of two relative links.
+    symlink("gemini.json", dots.join("gemini-current.json")).unwrap();
+    symlink("../../dotfiles/gemini-current.json", repo.join(".gemini/settings.json")).unwrap();
+    symlink(dots.join("global-claude.json"), home.join(".claude/settings.json")).unwrap();
+    symlink(dots.join("codex-hooks.json"), codex_home.join("hooks.json")).unwrap();
+    let links = [
+        (repo.join(".claude/settings.json"), dots.join("claude.json"), "claude-code"),
+        (repo.join(".gemini/settings.json"), dots.join("gemini.json"), "gemini"),
+        (home.join(".claude/settings.json"), dots.join("global-claude.json"), "claude-code"),
+        (codex_home.join("hooks.json"), dots.join("codex-hooks.json"), "codex"),
+    ];
+    let run = |args: &[&str]| {
+        let mut cmd = env.mas_cmd(&repo);
+        cmd.args(args).env("CODEX_HOME", &codex_home).env_remove("CLAUDE_CONFIG_DIR");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    let dots_before = tree(&dots);
+    run(&["hooks", "install", "--host", "claude-code", "--host", "gemini"]);
+    run(&["hooks", "install", "--global", "--host", "claude-code", "--host", "codex"]);
+    for (link, target, host) in &links {
+        assert!(std::fs::symlink_metadata(link).unwrap().is_symlink(), "{} is still a link", link.display());
+        let text = std::fs::read_to_string(target).unwrap_or_default();
+        assert!(text.contains(&format!("git mas gate --host {host}")), "{}: {text}", target.display());
+    }
+    let claude = std::fs::read_to_string(dots.join("claude.json")).unwrap();
+    assert!(claude.starts_with("{\n    \"model\" :\"opus\","), "the user's bytes kept: {claude}");
+    run(&["hooks", "uninstall", "--host", "claude-code", "--host", "gemini"]);
+    run(&["hooks", "uninstall", "--global", "--host", "claude-code", "--host", "codex"]);
+    assert_eq!(tree(&dots), dots_before, "every target as it was, nothing left beside them");
+    for (link, _, _) in &links {
+        assert!(std::fs::symlink_metadata(link).unwrap().is_symlink(), "{} is still a link", link.display());
+    }
+    assert!(!dots.join("codex-hooks.json").exists(), "the dangling link dangles again");
+}

@@ -521,6 +521,9 @@ fn refusals_carry_the_clis_message_hint_and_exit_code() {
     assert_eq!(error.outcome, "usage", "{error:?}");
     let error = server.refused("sync", json!({"remote": "../elsewhere.git"}));
     assert_eq!(error.exit_code, 2, "{error:?}");
+    // A name git could never be given (the kernel refuses an argument that long).
+    let error = server.refused("sync", json!({"remote": "a".repeat(1 << 20)}));
+    assert_eq!((error.exit_code, error.outcome.as_str()), (2, "usage"), "{error:?}");
     let error = server.refused("endorse", json!({"proposer": "alice", "reject": true}));
     assert_eq!(error.exit_code, 2, "{error:?}");
     let error = server.refused("run_show", json!({"run": "nope"}));

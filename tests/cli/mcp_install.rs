@@ -246,3 +246,58 @@ fn coordinate_with_no_mcp_registers_nothing() {
         assert!(!path.join(".mcp.json").exists() && !path.join(".codex").exists(), "{agent}");
     }
 }
+
+/// A registration file that is a symbolic link (dotfile managers make them) stays a link through
+/// install and uninstall, in the project and in the user's home: the entry goes into the link's
+/// final target (a chain of links is followed to its end), uninstall gives the target back its
+/// bytes, and a dangling link's target is created by install and removed by uninstall.
+#[test]
+fn a_symlinked_registration_file_stays_a_link_and_its_target_gets_the_entry() {
+    use std::os::unix::fs::symlink;
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let home = env.root().join("home");
+    let dots = env.root().join("dotfiles");
+    for dir in [&dots, &repo.join(".codex"), &home.join(".config/opencode")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let (mcp, codex) = (USER_FILES[0].1, USER_FILES[1].1);
+    std::fs::write(dots.join("mcp.json"), mcp).unwrap();
+    std::fs::write(dots.join("codex.toml"), codex).unwrap();
+    std::fs::write(dots.join("claude.json"), mcp).unwrap();
+    symlink(dots.join("mcp.json"), repo.join(".mcp.json")).unwrap();
+    // A chain of two relative links.
+    symlink("codex.toml", dots.join("codex-current.toml")).unwrap();
+    symlink("../../dotfiles/codex-current.toml", repo.join(".codex/config.toml")).unwrap();
+    symlink(dots.join("claude.json"), home.join(".claude.json")).unwrap();
+    symlink(dots.join("opencode.json"), home.join(".config/opencode/opencode.json")).unwrap();
+    let links = [
+        (repo.join(".mcp.json"), dots.join("mcp.json")),
+        (repo.join(".codex/config.toml"), dots.join("codex.toml")),
+        (home.join(".claude.json"), dots.join("claude.json")),
+        (home.join(".config/opencode/opencode.json"), dots.join("opencode.json")),
+    ];
+    let run = |args: &[&str]| {
+        let mut cmd = env.mas_cmd(&repo);
+        cmd.args(args).env_remove("CLAUDE_CONFIG_DIR").env_remove("CODEX_HOME");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    let dots_before = tree(&dots);
+    run(&["mcp", "install", "--host", "claude-code", "--host", "codex"]);
+    run(&["mcp", "install", "--global", "--host", "claude-code", "--host", "opencode"]);
+    for (link, target) in &links {
+        assert!(std::fs::symlink_metadata(link).unwrap().is_symlink(), "{} is still a link", link.display());
+        let text = std::fs::read_to_string(target).unwrap_or_default();
+        assert!(text.contains("git-mas"), "{}: {text}", target.display());
+    }
+    let toml = std::fs::read_to_string(dots.join("codex.toml")).unwrap();
+    assert!(toml.starts_with(codex) && toml.contains("[mcp_servers.git-mas]"), "{toml}");
+    run(&["mcp", "uninstall", "--host", "claude-code", "--host", "codex"]);
+    run(&["mcp", "uninstall", "--global", "--host", "claude-code", "--host", "opencode"]);
+    assert_eq!(tree(&dots), dots_before, "every target as it was, nothing left beside them");
+    for (link, _) in &links {
+        assert!(std::fs::symlink_metadata(link).unwrap().is_symlink(), "{} is still a link", link.display());
+    }
+    assert!(!dots.join("opencode.json").exists(), "the dangling link dangles again");
+}

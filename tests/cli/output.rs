@@ -25,10 +25,31 @@ fn redacted(env: &TestEnv, body: impl FnOnce()) {
     settings.add_filter(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b", "[TIME]");
     // An elapsed time reads "850ms", "3s" or "1m 2s": each is one [DURATION].
     settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s|m|h)\b(\s\d+(\.\d+)?\s?(ms|s|m|h)\b)*", "[DURATION]");
+    // A duration inside a padded column changes the padding after it ("30m left" and "29m 59s
+    // left" are padded to one width): the first run of two or more spaces after a [DURATION] on its
+    // line becomes two.
+    settings.add_filter(r"(\[DURATION\][^\n]*?) {2,}", "${1}  ");
     settings.add_filter(r"/tmp/[^\s)]+", "[TMP]");
     // Milliseconds since the epoch (a run's created_at_ms).
     settings.add_filter(r"\b1\d{12}\b", "[EPOCH_MS]");
     settings.bind(body);
+}
+
+/// The flake of `the_frame_the_board_and_a_decision`: `focus list` pads its status column, so a
+/// focus listed at "30m left" and one listed a second later at "29m 59s left" differed in the
+/// spaces after the redacted duration.
+#[test]
+fn a_duration_in_a_padded_column_redacts_alike_whatever_its_width() {
+    let env = TestEnv::new();
+    let line =
+        |d: &str| format!("{:<16} {:<40} {}\n", "alice", format!("live, {d} left, current frame"), "src/money.rs");
+    redacted(&env, || {
+        insta::allow_duplicates! {
+            for d in ["30m", "29m 59s", "1h", "59m 59s 999ms"] {
+                insta::assert_snapshot!(line(d), @"alice            live, [DURATION] left, current frame  src/money.rs");
+            }
+        }
+    });
 }
 
 fn regex_escape(text: &str) -> String {

@@ -268,13 +268,14 @@ fn watch_publishes_a_frame_when_the_workspace_changes_and_stops_on_ctrl_c() {
     let env = TestEnv::new();
     let repo = env.repo("watch");
     env.agents(&repo, &["alice"]);
-    let mut child = env
-        .mas_cmd(&repo)
-        .args(["--agent", "alice", "watch", "--debounce-ms", "100"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    // Killed when dropped: a failed assertion must not leave the watcher running.
+    let mut child = GroupChild::spawn(
+        env.mas_cmd(&repo)
+            .args(["--agent", "alice", "watch", "--debounce-ms", "100"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+    )
+    .unwrap();
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let first: WatchEventOut = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     assert!(first.previous.is_none());

@@ -1,6 +1,7 @@
 //! Two clones exchanging records through a real bare remote.
 
 use crate::common::*;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 
 struct Pair {
@@ -134,6 +135,34 @@ fn sync_with_a_missing_remote_fails_cleanly() {
     assert_eq!(env.refs(&repo), before);
 }
 
+/// A remote name git would refuse, or could never be given (1 MB in `mas.remote`; 100 KB on the
+/// command line, under the kernel's limit for one argument), is a usage error (exit 2) with a short
+/// message, not "cannot run git" (exit 3) or a fetch's failure; nothing changes.
+#[test]
+fn a_huge_or_malformed_remote_name_is_a_usage_error() {
+    let env = TestEnv::new();
+    let repo = env.repo("names");
+    env.agents(&repo, &["alice"]);
+    let before = env.refs(&repo);
+    let expect_usage = |out: &std::process::Output, what: &str, why: &str| {
+        let err = stderr(out);
+        let start: String = err.chars().take(300).collect();
+        assert_eq!(out.status.code(), Some(2), "{what}: {start}");
+        assert!(err.contains(why), "{what}: {start}");
+        assert!(err.len() < 1000, "{what}: the name is not printed whole: {} bytes", err.len());
+    };
+    let long = "a".repeat(100 * 1024);
+    expect_usage(&env.mas(&repo, &["sync", &long]), "100 KB argument", "longer than 4096 bytes");
+    expect_usage(&env.mas(&repo, &["sync", "a..b"]), "a..b", "not a valid remote name");
+    expect_usage(&env.mas(&repo, &["sync", "--", "-x"]), "-x", "starts with '-'");
+    let config = repo.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("[mas]\n\tremote = {}\n", "a".repeat(1 << 20)));
+    std::fs::write(&config, text).unwrap();
+    expect_usage(&env.mas(&repo, &["sync"]), "1 MB mas.remote", "longer than 4096 bytes");
+    assert_eq!(env.refs(&repo), before);
+}
+
 #[test]
 fn a_stale_lock_in_the_way_is_named_and_sync_does_not_exit_0_while_refs_differ() {
     let Pair { env, a, b } = pair();
@@ -197,7 +226,10 @@ fn mas_refs(env: &TestEnv, dir: &Path) -> String {
     env.git(dir, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/mas/"])
 }
 
-/// A `git daemon` serving `base` on 127.0.0.1 (push enabled), stopped when dropped.
+/// A `git daemon` serving `base` on 127.0.0.1 (push enabled), stopped when dropped. `git daemon`
+/// is a wrapper that runs `git-daemon` as its child, so the daemon gets a process group of its
+/// own and the whole group is killed: killing the wrapper alone left `git-daemon` listening after
+/// every run of the suite.
 struct Daemon {
     child: std::process::Child,
     port: u16,
@@ -213,7 +245,8 @@ impl Daemon {
             .arg(format!("--base-path={}", base.display()))
             .arg(base)
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
         let child = cmd.spawn().expect("start git daemon");
         let daemon = Daemon { child, port };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -229,11 +262,35 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// Stops it and asserts that it is gone: no process of its group runs, its port refuses.
+    fn stop(self) {
+        let (pgid, port) = (self.child.id(), self.port);
+        drop(self);
+        assert_eq!(group_members(pgid), vec![], "the daemon's processes are gone");
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "nothing listens on {port}");
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        kill_group_and_wait(self.child.id());
         let _ = self.child.wait();
     }
+}
+
+#[test]
+fn a_git_daemon_a_test_started_is_gone_with_its_child_when_stopped() {
+    let env = TestEnv::new();
+    let served = env.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let daemon = Daemon::start(&env, &served);
+    let wrapper = daemon.child.id();
+    let under: Vec<Proc> = processes().into_iter().filter(|p| p.ppid == wrapper).collect();
+    assert!(under.iter().any(|p| p.name == "git-daemon"), "git daemon runs git-daemon under it: {under:?}");
+    daemon.stop();
+    let alive: Vec<Proc> = processes().into_iter().filter(|p| under.iter().any(|u| u.pid == p.pid)).collect();
+    assert_eq!(alive, vec![], "no git-daemon the test started is alive");
 }
 
 /// Every payload `n` on a chain, sorted (duplicates kept, so that a duplicate shows).
@@ -320,7 +377,7 @@ fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
             env.mas_ok(dir, &["sync"]);
         }
     }
-    drop(daemon);
+    daemon.stop();
 
     let mut acked: Vec<i64> = tallies.iter().flat_map(|t| t.shared.iter().copied()).collect();
     acked.sort();
@@ -494,4 +551,5 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
         KILL_POINTS.len()
     );
     assert!(killed.len() >= 10, "the kill points were reached: only {killed:?}");
+    daemon.stop();
 }

@@ -5,6 +5,7 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::json::doctor::{DoctorOut, FailedRemoval};
 use crate::cli::output::JsonFlag;
+use git_mas::attention::host_hooks::ProcessEnv;
 use git_mas::doctor::{self, Completed, Debris, DebrisKind, DoctorError, Findings, HalfFinished, Repairs};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -23,11 +24,16 @@ use std::time::{Duration, SystemTime};
 ///     the process id in the name is gone, or, without one, after 1 hour.
 ///   - scratch checkouts (`git-mas-check-*` in the system temporary directory or the git dir) from
 ///     `endorse` and `land`: stale when their process is gone, or, without one, after 24 hours.
-///     The temporary directory is shared, so these may belong to another clone on this machine.
+///     Only this repository's are listed (their names carry a tag of its git dir); one without a
+///     tag, from an older release, may belong to another clone on this machine.
 ///   - cache temporaries (`.tmp-*` under the git dir's mas-cache/), renamed into place in
 ///     milliseconds: stale after 1 minute.
 ///   - object temporaries (`objects/.tmp*`), renamed into objects/xx/ when complete: stale after
 ///     10 minutes (git's own gc does not know them).
+///   - installer temporaries (`.NAME.git-mas-PID.tmp` beside a host's settings file, in this
+///     repository's working trees or the user's home, or beside a symlinked file's target) from a
+///     killed `hooks install` or `mcp install`: stale when their process is gone, or after 10
+///     minutes when its id runs again. The settings file itself is never touched.
 ///   - half-finished operations: a landing interrupted between its intent and the integration
 ///     branch, or before its landed ref. --fix completes them (as `git mas land` and every command
 ///     that reads the run would), and brings proposal refs level with their events.
@@ -67,6 +73,7 @@ fn kind_label(kind: DebrisKind) -> &'static str {
         DebrisKind::CheckDir => "check dir",
         DebrisKind::CacheTemp => "cache tmp",
         DebrisKind::ObjectTemp => "object tmp",
+        DebrisKind::InstallTemp => "install tmp",
     }
 }
 
@@ -95,14 +102,14 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
     let store = ctx.store()?;
     let common = store.common_dir().to_path_buf();
     let temp = std::env::temp_dir();
-    let mut findings = doctor::examine(store, &temp, SystemTime::now()).map_err(doctor_error)?;
+    let mut findings = doctor::examine(store, &temp, &ProcessEnv, SystemTime::now()).map_err(doctor_error)?;
     let repairs = if args.fix { doctor::fix(&findings, SystemTime::now()) } else { Default::default() };
     // Stale locks first: a landing's recovery needs the refs they blocked.
     let completed =
         if args.fix { doctor::complete_half_finished(store).map_err(doctor_error)? } else { Default::default() };
     if args.fix {
         // What is there now, after the removals: the exit code must not claim more than was done.
-        findings = doctor::examine(store, &temp, SystemTime::now()).map_err(doctor_error)?;
+        findings = doctor::examine(store, &temp, &ProcessEnv, SystemTime::now()).map_err(doctor_error)?;
     }
     let problems = findings.problem_count();
     if args.output.json {

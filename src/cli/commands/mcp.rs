@@ -517,7 +517,8 @@ struct SyncParams {
 
 /// Whether `name` can only be a configured remote's name, not a URL or a path.
 fn is_remote_name(name: &str) -> bool {
-    !name.is_empty()
+    git_mas::sync::remote_problem(name).is_none()
+        && !name.is_empty()
         && !name.starts_with(['-', '.'])
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }

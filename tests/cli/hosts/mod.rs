@@ -163,6 +163,9 @@ impl Bench {
             .env("GIT_MAS_AGENT", "alice")
             .env("GIT_MAS_RUN", &self.run)
             .env("GIT_MAS_WORKTREE", &self.worktree)
+            // The test's root, not its `tmp/`: copilot lets a shell command read the temporary
+            // directory without asking, and the team's check script lies in the root.
+            .env("TMPDIR", self.team.env.root())
             .env("NO_PROXY", "*")
             .env_remove("HTTP_PROXY")
             .env_remove("HTTPS_PROXY")
@@ -217,14 +220,6 @@ impl Bench {
             collect_results(&body, &mut out);
         }
         out
-    }
-}
-
-/// Kills process group `pgid` (never group 0 or 1: that would be every process). Not through
-/// procps `kill -KILL -PID`, which parses a negative PID as a signal and may signal group -1.
-fn kill_group(pgid: u32) {
-    if let Some(pid) = i32::try_from(pgid).ok().filter(|p| *p > 1).and_then(rustix::process::Pid::from_raw) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
 
