@@ -298,7 +298,7 @@ pub fn staging_prefix(remote: &str) -> String {
 }
 
 fn git(store: &Store) -> Command {
-    let mut cmd = Command::new("git");
+    let mut cmd = crate::git::command(store.common_dir());
     cmd.arg("--git-dir").arg(store.common_dir());
     cmd
 }

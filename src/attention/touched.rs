@@ -13,7 +13,6 @@
 use super::gate::Touched;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 /// Errors from running git.
 #[derive(Debug, thiserror::Error)]
@@ -24,8 +23,7 @@ pub enum TouchedError {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, TouchedError> {
-    let out = Command::new("git")
-        .current_dir(dir)
+    let out = crate::git::command(dir)
         .args(args)
         .output()
         .map_err(|e| TouchedError::Git { args: args.join(" "), reason: e.to_string() })?;
