@@ -272,7 +272,8 @@ fn judge(
     let roster = store
         .commit_roster_change(id)?
         .map(|change| trail::judge(&change, &trail::trailers_of(&message), h.trail_required));
-    let status = CheckStatus::of(&verdict, receipt_valid, require_receipts, roster.as_ref().is_some_and(|r| r.listed()));
+    let status =
+        CheckStatus::of(&verdict, receipt_valid, require_receipts, roster.as_ref().is_some_and(|r| r.listed()));
     Ok(Checked {
         agent: receipt.map(|(a, _)| a),
         frame: frame.map(|f| f.hash.clone()),

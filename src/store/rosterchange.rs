@@ -22,7 +22,11 @@ impl Store {
     }
 
     /// The change from the roster blob `old` to `new` (`None`: absent), or `None` when they are equal.
-    pub fn roster_change(&self, old: Option<ObjectId>, new: Option<ObjectId>) -> Result<Option<RosterChange>, StoreError> {
+    pub fn roster_change(
+        &self,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
+    ) -> Result<Option<RosterChange>, StoreError> {
         if old == new {
             return Ok(None);
         }

@@ -84,14 +84,21 @@ fn the_first_roster_needs_no_trail_and_a_hook_signed_change_passes() {
     assert_eq!(code, Some(0), "{report:?}");
     let c = &report.commits[0];
     let trail = c.roster.as_ref().unwrap();
-    assert_eq!((c.status, trail.status, trail.signed_by.as_deref()), (CheckStatus::Ok, TrailStatus::Signed, Some("alice")));
+    assert_eq!(
+        (c.status, trail.status, trail.signed_by.as_deref()),
+        (CheckStatus::Ok, TrailStatus::Signed, Some("alice"))
+    );
     assert_eq!(trail.new.as_deref(), Some(env.git(&repo, &["rev-parse", "HEAD:.mas/roster"]).as_str()));
 
     // An agent not on the roster cannot sign carol in: the hook warns and adds nothing.
     stage_agent(&env, &repo, "carol");
     let out = git_commit(&env, &repo, &["-qm", "Add carol"]).env("GIT_MAS_AGENT", "dave").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cannot be signed") && stderr(&out).contains("'dave' is not on the roster"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot be signed") && stderr(&out).contains("'dave' is not on the roster"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!env.git(&repo, &["log", "-1", "--format=%B"]).contains("Mas-Roster-Signed"));
 }
 

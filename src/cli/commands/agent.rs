@@ -100,9 +100,7 @@ fn sign_roster(ctx: &mut Context, args: SignRosterArgs) -> Result<ExitCode, CliE
     let store = ctx.store()?;
     let (change, what) = match &args.commit {
         Some(rev) => {
-            let id = store
-                .resolve_commit(rev)?
-                .ok_or_else(|| CliError::user(format!("{rev:?} is not a commit")))?;
+            let id = store.resolve_commit(rev)?.ok_or_else(|| CliError::user(format!("{rev:?} is not a commit")))?;
             (store.commit_roster_change(id)?, format!("commit {rev}"))
         }
         None => (staged_roster_change(ctx)?, "the staged change".to_string()),
@@ -137,7 +135,9 @@ fn sign_roster(ctx: &mut Context, args: SignRosterArgs) -> Result<ExitCode, CliE
         trailer: trail.line(),
     };
     ctx.ui().emit(args.output, &out, |o| format!("{}\n", o.trailer))?;
-    ctx.status(&format!("add the line to the commit's message ({TRAIL_TRAILER} trailer): git commit --trailer \"<line>\""));
+    ctx.status(&format!(
+        "add the line to the commit's message ({TRAIL_TRAILER} trailer): git commit --trailer \"<line>\""
+    ));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -113,8 +113,7 @@ fn receipt_for_this_attempt(ctx: &Context) -> Result<Option<(String, String)>, C
 /// cannot sign.
 fn roster_trail(ctx: &Context, message: &str) -> Result<Option<String>, CliError> {
     let store = ctx.store()?;
-    if !trail::required(store.config_string(trail::CONFIG_KEY).as_deref()) || !trail::trailers_of(message).is_empty()
-    {
+    if !trail::required(store.config_string(trail::CONFIG_KEY).as_deref()) || !trail::trailers_of(message).is_empty() {
         return Ok(None);
     }
     let Some(change) = super::agent::staged_roster_change(ctx)? else {
@@ -140,9 +139,9 @@ fn roster_trail(ctx: &Context, message: &str) -> Result<Option<String>, CliError
         return unsigned(format!("'{caller}' is not on the roster as committed in HEAD"));
     };
     match AgentKey::load(&caller) {
-        Ok(key) if key.did() == *did => Ok(Some(
-            Trail::sign(&caller, &key, change.old.as_deref(), change.new.as_deref()).value(),
-        )),
+        Ok(key) if key.did() == *did => {
+            Ok(Some(Trail::sign(&caller, &key, change.old.as_deref(), change.new.as_deref()).value()))
+        }
         Ok(_) => unsigned(format!("the key this machine holds for '{caller}' is not the one HEAD's roster lists")),
         Err(e) => unsigned(e.to_string()),
     }
@@ -182,10 +181,8 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ex
     for (key, value) in &trailers {
         git.arg("--trailer").arg(format!("{key}: {value}"));
     }
-    let out = git
-        .arg(&file)
-        .output()
-        .map_err(|e| CliError::internal(format!("cannot run git interpret-trailers: {e}")))?;
+    let out =
+        git.arg(&file).output().map_err(|e| CliError::internal(format!("cannot run git interpret-trailers: {e}")))?;
     if !out.status.success() {
         return Err(CliError::internal(format!(
             "git interpret-trailers failed: {}",
