@@ -2,9 +2,11 @@
 //! `pre-commit` leaves for `commit-msg`, which pushed ranges `pre-push` replays, and the managed
 //! block the hook files carry.
 //!
-//! The gate is opt-in per repository (`git config mas.gate`): off, the hooks do nothing; warn,
+//! The gate is opt-in per repository (`git config mas.gate`): off, the hooks gate nothing; warn,
 //! they report but never stop git; enforce, a blocked or failed-closed verdict stops the commit or
-//! push. An unknown value enforces — a typo must not switch the gate off.
+//! push. An unknown value enforces — a typo must not switch the gate off. Whatever the mode,
+//! `commit-msg` signs a change to `.mas/roster` for the committing agent (the roster's trail,
+//! [`crate::identity::trail`], is identity, not the gate).
 //!
 //! The hook files may hold the user's own content: only the block between [`BEGIN`] and [`END`]
 //! is ever written or removed, so install and uninstall keep everything else, and installing twice

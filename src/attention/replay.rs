@@ -7,6 +7,10 @@
 //! or, without a receipt, the frame current at that time — and asks the same gate. A commit
 //! without a receipt is judged as if its author held a valid focus, so only other agents' holds
 //! can flag it.
+//!
+//! A commit that changes `.mas/roster` is also judged on its signature trail
+//! ([`crate::identity::trail`]): without a valid one it is listed as `roster-unsigned` (unless the
+//! gate already lists it as blocked or refused; its `roster` field says either way).
 
 use super::board::{self, Board, BoardEntry, ChainRecords, Liveness};
 use super::focus_store::FOCUS_PREFIX;
@@ -16,6 +20,7 @@ use super::gate_io::{decide_on, receipt_of, symbol_files};
 use super::rule::Focus;
 use super::touched::{self, TouchedError};
 use crate::identity::Roster;
+use crate::identity::trail::{self, RosterTrail};
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -70,6 +75,8 @@ pub enum CheckStatus {
     Refused,
     /// Allowed, but without a valid receipt (listed only when receipts are required).
     NoReceipt,
+    /// Changes `.mas/roster` without a valid `Mas-Roster-Signed` trail.
+    RosterUnsigned,
 }
 
 impl CheckStatus {
@@ -80,14 +87,18 @@ impl CheckStatus {
             CheckStatus::Blocked => "blocked",
             CheckStatus::Refused => "refused",
             CheckStatus::NoReceipt => "no-receipt",
+            CheckStatus::RosterUnsigned => "roster-unsigned",
         }
     }
 
-    /// The status of a commit the gate judged `verdict`, with a valid receipt or not.
-    pub fn of(verdict: &Verdict, receipt_valid: bool, require_receipts: bool) -> CheckStatus {
+    /// The status of a commit the gate judged `verdict`, with a valid receipt or not, and with a
+    /// roster change that lacks a valid trail (`roster_unsigned`) or not. The gate's verdict comes
+    /// first, then the roster's trail, then the receipt.
+    pub fn of(verdict: &Verdict, receipt_valid: bool, require_receipts: bool, roster_unsigned: bool) -> CheckStatus {
         match (verdict, receipt_valid) {
             (Verdict::Block { .. }, _) => CheckStatus::Blocked,
             (Verdict::FailClosed { .. }, _) => CheckStatus::Refused,
+            _ if roster_unsigned => CheckStatus::RosterUnsigned,
             (_, false) if require_receipts => CheckStatus::NoReceipt,
             _ => CheckStatus::Ok,
         }
@@ -111,6 +122,9 @@ pub struct Checked {
     pub verdict: Verdict,
     /// How it is listed.
     pub status: CheckStatus,
+    /// When it changes `.mas/roster`: the change and its signature trail's judgment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roster: Option<RosterTrail>,
 }
 
 /// The whole range.
@@ -171,6 +185,8 @@ struct History {
     /// Every focus chain, verified once.
     chains: Vec<(String, ChainRecords)>,
     roster: Roster,
+    /// Whether roster changes need a trail (`mas.rosterTrail`).
+    trail_required: bool,
 }
 
 fn git_out(dir: &Path, args: &[String]) -> Result<String, ReplayError> {
@@ -207,7 +223,8 @@ fn history(store: &Store) -> Result<History, ReplayError> {
             .collect();
         chains.push((agent.to_string(), records));
     }
-    Ok(History { frames, chains, roster })
+    let trail_required = trail::required(store.config_string(trail::CONFIG_KEY).as_deref());
+    Ok(History { frames, chains, roster, trail_required })
 }
 
 /// Replays the gate over `range` (anything `git rev-list` takes), oldest commit first.
@@ -252,7 +269,11 @@ fn judge(
     let paths = touched::commit_paths(workdir, &commit)?;
     let touched = touched::touched(workdir, paths, &symbol_files(&board), &["diff", base.as_str(), commit.as_str()]);
     let verdict = decide_on(caller, frame, &board, &touched);
-    let status = CheckStatus::of(&verdict, receipt_valid, require_receipts);
+    let roster = store
+        .commit_roster_change(id)?
+        .map(|change| trail::judge(&change, &trail::trailers_of(&message), h.trail_required));
+    let status =
+        CheckStatus::of(&verdict, receipt_valid, require_receipts, roster.as_ref().is_some_and(|r| r.listed()));
     Ok(Checked {
         agent: receipt.map(|(a, _)| a),
         frame: frame.map(|f| f.hash.clone()),
@@ -261,6 +282,7 @@ fn judge(
         receipt: receipt_valid,
         verdict,
         status,
+        roster,
     })
 }
 
@@ -291,19 +313,24 @@ mod tests {
         let block = Verdict::Block { blocks: vec![] };
         let fail = Verdict::FailClosed { reason: "r".into(), remedy: "m".into() };
         let cases = [
-            (&allow, true, false, CheckStatus::Ok),
-            (&allow, false, false, CheckStatus::Ok),
-            (&allow, true, true, CheckStatus::Ok),
-            (&allow, false, true, CheckStatus::NoReceipt),
-            (&block, true, true, CheckStatus::Blocked),
-            (&block, false, true, CheckStatus::Blocked),
-            (&block, false, false, CheckStatus::Blocked),
-            (&fail, true, false, CheckStatus::Refused),
-            (&fail, false, true, CheckStatus::Refused),
+            (&allow, true, false, false, CheckStatus::Ok),
+            (&allow, false, false, false, CheckStatus::Ok),
+            (&allow, true, true, false, CheckStatus::Ok),
+            (&allow, false, true, false, CheckStatus::NoReceipt),
+            (&block, true, true, false, CheckStatus::Blocked),
+            (&block, false, true, false, CheckStatus::Blocked),
+            (&block, false, false, false, CheckStatus::Blocked),
+            (&fail, true, false, false, CheckStatus::Refused),
+            (&fail, false, true, false, CheckStatus::Refused),
+            // An unsigned roster change is listed unless the gate already lists the commit.
+            (&allow, true, false, true, CheckStatus::RosterUnsigned),
+            (&allow, false, true, true, CheckStatus::RosterUnsigned),
+            (&block, true, false, true, CheckStatus::Blocked),
+            (&fail, true, false, true, CheckStatus::Refused),
         ];
-        for (verdict, valid, require, want) in cases {
-            let got = CheckStatus::of(verdict, valid, require);
-            assert_eq!(got, want, "{verdict:?} {valid} {require}");
+        for (verdict, valid, require, unsigned, want) in cases {
+            let got = CheckStatus::of(verdict, valid, require, unsigned);
+            assert_eq!(got, want, "{verdict:?} {valid} {require} {unsigned}");
             assert_eq!(serde_json::to_value(got).unwrap(), want.as_str());
         }
     }

@@ -36,6 +36,18 @@ pub fn index_path(repo: &gix::Repository) -> PathBuf {
     }
 }
 
+/// The blob staged at `path` (repository-relative, stage 0) in the index git would use here:
+/// `Some(None)` when nothing is staged there; `None` when this reader leaves the index to git (it
+/// cannot be read, or it is split or sparse).
+pub fn staged_blob(repo: &gix::Repository, path: &str) -> Option<Option<gix::ObjectId>> {
+    let options = gix::index::decode::Options { thread_limit: Some(1), ..Default::default() };
+    let file = gix::index::File::at(index_path(repo), repo.object_hash(), true, options).ok()?;
+    if file.link().is_some() || file.is_sparse() {
+        return None;
+    }
+    Some(file.entry_by_path_and_stage(path.as_bytes().as_bstr(), gix::index::entry::Stage::Unconflicted).map(|e| e.id))
+}
+
 /// Paths staged for commit, relative to the top of the working tree, in byte order; `None` when the
 /// index or the repository is in a state this reader leaves to git (see the module docs).
 pub fn staged_paths(repo: &gix::Repository) -> Option<Vec<String>> {

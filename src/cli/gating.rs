@@ -13,6 +13,8 @@ use git_mas::attention::hooks::{Mode, mode_of};
 use git_mas::attention::host_hooks::ProcessEnv;
 use git_mas::attention::own_ground;
 use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT, ReplayError};
+use git_mas::identity::ROSTER_PATH;
+use git_mas::identity::trail::{RosterTrail, TRAIL_TRAILER};
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
@@ -227,9 +229,31 @@ pub fn replay(ctx: &Context, range: &[String], require_receipts: bool) -> Result
 pub fn print_listed(ctx: &Context, report: &CheckReport) -> Result<(), CliError> {
     for c in report.listed() {
         ctx.ui().line(&format!("{} {:<10} {}", &c.commit[..12], c.status.as_str(), c.subject))?;
-        if c.status != CheckStatus::NoReceipt {
+        if matches!(c.status, CheckStatus::Blocked | CheckStatus::Refused) {
             self::report(ctx, c.agent.as_deref().unwrap_or(NO_RECEIPT), &c.verdict);
+        }
+        if let Some(trail) = c.roster.as_ref().filter(|r| r.listed()) {
+            roster_report(ctx, &c.commit, trail);
         }
     }
     Ok(())
+}
+
+/// Prints (stderr) why a commit's roster change has no valid trail, and how to sign it.
+fn roster_report(ctx: &Context, commit: &str, trail: &RosterTrail) {
+    let short = &commit[..commit.len().min(12)];
+    let mut o = String::new();
+    let head = ctx.paint("git mas check: roster-unsigned:", "1;31");
+    let _ = writeln!(o, "{head} {short} changes {ROSTER_PATH} without a valid {TRAIL_TRAILER} trailer");
+    for p in &trail.problems {
+        let _ = writeln!(o, "  {p}");
+    }
+    let _ = writeln!(
+        o,
+        "  {} an agent on the roster before this commit signs it: `git mas --agent NAME agent sign-roster --commit \
+         {short}` prints the trailer; add it to the commit's message (`git commit --amend --trailer \"<line>\"` for the \
+         last commit, `git rebase -i` otherwise)",
+        ctx.paint("remedy:", "1;36")
+    );
+    ctx.ui().err_text(&o);
 }

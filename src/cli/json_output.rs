@@ -7,6 +7,7 @@ use super::output::JsonOutput;
 impl JsonOutput for json::frame::FrameOut {}
 impl JsonOutput for json::agent::InitOut {}
 impl JsonOutput for json::agent::NewAgentOut {}
+impl JsonOutput for json::agent::SignRosterOut {}
 impl JsonOutput for json::agent::ListedAgent {}
 impl JsonOutput for json::agent::WhoamiOut {}
 impl JsonOutput for json::record::AppendOut {}

@@ -6,6 +6,7 @@
 pub mod key;
 pub mod name;
 pub mod roster;
+pub mod trail;
 
 pub use key::{AgentKey, KeyError};
 pub use name::{NameError, validate_name};

@@ -20,6 +20,7 @@ pub mod canonical;
 pub mod record;
 pub mod refs;
 pub mod rostercache;
+mod rosterchange;
 pub mod sealed;
 pub mod sigcache;
 pub mod windowcache;

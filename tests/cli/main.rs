@@ -32,6 +32,7 @@ mod output;
 mod pipe;
 mod readme;
 mod records;
+mod roster_trail;
 mod skills;
 mod snapshot;
 mod sync;

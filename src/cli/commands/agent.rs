@@ -1,9 +1,11 @@
-//! `git mas agent new|list`: create identities and show the roster.
+//! `git mas agent new|list|sign-roster`: create identities, show the roster, and sign a change to
+//! it ([`git_mas::identity::trail`] says why a roster change needs a signature).
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::json::agent::{ListedAgent, NewAgentOut};
+use crate::cli::json::agent::{ListedAgent, NewAgentOut, SignRosterOut};
 use crate::cli::output::JsonFlag;
+use git_mas::identity::trail::{RosterChange, TRAIL_TRAILER, Trail};
 use git_mas::identity::{AgentKey, EntrySource, ROSTER_PATH, append_to_roster, key, parse_roster, validate_name};
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -13,6 +15,7 @@ use std::process::ExitCode;
 pub enum AgentCommand {
     New(NewArgs),
     List(ListArgs),
+    SignRoster(SignRosterArgs),
 }
 
 /// Create an agent: an ed25519 key (mode 0600, outside the repository) and a roster line.
@@ -42,11 +45,108 @@ pub struct ListArgs {
     pub output: JsonFlag,
 }
 
+/// Sign a change to .mas/roster as the caller, printing its Mas-Roster-Signed trailer line.
+///
+/// A commit that changes .mas/roster must carry the signature of an agent on the roster as it
+/// stood in the commit's first parent, or `git mas check` lists it as roster-unsigned. The
+/// commit-msg hook signs for the committing agent; this is the way by hand, for a person adding a
+/// teammate or for a commit already made:
+///
+///   git commit --trailer "$(git mas --agent alice agent sign-roster)"     # the staged change
+///   git commit --amend --trailer "$(git mas --agent alice agent sign-roster --commit HEAD)"
+///
+/// Without --commit, signs the staged change against HEAD; with --commit REV, the change REV made
+/// against its first parent (rewording REV keeps the signature valid: it covers the roster's blobs,
+/// `git-mas roster v1 <old blob> <new blob>`, not the commit). Refused when there is no change, no
+/// signature is needed (the first roster), or the caller is not on the base roster with the key
+/// this machine holds.
+///
+/// With --json: {agent, old, new, signature, trailer}.
+#[derive(Debug, clap::Args)]
+pub struct SignRosterArgs {
+    /// Sign the change this commit made instead of the staged one.
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
+    #[command(flatten)]
+    pub output: JsonFlag,
+}
+
+/// The change the index makes to `.mas/roster` against HEAD, `None` when it makes none.
+pub(crate) fn staged_roster_change(ctx: &Context) -> Result<Option<RosterChange>, CliError> {
+    let store = ctx.store()?;
+    let old = match store.repo().head_id() {
+        Ok(head) => store.roster_blob_in(head.detach())?,
+        Err(_) => None,
+    };
+    Ok(store.roster_change(old, staged_roster(ctx)?)?)
+}
+
+/// The staged roster blob: from the index in-process, else (a split or sparse index) from git.
+fn staged_roster(ctx: &Context) -> Result<Option<gix::ObjectId>, CliError> {
+    let store = ctx.store()?;
+    if let Some(found) = git_mas::attention::staged::staged_blob(store.repo(), ROSTER_PATH) {
+        return Ok(found);
+    }
+    let out = std::process::Command::new("git")
+        .current_dir(store.workdir()?)
+        .args(["rev-parse", "--verify", "--quiet", &format!(":{ROSTER_PATH}")])
+        .output()
+        .map_err(|e| CliError::internal(format!("cannot run git rev-parse: {e}")))?;
+    Ok(std::str::from_utf8(&out.stdout).ok().and_then(|s| gix::ObjectId::from_hex(s.trim().as_bytes()).ok()))
+}
+
+fn sign_roster(ctx: &mut Context, args: SignRosterArgs) -> Result<ExitCode, CliError> {
+    let (caller, _) = ctx.caller_name()?;
+    let store = ctx.store()?;
+    let (change, what) = match &args.commit {
+        Some(rev) => {
+            let id = store.resolve_commit(rev)?.ok_or_else(|| CliError::user(format!("{rev:?} is not a commit")))?;
+            (store.commit_roster_change(id)?, format!("commit {rev}"))
+        }
+        None => (staged_roster_change(ctx)?, "the staged change".to_string()),
+    };
+    let Some(change) = change else {
+        return Err(CliError::user(format!("{what} does not change {ROSTER_PATH}; there is nothing to sign")));
+    };
+    if !change.needs_trail() {
+        return Err(CliError::user(format!(
+            "{what} makes the first roster: nobody is on the roster before it, so no signature is needed"
+        )));
+    }
+    let before = change.before.as_ref().map_err(|e| {
+        CliError::user(format!("the roster before {what} does not parse ({e}): nobody can be trusted to sign"))
+    })?;
+    let Some((_, did)) = before.iter().find(|(n, _)| *n == caller) else {
+        return Err(CliError::user(format!("agent '{caller}' is not on the roster before {what}, so it cannot sign"))
+            .hinted("an agent already on the roster signs: pass --agent NAME"));
+    };
+    let key = AgentKey::load(&caller)?;
+    if key.did() != *did {
+        return Err(CliError::user(format!(
+            "the key this machine holds for '{caller}' is not the one the roster before {what} lists"
+        )));
+    }
+    let trail = Trail::sign(&caller, &key, change.old.as_deref(), change.new.as_deref());
+    let out = SignRosterOut {
+        agent: caller,
+        old: change.old.clone(),
+        new: change.new.clone(),
+        signature: trail.signature.clone(),
+        trailer: trail.line(),
+    };
+    ctx.ui().emit(args.output, &out, |o| format!("{}\n", o.trailer))?;
+    ctx.status(&format!(
+        "add the line to the commit's message ({TRAIL_TRAILER} trailer): git commit --trailer \"<line>\""
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs an `agent` subcommand.
 pub fn run(ctx: &mut Context, cmd: AgentCommand) -> Result<ExitCode, CliError> {
     match cmd {
         AgentCommand::New(args) => new(ctx, args),
         AgentCommand::List(args) => list(ctx, args),
+        AgentCommand::SignRoster(args) => sign_roster(ctx, args),
     }
 }
 

@@ -26,14 +26,25 @@ use std::process::ExitCode;
 /// without a valid receipt are listed too. Exits 6 when any commit is listed, 0 when the range is
 /// clean.
 ///
+/// A commit that changes .mas/roster is listed as roster-unsigned unless it carries a valid
+/// `Mas-Roster-Signed: <agent> <old blob> <new blob> <signature>` trailer: <agent> on the roster
+/// as it stood in the commit's first parent, its ed25519 signature over `git-mas roster v1 <old
+/// blob> <new blob>` under that roster's key. Each invalid trailer is named: missing, malformed,
+/// not-on-roster, self-added (the agent this change adds), self-rekeyed (signed with the key this
+/// change gives), other-change (signed for other blobs: amended or rebased), wrong-key,
+/// unreadable-roster. The first roster (the parent has none, or none with entries) needs no
+/// trailer. The commit-msg hook signs for the committing agent; `git mas agent sign-roster`
+/// prints the trailer by hand. `git config mas.rosterTrail off` turns this off.
+///
 /// With --records, also lists every record in refs/mas/ that does not verify (unsigned, unknown
 /// agent, spoofed, replayed, misplaced, malformed), per ref with its verdict, and exits 6 when there
 /// is any: such records are never applied, but someone who can push wrote them. RANGE may then be
 /// left out. Proposal refs (artifacts, not record chains) are not read.
 ///
 /// With --json: {commits: [{commit, subject, agent, frame, receipt, verdict, status: ok | blocked
-/// | refused | no-receipt}], unverified (with --records): [{ref, commit, verdict, agent, kind, seq,
-/// tip}]}.
+/// | refused | roster-unsigned | no-receipt, roster (when it changes .mas/roster): {old, new,
+/// status: first-roster | signed | off | unsigned, signed_by, problems: [{problem, agent, ...}]}}],
+/// unverified (with --records): [{ref, commit, verdict, agent, kind, seq, tip}]}.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// The revision range.

@@ -4,7 +4,20 @@
 //!   fail-closed verdict aborts the commit; when allowed, leaves a receipt for `commit-msg`.
 //! - `commit-msg <file>`: appends `Mas-Agent:` and `Mas-Frame:` trailers when `pre-commit` allowed
 //!   this very commit (the receipt is bound to HEAD and the index file's state); plain messages
-//!   in-process ([`append_trailers`]), the rest through `git interpret-trailers`.
+//!   in-process ([`append_trailers`]), the rest through `git interpret-trailers`. When the staged
+//!   tree changes `.mas/roster` (against HEAD's), it also appends the roster's signature trail
+//!   ([`git_mas::identity::trail`]) signed by the caller — if the caller is on HEAD's roster with
+//!   the key this machine holds, whatever `mas.gate` says (the trail is identity, not the gate);
+//!   otherwise it warns that `git mas check` will list the commit. A message that already carries a
+//!   `Mas-Roster-Signed` trailer (a person's `git commit --trailer`) is left as it is. `git commit
+//!   --amend` of a roster change is measured against HEAD, the commit being amended: a trail from
+//!   the first commit stays in the message, and `git mas check` names it `other-change` when the
+//!   amend changed the roster again.
+//!
+//! What a crash leaves: the hook writes only the message file git gives it (whole, in one write,
+//! or through `git interpret-trailers --in-place`) and removes the receipt; git aborts a commit
+//! whose `commit-msg` hook failed, so a crash leaves no commit and at most a message file git
+//! discards.
 //! - `pre-push`: replays the gate over the commits being pushed, like `git mas check`.
 
 use crate::cli::context::Context;
@@ -15,6 +28,8 @@ use git_mas::attention::gate::Verdict;
 use git_mas::attention::gate_io::{self, AGENT_TRAILER, FRAME_TRAILER};
 use git_mas::attention::hooks::{HookOutcome, Mode, Receipt, push_ranges};
 use git_mas::attention::trailers::append_trailers;
+use git_mas::identity::trail::{self, TRAIL_TRAILER, Trail};
+use git_mas::identity::{AgentKey, ROSTER_PATH};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
@@ -46,12 +61,12 @@ fn binding(ctx: &Context) -> Result<String, CliError> {
 /// Runs `hook`.
 pub fn run(ctx: &mut Context, args: HookArgs) -> Result<ExitCode, CliError> {
     let mode = gating::mode(ctx)?;
-    if mode == Mode::Off {
+    if mode == Mode::Off && args.name != "commit-msg" {
         return Ok(ExitCode::SUCCESS);
     }
     match args.name.as_str() {
         "pre-commit" => pre_commit(ctx, mode),
-        "commit-msg" => commit_msg(ctx, args.args.first().map(PathBuf::from)),
+        "commit-msg" => commit_msg(ctx, mode, args.args.first().map(PathBuf::from)),
         "pre-push" => pre_push(ctx, mode, &args.args),
         other => Err(CliError::usage(format!("unknown hook {other:?}; expected pre-commit, commit-msg or pre-push"))),
     }
@@ -82,17 +97,76 @@ fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<ExitCode, CliError> {
     Ok(finish(ctx, mode, code, "committing"))
 }
 
-fn commit_msg(ctx: &mut Context, file: Option<PathBuf>) -> Result<ExitCode, CliError> {
-    let file = file.ok_or_else(|| CliError::usage("commit-msg needs the message file"))?;
+/// The receipt's (agent, frame) when `pre-commit` allowed this very commit attempt.
+fn receipt_for_this_attempt(ctx: &Context) -> Result<Option<(String, String)>, CliError> {
     let receipt = receipt_path(ctx)?;
     let Ok(text) = std::fs::read_to_string(&receipt) else {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     };
     let _ = std::fs::remove_file(&receipt);
     // A receipt left by another commit attempt adds nothing.
-    let Some(Receipt { agent, frame, .. }) = Receipt::for_attempt(&text, &binding(ctx)?) else {
-        return Ok(ExitCode::SUCCESS);
+    Ok(Receipt::for_attempt(&text, &binding(ctx)?).map(|r| (r.agent, r.frame)))
+}
+
+/// The roster trail's value for the staged change to `.mas/roster`, signed by the caller; `None`
+/// when none is needed or the message already has one, or (with a warning) when the caller
+/// cannot sign.
+fn roster_trail(ctx: &Context, message: &str) -> Result<Option<String>, CliError> {
+    let store = ctx.store()?;
+    if !trail::required(store.config_string(trail::CONFIG_KEY).as_deref()) || !trail::trailers_of(message).is_empty() {
+        return Ok(None);
+    }
+    let Some(change) = super::agent::staged_roster_change(ctx)? else {
+        return Ok(None);
     };
+    if !change.needs_trail() {
+        return Ok(None);
+    }
+    let unsigned = |why: String| {
+        ctx.warn(&format!(
+            "this commit changes {ROSTER_PATH} but cannot be signed: {why}; `git mas check` will list it as \
+             roster-unsigned until an agent on the roster signs it (`git mas --agent NAME agent sign-roster --commit \
+             HEAD`, then `git commit --amend --trailer \"<line>\"`)"
+        ));
+        Ok(None)
+    };
+    let caller = match ctx.caller_name() {
+        Ok((name, _)) => name,
+        Err(_) => return unsigned("no agent identity (--agent, GIT_MAS_AGENT or mas.agent)".into()),
+    };
+    let trusted = change.before.as_ref().ok().and_then(|b| b.iter().find(|(n, _)| *n == caller)).map(|(_, d)| d);
+    let Some(did) = trusted else {
+        return unsigned(format!("'{caller}' is not on the roster as committed in HEAD"));
+    };
+    match AgentKey::load(&caller) {
+        Ok(key) if key.did() == *did => {
+            Ok(Some(Trail::sign(&caller, &key, change.old.as_deref(), change.new.as_deref()).value()))
+        }
+        Ok(_) => unsigned(format!("the key this machine holds for '{caller}' is not the one HEAD's roster lists")),
+        Err(e) => unsigned(e.to_string()),
+    }
+}
+
+fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<ExitCode, CliError> {
+    let file = file.ok_or_else(|| CliError::usage("commit-msg needs the message file"))?;
+    let receipt = if mode == Mode::Off { None } else { receipt_for_this_attempt(ctx)? };
+    let message = std::fs::read_to_string(&file).unwrap_or_default();
+    // Signing is a service, not a gate: a failure to sign warns and lets the commit go on
+    // (`git mas check` still lists it).
+    let roster = roster_trail(ctx, &message).unwrap_or_else(|e| {
+        ctx.warn(&format!("cannot sign the change to {ROSTER_PATH}: {}", e.message()));
+        None
+    });
+    let mut trailers: Vec<(&str, &str)> = Vec::new();
+    if let Some((agent, frame)) = &receipt {
+        trailers.extend([(AGENT_TRAILER, agent.as_str()), (FRAME_TRAILER, frame.as_str())]);
+    }
+    if let Some(value) = &roster {
+        trailers.push((TRAIL_TRAILER, value.as_str()));
+    }
+    if trailers.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
     // The plain messages agents write get their trailers here; git decides the rest.
     let store = ctx.store()?;
     let configured = {
@@ -102,24 +176,18 @@ fn commit_msg(ctx: &mut Context, file: Option<PathBuf>) -> Result<ExitCode, CliE
             || config.string("core.commentChar").is_some()
             || config.string("core.commentString").is_some()
     };
-    if !configured
-        && let Ok(message) = std::fs::read_to_string(&file)
-        && let Some(text) = append_trailers(&message, &[(AGENT_TRAILER, &agent), (FRAME_TRAILER, &frame)])
-    {
+    if !configured && let Some(text) = append_trailers(&message, &trailers) {
         std::fs::write(&file, text).map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
         return Ok(ExitCode::SUCCESS);
     }
     let workdir = store.workdir()?.to_path_buf();
-    let out = Command::new("git")
-        .current_dir(&workdir)
-        .args(["interpret-trailers", "--in-place", "--if-exists", "replace"])
-        .arg("--trailer")
-        .arg(format!("{AGENT_TRAILER}: {agent}"))
-        .arg("--trailer")
-        .arg(format!("{FRAME_TRAILER}: {frame}"))
-        .arg(&file)
-        .output()
-        .map_err(|e| CliError::internal(format!("cannot run git interpret-trailers: {e}")))?;
+    let mut git = Command::new("git");
+    git.current_dir(&workdir).args(["interpret-trailers", "--in-place", "--if-exists", "replace"]);
+    for (key, value) in &trailers {
+        git.arg("--trailer").arg(format!("{key}: {value}"));
+    }
+    let out =
+        git.arg(&file).output().map_err(|e| CliError::internal(format!("cannot run git interpret-trailers: {e}")))?;
     if !out.status.success() {
         return Err(CliError::internal(format!(
             "git interpret-trailers failed: {}",

@@ -1,4 +1,4 @@
-//! `git mas init`, `agent new`, `agent list` and `whoami` with `--json`.
+//! `git mas init`, `agent new`, `agent list`, `agent sign-roster` and `whoami` with `--json`.
 
 use git_mas::identity::EntrySource;
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,21 @@ pub struct ListedAgent {
     pub source: EntrySource,
     /// Whether this machine holds the matching private key.
     pub key_on_this_machine: bool,
+}
+
+/// `git mas agent sign-roster --json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SignRosterOut {
+    /// The signer (the caller).
+    pub agent: String,
+    /// The roster blob before the change (`None`: absent).
+    pub old: Option<String>,
+    /// The roster blob after it (`None`: deleted).
+    pub new: Option<String>,
+    /// The ed25519 signature over `git-mas roster v1 <old> <new>`, hex.
+    pub signature: String,
+    /// The whole trailer line: `Mas-Roster-Signed: <agent> <old> <new> <signature>`.
+    pub trailer: String,
 }
 
 /// Where the caller's identity came from.
