@@ -22,64 +22,196 @@ use context::Context;
 use error::CliError;
 use std::process::ExitCode;
 
-/// Exit codes that scripts can rely on.
-pub mod exit {
+/// How a command ends: each outcome is one exit code scripts rely on, one name (what `--json`
+/// consumers and the MCP server's results call it) and one meaning, which `--help`'s exit status
+/// list and the README's table give word for word (a test holds the README to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
     /// Success.
-    pub const OK: u8 = 0;
-    /// The command was refused or failed because of its input or the repository's state; nothing
-    /// was changed.
-    pub const USER: u8 = 1;
+    Ok,
+    /// Refused or failed because of the input or the repository's state; nothing changed.
+    Refused,
     /// The command line itself was wrong.
-    pub const USAGE: u8 = 2;
+    Usage,
     /// An internal or git failure.
-    pub const INTERNAL: u8 = 3;
-    /// Something read did not verify: a record (parked, spoofed, replayed, unknown, malformed) or a
-    /// frame that does not reproduce from its stored inputs.
-    pub const UNVERIFIED: u8 = 4;
-    /// `sync` finished, but some refs were rejected or have diverged and were left as they were.
-    pub const SYNC_INCOMPLETE: u8 = 5;
-    /// The gate blocks: another agent holds a target the change touches.
-    pub const BLOCKED: u8 = 6;
-    /// The gate fails closed: it cannot decide safely (no focus, an old frame, an unreadable board).
-    pub const FAIL_CLOSED: u8 = 7;
-    /// A converge run halted without a result of the protocol: a peer gave no usable rule
-    /// (missing-update-rule) or no readable announcement (unreadable-announcement), or the time
-    /// budget ran out (budget-exhausted).
-    pub const RUN_INCOMPLETE: u8 = 8;
-    /// A check failed: `endorse` recorded a failed endorsement (a test failure).
-    pub const CHECK_FAILED: u8 = 9;
-    /// Standard output was closed before everything was written (`git mas log | head -1`): the
-    /// command stopped quietly there. As git does: 128 + SIGPIPE.
-    pub const BROKEN_PIPE: u8 = 141;
+    Internal,
+    /// Something read did not verify.
+    Unverified,
+    /// `sync` left some refs disagreeing with the remote.
+    SyncIncomplete,
+    /// The gate blocks, `check` lists commits, or a landing is blocked.
+    Blocked,
+    /// The gate fails closed.
+    FailClosed,
+    /// A run ended without a result.
+    RunIncomplete,
+    /// A check failed.
+    CheckFailed,
+    /// Standard output was closed early.
+    BrokenPipe,
 }
 
-const AFTER_HELP: &str = "\
-Exit status:
-  0  success
-  1  refused or failed because of the input or the repository's state; nothing was changed
-     (`doctor`: stale files or interrupted operations remain)
-  2  usage error
-  3  internal or git failure
-  4  something read did not verify: a record (`git mas log`, `git mas report`) or a frame
-     (`snapshot --verify`)
-  5  sync left some refs rejected or diverged
-  6  blocked: the gate refuses the change (another agent holds a target it touches), or
-     `land` is blocked by a merge conflict or a failing check of the merged tree
-  7  the gate fails closed (no live focus on the current frame, unreadable board)
-  8  a converge run halted without a result: missing-update-rule, unreadable-announcement or
-     budget-exhausted; or `coordinate` ended without a landing
-  9  a check failed: `endorse` recorded a failed endorsement
-141 standard output was closed early (`git mas log | head -1`); nothing more is printed
+impl Outcome {
+    /// Every outcome, in the order of their codes.
+    pub const ALL: [Outcome; 11] = [
+        Outcome::Ok,
+        Outcome::Refused,
+        Outcome::Usage,
+        Outcome::Internal,
+        Outcome::Unverified,
+        Outcome::SyncIncomplete,
+        Outcome::Blocked,
+        Outcome::FailClosed,
+        Outcome::RunIncomplete,
+        Outcome::CheckFailed,
+        Outcome::BrokenPipe,
+    ];
 
-The caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.
-Private keys live in $GIT_MAS_KEY_DIR, else $XDG_CONFIG_HOME/git-mas/keys, else ~/.config/git-mas/keys.";
+    /// The exit code.
+    pub const fn code(self) -> u8 {
+        match self {
+            Outcome::Ok => 0,
+            Outcome::Refused => 1,
+            Outcome::Usage => 2,
+            Outcome::Internal => 3,
+            Outcome::Unverified => 4,
+            Outcome::SyncIncomplete => 5,
+            Outcome::Blocked => 6,
+            Outcome::FailClosed => 7,
+            Outcome::RunIncomplete => 8,
+            Outcome::CheckFailed => 9,
+            Outcome::BrokenPipe => 141,
+        }
+    }
+
+    /// The outcome an exit code stands for (an unknown code is internal).
+    pub fn of_code(code: u8) -> Outcome {
+        Outcome::ALL.into_iter().find(|o| o.code() == code).unwrap_or(Outcome::Internal)
+    }
+
+    /// The name scripts and agents read.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Refused => "refused",
+            Outcome::Usage => "usage",
+            Outcome::Internal => "internal",
+            Outcome::Unverified => "unverified",
+            Outcome::SyncIncomplete => "sync-incomplete",
+            Outcome::Blocked => "blocked",
+            Outcome::FailClosed => "fail-closed",
+            Outcome::RunIncomplete => "run-incomplete",
+            Outcome::CheckFailed => "check-failed",
+            Outcome::BrokenPipe => "broken-pipe",
+        }
+    }
+
+    /// What the code means, as `--help` and the README say it.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            Outcome::Ok => "success",
+            Outcome::Refused => {
+                "refused or failed because of the input or the repository's state; nothing was changed \
+                 (`git mas doctor`: stale files or interrupted operations remain)"
+            }
+            Outcome::Usage => {
+                "usage error (unknown command or flag, missing argument, or an argument value or combination \
+                 of flags the command does not take)"
+            }
+            Outcome::Internal => "internal or git failure",
+            Outcome::Unverified => {
+                "something read did not verify: a record (`git mas log`, `git mas report`) or a frame \
+                 (`git mas snapshot --verify`)"
+            }
+            Outcome::SyncIncomplete => {
+                "`git mas sync` ended with some refs not agreeing with the remote: rejected, diverged, locked \
+                 or moving"
+            }
+            Outcome::Blocked => {
+                "blocked: the gate refuses the change, `git mas check` lists commits (or, with `--records`, \
+                 unverified records), or `git mas land` is blocked by a merge conflict or a failing check of \
+                 the merged tree"
+            }
+            Outcome::FailClosed => {
+                "the gate fails closed: no live focus on the current frame, or the board cannot be read \
+                 (`git mas focus status` too)"
+            }
+            Outcome::RunIncomplete => {
+                "a converge run halted without a result: missing-update-rule, unreadable-announcement, \
+                 budget-exhausted; or `git mas coordinate` ended without a landing (no landable quorum, an \
+                 unreadable reply, the budget)"
+            }
+            Outcome::CheckFailed => "a check failed: `git mas endorse` recorded a failed endorsement",
+            Outcome::BrokenPipe => {
+                "standard output was closed before everything was written (`git mas log | head -1`); the \
+                 command stopped there, quietly, as git does (128 + SIGPIPE)"
+            }
+        }
+    }
+}
+
+/// Exit codes that scripts can rely on, by name ([`Outcome`]'s codes).
+pub mod exit {
+    use super::Outcome;
+    /// Success.
+    pub const OK: u8 = Outcome::Ok.code();
+    /// Refused or failed because of the input or the repository's state; nothing was changed.
+    pub const USER: u8 = Outcome::Refused.code();
+    /// The command line itself was wrong.
+    pub const USAGE: u8 = Outcome::Usage.code();
+    /// An internal or git failure.
+    pub const INTERNAL: u8 = Outcome::Internal.code();
+    /// Something read did not verify: a record or a frame.
+    pub const UNVERIFIED: u8 = Outcome::Unverified.code();
+    /// `sync` finished, but some refs were rejected or have diverged and were left as they were.
+    pub const SYNC_INCOMPLETE: u8 = Outcome::SyncIncomplete.code();
+    /// The gate blocks: another agent holds a target the change touches.
+    pub const BLOCKED: u8 = Outcome::Blocked.code();
+    /// The gate fails closed: it cannot decide safely.
+    pub const FAIL_CLOSED: u8 = Outcome::FailClosed.code();
+    /// A run halted without a result of the protocol.
+    pub const RUN_INCOMPLETE: u8 = Outcome::RunIncomplete.code();
+    /// A check failed: `endorse` recorded a failed endorsement.
+    pub const CHECK_FAILED: u8 = Outcome::CheckFailed.code();
+    /// Standard output was closed before everything was written: 128 + SIGPIPE, as git does.
+    pub const BROKEN_PIPE: u8 = Outcome::BrokenPipe.code();
+}
+
+/// `--help`'s closing text: the exit status of every [`Outcome`], then where the caller and the
+/// keys come from.
+fn after_help() -> String {
+    let mut text = String::from("Exit status:\n");
+    for o in Outcome::ALL {
+        let mut line = format!("{:<3}", o.code());
+        let mut width = line.len();
+        for word in o.meaning().split(' ') {
+            if width + 1 + word.len() > 100 {
+                line.push_str("\n    ");
+                width = 4;
+            } else {
+                line.push(' ');
+                width += 1;
+            }
+            line.push_str(word);
+            width += word.len();
+        }
+        text.push_str("  ");
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str(
+        "\nThe caller is --agent, else $GIT_MAS_AGENT, else `git config mas.agent`.\n\
+         Private keys live in $GIT_MAS_KEY_DIR, else $XDG_CONFIG_HOME/git-mas/keys, else ~/.config/git-mas/keys.",
+    );
+    text
+}
 
 /// Coordinate a team of coding agents on one git repository.
 ///
 /// All coordination state is signed records in git refs under refs/mas/: nothing is written to
 /// your working tree or to main until the team lands its work.
 #[derive(Debug, Parser)]
-#[command(name = "git-mas", bin_name = "git mas", version, after_help = AFTER_HELP, propagate_version = true)]
+#[command(name = "git-mas", bin_name = "git mas", version, after_help = after_help(), propagate_version = true)]
 pub struct Cli {
     /// Run as if started in <PATH>.
     #[arg(short = 'C', global = true, value_name = "PATH")]
@@ -248,5 +380,38 @@ pub fn main() -> ExitCode {
             err.print(&ctx);
             ExitCode::from(err.exit_code())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readme_gives_every_outcome_as_help_does() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let table = readme.split("## Exit codes").nth(1).expect("the README has an exit codes section");
+        let rows: Vec<&str> =
+            table.lines().skip_while(|l| !l.starts_with("| code")).skip(2).take_while(|l| l.starts_with('|')).collect();
+        let want: Vec<String> =
+            Outcome::ALL.iter().map(|o| format!("| {} | {} |", o.code(), o.meaning().replace('|', "\\|"))).collect();
+        assert_eq!(rows, want);
+        let help = after_help();
+        for o in Outcome::ALL {
+            let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(flat.contains(&format!("{} {}", o.code(), o.meaning())), "{o:?} is not in --help:\n{help}");
+        }
+        assert!(help.lines().all(|l| l.len() <= 110), "{help}");
+    }
+
+    #[test]
+    fn every_outcome_has_one_code_and_one_name() {
+        let codes: std::collections::BTreeSet<u8> = Outcome::ALL.iter().map(|o| o.code()).collect();
+        let names: std::collections::BTreeSet<&str> = Outcome::ALL.iter().map(|o| o.name()).collect();
+        assert_eq!((codes.len(), names.len()), (Outcome::ALL.len(), Outcome::ALL.len()));
+        for o in Outcome::ALL {
+            assert_eq!(Outcome::of_code(o.code()), o);
+        }
+        assert_eq!(Outcome::of_code(200), Outcome::Internal);
     }
 }

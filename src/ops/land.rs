@@ -486,6 +486,9 @@ pub fn execute(
         // Re-read on every attempt: another landing (pending or landed) or an abort may have won.
         crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
         if let Some(existing) = store.tip(&landed)? {
+            // A landing that won since the read above (its intent, main and the landed ref all
+            // moved in between) is on the meta chain now: say "already landed", as it is.
+            crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
             return Err(PoolError::LandedRefExists { refname: landed.clone(), existing: existing.to_string() });
         }
         if store.tip(&branch_ref)? != Some(main) {

@@ -210,21 +210,9 @@ impl Argv {
     }
 }
 
-/// The name scripts and agents read for an exit code.
+/// The name scripts and agents read for an exit code ([`crate::cli::Outcome`]).
 fn outcome_name(code: u8) -> &'static str {
-    match code {
-        exit::OK => "ok",
-        exit::USER => "refused",
-        exit::USAGE => "usage",
-        exit::INTERNAL => "internal",
-        exit::UNVERIFIED => "unverified",
-        exit::SYNC_INCOMPLETE => "sync-incomplete",
-        exit::BLOCKED => "blocked",
-        exit::FAIL_CLOSED => "fail-closed",
-        exit::RUN_INCOMPLETE => "run-incomplete",
-        exit::CHECK_FAILED => "check-failed",
-        _ => "internal",
-    }
+    crate::cli::Outcome::of_code(code).name()
 }
 
 /// The numeric code of a command's `ExitCode` (which hides its value).
