@@ -74,6 +74,9 @@ pub enum RefFileError {
     Io { path: PathBuf, source: std::io::Error },
 }
 
+/// A ref a listing found: its full name, and its value or why it has none.
+pub type Listed = (String, Result<ObjectId, RefFileError>);
+
 /// The outcome of trying to lock one ref.
 enum Acquired {
     Locked(RefLock),
@@ -198,7 +201,7 @@ impl RefFiles {
     /// listed: it is left out, as a listing taken a moment later would leave it out. Only a ref that
     /// really cannot be read (a loose file that is not an object id, a symbolic ref) comes back as
     /// an error, naming the ref.
-    pub fn list(&self, prefix: &str) -> Result<Vec<(String, Result<ObjectId, RefFileError>)>, RefFileError> {
+    pub fn list(&self, prefix: &str) -> Result<Vec<Listed>, RefFileError> {
         let mut found = std::collections::BTreeMap::new();
         let top = prefix.rfind('/').map_or("", |slash| &prefix[..slash]);
         let mut loose = Vec::new();
