@@ -24,6 +24,7 @@ mod mcp_session;
 mod opencode;
 mod server;
 mod team;
+mod trust;
 
 /// Where `tests/hosts/install.sh` installs the CLIs.
 pub fn hosts_bin() -> PathBuf {
