@@ -46,7 +46,7 @@ git for-each-ref --format='%(objectname) %(refname)' 'refs/mas/focus/z*' >"$WORK
 # --- the pack loop and the republishing agents ----------------------------------------------------
 STOP=$WORK/stop
 (
-  while [ ! -e "$STOP" ]; do
+  while [ ! -e "$STOP" ] && [ -d "$WORK" ]; do  # ends with the scratch space too
     git pack-refs --all
     mkdir -p .git/refs/mas/focus
     while read -r oid ref; do echo "$oid" >.git/loose.tmp && mv .git/loose.tmp ".git/$ref"; done <"$WORK/extra-refs"
@@ -55,7 +55,7 @@ STOP=$WORK/stop
 PACKER=$!
 (
   n=0
-  while [ ! -e "$STOP" ]; do
+  while [ ! -e "$STOP" ] && [ -d "$WORK" ]; do  # ends with the scratch space too
     i=$((n % 8)); n=$((n + 1))
     "$BIN" --agent "${AG[$i]}" focus publish --ttl 24h --targets "${TARGETS[$i]}" >/dev/null 2>&1 || true
   done
