@@ -53,13 +53,13 @@ impl Verdict {
     }
 }
 
+/// What to do when no identity says whose change it is.
+pub const NO_IDENTITY_REMEDY: &str = "name the agent (--agent, GIT_MAS_AGENT or `git config mas.agent`), then retry";
+
 /// The verdict when the gate's inputs could not be gathered (no identity, an unreadable board or
-/// change): fail closed, naming why.
-pub fn unreadable(reason: &str) -> Verdict {
-    Verdict::FailClosed {
-        reason: reason.to_string(),
-        remedy: "fix the problem above (identity: --agent, GIT_MAS_AGENT or `git config mas.agent`), then retry".into(),
-    }
+/// change): fail closed, naming why and what to do about that cause.
+pub fn unreadable(reason: &str, remedy: &str) -> Verdict {
+    Verdict::FailClosed { reason: reason.to_string(), remedy: remedy.to_string() }
 }
 
 /// Whether a change touches a target; `None` when it does not, else a note (empty when exact).

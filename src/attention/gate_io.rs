@@ -54,6 +54,65 @@ pub enum GateIoError {
     Touched(#[from] TouchedError),
 }
 
+impl GateIoError {
+    /// What to do about this failure, for the fail-closed verdict: each cause its own remedy (an
+    /// unreadable ref is not fixed by naming the agent).
+    pub fn remedy(&self) -> String {
+        match self {
+            GateIoError::Roster { source: StoreError::Roster(_) } => {
+                "fix .mas/roster (each line is `name did:key:z…`), then retry".into()
+            }
+            GateIoError::CurrentFrame { .. } | GateIoError::Frame { .. } => {
+                "publish a new frame with `git mas snapshot --publish`, then retry".into()
+            }
+            GateIoError::Roster { source } | GateIoError::Board { source } => match source {
+                StoreError::UnreadableRef { name, .. } => {
+                    format!("inspect it with `git show-ref {name}` (`git update-ref -d {name}` removes it), then retry")
+                }
+                StoreError::StaleLock { lock, .. } => format!(
+                    "if no git or git-mas command is still running here, remove {} (`git mas doctor --fix`), then retry",
+                    lock.display()
+                ),
+                _ => RETRY_REMEDY.into(),
+            },
+            GateIoError::Touched(_) => RETRY_REMEDY.into(),
+        }
+    }
+}
+
+/// The remedy of a failure with nothing more specific to say.
+const RETRY_REMEDY: &str = "fix the problem above, then retry";
+
+/// Why the gate's inputs could not be gathered, as its fail-closed verdict words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ungathered {
+    /// What could not be read.
+    pub reason: String,
+    /// What to do about it.
+    pub remedy: String,
+}
+
+impl Ungathered {
+    /// No identity names the caller; `what` is the change or the edit.
+    pub fn no_identity(what: &str) -> Self {
+        Ungathered {
+            reason: format!("no agent identity: the gate cannot tell whose {what} this is"),
+            remedy: super::gate::NO_IDENTITY_REMEDY.into(),
+        }
+    }
+
+    /// Any other failure, with the generic remedy.
+    pub fn other(reason: impl std::fmt::Display) -> Self {
+        Ungathered { reason: reason.to_string(), remedy: RETRY_REMEDY.into() }
+    }
+}
+
+impl From<GateIoError> for Ungathered {
+    fn from(e: GateIoError) -> Self {
+        Ungathered { remedy: e.remedy(), reason: e.to_string() }
+    }
+}
+
 /// Everything the gate looked at, and its verdict.
 #[derive(Debug, Clone)]
 pub struct GateOutcome {
@@ -199,10 +258,10 @@ pub fn decide_on(caller: &str, frame: Option<&Frame>, board: &Board, touched: &[
 
 /// The verdict of a gathering: the outcome's own, or failing closed on why the gate's inputs could
 /// not be gathered.
-pub fn verdict_of(outcome: &Result<GateOutcome, String>) -> Verdict {
+pub fn verdict_of(outcome: &Result<GateOutcome, Ungathered>) -> Verdict {
     match outcome {
         Ok(o) => o.verdict.clone(),
-        Err(reason) => super::gate::unreadable(reason),
+        Err(why) => super::gate::unreadable(&why.reason, &why.remedy),
     }
 }
 
@@ -230,18 +289,68 @@ mod tests {
         let outcome = |verdict: Verdict| GateOutcome { verdict, frame: None, board: Board::default(), touched: vec![] };
         let allow = Verdict::Allow { frame: "F".into(), notes: vec![] };
         let block = Verdict::Block { blocks: vec![] };
-        let cases: Vec<(Result<GateOutcome, String>, Verdict, bool)> = vec![
+        let cases: Vec<(Result<GateOutcome, Ungathered>, Verdict, bool)> = vec![
             (Ok(outcome(allow.clone())), allow, true),
             (Ok(outcome(block.clone())), block, false),
-            (Err("board unreadable".into()), super::super::gate::unreadable("board unreadable"), false),
+            (
+                Err(Ungathered::other("board unreadable")),
+                super::super::gate::unreadable("board unreadable", RETRY_REMEDY),
+                false,
+            ),
         ];
         for (gathered, want, allows) in cases {
             let v = verdict_of(&gathered);
             assert_eq!((&v, v.allows()), (&want, allows));
         }
-        let Verdict::FailClosed { reason, remedy } = verdict_of(&Err("no identity".into())) else { panic!() };
-        assert_eq!(reason, "no identity");
+        let Verdict::FailClosed { reason, remedy } = verdict_of(&Err(Ungathered::no_identity("change"))) else {
+            panic!()
+        };
+        assert_eq!(reason, "no agent identity: the gate cannot tell whose change this is");
         assert!(remedy.contains("--agent") && remedy.contains("retry"), "{remedy}");
+    }
+
+    /// Regression: every fail-closed verdict said to fix the identity flags, even when a ref could
+    /// not be read. Only a missing identity names them now.
+    #[test]
+    fn each_unreadable_input_has_its_own_remedy_and_only_identity_names_the_flags() {
+        use crate::identity::RosterError;
+        let unreadable = || StoreError::UnreadableRef { name: "refs/mas/focus/bob".into(), content: "junk".into() };
+        let lock = || StoreError::StaleLock {
+            refname: "refs/mas/focus/bob".into(),
+            lock: "/r/.git/refs/mas/focus/bob.lock".into(),
+            age: std::time::Duration::from_secs(9),
+        };
+        let git = || StoreError::Git { context: "listing refs".into(), source: "boom".into() };
+        let cases: Vec<(GateIoError, &str)> = vec![
+            (
+                GateIoError::Board { source: unreadable() },
+                "inspect it with `git show-ref refs/mas/focus/bob` (`git update-ref -d refs/mas/focus/bob` removes it), then retry",
+            ),
+            (
+                GateIoError::Roster { source: unreadable() },
+                "inspect it with `git show-ref refs/mas/focus/bob` (`git update-ref -d refs/mas/focus/bob` removes it), then retry",
+            ),
+            (
+                GateIoError::Board { source: lock() },
+                "if no git or git-mas command is still running here, remove /r/.git/refs/mas/focus/bob.lock (`git mas doctor --fix`), then retry",
+            ),
+            (GateIoError::Board { source: git() }, RETRY_REMEDY),
+            (
+                GateIoError::Roster {
+                    source: StoreError::Roster(RosterError::Encoding { origin: "main:.mas/roster".into() }),
+                },
+                "fix .mas/roster (each line is `name did:key:z…`), then retry",
+            ),
+            (
+                GateIoError::CurrentFrame { source: FrameError::NoFrame },
+                "publish a new frame with `git mas snapshot --publish`, then retry",
+            ),
+        ];
+        for (error, want) in cases {
+            let why = Ungathered::from(error);
+            assert_eq!(why.remedy, want, "{}", why.reason);
+            assert!(!why.remedy.contains("--agent") && !why.remedy.contains("GIT_MAS_AGENT"), "{}", why.remedy);
+        }
     }
 
     #[test]

@@ -19,8 +19,8 @@
 //! - Codex (developers.openai.com/codex/hooks): `.codex/hooks.json`, global
 //!   `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json`, Claude's shape; the edit tool is
 //!   `apply_patch`. Codex runs a new or changed hook only once it is trusted (`/hooks` in the
-//!   TUI, or `codex exec --dangerously-bypass-hook-trust`), and loads project hooks only when
-//!   the project's `.codex` layer is trusted. Strict JSON.
+//!   TUI, or `hooks install --trust`, which writes the same entry), and loads project hooks only
+//!   when the project is trusted (measured below). Strict JSON.
 //! - Copilot CLI (docs.github.com/en/copilot/reference/hooks-reference): every `*.json` in
 //!   `.github/hooks/`, so ours is `.github/hooks/git-mas.json`, and in the user-level hooks
 //!   directory, `$COPILOT_HOME/hooks/` or `~/.copilot/hooks/`;
@@ -79,6 +79,24 @@
 //!   nothing, so a folder whose `package.json` and `node_modules/` already exist needs no
 //!   network.
 //! - claude-code 2.1.332 reads the worktree's `.claude/settings.json` and needs nothing more.
+//!
+//! Measured 2026-12-01 in a main checkout (`cargo test --test cli hosts::trust`), codex 0.171.0
+//! with a plain `codex exec --sandbox danger-full-access --ephemeral --color never -`:
+//!
+//! - With `.codex/hooks.json` installed and nothing else, codex printed "Untrusted project-local
+//!   configuration is disabled", never ran the hook, and its `apply_patch` wrote the file bob held;
+//!   `--dangerously-bypass-hook-trust` did not make the untrusted project's hooks load.
+//! - Its app-server's `hooks/list` names our handler `<abs path of .codex/hooks.json>:pre_tool_use:0:0`
+//!   with `currentHash` `sha256:…` and `trustStatus`; trust is kept in the user's `config.toml` as
+//!   `[hooks.state."<that key>"] trusted_hash = "<currentHash>"`, and the project's as
+//!   `[projects."<abs repo>"] trust_level = "trusted"`. The hash is SHA-256 over the handler's
+//!   normalized identity (`super::host_trust::codex_hook_hash`); ours matched `currentHash`
+//!   exactly and `hooks/list` then said `trusted`.
+//! - With both entries written by `hooks install --host codex --trust`, the same plain session was
+//!   refused the held file (the refusal naming bob reached the model; the file byte-identical).
+//!
+//! So `hooks status --host` reports each host's effective state from its trust files
+//! ([`super::host_trust`]) rather than "installed" alone.
 //!
 //! What a crash leaves: every write goes to a temporary file in the same directory
 //! (`.<name>.git-mas-<pid>.tmp`, [`temp_path`]), flushed, then renamed over the target, so at any
@@ -854,8 +872,8 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
         ],
         (GateHost::Codex, _) => {
             let mut n = vec![
-                "Codex runs a new or changed hook only once it is trusted: open /hooks in codex and trust it \
-                 (or run `codex exec --dangerously-bypass-hook-trust`)"
+                "Codex runs a new or changed hook only once it is trusted: `git mas hooks install --host codex \
+                 --trust` writes that trust into codex's config.toml, or open /hooks in codex and trust it"
                     .to_string(),
             ];
             if matches!(scope, Scope::Project(_)) {

@@ -11,6 +11,7 @@ pub mod gate_io;
 pub mod hooks;
 pub mod host_hooks;
 pub mod host_mcp;
+pub mod host_trust;
 pub mod own_ground;
 pub mod replay;
 pub mod rule;

@@ -213,27 +213,32 @@ impl From<std::io::Error> for CliError {
     }
 }
 
+/// What to do about a store error, when there is something specific to say.
+fn store_hint(e: &StoreError) -> Option<String> {
+    match e {
+        StoreError::Roster(_) => None,
+        StoreError::NotARepository { .. } => {
+            Some("run this inside a git repository, or pass -C <path>; `git init` creates one".to_string())
+        }
+        StoreError::Bare { .. } => Some("run it in a clone or a worktree of this repository".to_string()),
+        StoreError::StaleLock { lock, .. } => Some(format!(
+            "if no git-mas or git command is still running here, remove it: `git mas doctor --fix` (or `rm {}`)",
+            lock.display()
+        )),
+        StoreError::UnreadableRef { name, .. } => {
+            Some(format!("inspect it with `git show-ref {name}`; `git update-ref -d {name}` removes it"))
+        }
+        StoreError::BadRefName { .. }
+        | StoreError::SeqOverflow { .. }
+        | StoreError::TooManyRetries { .. }
+        | StoreError::Git { .. }
+        | StoreError::Io { .. } => None,
+    }
+}
+
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
-        let hint = match &e {
-            StoreError::Roster(_) => None,
-            StoreError::NotARepository { .. } => {
-                Some("run this inside a git repository, or pass -C <path>; `git init` creates one".to_string())
-            }
-            StoreError::Bare { .. } => Some("run it in a clone or a worktree of this repository".to_string()),
-            StoreError::StaleLock { lock, .. } => Some(format!(
-                "if no git-mas or git command is still running here, remove it: `git mas doctor --fix` (or `rm {}`)",
-                lock.display()
-            )),
-            StoreError::UnreadableRef { name, .. } => {
-                Some(format!("inspect it with `git show-ref {name}`; `git update-ref -d {name}` removes it"))
-            }
-            StoreError::BadRefName { .. }
-            | StoreError::SeqOverflow { .. }
-            | StoreError::TooManyRetries { .. }
-            | StoreError::Git { .. }
-            | StoreError::Io { .. } => None,
-        };
+        let hint = store_hint(&e);
         let kind = match &e {
             StoreError::Roster(r) => return CliError::from(r.clone()),
             StoreError::NotARepository { .. }
@@ -373,16 +378,17 @@ impl From<PoolError> for CliError {
 impl From<GateIoError> for CliError {
     fn from(e: GateIoError) -> Self {
         let hint = match &e {
-            GateIoError::Roster { source: StoreError::Roster(_) } => {
-                Some("each roster line is `name did:key:z…`; fix the line, or remove it and run `git mas agent new`")
-            }
+            GateIoError::Roster { source: StoreError::Roster(_) } => Some(
+                "each roster line is `name did:key:z…`; fix the line, or remove it and run `git mas agent new`".into(),
+            ),
             GateIoError::CurrentFrame { .. } | GateIoError::Frame { .. } => {
-                Some("publish a new frame with `git mas snapshot --publish`")
+                Some("publish a new frame with `git mas snapshot --publish`".into())
             }
-            GateIoError::Roster { .. } | GateIoError::Board { .. } | GateIoError::Touched(_) => None,
+            GateIoError::Roster { source } | GateIoError::Board { source } => store_hint(source),
+            GateIoError::Touched(_) => None,
         };
         let mut err = CliError::new(Kind::FailClosed, e);
-        err.extend_hints(hint.map(str::to_string));
+        err.extend_hints(hint);
         err
     }
 }
@@ -923,7 +929,8 @@ mod tests {
             Board => GateIoError::Board {
                 source: StoreError::UnreadableRef { name: "refs/mas/focus/bob".into(), content: "junk".into() },
             }, 7,
-                "Error: the focus board cannot be read: ref refs/mas/focus/bob is unreadable: it holds \"junk\"\n";
+                "Error: the focus board cannot be read: ref refs/mas/focus/bob is unreadable: it holds \"junk\"\n\
+                 Hint: inspect it with `git show-ref refs/mas/focus/bob`; `git update-ref -d refs/mas/focus/bob` removes it\n";
             Frame => GateIoError::Frame { commit: "abc123".into(), source: incomplete() }, 7,
                 "Error: the focus board cannot be read: frame abc123 is incomplete: no snapshot.json\n\
                  Hint: publish a new frame with `git mas snapshot --publish`\n";

@@ -8,7 +8,7 @@ use super::exit;
 use git_mas::attention::edit_hook::{self, Answer, Payload};
 use git_mas::attention::focus_store::now_secs;
 use git_mas::attention::gate::{Touched, Verdict};
-use git_mas::attention::gate_io::{self, GateOutcome};
+use git_mas::attention::gate_io::{self, GateOutcome, Ungathered};
 use git_mas::attention::hooks::{Mode, mode_of};
 use git_mas::attention::host_hooks::ProcessEnv;
 use git_mas::attention::own_ground;
@@ -29,12 +29,10 @@ pub fn mode(ctx: &Context) -> Result<Mode, CliError> {
 
 /// Runs the gate on the staged change (or `paths`) and returns the caller and the outcome, or why
 /// the outcome could not be gathered (the verdict then fails closed: [`gate_io::verdict_of`]).
-pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<GateOutcome, String>), CliError> {
+pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<GateOutcome, Ungathered>), CliError> {
     let caller = match ctx.caller_name() {
         Ok((name, _)) => name,
-        Err(_) => {
-            return Ok((String::new(), Err("no agent identity: the gate cannot tell whose change this is".into())));
-        }
+        Err(_) => return Ok((String::new(), Err(Ungathered::no_identity("change")))),
     };
     let cwd = ctx.cwd()?;
     let store = ctx.store()?;
@@ -45,12 +43,12 @@ pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<Gate
             .map_or_else(|| git_mas::attention::touched::staged_paths(&workdir), Ok);
         match staged {
             Ok(p) => (p, vec!["diff", "--cached"]),
-            Err(e) => return Ok((caller, Err(e.to_string()))),
+            Err(e) => return Ok((caller, Err(Ungathered::other(e)))),
         }
     } else {
         (repo_relative(paths, &cwd, &workdir)?, vec![])
     };
-    let outcome = gate_io::evaluate(store, &workdir, &caller, paths, &diff_args, now_secs()).map_err(|e| e.to_string());
+    let outcome = gate_io::evaluate(store, &workdir, &caller, paths, &diff_args, now_secs()).map_err(Ungathered::from);
     Ok((caller, outcome))
 }
 
@@ -128,10 +126,10 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
     let verdict = match ctx.caller_name() {
         Ok((caller, _)) => {
             let outcome =
-                gate_io::evaluate_touched(store, &caller, touched, &linked, now_secs()).map_err(|e| e.to_string());
+                gate_io::evaluate_touched(store, &caller, touched, &linked, now_secs()).map_err(Ungathered::from);
             gate_io::verdict_of(&outcome)
         }
-        Err(_) => git_mas::attention::gate::unreadable("no agent identity: the gate cannot tell whose edit this is"),
+        Err(_) => gate_io::verdict_of(&Err(Ungathered::no_identity("edit"))),
     };
     Ok(match (edit_hook::answer(&verdict, mode), note) {
         (Answer::Allow { note: a }, Some(b)) => {

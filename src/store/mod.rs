@@ -335,7 +335,7 @@ impl Store {
         if let Some(b) = self.config_string("mas.branch").filter(|b| !b.is_empty()) {
             return b;
         }
-        if matches!(self.repo.try_find_reference("refs/heads/main"), Ok(Some(_))) {
+        if matches!(self.tip("refs/heads/main"), Ok(Some(_))) {
             return "main".into();
         }
         // The common dir's HEAD is the main worktree's (or a bare repository's default branch).
@@ -597,7 +597,27 @@ impl Store {
 
     /// Lists refs under `prefix` (a full ref prefix such as `refs/mas/`), sorted by name. Refs that
     /// cannot be read are listed with the problem, not skipped.
+    ///
+    /// Refs in the common git dir are listed by [`refs::RefFiles::list`], correct while `git
+    /// pack-refs` runs beside us: a ref that moves from loose to packed mid-listing is read from
+    /// `packed-refs`, never reported as unreadable.
     pub fn list(&self, prefix: &str) -> Result<Vec<RefInfo>, StoreError> {
+        if RefFiles::handles(prefix) {
+            let listed = self.refs.list(prefix).map_err(|e| ref_file_err(prefix, e))?;
+            return Ok(listed
+                .into_iter()
+                .map(|(name, value)| match value {
+                    Ok(id) => RefInfo { name, target: Some(id.to_string()), problem: None },
+                    Err(RefFileError::Unreadable { content, .. }) if content.starts_with("ref:") => {
+                        RefInfo { name, target: None, problem: Some("symbolic ref".into()) }
+                    }
+                    Err(e) => {
+                        let problem = ref_file_err(&name, e).to_string();
+                        RefInfo { name, target: None, problem: Some(problem) }
+                    }
+                })
+                .collect());
+        }
         // gix snapshots `packed-refs` before it walks the loose refs: a `git pack-refs` in between
         // would hide a ref that moved from loose to packed. List again until no pack happened.
         let mut last = Vec::new();

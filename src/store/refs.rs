@@ -57,6 +57,10 @@ pub const STALE_LOCK_AGE: Duration = Duration::from_secs(3);
 /// race, so that the caller re-reads and retries.
 const LOCK_WAIT: Duration = Duration::from_millis(100);
 
+/// How many times a listing re-reads a loose ref that vanished between the listing and the read
+/// (see [`RefFiles::list`]): once is enough for a pack; more covers a delete and re-create.
+pub const VANISHED_RETRIES: u32 = 4;
+
 /// Why a ref could not be read or locked.
 #[derive(Debug)]
 pub enum RefFileError {
@@ -69,6 +73,9 @@ pub enum RefFileError {
     /// A file operation failed.
     Io { path: PathBuf, source: std::io::Error },
 }
+
+/// A ref a listing found: its full name, and its value or why it has none.
+pub type Listed = (String, Result<ObjectId, RefFileError>);
 
 /// The outcome of trying to lock one ref.
 enum Acquired {
@@ -179,6 +186,106 @@ impl RefFiles {
             Loose::Object(id) => Ok(Some(id)),
             Loose::Missing => self.read_packed(name, false),
         }
+    }
+
+    /// Every ref under `prefix` (a full ref prefix, `refs/mas/focus/` or `refs/mas/runs/r1`), with
+    /// its value or why it has none, sorted by name.
+    ///
+    /// Git's order, which makes a listing correct beside `git pack-refs` without comparing
+    /// generations: the loose refs are walked first and `packed-refs` is read after the walk.
+    /// `pack-refs` renames the new `packed-refs` into place before it prunes any loose file, so a
+    /// ref pruned before the walk reached its directory is in the `packed-refs` read after it, and a
+    /// loose file listed but gone when it is opened is re-read from a fresh `packed-refs` (git's
+    /// `files_read_raw_ref` does the same after an `ENOENT`), at most [`VANISHED_RETRIES`] times in
+    /// case it was deleted and written again. A listed ref found in neither was deleted while we
+    /// listed: it is left out, as a listing taken a moment later would leave it out. Only a ref that
+    /// really cannot be read (a loose file that is not an object id, a symbolic ref) comes back as
+    /// an error, naming the ref.
+    pub fn list(&self, prefix: &str) -> Result<Vec<Listed>, RefFileError> {
+        let mut found = std::collections::BTreeMap::new();
+        let top = prefix.rfind('/').map_or("", |slash| &prefix[..slash]);
+        let mut loose = Vec::new();
+        self.walk_loose(&self.common_dir.join(top), top, &mut loose)?;
+        for name in loose.into_iter().filter(|n| n.starts_with(prefix)) {
+            match self.read_listed(&name) {
+                Ok(Some(id)) => {
+                    found.insert(name, Ok(id));
+                }
+                Ok(None) => {}
+                Err(e @ RefFileError::Unreadable { .. }) => {
+                    found.insert(name, Err(e));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let path = self.packed_path();
+        if let Some(buffer) = self.fresh_packed()? {
+            let iter = buffer
+                .iter_prefixed(prefix.into())
+                .map_err(|e| RefFileError::Packed { path: path.clone(), source: Box::new(e) })?;
+            for r in iter {
+                let r = r.map_err(|e| RefFileError::Packed { path: path.clone(), source: Box::new(e) })?;
+                let name = r.name.as_bstr().to_string();
+                found.entry(name).or_insert_with(|| Ok(r.target()));
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
+
+    /// The value of a ref a listing found as a loose file: that file, else (pruned by `git
+    /// pack-refs` since it was listed) a fresh `packed-refs`. `None`: deleted meanwhile.
+    fn read_listed(&self, name: &str) -> Result<Option<ObjectId>, RefFileError> {
+        for _ in 0..VANISHED_RETRIES {
+            if let Loose::Object(id) = self.read_loose(name)? {
+                return Ok(Some(id));
+            }
+            if let Some(id) = self.read_packed(name, true)? {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `packed-refs` as it is on disk now, or `None` when there is none.
+    fn fresh_packed(&self) -> Result<Option<gix::refs::packed::Buffer>, RefFileError> {
+        let path = self.packed_path();
+        match gix::refs::packed::Buffer::open(path.clone(), 32 * 1024, self.hash) {
+            Ok(buffer) => Ok(Some(buffer)),
+            // Gone (or never there): nothing is packed.
+            Err(_) if file_id(&path).is_none() => Ok(None),
+            Err(e) => Err(RefFileError::Packed { path, source: Box::new(e) }),
+        }
+    }
+
+    /// Collects the names of the loose ref files under `dir` (the ref path `name`), recursively.
+    /// A directory that vanished meanwhile (`git pack-refs` removes emptied ones) holds nothing;
+    /// lock files and names git would not accept are not refs.
+    fn walk_loose(&self, dir: &Path, name: &str, out: &mut Vec<String>) -> Result<(), RefFileError> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(()),
+            Err(source) => return Err(RefFileError::Io { path: dir.into(), source }),
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(source) => return Err(RefFileError::Io { path: dir.into(), source }),
+            };
+            let Some(file) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            let child = if name.is_empty() { file } else { format!("{name}/{file}") };
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => self.walk_loose(&entry.path(), &child, out)?,
+                Ok(_) => {
+                    if gix::refs::FullName::try_from(child.as_str()).is_ok() {
+                        out.push(child);
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(source) => return Err(RefFileError::Io { path: entry.path(), source }),
+            }
+        }
+        Ok(())
     }
 
     /// The identity of `packed-refs` now, to tell whether a listing raced with a pack.
@@ -384,6 +491,43 @@ mod tests {
             other => panic!("expected a stale lock, got {other:?}"),
         }
         assert!(lock.exists(), "another process's lock is never removed");
+    }
+
+    #[test]
+    fn a_listing_reads_loose_then_packed_names_junk_and_skips_locks() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path());
+        let focus = dir.path().join("refs/mas/focus");
+        std::fs::create_dir_all(focus.join("deep")).unwrap();
+        std::fs::write(focus.join("a"), format!("{}\n", id(2))).unwrap();
+        std::fs::write(focus.join("deep/b"), format!("{}\n", id(3))).unwrap();
+        std::fs::write(focus.join("c"), "junk\n").unwrap();
+        std::fs::write(focus.join("d.lock"), "").unwrap();
+        std::fs::write(
+            dir.path().join("packed-refs"),
+            format!("{} refs/mas/focus/a\n{} refs/mas/focus/p\n{} refs/mas/other\n", id(1), id(4), id(5)),
+        )
+        .unwrap();
+        let listed: Vec<(String, Option<ObjectId>)> =
+            f.list("refs/mas/focus/").unwrap().into_iter().map(|(n, v)| (n, v.ok())).collect();
+        let want = [
+            ("refs/mas/focus/a", Some(id(2))),
+            ("refs/mas/focus/c", None),
+            ("refs/mas/focus/deep/b", Some(id(3))),
+            ("refs/mas/focus/p", Some(id(4))),
+        ];
+        assert_eq!(listed, want.map(|(n, v)| (n.to_string(), v)), "loose overrides packed; locks are not refs");
+        assert!(f.list("refs/nothing/").unwrap().is_empty());
+    }
+
+    /// What a listing does when `git pack-refs` prunes a loose file it has just listed.
+    #[test]
+    fn a_listed_ref_whose_loose_file_vanished_is_read_from_packed_refs() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path());
+        std::fs::write(dir.path().join("packed-refs"), format!("{} refs/mas/focus/a\n", id(1))).unwrap();
+        assert_eq!(f.read_listed("refs/mas/focus/a").unwrap(), Some(id(1)));
+        assert_eq!(f.read_listed("refs/mas/focus/gone").unwrap(), None, "deleted meanwhile: not listed");
     }
 
     #[test]

@@ -171,3 +171,93 @@ fn appends_beside_pack_refs_gc_and_maintenance_lose_nothing_and_never_fail() {
         env.git(&repo, &["fsck", "--strict"]);
     }
 }
+
+/// Gate-calling processes and calls each makes beside the pack loop (about 20 s in a debug build).
+const GATE_CALLERS: usize = 4;
+const GATE_CALLS: usize = 80;
+/// Focus refs beside the agents' own: more loose files for each pack to prune mid-listing.
+const EXTRA_FOCI: usize = 64;
+
+/// Regression: about 1 gate call in 320 beside a `git pack-refs --all` loop failed closed with
+/// "the focus board cannot be read: git: reading (unreadable ref)" (a loose ref pruned between
+/// the listing and its read), and the remedy blamed the identity flags. Here the pressure is
+/// raised — 72 focus refs made loose again after every pack, and one agent republishing its focus
+/// — so that before the fix 4 of 240 calls failed (measured); now none may.
+#[test]
+fn gate_calls_beside_pack_refs_never_fail_closed_on_a_pruned_loose_ref() {
+    let env = TestEnv::new();
+    let repo = env.repo("gate-packing");
+    let agents: Vec<String> = (0..8).map(|i| format!("a{i}")).collect();
+    env.agents(&repo, &agents.iter().map(String::as_str).collect::<Vec<_>>());
+    env.mas_ok(&repo, &["--agent", "a0", "snapshot", "--publish"]);
+    let files = ["src/config.rs", "src/error.rs", "src/lib.rs", "src/main.rs", "src/money.rs", "Cargo.toml"];
+    for (agent, file) in agents.iter().zip(files.iter().cycle()) {
+        env.mas_ok(&repo, &["--agent", agent, "focus", "publish", "--ttl", "24h", "--targets", file]);
+    }
+    let held = env.git(&repo, &["rev-parse", "refs/mas/focus/a4"]);
+    for i in 0..EXTRA_FOCI {
+        env.git(&repo, &["update-ref", &format!("refs/mas/focus/z{i:02}"), &held]);
+    }
+    let git_dir = repo.join(".git");
+    let listing = env.git(&repo, &["for-each-ref", "--format=%(objectname) %(refname)", "refs/mas/focus/"]);
+    std::fs::write(git_dir.join("focus-refs"), format!("{listing}\n")).unwrap();
+
+    // Pack every ref, then write each focus ref back as a loose file (git's way: a temporary file
+    // renamed into place), so that the next pack prunes them all again; a7 republishes its focus
+    // beside it, as a working agent does.
+    let stop = git_dir.join("stop-packing");
+    let spawn_loop = |body: String| {
+        let mut cmd = std::process::Command::new("sh");
+        env.hermetic(&mut cmd);
+        cmd.current_dir(&repo)
+            .env("BIN", BIN)
+            .arg("-c")
+            .arg(format!("while [ ! -e '{}' ]; do {body}; done", stop.display()))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        cmd.spawn().expect("spawn a loop")
+    };
+    let packer = spawn_loop(
+        "git pack-refs --all; mkdir -p .git/refs/mas/focus; \
+         while read oid ref; do echo $oid >.git/loose.tmp && mv .git/loose.tmp .git/$ref; done <.git/focus-refs"
+            .into(),
+    );
+    let republisher = spawn_loop("\"$BIN\" --agent a7 focus publish --ttl 24h --targets Cargo.toml".into());
+
+    let mut callers = Vec::new();
+    for c in 0..GATE_CALLERS {
+        // a1 touching a4's file: every call that reads the board is blocked (exit 6).
+        let script = format!(
+            "for i in $(seq 1 {GATE_CALLS}); do \"$BIN\" --agent a1 gate --paths src/money.rs >/dev/null 2>\"$ERR\"; \
+               code=$?; echo $code; [ $code -eq 6 ] || cat \"$ERR\" >>\"$ERRS\"; done"
+        );
+        let mut cmd = std::process::Command::new("sh");
+        env.hermetic(&mut cmd);
+        cmd.current_dir(&repo)
+            .env("BIN", BIN)
+            .env("ERR", git_dir.join(format!("gate-err-{c}")))
+            .env("ERRS", git_dir.join(format!("gate-errs-{c}")))
+            .arg("-c")
+            .arg(script)
+            .stdout(std::process::Stdio::piped());
+        callers.push(cmd.spawn().expect("spawn a gate caller"));
+    }
+    let codes: Vec<String> = callers
+        .into_iter()
+        .flat_map(|c| {
+            let out = c.wait_with_output().unwrap();
+            String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect::<Vec<_>>()
+        })
+        .collect();
+    std::fs::write(&stop, "").unwrap();
+    for mut child in [packer, republisher] {
+        child.wait().unwrap();
+    }
+
+    assert_eq!(codes.len(), GATE_CALLERS * GATE_CALLS, "every gate call ran");
+    let errors: String = (0..GATE_CALLERS)
+        .map(|c| std::fs::read_to_string(git_dir.join(format!("gate-errs-{c}"))).unwrap_or_default())
+        .collect();
+    let failed = codes.iter().filter(|c| *c != "6").count();
+    assert_eq!(failed, 0, "{failed} of {} gate calls did not block as they should:\n{errors}", codes.len());
+}

@@ -15,6 +15,7 @@ use crate::cli::output::JsonFlag;
 use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
 use git_mas::attention::host_hooks::{self, FileState, ProcessEnv, Scope};
+use git_mas::attention::host_trust;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -49,12 +50,15 @@ $CLAUDE_CONFIG_DIR or ~/.claude), codex .codex/hooks.json ($CODEX_HOME or ~/.cod
 ($XDG_CONFIG_HOME/opencode/plugins or ~/.config/opencode/plugins). A settings file shared with you
 keeps every byte of yours: install adds one entry (found again by its command), uninstall takes
 exactly it away; a second install changes nothing. A file that is not valid JSON, or a file of
-git-mas's name with other content, is refused and left as it was. Codex runs a hook only once it
-is trusted (install says how).
+git-mas's name with other content, is refused and left as it was. Codex runs a hook only in a
+project it trusts and only once the hook itself is trusted, copilot (in prompt mode) and gemini
+only in a folder they trust: status reads their trust files and says \"installed, not loaded:
+REASON\" with the remedy; install --host codex --trust writes codex's trust into its config.toml.
 
 With --json: {dir, hooks: [{hook, path, state: installed | \"other hook (git-mas not installed)\" |
 absent}]}; with --host: {scope: project | global, hosts: [{host, command, files: [{path, state:
-installed | not_installed | other | invalid, changed}], notes}]}.";
+installed | not_installed | other | invalid, changed}], notes, effect: null | {loaded, reason,
+remedy}}]}.";
 
 /// Options shared by the hooks subcommands (see [`HOST_HELP`]).
 #[derive(Debug, clap::Args)]
@@ -66,6 +70,11 @@ pub struct HooksArgs {
     /// With --host: the user's configuration, for every project, instead of this working tree's.
     #[arg(long, requires = "hosts")]
     pub global: bool,
+    /// With install --host codex: also trust the project and the hook in codex's own configuration
+    /// ($CODEX_HOME/config.toml or ~/.codex/config.toml, a file of yours for every project; every
+    /// other byte of it is kept), without which codex ignores the hook.
+    #[arg(long, requires = "hosts")]
+    pub trust: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -222,6 +231,9 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Exit
     if action == Action::Install && !args.global {
         enforce_when_unset(ctx)?;
     }
+    if args.trust && action != Action::Install {
+        return Err(CliError::usage("--trust goes with `hooks install --host`"));
+    }
     let mut hosts = Vec::new();
     for host in chosen(&args.hosts) {
         let reports = host_hooks::apply(lib_action, host, &scope, &ProcessEnv).map_err(CliError::from)?;
@@ -230,16 +242,31 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Exit
         // What the host needs besides the file, said while the hook is there.
         let installed = files.iter().all(|f| f.state == FileState::Installed);
         let notes = if installed { host_hooks::notes(host, &scope) } else { Vec::new() };
+        if installed
+            && args.trust
+            && let Some(written) = host_trust::trust(host, &scope, &ProcessEnv).map_err(CliError::from)?
+        {
+            ctx.status(&format!("{}: trusted the project and the hook in {}", host.name(), written.display()));
+        }
+        let effect =
+            if installed { host_trust::effect(host, &scope, &ProcessEnv).map_err(CliError::from)? } else { None };
         hosts.push(HostHookOut {
             host: host.name().to_string(),
             command: host_hooks::gate_command(host),
             files,
             notes,
+            effect,
         });
     }
     if !args.output.json {
         for note in hosts.iter().flat_map(|h| h.notes.iter().map(move |n| (h, n))) {
             ctx.ui().hint(&format!("{}: {}", note.0.host, note.1));
+        }
+        for h in &hosts {
+            if let Some(e) = h.effect.as_ref().filter(|e| !e.loaded) {
+                let remedy = e.remedy.as_deref().unwrap_or_default();
+                ctx.ui().hint(&format!("{}: the hook is installed but {}; {remedy}", h.host, e.reason));
+            }
         }
     }
     let scope = if args.global { "global" } else { "project" }.to_string();
@@ -247,7 +274,13 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Exit
         let mut text = String::new();
         for h in &o.hosts {
             for f in &h.files {
-                let _ = writeln!(text, "{:<12} {:<14} {}", h.host, f.state.label(), f.path.display());
+                let state = match &h.effect {
+                    Some(e) if f.state == FileState::Installed && !e.loaded => {
+                        format!("installed, not loaded: {}", e.reason)
+                    }
+                    _ => f.state.label().to_string(),
+                };
+                let _ = writeln!(text, "{:<12} {:<14} {}", h.host, state, f.path.display());
             }
         }
         text

@@ -2,6 +2,7 @@
 
 use git_mas::attention::hooks::HookState;
 use git_mas::attention::host_hooks::FileState;
+use git_mas::attention::host_trust::Effect;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -45,6 +46,10 @@ pub struct HostHookOut {
     pub files: Vec<HostHookFileOut>,
     /// What the host needs besides the file (e.g. Codex's trust); empty for most.
     pub notes: Vec<String>,
+    /// Whether the host will run the installed hook, as its own trust files tell (codex, copilot,
+    /// gemini); `null` when not installed or for a host without a trust gate we read.
+    #[serde(default)]
+    pub effect: Option<Effect>,
 }
 
 /// One file of a host's configuration.

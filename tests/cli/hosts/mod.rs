@@ -25,6 +25,7 @@ mod mcp_session;
 mod opencode;
 mod server;
 mod team;
+mod trust;
 
 /// The folder `tests/hosts/install.sh` installs into.
 pub fn hosts_dir() -> PathBuf {

@@ -1,0 +1,502 @@
+//! Whether a host will actually run the edit hook `hooks install --host` wrote: several hosts
+//! load a project's hooks only in a folder the user trusts, and Codex runs a hook only once that
+//! exact hook is trusted. An installed file the host ignores protects nothing, so `hooks status`
+//! reads the host's own trust files and says what it finds ([`Effect`]), and `hooks install
+//! --trust` writes Codex's trust itself (the only host whose trust is a plain file entry we can
+//! compute; for the others the remedy says what to do).
+//!
+//! What each host's files say (measured with the real CLIs 2026-12-01, see `host_hooks`'s
+//! module docs):
+//!
+//! - Codex 0.171.0: the project must be trusted in the user's `config.toml` (`$CODEX_HOME`, else
+//!   `~/.codex`) as `[projects."<abs project root>"] trust_level = "trusted"`, and each hook must be
+//!   trusted as `[hooks.state."<abs path of hooks.json>:pre_tool_use:<group>:<handler>"]
+//!   trusted_hash = "sha256:…"`, the hash of a normalized identity of the hook (its event, its
+//!   group's matcher and the one handler with the defaults filled in, serialized as JSON with
+//!   sorted keys; `codex-rs/hooks/src/engine/discovery.rs` `command_hook_hash`,
+//!   `codex-rs/config/src/fingerprint.rs` `version_for_toml`). A different hash is a hook changed
+//!   since it was trusted, and codex skips it without a word. `enabled = false` there disables it.
+//! - Copilot CLI 1.0.102: `trusted_folders` in `$COPILOT_HOME/config.json` (else
+//!   `~/.copilot/config.json`), a list of absolute folders; a folder trusts what is under it.
+//! - Gemini CLI 0.61.0: `~/.gemini/trustedFolders.json`, an object from absolute path to
+//!   `TRUST_FOLDER` (that folder and below), `TRUST_PARENT` (its parent and below) or
+//!   `DO_NOT_TRUST`; `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace for that process.
+//!
+//! Everything here is read from files; a host may still refuse for a reason its files do not show
+//! (a managed policy, a flag on its command line), which is why the state says "as far as its
+//! files tell".
+
+use super::edit_hook::GateHost;
+use super::host_hooks::{Env, HostHookError, Scope, read, write_atomic};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What the host's own files say about the installed hook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Effect {
+    /// Whether the host will load and run the hook, as far as its files tell.
+    pub loaded: bool,
+    /// Why (or why not), e.g. "project not trusted by codex".
+    pub reason: String,
+    /// What to do when it is not loaded.
+    pub remedy: Option<String>,
+}
+
+impl Effect {
+    fn loaded(reason: impl Into<String>) -> Self {
+        Effect { loaded: true, reason: reason.into(), remedy: None }
+    }
+
+    fn not_loaded(reason: impl Into<String>, remedy: impl Into<String>) -> Self {
+        Effect { loaded: false, reason: reason.into(), remedy: Some(remedy.into()) }
+    }
+}
+
+/// Codex's user configuration file.
+pub fn codex_config(env: &dyn Env) -> Option<PathBuf> {
+    let dir = env.var("CODEX_HOME").or_else(|| env.var("HOME").map(|h| h.join(".codex")))?;
+    Some(dir.join("config.toml"))
+}
+
+/// The key codex files a hook's trust under: the hooks file's absolute path, the event, the
+/// group's index in the event's list and the handler's in the group.
+pub fn codex_hook_key(hooks_file: &Path, group: usize, handler: usize) -> String {
+    format!("{}:pre_tool_use:{group}:{handler}", hooks_file.display())
+}
+
+/// Where our handler sits in a codex hooks file (`hooks.PreToolUse[group].hooks[handler]`), with
+/// the hash codex computes for it; `None` when the file holds no handler of ours.
+pub fn codex_our_hook(text: &str) -> Option<(usize, usize, String)> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    let groups = doc.get("hooks")?.get("PreToolUse")?.as_array()?;
+    for (g, group) in groups.iter().enumerate() {
+        let Some(handlers) = group.get("hooks").and_then(|h| h.as_array()) else { continue };
+        for (h, handler) in handlers.iter().enumerate() {
+            let ours = handler
+                .get("command")
+                .and_then(|c| c.as_str())
+                .is_some_and(|c| c.trim_start().starts_with(super::host_hooks::GATE_COMMAND_PREFIX));
+            if ours {
+                return Some((g, h, codex_hook_hash(group.get("matcher").and_then(|m| m.as_str()), handler)));
+            }
+        }
+    }
+    None
+}
+
+/// Codex's trust hash of one command handler under `matcher` for `PreToolUse`: SHA-256 of the
+/// compact JSON, keys sorted, of `{event_name, matcher, hooks: [handler]}` with the handler
+/// normalized as codex does (timeout defaulted to 600 s and at least 1, `async` false unless set,
+/// `statusMessage` only when set, no Windows command).
+pub fn codex_hook_hash(matcher: Option<&str>, handler: &serde_json::Value) -> String {
+    use serde_json::Value;
+    use sha2::Digest as _;
+    let command = handler.get("command").and_then(Value::as_str).unwrap_or_default();
+    let timeout =
+        handler.get("timeout").or_else(|| handler.get("timeoutSec")).and_then(Value::as_u64).unwrap_or(600).max(1);
+    let mut normalized: BTreeMap<&str, Value> = BTreeMap::new();
+    normalized.insert("type", "command".into());
+    normalized.insert("command", command.into());
+    normalized.insert("timeout", timeout.into());
+    normalized.insert("async", handler.get("async").and_then(Value::as_bool).unwrap_or(false).into());
+    if let Some(m) = handler.get("statusMessage").and_then(Value::as_str) {
+        normalized.insert("statusMessage", m.into());
+    }
+    let mut identity: BTreeMap<&str, Value> = BTreeMap::new();
+    identity.insert("event_name", "pre_tool_use".into());
+    identity.insert("hooks", Value::Array(vec![serde_json::to_value(&normalized).unwrap_or_default()]));
+    if let Some(m) = matcher {
+        identity.insert("matcher", m.into());
+    }
+    // A BTreeMap serializes its keys sorted, whatever serde_json's map type is.
+    let text = serde_json::to_string(&identity).unwrap_or_default();
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// What codex's `config` (its text, `None`: no file) says about the hook at `key` with `hash`,
+/// in the project `project` (`None`: the user-wide hooks file, which needs no project trust).
+/// `trust_command` is the command that trusts both.
+pub fn codex_effect(
+    config: Option<&str>,
+    config_path: &Path,
+    project: Option<&Path>,
+    key: &str,
+    hash: &str,
+    trust_command: &str,
+) -> Effect {
+    let doc = config.and_then(|c| c.parse::<toml_edit::DocumentMut>().ok());
+    let get = |path: &[&str]| -> Option<toml_edit::Item> {
+        let mut item = doc.as_ref()?.as_item().clone();
+        for p in path {
+            item = item.get(p)?.clone();
+        }
+        Some(item)
+    };
+    let remedy = |what: &str| {
+        format!(
+            "run `{trust_command}` (it writes {what} to {}), or trust it in codex (start `codex` here, accept the \
+             project, then open /hooks and trust the git mas hook)",
+            config_path.display()
+        )
+    };
+    if let Some(project) = project {
+        let root = project.display().to_string();
+        let level = get(&["projects", &root, "trust_level"]);
+        if level.as_ref().and_then(|l| l.as_str()) != Some("trusted") {
+            return Effect::not_loaded(
+                "project not trusted by codex",
+                remedy(&format!("[projects.\"{root}\"] trust_level = \"trusted\" and the hook's trusted_hash")),
+            );
+        }
+    }
+    let state = |field: &str| get(&["hooks", "state", key, field]);
+    if state("enabled").and_then(|e| e.as_bool()) == Some(false) {
+        return Effect::not_loaded(
+            "hook disabled in codex",
+            format!("enable it in codex's /hooks, or remove enabled = false under [hooks.state.\"{key}\"]"),
+        );
+    }
+    match state("trusted_hash").as_ref().and_then(|h| h.as_str()) {
+        Some(h) if h == hash => Effect::loaded("project and hook trusted by codex"),
+        Some(_) => Effect::not_loaded(
+            "hook changed since codex trusted it",
+            remedy(&format!("the hook's new trusted_hash under [hooks.state.\"{key}\"]")),
+        ),
+        None => Effect::not_loaded(
+            "hook not trusted by codex",
+            remedy(&format!("trusted_hash = \"{hash}\" under [hooks.state.\"{key}\"]")),
+        ),
+    }
+}
+
+/// Codex's `config` with the project (when given) and the hook at `key` trusted, every other byte
+/// kept; `None` when it already says so.
+pub fn codex_trusted(
+    config: Option<&str>,
+    config_path: &Path,
+    project: Option<&Path>,
+    key: &str,
+    hash: &str,
+) -> Result<Option<String>, HostHookError> {
+    use toml_edit::{DocumentMut, Item, Table, value};
+    let mut doc = match config {
+        Some(text) => text.parse::<DocumentMut>().map_err(|e| HostHookError::Invalid {
+            path: config_path.to_path_buf(),
+            syntax: "TOML",
+            reason: e.to_string(),
+        })?,
+        None => DocumentMut::new(),
+    };
+    let shape = |what: &str| HostHookError::Shape { path: config_path.to_path_buf(), what: what.into() };
+    // A table under `parent` (made implicit, so only its sub-tables show as headers).
+    fn table<'t>(parent: &'t mut toml_edit::Table, name: &str, implicit: bool) -> Option<&'t mut Table> {
+        let item = parent.entry(name).or_insert_with(|| {
+            let mut t = Table::new();
+            t.set_implicit(implicit);
+            Item::Table(t)
+        });
+        item.as_table_mut()
+    }
+    let before = doc.to_string();
+    if let Some(project) = project {
+        let projects = table(doc.as_table_mut(), "projects", true).ok_or_else(|| shape("projects is not a table"))?;
+        let entry = table(projects, &project.display().to_string(), false)
+            .ok_or_else(|| shape("a projects entry is not a table"))?;
+        if entry.get("trust_level").and_then(|l| l.as_str()) != Some("trusted") {
+            entry.insert("trust_level", value("trusted"));
+        }
+    }
+    let hooks = table(doc.as_table_mut(), "hooks", true).ok_or_else(|| shape("hooks is not a table"))?;
+    let state = table(hooks, "state", true).ok_or_else(|| shape("hooks.state is not a table"))?;
+    let entry = table(state, key, false).ok_or_else(|| shape("a hooks.state entry is not a table"))?;
+    if entry.get("trusted_hash").and_then(|h| h.as_str()) != Some(hash) {
+        entry.insert("trusted_hash", value(hash));
+    }
+    let after = doc.to_string();
+    Ok((after != before).then_some(after))
+}
+
+/// Whether `dir` is `folder` or under it.
+fn under(dir: &Path, folder: &Path) -> bool {
+    dir.starts_with(folder)
+}
+
+/// What copilot's `config` (`config.json`) says about loading `dir`'s hooks.
+pub fn copilot_effect(config: Option<&str>, config_path: &Path, dir: &Path) -> Effect {
+    let folders: Vec<PathBuf> = config
+        .and_then(|c| jsonc_parser::parse_to_serde_value::<serde_json::Value>(c, &Default::default()).ok())
+        .and_then(|v| v.get("trusted_folders").and_then(|f| f.as_array()).cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|f| f.as_str().map(PathBuf::from))
+        .collect();
+    if folders.iter().any(|f| under(dir, f)) {
+        return Effect::loaded("folder trusted by copilot");
+    }
+    Effect::not_loaded(
+        "folder not trusted by copilot",
+        format!(
+            "add \"{}\" to trusted_folders in {} (copilot offers it when started here interactively), or run \
+             copilot with --trust-folder",
+            dir.display(),
+            config_path.display()
+        ),
+    )
+}
+
+/// What gemini's `trustedFolders.json` says about loading `dir`'s hooks; `env_trusts`:
+/// `GEMINI_CLI_TRUST_WORKSPACE=true` in this environment.
+pub fn gemini_effect(folders: Option<&str>, folders_path: &Path, dir: &Path, env_trusts: bool) -> Effect {
+    if env_trusts {
+        return Effect::loaded("workspace trusted by GEMINI_CLI_TRUST_WORKSPACE=true in this environment");
+    }
+    let map = folders
+        .and_then(|c| jsonc_parser::parse_to_serde_value::<serde_json::Value>(c, &Default::default()).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    // The most specific rule wins.
+    let mut best: Option<(usize, bool)> = None;
+    for (path, level) in &map {
+        let path = Path::new(path);
+        let (scope, trusted) = match level.as_str() {
+            Some("TRUST_FOLDER") => (path, true),
+            Some("TRUST_PARENT") => (path.parent().unwrap_or(path), true),
+            Some("DO_NOT_TRUST") => (path, false),
+            _ => continue,
+        };
+        let depth = scope.components().count();
+        if under(dir, scope) && best.is_none_or(|(d, _)| depth >= d) {
+            best = Some((depth, trusted));
+        }
+    }
+    if best.is_some_and(|(_, trusted)| trusted) {
+        return Effect::loaded("folder trusted by gemini");
+    }
+    Effect::not_loaded(
+        "folder not trusted by gemini",
+        format!(
+            "add \"{}\": \"TRUST_FOLDER\" to {} (gemini asks when started here interactively), or run gemini with \
+             GEMINI_CLI_TRUST_WORKSPACE=true",
+            dir.display(),
+            folders_path.display()
+        ),
+    )
+}
+
+/// The project root as hosts key it: the working tree's top, with symlinks resolved.
+fn root_of(scope: &Scope) -> Option<PathBuf> {
+    match scope {
+        Scope::Project(top) => Some(std::fs::canonicalize(top).unwrap_or_else(|_| top.clone())),
+        Scope::Global => None,
+    }
+}
+
+/// The command that trusts `host`'s hook in `scope`.
+fn trust_command(host: GateHost, scope: &Scope) -> String {
+    let global = if matches!(scope, Scope::Global) { " --global" } else { "" };
+    format!("git mas hooks install --host {}{global} --trust", host.name())
+}
+
+/// What `host`'s files say about its installed hook in `scope`; `None` for a host with no trust
+/// gate we know of, or where its files do not decide (codex's project hooks in a linked worktree
+/// are read from the main checkout: `host_hooks::notes` says so).
+pub fn effect(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Option<Effect>, HostHookError> {
+    let linked = matches!(scope, Scope::Project(top) if top.join(".git").is_file());
+    let home = env.var("HOME");
+    match host {
+        GateHost::Codex if !linked => {
+            let Some((_, key, hash)) = codex_hook(scope, env)? else { return Ok(None) };
+            let Some(config_path) = codex_config(env) else { return Ok(None) };
+            let config = read(&config_path)?;
+            let project = root_of(scope);
+            let command = trust_command(host, scope);
+            Ok(Some(codex_effect(config.as_deref(), &config_path, project.as_deref(), &key, &hash, &command)))
+        }
+        GateHost::Copilot => {
+            let Some(dir) = root_of(scope) else { return Ok(None) };
+            let Some(base) = env.var("COPILOT_HOME").or_else(|| home.map(|h| h.join(".copilot"))) else {
+                return Ok(None);
+            };
+            let path = base.join("config.json");
+            Ok(Some(copilot_effect(read(&path)?.as_deref(), &path, &dir)))
+        }
+        GateHost::Gemini => {
+            let Some(dir) = root_of(scope) else { return Ok(None) };
+            let Some(home) = home else { return Ok(None) };
+            let path = home.join(".gemini/trustedFolders.json");
+            let env_trusts = env.var("GEMINI_CLI_TRUST_WORKSPACE").is_some_and(|v| v.as_os_str() == "true");
+            Ok(Some(gemini_effect(read(&path)?.as_deref(), &path, &dir, env_trusts)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Our codex hooks file in `scope` (absolute, symlinks resolved), the key of our handler in it
+/// and its hash; `None` when it holds no handler of ours.
+fn codex_hook(scope: &Scope, env: &dyn Env) -> Result<Option<(PathBuf, String, String)>, HostHookError> {
+    let files = super::host_hooks::hook_files(GateHost::Codex, scope, env)
+        .ok_or(HostHookError::NoHome { host: GateHost::Codex.name() })?;
+    let Some(file) = files.first() else { return Ok(None) };
+    let path = file.path();
+    let Some(text) = read(&path)? else { return Ok(None) };
+    let Some((group, handler, hash)) = codex_our_hook(&text) else { return Ok(None) };
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let key = codex_hook_key(&path, group, handler);
+    Ok(Some((path, key, hash)))
+}
+
+/// Makes `host`'s installed hook in `scope` effective where that is a file we can write: codex's
+/// project and hook trust in its `config.toml`. Returns the file written (`None`: nothing to write,
+/// or a host whose trust we do not write).
+pub fn trust(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Option<PathBuf>, HostHookError> {
+    if host != GateHost::Codex || matches!(scope, Scope::Project(top) if top.join(".git").is_file()) {
+        return Ok(None);
+    }
+    let Some((_, key, hash)) = codex_hook(scope, env)? else { return Ok(None) };
+    let config_path = codex_config(env).ok_or(HostHookError::NoHome { host: host.name() })?;
+    let config = read(&config_path)?;
+    let project = root_of(scope);
+    match codex_trusted(config.as_deref(), &config_path, project.as_deref(), &key, &hash)? {
+        Some(text) => {
+            write_atomic(&config_path, &text)?;
+            Ok(Some(config_path))
+        }
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const KEY: &str = "/r/.codex/hooks.json:pre_tool_use:0:0";
+
+    fn our_handler() -> serde_json::Value {
+        json!({"type": "command", "command": "git mas gate --host codex", "timeout": 10})
+    }
+
+    #[test]
+    fn the_codex_hash_is_of_the_normalized_identity_with_sorted_keys() {
+        let hash = codex_hook_hash(Some("apply_patch"), &our_handler());
+        let identity = r#"{"event_name":"pre_tool_use","hooks":[{"async":false,"command":"git mas gate --host codex","timeout":10,"type":"command"}],"matcher":"apply_patch"}"#;
+        use sha2::Digest as _;
+        let want: String = sha2::Sha256::digest(identity.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hash, format!("sha256:{want}"));
+        // Defaults are filled in, so an explicit default hashes the same.
+        let explicit =
+            json!({"type": "command", "command": "git mas gate --host codex", "timeout": 10, "async": false});
+        assert_eq!(codex_hook_hash(Some("apply_patch"), &explicit), hash);
+        assert_ne!(codex_hook_hash(Some("apply_patch|Bash"), &our_handler()), hash);
+    }
+
+    #[test]
+    fn our_codex_hook_is_found_with_its_position() {
+        let text = r#"{"hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine"}]},
+            {"matcher": "apply_patch", "hooks": [{"type": "command", "command": "git mas gate --host codex", "timeout": 10}]}
+        ]}}"#;
+        let (g, h, hash) = codex_our_hook(text).unwrap();
+        assert_eq!((g, h), (1, 0));
+        assert_eq!(hash, codex_hook_hash(Some("apply_patch"), &our_handler()));
+        assert_eq!(codex_our_hook(r#"{"hooks": {}}"#), None);
+    }
+
+    #[test]
+    fn codex_effect_table() {
+        let hash = "sha256:aa";
+        let path = Path::new("/home/u/.codex/config.toml");
+        let project = Some(Path::new("/r"));
+        let trusted_project = "[projects.\"/r\"]\ntrust_level = \"trusted\"\n";
+        let hook = |h: &str| format!("[hooks.state.\"{KEY}\"]\ntrusted_hash = \"{h}\"\n");
+        let cases: Vec<(Option<String>, Option<&Path>, bool, &str)> = vec![
+            (None, project, false, "project not trusted by codex"),
+            (Some("model = \"x\"\n".into()), project, false, "project not trusted by codex"),
+            (
+                Some("[projects.\"/r\"]\ntrust_level = \"untrusted\"\n".into()),
+                project,
+                false,
+                "project not trusted by codex",
+            ),
+            (Some(trusted_project.into()), project, false, "hook not trusted by codex"),
+            (
+                Some(format!("{trusted_project}{}", hook("sha256:bb"))),
+                project,
+                false,
+                "hook changed since codex trusted it",
+            ),
+            (
+                Some(format!("{trusted_project}{}enabled = false\n", hook(hash))),
+                project,
+                false,
+                "hook disabled in codex",
+            ),
+            (Some(format!("{trusted_project}{}", hook(hash))), project, true, "project and hook trusted by codex"),
+            // The user-wide hooks file needs no project trust.
+            (Some(hook(hash)), None, true, "project and hook trusted by codex"),
+        ];
+        for (config, project, loaded, reason) in cases {
+            let e =
+                codex_effect(config.as_deref(), path, project, KEY, hash, "git mas hooks install --host codex --trust");
+            assert_eq!((e.loaded, e.reason.as_str()), (loaded, reason), "{config:?}");
+            assert_eq!(e.remedy.is_some(), !loaded);
+            if let Some(remedy) = e.remedy.filter(|_| reason.contains("trusted")) {
+                assert!(remedy.contains("--trust") && remedy.contains("/home/u/.codex/config.toml"), "{remedy}");
+            }
+        }
+    }
+
+    #[test]
+    fn trusting_codex_keeps_every_other_byte_and_is_idempotent() {
+        let path = Path::new("/c/config.toml");
+        let project = Some(Path::new("/r"));
+        let user = "# my settings\nmodel = \"gpt-5.5\"  # pinned\n\n[model_providers.mock]\nname = \"mock\"\n";
+        let text = codex_trusted(Some(user), path, project, KEY, "sha256:aa").unwrap().unwrap();
+        assert!(text.starts_with(user), "{text}");
+        assert!(text.contains("[projects.\"/r\"]\ntrust_level = \"trusted\"\n"), "{text}");
+        assert!(text.contains(&format!("[hooks.state.\"{KEY}\"]\ntrusted_hash = \"sha256:aa\"\n")), "{text}");
+        assert!(!text.contains("[projects]\n") && !text.contains("[hooks]\n"), "{text}");
+        let e = codex_effect(Some(&text), path, project, KEY, "sha256:aa", "t");
+        assert!(e.loaded, "{e:?}");
+        assert_eq!(codex_trusted(Some(&text), path, project, KEY, "sha256:aa").unwrap(), None, "nothing more to write");
+        // A changed hook: only the hash moves.
+        let again = codex_trusted(Some(&text), path, project, KEY, "sha256:bb").unwrap().unwrap();
+        assert_eq!(again, text.replace("sha256:aa", "sha256:bb"));
+        assert!(codex_trusted(Some("projects = 3\n"), path, project, KEY, "h").is_err());
+        assert!(codex_trusted(Some("not toml ["), path, project, KEY, "h").is_err());
+    }
+
+    #[test]
+    fn copilot_and_gemini_trust_tables() {
+        let dir = Path::new("/work/r");
+        let cp = Path::new("/h/.copilot/config.json");
+        for (config, loaded) in [
+            (None, false),
+            (Some(r#"{"trusted_folders": ["/other"]}"#), false),
+            (Some(r#"{"trusted_folders": ["/work/r"]}"#), true),
+            (Some("// c\n{\"trusted_folders\": [\"/work\"]}"), true),
+            (Some(r#"{"trusted_folders": ["/work/r2"]}"#), false),
+        ] {
+            let e = copilot_effect(config, cp, dir);
+            assert_eq!(e.loaded, loaded, "{config:?}");
+            if !loaded {
+                assert!(e.remedy.unwrap().contains("\"/work/r\" to trusted_folders in /h/.copilot/config.json"));
+            }
+        }
+        let gp = Path::new("/h/.gemini/trustedFolders.json");
+        for (folders, env, loaded) in [
+            (None, false, false),
+            (None, true, true),
+            (Some(r#"{"/work/r": "TRUST_FOLDER"}"#), false, true),
+            (Some(r#"{"/work/x": "TRUST_PARENT"}"#), false, true),
+            (Some(r#"{"/work": "TRUST_FOLDER", "/work/r": "DO_NOT_TRUST"}"#), false, false),
+            (Some(r#"{"/work/r/sub": "TRUST_FOLDER"}"#), false, false),
+        ] {
+            let e = gemini_effect(folders, gp, dir, env);
+            assert_eq!(e.loaded, loaded, "{folders:?} {env}");
+        }
+    }
+}
