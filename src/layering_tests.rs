@@ -110,3 +110,29 @@ fn the_cycle_finder_finds_cycles() {
     assert_eq!(cycles(&g(&[("a", "b"), ("b", "a")])), vec![vec!["a".to_string(), "b".to_string()]]);
     assert_eq!(cycles(&g(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])).len(), 1);
 }
+
+#[test]
+fn git_is_started_in_one_place() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".rs") || name.ends_with("_tests.rs") || name == "tests.rs" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            if code.contains(concat!("Command::new(", "\"git\")")) {
+                found.push(path.strip_prefix(&src).unwrap().display().to_string());
+            }
+        }
+    }
+    assert_eq!(found, vec!["git.rs".to_string()], "git is started outside src/git.rs");
+}

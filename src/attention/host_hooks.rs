@@ -1121,8 +1121,7 @@ fn default_excludes(configured: &str) -> Option<PathBuf> {
 pub(crate) fn run_git(worktree: &Path, args: &[&str]) -> Result<String, HostHookError> {
     let fail =
         |reason: String| HostHookError::Git { worktree: worktree.to_path_buf(), command: args.join(" "), reason };
-    let out =
-        std::process::Command::new("git").current_dir(worktree).args(args).output().map_err(|e| fail(e.to_string()))?;
+    let out = crate::git::command(worktree).args(args).output().map_err(|e| fail(e.to_string()))?;
     // `git config KEY` exits 1 when the key is unset: not a failure here.
     let unset = args.first() == Some(&"config") && out.status.code() == Some(1);
     if !(out.status.success() || unset) {

@@ -25,7 +25,6 @@ use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 /// The agent a commit without a receipt is judged as.
 pub const NO_RECEIPT: &str = "(no receipt)";
@@ -190,11 +189,7 @@ struct History {
 }
 
 fn git_out(dir: &Path, args: &[String]) -> Result<String, ReplayError> {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .map_err(|e| ReplayError::Spawn { detail: e.to_string() })?;
+    let out = crate::git::command(dir).args(args).output().map_err(|e| ReplayError::Spawn { detail: e.to_string() })?;
     if !out.status.success() {
         return Err(ReplayError::Range {
             args: args.join(" "),

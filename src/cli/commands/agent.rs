@@ -87,8 +87,7 @@ fn staged_roster(ctx: &Context) -> Result<Option<gix::ObjectId>, CliError> {
     if let Some(found) = git_mas::attention::staged::staged_blob(store.repo(), ROSTER_PATH) {
         return Ok(found);
     }
-    let out = std::process::Command::new("git")
-        .current_dir(store.workdir()?)
+    let out = git_mas::git::command(store.workdir()?)
         .args(["rev-parse", "--verify", "--quiet", &format!(":{ROSTER_PATH}")])
         .output()
         .map_err(|e| CliError::internal(format!("cannot run git rev-parse: {e}")))?;

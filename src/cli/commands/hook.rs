@@ -31,7 +31,7 @@ use git_mas::attention::trailers::append_trailers;
 use git_mas::identity::trail::{self, TRAIL_TRAILER, Trail};
 use git_mas::identity::{AgentKey, ROSTER_PATH};
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 /// Run a git hook's logic (called by the shims that `git mas hooks install` writes).
 #[derive(Debug, clap::Args)]
@@ -181,8 +181,8 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ex
         return Ok(ExitCode::SUCCESS);
     }
     let workdir = store.workdir()?.to_path_buf();
-    let mut git = Command::new("git");
-    git.current_dir(&workdir).args(["interpret-trailers", "--in-place", "--if-exists", "replace"]);
+    let mut git = git_mas::git::command(&workdir);
+    git.args(["interpret-trailers", "--in-place", "--if-exists", "replace"]);
     for (key, value) in &trailers {
         git.arg("--trailer").arg(format!("{key}: {value}"));
     }

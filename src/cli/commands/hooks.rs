@@ -204,7 +204,7 @@ fn enforce_when_unset(ctx: &Context) -> Result<(), CliError> {
         return Ok(());
     }
     let workdir = ctx.store()?.workdir()?.to_path_buf();
-    let ok = std::process::Command::new("git").current_dir(workdir).args(["config", "mas.gate", "enforce"]).status();
+    let ok = git_mas::git::command(&workdir).args(["config", "mas.gate", "enforce"]).status();
     if ok.is_ok_and(|s| s.success()) {
         ctx.status("set mas.gate=enforce (git config mas.gate warn|off to soften)");
     }
