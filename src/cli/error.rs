@@ -21,6 +21,8 @@ use git_mas::attention::gate_io::GateIoError;
 use git_mas::attention::host_hooks::HostHookError;
 use git_mas::attention::host_mcp::HostMcpError;
 use git_mas::converge_driver::record::{RecordError, runs_prefix};
+use git_mas::converge_driver::{DriverError, SinkError};
+use git_mas::coordinate::develop::DevError;
 use git_mas::identity::{KeyError, NameError, RosterError};
 use git_mas::ops::endorse::EndorseError;
 use git_mas::ops::propose::ProposeError;
@@ -573,6 +575,52 @@ impl From<Refusal> for CliError {
     }
 }
 
+/// A driver's sink failed: an error of ours that the sink gave (a stale lock while recording, a
+/// hook that could not be installed in a worktree) keeps its own kind and hints; anything else is
+/// internal, under `message`.
+fn sink_error(message: &str, source: SinkError) -> CliError {
+    fn take<E: Error + Send + Sync + 'static>(source: SinkError) -> Result<E, SinkError> {
+        source.downcast::<E>().map(|e| *e)
+    }
+    let source = match take::<StoreError>(source) {
+        Ok(e) => return CliError::from(e),
+        Err(other) => other,
+    };
+    let source = match take::<RecordError>(source) {
+        Ok(e) => return CliError::from(e),
+        Err(other) => other,
+    };
+    let source = match take::<HostHookError>(source) {
+        Ok(e) => return CliError::from(e),
+        Err(other) => other,
+    };
+    match take::<HostMcpError>(source) {
+        Ok(e) => CliError::from(e),
+        Err(other) => CliError::with_message(Kind::Internal, message, other),
+    }
+}
+
+impl From<DevError> for CliError {
+    fn from(e: DevError) -> Self {
+        match e {
+            DevError::Run(r) => CliError::from(r),
+            DevError::Pool(p) => CliError::from(p),
+            DevError::Store(s) => CliError::from(s),
+            DevError::Sink { source } => sink_error("the run's events could not be streamed", source),
+        }
+    }
+}
+
+impl From<DriverError> for CliError {
+    fn from(e: DriverError) -> Self {
+        match e {
+            roster @ DriverError::Roster { .. } => CliError::new(Kind::User, roster),
+            engine @ DriverError::Engine { .. } => CliError::new(Kind::Internal, engine),
+            DriverError::Sink { source } => sink_error("the run's events could not be recorded", source),
+        }
+    }
+}
+
 impl From<ProposeError> for CliError {
     fn from(e: ProposeError) -> Self {
         match e {
@@ -895,6 +943,32 @@ mod tests {
             ProposalRefChanged => Refusal::ProposalRefChanged { proposer: "bob".into(), tree: "0123456789abcdef".into(), found: "fe".into() }, 1,
                 "Error: bob's proposal ref does not hold the content its latest proposal event names (tree 0123456789ab); \
                  it was changed outside `git mas propose`\nHint: bob re-proposes with `git mas propose`\n";
+        ));
+        let stale_lock = || StoreError::StaleLock {
+            refname: "refs/mas/journal/alice".into(),
+            lock: "/repo/.git/refs/mas/journal/alice.lock".into(),
+            age: Duration::from_secs(120),
+        };
+        let stale_lock_text = "Error: /repo/.git/refs/mas/journal/alice.lock blocks updating refs/mas/journal/alice: it \
+                               was left 120 s ago by a process that did not finish\n\
+                               Hint: if no git-mas or git command is still running here, remove it: `git mas doctor \
+                               --fix` (or `rm /repo/.git/refs/mas/journal/alice.lock`)\n";
+        rows.extend(rows!(DevError via CliError::from;
+            Run => DevError::Run(RunError::NoSuchRun { id: "r9".into() }), 1,
+                "Error: no run \"r9\" in this repository\nHint: list the runs with `git mas run list`\n";
+            Pool => DevError::Pool(PoolError::NoBranch { branch: "main".into() }), 1,
+                "Error: the branch main does not exist\n\
+                 Hint: commit something on the integration branch first, or name it with `git config mas.branch`\n";
+            Store => DevError::Store(stale_lock()), 1, stale_lock_text;
+            Sink => DevError::Sink { source: Box::new(stale_lock()) }, 1, stale_lock_text;
+        ));
+        rows.extend(rows!(DriverError via CliError::from;
+            Roster => DriverError::Roster { why: "bob is not a peer".into() }, 1,
+                "Error: the peers do not match the run's roster: bob is not a peer\n";
+            Engine => DriverError::Engine { pattern: git_mas::runtime::PatternKind::Preference, source: EngineError::EmptyRoster }, 3,
+                "Error: cannot start the preference engine\nCaused by: the roster is empty\n";
+            Sink => DriverError::Sink { source: Box::new(io(ErrorKind::Other, "disk full")) }, 3,
+                "Error: the run's events could not be recorded\nCaused by: disk full\n";
         ));
         rows.extend(rows!(ProposeError via CliError::from;
             Refused => ProposeError::Refused(Refusal::EmptyMessage), 2, "Error: the message is empty\n";

@@ -126,17 +126,6 @@ impl JsonLines {
     }
 }
 
-/// An error and its sources, joined with `: `.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        message.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    message
-}
-
 /// Records and drives one ASSEMBLY → CONVERGE run, streaming its events (`--json`) or its
 /// progress, and returns the report and the ASSEMBLY replies, in order. `git mas coordinate`
 /// runs scalar classes through here too.
@@ -175,7 +164,7 @@ pub fn execute(
     };
     let result = runtime.block_on(converge_driver::run(meta, &mut team, &mut sink));
     result.map(|report| (report, replies)).map_err(|e| {
-        CliError::internal(error_chain(&e)).hinted(format!(
+        CliError::from(e).hinted(format!(
             "what was recorded so far is under refs/mas/runs/{}/ (`git mas report {}`)",
             meta.run, meta.run
         ))

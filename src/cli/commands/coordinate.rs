@@ -8,8 +8,8 @@ use crate::cli::json::coordinate::ContinueOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::reports::{converge_report, dev_summary};
 use crate::cli::team::{
-    JsonLines, MAX_GOAL_BYTES, async_runtime, check_writable, error_chain, execute, install_interrupt_handler, millis,
-    team, write_file,
+    JsonLines, MAX_GOAL_BYTES, async_runtime, check_writable, execute, install_interrupt_handler, millis, team,
+    write_file,
 };
 use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::frame::{self, Published, current_frame_hash};
@@ -467,8 +467,7 @@ fn development(
     let store = ctx.store()?;
     let outcome =
         runtime.block_on(develop(store, &caller.name, &caller.key, &setup, &mut team, &mut sink)).map_err(|e| {
-            CliError::user(error_chain(&e))
-                .hinted("`git mas run list` shows the run, `git mas report <run>` where it stands")
+            CliError::from(e).hinted("`git mas run list` shows the run, `git mas report <run>` where it stands")
         })?;
     if let Some(path) = &args.report {
         let bytes = serde_json::to_vec_pretty(&outcome.report).map_err(|e| CliError::internal(e.to_string()))?;
