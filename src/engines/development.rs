@@ -109,6 +109,11 @@ impl Judgement {
         matches!(self, Judgement::Passed { .. } | Judgement::Accepted { .. })
     }
 
+    /// Whether a check ran and failed: the endorsement records a test failure (`endorse` exits 9).
+    pub fn is_test_failure(&self) -> bool {
+        matches!(self, Judgement::Failed { .. })
+    }
+
     /// Whether a check ran (a quality signal).
     pub fn is_check(&self) -> bool {
         matches!(self, Judgement::Passed { .. } | Judgement::Failed { .. })

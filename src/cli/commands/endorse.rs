@@ -92,12 +92,13 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
     if let Some(reason) = &e.not_counted {
         ctx.warn(&format!("the tally does not count this endorsement: {reason}"));
     }
+    let judgement = e.judgement.clone();
     let out = endorsed(&meta.def.id, &caller.name, &args.agent, tree, e);
     ctx.ui().emit(args.output, &out, |o| format!("{} {} {}\n", o.verdict, o.proposer, short(&o.tree)))?;
     if !args.output.json {
-        ctx.status(&status(&out, check.as_ref()));
+        ctx.status(&status(&out, &judgement, check.as_ref()));
     }
-    Ok(if out.verdict == "failed" { ExitCode::from(exit::CHECK_FAILED) } else { ExitCode::SUCCESS })
+    Ok(if judgement.is_test_failure() { ExitCode::from(exit::CHECK_FAILED) } else { ExitCode::SUCCESS })
 }
 
 /// Runs the check in a scratch checkout of the proposal's tree.
@@ -149,15 +150,17 @@ fn endorsed(run: &str, endorser: &str, proposer: &str, tree: String, e: Endorsed
 }
 
 /// The status lines after an endorsement.
-fn status(out: &EndorsedOut, check: Option<&CheckRun>) -> String {
-    let what = match (out.verdict.as_str(), check) {
-        ("passed", Some(c)) => format!("`{}` passed in {} ms", c.summary.command, c.summary.duration_ms),
-        ("failed", Some(c)) => match (c.timed_out, c.summary.exit_status) {
+fn status(out: &EndorsedOut, judgement: &Judgement, check: Option<&CheckRun>) -> String {
+    let what = match (judgement, check) {
+        (Judgement::Passed { .. }, Some(c)) => {
+            format!("`{}` passed in {} ms", c.summary.command, c.summary.duration_ms)
+        }
+        (Judgement::Failed { .. }, Some(c)) => match (c.timed_out, c.summary.exit_status) {
             (true, _) => format!("`{}` timed out after {} ms", c.summary.command, c.summary.duration_ms),
             (false, Some(code)) => format!("`{}` failed with exit status {code}", c.summary.command),
             (false, None) => format!("`{}` was killed by a signal", c.summary.command),
         },
-        ("rejected", _) => "rejected".to_string(),
+        (Judgement::Rejected { .. }, _) => "rejected".to_string(),
         _ => "accepted by review (no check run)".to_string(),
     };
     let mut status = format!(
@@ -167,7 +170,7 @@ fn status(out: &EndorsedOut, check: Option<&CheckRun>) -> String {
         out.quorum,
         if out.at_quorum { " — quorum reached" } else { "" }
     );
-    if let (true, Some(c)) = (out.verdict == "failed", check) {
+    if let (true, Some(c)) = (judgement.is_test_failure(), check) {
         let _ = write!(
             status,
             "\nrecorded as a failed endorsement (test_failure); last lines of its output:\n{}",
