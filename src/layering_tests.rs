@@ -96,6 +96,43 @@ fn no_top_level_modules_import_each_other() {
     assert!(found.is_empty(), "modules that reach each other:\n{}", text.join("\n"));
 }
 
+/// The layers of `lib.rs`'s module index, bottom first.
+const LAYERS: [&[&str]; 9] = [
+    &["git", "store", "identity"],
+    &["runtime", "signals", "assembly"],
+    &["engines", "convergence"],
+    &["skills"],
+    &["attention", "evaluation"],
+    &["run", "pool"],
+    &["ops"],
+    &["peers", "converge_driver", "coordinate"],
+    &["doctor", "sync"],
+];
+
+#[test]
+fn every_module_uses_only_its_layer_and_the_layers_below() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = graph(&src);
+    // The binary's `cli` (src/cli/, `mod cli` of main.rs) sits above every layer of the library.
+    let layer = |m: &str| if m == "cli" { Some(LAYERS.len()) } else { LAYERS.iter().position(|l| l.contains(&m)) };
+    let unlisted: Vec<&String> = graph.keys().filter(|m| layer(m).is_none()).collect();
+    assert!(unlisted.is_empty(), "modules missing from the layers (and from lib.rs's index): {unlisted:?}");
+    let mut upward = Vec::new();
+    for (m, uses) in &graph {
+        for u in uses {
+            if layer(u) > layer(m) {
+                upward.push(format!("{m} uses {u}"));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "a module uses a layer above its own:\n{}", upward.join("\n"));
+    let index = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    for row in LAYERS {
+        let cells: Vec<String> = row.iter().map(|m| format!("[`{m}`]")).collect();
+        assert!(index.contains(&cells.join(", ")), "lib.rs's index lacks the row {row:?}");
+    }
+}
+
 #[test]
 fn the_cycle_finder_finds_cycles() {
     let g = |edges: &[(&str, &str)]| {

@@ -2,6 +2,23 @@
 //!
 //! The library never prints, never parses flags and never exits; the `git-mas` binary maps
 //! arguments to these calls and errors to exit codes.
+//!
+//! # Modules, bottom layer first
+//!
+//! A module uses only modules of its own row or of the rows before it (`layering_tests` holds
+//! the code to this table and fails on any cycle among the modules).
+//!
+//! | layer | modules | what they hold |
+//! |---|---|---|
+//! | mechanics | [`git`], [`store`], [`identity`] | starting git; signed records in `refs/mas/` and their chains; names, keys and the roster |
+//! | pure decisions | [`runtime`], [`signals`], [`assembly`] | the coordination runtime (events in, outcomes out); signal readers; ASSEMBLY's protocol and rules |
+//! | classes | [`engines`], [`convergence`] | one coordination engine per class; the convergence report over a run's state |
+//! | skills | [`skills`] | the Agent Skills and where each host reads them |
+//! | attention | [`attention`], [`evaluation`] | the saliency snapshot and frame, foci and the board, the gate (commit, CI, edit hooks) and the hosts' hook and MCP files; the evaluation harnesses |
+//! | development runs | [`run`], [`pool`] | a run's records, rules and view; the result pool's worktrees, trees, checks and merges |
+//! | operations | [`ops`] | propose, endorse and land: a run read, a rule applied, the pool's mechanics done, the record appended |
+//! | teams | [`peers`], [`converge_driver`], [`coordinate`] | the members of a team behind one trait; the ASSEMBLY → CONVERGE driver for the scalar classes; `coordinate`, which drives every class |
+//! | upkeep | [`doctor`], [`sync`] | what a crash leaves, found and removed; `refs/mas/*` exchanged with a remote |
 #![forbid(unsafe_code)]
 
 pub mod assembly;
