@@ -20,6 +20,8 @@ use git_mas::attention::frame::FrameError;
 use git_mas::attention::gate_io::GateIoError;
 use git_mas::attention::host_hooks::HostHookError;
 use git_mas::attention::host_mcp::HostMcpError;
+use git_mas::attention::replay::ReplayError;
+use git_mas::attention::select::SelectError;
 use git_mas::converge_driver::record::{RecordError, runs_prefix};
 use git_mas::converge_driver::{DriverError, SinkError};
 use git_mas::coordinate::develop::DevError;
@@ -28,6 +30,7 @@ use git_mas::ops::endorse::EndorseError;
 use git_mas::ops::propose::ProposeError;
 use git_mas::pool::PoolError;
 use git_mas::run::rules::Refusal;
+use git_mas::run::slices::SliceError;
 use git_mas::run::{RunError, SettingError};
 use git_mas::skills::SkillsError;
 use git_mas::store::StoreError;
@@ -621,6 +624,43 @@ impl From<DriverError> for CliError {
     }
 }
 
+impl From<ReplayError> for CliError {
+    fn from(e: ReplayError) -> Self {
+        match e {
+            ReplayError::Store(s) => CliError::from(s),
+            range @ ReplayError::Range { .. } => {
+                CliError::new(Kind::User, range).hinted("name a range git knows, such as `origin/main..HEAD`")
+            }
+            internal @ (ReplayError::Spawn { .. } | ReplayError::Commit { .. } | ReplayError::Touched(_)) => {
+                CliError::new(Kind::Internal, internal)
+            }
+        }
+    }
+}
+
+impl From<SelectError> for CliError {
+    fn from(e: SelectError) -> Self {
+        match e {
+            not_in @ SelectError::NotInFrame { .. } => {
+                CliError::new(Kind::User, not_in).hinted("list the frame's targets with `git mas frame --top 50`")
+            }
+            escapes @ SelectError::Escapes { .. } => CliError::new(Kind::User, escapes),
+            glob @ SelectError::BadGlob { .. } => CliError::new(Kind::Usage, glob),
+        }
+    }
+}
+
+impl From<SliceError> for CliError {
+    fn from(e: SliceError) -> Self {
+        match e {
+            few @ SliceError::TooFewTargets { .. } => {
+                CliError::new(Kind::User, few).hinted("run with fewer agents, or without --aggregate")
+            }
+            other => CliError::new(Kind::User, other),
+        }
+    }
+}
+
 impl From<ProposeError> for CliError {
     fn from(e: ProposeError) -> Self {
         match e {
@@ -653,7 +693,6 @@ mod tests {
     use git_mas::attention::frame::InputKind;
     use git_mas::attention::touched::TouchedError;
     use git_mas::engines::EngineError;
-    use git_mas::run::slices::SliceError;
     use git_mas::skills::Conflict;
     use std::io::{Error as IoError, ErrorKind};
     use std::path::PathBuf;
@@ -969,6 +1008,39 @@ mod tests {
                 "Error: cannot start the preference engine\nCaused by: the roster is empty\n";
             Sink => DriverError::Sink { source: Box::new(io(ErrorKind::Other, "disk full")) }, 3,
                 "Error: the run's events could not be recorded\nCaused by: disk full\n";
+        ));
+        rows.extend(rows!(ReplayError via CliError::from;
+            Spawn => ReplayError::Spawn { detail: "no git".into() }, 3, "Error: cannot run git: no git\n";
+            Range => ReplayError::Range { args: "rev-list x..y".into(), detail: "bad revision".into() }, 1,
+                "Error: git rev-list x..y failed: bad revision\nHint: name a range git knows, such as `origin/main..HEAD`\n";
+            Commit => ReplayError::Commit { commit: "c1".into(), detail: "gone".into() }, 3,
+                "Error: cannot read commit c1: gone\n";
+            Touched => ReplayError::Touched(TouchedError::Git { args: "diff".into(), reason: "boom".into() }), 3,
+                "Error: git diff failed: boom\n";
+            Store => ReplayError::Store(StoreError::SeqOverflow { refname: "refs/mas/journal/alice".into() }), 1,
+                "Error: sequence number overflow in refs/mas/journal/alice\n";
+        ));
+        rows.extend(rows!(SelectError via CliError::from;
+            Escapes => SelectError::Escapes { pattern: "../x".into() }, 1, "Error: target \"../x\" escapes the repository\n";
+            BadGlob => SelectError::BadGlob { pattern: "[".into(), detail: "unclosed".into() }, 2,
+                "Error: \"[\" is neither a target nor a valid glob: unclosed\n";
+            NotInFrame => SelectError::NotInFrame { pattern: "x.rs".into() }, 1,
+                "Error: target \"x.rs\" is not in the current frame's snapshot\n\
+                 Hint: list the frame's targets with `git mas frame --top 50`\n";
+        ));
+        rows.extend(rows!(SliceError via CliError::from;
+            TooFewTargets => SliceError::TooFewTargets { files: 1, agents: 3 }, 1,
+                "Error: the frame ranks 1 file(s), too few for 3 slices: every agent needs a top target of its own\n\
+                 Hint: run with fewer agents, or without --aggregate\n";
+            UnknownTarget => SliceError::UnknownTarget { agent: "bob".into(), target: "x".into() }, 1,
+                "Error: SLICE bob: \"x\" is not a file of the frame\n";
+            SharedTop => SliceError::SharedTop { first: "a".into(), second: "b".into(), target: "f".into() }, 1,
+                "Error: SLICE a and SLICE b share their top target f: the rule would serialize them\n";
+            Agent => SliceError::Agent { agent: "zed".into(), why: "not in the team".into() }, 1,
+                "Error: SLICE zed: not in the team\n";
+            Missing => SliceError::Missing { agent: "bob".into() }, 1, "Error: no SLICE line for bob\n";
+            Unreadable => SliceError::Unreadable { line: "SLICE".into() }, 1,
+                "Error: unreadable SLICE line \"SLICE\": expected `SLICE <agent> <target>…`\n";
         ));
         rows.extend(rows!(ProposeError via CliError::from;
             Refused => ProposeError::Refused(Refusal::EmptyMessage), 2, "Error: the message is empty\n";

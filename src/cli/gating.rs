@@ -12,7 +12,7 @@ use git_mas::attention::gate_io::{self, GateOutcome, Ungathered};
 use git_mas::attention::hooks::{Mode, mode_of};
 use git_mas::attention::host_hooks::ProcessEnv;
 use git_mas::attention::own_ground;
-use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT, ReplayError};
+use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT};
 use git_mas::identity::ROSTER_PATH;
 use git_mas::identity::trail::{RosterTrail, TRAIL_TRAILER};
 use std::fmt::Write as _;
@@ -214,13 +214,7 @@ pub fn report(ctx: &Context, caller: &str, verdict: &Verdict) -> u8 {
 
 /// Replays the gate over `range` ([`replay::replay`]).
 pub fn replay(ctx: &Context, range: &[String], require_receipts: bool) -> Result<CheckReport, CliError> {
-    replay::replay(ctx.store()?, range, require_receipts).map_err(|e| match e {
-        ReplayError::Store(s) => CliError::from(s),
-        e @ ReplayError::Range { .. } => CliError::user(e.to_string()),
-        e @ (ReplayError::Spawn { .. } | ReplayError::Commit { .. } | ReplayError::Touched(_)) => {
-            CliError::internal(e.to_string())
-        }
-    })
+    Ok(replay::replay(ctx.store()?, range, require_receipts)?)
 }
 
 /// Prints the listed commits for people: each on stdout, its verdict on stderr.

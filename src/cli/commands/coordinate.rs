@@ -341,8 +341,7 @@ fn aggregate_plan(
     };
     let plan = match plan {
         Some(plan) => plan,
-        None => slices::plan_from_frame(&args.goal, &agents, &frame.snapshot, &frame.hash)
-            .map_err(|e| CliError::user(e.to_string()).hinted("run with fewer agents, or without --aggregate"))?,
+        None => slices::plan_from_frame(&args.goal, &agents, &frame.snapshot, &frame.hash)?,
     };
     Ok(Some(Aggregate { plan, partial: args.partial }))
 }

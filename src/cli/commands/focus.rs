@@ -9,7 +9,7 @@ use crate::cli::output::JsonFlag;
 use git_mas::attention::board::{BoardEntry, FocusPayload, FocusState, Liveness, OnFrame, focus_state, on_frame};
 use git_mas::attention::focus_store;
 use git_mas::attention::frame::FrameError;
-use git_mas::attention::select::{SelectError, select_targets};
+use git_mas::attention::select::select_targets;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -115,16 +115,6 @@ pub fn run(ctx: &mut Context, cmd: FocusCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-fn select_error(e: SelectError) -> CliError {
-    match e {
-        SelectError::NotInFrame { .. } => {
-            CliError::user(e.to_string()).hinted("list the frame's targets with `git mas frame --top 50`")
-        }
-        SelectError::Escapes { .. } => CliError::user(e.to_string()),
-        SelectError::BadGlob { .. } => CliError::usage(e.to_string()),
-    }
-}
-
 fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
     let caller = ctx.caller()?;
     if args.targets.is_empty() && args.top.is_none() {
@@ -133,7 +123,7 @@ fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
     let (frame, board) = frame_and_board(ctx)?;
     let frame = frame.ok_or_else(|| CliError::from(FrameError::NoFrame))?;
     let ids: Vec<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
-    let targets = select_targets(&ids, &args.targets, args.top).map_err(select_error)?;
+    let targets = select_targets(&ids, &args.targets, args.top)?;
     let ttl_secs = args.ttl.as_secs();
     let payload = FocusPayload { frame: frame.hash.clone(), targets, ttl_secs, published_at: focus_store::now_secs() };
     let store = ctx.store()?;
