@@ -163,16 +163,12 @@ pub mod exit {
     pub const INTERNAL: u8 = Outcome::Internal.code();
     /// Something read did not verify: a record or a frame.
     pub const UNVERIFIED: u8 = Outcome::Unverified.code();
-    /// `sync` finished, but some refs were rejected or have diverged and were left as they were.
-    pub const SYNC_INCOMPLETE: u8 = Outcome::SyncIncomplete.code();
     /// The gate blocks: another agent holds a target the change touches.
     pub const BLOCKED: u8 = Outcome::Blocked.code();
     /// The gate fails closed: it cannot decide safely.
     pub const FAIL_CLOSED: u8 = Outcome::FailClosed.code();
     /// A run halted without a result of the protocol.
     pub const RUN_INCOMPLETE: u8 = Outcome::RunIncomplete.code();
-    /// A check failed: `endorse` recorded a failed endorsement.
-    pub const CHECK_FAILED: u8 = Outcome::CheckFailed.code();
     /// Standard output was closed before everything was written: 128 + SIGPIPE, as git does.
     pub const BROKEN_PIPE: u8 = Outcome::BrokenPipe.code();
 }
@@ -291,7 +287,7 @@ pub fn command() -> clap::Command {
 }
 
 /// Runs one parsed command (the process's own, or a tool call of `git mas mcp`).
-pub(crate) fn dispatch(ctx: &mut Context, command: Command) -> Result<ExitCode, CliError> {
+pub(crate) fn dispatch(ctx: &mut Context, command: Command) -> Result<Outcome, CliError> {
     match command {
         Command::Init(args) => commands::init::run(ctx, args),
         Command::Agent(cmd) => commands::agent::run(ctx, cmd),
@@ -348,7 +344,7 @@ fn sweep_temp_indexes(ctx: &Context) {
 
 /// `git mas report`: a development run's convergence report, or a converge run's report, by the
 /// class its definition records.
-fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Result<ExitCode, CliError> {
+fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Result<Outcome, CliError> {
     if let Some(run) = &args.run
         && ctx.store().is_ok_and(|store| git_mas::run::is_converge_run(store, run))
     {
@@ -372,7 +368,7 @@ pub fn main() -> ExitCode {
     };
     let mut ctx = Context::new(cli.directory, cli.agent, cli.color);
     match dispatch(&mut ctx, cli.command) {
-        Ok(code) => code,
+        Ok(outcome) => ExitCode::from(outcome.code()),
         Err(err) => {
             if err.is_broken_pipe() {
                 return ExitCode::from(exit::BROKEN_PIPE);

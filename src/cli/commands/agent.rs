@@ -1,6 +1,7 @@
 //! `git mas agent new|list|sign-roster`: create identities, show the roster, and sign a change to
 //! it ([`git_mas::identity::trail`] says why a roster change needs a signature).
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::agent::{ListedAgent, NewAgentOut, SignRosterOut};
@@ -8,7 +9,6 @@ use crate::cli::output::JsonFlag;
 use git_mas::identity::trail::{RosterChange, TRAIL_TRAILER, Trail};
 use git_mas::identity::{AgentKey, EntrySource, ROSTER_PATH, append_to_roster, key, parse_roster, validate_name};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Create agent identities and list the roster.
 #[derive(Debug, clap::Subcommand)]
@@ -94,7 +94,7 @@ fn staged_roster(ctx: &Context) -> Result<Option<gix::ObjectId>, CliError> {
     Ok(std::str::from_utf8(&out.stdout).ok().and_then(|s| gix::ObjectId::from_hex(s.trim().as_bytes()).ok()))
 }
 
-fn sign_roster(ctx: &mut Context, args: SignRosterArgs) -> Result<ExitCode, CliError> {
+fn sign_roster(ctx: &mut Context, args: SignRosterArgs) -> Result<Outcome, CliError> {
     let (caller, _) = ctx.caller_name()?;
     let store = ctx.store()?;
     let (change, what) = match &args.commit {
@@ -137,11 +137,11 @@ fn sign_roster(ctx: &mut Context, args: SignRosterArgs) -> Result<ExitCode, CliE
     ctx.status(&format!(
         "add the line to the commit's message ({TRAIL_TRAILER} trailer): git commit --trailer \"<line>\""
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 /// Runs an `agent` subcommand.
-pub fn run(ctx: &mut Context, cmd: AgentCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: AgentCommand) -> Result<Outcome, CliError> {
     match cmd {
         AgentCommand::New(args) => new(ctx, args),
         AgentCommand::List(args) => list(ctx, args),
@@ -149,7 +149,7 @@ pub fn run(ctx: &mut Context, cmd: AgentCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-fn new(ctx: &mut Context, args: NewArgs) -> Result<ExitCode, CliError> {
+fn new(ctx: &mut Context, args: NewArgs) -> Result<Outcome, CliError> {
     validate_name(&args.name)?;
     let store = ctx.store()?;
     let workdir = store.workdir()?.to_path_buf();
@@ -191,10 +191,10 @@ fn new(ctx: &mut Context, args: NewArgs) -> Result<ExitCode, CliError> {
         key_path.display(),
         args.name
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
-fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
+fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
     let roster = ctx.store()?.roster()?;
     ctx.warn_all(&roster.warnings);
     let listed: Vec<ListedAgent> = roster
@@ -221,5 +221,5 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
         }
         o
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

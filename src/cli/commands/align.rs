@@ -1,11 +1,11 @@
 //! `git mas align A B` and `git mas decide A B`: the pure rule, on two agents' published foci.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::focus_board::frame_and_board;
 use crate::cli::output::JsonFlag;
 use git_mas::attention::rule::{self, Decision, Focus};
-use std::process::ExitCode;
 
 /// How two agents' foci overlap: the Jaccard overlap of their target sets and whether their top
 /// target is shared. Defined only on one frame: across frames it is an error (exit 1).
@@ -45,18 +45,18 @@ fn two_foci(ctx: &Context, a: &str, b: &str) -> Result<(Focus, Focus), CliError>
 }
 
 /// Runs `align`.
-pub fn align(ctx: &mut Context, args: AlignArgs) -> Result<ExitCode, CliError> {
+pub fn align(ctx: &mut Context, args: AlignArgs) -> Result<Outcome, CliError> {
     let (a, b) = two_foci(ctx, &args.a, &args.b)?;
     let al = rule::align(&a, &b)
         .map_err(|e| CliError::user(e.to_string()).hinted("republish both foci on the current frame"))?;
     ctx.ui().emit(args.output, &al, |al| {
         format!("jaccard {:.3}  top shared: {}  shared: {}\n", al.jaccard, al.top_shared, al.shared.join(" "))
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 /// Runs `decide`.
-pub fn decide(ctx: &mut Context, args: DecideArgs) -> Result<ExitCode, CliError> {
+pub fn decide(ctx: &mut Context, args: DecideArgs) -> Result<Outcome, CliError> {
     let (a, b) = two_foci(ctx, &args.a, &args.b)?;
     let d = rule::decide(&a, &b);
     ctx.ui().emit(args.output, &d, |d| match d {
@@ -66,5 +66,5 @@ pub fn decide(ctx: &mut Context, args: DecideArgs) -> Result<ExitCode, CliError>
             format!("serialize on {target}: {holder} holds, {deferring} defers\n")
         }
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

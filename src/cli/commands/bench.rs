@@ -3,6 +3,7 @@
 //! Both run the production snapshot, focus, alignment, rule and gate code against simulated
 //! agents and workspaces (the library's `evaluation` module); nothing here touches a repository.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::output::JsonFlag;
@@ -11,7 +12,6 @@ use git_mas::evaluation::card::{self, CardConfig, CardReport};
 use git_mas::evaluation::stats::{Mean, Proportion};
 use git_mas::evaluation::workspace::{self, WorkspaceConfig, WorkspaceReport};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Reproduce the attention protocol's published evaluation: seeded simulations that run the real
 /// snapshot, focus, alignment, rule and gate code; only the agents and the workspace are simulated.
@@ -127,7 +127,7 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 }
 
 /// Runs a `bench` subcommand.
-pub fn run(ctx: &mut Context, cmd: BenchCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: BenchCommand) -> Result<Outcome, CliError> {
     match cmd {
         BenchCommand::CardAlignment(a) => {
             let cfg = CardConfig {
@@ -150,7 +150,7 @@ pub fn run(ctx: &mut Context, cmd: BenchCommand) -> Result<ExitCode, CliError> {
             ctx.ui().emit(a.output, &report, workspace_text)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 fn ci(p: &Proportion) -> String {

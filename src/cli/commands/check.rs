@@ -7,6 +7,7 @@
 //! chain for good (chains are append-only and fast-forward only): failing every check by default
 //! would let one push fail every later CI run.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -16,7 +17,6 @@ use crate::cli::output::JsonFlag;
 use git_mas::attention::replay::CheckReport;
 use git_mas::sync::{Parked, parked_records};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Replay the gate for every commit in a range and list the commits it would have refused.
 ///
@@ -61,7 +61,7 @@ pub struct CheckArgs {
 }
 
 /// Runs `check`.
-pub fn run(ctx: &mut Context, args: CheckArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: CheckArgs) -> Result<Outcome, CliError> {
     let report = if args.range.is_empty() {
         CheckReport::default()
     } else {
@@ -87,7 +87,7 @@ pub fn run(ctx: &mut Context, args: CheckArgs) -> Result<ExitCode, CliError> {
             ctx.status(&format!("{} record(s) in refs/mas/ do not verify", u.len()));
         }
     }
-    Ok(ExitCode::from(if clean { exit::OK } else { exit::BLOCKED }))
+    Ok(Outcome::of_code(if clean { exit::OK } else { exit::BLOCKED }))
 }
 
 fn unverified_text(parked: &[Parked]) -> String {

@@ -1,9 +1,9 @@
 //! `git mas completions <shell>`: shell completion scripts generated from the clap definitions.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use clap_complete::Shell;
-use std::process::ExitCode;
 
 /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
 ///
@@ -19,12 +19,12 @@ pub struct CompletionsArgs {
 }
 
 /// Runs `completions`.
-pub fn run(ctx: &mut Context, args: CompletionsArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: CompletionsArgs) -> Result<Outcome, CliError> {
     let mut cmd = crate::cli::command();
     // Generated into a buffer and printed once: clap_complete panics on a write error, and a
     // closed pipe (`git mas completions bash | head`) must end the command quietly.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "git-mas", &mut script);
     ctx.ui().bytes(&script)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

@@ -1,6 +1,7 @@
 //! `git mas converge`: ASSEMBLY then CONVERGE with a team of peers, recorded under
 //! `refs/mas/runs/<run>/`.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -12,7 +13,6 @@ use git_mas::converge_driver::{self, Limits, RunMeta, default_goal, plot};
 use git_mas::peers::parse_agents;
 use git_mas::runtime::PatternKind;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// Run ASSEMBLY, then CONVERGE, with a team of peers, and record the run.
 ///
@@ -86,7 +86,7 @@ fn parse_pattern(value: &str) -> Result<PatternKind, String> {
 }
 
 /// Runs `converge`.
-pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<Outcome, CliError> {
     let peers = parse_agents(&args.agents).map_err(|e| {
         CliError::usage(format!("--agents: {e}"))
             .hinted("peers are cmd:<command line> or builtin:reference|greedy|faulty, e.g. --agents builtin:reference,builtin:faulty")
@@ -129,5 +129,5 @@ pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<ExitCode, CliError> 
     if !args.output.json {
         ctx.ui().out(&converge_report(&report, &|s| ctx.paint(s, "1")))?;
     }
-    Ok(ExitCode::from(if report.incomplete() { exit::RUN_INCOMPLETE } else { exit::OK }))
+    Ok(Outcome::of_code(if report.incomplete() { exit::RUN_INCOMPLETE } else { exit::OK }))
 }

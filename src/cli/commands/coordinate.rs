@@ -1,5 +1,6 @@
 //! `git mas coordinate`: a team of agents through ASSEMBLY and CONVERGE, for every class.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -26,7 +27,6 @@ use git_mas::run::slices::{self, SlicePlan, SliceSource};
 use git_mas::runtime::PatternKind;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// Drive a team of agents through ASSEMBLY and CONVERGE on this repository.
 ///
@@ -422,7 +422,7 @@ fn development(
     args: &CoordinateArgs,
     peers: Vec<PeerEntry>,
     assembly: Option<&[String]>,
-) -> Result<ExitCode, CliError> {
+) -> Result<Outcome, CliError> {
     check_roster(ctx, &peers)?;
     let caller = ctx.caller()?;
     let frame = frame_for_run(ctx)?;
@@ -479,7 +479,7 @@ fn development(
             outcome.run, outcome.run, outcome.run
         ));
     }
-    Ok(ExitCode::from(match outcome.halt {
+    Ok(Outcome::of_code(match outcome.halt {
         DevHalt::Landed => exit::OK,
         DevHalt::LandBlocked => exit::BLOCKED,
         _ => exit::RUN_INCOMPLETE,
@@ -487,7 +487,7 @@ fn development(
 }
 
 /// Runs `coordinate`.
-pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError> {
     let peers = parse_agents(&args.agents).map_err(|e| {
         CliError::usage(format!("--agents: {e}")).hinted(
             "agents are cmd:<command line>, builtin:reference|greedy|faulty, or a preset (claude-code, codex, goose, opencode, cursor, copilot), optionally NAME=<spec>",
@@ -546,5 +546,5 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<ExitCode, CliError
             ));
         }
     }
-    Ok(ExitCode::from(if report.incomplete() { exit::RUN_INCOMPLETE } else { exit::OK }))
+    Ok(Outcome::of_code(if report.incomplete() { exit::RUN_INCOMPLETE } else { exit::OK }))
 }

@@ -20,11 +20,12 @@
 //! demo stops before the team's step rather than pretend (it never stands in a lesser check).
 //! The scratch directory is kept and its path printed, so everything can be inspected afterwards.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::output::Ui;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::Command;
 
 mod fixture {
     include!(concat!(env!("OUT_DIR"), "/fixture_files.rs"));
@@ -185,7 +186,7 @@ fn write_fixture(dir: &Path) -> Result<(), CliError> {
 }
 
 /// Runs `demo`.
-pub fn run(ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: DemoArgs) -> Result<Outcome, CliError> {
     let (root, keep) = match &args.dir {
         Some(d) => {
             if d.exists() {
@@ -217,7 +218,7 @@ pub fn run(ctx: &mut Context, args: DemoArgs) -> Result<ExitCode, CliError> {
     result
 }
 
-fn steps(d: &Demo) -> Result<ExitCode, CliError> {
+fn steps(d: &Demo) -> Result<Outcome, CliError> {
     let root = &d.root;
     let (remote, a, b) = (root.join("remote.git"), root.join("alice"), root.join("bob"));
     d.say(&format!("== git-mas demo in {}", root.display()))?;
@@ -408,7 +409,7 @@ fn check_main(d: &Demo, a: &Path, check: &str, name: &str, expect: i32) -> Resul
 }
 
 /// Step 9: bob's commit passes once the holder landed, with a receipt.
-fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<ExitCode, CliError> {
+fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<Outcome, CliError> {
     d.say("\n== 9. blocked, then allowed after the holder lands: bob's commit passes now and carries a receipt")?;
     d.mas(a, &["sync"])?;
     d.mas(b, &["sync"])?;
@@ -416,7 +417,7 @@ fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<ExitCode, CliError> {
     d.git(b, &["commit", "--quiet", "-m", "Fix rounding"])?;
     d.git(b, &["log", "-1", "--format=%B"])?;
     d.mas(b, &["check", "HEAD~1..HEAD", "--require-receipts"])?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 /// The aggregate task: the demo's, naming the files its two bugs are in.
@@ -425,7 +426,7 @@ const AGGREGATE_TASK: &str = "fix the rounding of tax in pricing (src/pricing/ta
 
 /// Step 10: complementary work on a fresh copy of the project: the goal split by the frame, one
 /// slice per agent, the merged whole landed once.
-fn aggregate_lands(d: &Demo) -> Result<ExitCode, CliError> {
+fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     let t = d.root.join("team");
     d.say(
         "\n== 10. complementary work: a fresh copy of the project, its two bugs back; a team of four splits the goal",
@@ -461,7 +462,7 @@ fn aggregate_lands(d: &Demo) -> Result<ExitCode, CliError> {
     d.say("   landed; the team's proposals were checked by the project's tests and exactly one landed on main,")?;
     d.say("   with its report: the tests that failed on main before the run pass on it now. Then a team split the")?;
     d.say("   goal into slices, each agent fixed its own, and the merged whole landed once, the tests passing.")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), CliError> {

@@ -1,6 +1,7 @@
 //! `git mas report [RUN]` for development runs: the convergence report — status, the one
 //! termination reason, conflicts and how they were resolved, consensus, budget, rounds, quality.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::report::ReportEventOut;
@@ -9,7 +10,6 @@ use crate::cli::reports::dev_summary;
 use crate::cli::runs::load_view;
 use git_mas::convergence;
 use git_mas::run::now_ms;
-use std::process::ExitCode;
 
 /// Show why a run ended (or where it stands): the convergence report.
 ///
@@ -36,7 +36,7 @@ pub struct ReportArgs {
 }
 
 /// Runs `report` for a development run.
-pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<Outcome, CliError> {
     let view = load_view(ctx, args.run.as_deref())?;
     let report = view.report(now_ms());
     if args.events {
@@ -46,5 +46,5 @@ pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<ExitCode, CliError> {
     } else {
         ctx.ui().emit(args.output, &report, dev_summary)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

@@ -1,5 +1,6 @@
 //! `git mas doctor [--fix]`: what crashed commands left behind, and its removal.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -9,7 +10,6 @@ use git_mas::attention::host_hooks::ProcessEnv;
 use git_mas::doctor::{self, Completed, Debris, DebrisKind, DoctorError, Findings, HalfFinished, Repairs};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 /// Find (and with --fix remove) what killed git-mas commands left behind.
@@ -98,7 +98,7 @@ fn operation_line(out: &mut String, op: &HalfFinished) {
 }
 
 /// Runs `doctor`.
-pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let common = store.common_dir().to_path_buf();
     let temp = std::env::temp_dir();
@@ -131,7 +131,7 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<ExitCode, CliError> {
         }
         ctx.status(&summary(&findings, &repairs, args.fix));
     }
-    Ok(ExitCode::from(if problems == 0 { exit::OK } else { exit::USER }))
+    Ok(Outcome::of_code(if problems == 0 { exit::OK } else { exit::USER }))
 }
 
 /// What was removed and completed, then what is there.

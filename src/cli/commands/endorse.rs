@@ -1,9 +1,9 @@
 //! `git mas endorse <agent>`: run the team's check against another agent's proposal and record the
 //! result as an endorsement bound to the proposal's tree.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::json::endorse::EndorsedOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
@@ -17,7 +17,6 @@ use git_mas::run::events;
 use git_mas::run::now_ms;
 use git_mas::run::rules::{EndorseAsk, EndorseMode};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Endorse AGENT's proposal: run the check in a scratch checkout of it and record the result.
 ///
@@ -61,7 +60,7 @@ pub struct EndorseArgs {
 }
 
 /// Runs `endorse`.
-pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<Outcome, CliError> {
     validate_name(&args.agent)?;
     let caller = ctx.caller()?;
     let meta = resolve(ctx, args.run.as_deref())?;
@@ -98,7 +97,7 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<ExitCode, CliError> {
     if !args.output.json {
         ctx.status(&status(&out, &judgement, check.as_ref()));
     }
-    Ok(if judgement.is_test_failure() { ExitCode::from(exit::CHECK_FAILED) } else { ExitCode::SUCCESS })
+    Ok(if judgement.is_test_failure() { Outcome::CheckFailed } else { Outcome::Ok })
 }
 
 /// Runs the check in a scratch checkout of the proposal's tree.

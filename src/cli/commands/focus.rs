@@ -1,5 +1,6 @@
 //! `git mas focus publish|list|show|release|status`: the focus board.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -11,7 +12,6 @@ use git_mas::attention::focus_store;
 use git_mas::attention::frame::FrameError;
 use git_mas::attention::select::select_targets;
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Publish, inspect and release foci: what each agent is working on, chosen from the current frame.
 #[derive(Debug, clap::Subcommand)]
@@ -105,7 +105,7 @@ pub struct StatusArgs {
 }
 
 /// Runs a `focus` subcommand.
-pub fn run(ctx: &mut Context, cmd: FocusCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: FocusCommand) -> Result<Outcome, CliError> {
     match cmd {
         FocusCommand::Publish(a) => publish(ctx, a),
         FocusCommand::List(a) => list(ctx, a),
@@ -115,7 +115,7 @@ pub fn run(ctx: &mut Context, cmd: FocusCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
+fn publish(ctx: &mut Context, args: PublishArgs) -> Result<Outcome, CliError> {
     let caller = ctx.caller()?;
     if args.targets.is_empty() && args.top.is_none() {
         return Err(CliError::usage("name targets with --targets, or take the top ones with --top K"));
@@ -150,7 +150,7 @@ fn publish(ctx: &mut Context, args: PublishArgs) -> Result<ExitCode, CliError> {
             humantime::format_duration(std::time::Duration::from_secs(ttl_secs))
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 fn describe(e: &BoardEntry, current: Option<&str>, now: u64) -> String {
@@ -169,7 +169,7 @@ fn describe(e: &BoardEntry, current: Option<&str>, now: u64) -> String {
     }
 }
 
-fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
+fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
     let (frame, board) = frame_and_board(ctx)?;
     let out = FocusListOut { frame: frame.map(|f| f.hash), board };
     if !args.output.json && out.board.entries.is_empty() {
@@ -193,10 +193,10 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
         }
         text
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
-fn show(ctx: &mut Context, args: ShowArgs) -> Result<ExitCode, CliError> {
+fn show(ctx: &mut Context, args: ShowArgs) -> Result<Outcome, CliError> {
     let agent = match args.agent {
         Some(a) => a,
         None => ctx.caller_name()?.0,
@@ -211,20 +211,20 @@ fn show(ctx: &mut Context, args: ShowArgs) -> Result<ExitCode, CliError> {
         }
         text
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
-fn release(ctx: &mut Context, args: ReleaseArgs) -> Result<ExitCode, CliError> {
+fn release(ctx: &mut Context, args: ReleaseArgs) -> Result<Outcome, CliError> {
     let caller = ctx.caller()?;
     let store = ctx.store()?;
     let appended = focus_store::release_focus(store, &caller.name, &caller.key, focus_store::now_secs())?
         .ok_or_else(|| CliError::internal("the release wrote nothing"))?;
     let out = FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq };
     ctx.ui().emit(args.output, &out, |o| format!("{} released its focus\n", o.agent))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
-fn status(ctx: &mut Context, args: StatusArgs) -> Result<ExitCode, CliError> {
+fn status(ctx: &mut Context, args: StatusArgs) -> Result<Outcome, CliError> {
     let (agent, _) = ctx.caller_name()?;
     let (frame, board) = frame_and_board(ctx)?;
     let current = frame.map(|f| f.hash);
@@ -240,5 +240,5 @@ fn status(ctx: &mut Context, args: StatusArgs) -> Result<ExitCode, CliError> {
         };
         format!("{}: {}{hint}\n", o.agent, o.state.as_str())
     })?;
-    Ok(ExitCode::from(if state == FocusState::Live { exit::OK } else { exit::FAIL_CLOSED }))
+    Ok(Outcome::of_code(if state == FocusState::Live { exit::OK } else { exit::FAIL_CLOSED }))
 }

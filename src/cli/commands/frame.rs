@@ -1,5 +1,6 @@
 //! `git mas frame`: the current frame and why its top targets rank where they do.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::frame::FrameOut;
@@ -7,7 +8,6 @@ use crate::cli::output::JsonFlag;
 use crate::cli::render;
 use git_mas::attention::frame::{self, Frame, FrameError};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Show the current frame: its hash, who published it, its inputs, and the top targets with each
 /// signal's contribution (task, errors, warnings, refs = centrality, recent = recency, editor).
@@ -23,7 +23,7 @@ pub struct FrameArgs {
 }
 
 /// Runs `frame`.
-pub fn run(ctx: &mut Context, args: FrameArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: FrameArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let f = frame::current_frame(store)?.ok_or_else(|| CliError::from(FrameError::NoFrame))?;
     let s = &f.snapshot;
@@ -39,7 +39,7 @@ pub fn run(ctx: &mut Context, args: FrameArgs) -> Result<ExitCode, CliError> {
         top: s.targets.iter().take(args.top).cloned().collect(),
     };
     ctx.ui().emit(args.output, &out, |_| human(&f, args.top))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 fn human(f: &Frame, top: usize) -> String {

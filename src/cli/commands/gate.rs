@@ -1,5 +1,6 @@
 //! `git mas gate`: may the calling agent commit this change?
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::gating;
@@ -11,7 +12,6 @@ use git_mas::attention::gate_io;
 use git_mas::attention::hooks::Mode;
 use std::io::Read as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
@@ -84,7 +84,7 @@ pub struct GateArgs {
 }
 
 /// Runs `gate`.
-pub fn run(ctx: &mut Context, args: GateArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: GateArgs) -> Result<Outcome, CliError> {
     let _ = args.staged;
     if let Some(host) = args.host {
         return run_host(ctx, host);
@@ -101,7 +101,7 @@ pub fn run(ctx: &mut Context, args: GateArgs) -> Result<ExitCode, CliError> {
             .unwrap_or_default();
         ctx.ui().json(&GateOut { agent: caller, touched, verdict })?;
     }
-    Ok(ExitCode::from(code))
+    Ok(Outcome::of_code(code))
 }
 
 fn parse_host(name: &str) -> Result<GateHost, String> {
@@ -117,7 +117,7 @@ fn parse_host(name: &str) -> Result<GateHost, String> {
 /// Everything runs under [`edit_hook::DEADLINE`]: the payload is read on a thread of its own (a
 /// host may leave stdin open), and a watchdog answers with a deny and ends the process when the
 /// deadline passes first. One answer is written, whoever is first: the answer's lock decides.
-fn run_host(ctx: &mut Context, host: GateHost) -> Result<ExitCode, CliError> {
+fn run_host(ctx: &mut Context, host: GateHost) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let answered = Arc::new(Mutex::new(false));
     spawn_watchdog(ctx.ui().clone(), host, answered.clone(), started);
@@ -158,7 +158,7 @@ fn run_host(ctx: &mut Context, host: GateHost) -> Result<ExitCode, CliError> {
     let reply = edit_hook::reply(host, &answer);
     ctx.ui().err_text(&reply.stderr);
     ctx.ui().bytes(&reply.stdout)?;
-    Ok(ExitCode::from(reply.code))
+    Ok(Outcome::of_code(reply.code))
 }
 
 /// The answer when the deadline passed before the gate could answer.

@@ -20,6 +20,7 @@
 //! discards.
 //! - `pre-push`: replays the gate over the commits being pushed, like `git mas check`.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -31,7 +32,6 @@ use git_mas::attention::trailers::append_trailers;
 use git_mas::identity::trail::{self, TRAIL_TRAILER, Trail};
 use git_mas::identity::{AgentKey, ROSTER_PATH};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// Run a git hook's logic (called by the shims that `git mas hooks install` writes).
 #[derive(Debug, clap::Args)]
@@ -59,10 +59,10 @@ fn binding(ctx: &Context) -> Result<String, CliError> {
 }
 
 /// Runs `hook`.
-pub fn run(ctx: &mut Context, args: HookArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: HookArgs) -> Result<Outcome, CliError> {
     let mode = gating::mode(ctx)?;
     if mode == Mode::Off && args.name != "commit-msg" {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Ok);
     }
     match args.name.as_str() {
         "pre-commit" => pre_commit(ctx, mode),
@@ -73,17 +73,17 @@ pub fn run(ctx: &mut Context, args: HookArgs) -> Result<ExitCode, CliError> {
 }
 
 /// What a hook exits with: the gate's `code` unless the mode lets git go on anyway.
-fn finish(ctx: &Context, mode: Mode, code: u8, what: &str) -> ExitCode {
+fn finish(ctx: &Context, mode: Mode, code: u8, what: &str) -> Outcome {
     match mode.outcome(code != exit::OK) {
-        HookOutcome::Proceed | HookOutcome::Stop => ExitCode::from(code),
+        HookOutcome::Proceed | HookOutcome::Stop => Outcome::of_code(code),
         HookOutcome::ProceedDespite => {
             ctx.warn(&format!("mas.gate is warn: {what} anyway"));
-            ExitCode::SUCCESS
+            Outcome::Ok
         }
     }
 }
 
-fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<ExitCode, CliError> {
+fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<Outcome, CliError> {
     let receipt = receipt_path(ctx)?;
     let _ = std::fs::remove_file(&receipt);
     let (caller, outcome) = gating::evaluate(ctx, &[])?;
@@ -147,7 +147,7 @@ fn roster_trail(ctx: &Context, message: &str) -> Result<Option<String>, CliError
     }
 }
 
-fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<ExitCode, CliError> {
+fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Outcome, CliError> {
     let file = file.ok_or_else(|| CliError::usage("commit-msg needs the message file"))?;
     let receipt = if mode == Mode::Off { None } else { receipt_for_this_attempt(ctx)? };
     let message = std::fs::read_to_string(&file).unwrap_or_default();
@@ -165,7 +165,7 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ex
         trailers.push((TRAIL_TRAILER, value.as_str()));
     }
     if trailers.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Ok);
     }
     // The plain messages agents write get their trailers here; git decides the rest.
     let store = ctx.store()?;
@@ -178,7 +178,7 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ex
     };
     if !configured && let Some(text) = append_trailers(&message, &trailers) {
         std::fs::write(&file, text).map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Ok);
     }
     let workdir = store.workdir()?.to_path_buf();
     let mut git = git_mas::git::command(&workdir);
@@ -194,10 +194,10 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ex
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
-fn pre_push(ctx: &mut Context, mode: Mode, args: &[String]) -> Result<ExitCode, CliError> {
+fn pre_push(ctx: &mut Context, mode: Mode, args: &[String]) -> Result<Outcome, CliError> {
     let remote = args.first().cloned().unwrap_or_else(|| "origin".into());
     let mut input = String::new();
     use std::io::Read;

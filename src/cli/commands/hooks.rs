@@ -8,6 +8,7 @@
 //! reads its pre-tool hooks from) instead; what goes where is
 //! [`git_mas::attention::host_hooks`]'s, which also writes the files.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, HostHooksOut};
@@ -18,7 +19,6 @@ use git_mas::attention::host_hooks::{self, FileState, ProcessEnv, Scope};
 use git_mas::attention::host_trust;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// Install, remove or inspect the git-mas hooks (pre-commit, commit-msg, pre-push), or with
 /// --host a coding-agent host's edit hook.
@@ -162,7 +162,7 @@ fn apply(action: Action, dir: &Path, path: &Path, name: &str) -> Result<(), CliE
 }
 
 /// Runs a `hooks` subcommand.
-pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<Outcome, CliError> {
     let dir = match &cmd {
         HooksCommand::Install(a) | HooksCommand::Uninstall(a) | HooksCommand::Status(a) if !a.hosts.is_empty() => {
             PathBuf::new()
@@ -194,7 +194,7 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<ExitCode, CliError> {
         }
         text
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 /// Sets `mas.gate=enforce` in the repository when mas.gate is unset: hooks that are installed
@@ -221,7 +221,7 @@ fn chosen(hosts: &[HostChoice]) -> Vec<GateHost> {
 
 /// `hooks … --host`: each host's edit-hook configuration. Every host is planned and written in
 /// turn; the first refusal stops the command (the hosts before it are done, said on stderr).
-fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<ExitCode, CliError> {
+fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outcome, CliError> {
     let scope = if args.global { Scope::Global } else { Scope::Project(ctx.store()?.workdir()?.to_path_buf()) };
     let lib_action = match action {
         Action::Install => host_hooks::Action::Install,
@@ -285,5 +285,5 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Exit
         }
         text
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

@@ -1,11 +1,11 @@
 //! `git mas init`: create `.mas/roster` when missing; record nothing else.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::agent::InitOut;
 use crate::cli::output::JsonFlag;
 use git_mas::identity::ROSTER_PATH;
-use std::process::ExitCode;
 
 /// Prepare this repository for git-mas: create an empty roster (.mas/roster) if there is none.
 ///
@@ -21,7 +21,7 @@ pub struct InitArgs {
 const HEADER: &str = "# git-mas roster: one `name did:key` per line. Review and commit it like code;\n# records are verified against the roster committed on the integration branch.\n";
 
 /// Runs `init`.
-pub fn run(ctx: &mut Context, args: InitArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: InitArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let workdir = store.workdir()?.to_path_buf();
     let path = workdir.join(ROSTER_PATH);
@@ -46,5 +46,5 @@ pub fn run(ctx: &mut Context, args: InitArgs) -> Result<ExitCode, CliError> {
         }
     })?;
     ctx.status("next steps:\n  git mas agent new <name>      create an agent's key and add it to the roster\n  git add .mas/roster && git commit -m 'Add agents'\n  git config mas.agent <name>   (or --agent / GIT_MAS_AGENT) to act as that agent");
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

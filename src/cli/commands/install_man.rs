@@ -5,10 +5,10 @@
 //! so the default destination is `share/man/man1` beside the directory holding this binary — for
 //! `cargo install`, `~/.cargo/share/man/man1`.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// Install man pages (git-mas.1 and one per subcommand) so that `git mas --help` works.
 ///
@@ -25,13 +25,13 @@ pub struct InstallManArgs {
 }
 
 /// Runs `install-man`.
-pub fn run(ctx: &mut Context, args: InstallManArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: InstallManArgs) -> Result<Outcome, CliError> {
     let cmd = crate::cli::command().name("git-mas").bin_name("git-mas");
     if args.print {
         let mut page = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut page)?;
         ctx.ui().bytes(&page)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Ok);
     }
     let dir = match args.dir {
         Some(d) => d,
@@ -46,5 +46,5 @@ pub fn run(ctx: &mut Context, args: InstallManArgs) -> Result<ExitCode, CliError
         .map_err(|e| CliError::user(format!("cannot write man pages to {}: {e}", dir.display())))?;
     ctx.ui().line(&dir.join("git-mas.1").display().to_string())?;
     ctx.status("installed; `git mas --help` now opens the manual (if that directory is not searched, add its parent to MANPATH)");
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

@@ -1,8 +1,8 @@
 //! `git mas land [RUN]`: exactly one commit on main for a run that reached quorum.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::json::land::LandOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::{self, describe_recovery, short};
@@ -13,7 +13,6 @@ use git_mas::ops::landing::{self, LandHost, LandNotice, LandOptions, LandOutcome
 use git_mas::run::LandingPayload;
 use git_mas::run::view::RunView;
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Land a run on main once its proposal has a quorum of valid endorsements.
 ///
@@ -116,7 +115,7 @@ fn describe(plan: &LandPlan, o: &mut String) {
 }
 
 /// Runs `land`.
-pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: LandArgs) -> Result<Outcome, CliError> {
     let caller = if args.dry_run { None } else { Some(ctx.caller()?) };
     let lander = caller.as_ref().map(|c| Lander { name: &c.name, key: &c.key });
     let store = ctx.store()?;
@@ -137,7 +136,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
             } else if !json.json {
                 ctx.status("dry run: nothing recorded");
             }
-            return Ok(ExitCode::from(exit::BLOCKED));
+            return Ok(Outcome::Blocked);
         }
         LandOutcome::WouldLand { plan, termination, frame } => {
             let landing = Landing { commit: None, termination: termination.name(), frame, updated: Vec::new() };
@@ -157,7 +156,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<ExitCode, CliError> {
         }
         LandOutcome::Recorded { landing, report, .. } => retried(ctx, json, (&run, &branch), &landing, report)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 /// What a landing wrote, for [`LandOut`].

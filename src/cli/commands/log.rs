@@ -9,6 +9,7 @@
 //! (frame, focus, journal, run meta, events, report, landed — the landing record, the meta
 //! chain's tip — and any shared chain `record append --ref` wrote) is a record chain.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -19,7 +20,6 @@ use git_mas::run::artifact::{RefKind, read_artifact, ref_kind};
 use git_mas::store::record::Verdict;
 use git_mas::store::{REF_PREFIX, Store, owner_of, validate_ref};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Show record chains with each record's verification status.
 ///
@@ -50,7 +50,7 @@ pub struct LogArgs {
 }
 
 /// Runs `log`.
-pub fn run(ctx: &mut Context, args: LogArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: LogArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     let chains: Vec<LoggedChain> = refs(store, args.target.as_deref())?
@@ -75,7 +75,7 @@ pub fn run(ctx: &mut Context, args: LogArgs) -> Result<ExitCode, CliError> {
     } else {
         ctx.ui().out(&records(ctx, &chains))?;
     }
-    Ok(ExitCode::from(if problems > 0 { exit::UNVERIFIED } else { exit::OK }))
+    Ok(Outcome::of_code(if problems > 0 { exit::UNVERIFIED } else { exit::OK }))
 }
 
 /// The refs `target` names: one ref, every chain an agent owns, or every ref under refs/mas/.

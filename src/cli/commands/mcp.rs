@@ -44,9 +44,9 @@
 //! SIGKILL at any instant leaves at most what killing that command would, and re-running the call
 //! recovers the same way.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::json::mcp::{ToolOut, ToolRefusalOut};
 use crate::cli::mcp_stdio;
 use crate::cli::output::Ui;
@@ -57,7 +57,6 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, t
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 /// Serve git-mas's tools over MCP on stdin/stdout, acting as one agent.
@@ -89,7 +88,7 @@ pub struct McpArgs {
 }
 
 /// Runs the server until the host closes its stdin (or, with a subcommand, that subcommand).
-pub fn run(ctx: &mut Context, args: McpArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: McpArgs) -> Result<Outcome, CliError> {
     if let Some(cmd) = args.command {
         return crate::cli::commands::mcp_install::run(ctx, cmd);
     }
@@ -117,7 +116,7 @@ pub fn run(ctx: &mut Context, args: McpArgs) -> Result<ExitCode, CliError> {
     // closed stdout): nothing waits for it.
     runtime.shutdown_background();
     served?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 // The process's stdout belongs to the protocol here: the transport is its only writer (every
@@ -215,11 +214,6 @@ fn outcome_name(code: u8) -> &'static str {
     crate::cli::Outcome::of_code(code).name()
 }
 
-/// The numeric code of a command's `ExitCode` (which hides its value).
-fn code_of(code: ExitCode) -> u8 {
-    (0..=u8::MAX).find(|n| ExitCode::from(*n) == code).unwrap_or(exit::INTERNAL)
-}
-
 /// What running one command in-process gave.
 struct Ran {
     result: Result<(u8, Value), Refusal>,
@@ -246,7 +240,7 @@ fn execute(dir: PathBuf, agent: String, argv: Vec<String>, check_caller: bool, m
         result
     }));
     let result = match run {
-        Ok(Ok(code)) => Ok((code_of(code), parse_output(&captured.stdout()))),
+        Ok(Ok(outcome)) => Ok((outcome.code(), parse_output(&captured.stdout()))),
         Ok(Err(e)) => Err(Refusal::from_error(&e)),
         Err(_) => Err(Refusal::from_error(&CliError::internal("the command panicked"))),
     };
@@ -681,21 +675,21 @@ mod tests {
 
     #[test]
     fn every_exit_code_has_its_outcome_name() {
+        use crate::cli::exit;
         let table = [
             (exit::OK, "ok"),
             (exit::USER, "refused"),
             (exit::USAGE, "usage"),
             (exit::INTERNAL, "internal"),
             (exit::UNVERIFIED, "unverified"),
-            (exit::SYNC_INCOMPLETE, "sync-incomplete"),
+            (Outcome::SyncIncomplete.code(), "sync-incomplete"),
             (exit::BLOCKED, "blocked"),
             (exit::FAIL_CLOSED, "fail-closed"),
             (exit::RUN_INCOMPLETE, "run-incomplete"),
-            (exit::CHECK_FAILED, "check-failed"),
+            (Outcome::CheckFailed.code(), "check-failed"),
         ];
         for (code, name) in table {
             assert_eq!(outcome_name(code), name);
-            assert_eq!(code_of(ExitCode::from(code)), code);
         }
     }
 

@@ -3,6 +3,7 @@
 //! keeps its bytes, is [`git_mas::attention::host_mcp`]'s; this resolves the scope and the agent,
 //! makes the library call per host and renders the result.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::mcp_install::{McpHostOut, McpInstallOut};
@@ -11,7 +12,6 @@ use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::host_hooks::{ProcessEnv, Scope};
 use git_mas::attention::host_mcp::{self, Action, HostMcpError};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Register the MCP server with a coding-agent host, remove it, or show it.
 #[derive(Debug, clap::Subcommand)]
@@ -66,7 +66,7 @@ fn parse_host(name: &str) -> Result<Option<GateHost>, String> {
 }
 
 /// Runs `mcp install|uninstall|status`.
-pub fn run(ctx: &mut Context, cmd: McpCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: McpCommand) -> Result<Outcome, CliError> {
     let (args, action) = match cmd {
         McpCommand::Install(a) => (a, Action::Install),
         McpCommand::Uninstall(a) => (a, Action::Uninstall),
@@ -125,5 +125,5 @@ pub fn run(ctx: &mut Context, cmd: McpCommand) -> Result<ExitCode, CliError> {
         }
         text
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

@@ -3,6 +3,7 @@
 //! A scalar hop needs no repository; a development hop is done with real `git mas` commands in
 //! the hop's worktree (`git_mas::coordinate::builtin`).
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use git_mas::coordinate::builtin::act;
@@ -11,7 +12,6 @@ use git_mas::peers::builtin::reply;
 use git_mas::peers::prompt::PromptHeader;
 use git_mas::runtime::ProtocolPhase;
 use std::io::Read;
-use std::process::ExitCode;
 
 /// The largest prompt read, in bytes.
 const MAX_PROMPT_BYTES: u64 = 16 << 20;
@@ -30,7 +30,7 @@ fn parse_kind(value: &str) -> Result<BuiltinKind, String> {
 }
 
 /// Runs `peer`.
-pub fn run(ctx: &mut Context, args: PeerArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: PeerArgs) -> Result<Outcome, CliError> {
     let mut prompt = Vec::new();
     std::io::stdin().lock().take(MAX_PROMPT_BYTES).read_to_end(&mut prompt)?;
     let prompt = String::from_utf8_lossy(&prompt);
@@ -44,5 +44,5 @@ pub fn run(ctx: &mut Context, args: PeerArgs) -> Result<ExitCode, CliError> {
         reply(args.kind, &prompt)
     };
     ctx.ui().out(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

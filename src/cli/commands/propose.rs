@@ -1,5 +1,6 @@
 //! `git mas propose`: this worktree's content becomes the caller's proposal in the run.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::propose::ProposedOut;
@@ -10,7 +11,6 @@ use git_mas::engines::development::ProposalTally;
 use git_mas::ops::propose::{self, Ask};
 use git_mas::run::{now_ms, proposal_ref};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Propose this worktree's content as your artifact for the run.
 ///
@@ -37,7 +37,7 @@ pub struct ProposeArgs {
 }
 
 /// Runs `propose`.
-pub fn run(ctx: &mut Context, args: ProposeArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: ProposeArgs) -> Result<Outcome, CliError> {
     let caller = ctx.caller()?;
     let meta = resolve(ctx, args.run.as_deref())?;
     let store = ctx.store()?;
@@ -70,7 +70,7 @@ pub fn run(ctx: &mut Context, args: ProposeArgs) -> Result<ExitCode, CliError> {
     if !args.output.json {
         ctx.status(&status(&out, p.previous.as_ref()));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 /// The status lines after a proposal.

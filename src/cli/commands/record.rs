@@ -1,12 +1,12 @@
 //! `git mas record append`: the plumbing under every higher-level command — append one signed
 //! record to a chain. Later capabilities (focus, runs, proposals) write through the same path.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::record::AppendOut;
 use crate::cli::output::JsonFlag;
 use git_mas::store::{journal_ref, owner_of, validate_ref};
-use std::process::ExitCode;
 
 /// Low-level access to record chains (plumbing).
 #[derive(Debug, clap::Subcommand)]
@@ -39,7 +39,7 @@ pub struct AppendArgs {
 }
 
 /// Runs a `record` subcommand.
-pub fn run(ctx: &mut Context, cmd: RecordCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: RecordCommand) -> Result<Outcome, CliError> {
     match cmd {
         RecordCommand::Append(args) => append(ctx, args),
     }
@@ -52,7 +52,7 @@ fn valid_kind(kind: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'))
 }
 
-fn append(ctx: &mut Context, args: AppendArgs) -> Result<ExitCode, CliError> {
+fn append(ctx: &mut Context, args: AppendArgs) -> Result<Outcome, CliError> {
     if !valid_kind(&args.kind) {
         return Err(CliError::usage(format!(
             "record kind {:?} is not a lower-case word (letters, digits, '-', '_', '.'; at most 32)",
@@ -77,5 +77,5 @@ fn append(ctx: &mut Context, args: AppendArgs) -> Result<ExitCode, CliError> {
     let out =
         AppendOut { refname, commit: appended.commit.to_string(), seq: appended.seq, attempts: appended.attempts };
     ctx.ui().emit(args.output, &out, |o| format!("{} {} #{}\n", o.commit, o.refname, o.seq))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

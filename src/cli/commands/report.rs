@@ -1,5 +1,6 @@
 //! `git mas report <run>`: a converge run's report, rendered again from its recording alone.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -8,7 +9,6 @@ use crate::cli::reports::converge_report;
 use git_mas::converge_driver::build_report;
 use git_mas::converge_driver::record::load_run;
 use git_mas::store::canonical::to_canonical_vec;
-use std::process::ExitCode;
 
 /// Render a converge run's report again from its recording in refs/mas/runs/<run>/.
 ///
@@ -28,7 +28,7 @@ pub struct ReportArgs {
 }
 
 /// Runs `report`.
-pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     // A record that does not verify is exit 4 (`Kind::Unverified`).
@@ -50,5 +50,5 @@ pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<ExitCode, CliError> {
         ctx.warn("the recording has no final report: the run did not finish");
     }
     ctx.ui().emit(args.output, &report, |r| converge_report(r, &|s| ctx.paint(s, "1")))?;
-    Ok(ExitCode::from(if trusted { exit::OK } else { exit::UNVERIFIED }))
+    Ok(Outcome::of_code(if trusted { exit::OK } else { exit::UNVERIFIED }))
 }

@@ -1,5 +1,6 @@
 //! `git mas run start|list|show|abort`: development runs.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::run::{AbortedOut, Listed};
@@ -8,7 +9,6 @@ use crate::cli::render::{describe_phase, short};
 use crate::cli::runs::resolve;
 use git_mas::run::{self, NewRun, RunMeta};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Start, list, inspect and abort development runs.
 ///
@@ -98,7 +98,7 @@ pub struct AbortArgs {
 }
 
 /// Runs a `run` subcommand.
-pub fn run(ctx: &mut Context, cmd: RunCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: RunCommand) -> Result<Outcome, CliError> {
     match cmd {
         RunCommand::Start(a) => start(ctx, a),
         RunCommand::List(a) => list(ctx, a),
@@ -107,7 +107,7 @@ pub fn run(ctx: &mut Context, cmd: RunCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-fn start(ctx: &mut Context, args: StartArgs) -> Result<ExitCode, CliError> {
+fn start(ctx: &mut Context, args: StartArgs) -> Result<Outcome, CliError> {
     let caller = ctx.caller()?;
     let budget_ms = args.budget.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     let new = NewRun {
@@ -144,10 +144,10 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<ExitCode, CliError> {
             def.id
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
-fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
+fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     let mut out = Vec::new();
@@ -171,7 +171,7 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
     }
     if args.output.json {
         ctx.ui().json(&out)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Ok);
     }
     if out.is_empty() {
         ctx.status("no runs; start one with `git mas run start --goal TEXT`");
@@ -185,13 +185,13 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<ExitCode, CliError> {
         };
     }
     ctx.ui().out(&o)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
-fn show(ctx: &mut Context, args: ShowArgs) -> Result<ExitCode, CliError> {
+fn show(ctx: &mut Context, args: ShowArgs) -> Result<Outcome, CliError> {
     let meta = resolve(ctx, args.run.as_deref())?;
     ctx.ui().emit(args.output, &meta, describe)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 /// A run's definition and phase, one field a line.
@@ -230,7 +230,7 @@ fn describe(meta: &RunMeta) -> String {
     o
 }
 
-fn abort(ctx: &mut Context, args: AbortArgs) -> Result<ExitCode, CliError> {
+fn abort(ctx: &mut Context, args: AbortArgs) -> Result<Outcome, CliError> {
     let caller = ctx.caller()?;
     let meta = resolve(ctx, args.run.as_deref())?;
     let store = ctx.store()?;
@@ -254,5 +254,5 @@ fn abort(ctx: &mut Context, args: AbortArgs) -> Result<ExitCode, CliError> {
     if !args.output.json {
         ctx.status(&status);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

@@ -1,13 +1,13 @@
 //! `git mas skills`: list the Agent Skills this binary ships and install them where a coding-agent
 //! host reads them (see [`git_mas::skills`] for the host table and the install rules).
 
+use crate::cli::Outcome as Exit;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::skills::{SkillRow, SkillsList, SkillsPlaced};
 use crate::cli::output::JsonFlag;
 use git_mas::skills::{self, Action, Host, HostEnv, Outcome};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 const HOSTS_HELP: &str = "\
 Where each host reads skills (project paths are relative to the repository's top level):
@@ -87,7 +87,7 @@ fn host_names() -> clap::builder::PossibleValuesParser {
 }
 
 /// Runs `skills`.
-pub fn run(ctx: &mut Context, cmd: SkillsCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: SkillsCommand) -> Result<Exit, CliError> {
     match cmd {
         SkillsCommand::List(args) => list(ctx, args),
         SkillsCommand::Install(args) => place(ctx, args, true),
@@ -95,7 +95,7 @@ pub fn run(ctx: &mut Context, cmd: SkillsCommand) -> Result<ExitCode, CliError> 
     }
 }
 
-fn list(ctx: &Context, args: ListArgs) -> Result<ExitCode, CliError> {
+fn list(ctx: &Context, args: ListArgs) -> Result<Exit, CliError> {
     let skills = SkillsList {
         skills: skills::bundled()
             .iter()
@@ -109,10 +109,10 @@ fn list(ctx: &Context, args: ListArgs) -> Result<ExitCode, CliError> {
     ctx.ui().emit(args.output, &skills, |list| {
         list.skills.iter().map(|s| format!("{}\n  {}\n", s.name, s.description)).collect()
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
-fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, CliError> {
+fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<Exit, CliError> {
     let hosts: Vec<Host> = if args.host == "all" {
         Host::ALL.to_vec()
     } else {
@@ -154,7 +154,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
             dry_run: args.dry_run,
             skills: outcomes,
         })?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Ok);
     }
     let out: String =
         outcomes.iter().map(|o| format!("{:<10} {}\n", label(o, args.dry_run), o.path.display())).collect();
@@ -173,7 +173,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<ExitCode, 
             dirs.join(", ")
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 fn label(o: &Outcome, dry_run: bool) -> &'static str {

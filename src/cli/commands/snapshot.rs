@@ -1,5 +1,6 @@
 //! `git mas snapshot`: compute, publish or verify the saliency snapshot whose hash is the frame.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::exit;
@@ -9,7 +10,6 @@ use crate::cli::output::JsonFlag;
 use crate::cli::render;
 use git_mas::attention::frame::{self, FrameError, Published, Verification};
 use git_mas::attention::snapshot::Snapshot;
-use std::process::ExitCode;
 
 /// Compute the saliency snapshot of this repository and its frame hash; publish or verify frames.
 ///
@@ -42,7 +42,7 @@ pub struct SnapshotArgs {
 }
 
 /// Runs `snapshot`.
-pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<Outcome, CliError> {
     if let Some(rev) = &args.verify {
         return verify(ctx, rev, args.output);
     }
@@ -65,7 +65,7 @@ pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<ExitCode, CliError> 
         let out = SnapshotOut { hash, publish, snapshot };
         ctx.ui().json(&out)?;
         exit_without_freeing(out, view, files);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Ok);
     }
     ctx.ui().line(&hash)?;
     ctx.status(&summary(&snapshot));
@@ -78,7 +78,7 @@ pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<ExitCode, CliError> 
         None => {}
     }
     exit_without_freeing(snapshot, view, files);
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 /// The status line after the hash: how many targets, which sources.
@@ -102,7 +102,7 @@ fn exit_without_freeing<A, B, C>(snapshot: A, view: B, files: C) {
     std::mem::forget(files);
 }
 
-fn verify(ctx: &mut Context, rev: &str, output: JsonFlag) -> Result<ExitCode, CliError> {
+fn verify(ctx: &mut Context, rev: &str, output: JsonFlag) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let commit = store.resolve_commit(rev)?.ok_or_else(|| {
         if rev == frame::FRAME_REF {
@@ -118,7 +118,7 @@ fn verify(ctx: &mut Context, rev: &str, output: JsonFlag) -> Result<ExitCode, Cl
     } else {
         report_verification(ctx, &v)?;
     }
-    Ok(ExitCode::from(if ok { exit::OK } else { exit::UNVERIFIED }))
+    Ok(Outcome::of_code(if ok { exit::OK } else { exit::UNVERIFIED }))
 }
 
 fn report_verification(ctx: &Context, v: &Verification) -> Result<(), CliError> {

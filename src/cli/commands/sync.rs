@@ -1,13 +1,12 @@
 //! `git mas sync [<remote>]`: push and fetch `refs/mas/*`, fast-forward only.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use git_mas::sync::{RefAction, SyncReport, Unresolved, Unsettled, sync};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Exchange coordination records (refs/mas/*) with a git remote, fast-forward only.
 ///
@@ -40,7 +39,7 @@ pub struct SyncArgs {
 }
 
 /// Runs `sync`.
-pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let remote = args
         .remote
@@ -65,12 +64,12 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<ExitCode, CliError> {
         }
     }
     if report.complete() {
-        return Ok(ExitCode::from(exit::OK));
+        return Ok(Outcome::Ok);
     }
     for u in &report.unresolved {
         ctx.warn(&format!("not synced: {}: {}", u.refname, why_unresolved(u, report.rounds)));
     }
-    Ok(ExitCode::from(exit::SYNC_INCOMPLETE))
+    Ok(Outcome::SyncIncomplete)
 }
 
 /// One line per ref event and per parked record.

@@ -1,6 +1,7 @@
 //! `git mas tally [RUN]`: replay a run's events through the development engine and show where it
 //! stands.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::tally::TallyOut;
@@ -12,7 +13,6 @@ use git_mas::engines::development::{Judgement, ProposalTally};
 use git_mas::run::view::RunView;
 use git_mas::run::{Problem, now_ms};
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 /// Replay a run's recorded events and show proposals, valid endorsements, quorum, the leader and
 /// the conflicts.
@@ -43,7 +43,7 @@ fn verdict_text(v: &Judgement) -> String {
 }
 
 /// Runs `tally`.
-pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<Outcome, CliError> {
     let view = load_view(ctx, args.run.as_deref())?;
     let report = view.report(now_ms());
     if args.output.json {
@@ -52,7 +52,7 @@ pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<ExitCode, CliError> {
         ctx.ui().out(&human(&view, &report))?;
     }
     exit_without_freeing((view, report));
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 fn json(view: &RunView, report: &ConvergenceReport) -> TallyOut {

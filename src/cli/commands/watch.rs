@@ -4,6 +4,7 @@
 //! debounced and access events ignored; the snapshot's own inputs (SCIP index, diagnostics files)
 //! are watched wherever they live.
 
+use crate::cli::Outcome;
 use crate::cli::context::Caller;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
@@ -16,7 +17,6 @@ use git_mas::store::Store;
 use notify::{EventKind, RecursiveMode};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -114,7 +114,7 @@ fn publish_now(
 }
 
 /// Runs `watch`.
-pub fn run(ctx: &mut Context, args: WatchArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: WatchArgs) -> Result<Outcome, CliError> {
     let caller = ctx.caller()?;
     let store = ctx.store()?;
     let workdir = store.workdir()?.to_path_buf();
@@ -146,5 +146,5 @@ pub fn run(ctx: &mut Context, args: WatchArgs) -> Result<ExitCode, CliError> {
         }
     }
     ctx.status("stopped");
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }

@@ -1,11 +1,11 @@
 //! `git mas whoami`: which agent this shell acts as, and whether it can sign.
 
+use crate::cli::Outcome;
 use crate::cli::context::{Context, IdentitySource};
 use crate::cli::error::CliError;
 use crate::cli::json::agent::WhoamiOut;
 use crate::cli::output::JsonFlag;
 use git_mas::identity::AgentKey;
-use std::process::ExitCode;
 
 /// Show the agent you act as (--agent, else $GIT_MAS_AGENT, else `git config mas.agent`), its
 /// did:key on the roster, and whether this machine holds the matching private key.
@@ -20,7 +20,7 @@ pub struct WhoamiArgs {
 }
 
 /// Runs `whoami`.
-pub fn run(ctx: &mut Context, args: WhoamiArgs) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, args: WhoamiArgs) -> Result<Outcome, CliError> {
     let (name, source) = ctx.caller_name()?;
     let roster = ctx.store()?.roster()?;
     ctx.warn_all(&roster.warnings);
@@ -57,6 +57,6 @@ pub fn run(ctx: &mut Context, args: WhoamiArgs) -> Result<ExitCode, CliError> {
         Ok(_) if !key_matches => {
             Err(CliError::user(format!("the key for '{name}' on this machine does not match the roster's did:key")))
         }
-        Ok(_) => Ok(ExitCode::SUCCESS),
+        Ok(_) => Ok(Outcome::Ok),
     }
 }

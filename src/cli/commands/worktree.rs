@@ -1,5 +1,6 @@
 //! `git mas worktree add|remove`: one linked worktree per agent and run.
 
+use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::worktree::{DiscardedOut, RemovedOut, WorktreeOut};
@@ -8,7 +9,6 @@ use crate::cli::runs::resolve;
 use git_mas::identity::validate_name;
 use git_mas::pool::worktree::{self, AgentWorktree};
 use git_mas::run::rules;
-use std::process::ExitCode;
 
 /// Create and remove agents' worktrees for a run.
 #[derive(Debug, clap::Subcommand)]
@@ -57,14 +57,14 @@ pub struct RemoveArgs {
 }
 
 /// Runs a `worktree` subcommand.
-pub fn run(ctx: &mut Context, cmd: WorktreeCommand) -> Result<ExitCode, CliError> {
+pub fn run(ctx: &mut Context, cmd: WorktreeCommand) -> Result<Outcome, CliError> {
     match cmd {
         WorktreeCommand::Add(a) => add(ctx, a),
         WorktreeCommand::Remove(a) => remove(ctx, a),
     }
 }
 
-fn add(ctx: &mut Context, args: AddArgs) -> Result<ExitCode, CliError> {
+fn add(ctx: &mut Context, args: AddArgs) -> Result<Outcome, CliError> {
     validate_name(&args.agent)?;
     let meta = resolve(ctx, args.run.as_deref())?;
     rules::may_work_in(&meta, &args.agent)?;
@@ -84,10 +84,10 @@ fn add(ctx: &mut Context, args: AddArgs) -> Result<ExitCode, CliError> {
             created.agent, created.run, created.agent, created.run
         ));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
-fn remove(ctx: &mut Context, args: RemoveArgs) -> Result<ExitCode, CliError> {
+fn remove(ctx: &mut Context, args: RemoveArgs) -> Result<Outcome, CliError> {
     validate_name(&args.agent)?;
     let meta = resolve(ctx, args.run.as_deref())?;
     let store = ctx.store()?;
@@ -131,7 +131,7 @@ fn remove(ctx: &mut Context, args: RemoveArgs) -> Result<ExitCode, CliError> {
     if let (false, Some(lost)) = (args.output.json, &out.discarded) {
         ctx.warn(&format!("discarded {} unproposed path(s)", lost.paths.len()));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Ok)
 }
 
 fn worktree_out(w: AgentWorktree) -> WorktreeOut {
