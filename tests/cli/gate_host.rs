@@ -26,15 +26,8 @@ fn team(alice_target: &str) -> (TestEnv, PathBuf) {
 /// Runs the hook as bob with `payload` on stdin: (decision, reason) as the host reads them
 /// ("allow" for no output), after checking the exit code is 0.
 fn hook(env: &TestEnv, dir: &Path, host: &str, payload: &[u8]) -> (String, String) {
-    let mut child = env
-        .mas_cmd(dir)
-        .args(["--agent", "bob", "gate", "--host", host])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(payload).unwrap();
+    let (child, stdin) = spawn_open(env, dir, host, payload);
+    drop(stdin);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{host}: stderr: {stderr}");
@@ -212,7 +205,8 @@ fn a_held_symbol_blocks_only_an_edit_inside_its_lines() {
     assert!(reason.contains("holds the whole file"), "{reason}");
 }
 
-/// Runs the hook as bob with `payload` on stdin, stdin then left open: the host never closes it.
+/// Starts the hook as bob with `payload` on stdin, stdin left open until the returned end is
+/// dropped (a host that never closes it keeps it).
 fn spawn_open(
     env: &TestEnv,
     dir: &Path,
