@@ -16,7 +16,7 @@ use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT};
 use git_mas::identity::ROSTER_PATH;
 use git_mas::identity::trail::{RosterTrail, TRAIL_TRAILER};
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Reads `mas.gate`; an unknown value enforces (fail closed), with a warning.
 pub fn mode(ctx: &Context) -> Result<Mode, CliError> {
@@ -154,27 +154,13 @@ fn repo_relative(paths: &[PathBuf], cwd: &Path, workdir: &Path) -> Result<Vec<St
     let root = std::fs::canonicalize(workdir).unwrap_or(workdir.to_path_buf());
     let mut rel = Vec::new();
     for p in paths {
-        let abs = normalize(&if p.is_absolute() { p.clone() } else { cwd.join(p) });
+        let abs = own_ground::resolve(&if p.is_absolute() { p.clone() } else { cwd.join(p) });
         match abs.strip_prefix(&root).or_else(|_| abs.strip_prefix(workdir)) {
             Ok(r) => rel.push(r.to_string_lossy().replace('\\', "/")),
             Err(_) => return Err(CliError::user(format!("{} is outside the repository", p.display()))),
         }
     }
     Ok(rel)
-}
-
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    std::fs::canonicalize(&out).unwrap_or(out)
 }
 
 /// The exit status a verdict gives.
