@@ -516,3 +516,46 @@ fn a_symlinked_settings_file_stays_a_link_and_its_target_gets_the_entry() {
     }
     assert!(!dots.join("codex-hooks.json").exists(), "the dangling link dangles again");
 }
+
+/// `hooks install --host codex --trust` writes two files, each through a temporary and a rename
+/// (the project's .codex/hooks.json, then codex's config.toml). Killed at either rename, the
+/// user's config.toml is as it was or whole; the install run again completes, and codex's trust
+/// is then in force with every byte of the user's config kept.
+#[test]
+fn a_trust_install_killed_at_each_rename_is_completed_by_running_it_again() {
+    use crate::killpoints::{RENAMES, Trigger, require_strace, under_strace};
+    require_strace();
+    let mine = "# my codex settings\nmodel = \"gpt-5.5\"\n";
+    for n in 1..=2 {
+        let env = TestEnv::new();
+        let repo = env.repo("trust");
+        let codex_home = env.root().join("codex-home");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        let config = codex_home.join("config.toml");
+        std::fs::write(&config, mine).unwrap();
+        let install = || {
+            let mut cmd = env.mas_cmd(&repo);
+            cmd.args(["hooks", "install", "--host", "codex", "--trust"]).env("CODEX_HOME", &codex_home);
+            cmd
+        };
+        let out = under_strace(&install(), &Trigger::on(RENAMES), n, &env.root().join("strace.out")).output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "rename {n}: the install was killed");
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(text == mine || (text.starts_with(mine) && text.contains("trust_level")), "rename {n}: {text}");
+        let again = install().output().unwrap();
+        assert_eq!(again.status.code(), Some(0), "rename {n}: {}", stderr(&again));
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(
+            text.starts_with(mine) && text.contains("trust_level = \"trusted\"") && text.contains("trusted_hash"),
+            "{text}"
+        );
+        let status = env
+            .mas_cmd(&repo)
+            .args(["hooks", "status", "--host", "codex", "--json"])
+            .env("CODEX_HOME", &codex_home)
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+        assert_eq!(json["hosts"][0]["effect"]["loaded"], true, "rename {n}: {json}");
+    }
+}
