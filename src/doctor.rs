@@ -37,7 +37,7 @@
 //!
 //! - **Installer temporaries** (`.<name>.git-mas-<pid>.tmp` beside a host's settings file):
 //!   `hooks install`, `mcp install` and their uninstall write each file to such a temporary and
-//!   rename it over the file ([`crate::attention::host_hooks`]), so a killed installer leaves
+//!   rename it over the file ([`crate::hosts::hooks`]), so a killed installer leaves
 //!   one. Looked for beside every host's hook and MCP files in each working tree of the repository
 //!   and in the user's home (the hosts' own directory overrides honoured), beside the final target
 //!   of such a file when it is a symbolic link, and beside each worktree's `mas-exclude` and
@@ -350,7 +350,7 @@ fn object_temps_in(objects: &Path, now: SystemTime) -> Vec<Debris> {
 
 /// The process id in an installer's temporary name `.<name>.git-mas-<pid>.tmp`.
 fn install_temp_pid(entry: &str, name: &str) -> Option<u32> {
-    use crate::attention::host_hooks::{TEMP_INFIX, TEMP_SUFFIX};
+    use crate::hosts::hooks::{TEMP_INFIX, TEMP_SUFFIX};
     let pid = entry.strip_prefix('.')?.strip_prefix(name)?.strip_prefix(TEMP_INFIX)?.strip_suffix(TEMP_SUFFIX)?;
     if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -361,7 +361,7 @@ fn install_temp_pid(entry: &str, name: &str) -> Option<u32> {
 /// The installers' temporaries beside each of `files` (and beside its final target when it is a
 /// symbolic link).
 fn install_temps_beside(files: &[PathBuf], now: SystemTime) -> Vec<Debris> {
-    use crate::attention::host_hooks::write_target;
+    use crate::hosts::hooks::write_target;
     let mut places: Vec<(PathBuf, String)> = Vec::new();
     for file in files {
         let target = write_target(file).unwrap_or_else(|_| file.clone());
@@ -392,19 +392,16 @@ fn install_temps_beside(files: &[PathBuf], now: SystemTime) -> Vec<Debris> {
 /// Every file a host installer writes for this repository: each host's hook and MCP files in
 /// each of `worktrees` and in the user's home (as `env` places it), and each worktree git dir's
 /// `mas-exclude` and OpenCode plugin.
-fn installer_files(
-    worktrees: &[PathBuf],
-    git_dirs: &[PathBuf],
-    env: &dyn crate::attention::host_hooks::Env,
-) -> Vec<PathBuf> {
-    use crate::attention::edit_hook::GateHost;
-    use crate::attention::host_hooks::{OPENCODE_WORKTREE_PLUGIN, Scope, hook_files};
-    use crate::attention::host_mcp::config_file;
+fn installer_files(worktrees: &[PathBuf], git_dirs: &[PathBuf], env: &dyn crate::hosts::Env) -> Vec<PathBuf> {
+    use crate::hosts::Host;
+    use crate::hosts::Scope;
+    use crate::hosts::hooks::{OPENCODE_WORKTREE_PLUGIN, hook_files};
+    use crate::hosts::mcp::config_file;
     let mut scopes: Vec<Scope> = worktrees.iter().map(|w| Scope::Project(w.clone())).collect();
     scopes.push(Scope::Global);
     let mut files = Vec::new();
     for scope in &scopes {
-        for host in GateHost::ALL {
+        for host in Host::ALL {
             files.extend(hook_files(host, scope, env).unwrap_or_default().iter().map(|f| f.path()));
             if let Ok((base, rel)) = config_file(host, scope, env) {
                 files.push(base.join(rel));
@@ -573,7 +570,7 @@ pub fn complete_half_finished(store: &Store) -> Result<Completed, DoctorError> {
 pub fn examine(
     store: &Store,
     temp_dir: &Path,
-    env: &dyn crate::attention::host_hooks::Env,
+    env: &dyn crate::hosts::Env,
     now: SystemTime,
 ) -> Result<Findings, DoctorError> {
     let common = store.common_dir();

@@ -101,7 +101,7 @@ const LAYERS: [&[&str]; 9] = [
     &["git", "store", "identity"],
     &["runtime", "signals", "assembly"],
     &["engines", "convergence"],
-    &["skills"],
+    &["hosts"],
     &["attention", "evaluation"],
     &["run", "pool"],
     &["ops"],

@@ -13,8 +13,8 @@
 //! | mechanics | [`git`], [`store`], [`identity`] | starting git; signed records in `refs/mas/` and their chains; names, keys and the roster |
 //! | pure decisions | [`runtime`], [`signals`], [`assembly`] | the coordination runtime (events in, outcomes out); signal readers; ASSEMBLY's protocol and rules |
 //! | classes | [`engines`], [`convergence`] | one coordination engine per class; the convergence report over a run's state |
-//! | skills | [`skills`] | the Agent Skills and where each host reads them |
-//! | attention | [`attention`], [`evaluation`] | the saliency snapshot and frame, foci and the board, the gate (commit, CI, edit hooks) and the hosts' hook and MCP files; the evaluation harnesses |
+//! | hosts | [`hosts`] | the coding-agent hosts as one table: their hook, MCP and skills files, payloads, answers, trust and command lines |
+//! | attention | [`attention`], [`evaluation`] | the saliency snapshot and frame, foci and the board, the gate (commit, CI, edit hooks); the evaluation harnesses |
 //! | development runs | [`run`], [`pool`] | a run's records, rules and view; the result pool's worktrees, trees, checks and merges |
 //! | operations | [`ops`] | propose, endorse and land: a run read, a rule applied, the pool's mechanics done, the record appended |
 //! | teams | [`peers`], [`converge_driver`], [`coordinate`] | the members of a team behind one trait; the ASSEMBLY → CONVERGE driver for the scalar classes; `coordinate`, which drives every class |
@@ -30,6 +30,7 @@ pub mod doctor;
 pub mod engines;
 pub mod evaluation;
 pub mod git;
+pub mod hosts;
 pub mod identity;
 pub mod ops;
 pub mod peers;
@@ -37,7 +38,6 @@ pub mod pool;
 pub mod run;
 pub mod runtime;
 pub mod signals;
-pub mod skills;
 pub mod store;
 pub mod sync;
 

@@ -3,15 +3,12 @@
 //! repository and storing frames are in [`frame`].
 
 pub mod board;
-pub mod edit_hook;
+pub mod edit_gate;
 pub mod focus_store;
 pub mod frame;
 pub mod gate;
 pub mod gate_io;
-pub mod hooks;
-pub mod host_hooks;
-pub mod host_mcp;
-pub mod host_trust;
+pub mod git_hooks;
 pub mod own_ground;
 pub mod replay;
 pub mod rule;

@@ -23,9 +23,7 @@
 //! rest appended), so a link into `.git/` is `.git/`. The decision is pure over the resolved
 //! paths ([`ground_of`]); [`Grounds::of_repository`] gathers the candidates.
 
-use super::edit_hook::GateHost;
-use super::host_hooks::{self, Env, Scope};
-use super::host_mcp;
+use crate::hosts::{Env, Host, Scope, hooks, mcp};
 use std::path::{Component, Path, PathBuf};
 
 /// Why a path is the gate's own ground, and what a person runs instead.
@@ -43,7 +41,7 @@ pub struct HostFile {
     /// The file, resolved.
     pub path: PathBuf,
     /// Its host.
-    pub host: GateHost,
+    pub host: Host,
     /// `hooks` or `mcp`: the command group that installs it.
     pub group: &'static str,
     /// Whether it is the user-wide file.
@@ -67,12 +65,12 @@ impl Grounds {
     pub fn of_repository(root: &Path, git_dirs: &[PathBuf], env: &dyn Env) -> Grounds {
         let mut host_files = Vec::new();
         let scopes = [(Scope::Project(root.to_path_buf()), false), (Scope::Global, true)];
-        for host in GateHost::ALL {
+        for host in Host::ALL {
             for (scope, global) in &scopes {
-                for f in host_hooks::hook_files(host, scope, env).unwrap_or_default() {
+                for f in hooks::hook_files(host, scope, env).unwrap_or_default() {
                     host_files.push(HostFile { path: resolve(&f.path()), host, group: "hooks", global: *global });
                 }
-                if let Ok((base, rel)) = host_mcp::config_file(host, scope, env) {
+                if let Ok((base, rel)) = mcp::config_file(host, scope, env) {
                     host_files.push(HostFile { path: resolve(&base.join(rel)), host, group: "mcp", global: *global });
                 }
             }
@@ -183,11 +181,11 @@ mod tests {
             host_files: vec![
                 HostFile {
                     path: "/r/.claude/settings.json".into(),
-                    host: GateHost::ClaudeCode,
+                    host: Host::ClaudeCode,
                     group: "hooks",
                     global: false,
                 },
-                HostFile { path: "/h/.codex/config.toml".into(), host: GateHost::Codex, group: "mcp", global: true },
+                HostFile { path: "/h/.codex/config.toml".into(), host: Host::Codex, group: "mcp", global: true },
             ],
         }
     }

@@ -5,14 +5,16 @@
 use super::context::Context;
 use super::error::CliError;
 use super::exit;
-use git_mas::attention::edit_hook::{self, Answer, Payload};
+use git_mas::attention::edit_gate;
 use git_mas::attention::focus_store::now_secs;
 use git_mas::attention::gate::{Touched, Verdict};
 use git_mas::attention::gate_io::{self, GateOutcome, Ungathered};
-use git_mas::attention::hooks::{Mode, mode_of};
-use git_mas::attention::host_hooks::ProcessEnv;
+use git_mas::attention::git_hooks::{Mode, mode_of};
 use git_mas::attention::own_ground;
 use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT};
+use git_mas::hosts::ProcessEnv;
+use git_mas::hosts::payload::{self, Payload};
+use git_mas::hosts::reply::Answer;
 use git_mas::identity::ROSTER_PATH;
 use git_mas::identity::trail::{RosterTrail, TRAIL_TRAILER};
 use std::fmt::Write as _;
@@ -101,7 +103,7 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
             continue;
         }
         let current = regular_text(&resolved);
-        let lines = edit_hook::changed_lines(&w.change, current.as_deref());
+        let lines = payload::changed_lines(&w.change, current.as_deref());
         match touched.iter_mut().find(|t| t.path == rel) {
             Some(t) => {
                 t.lines = t.lines.take().zip(lines).map(|(mut a, b)| {
@@ -131,7 +133,7 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
         }
         Err(_) => gate_io::verdict_of(&Err(Ungathered::no_identity("edit"))),
     };
-    Ok(match (edit_hook::answer(&verdict, mode), note) {
+    Ok(match (edit_gate::answer(&verdict, mode), note) {
         (Answer::Allow { note: a }, Some(b)) => {
             Answer::Allow { note: Some(a.map_or(b.clone(), |a| format!("{a}; {b}"))) }
         }
@@ -139,11 +141,11 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
     })
 }
 
-/// The text of the regular file at `path`, when it is one of at most [`edit_hook::MAX_PAYLOAD`]
+/// The text of the regular file at `path`, when it is one of at most [`payload::MAX_PAYLOAD`]
 /// bytes: a FIFO, a device or a huge file is never read (the gate would wait or fill memory).
 fn regular_text(path: &Path) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > edit_hook::MAX_PAYLOAD {
+    if !meta.is_file() || meta.len() > payload::MAX_PAYLOAD {
         return None;
     }
     std::fs::read_to_string(path).ok()

@@ -72,7 +72,7 @@ pub fn install_interrupt_handler() -> Result<(), CliError> {
 
 /// A team of process peers for `peers`, each hop run in `dir`; presets take their command line
 /// from git config when it overrides theirs, else their template for a run whose check is
-/// `check` (see `git_mas::peers::preset`), with what the host needs to run the edit hook for
+/// `check` (see `git_mas::hosts::preset`), with what the host needs to run the edit hook for
 /// what each peer's worktree was given (`wiring`).
 pub fn team(
     ctx: &Context,

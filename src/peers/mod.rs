@@ -13,12 +13,11 @@
 //! meant for the run's record and for the peer's second attempt.
 
 pub mod builtin;
-pub mod preset;
 pub mod process;
 pub mod prompt;
 pub mod spec;
 
-pub use preset::{CommandSource, Preset, Wiring, resolve_command};
+pub use crate::hosts::preset::{CommandSource, Wiring, resolve_command};
 pub use process::{MAX_REPLY_BYTES, ProcessCommand, kill_live_peers, run_hop};
 pub use prompt::{AssemblyPrompt, ConvergePrompt, PromptHeader};
 pub use spec::{BuiltinKind, MAX_PEERS, PeerEntry, PeerSpec, SpecError, parse_agents};
@@ -136,7 +135,7 @@ impl ProcessPeer {
         exe: &Path,
         dir: Option<PathBuf>,
         check: Option<&str>,
-        wiring: preset::Wiring,
+        wiring: Wiring,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> (ProcessPeer, Option<CommandSource>) {
         match &entry.spec {

@@ -3,7 +3,8 @@
 //! A spec is `cmd:<command line>` (any program: the hop's prompt on its stdin, its reply on its
 //! stdout, run with `sh -c`), `builtin:<kind>` (one of git-mas's own peers, started as a
 //! `git-mas peer <kind>` subprocess) or the name of a coding-agent CLI preset (`claude-code`,
-//! `codex`, `goose`, `opencode`, `cursor`, `copilot`: a command template, see [`super::preset`]).
+//! `codex`, `copilot`, `gemini`, `cursor`, `goose`, `opencode`: a command template, see
+//! [`crate::hosts::preset`]).
 //! Any may be preceded by `NAME=` to choose the peer's name; otherwise a peer is named after its
 //! kind and ring position (`reference-0`, `cmd-2`, `codex-1`).
 //!
@@ -13,7 +14,7 @@
 //! every other comma belongs to the command line. (A command line with a comma followed by a
 //! preset's bare name is therefore split there; quote it differently or name the peer.)
 
-use super::preset::Preset;
+use crate::hosts::Host;
 use crate::identity::validate_name;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -79,7 +80,7 @@ pub enum PeerSpec {
     /// A coding-agent CLI preset, by name.
     Preset {
         /// Which one.
-        preset: Preset,
+        preset: Host,
     },
 }
 
@@ -91,7 +92,8 @@ pub enum SpecError {
     Empty,
     /// A spec with neither prefix.
     #[error(
-        "{given:?} is not a peer spec; expected cmd:<command line>, builtin:reference|greedy|faulty, or a preset: claude-code, codex, goose, opencode, cursor, copilot"
+        "{given:?} is not a peer spec; expected cmd:<command line>, builtin:reference|greedy|faulty, or a preset: {}",
+        preset_names()
     )]
     Unknown {
         /// The spec as given.
@@ -148,7 +150,7 @@ impl PeerSpec {
                 .map(|kind| PeerSpec::Builtin { kind })
                 .ok_or_else(|| SpecError::UnknownBuiltin { given: kind.to_owned() });
         }
-        if let Some(preset) = Preset::lookup(text) {
+        if let Some(preset) = Host::from_name(text) {
             return Ok(PeerSpec::Preset { preset });
         }
         Err(SpecError::Unknown { given: text.to_owned() })
@@ -197,10 +199,15 @@ pub struct PeerEntry {
     pub spec: PeerSpec,
 }
 
+/// Every preset's name, for messages.
+fn preset_names() -> String {
+    Host::ALL.map(Host::name).join(", ")
+}
+
 /// True when `text` begins with a preset's name, followed by its end or a comma.
 fn starts_preset(text: &str) -> bool {
     let word = text.split(',').next().unwrap_or("").trim_end();
-    Preset::lookup(word).is_some()
+    Host::from_name(word).is_some()
 }
 
 /// True when `text` starts a spec: `cmd:`, `builtin:`, a preset's name, or `NAME=` followed by
@@ -312,7 +319,7 @@ mod tests {
     fn presets_are_named_by_their_cli() {
         let peers = parse_agents(&["claude-code,copilot, alice=codex,cmd:echo a,goose"]).unwrap();
         assert_eq!(names(&peers), ["claude-code-0", "copilot-1", "alice", "cmd-3", "goose-4"]);
-        assert_eq!(peers[2].spec, PeerSpec::Preset { preset: Preset::Codex });
+        assert_eq!(peers[2].spec, PeerSpec::Preset { preset: Host::Codex });
         assert_eq!(peers[3].spec, PeerSpec::Cmd { command: "echo a".into() });
         assert_eq!(peers[2].spec.to_string(), "codex");
         // A word that merely starts like a preset is not one.

@@ -393,7 +393,7 @@ fn ctrl_c_stops_every_agent_and_leaves_the_refs_readable() {
 fn the_help_documents_every_preset_with_its_command_line() {
     let env = TestEnv::new();
     let help = env.mas_ok(env.root(), &["coordinate", "--help"]);
-    for preset in git_mas::peers::Preset::ALL {
+    for preset in git_mas::hosts::Host::ALL {
         let line = format!("{:<13} {}", preset.name(), preset.default_command());
         assert!(help.contains(&line), "--help lacks {line:?}:\n{help}");
     }

@@ -8,7 +8,7 @@ use crate::json::gate::GateOut;
 use crate::json::hooks::HooksOut;
 use git_mas::attention::board::{FocusState, Rejection};
 use git_mas::attention::gate::Verdict;
-use git_mas::attention::hooks::HookState;
+use git_mas::attention::git_hooks::HookState;
 use git_mas::attention::replay::CheckStatus;
 use git_mas::attention::rule::Decision;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 use crate::common::*;
 use crate::json::skills::SkillsPlaced;
 use git_mas::assembly::quantity_names;
+use git_mas::hosts::skills::Action;
 use git_mas::runtime::PatternKind;
-use git_mas::skills::Action;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -359,7 +359,9 @@ fn skills_install_for_all_hosts_is_one_plan_writing_the_shared_directory_once() 
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["host"], "all");
     let dirs: Vec<String> = v["dirs"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_owned()).collect();
-    let want: Vec<String> = [".claude/skills", ".cursor/skills", ".agents/skills"]
+    // In the hosts' table order, each directory once (codex, copilot, gemini, goose and opencode
+    // share .agents/skills).
+    let want: Vec<String> = [".claude/skills", ".agents/skills", ".cursor/skills"]
         .iter()
         .map(|d| repo.join(d).display().to_string())
         .collect();

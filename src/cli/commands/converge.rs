@@ -32,7 +32,7 @@ use std::path::PathBuf;
 /// Peers (--agents, comma-separated or repeated, in ring order): `cmd:<command line>` runs the
 /// command with `sh -c` for every hop, the prompt on its stdin, the reply read from its stdout;
 /// `builtin:reference`, `builtin:greedy` and `builtin:faulty` are git-mas's own peers; a
-/// coding-agent preset (claude-code, codex, goose, opencode, cursor, copilot) runs its command
+/// coding-agent preset (claude-code, codex, copilot, gemini, cursor, goose, opencode) runs its command
 /// template (see `git mas coordinate --help`). `NAME=<spec>`
 /// names a peer (default `<kind>-<position>`). A comma splits the list only where another spec
 /// starts, so command lines may contain commas.

@@ -12,15 +12,15 @@ use crate::cli::team::{
     JsonLines, MAX_GOAL_BYTES, async_runtime, check_writable, execute, install_interrupt_handler, millis, team,
     write_file,
 };
-use git_mas::attention::edit_hook::GateHost;
 use git_mas::attention::frame::{self, Published, current_frame_hash};
-use git_mas::attention::host_hooks;
-use git_mas::attention::host_mcp;
 use git_mas::converge_driver::record::new_run_id;
 use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
 use git_mas::coordinate::develop::{Aggregate, DevEvent, DevHalt, DevSetup, SinkError, develop};
 use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
 use git_mas::engines::ConvergeHalt;
+use git_mas::hosts::Host;
+use git_mas::hosts::hooks;
+use git_mas::hosts::mcp;
 use git_mas::peers::{PeerEntry, PeerSpec, Wiring, parse_agents};
 use git_mas::pool::check::check_command;
 use git_mas::run::slices::{self, SlicePlan, SliceSource};
@@ -71,12 +71,14 @@ use std::path::PathBuf;
 ///   claude-code   claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'
 ///                 (plus 'Bash(<check>:*)': the agent may run the team's check)
 ///   codex         codex exec --sandbox danger-full-access --ephemeral --color never -
+///   copilot       copilot -s --allow-all-tools --no-ask-user
+///   gemini        gemini --approval-mode yolo   (unverified)
+///   cursor        cursor-agent -p --force --output-format text   (unverified)
 ///   goose         goose run --no-session --instructions -   (unverified)
 ///   opencode      opencode run --auto
-///   cursor        cursor-agent -p --force --output-format text   (unverified)
-///   copilot       copilot -s --allow-all-tools --no-ask-user
 /// Every preset reads the hop's prompt on stdin. claude-code, codex, opencode and copilot are
-/// verified against their real CLIs; goose and cursor follow their vendors' docs, unverified.
+/// verified against their real CLIs; gemini, cursor and goose follow their vendors' docs,
+/// unverified.
 /// A preset's command line is overridden by `git config mas.agent.<name>.command` (that peer) or
 /// `git config mas.agent.<preset>.command` (every peer of the preset). Hops carry GIT_MAS_AGENT,
 /// GIT_MAS_RUN, GIT_MAS_PHASE, GIT_MAS_TASK and GIT_MAS_WORKTREE in their environment; a hop names
@@ -364,14 +366,14 @@ fn check_roster(ctx: &Context, peers: &[PeerEntry]) -> Result<(), CliError> {
 }
 
 /// The agents whose worktree gets an edit hook: the presets' (each host by the preset's name).
-fn edit_gated(peers: &[PeerEntry], off: bool) -> HashMap<String, GateHost> {
+fn edit_gated(peers: &[PeerEntry], off: bool) -> HashMap<String, Host> {
     if off {
         return HashMap::new();
     }
     peers
         .iter()
         .filter_map(|p| match &p.spec {
-            PeerSpec::Preset { preset } => GateHost::from_name(preset.name()).map(|h| (p.name.clone(), h)),
+            PeerSpec::Preset { preset } => Host::from_name(preset.name()).map(|h| (p.name.clone(), h)),
             _ => None,
         })
         .collect()
@@ -379,9 +381,9 @@ fn edit_gated(peers: &[PeerEntry], off: bool) -> HashMap<String, GateHost> {
 
 /// The agents whose worktree gets the MCP server registered: the presets' whose host git-mas
 /// can register it with (goose's YAML it cannot).
-fn mcp_registered(peers: &[PeerEntry], off: bool) -> HashMap<String, GateHost> {
+fn mcp_registered(peers: &[PeerEntry], off: bool) -> HashMap<String, Host> {
     let mut hosts = edit_gated(peers, off);
-    hosts.retain(|_, h| *h != GateHost::Goose);
+    hosts.retain(|_, h| *h != Host::Goose);
     hosts
 }
 
@@ -389,25 +391,25 @@ fn mcp_registered(peers: &[PeerEntry], off: bool) -> HashMap<String, GateHost> {
 /// worktree, each when that agent is named there.
 fn prepare_worktree(
     ctx: &Context,
-    (gated, served): (&HashMap<String, GateHost>, &HashMap<String, GateHost>),
+    (gated, served): (&HashMap<String, Host>, &HashMap<String, Host>),
     agent: &str,
     path: &std::path::Path,
     json: bool,
 ) -> Result<(), SinkError> {
     if let Some(host) = gated.get(agent) {
-        host_hooks::install_in_worktree(*host, path)?;
-        let enforced = host_hooks::enforce_in_worktree(path)?;
+        hooks::install_in_worktree(*host, path)?;
+        let enforced = hooks::enforce_in_worktree(path)?;
         if !json {
             let mode = if enforced { ", mas.gate=enforce in its worktree" } else { "" };
             ctx.status(&format!("  {agent}'s edits are gated ({} hook installed{mode})", host.name()));
-            for note in host_hooks::notes(*host, &host_hooks::Scope::Project(path.to_path_buf())) {
+            for note in hooks::notes(*host, &git_mas::hosts::Scope::Project(path.to_path_buf())) {
                 ctx.ui().hint(&format!("{agent}: {note}"));
             }
         }
     }
     // After the edit hook: both keep their files out of proposals in the same excludes file.
     if let Some(host) = served.get(agent) {
-        let report = host_mcp::install_in_worktree(*host, path, agent)?;
+        let report = mcp::install_in_worktree(*host, path, agent)?;
         if !json {
             ctx.status(&format!("  {agent}'s {} has the git-mas MCP server ({})", host.name(), report.path.display()));
         }
@@ -490,7 +492,7 @@ fn development(
 pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError> {
     let peers = parse_agents(&args.agents).map_err(|e| {
         CliError::usage(format!("--agents: {e}")).hinted(
-            "agents are cmd:<command line>, builtin:reference|greedy|faulty, or a preset (claude-code, codex, goose, opencode, cursor, copilot), optionally NAME=<spec>",
+            "agents are cmd:<command line>, builtin:reference|greedy|faulty, or a preset (claude-code, codex, copilot, gemini, cursor, goose, opencode), optionally NAME=<spec>",
         )
     })?;
     if args.goal.trim().is_empty() || args.goal.len() > MAX_GOAL_BYTES {

@@ -7,9 +7,11 @@ use crate::cli::gating;
 use crate::cli::json::gate::{GateOut, TouchedOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::output::Ui;
-use git_mas::attention::edit_hook::{self, Answer, GateHost, MAX_PAYLOAD};
 use git_mas::attention::gate_io;
-use git_mas::attention::hooks::Mode;
+use git_mas::attention::git_hooks::Mode;
+use git_mas::hosts::Host;
+use git_mas::hosts::payload::{self, MAX_PAYLOAD};
+use git_mas::hosts::reply::{self, Answer};
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, mpsc};
@@ -78,7 +80,7 @@ pub struct GateArgs {
     pub paths: Vec<PathBuf>,
     /// Answer a coding-agent host's pre-tool hook: read its payload on stdin (see above).
     #[arg(long, value_name = "HOST", value_parser = parse_host, conflicts_with_all = ["paths", "staged", "json"])]
-    pub host: Option<GateHost>,
+    pub host: Option<Host>,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -104,9 +106,9 @@ pub fn run(ctx: &mut Context, args: GateArgs) -> Result<Outcome, CliError> {
     Ok(Outcome::of_code(code))
 }
 
-fn parse_host(name: &str) -> Result<GateHost, String> {
-    GateHost::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = GateHost::ALL.iter().map(|h| h.name()).collect();
+fn parse_host(name: &str) -> Result<Host, String> {
+    Host::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Host::ALL.iter().map(|h| h.name()).collect();
         format!("unknown host {name:?}; expected one of {}", names.join(", "))
     })
 }
@@ -114,10 +116,10 @@ fn parse_host(name: &str) -> Result<GateHost, String> {
 /// The hook: payload in, the host's answer out. Nothing here may end the process otherwise: a
 /// host that sees a crash lets the edit through, so every failure is answered with a deny.
 ///
-/// Everything runs under [`edit_hook::DEADLINE`]: the payload is read on a thread of its own (a
+/// Everything runs under [`payload::DEADLINE`]: the payload is read on a thread of its own (a
 /// host may leave stdin open), and a watchdog answers with a deny and ends the process when the
 /// deadline passes first. One answer is written, whoever is first: the answer's lock decides.
-fn run_host(ctx: &mut Context, host: GateHost) -> Result<Outcome, CliError> {
+fn run_host(ctx: &mut Context, host: Host) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let answered = Arc::new(Mutex::new(false));
     spawn_watchdog(ctx.ui().clone(), host, answered.clone(), started);
@@ -127,11 +129,11 @@ fn run_host(ctx: &mut Context, host: GateHost) -> Result<Outcome, CliError> {
         let read = std::io::stdin().lock().take(MAX_PAYLOAD + 1).read_to_end(&mut bytes);
         let _ = sender.send(read.map(|_| bytes));
     });
-    let answer = match payload.recv_timeout(edit_hook::DEADLINE.saturating_sub(started.elapsed())) {
+    let answer = match payload.recv_timeout(payload::DEADLINE.saturating_sub(started.elapsed())) {
         Err(_) => late(host),
         Ok(Err(e)) => Answer::Deny { reason: format!("git mas gate cannot read the hook payload on stdin: {e}") },
-        Ok(Ok(bytes)) => match edit_hook::parse(host, &bytes) {
-            Err(e) => edit_hook::bad_payload(host, &e),
+        Ok(Ok(bytes)) => match payload::parse(host, &bytes) {
+            Err(e) => reply::bad_payload(host, &e),
             Ok(payload) => {
                 let ctx: &Context = ctx;
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gating::edit_answer(ctx, &payload))) {
@@ -155,34 +157,34 @@ fn run_host(ctx: &mut Context, host: GateHost) -> Result<Outcome, CliError> {
         }
     }
     *done = true;
-    let reply = edit_hook::reply(host, &answer);
+    let reply = reply::reply(host, &answer);
     ctx.ui().err_text(&reply.stderr);
     ctx.ui().bytes(&reply.stdout)?;
     Ok(Outcome::of_code(reply.code))
 }
 
 /// The answer when the deadline passed before the gate could answer.
-fn late(host: GateHost) -> Answer {
+fn late(host: Host) -> Answer {
     Answer::Deny {
         reason: format!(
             "git mas gate refused (failing closed): no answer within {} s (the {} hook payload did not arrive \
              whole, or the board could not be read in time); retry the edit",
-            edit_hook::DEADLINE.as_secs(),
+            payload::DEADLINE.as_secs(),
             host.name()
         ),
     }
 }
 
 /// Answers with a deny and ends the process when the deadline passes before the hook answered.
-fn spawn_watchdog(ui: Ui, host: GateHost, answered: Arc<Mutex<bool>>, started: Instant) {
+fn spawn_watchdog(ui: Ui, host: Host, answered: Arc<Mutex<bool>>, started: Instant) {
     std::thread::spawn(move || {
-        std::thread::sleep(edit_hook::DEADLINE.saturating_sub(started.elapsed()));
+        std::thread::sleep(payload::DEADLINE.saturating_sub(started.elapsed()));
         let mut done = answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if *done {
             return;
         }
         *done = true;
-        let reply = edit_hook::reply(host, &late(host));
+        let reply = reply::reply(host, &late(host));
         ui.err_text(&reply.stderr);
         let _ = ui.bytes(&reply.stdout);
         std::process::exit(i32::from(reply.code));

@@ -27,7 +27,7 @@ use crate::cli::exit;
 use crate::cli::gating;
 use git_mas::attention::gate::Verdict;
 use git_mas::attention::gate_io::{self, AGENT_TRAILER, FRAME_TRAILER};
-use git_mas::attention::hooks::{HookOutcome, Mode, Receipt, push_ranges};
+use git_mas::attention::git_hooks::{HookOutcome, Mode, Receipt, push_ranges};
 use git_mas::attention::trailers::append_trailers;
 use git_mas::identity::trail::{self, TRAIL_TRAILER, Trail};
 use git_mas::identity::{AgentKey, ROSTER_PATH};

@@ -2,21 +2,22 @@
 //!
 //! The hooks live where git looks for them: `core.hooksPath` when set (relative to the top of the
 //! working tree), else the common git dir's `hooks/` (shared by every linked worktree). What goes
-//! into them is [`git_mas::attention::hooks`]'s: only a marked block is ever written or removed.
+//! into them is [`git_mas::attention::git_hooks`]'s: only a marked block is ever written or removed.
 //!
 //! With `--host`, the same three verbs manage a coding-agent host's edit hook (the file the host
 //! reads its pre-tool hooks from) instead; what goes where is
-//! [`git_mas::attention::host_hooks`]'s, which also writes the files.
+//! [`git_mas::hosts::hooks`]'s, which also writes the files.
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, HostHooksOut};
 use crate::cli::output::JsonFlag;
-use git_mas::attention::edit_hook::GateHost;
-use git_mas::attention::hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
-use git_mas::attention::host_hooks::{self, FileState, ProcessEnv, Scope};
-use git_mas::attention::host_trust;
+use git_mas::attention::git_hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
+use git_mas::hosts::Host;
+use git_mas::hosts::hooks::{self, FileState};
+use git_mas::hosts::trust;
+use git_mas::hosts::{ProcessEnv, Scope};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -83,7 +84,7 @@ pub struct HooksArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostChoice {
     /// One host.
-    One(GateHost),
+    One(Host),
     /// Every host.
     All,
 }
@@ -92,8 +93,8 @@ fn parse_hosts(name: &str) -> Result<HostChoice, String> {
     if name == "all" {
         return Ok(HostChoice::All);
     }
-    GateHost::from_name(name).map(HostChoice::One).ok_or_else(|| {
-        let names: Vec<&str> = GateHost::ALL.iter().map(|h| h.name()).collect();
+    Host::from_name(name).map(HostChoice::One).ok_or_else(|| {
+        let names: Vec<&str> = Host::ALL.iter().map(|h| h.name()).collect();
         format!("unknown host {name:?}; expected one of {}, or all", names.join(", "))
     })
 }
@@ -212,11 +213,8 @@ fn enforce_when_unset(ctx: &Context) -> Result<(), CliError> {
 }
 
 /// The hosts named, each once, in `--host all`'s order.
-fn chosen(hosts: &[HostChoice]) -> Vec<GateHost> {
-    GateHost::ALL
-        .into_iter()
-        .filter(|h| hosts.iter().any(|c| *c == HostChoice::All || *c == HostChoice::One(*h)))
-        .collect()
+fn chosen(hosts: &[HostChoice]) -> Vec<Host> {
+    Host::ALL.into_iter().filter(|h| hosts.iter().any(|c| *c == HostChoice::All || *c == HostChoice::One(*h))).collect()
 }
 
 /// `hooks … --host`: each host's edit-hook configuration. Every host is planned and written in
@@ -224,9 +222,9 @@ fn chosen(hosts: &[HostChoice]) -> Vec<GateHost> {
 fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outcome, CliError> {
     let scope = if args.global { Scope::Global } else { Scope::Project(ctx.store()?.workdir()?.to_path_buf()) };
     let lib_action = match action {
-        Action::Install => host_hooks::Action::Install,
-        Action::Uninstall => host_hooks::Action::Uninstall,
-        Action::Status => host_hooks::Action::Status,
+        Action::Install => hooks::Action::Install,
+        Action::Uninstall => hooks::Action::Uninstall,
+        Action::Status => hooks::Action::Status,
     };
     if action == Action::Install && !args.global {
         enforce_when_unset(ctx)?;
@@ -236,23 +234,22 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
     }
     let mut hosts = Vec::new();
     for host in chosen(&args.hosts) {
-        let reports = host_hooks::apply(lib_action, host, &scope, &ProcessEnv).map_err(CliError::from)?;
+        let reports = hooks::apply(lib_action, host, &scope, &ProcessEnv).map_err(CliError::from)?;
         let files: Vec<HostHookFileOut> =
             reports.into_iter().map(|r| HostHookFileOut { path: r.path, state: r.state, changed: r.changed }).collect();
         // What the host needs besides the file, said while the hook is there.
         let installed = files.iter().all(|f| f.state == FileState::Installed);
-        let notes = if installed { host_hooks::notes(host, &scope) } else { Vec::new() };
+        let notes = if installed { hooks::notes(host, &scope) } else { Vec::new() };
         if installed
             && args.trust
-            && let Some(written) = host_trust::trust(host, &scope, &ProcessEnv).map_err(CliError::from)?
+            && let Some(written) = trust::trust(host, &scope, &ProcessEnv).map_err(CliError::from)?
         {
             ctx.status(&format!("{}: trusted the project and the hook in {}", host.name(), written.display()));
         }
-        let effect =
-            if installed { host_trust::effect(host, &scope, &ProcessEnv).map_err(CliError::from)? } else { None };
+        let effect = if installed { trust::effect(host, &scope, &ProcessEnv).map_err(CliError::from)? } else { None };
         hosts.push(HostHookOut {
             host: host.name().to_string(),
-            command: host_hooks::gate_command(host),
+            command: hooks::gate_command(host),
             files,
             notes,
             effect,

@@ -1,6 +1,6 @@
 //! `git mas mcp install|uninstall|status --host`: register `git mas mcp` in a coding-agent
 //! host's MCP configuration, take it out, or show it. What goes where, and how the user's file
-//! keeps its bytes, is [`git_mas::attention::host_mcp`]'s; this resolves the scope and the agent,
+//! keeps its bytes, is [`git_mas::hosts::mcp`]'s; this resolves the scope and the agent,
 //! makes the library call per host and renders the result.
 
 use crate::cli::Outcome;
@@ -8,9 +8,9 @@ use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::mcp_install::{McpHostOut, McpInstallOut};
 use crate::cli::output::JsonFlag;
-use git_mas::attention::edit_hook::GateHost;
-use git_mas::attention::host_hooks::{ProcessEnv, Scope};
-use git_mas::attention::host_mcp::{self, Action, HostMcpError};
+use git_mas::hosts::Host;
+use git_mas::hosts::mcp::{self, Action, HostMcpError};
+use git_mas::hosts::{ProcessEnv, Scope};
 use std::fmt::Write as _;
 
 /// Register the MCP server with a coding-agent host, remove it, or show it.
@@ -46,7 +46,7 @@ not_installed | other | invalid | null, changed, notes}]}.";
 pub struct McpInstallArgs {
     /// The host (repeatable): claude-code, codex, copilot, gemini, cursor, goose, opencode, or all.
     #[arg(long = "host", value_name = "HOST", required = true, value_parser = parse_host)]
-    pub hosts: Vec<Option<GateHost>>,
+    pub hosts: Vec<Option<Host>>,
     /// The user's configuration, for every project, instead of this working tree's.
     #[arg(long)]
     pub global: bool,
@@ -55,12 +55,12 @@ pub struct McpInstallArgs {
 }
 
 /// A `--host` value: `Some(host)`, or `None` for all.
-fn parse_host(name: &str) -> Result<Option<GateHost>, String> {
+fn parse_host(name: &str) -> Result<Option<Host>, String> {
     if name == "all" {
         return Ok(None);
     }
-    GateHost::from_name(name).map(Some).ok_or_else(|| {
-        let names: Vec<&str> = GateHost::ALL.iter().map(|h| h.name()).collect();
+    Host::from_name(name).map(Some).ok_or_else(|| {
+        let names: Vec<&str> = Host::ALL.iter().map(|h| h.name()).collect();
         format!("unknown host {name:?}; expected one of {}, or all", names.join(", "))
     })
 }
@@ -80,14 +80,14 @@ pub fn run(ctx: &mut Context, cmd: McpCommand) -> Result<Outcome, CliError> {
         _ => None,
     };
     let all = args.hosts.contains(&None);
-    let chosen: Vec<GateHost> = GateHost::ALL.into_iter().filter(|h| all || args.hosts.contains(&Some(*h))).collect();
+    let chosen: Vec<Host> = Host::ALL.into_iter().filter(|h| all || args.hosts.contains(&Some(*h))).collect();
     let mut hosts = Vec::new();
     for host in chosen {
-        let argv = host_mcp::server_argv(agent.as_deref());
-        let out = match host_mcp::apply(action, host, &scope, &ProcessEnv, agent.as_deref()) {
+        let argv = mcp::server_argv(agent.as_deref());
+        let out = match mcp::apply(action, host, &scope, &ProcessEnv, agent.as_deref()) {
             Ok(r) => {
-                let installed = r.state == git_mas::attention::host_hooks::FileState::Installed;
-                let notes = if installed { host_mcp::notes(host, &scope) } else { Vec::new() };
+                let installed = r.state == git_mas::hosts::hooks::FileState::Installed;
+                let notes = if installed { mcp::notes(host, &scope) } else { Vec::new() };
                 McpHostOut {
                     host: host.name().into(),
                     argv,

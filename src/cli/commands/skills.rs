@@ -1,12 +1,13 @@
 //! `git mas skills`: list the Agent Skills this binary ships and install them where a coding-agent
-//! host reads them (see [`git_mas::skills`] for the host table and the install rules).
+//! host reads them (see [`git_mas::hosts::skills`] for the host table and the install rules).
 
 use crate::cli::Outcome as Exit;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::skills::{SkillRow, SkillsList, SkillsPlaced};
 use crate::cli::output::JsonFlag;
-use git_mas::skills::{self, Action, Host, HostEnv, Outcome};
+use git_mas::hosts::Host;
+use git_mas::hosts::skills::{self, Action, HostEnv, Outcome};
 use std::path::PathBuf;
 
 const HOSTS_HELP: &str = "\
@@ -122,14 +123,14 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<Exit, CliE
         (Some(dir), _) => (vec![absolute(ctx, dir)?], "dir"),
         (None, true) => {
             let env = HostEnv::from_process();
-            (hosts.iter().map(|h| h.global_dir(&env)).collect::<Result<Vec<_>, _>>()?, "global")
+            (hosts.iter().map(|h| h.skills_global_dir(&env)).collect::<Result<Vec<_>, _>>()?, "global")
         }
         (None, false) => {
             let store = ctx.store().map_err(|e| {
                 e.hinted("a project install goes into the repository; outside one, use --global or --dir DIR")
             })?;
             let top = store.workdir().map_err(|e| CliError::user(e.to_string()))?;
-            (hosts.iter().map(|h| top.join(h.project_dir())).collect(), "project")
+            (hosts.iter().map(|h| top.join(h.skills_project_dir())).collect(), "project")
         }
     };
     let mut roots_once: Vec<PathBuf> = Vec::new();
@@ -163,7 +164,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<Exit, CliE
         ctx.status("dry run: nothing was changed");
     } else if install && scope == "project" {
         let mut dirs: Vec<&str> = Vec::new();
-        for d in hosts.iter().map(|h| h.project_dir()) {
+        for d in hosts.iter().map(|h| h.skills_project_dir()) {
             if !dirs.contains(&d) {
                 dirs.push(d);
             }

@@ -1,8 +1,8 @@
 //! `git mas hooks … --json`.
 
-use git_mas::attention::hooks::HookState;
-use git_mas::attention::host_hooks::FileState;
-use git_mas::attention::host_trust::Effect;
+use git_mas::attention::git_hooks::HookState;
+use git_mas::hosts::hooks::FileState;
+use git_mas::hosts::trust::Effect;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! `git mas skills list|install|uninstall --json`.
 
-use git_mas::skills::Outcome;
+use git_mas::hosts::skills::Outcome;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

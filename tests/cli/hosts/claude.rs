@@ -1,7 +1,7 @@
 //! claude-code (`claude`) against the scripted Anthropic Messages server.
 
 use super::*;
-use git_mas::peers::Preset;
+use git_mas::hosts::Host;
 
 /// The environment that points claude at the scripted server, offline.
 pub fn claude_env(home: &Path, url: &str) -> Vec<(&'static str, String)> {
@@ -22,7 +22,7 @@ fn claude_code_runs_the_working_loop_through_its_own_tools() {
     let bench = Bench::new(propose_scenario);
     bench.install_skills("claude-code");
     let run = bench.run(
-        &Preset::ClaudeCode.command_line(Some(&bench.check())),
+        &Host::ClaudeCode.command_line(Some(&bench.check())),
         &claude_env(&bench.home(), &bench.server.url()),
         &big_prompt(),
         Duration::from_secs(90),

@@ -1,7 +1,7 @@
 //! codex (`codex exec`) against the scripted OpenAI Responses server.
 
 use super::*;
-use git_mas::peers::Preset;
+use git_mas::hosts::Host;
 
 /// Points codex at the scripted server: `$CODEX_HOME/config.toml` with a custom provider (the
 /// Responses wire API), no retries, no update check.
@@ -37,7 +37,7 @@ fn codex_runs_the_working_loop_through_its_own_tools() {
     let bench = Bench::new(propose_scenario);
     bench.install_skills("codex");
     let run = bench.run(
-        &Preset::Codex.command_line(Some(&bench.check())),
+        &Host::Codex.command_line(Some(&bench.check())),
         &codex_env(&bench.home(), &bench.server.url()),
         &big_prompt(),
         Duration::from_secs(90),

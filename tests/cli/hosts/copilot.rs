@@ -2,7 +2,7 @@
 //! its documented bring-your-own-model configuration, offline.
 
 use super::*;
-use git_mas::peers::Preset;
+use git_mas::hosts::Host;
 
 /// Points copilot at the scripted server: `COPILOT_PROVIDER_BASE_URL` (type `openai`, the Chat
 /// Completions API), `COPILOT_MODEL`, and `COPILOT_OFFLINE` so that it never contacts GitHub (no
@@ -24,7 +24,7 @@ fn copilot_runs_the_working_loop_through_its_own_tools() {
     let bench = Bench::new(propose_scenario);
     bench.install_skills("copilot");
     let run = bench.run(
-        &Preset::Copilot.command_line(Some(&bench.check())),
+        &Host::Copilot.command_line(Some(&bench.check())),
         &copilot_env(&bench.home(), &bench.server.url()),
         &big_prompt(),
         Duration::from_secs(90),

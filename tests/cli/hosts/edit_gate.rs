@@ -12,9 +12,9 @@ use super::copilot::copilot_env;
 use super::opencode::opencode_env;
 use super::*;
 use crate::json::frame::FrameOut;
-use git_mas::attention::edit_hook::GateHost;
-use git_mas::attention::host_hooks;
-use git_mas::peers::{Preset, Wiring};
+use git_mas::hosts::Host;
+use git_mas::hosts::hooks;
+use git_mas::peers::Wiring;
 
 /// A worktree given the edit hook and nothing else.
 const GATE: Wiring = Wiring { edit_gate: true, mcp: false };
@@ -60,9 +60,9 @@ fn write_json(path: &Path, value: &serde_json::Value) {
 /// is hooked too.
 pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
     let out = bench.team.ok(worktree, "alice", &["hooks", "install", "--host", host]);
-    let gate = GateHost::from_name(host).unwrap();
-    let scope = host_hooks::Scope::Project(worktree.to_path_buf());
-    let files = host_hooks::hook_files(gate, &scope, &host_hooks::ProcessEnv).unwrap();
+    let gate = Host::from_name(host).unwrap();
+    let scope = git_mas::hosts::Scope::Project(worktree.to_path_buf());
+    let files = hooks::hook_files(gate, &scope, &git_mas::hosts::ProcessEnv).unwrap();
     for file in &files {
         assert!(file.path().exists(), "`hooks install --host {host}` wrote no {}:\n{out}", file.path().display());
         if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
@@ -82,7 +82,7 @@ pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
 /// `text` (a hook file, or a command line) with the gate command replaced by the capturing
 /// script and the shell tool hooked as well as the editing ones.
 fn capturing(bench: &Bench, host: &str, text: &str) -> String {
-    let command = host_hooks::gate_command(GateHost::from_name(host).unwrap());
+    let command = hooks::gate_command(Host::from_name(host).unwrap());
     let text = text.replace(&command, &gate_command(bench, host));
     match host {
         "claude-code" => text.replace(
@@ -193,7 +193,7 @@ type HostEnv = fn(&Path, &str) -> Vec<(&'static str, String)>;
 /// The hook installed with `git mas hooks install --host` in alice's worktree, and the host run
 /// with the preset's gated command line (opencode, which loads the project's plugin folder
 /// itself, with its plain one).
-fn gated_session(program: &str, name: &str, preset: Preset, env: HostEnv) {
+fn gated_session(program: &str, name: &str, preset: Host, env: HostEnv) {
     host(program);
     let bench = gated_bench();
     install_edit_gate(&bench, name, &bench.worktree);
@@ -226,22 +226,22 @@ fn enable_project_hooks(bench: &Bench, name: &str, line: String) -> String {
 
 #[test]
 fn claude_code_is_refused_a_held_file_and_allowed_the_rest() {
-    gated_session("claude", "claude-code", Preset::ClaudeCode, claude_env);
+    gated_session("claude", "claude-code", Host::ClaudeCode, claude_env);
 }
 
 #[test]
 fn codex_is_refused_a_held_file_and_allowed_the_rest() {
-    gated_session("codex", "codex", Preset::Codex, codex_env);
+    gated_session("codex", "codex", Host::Codex, codex_env);
 }
 
 #[test]
 fn copilot_is_refused_a_held_file_and_allowed_the_rest() {
-    gated_session("copilot", "copilot", Preset::Copilot, copilot_env);
+    gated_session("copilot", "copilot", Host::Copilot, copilot_env);
 }
 
 #[test]
 fn opencode_is_refused_a_held_file_and_allowed_the_rest() {
-    gated_session("opencode", "opencode", Preset::OpenCode, opencode_env);
+    gated_session("opencode", "opencode", Host::OpenCode, opencode_env);
 }
 
 /// Installs opencode's plugin in alice's worktree as coordinate does (capturing under
@@ -249,10 +249,10 @@ fn opencode_is_refused_a_held_file_and_allowed_the_rest() {
 /// into whatever the project holds.
 fn install_as_coordinate_does(bench: &Bench) {
     let wt = &bench.worktree;
-    host_hooks::install_in_worktree(GateHost::OpenCode, wt).unwrap();
+    hooks::install_in_worktree(Host::OpenCode, wt).unwrap();
     if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
         let git_dir = bench.team.env.git(wt, &["rev-parse", "--absolute-git-dir"]);
-        let plugin = Path::new(git_dir.trim()).join(host_hooks::OPENCODE_WORKTREE_PLUGIN);
+        let plugin = Path::new(git_dir.trim()).join(hooks::OPENCODE_WORKTREE_PLUGIN);
         let text = std::fs::read_to_string(&plugin).unwrap();
         std::fs::write(&plugin, capturing(bench, "opencode", &text)).unwrap();
     }
@@ -273,7 +273,7 @@ fn opencode_with_a_gpt_model_is_refused_a_patch_of_a_held_file() {
     let config = bench.home().join("opencode.json");
     let text = std::fs::read_to_string(&config).unwrap().replace("mock-model", "gpt-5.5");
     std::fs::write(&config, text).unwrap();
-    let line = Preset::OpenCode.session_command_line(Some(&bench.check()), GATE, "alice");
+    let line = Host::OpenCode.session_command_line(Some(&bench.check()), GATE, "alice");
     let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
     let advertised: Vec<String> = bench
         .server
@@ -296,7 +296,7 @@ fn opencode_in_an_agent_worktree_is_gated_with_no_npm_install() {
     install_as_coordinate_does(&bench);
     let held_before = std::fs::read_to_string(wt.join(HELD)).unwrap();
     let extra = opencode_env(&bench.home(), &bench.server.url());
-    let line = Preset::OpenCode.session_command_line(Some(&bench.check()), GATE, "alice");
+    let line = Host::OpenCode.session_command_line(Some(&bench.check()), GATE, "alice");
     let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
     eprintln!("opencode: the gated session took {:?}", run.elapsed);
     assert_gated(&bench, &run, &held_before);

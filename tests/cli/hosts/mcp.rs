@@ -1,7 +1,7 @@
 //! Real hosts using the git-mas MCP server (`git mas mcp`) with the scripted model: claude-code
 //! advertises the server's tools and calls `gate`, whose result names the holder; codex, in its
 //! `workspace-write` sandbox (where `git mas propose` from its shell fails), proposes and endorses
-//! through the server's tools, started as `host_mcp::session_args` says, and the run lands once.
+//! through the server's tools, started as `mcp::session_args` says, and the run lands once.
 
 use super::claude::claude_env;
 use super::codex::codex_env;
@@ -11,9 +11,9 @@ use crate::json::land::LandOut;
 use crate::json::mcp::ToolOut;
 use crate::json::propose::ProposedOut;
 use crate::json::tally::TallyOut;
-use git_mas::attention::edit_hook::GateHost;
-use git_mas::attention::host_hooks::shell_word;
-use git_mas::attention::host_mcp;
+use git_mas::hosts::Host;
+use git_mas::hosts::hooks::shell_word;
+use git_mas::hosts::mcp;
 use server::Branch;
 
 /// How each host is told to start the git-mas server: `git mas mcp`, acting as the agent in
@@ -88,10 +88,9 @@ fn mcp_outputs(bench: &Bench) -> Vec<serde_json::Value> {
 }
 
 /// `codex exec` in its `workspace-write` sandbox with the server on its command line as
-/// [`host_mcp::session_args`] gives it for `agent`, in `dir`.
+/// [`mcp::session_args`] gives it for `agent`, in `dir`.
 fn codex_line(dir: &Path, agent: &str) -> String {
-    let args: Vec<String> =
-        host_mcp::session_args(GateHost::Codex, Some(agent)).iter().map(|a| shell_word(a)).collect();
+    let args: Vec<String> = mcp::session_args(Host::Codex, Some(agent)).iter().map(|a| shell_word(a)).collect();
     format!(
         "cd {} && codex exec --sandbox workspace-write --ephemeral --color never {} -",
         shell_word(&dir.display().to_string()),

@@ -7,7 +7,8 @@ use super::claude::claude_env;
 use super::copilot::copilot_env;
 use super::opencode::opencode_env;
 use super::*;
-use git_mas::peers::{Preset, Wiring};
+use git_mas::hosts::Host;
+use git_mas::peers::Wiring;
 
 /// A worktree given the MCP server and nothing else.
 const MCP: Wiring = Wiring { edit_gate: false, mcp: true };
@@ -16,7 +17,7 @@ const MCP: Wiring = Wiring { edit_gate: false, mcp: true };
 /// `preset`'s line, wired for it, runs a scripted `gate` call on that file. Returns the tools the
 /// host advertised and the tool results it sent back.
 fn gate_through_the_preset(
-    preset: Preset,
+    preset: Host,
     env: impl FnOnce(&Bench) -> Vec<(&'static str, String)>,
 ) -> (Vec<String>, String) {
     let bench = Bench::gate_call_on_bobs_file();
@@ -48,7 +49,7 @@ fn assert_advertised(advertised: &[String], tools: &[&str]) {
 #[test]
 fn claude_codes_preset_line_starts_the_worktree_server_and_may_call_it() {
     host("claude");
-    let (advertised, _) = gate_through_the_preset(Preset::ClaudeCode, |bench| {
+    let (advertised, _) = gate_through_the_preset(Host::ClaudeCode, |bench| {
         let mut env = claude_env(&bench.home(), &bench.server.url());
         // Claude defers MCP tools behind its ToolSearch tool; the scripted model needs them whole.
         env.push(("ENABLE_TOOL_SEARCH", "false".into()));
@@ -61,7 +62,7 @@ fn claude_codes_preset_line_starts_the_worktree_server_and_may_call_it() {
 fn copilots_preset_line_starts_the_worktree_server_and_may_call_it() {
     host("copilot");
     let (advertised, _) =
-        gate_through_the_preset(Preset::Copilot, |bench| copilot_env(&bench.home(), &bench.server.url()));
+        gate_through_the_preset(Host::Copilot, |bench| copilot_env(&bench.home(), &bench.server.url()));
     assert_advertised(&advertised, &["gate", "propose", "endorse", "focus_publish"]);
 }
 
@@ -69,6 +70,6 @@ fn copilots_preset_line_starts_the_worktree_server_and_may_call_it() {
 fn opencode_reads_the_worktree_registration_by_itself() {
     host("opencode");
     let (advertised, _) =
-        gate_through_the_preset(Preset::OpenCode, |bench| opencode_env(&bench.home(), &bench.server.url()));
+        gate_through_the_preset(Host::OpenCode, |bench| opencode_env(&bench.home(), &bench.server.url()));
     assert_advertised(&advertised, &["gate", "propose", "endorse", "focus_publish"]);
 }

@@ -2,7 +2,7 @@
 //! custom OpenAI-compatible provider.
 
 use super::*;
-use git_mas::peers::Preset;
+use git_mas::hosts::Host;
 
 /// Points opencode at the scripted server: a config file (`OPENCODE_CONFIG`) with an
 /// `@ai-sdk/openai-compatible` provider whose `baseURL` is the server, its model the default; no
@@ -39,7 +39,7 @@ fn opencode_runs_the_working_loop_through_its_own_tools() {
     let bench = Bench::new(propose_scenario);
     bench.install_skills("opencode");
     let run = bench.run(
-        &Preset::OpenCode.command_line(Some(&bench.check())),
+        &Host::OpenCode.command_line(Some(&bench.check())),
         &opencode_env(&bench.home(), &bench.server.url()),
         &big_prompt(),
         Duration::from_secs(90),

@@ -212,7 +212,7 @@ fn a_host_whose_model_never_answers_is_stopped_at_the_hop_timeout() {
 fn the_help_says_which_presets_are_unverified() {
     let env = TestEnv::new();
     let help = env.mas_ok(env.root(), &["coordinate", "--help"]);
-    for preset in git_mas::peers::Preset::ALL {
+    for preset in git_mas::hosts::Host::ALL {
         let line = format!("{:<13} {}", preset.name(), preset.default_command());
         let shown =
             help.lines().find(|l| l.trim_start().starts_with(&line)).unwrap_or_else(|| panic!("{line}\n{help}"));

@@ -1,17 +1,17 @@
 use super::*;
 
-const ALL: [GateHost; 7] = GateHost::ALL;
+const ALL: [Host; 7] = Host::ALL;
 
 fn project() -> Scope {
     Scope::Project(PathBuf::from("/repo"))
 }
 
-fn merged(host: GateHost) -> HookFile {
+fn merged(host: Host) -> HookFile {
     hook_files(host, &project(), &ProcessEnv).unwrap().remove(0)
 }
 
 /// Installs into `text`, then uninstalls: (installed text, uninstalled plan).
-fn round_trip(host: GateHost, text: &str) -> (String, Plan) {
+fn round_trip(host: Host, text: &str) -> (String, Plan) {
     let file = merged(host);
     let Plan::Write(installed) = plan_install(host, &file, Some(text)).unwrap() else {
         panic!("install wrote nothing")
@@ -26,21 +26,21 @@ fn round_trip(host: GateHost, text: &str) -> (String, Plan) {
     (installed, back)
 }
 
-const MERGED: [GateHost; 4] = [GateHost::ClaudeCode, GateHost::Codex, GateHost::Gemini, GateHost::Cursor];
+const MERGED: [Host; 4] = [Host::ClaudeCode, Host::Codex, Host::Gemini, Host::Cursor];
 
 #[test]
 fn a_users_file_comes_back_byte_for_byte() {
     let claude_like = "{\n    \"model\":   \"opus\",\n  \"hooks\": {\n      \"PreToolUse\": [ {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./guard.sh\"}]} ],\n      \"Stop\": []\n  },\n  \"permissions\": {\"allow\": [\"Bash(git:*)\"]}\n}\n";
-    let cases: Vec<(GateHost, String)> = vec![
-        (GateHost::ClaudeCode, claude_like.to_string()),
-        (GateHost::ClaudeCode, "{\"model\":\"opus\"}".to_string()),
-        (GateHost::ClaudeCode, "{}".to_string()),
-        (GateHost::ClaudeCode, "{\n\t\"hooks\": {\"Stop\": [{\"hooks\": []}]}\n}".to_string()),
-        (GateHost::Codex, claude_like.to_string()),
-        (GateHost::Gemini, claude_like.replace("PreToolUse", "BeforeTool")),
-        (GateHost::Gemini, "// my settings\n{\n  /* theme */ \"theme\": \"dark\", // trailing note\n  \"hooks\": {\"BeforeTool\": [{\"matcher\": \"run_shell_command\", \"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}]}\n}\n".to_string()),
-        (GateHost::Cursor, "{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"command\": \"./mine.sh\"}], \"afterFileEdit\": [{\"command\": \"fmt\"}]}}".to_string()),
-        (GateHost::Cursor, "{\n  \"version\": 1\n}\n".to_string()),
+    let cases: Vec<(Host, String)> = vec![
+        (Host::ClaudeCode, claude_like.to_string()),
+        (Host::ClaudeCode, "{\"model\":\"opus\"}".to_string()),
+        (Host::ClaudeCode, "{}".to_string()),
+        (Host::ClaudeCode, "{\n\t\"hooks\": {\"Stop\": [{\"hooks\": []}]}\n}".to_string()),
+        (Host::Codex, claude_like.to_string()),
+        (Host::Gemini, claude_like.replace("PreToolUse", "BeforeTool")),
+        (Host::Gemini, "// my settings\n{\n  /* theme */ \"theme\": \"dark\", // trailing note\n  \"hooks\": {\"BeforeTool\": [{\"matcher\": \"run_shell_command\", \"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}]}\n}\n".to_string()),
+        (Host::Cursor, "{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"command\": \"./mine.sh\"}], \"afterFileEdit\": [{\"command\": \"fmt\"}]}}".to_string()),
+        (Host::Cursor, "{\n  \"version\": 1\n}\n".to_string()),
     ];
     for (host, text) in cases {
         let (installed, back) = round_trip(host, &text);
@@ -68,7 +68,7 @@ fn a_new_file_is_removed_again_and_a_users_hooks_are_kept() {
 
 #[test]
 fn our_entry_is_found_by_its_command_wherever_it_stands() {
-    let host = GateHost::ClaudeCode;
+    let host = Host::ClaudeCode;
     let file = merged(host);
     // Our hook inside a group of the user's: only our hook goes; the group stays.
     let shared = r#"{"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"./mine"},{"type":"command","command":"git mas gate --host claude-code"}]}]}}"#;
@@ -90,16 +90,16 @@ fn our_entry_is_found_by_its_command_wherever_it_stands() {
 
 #[test]
 fn a_file_that_does_not_parse_or_has_another_shape_is_refused() {
-    let cases: [(GateHost, &str, bool); 9] = [
-        (GateHost::ClaudeCode, "{\"model\": ", true),
-        (GateHost::ClaudeCode, "// a comment\n{}", true),
-        (GateHost::ClaudeCode, "{\"a\": 1,}", true),
-        (GateHost::ClaudeCode, "[]", true),
-        (GateHost::ClaudeCode, "", true),
-        (GateHost::Gemini, "{\"a\": 1,}", true),
-        (GateHost::ClaudeCode, "{\"hooks\": []}", false),
-        (GateHost::Codex, "{\"hooks\": {\"PreToolUse\": {}}}", false),
-        (GateHost::Cursor, "{\"hooks\": \"x\"}", false),
+    let cases: [(Host, &str, bool); 9] = [
+        (Host::ClaudeCode, "{\"model\": ", true),
+        (Host::ClaudeCode, "// a comment\n{}", true),
+        (Host::ClaudeCode, "{\"a\": 1,}", true),
+        (Host::ClaudeCode, "[]", true),
+        (Host::ClaudeCode, "", true),
+        (Host::Gemini, "{\"a\": 1,}", true),
+        (Host::ClaudeCode, "{\"hooks\": []}", false),
+        (Host::Codex, "{\"hooks\": {\"PreToolUse\": {}}}", false),
+        (Host::Cursor, "{\"hooks\": \"x\"}", false),
     ];
     for (host, text, invalid) in cases {
         let file = merged(host);
@@ -110,12 +110,12 @@ fn a_file_that_does_not_parse_or_has_another_shape_is_refused() {
         assert_eq!(file_state(host, &file, Some(text)), FileState::Invalid, "{host:?} {text:?}");
     }
     // Gemini reads comments; the others do not.
-    assert!(plan_install(GateHost::Gemini, &merged(GateHost::Gemini), Some("// c\n{}")).is_ok());
+    assert!(plan_install(Host::Gemini, &merged(Host::Gemini), Some("// c\n{}")).is_ok());
 }
 
 #[test]
 fn files_of_our_own_are_written_whole_and_others_refused() {
-    for host in [GateHost::Copilot, GateHost::Goose, GateHost::OpenCode] {
+    for host in [Host::Copilot, Host::Goose, Host::OpenCode] {
         for file in hook_files(host, &project(), &ProcessEnv).unwrap() {
             let FileKind::Own(ours) = &file.kind else { panic!("{host:?}") };
             assert_eq!(plan_install(host, &file, None).unwrap(), Plan::Write(ours.clone()));
@@ -159,19 +159,14 @@ impl Env for Vars {
 #[test]
 fn the_global_files_follow_home_and_the_hosts_overrides() {
     let home = Vars(vec![("HOME", "/h")]);
-    let table: [(GateHost, &str, &str, &str); 7] = [
-        (GateHost::ClaudeCode, "/h/.claude/settings.json", "CLAUDE_CONFIG_DIR", "/c/settings.json"),
-        (GateHost::Codex, "/h/.codex/hooks.json", "CODEX_HOME", "/c/hooks.json"),
-        (GateHost::Copilot, "/h/.copilot/hooks/git-mas.json", "COPILOT_HOME", "/c/hooks/git-mas.json"),
-        (GateHost::Gemini, "/h/.gemini/settings.json", "", ""),
-        (GateHost::Cursor, "/h/.cursor/hooks.json", "", ""),
-        (GateHost::Goose, "/h/.agents/plugins/git-mas/hooks/hooks.json", "", ""),
-        (
-            GateHost::OpenCode,
-            "/h/.config/opencode/plugins/git-mas.js",
-            "XDG_CONFIG_HOME",
-            "/c/opencode/plugins/git-mas.js",
-        ),
+    let table: [(Host, &str, &str, &str); 7] = [
+        (Host::ClaudeCode, "/h/.claude/settings.json", "CLAUDE_CONFIG_DIR", "/c/settings.json"),
+        (Host::Codex, "/h/.codex/hooks.json", "CODEX_HOME", "/c/hooks.json"),
+        (Host::Copilot, "/h/.copilot/hooks/git-mas.json", "COPILOT_HOME", "/c/hooks/git-mas.json"),
+        (Host::Gemini, "/h/.gemini/settings.json", "", ""),
+        (Host::Cursor, "/h/.cursor/hooks.json", "", ""),
+        (Host::Goose, "/h/.agents/plugins/git-mas/hooks/hooks.json", "", ""),
+        (Host::OpenCode, "/h/.config/opencode/plugins/git-mas.js", "XDG_CONFIG_HOME", "/c/opencode/plugins/git-mas.js"),
     ];
     for (host, at_home, var, overridden) in table {
         let files = hook_files(host, &Scope::Global, &home).unwrap();
@@ -192,7 +187,7 @@ fn the_global_files_follow_home_and_the_hosts_overrides() {
 
 #[test]
 fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
-    for host in [GateHost::Goose, GateHost::OpenCode] {
+    for host in [Host::Goose, Host::OpenCode] {
         let file = hook_files(host, &project(), &ProcessEnv).unwrap().pop().unwrap();
         let FileKind::Own(ours) = &file.kind else { panic!("{host:?}") };
         let earlier = earlier_releases(host, ours);
@@ -207,13 +202,13 @@ fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
 #[test]
 fn the_matchers_route_every_writing_tool() {
     // (host, tools that write a file, tools that must not reach the gate)
-    let cases: [(GateHost, &[&str], &[&str]); 6] = [
-        (GateHost::ClaudeCode, &["Write", "Edit", "MultiEdit", "NotebookEdit", "mcp__fs__write_file"], &[]),
-        (GateHost::Codex, &["apply_patch", "mcp__fs__write_file"], &[]),
-        (GateHost::Cursor, &["Write", "StrReplace", "Edit", "Delete", "TabWrite"], &[]),
-        (GateHost::Gemini, &["write_file", "replace", "mcp_fs_write_file", "fs__write"], &[]),
-        (GateHost::Goose, &["developer__write", "developer__edit", "developer__text_editor", "fs__write_file"], &[]),
-        (GateHost::OpenCode, &[], &[]),
+    let cases: [(Host, &[&str], &[&str]); 6] = [
+        (Host::ClaudeCode, &["Write", "Edit", "MultiEdit", "NotebookEdit", "mcp__fs__write_file"], &[]),
+        (Host::Codex, &["apply_patch", "mcp__fs__write_file"], &[]),
+        (Host::Cursor, &["Write", "StrReplace", "Edit", "Delete", "TabWrite"], &[]),
+        (Host::Gemini, &["write_file", "replace", "mcp_fs_write_file", "fs__write"], &[]),
+        (Host::Goose, &["developer__write", "developer__edit", "developer__text_editor", "fs__write_file"], &[]),
+        (Host::OpenCode, &[], &[]),
     ];
     for (host, writers, _) in cases {
         let re = regex::Regex::new(&format!("^(?:{})$", matcher(host))).unwrap();
@@ -222,9 +217,9 @@ fn the_matchers_route_every_writing_tool() {
         }
     }
     // Copilot's entry has no matcher at all (every tool comes).
-    assert!(entry_value(GateHost::Copilot).get("matcher").is_none());
+    assert!(entry_value(Host::Copilot).get("matcher").is_none());
     // OpenCode's plugin skips only the reading tools.
-    let plugin = own_content(GateHost::OpenCode);
+    let plugin = own_content(Host::OpenCode);
     assert!(plugin.contains("if (READ_ONLY.has(input.tool)) return;"), "{plugin}");
     let read_only = plugin.lines().find(|l| l.starts_with("const READ_ONLY")).unwrap();
     for writer in ["edit", "write", "patch", "multiedit", "apply_patch"] {

@@ -26,6 +26,7 @@
 //! host table (Claude Code, Copilot, Goose and OpenCode as listed there; Cursor's and Codex's user
 //! directories as those hosts document them).
 
+use super::{Env, Host};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -76,72 +77,15 @@ fn front_matter_value(text: &str, key: &str) -> Option<String> {
     })
 }
 
-/// A coding-agent host that loads Agent Skills from a directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Host {
-    /// Claude Code.
-    ClaudeCode,
-    /// Cursor.
-    Cursor,
-    /// GitHub Copilot (CLI, cloud agent, VS Code agent mode).
-    Copilot,
-    /// Goose.
-    Goose,
-    /// OpenCode.
-    OpenCode,
-    /// Codex.
-    Codex,
-}
-
 impl Host {
-    /// Every host, in table order.
-    pub const ALL: [Host; 6] =
-        [Host::ClaudeCode, Host::Cursor, Host::Copilot, Host::Goose, Host::OpenCode, Host::Codex];
-
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Host::ClaudeCode => "claude-code",
-            Host::Cursor => "cursor",
-            Host::Copilot => "copilot",
-            Host::Goose => "goose",
-            Host::OpenCode => "opencode",
-            Host::Codex => "codex",
-        }
-    }
-
-    /// The host by its command-line name.
-    pub fn from_name(name: &str) -> Option<Host> {
-        Host::ALL.into_iter().find(|h| h.name() == name)
-    }
-
     /// The project skills directory, relative to the repository's top level.
-    pub fn project_dir(self) -> &'static str {
-        match self {
-            Host::ClaudeCode => ".claude/skills",
-            Host::Cursor => ".cursor/skills",
-            Host::Copilot | Host::Goose | Host::OpenCode | Host::Codex => ".agents/skills",
-        }
+    pub fn skills_project_dir(self) -> &'static str {
+        self.facts().skills.project_dir
     }
 
     /// The user-wide skills directory under the given environment.
-    pub fn global_dir(self, env: &HostEnv) -> Result<PathBuf, SkillsError> {
-        let home = || env.home.clone().ok_or(SkillsError::NoHome);
-        let config = || match &env.xdg_config_home {
-            Some(dir) => Ok(dir.clone()),
-            None => Ok(home()?.join(".config")),
-        };
-        Ok(match self {
-            Host::ClaudeCode => home()?.join(".claude/skills"),
-            Host::Cursor => home()?.join(".cursor/skills"),
-            Host::Copilot => home()?.join(".copilot/skills"),
-            Host::Goose => config()?.join("goose/skills"),
-            Host::OpenCode => config()?.join("opencode/skills"),
-            Host::Codex => match &env.codex_home {
-                Some(dir) => dir.join("skills"),
-                None => home()?.join(".codex/skills"),
-            },
-        })
+    pub fn skills_global_dir(self, env: &HostEnv) -> Result<PathBuf, SkillsError> {
+        self.facts().skills.user_dir.resolve(env).ok_or(SkillsError::NoHome)
     }
 }
 
@@ -154,6 +98,17 @@ pub struct HostEnv {
     pub xdg_config_home: Option<PathBuf>,
     /// `$CODEX_HOME`.
     pub codex_home: Option<PathBuf>,
+}
+
+impl Env for HostEnv {
+    fn var(&self, name: &str) -> Option<PathBuf> {
+        match name {
+            "HOME" => self.home.clone(),
+            "XDG_CONFIG_HOME" => self.xdg_config_home.clone(),
+            "CODEX_HOME" => self.codex_home.clone(),
+            _ => None,
+        }
+    }
 }
 
 impl HostEnv {
@@ -486,12 +441,12 @@ mod tests {
         }
         assert_eq!(Host::from_name("vim"), None);
         let env = HostEnv { home: Some("/h".into()), ..HostEnv::default() };
-        assert_eq!(Host::Goose.global_dir(&env).unwrap(), Path::new("/h/.config/goose/skills"));
-        assert_eq!(Host::Codex.global_dir(&env).unwrap(), Path::new("/h/.codex/skills"));
+        assert_eq!(Host::Goose.skills_global_dir(&env).unwrap(), Path::new("/h/.config/goose/skills"));
+        assert_eq!(Host::Codex.skills_global_dir(&env).unwrap(), Path::new("/h/.codex/skills"));
         let env = HostEnv { home: None, xdg_config_home: Some("/x".into()), codex_home: Some("/c".into()) };
-        assert_eq!(Host::OpenCode.global_dir(&env).unwrap(), Path::new("/x/opencode/skills"));
-        assert_eq!(Host::Codex.global_dir(&env).unwrap(), Path::new("/c/skills"));
-        assert!(matches!(Host::ClaudeCode.global_dir(&env), Err(SkillsError::NoHome)));
+        assert_eq!(Host::OpenCode.skills_global_dir(&env).unwrap(), Path::new("/x/opencode/skills"));
+        assert_eq!(Host::Codex.skills_global_dir(&env).unwrap(), Path::new("/c/skills"));
+        assert!(matches!(Host::ClaudeCode.skills_global_dir(&env), Err(SkillsError::NoHome)));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 use super::*;
 use std::path::Path;
 
-fn install(host: GateHost, text: Option<&str>, agent: Option<&str>) -> String {
+fn install(host: Host, text: Option<&str>, agent: Option<&str>) -> String {
     match plan_install(host, Path::new("f"), text, agent).unwrap() {
         Plan::Write(t) => t,
         Plan::Keep => text.unwrap().to_string(),
@@ -9,7 +9,7 @@ fn install(host: GateHost, text: Option<&str>, agent: Option<&str>) -> String {
     }
 }
 
-fn uninstall(host: GateHost, text: &str) -> Option<String> {
+fn uninstall(host: Host, text: &str) -> Option<String> {
     match plan_uninstall(host, Path::new("f"), Some(text), None).unwrap() {
         Plan::Write(t) => Some(t),
         Plan::Keep => Some(text.to_string()),
@@ -19,16 +19,16 @@ fn uninstall(host: GateHost, text: &str) -> Option<String> {
 
 #[test]
 fn every_editable_host_round_trips_a_users_file_byte_for_byte() {
-    let cases: &[(GateHost, &str)] = &[
-        (GateHost::ClaudeCode, "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"}\n  }\n}\n"),
-        (GateHost::ClaudeCode, "{\"theme\": \"dark\"}"),
-        (GateHost::ClaudeCode, "{\n    \"theme\": \"dark\"\n}\n"),
-        (GateHost::Cursor, "{}\n"),
-        (GateHost::Gemini, "{\n  // mine\n  \"model\": {\"name\": \"m\"}\n}\n"),
-        (GateHost::OpenCode, "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n"),
-        (GateHost::Copilot, "{\n  \"mcpServers\": {}\n}\n"),
-        (GateHost::Codex, "model = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n"),
-        (GateHost::Codex, "model = \"o3\" # mine\n"),
+    let cases: &[(Host, &str)] = &[
+        (Host::ClaudeCode, "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"}\n  }\n}\n"),
+        (Host::ClaudeCode, "{\"theme\": \"dark\"}"),
+        (Host::ClaudeCode, "{\n    \"theme\": \"dark\"\n}\n"),
+        (Host::Cursor, "{}\n"),
+        (Host::Gemini, "{\n  // mine\n  \"model\": {\"name\": \"m\"}\n}\n"),
+        (Host::OpenCode, "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n"),
+        (Host::Copilot, "{\n  \"mcpServers\": {}\n}\n"),
+        (Host::Codex, "model = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n"),
+        (Host::Codex, "model = \"o3\" # mine\n"),
     ];
     for (host, before) in cases {
         let once = install(*host, Some(before), Some("alice"));
@@ -48,7 +48,7 @@ fn every_editable_host_round_trips_a_users_file_byte_for_byte() {
 
 #[test]
 fn a_new_file_is_removed_again_and_a_stale_entry_is_replaced() {
-    for host in GateHost::ALL.into_iter().filter(|h| *h != GateHost::Goose) {
+    for host in Host::ALL.into_iter().filter(|h| *h != Host::Goose) {
         let created = install(host, None, None);
         assert_eq!(uninstall(host, &created), None, "{host:?}");
         let other = install(host, Some(&created), Some("bob"));
@@ -61,13 +61,13 @@ fn a_new_file_is_removed_again_and_a_stale_entry_is_replaced() {
 
 #[test]
 fn invalid_files_and_goose_are_refused() {
-    for host in [GateHost::ClaudeCode, GateHost::Codex, GateHost::Gemini] {
+    for host in [Host::ClaudeCode, Host::Codex, Host::Gemini] {
         assert!(plan_install(host, Path::new("f"), Some("{ nope"), None).is_err(), "{host:?}");
         assert_eq!(file_state(host, Path::new("f"), Some("{ nope"), None), FileState::Invalid);
     }
     let scope = Scope::Project("/p".into());
     assert!(matches!(
-        config_file(GateHost::Goose, &scope, &host_hooks::ProcessEnv),
+        config_file(Host::Goose, &scope, &crate::hosts::ProcessEnv),
         Err(HostMcpError::Unsupported { .. })
     ));
 }
@@ -76,14 +76,14 @@ fn invalid_files_and_goose_are_refused() {
 fn the_registered_command_names_the_agent() {
     assert_eq!(server_argv(None), ["git", "mas", "mcp"]);
     assert_eq!(server_argv(Some("a")), ["git", "mas", "mcp", "--agent", "a"]);
-    let created = install(GateHost::OpenCode, None, Some("a"));
+    let created = install(Host::OpenCode, None, Some("a"));
     let v: serde_json::Value = serde_json::from_str(&created).unwrap();
     assert_eq!(v["mcp"]["git-mas"]["command"], serde_json::json!(["git", "mas", "mcp", "--agent", "a"]));
 }
 
 /// The `-c key=value` words of a codex session, read as codex reads them: the value is TOML.
 fn codex_layer(agent: Option<&str>) -> toml_edit::DocumentMut {
-    let args = session_args(GateHost::Codex, agent);
+    let args = session_args(Host::Codex, agent);
     assert_eq!(args.len(), 2, "{args:?}");
     assert_eq!(args[0], "-c");
     let (key, value) = args[1].split_once('=').unwrap();
@@ -117,9 +117,9 @@ fn a_codex_session_carries_the_server_with_its_environment_approved_and_required
 
 #[test]
 fn codex_notes_say_how_its_exec_approves_writing_tools() {
-    let global = notes(GateHost::Codex, &Scope::Global);
+    let global = notes(Host::Codex, &Scope::Global);
     assert_eq!(global.len(), 1, "{global:?}");
     assert!(global[0].contains("default_tools_approval_mode = \"approve\""), "{global:?}");
-    let project = notes(GateHost::Codex, &Scope::Project("/p".into()));
+    let project = notes(Host::Codex, &Scope::Project("/p".into()));
     assert!(project[0].contains("trusted project") && project[1] == global[0], "{project:?}");
 }

@@ -2,13 +2,13 @@
 //! `git mas mcp` there and takes it out again without disturbing anything else.
 //!
 //! The file is usually the user's too (their other servers, their settings), so the server is
-//! merged in the way [`super::host_hooks`] merges the edit hook: JSON through the byte ranges of
+//! merged in the way [`super::hooks`] merges the edit hook: JSON through the byte ranges of
 //! a parsed tree, TOML through `toml_edit`'s format-preserving document. The bytes around our
 //! entry are never re-serialized: install then uninstall gives back the original bytes, and a
 //! second install changes nothing. Our entry is the server named [`SERVER_NAME`]; a different
 //! entry under that name (another `--agent`, an older command) is replaced by install. A file
 //! that does not parse as the host reads it is refused and left as it was. Writes are
-//! temporary-file-and-rename ([`super::host_hooks`]'s), so a crash leaves the file as it was or as
+//! temporary-file-and-rename ([`super::hooks`]'s), so a crash leaves the file as it was or as
 //! it is meant to be.
 //!
 //! The registrations, as the hosts' documentation gives them (checked 2026-12):
@@ -53,8 +53,8 @@
 //! `mcpServers` object that only our entry kept non-empty, and a file exactly as install creates
 //! it where there was none.
 
-use super::edit_hook::GateHost;
-use super::host_hooks::{self, Env, FileState, HostHookError, Removal, Scope};
+use super::hooks::{self, FileState, HostHookError, Removal};
+use super::{Env, Host, McpEntry, McpFacts, McpFormat, ProcessEnv, Scope};
 use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions, ast, parse_to_ast};
 use std::path::{Path, PathBuf};
@@ -92,76 +92,42 @@ pub fn server_argv(agent: Option<&str>) -> Vec<String> {
     argv
 }
 
-/// How a host's file is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    /// `<key>.git-mas` in a JSON object; `comments`: the host reads JSON with comments.
-    Json { key: &'static str, comments: bool },
-    /// `[mcp_servers.git-mas]` in TOML.
-    CodexToml,
+/// The host's MCP facts, or why git-mas cannot register a server there.
+fn facts(host: Host) -> Result<McpFacts, HostMcpError> {
+    host.facts().mcp.ok_or_else(|| HostMcpError::Unsupported { host: host.name(), reason: GOOSE_MANUAL.to_string() })
 }
 
-fn format(host: GateHost) -> Format {
-    match host {
-        GateHost::Codex => Format::CodexToml,
-        GateHost::Gemini => Format::Json { key: "mcpServers", comments: true },
-        GateHost::OpenCode => Format::Json { key: "mcp", comments: true },
-        _ => Format::Json { key: "mcpServers", comments: false },
-    }
+fn format(host: Host) -> McpFormat {
+    host.facts().mcp.map_or(McpFormat::Json { key: "mcpServers", comments: false }, |m| m.format)
 }
 
 /// The file `host` reads its MCP servers from in `scope` (`base` is never removed).
-pub fn config_file(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<(PathBuf, PathBuf), HostMcpError> {
-    if host == GateHost::Goose {
-        return Err(HostMcpError::Unsupported { host: host.name(), reason: GOOSE_MANUAL.to_string() });
-    }
-    let project_rel = match host {
-        GateHost::ClaudeCode => ".mcp.json",
-        GateHost::Codex => ".codex/config.toml",
-        GateHost::Cursor => ".cursor/mcp.json",
-        GateHost::Gemini => ".gemini/settings.json",
-        GateHost::Copilot => ".copilot/mcp-config.json",
-        GateHost::OpenCode | GateHost::Goose => "opencode.json",
-    };
+pub fn config_file(host: Host, scope: &Scope, env: &dyn Env) -> Result<(PathBuf, PathBuf), HostMcpError> {
+    let facts = facts(host)?;
     if let Scope::Project(top) = scope {
-        return Ok((top.clone(), PathBuf::from(project_rel)));
+        return Ok((top.clone(), PathBuf::from(facts.project_file)));
     }
-    let no_home = || HostMcpError::File(HostHookError::NoHome { host: host.name() });
-    let over = host_hooks::global_override(host).and_then(|v| env.var(v));
-    let home = env.var("HOME");
-    let (base, rel) = match (host, over) {
-        (GateHost::ClaudeCode, Some(dir)) => (dir, ".claude.json"),
-        (GateHost::ClaudeCode, None) => (home.ok_or_else(no_home)?, ".claude.json"),
-        (GateHost::Codex, Some(dir)) | (GateHost::Copilot, Some(dir)) => {
-            (dir, if host == GateHost::Codex { "config.toml" } else { "mcp-config.json" })
-        }
-        (GateHost::Codex, None) => (home.ok_or_else(no_home)?.join(".codex"), "config.toml"),
-        (GateHost::Copilot, None) => (home.ok_or_else(no_home)?.join(".copilot"), "mcp-config.json"),
-        (GateHost::OpenCode, Some(dir)) => (dir.join("opencode"), "opencode.json"),
-        (GateHost::OpenCode, None) => (home.ok_or_else(no_home)?.join(".config/opencode"), "opencode.json"),
-        (GateHost::Cursor, _) => (home.ok_or_else(no_home)?.join(".cursor"), "mcp.json"),
-        (_, _) => (home.ok_or_else(no_home)?.join(".gemini"), "settings.json"),
-    };
-    Ok((base, PathBuf::from(rel)))
+    let base = facts.user_dir.resolve(env).ok_or(HostMcpError::File(HostHookError::NoHome { host: host.name() }))?;
+    Ok((base, PathBuf::from(facts.user_file)))
 }
 
 /// Our entry, as the host's JSON reads it.
-pub fn entry_value(host: GateHost, agent: Option<&str>) -> serde_json::Value {
+pub fn entry_value(host: Host, agent: Option<&str>) -> serde_json::Value {
     use serde_json::json;
     let argv = server_argv(agent);
     let (command, args) = (argv[0].clone(), argv[1..].to_vec());
-    match host {
-        GateHost::OpenCode => json!({"type": "local", "command": argv, "enabled": true}),
-        GateHost::Copilot => json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
-        _ => json!({"command": command, "args": args}),
+    match host.facts().mcp.map_or(McpEntry::CommandArgs, |m| m.entry) {
+        McpEntry::LocalArgv => json!({"type": "local", "command": argv, "enabled": true}),
+        McpEntry::LocalWithTools => json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
+        McpEntry::CommandArgs => json!({"command": command, "args": args}),
     }
 }
 
 /// What to do with the file.
-pub type Plan = host_hooks::Plan;
+pub type Plan = hooks::Plan;
 
 /// The file's state, from its current content (`None`: absent).
-pub fn file_state(host: GateHost, path: &Path, current: Option<&str>, agent: Option<&str>) -> FileState {
+pub fn file_state(host: Host, path: &Path, current: Option<&str>, agent: Option<&str>) -> FileState {
     let Some(text) = current else { return FileState::NotInstalled };
     match ours(host, path, text) {
         Err(_) => FileState::Invalid,
@@ -190,12 +156,7 @@ fn registered_agent(entry: &serde_json::Value) -> Option<String> {
 }
 
 /// What install does to the file.
-pub fn plan_install(
-    host: GateHost,
-    path: &Path,
-    current: Option<&str>,
-    agent: Option<&str>,
-) -> Result<Plan, HostMcpError> {
+pub fn plan_install(host: Host, path: &Path, current: Option<&str>, agent: Option<&str>) -> Result<Plan, HostMcpError> {
     let Some(text) = current else { return Ok(Plan::Write(new_file(host, agent))) };
     if file_state(host, path, Some(text), agent) == FileState::Installed {
         return Ok(Plan::Keep);
@@ -206,15 +167,15 @@ pub fn plan_install(
         Removal::Changed(t) => t,
     };
     let out = match format(host) {
-        Format::CodexToml => toml_insert(path, &base, agent)?,
-        Format::Json { key, comments } => json_insert(path, &base, key, comments, &entry_value(host, agent))?,
+        McpFormat::CodexToml => toml_insert(path, &base, agent)?,
+        McpFormat::Json { key, comments } => json_insert(path, &base, key, comments, &entry_value(host, agent))?,
     };
     Ok(Plan::Write(out))
 }
 
 /// What uninstall does to the file.
 pub fn plan_uninstall(
-    host: GateHost,
+    host: Host,
     path: &Path,
     current: Option<&str>,
     agent: Option<&str>,
@@ -224,23 +185,23 @@ pub fn plan_uninstall(
 }
 
 /// The file install creates where there is none.
-pub fn new_file(host: GateHost, agent: Option<&str>) -> String {
+pub fn new_file(host: Host, agent: Option<&str>) -> String {
     match format(host) {
-        Format::CodexToml => toml_insert(Path::new(""), "", agent).expect("an empty document takes a table"),
-        Format::Json { key, .. } => {
+        McpFormat::CodexToml => toml_insert(Path::new(""), "", agent).expect("an empty document takes a table"),
+        McpFormat::Json { key, .. } => {
             let mut servers = serde_json::Map::new();
             servers.insert(SERVER_NAME.to_string(), entry_value(host, agent));
             let mut top = serde_json::Map::new();
             top.insert(key.to_string(), serde_json::Value::Object(servers));
-            host_hooks::pretty(&serde_json::Value::Object(top))
+            hooks::pretty(&serde_json::Value::Object(top))
         }
     }
 }
 
 /// Our entry's value in the file, if any.
-fn ours(host: GateHost, path: &Path, text: &str) -> Result<Option<serde_json::Value>, HostMcpError> {
+fn ours(host: Host, path: &Path, text: &str) -> Result<Option<serde_json::Value>, HostMcpError> {
     match format(host) {
-        Format::CodexToml => {
+        McpFormat::CodexToml => {
             let doc = toml_parse(path, text)?;
             let Some(servers) = doc.get("mcp_servers") else { return Ok(None) };
             let Some(entry) = servers.get(SERVER_NAME) else { return Ok(None) };
@@ -251,7 +212,7 @@ fn ours(host: GateHost, path: &Path, text: &str) -> Result<Option<serde_json::Va
                 .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect());
             Ok(Some(serde_json::json!({"command": command, "args": args})))
         }
-        Format::Json { key, comments } => {
+        McpFormat::Json { key, comments } => {
             let top = json_parse(path, text, comments)?;
             let Some((_, servers)) = json_object(&top, key, path)? else { return Ok(None) };
             Ok(prop(servers, SERVER_NAME).and_then(|p| value_of(text, &p.value, comments)))
@@ -259,10 +220,10 @@ fn ours(host: GateHost, path: &Path, text: &str) -> Result<Option<serde_json::Va
     }
 }
 
-fn remove(host: GateHost, path: &Path, text: &str, _agent: Option<&str>) -> Result<Removal, HostMcpError> {
+fn remove(host: Host, path: &Path, text: &str, _agent: Option<&str>) -> Result<Removal, HostMcpError> {
     let out = match format(host) {
-        Format::CodexToml => toml_remove(path, text)?,
-        Format::Json { key, comments } => json_remove(path, text, key, comments)?,
+        McpFormat::CodexToml => toml_remove(path, text)?,
+        McpFormat::Json { key, comments } => json_remove(path, text, key, comments)?,
     };
     Ok(match out {
         None => Removal::Unchanged,
@@ -273,10 +234,12 @@ fn remove(host: GateHost, path: &Path, text: &str, _agent: Option<&str>) -> Resu
 
 /// Whether `text` is byte for byte a file install creates where there was none (with whichever
 /// agent its entry names).
-fn is_created(host: GateHost, text: &str) -> bool {
+fn is_created(host: Host, text: &str) -> bool {
     match format(host) {
-        Format::CodexToml => toml_remove(Path::new(""), text).ok().flatten().is_some_and(|rest| rest.trim().is_empty()),
-        Format::Json { key, comments } => {
+        McpFormat::CodexToml => {
+            toml_remove(Path::new(""), text).ok().flatten().is_some_and(|rest| rest.trim().is_empty())
+        }
+        McpFormat::Json { key, comments } => {
             let Ok(value) = jsonc_parser::parse_to_serde_value::<serde_json::Value>(text, &json_options(comments))
             else {
                 return false;
@@ -288,7 +251,7 @@ fn is_created(host: GateHost, text: &str) -> bool {
                         .and_then(|s| s.as_object())
                         .is_some_and(|s| s.len() == 1 && s.contains_key(SERVER_NAME))
             });
-            only_ours && host_hooks::pretty(&value) == text
+            only_ours && hooks::pretty(&value) == text
         }
     }
 }
@@ -391,10 +354,10 @@ fn json_insert(
         }
     };
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let unit = host_hooks::indent_unit(text);
+    let unit = hooks::indent_unit(text);
     let quoted = serde_json::Value::from(name).to_string();
     let render = |indent: &str| {
-        let body = host_hooks::pretty_with(&value, &unit).replace('\n', &format!("{newline}{indent}"));
+        let body = hooks::pretty_with(&value, &unit).replace('\n', &format!("{newline}{indent}"));
         format!("{quoted}: {body}")
     };
     let compact = format!("{quoted}: {value}");
@@ -495,12 +458,12 @@ fn toml_remove(path: &Path, text: &str) -> Result<Option<String>, HostHookError>
 /// project) with the environment it needs, its tools approved and its start required (module
 /// docs); copilot, the project file named with `--additional-mcp-config`. Other hosts read
 /// the project file by themselves.
-pub fn session_args(host: GateHost, agent: Option<&str>) -> Vec<String> {
+pub fn session_args(host: Host, agent: Option<&str>) -> Vec<String> {
     let argv = server_argv(agent);
     let quote = |s: &str| serde_json::Value::from(s).to_string();
     match host {
-        GateHost::ClaudeCode => vec!["--mcp-config".into(), ".mcp.json".into()],
-        GateHost::Codex => {
+        Host::ClaudeCode => vec!["--mcp-config".into(), ".mcp.json".into()],
+        Host::Codex => {
             // Codex starts a server with only a few variables of its own environment (HOME, PATH,
             // LANG, …); these are the others git-mas and git read.
             const FORWARDED: [&str; 11] = [
@@ -526,20 +489,20 @@ pub fn session_args(host: GateHost, agent: Option<&str>) -> Vec<String> {
             );
             vec!["-c".into(), format!("mcp_servers.{SERVER_NAME}={table}")]
         }
-        GateHost::Copilot => vec!["--additional-mcp-config".into(), "@.copilot/mcp-config.json".into()],
+        Host::Copilot => vec!["--additional-mcp-config".into(), "@.copilot/mcp-config.json".into()],
         _ => Vec::new(),
     }
 }
 
 /// What a host needs, besides the file, before it starts the server (said on install and status).
-pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
+pub fn notes(host: Host, scope: &Scope) -> Vec<String> {
     match (host, scope) {
-        (GateHost::ClaudeCode, Scope::Project(_)) => vec![
+        (Host::ClaudeCode, Scope::Project(_)) => vec![
             "Claude Code asks before it starts a project's .mcp.json server: approve git-mas in /mcp, or run \
              claude with --mcp-config .mcp.json (coordinate's claude-code agents get it)"
                 .to_string(),
         ],
-        (GateHost::Codex, scope) => {
+        (Host::Codex, scope) => {
             let mut notes = Vec::new();
             if let Scope::Project(_) = scope {
                 notes.push(
@@ -556,7 +519,7 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
             );
             notes
         }
-        (GateHost::Copilot, Scope::Project(_)) => vec![
+        (Host::Copilot, Scope::Project(_)) => vec![
             "Copilot loads a project's MCP file when named: run copilot with --additional-mcp-config \
              @.copilot/mcp-config.json (coordinate's copilot agents get it)"
                 .to_string(),
@@ -566,23 +529,23 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
 }
 
 /// What `mcp install|uninstall|status --host` does.
-pub type Action = host_hooks::Action;
+pub type Action = hooks::Action;
 
 /// The file after an action.
-pub type FileReport = host_hooks::FileReport;
+pub type FileReport = hooks::FileReport;
 
 /// Applies `action` to `host`'s MCP registration in `scope`, registering `git mas mcp` (with
 /// `--agent NAME` when `agent` is given). A refusal leaves the file as it was.
 pub fn apply(
     action: Action,
-    host: GateHost,
+    host: Host,
     scope: &Scope,
     env: &dyn Env,
     agent: Option<&str>,
 ) -> Result<FileReport, HostMcpError> {
     let (base, rel) = config_file(host, scope, env)?;
     let path = base.join(&rel);
-    let current = host_hooks::read(&path)?;
+    let current = hooks::read(&path)?;
     let plan = match action {
         Action::Install => plan_install(host, &path, current.as_deref(), agent)?,
         Action::Uninstall => plan_uninstall(host, &path, current.as_deref(), agent)?,
@@ -591,11 +554,11 @@ pub fn apply(
     let after = match &plan {
         Plan::Keep => current,
         Plan::Write(text) => {
-            host_hooks::write_atomic(&path, text)?;
+            hooks::write_atomic(&path, text)?;
             Some(text.clone())
         }
         Plan::Remove => {
-            host_hooks::remove_file(&base, &path)?;
+            hooks::remove_file(&base, &path)?;
             None
         }
     };
@@ -604,14 +567,14 @@ pub fn apply(
 }
 
 /// Registers the server, as `agent`, in an agent's worktree (project scope) and keeps the file
-/// out of what the agent proposes, as [`host_hooks::install_in_worktree`] does for the edit hook
+/// out of what the agent proposes, as [`hooks::install_in_worktree`] does for the edit hook
 /// (the worktree's own excludes file; `--skip-worktree` for a file the repository tracks).
-pub fn install_in_worktree(host: GateHost, worktree: &Path, agent: &str) -> Result<FileReport, HostMcpError> {
+pub fn install_in_worktree(host: Host, worktree: &Path, agent: &str) -> Result<FileReport, HostMcpError> {
     let scope = Scope::Project(worktree.to_path_buf());
-    let report = apply(Action::Install, host, &scope, &host_hooks::ProcessEnv, Some(agent))?;
-    let git = |args: &[&str]| host_hooks::run_git(worktree, args);
+    let report = apply(Action::Install, host, &scope, &ProcessEnv, Some(agent))?;
+    let git = |args: &[&str]| hooks::run_git(worktree, args);
     let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
-    let (_, rel) = config_file(host, &scope, &host_hooks::ProcessEnv)?;
+    let (_, rel) = config_file(host, &scope, &ProcessEnv)?;
     let rel = rel.to_string_lossy().replace('\\', "/");
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
     let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
@@ -621,10 +584,10 @@ pub fn install_in_worktree(host: GateHost, worktree: &Path, agent: &str) -> Resu
     } else {
         git(&["update-index", "--skip-worktree", "--", &rel])?;
     }
-    host_hooks::add_excludes_in_worktree(worktree, &git_dir, &patterns)?;
+    hooks::add_excludes_in_worktree(worktree, &git_dir, &patterns)?;
     Ok(report)
 }
 
 #[cfg(test)]
-#[path = "host_mcp_tests.rs"]
+#[path = "mcp_tests.rs"]
 mod tests;

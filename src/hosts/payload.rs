@@ -53,8 +53,7 @@
 //! The shortest is 10 s; the deadline is 6 s, leaving 4 s for the host to start the process and
 //! read the answer on a loaded machine (a gate normally answers in tens of milliseconds).
 
-use super::gate::Verdict;
-use super::hooks::Mode;
+use super::Host;
 use serde_json::Value;
 
 /// The largest payload read (a tool call carries the file's new content, so it may be big).
@@ -82,56 +81,6 @@ pub const PATH_KEYS: [&str; 14] = [
     "filepaths",
     "files",
 ];
-
-/// A host whose pre-tool hook can run `git mas gate --host`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GateHost {
-    /// Claude Code (`PreToolUse`).
-    ClaudeCode,
-    /// Codex CLI (`PreToolUse`, `apply_patch`).
-    Codex,
-    /// GitHub Copilot CLI (`preToolUse`).
-    Copilot,
-    /// Gemini CLI (`BeforeTool`).
-    Gemini,
-    /// Cursor (`preToolUse`).
-    Cursor,
-    /// Goose (`PreToolUse`).
-    Goose,
-    /// OpenCode (through its plugin, `tool.execute.before`).
-    OpenCode,
-}
-
-impl GateHost {
-    /// Every host, in the order the help lists them.
-    pub const ALL: [GateHost; 7] = [
-        GateHost::ClaudeCode,
-        GateHost::Codex,
-        GateHost::Copilot,
-        GateHost::Gemini,
-        GateHost::Cursor,
-        GateHost::Goose,
-        GateHost::OpenCode,
-    ];
-
-    /// The name on the command line (as [`crate::skills::Host`] names the hosts it shares).
-    pub fn name(self) -> &'static str {
-        match self {
-            GateHost::ClaudeCode => "claude-code",
-            GateHost::Codex => "codex",
-            GateHost::Copilot => "copilot",
-            GateHost::Gemini => "gemini",
-            GateHost::Cursor => "cursor",
-            GateHost::Goose => "goose",
-            GateHost::OpenCode => "opencode",
-        }
-    }
-
-    /// The host a command-line name names.
-    pub fn from_name(name: &str) -> Option<GateHost> {
-        GateHost::ALL.into_iter().find(|h| h.name() == name)
-    }
-}
 
 /// What a tool call changes in one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,7 +165,7 @@ fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// Reads `host`'s hook payload.
-pub fn parse(host: GateHost, bytes: &[u8]) -> Result<Payload, PayloadError> {
+pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
     if bytes.len() as u64 > MAX_PAYLOAD {
         return Err(PayloadError::TooLarge { limit: MAX_PAYLOAD });
     }
@@ -225,14 +174,14 @@ pub fn parse(host: GateHost, bytes: &[u8]) -> Result<Payload, PayloadError> {
         return Err(PayloadError::NotJson { reason: "not an object".into() });
     }
     let (tool_field, tool) = match host {
-        GateHost::OpenCode => ("tool", str_at(&v, "tool")),
-        GateHost::Copilot => ("toolName", str_at(&v, "toolName").or_else(|| str_at(&v, "tool_name"))),
+        Host::OpenCode => ("tool", str_at(&v, "tool")),
+        Host::Copilot => ("toolName", str_at(&v, "toolName").or_else(|| str_at(&v, "tool_name"))),
         _ => ("tool_name", str_at(&v, "tool_name")),
     };
     let tool = tool.ok_or(PayloadError::NoTool { field: tool_field })?.to_string();
     let cwd = match host {
-        GateHost::Goose => str_at(&v, "working_dir").or_else(|| str_at(&v, "cwd")),
-        GateHost::Cursor => str_at(&v, "cwd").or_else(|| {
+        Host::Goose => str_at(&v, "working_dir").or_else(|| str_at(&v, "cwd")),
+        Host::Cursor => str_at(&v, "cwd").or_else(|| {
             v.get("workspace_roots").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_str)
         }),
         _ => str_at(&v, "cwd"),
@@ -246,11 +195,11 @@ pub fn parse(host: GateHost, bytes: &[u8]) -> Result<Payload, PayloadError> {
 }
 
 /// The tool's arguments object.
-fn args(host: GateHost, tool: &str, v: &Value) -> Result<Value, PayloadError> {
+fn args(host: Host, tool: &str, v: &Value) -> Result<Value, PayloadError> {
     let missing = |field: &str| PayloadError::Missing { tool: tool.to_string(), field: field.to_string() };
     let (field, raw) = match host {
-        GateHost::OpenCode => ("args", v.get("args")),
-        GateHost::Copilot => ("toolArgs", v.get("toolArgs").or_else(|| v.get("tool_args"))),
+        Host::OpenCode => ("args", v.get("args")),
+        Host::Copilot => ("toolArgs", v.get("toolArgs").or_else(|| v.get("tool_args"))),
         _ => ("tool_input", v.get("tool_input")),
     };
     match raw {
@@ -280,17 +229,17 @@ fn replace(args: &Value, keys: &[&str]) -> Change {
     }
 }
 
-fn writes(host: GateHost, tool: &str, v: &Value) -> Result<Vec<FileWrite>, PayloadError> {
+fn writes(host: Host, tool: &str, v: &Value) -> Result<Vec<FileWrite>, PayloadError> {
     let one = |path: String, change: Change| Ok(vec![FileWrite { path, change }]);
     match (host, tool) {
-        (GateHost::ClaudeCode, "Write") | (GateHost::Gemini, "write_file") | (GateHost::Cursor, "Write") => {
+        (Host::ClaudeCode, "Write") | (Host::Gemini, "write_file") | (Host::Cursor, "Write") => {
             one(path_in(tool, &args(host, tool, v)?, &["file_path"])?, Change::WholeFile)
         }
-        (GateHost::ClaudeCode, "Edit") | (GateHost::Gemini, "replace") | (GateHost::Cursor, "StrReplace" | "Edit") => {
+        (Host::ClaudeCode, "Edit") | (Host::Gemini, "replace") | (Host::Cursor, "StrReplace" | "Edit") => {
             let a = args(host, tool, v)?;
             one(path_in(tool, &a, &["file_path", "path"])?, replace(&a, &["old_string"]))
         }
-        (GateHost::ClaudeCode, "MultiEdit") => {
+        (Host::ClaudeCode, "MultiEdit") => {
             let a = args(host, tool, v)?;
             let path = path_in(tool, &a, &["file_path"])?;
             let olds: Option<Vec<String>> = a.get("edits").and_then(Value::as_array).map(|edits| {
@@ -306,29 +255,27 @@ fn writes(host: GateHost, tool: &str, v: &Value) -> Result<Vec<FileWrite>, Paylo
                 _ => one(path, Change::WholeFile),
             }
         }
-        (GateHost::ClaudeCode, "NotebookEdit") => {
+        (Host::ClaudeCode, "NotebookEdit") => {
             one(path_in(tool, &args(host, tool, v)?, &["notebook_path"])?, Change::WholeFile)
         }
-        (GateHost::Codex, "apply_patch") => {
+        (Host::Codex, "apply_patch") => {
             let a = args(host, tool, v)?;
             let patch = path_in(tool, &a, &["command", "patch", "input"])?;
             patch_writes(tool, &patch)
         }
-        (GateHost::Copilot, "create") => {
+        (Host::Copilot, "create") => {
             one(path_in(tool, &args(host, tool, v)?, &["path", "file_path"])?, Change::WholeFile)
         }
-        (GateHost::Copilot, "edit") => {
+        (Host::Copilot, "edit") => {
             let a = args(host, tool, v)?;
             one(path_in(tool, &a, &["path", "file_path"])?, replace(&a, &["old_str", "old_string"]))
         }
-        (GateHost::Goose, "developer__write") => {
-            one(path_in(tool, &args(host, tool, v)?, &["path"])?, Change::WholeFile)
-        }
-        (GateHost::Goose, "developer__edit") => {
+        (Host::Goose, "developer__write") => one(path_in(tool, &args(host, tool, v)?, &["path"])?, Change::WholeFile),
+        (Host::Goose, "developer__edit") => {
             let a = args(host, tool, v)?;
             one(path_in(tool, &a, &["path"])?, replace(&a, &["before"]))
         }
-        (GateHost::Goose, "developer__text_editor") => {
+        (Host::Goose, "developer__text_editor") => {
             let a = args(host, tool, v)?;
             match str_at(&a, "command") {
                 Some("view") => Ok(Vec::new()),
@@ -336,15 +283,15 @@ fn writes(host: GateHost, tool: &str, v: &Value) -> Result<Vec<FileWrite>, Paylo
                 _ => one(path_in(tool, &a, &["path"])?, Change::WholeFile),
             }
         }
-        (GateHost::OpenCode, "write") => {
+        (Host::OpenCode, "write") => {
             one(path_in(tool, &args(host, tool, v)?, &["filePath", "file_path", "path"])?, Change::WholeFile)
         }
-        (GateHost::OpenCode, "edit") => {
+        (Host::OpenCode, "edit") => {
             let a = args(host, tool, v)?;
             one(path_in(tool, &a, &["filePath", "file_path", "path"])?, replace(&a, &["oldString", "old_string"]))
         }
-        (GateHost::OpenCode, "multiedit") => opencode_multiedit(tool, &args(host, tool, v)?),
-        (GateHost::OpenCode, "apply_patch" | "patch") => {
+        (Host::OpenCode, "multiedit") => opencode_multiedit(tool, &args(host, tool, v)?),
+        (Host::OpenCode, "apply_patch" | "patch") => {
             patch_writes(tool, &path_in(tool, &args(host, tool, v)?, &["patchText", "patch_text", "patch"])?)
         }
         _ if read_only(host, tool) => Ok(Vec::new()),
@@ -356,16 +303,14 @@ fn writes(host: GateHost, tool: &str, v: &Value) -> Result<Vec<FileWrite>, Paylo
 /// git-mas's own MCP tools, which write `refs/mas`, never a file. Any other tool's name that says
 /// it only reads (its last part, after an MCP server's prefix, starts with a reading verb) counts
 /// too.
-pub fn read_only(host: GateHost, tool: &str) -> bool {
+pub fn read_only(host: Host, tool: &str) -> bool {
     let documented: &[&str] = match host {
-        GateHost::ClaudeCode | GateHost::Cursor => {
+        Host::ClaudeCode | Host::Cursor => {
             &["Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "WebSearch", "Task", "TodoWrite", "Bash"]
         }
-        GateHost::Codex => {
-            &["shell", "exec", "exec_command", "Bash", "read_file", "list_dir", "grep_files", "view_image"]
-        }
-        GateHost::Copilot => &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
-        GateHost::Gemini => &[
+        Host::Codex => &["shell", "exec", "exec_command", "Bash", "read_file", "list_dir", "grep_files", "view_image"],
+        Host::Copilot => &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
+        Host::Gemini => &[
             "read_file",
             "read_many_files",
             "list_directory",
@@ -376,8 +321,8 @@ pub fn read_only(host: GateHost, tool: &str) -> bool {
             "web_fetch",
             "run_shell_command",
         ],
-        GateHost::Goose => &["developer__shell", "developer__analyze", "developer__list_windows"],
-        GateHost::OpenCode => &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
+        Host::Goose => &["developer__shell", "developer__analyze", "developer__list_windows"],
+        Host::OpenCode => &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
     };
     if documented.contains(&tool) {
         return true;
@@ -395,7 +340,7 @@ pub fn read_only(host: GateHost, tool: &str) -> bool {
 
 /// An unknown tool's writes: every path its arguments name at the top level ([`PATH_KEYS`]),
 /// each as a whole-file write. Arguments that are not an object name nothing.
-fn unknown_writes(host: GateHost, tool: &str, v: &Value) -> Vec<FileWrite> {
+fn unknown_writes(host: Host, tool: &str, v: &Value) -> Vec<FileWrite> {
     let Ok(a) = args(host, tool, v) else { return Vec::new() };
     let Some(map) = a.as_object() else { return Vec::new() };
     let mut out: Vec<FileWrite> = Vec::new();
@@ -540,125 +485,6 @@ fn block_span(lines: &[&str], old: &[String]) -> Option<[u32; 2]> {
     Some([start as u32 + 1, (start + old.len()) as u32])
 }
 
-/// What the hook answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    /// Let the call through; `note` (if any) is for the log only.
-    Allow { note: Option<String> },
-    /// Let the call through, and show the agent `message` (`mas.gate=warn`).
-    Warn { message: String },
-    /// Refuse the call, telling the agent why.
-    Deny { reason: String },
-}
-
-/// The text of a refusing verdict: every holder, target and remedy, or why the gate failed closed.
-pub fn refusal(verdict: &Verdict) -> Option<String> {
-    match verdict {
-        Verdict::Allow { .. } => None,
-        Verdict::Block { blocks } => Some(
-            blocks
-                .iter()
-                .map(|b| {
-                    format!("git mas gate: {} is held by {} ({}). Remedy: {}.", b.target, b.holder, b.why, b.remedy)
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        Verdict::FailClosed { reason, remedy } => {
-            Some(format!("git mas gate refused (failing closed): {reason}. Remedy: {remedy}."))
-        }
-    }
-}
-
-/// The answer to a verdict in `mode`: off lets everything through, warn lets a refusal through
-/// with its text, enforce refuses.
-pub fn answer(verdict: &Verdict, mode: Mode) -> Answer {
-    match (refusal(verdict), mode) {
-        (None, _) => {
-            let note = match verdict {
-                Verdict::Allow { notes, .. } if !notes.is_empty() => Some(notes.join("; ")),
-                _ => None,
-            };
-            Answer::Allow { note }
-        }
-        (Some(_), Mode::Off) => Answer::Allow { note: None },
-        (Some(text), Mode::Warn) => {
-            Answer::Warn { message: format!("{text}\n(mas.gate is warn: the edit goes ahead)") }
-        }
-        (Some(reason), Mode::Enforce) => Answer::Deny { reason },
-    }
-}
-
-/// The answer for a payload that could not be read: a deny naming why.
-pub fn bad_payload(host: GateHost, error: &PayloadError) -> Answer {
-    Answer::Deny { reason: format!("git mas gate cannot read the {} hook payload: {error}", host.name()) }
-}
-
-/// What the hook process writes and exits with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
-    /// Standard output (the host reads it).
-    pub stdout: Vec<u8>,
-    /// Standard error (for the log).
-    pub stderr: String,
-    /// The exit status.
-    pub code: u8,
-}
-
-fn line(v: Value) -> Vec<u8> {
-    let mut s = v.to_string();
-    s.push('\n');
-    s.into_bytes()
-}
-
-/// The host's bytes for `answer`. Every answer exits 0: each host reads its decision from stdout.
-pub fn reply(host: GateHost, answer: &Answer) -> Reply {
-    use serde_json::json;
-    let (stdout, stderr) = match answer {
-        Answer::Allow { note } => {
-            let out = match host {
-                GateHost::Cursor => line(json!({"permission": "allow"})),
-                GateHost::Gemini => line(json!({"decision": "allow"})),
-                GateHost::OpenCode => line(json!({"decision": "allow"})),
-                GateHost::ClaudeCode | GateHost::Codex | GateHost::Copilot | GateHost::Goose => Vec::new(),
-            };
-            (out, note.as_ref().map(|n| format!("git mas gate: note: {n}\n")).unwrap_or_default())
-        }
-        Answer::Warn { message: m } => {
-            let out = match host {
-                GateHost::ClaudeCode | GateHost::Codex => line(json!({
-                    "systemMessage": m,
-                    "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": m}
-                })),
-                GateHost::Copilot => line(json!({"permissionDecision": "allow", "permissionDecisionReason": m})),
-                GateHost::Gemini => line(json!({"decision": "allow", "systemMessage": m})),
-                GateHost::Cursor => line(json!({"permission": "allow", "user_message": m, "agent_message": m})),
-                GateHost::Goose => Vec::new(),
-                GateHost::OpenCode => line(json!({"decision": "allow", "message": m})),
-            };
-            (out, format!("{m}\n"))
-        }
-        Answer::Deny { reason: r } => {
-            let out = match host {
-                GateHost::ClaudeCode | GateHost::Codex => line(json!({
-                    "hookSpecificOutput": {
-                        "hookEventName": "PreToolUse",
-                        "permissionDecision": "deny",
-                        "permissionDecisionReason": r
-                    }
-                })),
-                GateHost::Copilot => line(json!({"permissionDecision": "deny", "permissionDecisionReason": r})),
-                GateHost::Gemini => line(json!({"decision": "deny", "reason": r})),
-                GateHost::Cursor => line(json!({"permission": "deny", "user_message": r, "agent_message": r})),
-                GateHost::Goose => line(json!({"decision": "block", "reason": r})),
-                GateHost::OpenCode => line(json!({"decision": "deny", "reason": r})),
-            };
-            (out, format!("{r}\n"))
-        }
-    };
-    Reply { stdout, stderr, code: 0 }
-}
-
 #[cfg(test)]
-#[path = "edit_hook_tests.rs"]
+#[path = "payload_tests.rs"]
 mod tests;

@@ -5,7 +5,7 @@
 //! --trust` writes Codex's trust itself (the only host whose trust is a plain file entry we can
 //! compute; for the others the remedy says what to do).
 //!
-//! What each host's files say (measured with the real CLIs 2026-12-01, see `host_hooks`'s
+//! What each host's files say (measured with the real CLIs 2026-12-01, see [`super::hooks`]'s
 //! module docs):
 //!
 //! - Codex 0.171.0: the project must be trusted in the user's `config.toml` (`$CODEX_HOME`, else
@@ -26,8 +26,8 @@
 //! (a managed policy, a flag on its command line), which is why the state says "as far as its
 //! files tell".
 
-use super::edit_hook::GateHost;
-use super::host_hooks::{Env, HostHookError, Scope, read, write_atomic};
+use super::hooks::{HostHookError, read, write_atomic};
+use super::{Env, Host, Scope};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,7 @@ pub fn codex_our_hook(text: &str) -> Option<(usize, usize, String)> {
             let ours = handler
                 .get("command")
                 .and_then(|c| c.as_str())
-                .is_some_and(|c| c.trim_start().starts_with(super::host_hooks::GATE_COMMAND_PREFIX));
+                .is_some_and(|c| c.trim_start().starts_with(super::hooks::GATE_COMMAND_PREFIX));
             if ours {
                 return Some((g, h, codex_hook_hash(group.get("matcher").and_then(|m| m.as_str()), handler)));
             }
@@ -295,19 +295,19 @@ fn root_of(scope: &Scope) -> Option<PathBuf> {
 }
 
 /// The command that trusts `host`'s hook in `scope`.
-fn trust_command(host: GateHost, scope: &Scope) -> String {
+fn trust_command(host: Host, scope: &Scope) -> String {
     let global = if matches!(scope, Scope::Global) { " --global" } else { "" };
     format!("git mas hooks install --host {}{global} --trust", host.name())
 }
 
 /// What `host`'s files say about its installed hook in `scope`; `None` for a host with no trust
 /// gate we know of, or where its files do not decide (codex's project hooks in a linked worktree
-/// are read from the main checkout: `host_hooks::notes` says so).
-pub fn effect(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Option<Effect>, HostHookError> {
+/// are read from the main checkout: `hooks::notes` says so).
+pub fn effect(host: Host, scope: &Scope, env: &dyn Env) -> Result<Option<Effect>, HostHookError> {
     let linked = matches!(scope, Scope::Project(top) if top.join(".git").is_file());
     let home = env.var("HOME");
     match host {
-        GateHost::Codex if !linked => {
+        Host::Codex if !linked => {
             let Some((_, key, hash)) = codex_hook(scope, env)? else { return Ok(None) };
             let Some(config_path) = codex_config(env) else { return Ok(None) };
             let config = read(&config_path)?;
@@ -315,7 +315,7 @@ pub fn effect(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Option<Eff
             let command = trust_command(host, scope);
             Ok(Some(codex_effect(config.as_deref(), &config_path, project.as_deref(), &key, &hash, &command)))
         }
-        GateHost::Copilot => {
+        Host::Copilot => {
             let Some(dir) = root_of(scope) else { return Ok(None) };
             let Some(base) = env.var("COPILOT_HOME").or_else(|| home.map(|h| h.join(".copilot"))) else {
                 return Ok(None);
@@ -323,7 +323,7 @@ pub fn effect(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Option<Eff
             let path = base.join("config.json");
             Ok(Some(copilot_effect(read(&path)?.as_deref(), &path, &dir)))
         }
-        GateHost::Gemini => {
+        Host::Gemini => {
             let Some(dir) = root_of(scope) else { return Ok(None) };
             let Some(home) = home else { return Ok(None) };
             let path = home.join(".gemini/trustedFolders.json");
@@ -337,8 +337,8 @@ pub fn effect(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Option<Eff
 /// Our codex hooks file in `scope` (absolute, symlinks resolved), the key of our handler in it
 /// and its hash; `None` when it holds no handler of ours.
 fn codex_hook(scope: &Scope, env: &dyn Env) -> Result<Option<(PathBuf, String, String)>, HostHookError> {
-    let files = super::host_hooks::hook_files(GateHost::Codex, scope, env)
-        .ok_or(HostHookError::NoHome { host: GateHost::Codex.name() })?;
+    let files =
+        super::hooks::hook_files(Host::Codex, scope, env).ok_or(HostHookError::NoHome { host: Host::Codex.name() })?;
     let Some(file) = files.first() else { return Ok(None) };
     let path = file.path();
     let Some(text) = read(&path)? else { return Ok(None) };
@@ -351,8 +351,8 @@ fn codex_hook(scope: &Scope, env: &dyn Env) -> Result<Option<(PathBuf, String, S
 /// Makes `host`'s installed hook in `scope` effective where that is a file we can write: codex's
 /// project and hook trust in its `config.toml`. Returns the file written (`None`: nothing to write,
 /// or a host whose trust we do not write).
-pub fn trust(host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Option<PathBuf>, HostHookError> {
-    if host != GateHost::Codex || matches!(scope, Scope::Project(top) if top.join(".git").is_file()) {
+pub fn trust(host: Host, scope: &Scope, env: &dyn Env) -> Result<Option<PathBuf>, HostHookError> {
+    if host != Host::Codex || matches!(scope, Scope::Project(top) if top.join(".git").is_file()) {
         return Ok(None);
     }
     let Some((_, key, hash)) = codex_hook(scope, env)? else { return Ok(None) };

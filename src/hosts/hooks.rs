@@ -44,7 +44,7 @@
 //! - OpenCode (opencode.ai/docs/plugins): every file in `.opencode/plugins/` or
 //!   `$XDG_CONFIG_HOME/opencode/plugins/` (`~/.config/opencode/plugins/`) is a plugin module; ours,
 //!   `git-mas.js`, hooks `tool.execute.before`, runs the gate with `{tool, args, cwd}` on stdin
-//!   and throws on a deny or on any failure of the gate (protocol in [`super::edit_hook`]).
+//!   and throws on a deny or on any failure of the gate (protocol in [`super::payload`]).
 //!
 //! What the real hosts need beyond the file, in an agent's linked worktree (run offline against
 //! the scripted model server: `cargo test --test cli hosts::edit_gate`; decisions in
@@ -90,13 +90,13 @@
 //!   with `currentHash` `sha256:…` and `trustStatus`; trust is kept in the user's `config.toml` as
 //!   `[hooks.state."<that key>"] trusted_hash = "<currentHash>"`, and the project's as
 //!   `[projects."<abs repo>"] trust_level = "trusted"`. The hash is SHA-256 over the handler's
-//!   normalized identity (`super::host_trust::codex_hook_hash`); ours matched `currentHash`
+//!   normalized identity (`super::trust::codex_hook_hash`); ours matched `currentHash`
 //!   exactly and `hooks/list` then said `trusted`.
 //! - With both entries written by `hooks install --host codex --trust`, the same plain session was
 //!   refused the held file (the refusal naming bob reached the model; the file byte-identical).
 //!
 //! So `hooks status --host` reports each host's effective state from its trust files
-//! ([`super::host_trust`]) rather than "installed" alone.
+//! ([`super::trust`]) rather than "installed" alone.
 //!
 //! What a crash leaves: every write goes to a temporary file in the same directory
 //! (`.<name>.git-mas-<pid>.tmp`, [`temp_path`]), flushed, then renamed over the target, so at any
@@ -122,7 +122,7 @@
 //! empty `"PreToolUse": []` beside our entry goes with it. A shared file is removed only when it
 //! is byte for byte the file install creates where there was none.
 
-use super::edit_hook::GateHost;
+use super::{Env, HookLayout, Host, ProcessEnv, Scope};
 use jsonc_parser::common::{Range, Ranged};
 use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions, ast, parse_to_ast};
 use std::path::{Path, PathBuf};
@@ -133,17 +133,8 @@ pub const GATE_COMMAND_PREFIX: &str = "git mas gate --host";
 pub const TIMEOUT_SECS: u64 = 10;
 
 /// The command a host runs.
-pub fn gate_command(host: GateHost) -> String {
+pub fn gate_command(host: Host) -> String {
     format!("{GATE_COMMAND_PREFIX} {}", host.name())
-}
-
-/// Which configuration: the project's, or the user's own for every project.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
-    /// The top of a working tree.
-    Project(PathBuf),
-    /// The user's home (with the hosts' own directory overrides).
-    Global,
 }
 
 /// What a file is to us.
@@ -173,85 +164,41 @@ impl HookFile {
     }
 }
 
-/// The environment the global locations depend on: `HOME` and the hosts' overrides.
-pub trait Env {
-    /// The variable's value, when set and not empty.
-    fn var(&self, name: &str) -> Option<PathBuf>;
-}
-
-/// The process environment.
-pub struct ProcessEnv;
-
-impl Env for ProcessEnv {
-    fn var(&self, name: &str) -> Option<PathBuf> {
-        std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
-    }
-}
-
-/// The environment variable that moves a host's global configuration, if the host has one.
-pub fn global_override(host: GateHost) -> Option<&'static str> {
-    match host {
-        GateHost::ClaudeCode => Some("CLAUDE_CONFIG_DIR"),
-        GateHost::Codex => Some("CODEX_HOME"),
-        GateHost::Copilot => Some("COPILOT_HOME"),
-        GateHost::OpenCode => Some("XDG_CONFIG_HOME"),
-        GateHost::Gemini | GateHost::Cursor | GateHost::Goose => None,
-    }
+/// The environment variable that moves a host's user-wide configuration, if the host has one.
+pub fn global_override(host: Host) -> Option<&'static str> {
+    host.facts().hooks.user_dir.var
 }
 
 /// The files of `host`'s hook configuration in `scope`; `None` for the global scope when
 /// neither `HOME` nor the host's override is set.
-pub fn hook_files(host: GateHost, scope: &Scope, env: &dyn Env) -> Option<Vec<HookFile>> {
-    let (project, global_rel): (&str, &str) = match host {
-        GateHost::ClaudeCode => (".claude", "settings.json"),
-        GateHost::Codex => (".codex", "hooks.json"),
-        GateHost::Copilot => (".github", "hooks/git-mas.json"),
-        GateHost::Gemini => (".gemini", "settings.json"),
-        GateHost::Cursor => (".cursor", "hooks.json"),
-        GateHost::Goose => (".agents", "plugins/git-mas/hooks/hooks.json"),
-        GateHost::OpenCode => (".opencode", "plugins/git-mas.js"),
-    };
+pub fn hook_files(host: Host, scope: &Scope, env: &dyn Env) -> Option<Vec<HookFile>> {
+    let facts = host.facts().hooks;
     let base = match scope {
-        Scope::Project(top) => top.join(project),
-        Scope::Global => global_base(host, env)?,
+        Scope::Project(top) => top.join(facts.project_dir),
+        Scope::Global => facts.user_dir.resolve(env)?,
     };
     let file = |rel: &str, kind: FileKind| HookFile { base: base.clone(), rel: PathBuf::from(rel), kind };
+    let files = match facts.layout {
+        HookLayout::Plugin => vec![
+            file(GOOSE_MANIFEST, FileKind::Own(goose_manifest())),
+            file(facts.file, FileKind::Own(own_content(host))),
+        ],
+        HookLayout::OwnFile | HookLayout::Module => vec![file(facts.file, FileKind::Own(own_content(host)))],
+        HookLayout::Merged => vec![file(facts.file, FileKind::Merged)],
+    };
     // In the project, the host's folder (e.g. `.claude`) is removed too when it ends up empty;
     // so the base is the top of the tree and the folder is part of the relative path.
-    let in_project = |files: Vec<HookFile>| match scope {
+    Some(match scope {
         Scope::Project(top) => files
             .into_iter()
-            .map(|f| HookFile { base: top.clone(), rel: Path::new(project).join(&f.rel), kind: f.kind })
+            .map(|f| HookFile { base: top.clone(), rel: Path::new(facts.project_dir).join(&f.rel), kind: f.kind })
             .collect(),
         Scope::Global => files,
-    };
-    let files = match host {
-        GateHost::Goose => vec![
-            file("plugins/git-mas/plugin.json", FileKind::Own(goose_manifest())),
-            file(global_rel, FileKind::Own(own_content(host))),
-        ],
-        GateHost::Copilot | GateHost::OpenCode => vec![file(global_rel, FileKind::Own(own_content(host)))],
-        _ => vec![file(global_rel, FileKind::Merged)],
-    };
-    Some(in_project(files))
-}
-
-/// The directory a host's user-wide configuration lives in.
-fn global_base(host: GateHost, env: &dyn Env) -> Option<PathBuf> {
-    if let Some(dir) = global_override(host).and_then(|v| env.var(v)) {
-        return Some(if host == GateHost::OpenCode { dir.join("opencode") } else { dir });
-    }
-    let home = env.var("HOME")?;
-    Some(match host {
-        GateHost::ClaudeCode => home.join(".claude"),
-        GateHost::Codex => home.join(".codex"),
-        GateHost::Copilot => home.join(".copilot"),
-        GateHost::Gemini => home.join(".gemini"),
-        GateHost::Cursor => home.join(".cursor"),
-        GateHost::Goose => home.join(".agents"),
-        GateHost::OpenCode => home.join(".config/opencode"),
     })
 }
+
+/// A goose plugin's manifest, beside its hooks file.
+const GOOSE_MANIFEST: &str = "plugins/git-mas/plugin.json";
 
 /// What to do with a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -347,7 +294,7 @@ pub enum HostHookError {
 }
 
 /// A file's state, from its current content (`None`: absent).
-pub fn file_state(host: GateHost, file: &HookFile, current: Option<&str>) -> FileState {
+pub fn file_state(host: Host, file: &HookFile, current: Option<&str>) -> FileState {
     match (&file.kind, current) {
         (_, None) => FileState::NotInstalled,
         (FileKind::Own(ours), Some(text)) => {
@@ -367,7 +314,7 @@ pub fn file_state(host: GateHost, file: &HookFile, current: Option<&str>) -> Fil
 }
 
 /// What install does to a file.
-pub fn plan_install(host: GateHost, file: &HookFile, current: Option<&str>) -> Result<Plan, HostHookError> {
+pub fn plan_install(host: Host, file: &HookFile, current: Option<&str>) -> Result<Plan, HostHookError> {
     let path = file.path();
     match (&file.kind, current) {
         (FileKind::Own(ours), None) => Ok(Plan::Write(ours.clone())),
@@ -397,10 +344,10 @@ pub fn plan_install(host: GateHost, file: &HookFile, current: Option<&str>) -> R
 /// replaced on install and removed on uninstall like the current one (any other content is
 /// someone's, refused). Before the matchers routed every writing tool, goose's matcher was
 /// `^developer__(write|edit)$` and the OpenCode plugin asked only about its five edit tools.
-fn earlier_releases(host: GateHost, ours: &str) -> Vec<String> {
+fn earlier_releases(host: Host, ours: &str) -> Vec<String> {
     match host {
-        GateHost::Goose => vec![ours.replace(&format!("\"{}\"", matcher(host)), "\"^developer__(write|edit)$\"")],
-        GateHost::OpenCode => vec![ours.replace(
+        Host::Goose => vec![ours.replace(&format!("\"{}\"", matcher(host)), "\"^developer__(write|edit)$\"")],
+        Host::OpenCode => vec![ours.replace(
             OPENCODE_ROUTING,
             "const EDIT_TOOLS = new Set([\"edit\", \"write\", \"patch\", \"multiedit\", \"apply_patch\"]);\n\n\
              export const GitMasGate = async ({ directory, worktree } = {}) => ({\n  \
@@ -411,7 +358,7 @@ fn earlier_releases(host: GateHost, ours: &str) -> Vec<String> {
 }
 
 /// What uninstall does to a file.
-pub fn plan_uninstall(host: GateHost, file: &HookFile, current: Option<&str>) -> Result<Plan, HostHookError> {
+pub fn plan_uninstall(host: Host, file: &HookFile, current: Option<&str>) -> Result<Plan, HostHookError> {
     let path = file.path();
     match (&file.kind, current) {
         (_, None) => Ok(Plan::Keep),
@@ -445,11 +392,11 @@ impl Removal {
 }
 
 /// Whether the host reads comments in this file.
-fn comments_allowed(host: GateHost) -> bool {
-    host == GateHost::Gemini
+fn comments_allowed(host: Host) -> bool {
+    host.facts().hooks.comments
 }
 
-fn options(host: GateHost) -> ParseOptions {
+fn options(host: Host) -> ParseOptions {
     ParseOptions {
         allow_comments: comments_allowed(host),
         allow_loose_object_property_names: false,
@@ -465,7 +412,7 @@ fn options(host: GateHost) -> ParseOptions {
 }
 
 /// The file's top-level object, with the byte range of every node.
-fn parse<'a>(host: GateHost, path: &Path, text: &'a str) -> Result<ast::Object<'a>, HostHookError> {
+fn parse<'a>(host: Host, path: &Path, text: &'a str) -> Result<ast::Object<'a>, HostHookError> {
     let comments = comments_allowed(host);
     let syntax = if comments { "JSON (comments allowed)" } else { "JSON" };
     let invalid = |reason: String| HostHookError::Invalid { path: path.to_path_buf(), syntax, reason };
@@ -481,12 +428,8 @@ fn parse<'a>(host: GateHost, path: &Path, text: &'a str) -> Result<ast::Object<'
 }
 
 /// The event a host's entry goes under.
-fn event_name(host: GateHost) -> &'static str {
-    match host {
-        GateHost::Gemini => "BeforeTool",
-        GateHost::Cursor | GateHost::Copilot => "preToolUse",
-        _ => "PreToolUse",
-    }
+fn event_name(host: Host) -> &'static str {
+    host.facts().hooks.event
 }
 
 fn shape(path: &Path, what: String) -> HostHookError {
@@ -499,7 +442,7 @@ fn prop<'o, 'a>(o: &'o ast::Object<'a>, name: &str) -> Option<&'o ast::ObjectPro
 
 /// `hooks` and `hooks.<event>`, as far as they exist.
 fn event_list<'o, 'a>(
-    host: GateHost,
+    host: Host,
     top: &'o ast::Object<'a>,
     path: &Path,
 ) -> Result<(Option<&'o ast::Object<'a>>, Option<&'o ast::Array<'a>>), HostHookError> {
@@ -513,7 +456,7 @@ fn event_list<'o, 'a>(
     }
 }
 
-fn value_of(host: GateHost, text: &str, node: &impl Ranged) -> Option<serde_json::Value> {
+fn value_of(host: Host, text: &str, node: &impl Ranged) -> Option<serde_json::Value> {
     jsonc_parser::parse_to_serde_value(node.text(text), &options(host)).ok()
 }
 
@@ -525,12 +468,12 @@ fn is_ours(hook: &serde_json::Value) -> bool {
 }
 
 /// Whether the host's list holds groups (`{matcher, hooks: [...]}`) or flat entries (Cursor).
-fn grouped(host: GateHost) -> bool {
-    host != GateHost::Cursor
+fn grouped(host: Host) -> bool {
+    host != Host::Cursor
 }
 
 /// The entries of ours in the file: for grouped hosts, each group holding a hook of ours.
-fn ours_in(host: GateHost, path: &Path, text: &str) -> Result<Vec<serde_json::Value>, HostHookError> {
+fn ours_in(host: Host, path: &Path, text: &str) -> Result<Vec<serde_json::Value>, HostHookError> {
     let top = parse(host, path, text)?;
     let (_, Some(list)) = event_list(host, &top, path)? else { return Ok(Vec::new()) };
     Ok(list
@@ -553,7 +496,7 @@ struct Spot {
 
 /// The first hook of ours, as the outermost node that only it keeps non-empty (its group,
 /// the event's list, `hooks`).
-fn first_ours(host: GateHost, path: &Path, text: &str) -> Result<Option<Spot>, HostHookError> {
+fn first_ours(host: Host, path: &Path, text: &str) -> Result<Option<Spot>, HostHookError> {
     let top = parse(host, path, text)?;
     let (Some(hooks), Some(list)) = event_list(host, &top, path)? else { return Ok(None) };
     let mut found = None;
@@ -594,7 +537,7 @@ fn first_ours(host: GateHost, path: &Path, text: &str) -> Result<Option<Spot>, H
 /// The file without any hook of ours. Each removal takes back exactly what an insertion
 /// ([`insert_entry`]) adds: the separator before the node, or for a sole child everything
 /// between the opening bracket and its end.
-fn remove_ours(host: GateHost, path: &Path, text: &str) -> Result<Removal, HostHookError> {
+fn remove_ours(host: Host, path: &Path, text: &str) -> Result<Removal, HostHookError> {
     if text == new_file(host) {
         return Ok(Removal::Created);
     }
@@ -614,7 +557,7 @@ fn remove_ours(host: GateHost, path: &Path, text: &str) -> Result<Removal, HostH
 }
 
 /// `text` with our entry added at the end of `hooks.<event>`, creating what is missing.
-fn insert_entry(host: GateHost, path: &Path, text: &str) -> Result<String, HostHookError> {
+fn insert_entry(host: Host, path: &Path, text: &str) -> Result<String, HostHookError> {
     let top = parse(host, path, text)?;
     let entry = entry_value(host);
     let (container, last, value) = match event_list(host, &top, path)? {
@@ -696,7 +639,7 @@ pub(crate) fn pretty_with(v: &serde_json::Value, unit: &str) -> String {
 }
 
 /// Our entry in `hooks.<event>`.
-fn entry_value(host: GateHost) -> serde_json::Value {
+fn entry_value(host: Host) -> serde_json::Value {
     use serde_json::json;
     let command = gate_command(host);
     let hook = |extra: serde_json::Value| {
@@ -708,13 +651,13 @@ fn entry_value(host: GateHost) -> serde_json::Value {
     };
     let matcher = matcher(host);
     match host {
-        GateHost::Cursor => json!({"command": command, "matcher": matcher, "failClosed": true}),
-        GateHost::Copilot => json!({"type": "command", "bash": command, "timeoutSec": TIMEOUT_SECS}),
-        GateHost::Gemini => json!({"matcher": matcher, "hooks": [
+        Host::Cursor => json!({"command": command, "matcher": matcher, "failClosed": true}),
+        Host::Copilot => json!({"type": "command", "bash": command, "timeoutSec": TIMEOUT_SECS}),
+        Host::Gemini => json!({"matcher": matcher, "hooks": [
             hook(json!({"name": "git-mas-gate", "timeout": TIMEOUT_SECS * 1000}))
         ]}),
-        GateHost::Goose => json!({"matcher": matcher, "hooks": [hook(json!({"on_failure": "block"}))]}),
-        GateHost::Codex | GateHost::ClaudeCode | GateHost::OpenCode => {
+        Host::Goose => json!({"matcher": matcher, "hooks": [hook(json!({"on_failure": "block"}))]}),
+        Host::Codex | Host::ClaudeCode | Host::OpenCode => {
             json!({"matcher": matcher, "hooks": [hook(json!({}))]})
         }
     }
@@ -727,23 +670,18 @@ fn entry_value(host: GateHost) -> serde_json::Value {
 /// fixed prefix, and a tool that writes nothing is answered before the repository is opened.
 /// Copilot's entry has no matcher (every tool comes), OpenCode's plugin sends every tool but the
 /// ones it documents as reading.
-pub fn matcher(host: GateHost) -> &'static str {
-    match host {
-        GateHost::ClaudeCode | GateHost::OpenCode => "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
-        GateHost::Codex => "apply_patch|mcp__.*",
-        GateHost::Cursor => "Write|StrReplace|Edit|Delete|TabWrite|MCP:.*",
-        GateHost::Gemini | GateHost::Goose | GateHost::Copilot => ".*",
-    }
+pub fn matcher(host: Host) -> &'static str {
+    host.facts().hooks.matcher
 }
 
 /// The whole file for a host configured by a file of its own, or a new merged file.
-fn skeleton(host: GateHost) -> serde_json::Value {
+fn skeleton(host: Host) -> serde_json::Value {
     use serde_json::json;
     let list = json!([entry_value(host)]);
     let mut hooks = serde_json::Map::new();
     hooks.insert(event_name(host).to_string(), list);
     match host {
-        GateHost::Cursor | GateHost::Copilot => json!({"version": 1, "hooks": hooks}),
+        Host::Cursor | Host::Copilot => json!({"version": 1, "hooks": hooks}),
         _ => json!({"hooks": hooks}),
     }
 }
@@ -754,14 +692,14 @@ pub(crate) fn pretty(v: &serde_json::Value) -> String {
     text
 }
 
-fn new_file(host: GateHost) -> String {
+fn new_file(host: Host) -> String {
     pretty(&skeleton(host))
 }
 
 /// The bytes of a file that is entirely ours.
-fn own_content(host: GateHost) -> String {
+fn own_content(host: Host) -> String {
     match host {
-        GateHost::OpenCode => {
+        Host::OpenCode => {
             OPENCODE_PLUGIN.replace("@ROUTING@", OPENCODE_ROUTING).replace("@COMMAND@", &gate_command(host))
         }
         _ => pretty(&skeleton(host)),
@@ -821,14 +759,14 @@ import { spawnSync } from "node:child_process";
 /// for this invocation only; for copilot, `--trust-folder` (the working directory's
 /// configuration, `.github/hooks/` among it, trusted for this session only). Other hosts need
 /// nothing.
-pub fn session_args(host: GateHost) -> Vec<String> {
+pub fn session_args(host: Host) -> Vec<String> {
     match host {
-        GateHost::Codex => vec![
+        Host::Codex => vec![
             "--dangerously-bypass-hook-trust".into(),
             "-c".into(),
             format!("hooks.PreToolUse={}", codex_inline_hooks(&gate_command(host), matcher(host))),
         ],
-        GateHost::Copilot => vec!["--trust-folder".into()],
+        Host::Copilot => vec!["--trust-folder".into()],
         _ => Vec::new(),
     }
 }
@@ -837,9 +775,9 @@ pub fn session_args(host: GateHost) -> Vec<String> {
 /// agent's session loads the hook [`install_in_worktree`] put in its worktree: for opencode,
 /// `OPENCODE_CONFIG_CONTENT` (a config layer of its own) naming the plugin in the worktree's git
 /// dir by a `file://` URL. The git dir is found when the line runs, in the worktree.
-pub fn session_prefix(host: GateHost) -> Option<String> {
+pub fn session_prefix(host: Host) -> Option<String> {
     match host {
-        GateHost::OpenCode => Some(format!(
+        Host::OpenCode => Some(format!(
             r#"OPENCODE_CONFIG_CONTENT="{{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/{OPENCODE_WORKTREE_PLUGIN}\"]}}""#
         )),
         _ => None,
@@ -858,11 +796,11 @@ pub fn codex_inline_hooks(command: &str, matcher: &str) -> String {
 
 /// What a host needs, besides the file, before its hook runs (said on install and status).
 /// A project scope whose `.git` is a file is a linked worktree.
-pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
+pub fn notes(host: Host, scope: &Scope) -> Vec<String> {
     let linked = matches!(scope, Scope::Project(top) if top.join(".git").is_file());
     let args = || session_args(host).iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ");
     match (host, scope) {
-        (GateHost::Codex, Scope::Project(_)) if linked => vec![
+        (Host::Codex, Scope::Project(_)) if linked => vec![
             "In a linked worktree codex reads a project's hooks from the main checkout's .codex/, not \
              this one: run codex here with the hook on its command line (coordinate's codex agents get it): \
              `codex exec "
@@ -870,7 +808,7 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
                 + &args()
                 + "`",
         ],
-        (GateHost::Codex, _) => {
+        (Host::Codex, _) => {
             let mut n = vec![
                 "Codex runs a new or changed hook only once it is trusted: `git mas hooks install --host codex \
                  --trust` writes that trust into codex's config.toml, or open /hooks in codex and trust it"
@@ -881,13 +819,13 @@ pub fn notes(host: GateHost, scope: &Scope) -> Vec<String> {
             }
             n
         }
-        (GateHost::Copilot, Scope::Project(_)) => vec![
+        (Host::Copilot, Scope::Project(_)) => vec![
             "In prompt mode (-p, -s) copilot loads .github/hooks/ only in a folder it trusts: trust this one \
              (trusted_folders in ~/.copilot/config.json) or run copilot with --trust-folder (coordinate's \
              copilot agents get it)"
                 .to_string(),
         ],
-        (GateHost::Gemini, _) => vec![
+        (Host::Gemini, _) => vec![
             "Gemini CLI runs hooks while hooksConfig.enabled is true (the default in current releases); \
              releases that shipped hooks as experimental also need tools.enableHooks: true in settings.json"
                 .to_string(),
@@ -926,7 +864,7 @@ pub struct FileReport {
 
 /// Applies `action` to `host`'s configuration in `scope`. Every file is planned before any is
 /// written, so a refusal (invalid JSON, a file not ours) leaves every file as it was.
-pub fn apply(action: Action, host: GateHost, scope: &Scope, env: &dyn Env) -> Result<Vec<FileReport>, HostHookError> {
+pub fn apply(action: Action, host: Host, scope: &Scope, env: &dyn Env) -> Result<Vec<FileReport>, HostHookError> {
     let files = hook_files(host, scope, env).ok_or(HostHookError::NoHome { host: host.name() })?;
     let mut plans = Vec::new();
     for file in &files {
@@ -974,11 +912,11 @@ pub const EXCLUDE_MARKER: &str = "# git-mas: the edit hook's files, kept out of 
 /// `--skip-worktree` in the worktree's own index, which `git add -A` leaves as it is, so the
 /// proposal keeps the committed version. OpenCode's plugin goes into the worktree's git dir
 /// instead ([`OPENCODE_WORKTREE_PLUGIN`], see the module docs), out of the working tree.
-pub fn install_in_worktree(host: GateHost, worktree: &Path) -> Result<Vec<FileReport>, HostHookError> {
+pub fn install_in_worktree(host: Host, worktree: &Path) -> Result<Vec<FileReport>, HostHookError> {
     let git = |args: &[&str]| run_git(worktree, args);
     let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
     let mut patterns = Vec::new();
-    let reports = if host == GateHost::OpenCode {
+    let reports = if host == Host::OpenCode {
         // Outside the working tree: nothing of ours to keep out of a proposal.
         let file = HookFile {
             base: git_dir.clone(),
@@ -1078,9 +1016,9 @@ pub const OPENCODE_WORKTREE_PLUGIN: &str = "mas-opencode-gate.js";
 /// proposals like them (each only while the repository tracks nothing there). OpenCode installs
 /// `@opencode-ai/plugin` with npm into every config folder it loads (the project's `.opencode/`
 /// among them) before it loads any plugin, writing these.
-pub fn host_artifacts(host: GateHost) -> &'static [&'static str] {
+pub fn host_artifacts(host: Host) -> &'static [&'static str] {
     match host {
-        GateHost::OpenCode => &[
+        Host::OpenCode => &[
             ".opencode/package.json",
             ".opencode/package-lock.json",
             ".opencode/bun.lock",
@@ -1240,5 +1178,5 @@ pub(crate) fn remove_empty_dirs(base: &Path, path: &Path) {
 }
 
 #[cfg(test)]
-#[path = "host_hooks_tests.rs"]
+#[path = "hooks_tests.rs"]
 mod tests;

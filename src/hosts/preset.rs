@@ -1,4 +1,5 @@
-//! Presets: the coding-agent CLIs a team can name by name (`--agents claude-code,codex`).
+//! Presets: the coding-agent CLIs a team can name by name (`--agents claude-code,codex`); each
+//! host's line is its row's [`super::PresetFacts`] in [`super::TABLE`].
 //!
 //! A preset is a **command template**: a shell command line run with `sh -c` for every hop, the
 //! hop's prompt on its stdin and the agent's reply read from its stdout, exactly like a
@@ -10,10 +11,11 @@
 //! |---|---|---|
 //! | `claude-code` | `claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'` | claude-code 2.1.332 |
 //! | `codex` | `codex exec --sandbox danger-full-access --ephemeral --color never -` | codex-cli 0.171.0 |
+//! | `copilot` | `copilot -s --allow-all-tools --no-ask-user` | copilot 1.0.102 |
+//! | `gemini` | `gemini --approval-mode yolo` | no: vendor docs only |
+//! | `cursor` | `cursor-agent -p --force --output-format text` | no: vendor docs only |
 //! | `goose` | `goose run --no-session --instructions -` | no: vendor docs only |
 //! | `opencode` | `opencode run --auto` | opencode 1.18.33 |
-//! | `cursor` | `cursor-agent -p --force --output-format text` | no: vendor docs only |
-//! | `copilot` | `copilot -s --allow-all-tools --no-ask-user` | copilot 1.0.102 |
 //!
 //! Every template reads the prompt **on stdin**, never as an argument: an argument above 128 KiB
 //! fails with `Argument list too long`, and hop prompts grow with the run. Each runs without a
@@ -27,7 +29,7 @@
 //! Decisions, per host:
 //!
 //! - **claude-code** edits files without asking (`acceptEdits`) and may run `git` (so `git mas`)
-//!   and **the team's check**: [`Preset::command_line`] adds `Bash(<check>:*)` for the run's check
+//!   and **the team's check**: [`Host::command_line`] adds `Bash(<check>:*)` for the run's check
 //!   (`--check`, else `mas.check`), because with `Bash(git:*)` alone claude refuses every other
 //!   command ("This command requires approval") and an agent could not test before proposing.
 //!   Not `--dangerously-skip-permissions`: claude refuses it when running as root, and it would
@@ -46,16 +48,16 @@
 //!   prints only the reply.
 //!
 //! An agent whose worktree has its host's edit hook (coordinate installs it; `--no-edit-gate`
-//! does not) runs [`Preset::session_command_line`] instead: codex with the hook inline
+//! does not) runs [`Host::session_command_line`] instead: codex with the hook inline
 //! (`-c hooks.PreToolUse=[…]`) and `--dangerously-bypass-hook-trust`, copilot with
 //! `--trust-folder`, opencode with `OPENCODE_CONFIG_CONTENT` naming the plugin in the worktree's
 //! git dir; without those, each of the three runs no hook from a linked worktree (or, for
 //! opencode, first npm-installs into the worktree). Why, and what was measured:
-//! [`crate::attention::host_hooks`].
+//! [`crate::hosts::hooks`].
 //!
 //! An agent whose worktree has the git-mas MCP server registered as that agent (coordinate does
 //! it; `--no-mcp` does not) also gets what its host needs to start that server unattended
-//! ([`crate::attention::host_mcp::session_args`]): claude-code `--mcp-config .mcp.json` (a
+//! ([`super::mcp::session_args`]): claude-code `--mcp-config .mcp.json` (a
 //! project `.mcp.json` is otherwise started only once approved) and `mcp__git-mas` among its
 //! allowed tools (in `-p` a tool not allowed is refused), codex the server as one `-c` table
 //! with git-mas's environment passed through and its tools approved (it reads a linked worktree's
@@ -79,67 +81,19 @@
 //! git-mas Agent Skills installed for its host (`git mas skills install`), so the prompt stays
 //! the same for every host.
 
-use crate::attention::edit_hook::GateHost;
-use crate::attention::{host_hooks, host_mcp};
-use serde::{Deserialize, Serialize};
-use std::fmt;
+use super::Host;
+use super::{hooks, mcp};
+use serde::Serialize;
 
-/// A coding-agent CLI git-mas knows how to start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Preset {
-    /// Anthropic's Claude Code (`claude`).
-    ClaudeCode,
-    /// OpenAI's Codex CLI (`codex`).
-    Codex,
-    /// Block's Goose (`goose`).
-    Goose,
-    /// OpenCode (`opencode`).
-    #[serde(rename = "opencode")]
-    OpenCode,
-    /// Cursor's agent CLI (`cursor-agent`).
-    Cursor,
-    /// GitHub Copilot CLI (`copilot`).
-    Copilot,
-}
-
-impl Preset {
-    /// Every preset.
-    pub const ALL: [Preset; 6] =
-        [Preset::ClaudeCode, Preset::Codex, Preset::Goose, Preset::OpenCode, Preset::Cursor, Preset::Copilot];
-
-    /// The preset's name, as written in `--agents`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Preset::ClaudeCode => "claude-code",
-            Preset::Codex => "codex",
-            Preset::Goose => "goose",
-            Preset::OpenCode => "opencode",
-            Preset::Cursor => "cursor",
-            Preset::Copilot => "copilot",
-        }
-    }
-
-    /// The preset a name denotes (exact, lowercase).
-    pub fn lookup(name: &str) -> Option<Preset> {
-        Preset::ALL.into_iter().find(|p| p.name() == name)
-    }
-
+impl Host {
     /// The default command line (see the module docs' table).
     pub fn default_command(self) -> &'static str {
-        match self {
-            Preset::ClaudeCode => "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'",
-            Preset::Codex => "codex exec --sandbox danger-full-access --ephemeral --color never -",
-            Preset::Goose => "goose run --no-session --instructions -",
-            Preset::OpenCode => "opencode run --auto",
-            Preset::Cursor => "cursor-agent -p --force --output-format text",
-            Preset::Copilot => "copilot -s --allow-all-tools --no-ask-user",
-        }
+        self.facts().preset.command
     }
 
     /// Whether the template was run against the real host (see the module docs' table).
     pub fn verified(self) -> bool {
-        !matches!(self, Preset::Goose | Preset::Cursor)
+        self.facts().verified.is_real()
     }
 
     /// The default command line for a run whose check is `check`: the template, and for
@@ -147,41 +101,41 @@ impl Preset {
     pub fn command_line(self, check: Option<&str>) -> String {
         let template = self.default_command();
         match (self, check.map(str::trim).filter(|c| !c.is_empty())) {
-            (Preset::ClaudeCode, Some(check)) => format!("{template} {}", shell_quote(&format!("Bash({check}:*)"))),
+            (Host::ClaudeCode, Some(check)) => format!("{template} {}", shell_quote(&format!("Bash({check}:*)"))),
             _ => template.to_owned(),
         }
     }
 
-    /// [`Preset::command_line`] for agent `agent` whose worktree was given what `wiring` says, with
+    /// [`Host::command_line`] for agent `agent` whose worktree was given what `wiring` says, with
     /// what the host needs to use it unattended: for the edit hook
-    /// ([`host_hooks::install_in_worktree`]), [`host_hooks::session_prefix`] before the line and
-    /// [`host_hooks::session_args`]; for the MCP server ([`host_mcp::install_in_worktree`]),
-    /// [`host_mcp::session_args`] and, for claude-code, the permission to call the server's tools
+    /// ([`hooks::install_in_worktree`]), [`hooks::session_prefix`] before the line and
+    /// [`hooks::session_args`]; for the MCP server ([`mcp::install_in_worktree`]),
+    /// [`mcp::session_args`] and, for claude-code, the permission to call the server's tools
     /// (`mcp__git-mas`). Codex's words go after `codex exec`, the others' at the end. The lines
     /// of presets whose hosts need nothing are unchanged.
     pub fn session_command_line(self, check: Option<&str>, wiring: Wiring, agent: &str) -> String {
         let mut line = self.command_line(check);
-        let Some(host) = GateHost::from_name(self.name()) else { return line };
+        let host = self;
         let mut args = Vec::new();
         if wiring.edit_gate {
-            args.extend(host_hooks::session_args(host));
+            args.extend(hooks::session_args(host));
         }
         if wiring.mcp {
-            if self == Preset::ClaudeCode {
+            if self == Host::ClaudeCode {
                 // One more value of the --allowedTools list the line ends with.
-                line.push_str(&format!(" {}", host_hooks::shell_word(&format!("mcp__{}", host_mcp::SERVER_NAME))));
+                line.push_str(&format!(" {}", hooks::shell_word(&format!("mcp__{}", mcp::SERVER_NAME))));
             }
-            args.extend(host_mcp::session_args(host, Some(agent)));
+            args.extend(mcp::session_args(host, Some(agent)));
         }
         if !args.is_empty() {
-            let words = args.iter().map(|a| host_hooks::shell_word(a)).collect::<Vec<_>>().join(" ");
-            let cut = match self {
-                Preset::Codex => "codex exec".len(),
+            let words = args.iter().map(|a| hooks::shell_word(a)).collect::<Vec<_>>().join(" ");
+            let cut = match self.facts().preset.words_after {
+                Some(prefix) if line.starts_with(prefix) => prefix.len(),
                 _ => line.len(),
             };
             line = format!("{} {words}{}", &line[..cut], &line[cut..]);
         }
-        match host_hooks::session_prefix(host).filter(|_| wiring.edit_gate) {
+        match hooks::session_prefix(host).filter(|_| wiring.edit_gate) {
             Some(prefix) => format!("{prefix} {line}"),
             None => line,
         }
@@ -198,18 +152,12 @@ impl Preset {
     }
 }
 
-impl fmt::Display for Preset {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// What coordinate gave an agent's worktree that its host's session must be told about.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Wiring {
-    /// The host's edit hook is installed ([`host_hooks::install_in_worktree`]).
+    /// The host's edit hook is installed ([`hooks::install_in_worktree`]).
     pub edit_gate: bool,
-    /// The git-mas MCP server is registered as the agent ([`host_mcp::install_in_worktree`]).
+    /// The git-mas MCP server is registered as the agent ([`mcp::install_in_worktree`]).
     pub mcp: bool,
 }
 
@@ -232,11 +180,11 @@ pub fn shell_quote(text: &str) -> String {
 }
 
 /// The command line peer `peer` of `preset` runs in a run whose check is `check`, with where it
-/// came from: the first git config key of [`Preset::config_keys`] that `lookup` finds with a
-/// non-blank value, else [`Preset::session_command_line`] for what the peer's worktree was given
+/// came from: the first git config key of [`Host::config_keys`] that `lookup` finds with a
+/// non-blank value, else [`Host::session_command_line`] for what the peer's worktree was given
 /// (`wiring`). An overriding line is run as written.
 pub fn resolve_command(
-    preset: Preset,
+    preset: Host,
     peer: &str,
     check: Option<&str>,
     wiring: Wiring,
@@ -264,18 +212,18 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_every_preset_has_a_template() {
-        for p in Preset::ALL {
-            assert_eq!(Preset::lookup(p.name()), Some(p));
+        for p in Host::ALL {
+            assert_eq!(Host::from_name(p.name()), Some(p));
             assert!(!p.default_command().trim().is_empty());
             assert_eq!(serde_json::to_string(&p).unwrap(), format!("\"{}\"", p.name()));
         }
-        assert_eq!(Preset::lookup("Claude-Code"), None);
-        assert_eq!(Preset::lookup("claude"), None);
+        assert_eq!(Host::from_name("Claude-Code"), None);
+        assert_eq!(Host::from_name("claude"), None);
     }
 
     #[test]
     fn the_default_template_applies_without_config() {
-        let (cmd, from) = resolve_command(Preset::Codex, "codex-0", None, Wiring::default(), config(&[]));
+        let (cmd, from) = resolve_command(Host::Codex, "codex-0", None, Wiring::default(), config(&[]));
         assert_eq!(cmd, "codex exec --sandbox danger-full-access --ephemeral --color never -");
         assert_eq!(from, CommandSource::Default);
     }
@@ -283,7 +231,7 @@ mod tests {
     #[test]
     fn the_preset_key_overrides_the_default() {
         let (cmd, from) = resolve_command(
-            Preset::Goose,
+            Host::Goose,
             "goose-1",
             None,
             Wiring::default(),
@@ -295,7 +243,7 @@ mod tests {
 
     #[test]
     fn a_gated_line_carries_what_its_host_needs_to_run_the_worktree_hook() {
-        let codex = Preset::Codex.session_command_line(None, GATE, "a");
+        let codex = Host::Codex.session_command_line(None, GATE, "a");
         assert!(
             codex.starts_with(
                 "codex exec --dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[{matcher=\"apply_patch|mcp__.*\""
@@ -305,58 +253,58 @@ mod tests {
         assert!(codex.contains("command=\"git mas gate --host codex\""), "{codex}");
         assert!(codex.ends_with(" --sandbox danger-full-access --ephemeral --color never -"), "{codex}");
         assert_eq!(
-            Preset::Copilot.session_command_line(None, GATE, "a"),
+            Host::Copilot.session_command_line(None, GATE, "a"),
             "copilot -s --allow-all-tools --no-ask-user --trust-folder"
         );
         assert_eq!(
-            Preset::OpenCode.session_command_line(None, GATE, "a"),
+            Host::OpenCode.session_command_line(None, GATE, "a"),
             r#"OPENCODE_CONFIG_CONTENT="{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/mas-opencode-gate.js\"]}" opencode run --auto"#
         );
-        for preset in [Preset::ClaudeCode, Preset::Goose, Preset::Cursor] {
+        for preset in [Host::ClaudeCode, Host::Goose, Host::Cursor] {
             assert_eq!(
                 preset.session_command_line(Some("make"), GATE, "a"),
                 preset.command_line(Some("make")),
                 "{preset}"
             );
         }
-        let (cmd, from) = resolve_command(Preset::Copilot, "c", None, GATE, config(&[]));
+        let (cmd, from) = resolve_command(Host::Copilot, "c", None, GATE, config(&[]));
         assert_eq!(
             (cmd.as_str(), from),
             ("copilot -s --allow-all-tools --no-ask-user --trust-folder", CommandSource::Default)
         );
         let (cmd, _) =
-            resolve_command(Preset::Copilot, "c", None, GATE, config(&[("mas.agent.c.command", "copilot -s")]));
+            resolve_command(Host::Copilot, "c", None, GATE, config(&[("mas.agent.c.command", "copilot -s")]));
         assert_eq!(cmd, "copilot -s", "an overriding line is run as written");
     }
 
     #[test]
     fn an_mcp_wired_line_starts_the_worktree_server_as_the_agent() {
         const MCP: Wiring = Wiring { edit_gate: false, mcp: true };
-        let claude = Preset::ClaudeCode.session_command_line(Some("make"), MCP, "alice");
+        let claude = Host::ClaudeCode.session_command_line(Some("make"), MCP, "alice");
         assert_eq!(
             claude,
             "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)' 'Bash(make:*)' mcp__git-mas \
              --mcp-config .mcp.json"
         );
-        let codex = Preset::Codex.session_command_line(None, MCP, "alice");
+        let codex = Host::Codex.session_command_line(None, MCP, "alice");
         assert!(codex.starts_with("codex exec -c "), "{codex}");
         assert!(codex.contains("alice"), "the server acts as the agent: {codex}");
         assert!(codex.ends_with(" --sandbox danger-full-access --ephemeral --color never -"), "{codex}");
         assert_eq!(
-            Preset::Copilot.session_command_line(None, MCP, "c"),
+            Host::Copilot.session_command_line(None, MCP, "c"),
             "copilot -s --allow-all-tools --no-ask-user --additional-mcp-config @.copilot/mcp-config.json"
         );
-        for preset in [Preset::OpenCode, Preset::Goose, Preset::Cursor] {
+        for preset in [Host::OpenCode, Host::Goose, Host::Cursor] {
             assert_eq!(preset.session_command_line(None, MCP, "a"), preset.command_line(None), "{preset}");
         }
         // Both: the hook's words, then the server's.
         let both = Wiring { edit_gate: true, mcp: true };
-        let copilot = Preset::Copilot.session_command_line(None, both, "c");
+        let copilot = Host::Copilot.session_command_line(None, both, "c");
         assert!(copilot.ends_with("--trust-folder --additional-mcp-config @.copilot/mcp-config.json"), "{copilot}");
-        let codex = Preset::Codex.session_command_line(None, both, "alice");
+        let codex = Host::Codex.session_command_line(None, both, "alice");
         let (hook, server) = (codex.find("hooks.PreToolUse").unwrap(), codex.find("mcp_servers").unwrap());
         assert!(hook < server, "{codex}");
-        let (cmd, _) = resolve_command(Preset::ClaudeCode, "alice", None, MCP, config(&[]));
+        let (cmd, _) = resolve_command(Host::ClaudeCode, "alice", None, MCP, config(&[]));
         assert!(cmd.ends_with("mcp__git-mas --mcp-config .mcp.json"), "{cmd}");
     }
 
@@ -366,45 +314,45 @@ mod tests {
             ("mas.agent.claude-code.command", "claude -p"),
             ("mas.agent.alice.command", "claude -p --model opus"),
         ]);
-        let (cmd, from) = resolve_command(Preset::ClaudeCode, "alice", Some("cargo test"), Wiring::default(), &lookup);
+        let (cmd, from) = resolve_command(Host::ClaudeCode, "alice", Some("cargo test"), Wiring::default(), &lookup);
         assert_eq!(cmd, "claude -p --model opus");
         assert_eq!(from, CommandSource::Config { key: "mas.agent.alice.command".into() });
         // Another peer of the preset gets the preset's key.
-        let (cmd, _) = resolve_command(Preset::ClaudeCode, "bob", None, Wiring::default(), &lookup);
+        let (cmd, _) = resolve_command(Host::ClaudeCode, "bob", None, Wiring::default(), &lookup);
         assert_eq!(cmd, "claude -p");
     }
 
     #[test]
     fn a_blank_override_is_ignored() {
         let (cmd, from) = resolve_command(
-            Preset::Copilot,
+            Host::Copilot,
             "copilot-0",
             None,
             Wiring::default(),
             config(&[("mas.agent.copilot-0.command", "   "), ("mas.agent.copilot.command", "")]),
         );
-        assert_eq!(cmd, Preset::Copilot.default_command());
+        assert_eq!(cmd, Host::Copilot.default_command());
         assert_eq!(from, CommandSource::Default);
     }
 
     #[test]
     fn claude_code_may_run_the_team_check_and_nothing_else_besides_git() {
-        let line = Preset::ClaudeCode.command_line(Some("cargo test --locked"));
+        let line = Host::ClaudeCode.command_line(Some("cargo test --locked"));
         assert_eq!(
             line,
             "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)' 'Bash(cargo test --locked:*)'"
         );
         // A quote in the check stays one shell word.
-        let line = Preset::ClaudeCode.command_line(Some("sh -c 'make check'"));
+        let line = Host::ClaudeCode.command_line(Some("sh -c 'make check'"));
         assert!(line.ends_with(r#"'Bash(sh -c '\''make check'\'':*)'"#), "{line}");
         // No check, a blank one, or another host: the template as it is.
-        assert_eq!(Preset::ClaudeCode.command_line(Some("  ")), Preset::ClaudeCode.default_command());
-        assert_eq!(Preset::Codex.command_line(Some("cargo test")), Preset::Codex.default_command());
+        assert_eq!(Host::ClaudeCode.command_line(Some("  ")), Host::ClaudeCode.default_command());
+        assert_eq!(Host::Codex.command_line(Some("cargo test")), Host::Codex.default_command());
     }
 
     #[test]
     fn every_template_reads_its_prompt_on_stdin() {
-        for p in Preset::ALL {
+        for p in Host::ALL {
             assert!(!p.default_command().contains("$(cat)"), "{p}: the prompt as an argument");
             assert!(!p.default_command().contains("--full-auto"), "{p}: a flag codex removed");
         }
@@ -412,17 +360,18 @@ mod tests {
 
     #[test]
     fn the_unverified_templates_are_pinned_to_their_vendors_docs() {
-        // goose and cursor-agent install from no registry the test suite reaches: their text is
+        // goose and cursor-agent install from no registry the test suite reaches, and gemini is not yet run here:
         // what their vendors document, and changes only on purpose.
-        assert_eq!(Preset::Goose.default_command(), "goose run --no-session --instructions -");
-        assert_eq!(Preset::Cursor.default_command(), "cursor-agent -p --force --output-format text");
-        let unverified: Vec<_> = Preset::ALL.into_iter().filter(|p| !p.verified()).collect();
-        assert_eq!(unverified, [Preset::Goose, Preset::Cursor]);
+        assert_eq!(Host::Goose.default_command(), "goose run --no-session --instructions -");
+        assert_eq!(Host::Cursor.default_command(), "cursor-agent -p --force --output-format text");
+        assert_eq!(Host::Gemini.default_command(), "gemini --approval-mode yolo");
+        let unverified: Vec<_> = Host::ALL.into_iter().filter(|p| !p.verified()).collect();
+        assert_eq!(unverified, [Host::Gemini, Host::Cursor, Host::Goose]);
     }
 
     #[test]
     fn a_peer_named_like_its_preset_is_looked_up_once() {
-        assert_eq!(Preset::Cursor.config_keys("cursor"), ["mas.agent.cursor.command"]);
-        assert_eq!(Preset::Cursor.config_keys("c1"), ["mas.agent.c1.command", "mas.agent.cursor.command"]);
+        assert_eq!(Host::Cursor.config_keys("cursor"), ["mas.agent.cursor.command"]);
+        assert_eq!(Host::Cursor.config_keys("c1"), ["mas.agent.c1.command", "mas.agent.cursor.command"]);
     }
 }

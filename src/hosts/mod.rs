@@ -1,0 +1,502 @@
+//! The coding-agent hosts git-mas works inside: Claude Code, Codex, Copilot CLI, Gemini CLI,
+//! Cursor, Goose and OpenCode.
+//!
+//! A host is another program with its own files and conventions; everything git-mas knows about
+//! one is here. [`Host`] names them, and the submodules do one job each for every host:
+//!
+//! | module | what it does for a host |
+//! |---|---|
+//! | [`hooks`] | installs and removes the edit hook in the host's settings |
+//! | [`payload`] | reads what the host's pre-tool hook sends on stdin |
+//! | [`reply`] | answers the hook in the host's own format |
+//! | [`mcp`] | registers `git mas mcp` in the host's MCP configuration |
+//! | [`trust`] | whether the host will load what was installed (its trust files) |
+//! | [`skills`] | installs the Agent Skills where the host reads them |
+//! | [`preset`] | the command line `git mas coordinate` starts the host with |
+
+pub mod hooks;
+pub mod mcp;
+pub mod payload;
+pub mod preset;
+pub mod reply;
+pub mod skills;
+pub mod trust;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+
+/// A coding-agent host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Host {
+    /// Anthropic's Claude Code (`claude`).
+    ClaudeCode,
+    /// OpenAI's Codex CLI (`codex`).
+    Codex,
+    /// GitHub Copilot CLI (`copilot`).
+    Copilot,
+    /// Google's Gemini CLI (`gemini`).
+    Gemini,
+    /// Cursor's agent CLI (`cursor-agent`).
+    Cursor,
+    /// Block's Goose (`goose`).
+    Goose,
+    /// OpenCode (`opencode`).
+    #[serde(rename = "opencode")]
+    OpenCode,
+}
+
+impl Host {
+    /// Every host, in the order the help lists them.
+    pub const ALL: [Host; 7] =
+        [Host::ClaudeCode, Host::Codex, Host::Copilot, Host::Gemini, Host::Cursor, Host::Goose, Host::OpenCode];
+
+    /// The host's row of [`TABLE`].
+    pub fn facts(self) -> &'static Facts {
+        &TABLE[self as usize]
+    }
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        self.facts().name
+    }
+
+    /// The host a command-line name names (exact, lower-case).
+    pub fn from_name(name: &str) -> Option<Host> {
+        Host::ALL.into_iter().find(|h| h.name() == name)
+    }
+}
+
+/// Which configuration: the project's, or the user's own for every project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The top of a working tree.
+    Project(PathBuf),
+    /// The user's home (with the hosts' own directory overrides).
+    Global,
+}
+
+/// The environment the user-wide locations depend on: `HOME` and the hosts' overrides.
+pub trait Env {
+    /// The variable's value, when set and not empty.
+    fn var(&self, name: &str) -> Option<PathBuf>;
+}
+
+/// The process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<PathBuf> {
+        std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+    }
+}
+
+/// A user-wide directory: under `$var` when the host has such a variable and it is set, else
+/// under `$HOME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserDir {
+    /// The variable that moves it.
+    pub var: Option<&'static str>,
+    /// The directory, relative to `$var`.
+    pub under_var: &'static str,
+    /// The directory, relative to `$HOME`.
+    pub under_home: &'static str,
+}
+
+impl UserDir {
+    const fn home(under_home: &'static str) -> UserDir {
+        UserDir { var: None, under_var: "", under_home }
+    }
+
+    const fn moved(var: &'static str, under_var: &'static str, under_home: &'static str) -> UserDir {
+        UserDir { var: Some(var), under_var, under_home }
+    }
+
+    /// The directory under `env`; `None` when neither the variable nor `HOME` is set.
+    pub fn resolve(&self, env: &dyn Env) -> Option<PathBuf> {
+        if let Some(dir) = self.var.and_then(|v| env.var(v)) {
+            return Some(join(dir, self.under_var));
+        }
+        env.var("HOME").map(|home| join(home, self.under_home))
+    }
+}
+
+fn join(dir: PathBuf, rel: &str) -> PathBuf {
+    if rel.is_empty() { dir } else { dir.join(rel) }
+}
+
+/// How a host's edit-hook configuration is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookLayout {
+    /// A settings file shared with the user; our entry is merged into it.
+    Merged,
+    /// A hooks file of our own in a folder of hook files the host reads.
+    OwnFile,
+    /// A plugin folder of our own: a manifest and a hooks file (goose).
+    Plugin,
+    /// A JavaScript plugin module of our own that runs the gate (opencode).
+    Module,
+}
+
+/// Where and how a host reads its edit hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookFacts {
+    /// The host's folder in a project (removed again when an uninstall leaves it empty).
+    pub project_dir: &'static str,
+    /// The host's user-wide folder.
+    pub user_dir: UserDir,
+    /// The hook file, relative to either folder.
+    pub file: &'static str,
+    /// Shared or ours.
+    pub layout: HookLayout,
+    /// The pre-tool event our entry goes under.
+    pub event: &'static str,
+    /// The tools the entry routes to the gate (a regular expression; see [`hooks::matcher`]).
+    pub matcher: &'static str,
+    /// Whether the host reads comments in the file.
+    pub comments: bool,
+}
+
+/// How a host's MCP file holds a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpFormat {
+    /// `<key>.git-mas` in a JSON object; `comments`: the host reads JSON with comments.
+    Json {
+        /// The object the servers are kept in.
+        key: &'static str,
+        /// Whether the host reads comments in the file.
+        comments: bool,
+    },
+    /// `[mcp_servers.git-mas]` in TOML.
+    CodexToml,
+}
+
+/// The shape of our server entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpEntry {
+    /// `{command, args}`.
+    CommandArgs,
+    /// `{type: "local", command, args, tools: ["*"]}`.
+    LocalWithTools,
+    /// `{type: "local", command: [argv…], enabled: true}`.
+    LocalArgv,
+}
+
+/// Where and how a host registers MCP servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpFacts {
+    /// The project's file, relative to the top of the tree.
+    pub project_file: &'static str,
+    /// The user-wide file's folder.
+    pub user_dir: UserDir,
+    /// The user-wide file, in that folder.
+    pub user_file: &'static str,
+    /// How the file holds servers.
+    pub format: McpFormat,
+    /// The shape of our entry.
+    pub entry: McpEntry,
+}
+
+/// Where a host reads Agent Skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkillsFacts {
+    /// The project's skills folder, relative to the top of the tree.
+    pub project_dir: &'static str,
+    /// The user-wide skills folder.
+    pub user_dir: UserDir,
+}
+
+/// How `git mas coordinate` starts the host for one hop (prompt on stdin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PresetFacts {
+    /// The default command line.
+    pub command: &'static str,
+    /// Where a session's extra words go: after this prefix of the line (codex's options follow
+    /// `codex exec`), else at the end.
+    pub words_after: Option<&'static str>,
+}
+
+/// What the facts of a row were checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verification {
+    /// The real CLI, at this version, run offline in the host tests (`tests/cli/hosts/`).
+    Real {
+        /// The npm package.
+        package: &'static str,
+        /// Its version, as `tests/hosts/install.sh` pins it.
+        version: &'static str,
+    },
+    /// The host's documentation only.
+    Documented {
+        /// Where.
+        source: &'static str,
+        /// When it was read.
+        checked: &'static str,
+    },
+}
+
+impl Verification {
+    /// Whether the real CLI was run.
+    pub fn is_real(self) -> bool {
+        matches!(self, Verification::Real { .. })
+    }
+}
+
+/// Everything git-mas knows about one host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Facts {
+    /// The host.
+    pub host: Host,
+    /// Its name on the command line.
+    pub name: &'static str,
+    /// The product's name.
+    pub product: &'static str,
+    /// Its edit hook.
+    pub hooks: HookFacts,
+    /// Its MCP registration; `None` where git-mas cannot write it (see [`mcp`]).
+    pub mcp: Option<McpFacts>,
+    /// Its skills folders.
+    pub skills: SkillsFacts,
+    /// Its coordinate preset.
+    pub preset: PresetFacts,
+    /// What the row was checked against.
+    pub verified: Verification,
+}
+
+/// The hosts, one row each, in [`Host::ALL`]'s order. The module docs of [`hooks`], [`mcp`],
+/// [`skills`] and [`preset`] say where each fact comes from and what the real CLIs did.
+pub const TABLE: [Facts; 7] = [
+    Facts {
+        host: Host::ClaudeCode,
+        name: "claude-code",
+        product: "Claude Code",
+        hooks: HookFacts {
+            project_dir: ".claude",
+            user_dir: UserDir::moved("CLAUDE_CONFIG_DIR", "", ".claude"),
+            file: "settings.json",
+            layout: HookLayout::Merged,
+            event: "PreToolUse",
+            matcher: "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
+            comments: false,
+        },
+        mcp: Some(McpFacts {
+            project_file: ".mcp.json",
+            user_dir: UserDir::moved("CLAUDE_CONFIG_DIR", "", ""),
+            user_file: ".claude.json",
+            format: McpFormat::Json { key: "mcpServers", comments: false },
+            entry: McpEntry::CommandArgs,
+        }),
+        skills: SkillsFacts { project_dir: ".claude/skills", user_dir: UserDir::home(".claude/skills") },
+        preset: PresetFacts {
+            command: "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'",
+            words_after: None,
+        },
+        verified: Verification::Real { package: "@anthropic-ai/claude-code", version: "2.1.332" },
+    },
+    Facts {
+        host: Host::Codex,
+        name: "codex",
+        product: "Codex CLI",
+        hooks: HookFacts {
+            project_dir: ".codex",
+            user_dir: UserDir::moved("CODEX_HOME", "", ".codex"),
+            file: "hooks.json",
+            layout: HookLayout::Merged,
+            event: "PreToolUse",
+            matcher: "apply_patch|mcp__.*",
+            comments: false,
+        },
+        mcp: Some(McpFacts {
+            project_file: ".codex/config.toml",
+            user_dir: UserDir::moved("CODEX_HOME", "", ".codex"),
+            user_file: "config.toml",
+            format: McpFormat::CodexToml,
+            entry: McpEntry::CommandArgs,
+        }),
+        skills: SkillsFacts {
+            project_dir: ".agents/skills",
+            user_dir: UserDir::moved("CODEX_HOME", "skills", ".codex/skills"),
+        },
+        preset: PresetFacts {
+            command: "codex exec --sandbox danger-full-access --ephemeral --color never -",
+            words_after: Some("codex exec"),
+        },
+        verified: Verification::Real { package: "@openai/codex", version: "0.171.0" },
+    },
+    Facts {
+        host: Host::Copilot,
+        name: "copilot",
+        product: "GitHub Copilot CLI",
+        hooks: HookFacts {
+            project_dir: ".github",
+            user_dir: UserDir::moved("COPILOT_HOME", "", ".copilot"),
+            file: "hooks/git-mas.json",
+            layout: HookLayout::OwnFile,
+            event: "preToolUse",
+            matcher: ".*",
+            comments: false,
+        },
+        mcp: Some(McpFacts {
+            project_file: ".copilot/mcp-config.json",
+            user_dir: UserDir::moved("COPILOT_HOME", "", ".copilot"),
+            user_file: "mcp-config.json",
+            format: McpFormat::Json { key: "mcpServers", comments: false },
+            entry: McpEntry::LocalWithTools,
+        }),
+        skills: SkillsFacts { project_dir: ".agents/skills", user_dir: UserDir::home(".copilot/skills") },
+        preset: PresetFacts { command: "copilot -s --allow-all-tools --no-ask-user", words_after: None },
+        verified: Verification::Real { package: "@github/copilot", version: "1.0.102" },
+    },
+    Facts {
+        host: Host::Gemini,
+        name: "gemini",
+        product: "Gemini CLI",
+        hooks: HookFacts {
+            project_dir: ".gemini",
+            user_dir: UserDir::home(".gemini"),
+            file: "settings.json",
+            layout: HookLayout::Merged,
+            event: "BeforeTool",
+            matcher: ".*",
+            comments: true,
+        },
+        mcp: Some(McpFacts {
+            project_file: ".gemini/settings.json",
+            user_dir: UserDir::home(".gemini"),
+            user_file: "settings.json",
+            format: McpFormat::Json { key: "mcpServers", comments: true },
+            entry: McpEntry::CommandArgs,
+        }),
+        skills: SkillsFacts { project_dir: ".agents/skills", user_dir: UserDir::home(".gemini/skills") },
+        preset: PresetFacts { command: "gemini --approval-mode yolo", words_after: None },
+        verified: Verification::Documented {
+            source: "google-gemini/gemini-cli docs (hooks/reference.md, tools/mcp-server.md, cli/skills.md)",
+            checked: "2026-12",
+        },
+    },
+    Facts {
+        host: Host::Cursor,
+        name: "cursor",
+        product: "Cursor",
+        hooks: HookFacts {
+            project_dir: ".cursor",
+            user_dir: UserDir::home(".cursor"),
+            file: "hooks.json",
+            layout: HookLayout::Merged,
+            event: "preToolUse",
+            matcher: "Write|StrReplace|Edit|Delete|TabWrite|MCP:.*",
+            comments: false,
+        },
+        mcp: Some(McpFacts {
+            project_file: ".cursor/mcp.json",
+            user_dir: UserDir::home(".cursor"),
+            user_file: "mcp.json",
+            format: McpFormat::Json { key: "mcpServers", comments: false },
+            entry: McpEntry::CommandArgs,
+        }),
+        skills: SkillsFacts { project_dir: ".cursor/skills", user_dir: UserDir::home(".cursor/skills") },
+        preset: PresetFacts { command: "cursor-agent -p --force --output-format text", words_after: None },
+        verified: Verification::Documented {
+            source: "cursor.com/docs (hooks, context/mcp, skills)",
+            checked: "2026-12",
+        },
+    },
+    Facts {
+        host: Host::Goose,
+        name: "goose",
+        product: "Goose",
+        hooks: HookFacts {
+            project_dir: ".agents",
+            user_dir: UserDir::home(".agents"),
+            file: "plugins/git-mas/hooks/hooks.json",
+            layout: HookLayout::Plugin,
+            event: "PreToolUse",
+            matcher: ".*",
+            comments: false,
+        },
+        mcp: None,
+        skills: SkillsFacts {
+            project_dir: ".agents/skills",
+            user_dir: UserDir::moved("XDG_CONFIG_HOME", "goose/skills", ".config/goose/skills"),
+        },
+        preset: PresetFacts { command: "goose run --no-session --instructions -", words_after: None },
+        verified: Verification::Documented { source: "block/goose documentation (hooks, skills)", checked: "2026-12" },
+    },
+    Facts {
+        host: Host::OpenCode,
+        name: "opencode",
+        product: "OpenCode",
+        hooks: HookFacts {
+            project_dir: ".opencode",
+            user_dir: UserDir::moved("XDG_CONFIG_HOME", "opencode", ".config/opencode"),
+            file: "plugins/git-mas.js",
+            layout: HookLayout::Module,
+            event: "tool.execute.before",
+            matcher: "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
+            comments: false,
+        },
+        mcp: Some(McpFacts {
+            project_file: "opencode.json",
+            user_dir: UserDir::moved("XDG_CONFIG_HOME", "opencode", ".config/opencode"),
+            user_file: "opencode.json",
+            format: McpFormat::Json { key: "mcp", comments: true },
+            entry: McpEntry::LocalArgv,
+        }),
+        skills: SkillsFacts {
+            project_dir: ".agents/skills",
+            user_dir: UserDir::moved("XDG_CONFIG_HOME", "opencode/skills", ".config/opencode/skills"),
+        },
+        preset: PresetFacts { command: "opencode run --auto", words_after: None },
+        verified: Verification::Real { package: "opencode-ai", version: "1.18.33" },
+    },
+];
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_one_row_per_host_in_order() {
+        for (i, h) in Host::ALL.into_iter().enumerate() {
+            assert_eq!(TABLE[i].host, h, "row {i}");
+            assert_eq!(h as usize, i);
+        }
+    }
+
+    #[test]
+    fn a_user_dir_follows_its_variable_else_home() {
+        struct E(&'static [(&'static str, &'static str)]);
+        impl Env for E {
+            fn var(&self, name: &str) -> Option<PathBuf> {
+                self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| PathBuf::from(v))
+            }
+        }
+        let opencode = Host::OpenCode.facts().skills.user_dir;
+        assert_eq!(opencode.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h/.config/opencode/skills")));
+        assert_eq!(
+            opencode.resolve(&E(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "/x")])),
+            Some(PathBuf::from("/x/opencode/skills"))
+        );
+        assert_eq!(opencode.resolve(&E(&[])), None);
+        let claude = Host::ClaudeCode.facts().mcp.unwrap().user_dir;
+        assert_eq!(claude.resolve(&E(&[("HOME", "/h"), ("CLAUDE_CONFIG_DIR", "/c")])), Some(PathBuf::from("/c")));
+        assert_eq!(claude.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h")));
+    }
+
+    #[test]
+    fn every_host_is_found_by_its_name_and_only_by_it() {
+        for h in Host::ALL {
+            assert_eq!(Host::from_name(h.name()), Some(h));
+            assert_eq!(serde_json::to_value(h).unwrap(), h.name());
+        }
+        assert_eq!(Host::from_name("claude"), None);
+        assert_eq!(Host::from_name("Codex"), None);
+    }
+}

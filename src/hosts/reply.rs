@@ -1,0 +1,154 @@
+//! The edit hook's answer in each host's own format: what the hook process writes to stdout and
+//! stderr, and its exit status. Every host reads its decision from stdout, so every answer exits 0.
+
+use super::Host;
+use super::payload::PayloadError;
+use serde_json::Value;
+
+/// What the hook answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Let the call through; `note` (if any) is for the log only.
+    Allow { note: Option<String> },
+    /// Let the call through, and show the agent `message` (`mas.gate=warn`).
+    Warn { message: String },
+    /// Refuse the call, telling the agent why.
+    Deny { reason: String },
+}
+
+/// The answer for a payload that could not be read: a deny naming why.
+pub fn bad_payload(host: Host, error: &PayloadError) -> Answer {
+    Answer::Deny { reason: format!("git mas gate cannot read the {} hook payload: {error}", host.name()) }
+}
+
+/// What the hook process writes and exits with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// Standard output (the host reads it).
+    pub stdout: Vec<u8>,
+    /// Standard error (for the log).
+    pub stderr: String,
+    /// The exit status.
+    pub code: u8,
+}
+
+fn line(v: Value) -> Vec<u8> {
+    let mut s = v.to_string();
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// The host's bytes for `answer`. Every answer exits 0: each host reads its decision from stdout.
+pub fn reply(host: Host, answer: &Answer) -> Reply {
+    use serde_json::json;
+    let (stdout, stderr) = match answer {
+        Answer::Allow { note } => {
+            let out = match host {
+                Host::Cursor => line(json!({"permission": "allow"})),
+                Host::Gemini => line(json!({"decision": "allow"})),
+                Host::OpenCode => line(json!({"decision": "allow"})),
+                Host::ClaudeCode | Host::Codex | Host::Copilot | Host::Goose => Vec::new(),
+            };
+            (out, note.as_ref().map(|n| format!("git mas gate: note: {n}\n")).unwrap_or_default())
+        }
+        Answer::Warn { message: m } => {
+            let out = match host {
+                Host::ClaudeCode | Host::Codex => line(json!({
+                    "systemMessage": m,
+                    "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": m}
+                })),
+                Host::Copilot => line(json!({"permissionDecision": "allow", "permissionDecisionReason": m})),
+                Host::Gemini => line(json!({"decision": "allow", "systemMessage": m})),
+                Host::Cursor => line(json!({"permission": "allow", "user_message": m, "agent_message": m})),
+                Host::Goose => Vec::new(),
+                Host::OpenCode => line(json!({"decision": "allow", "message": m})),
+            };
+            (out, format!("{m}\n"))
+        }
+        Answer::Deny { reason: r } => {
+            let out = match host {
+                Host::ClaudeCode | Host::Codex => line(json!({
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "deny",
+                        "permissionDecisionReason": r
+                    }
+                })),
+                Host::Copilot => line(json!({"permissionDecision": "deny", "permissionDecisionReason": r})),
+                Host::Gemini => line(json!({"decision": "deny", "reason": r})),
+                Host::Cursor => line(json!({"permission": "deny", "user_message": r, "agent_message": r})),
+                Host::Goose => line(json!({"decision": "block", "reason": r})),
+                Host::OpenCode => line(json!({"decision": "deny", "reason": r})),
+            };
+            (out, format!("{r}\n"))
+        }
+    };
+    Reply { stdout, stderr, code: 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Host::*;
+
+    fn json_of(r: &Reply) -> serde_json::Value {
+        serde_json::from_slice(&r.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&r.stdout)))
+    }
+
+    #[test]
+    fn reply_table() {
+        let deny = Answer::Deny { reason: "held by alice".into() };
+        let warn = Answer::Warn { message: "held by alice".into() };
+        let allow = Answer::Allow { note: None };
+        type Check = fn(&serde_json::Value) -> bool;
+        let deny_checks: [(Host, Check); 7] = [
+            (ClaudeCode, |v| {
+                v["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+                    && v["hookSpecificOutput"]["permissionDecision"] == "deny"
+                    && v["hookSpecificOutput"]["permissionDecisionReason"] == "held by alice"
+            }),
+            (Codex, |v| v["hookSpecificOutput"]["permissionDecision"] == "deny"),
+            (Copilot, |v| v["permissionDecision"] == "deny" && v["permissionDecisionReason"] == "held by alice"),
+            (Gemini, |v| v["decision"] == "deny" && v["reason"] == "held by alice"),
+            (Cursor, |v| {
+                v["permission"] == "deny"
+                    && v["agent_message"] == "held by alice"
+                    && v["user_message"] == "held by alice"
+            }),
+            (Goose, |v| v["decision"] == "block" && v["reason"] == "held by alice"),
+            (OpenCode, |v| v["decision"] == "deny" && v["reason"] == "held by alice"),
+        ];
+        for (host, check) in deny_checks {
+            let r = reply(host, &deny);
+            assert_eq!(r.code, 0, "{host:?}");
+            assert!(check(&json_of(&r)), "{host:?}: {}", String::from_utf8_lossy(&r.stdout));
+            assert!(r.stderr.contains("held by alice"));
+            // Warn lets it through, with the message somewhere the agent sees it.
+            let w = reply(host, &warn);
+            assert_eq!(w.code, 0);
+            assert!(!String::from_utf8_lossy(&w.stdout).contains("deny"), "{host:?}");
+            assert!(w.stderr.contains("held by alice"));
+        }
+        let allows: [(Host, &str); 7] = [
+            (ClaudeCode, ""),
+            (Codex, ""),
+            (Copilot, ""),
+            (Gemini, "{\"decision\":\"allow\"}\n"),
+            (Cursor, "{\"permission\":\"allow\"}\n"),
+            (Goose, ""),
+            (OpenCode, "{\"decision\":\"allow\"}\n"),
+        ];
+        for (host, want) in allows {
+            assert_eq!(reply(host, &allow), Reply { stdout: want.as_bytes().to_vec(), stderr: String::new(), code: 0 });
+        }
+        assert!(reply(Cursor, &Answer::Allow { note: Some("outside".into()) }).stderr.contains("outside"));
+    }
+
+    #[test]
+    fn an_unreadable_payload_is_denied_naming_the_host_and_why() {
+        let Answer::Deny { reason } = bad_payload(Gemini, &PayloadError::NoTool { field: "tool_name" }) else {
+            panic!()
+        };
+        assert!(reason.contains("gemini") && reason.contains("tool_name"), "{reason}");
+    }
+}
