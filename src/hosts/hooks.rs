@@ -122,9 +122,10 @@
 //! empty `"PreToolUse": []` beside our entry goes with it. A shared file is removed only when it
 //! is byte for byte the file install creates where there was none.
 
+use super::edit::{self, prop};
 use super::{Env, HookLayout, Host, ProcessEnv, Scope};
+use jsonc_parser::ast;
 use jsonc_parser::common::{Range, Ranged};
-use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions, ast, parse_to_ast};
 use std::path::{Path, PathBuf};
 
 /// The start of every command we configure; an entry whose command starts so is ours.
@@ -396,35 +397,9 @@ fn comments_allowed(host: Host) -> bool {
     host.facts().hooks.comments
 }
 
-fn options(host: Host) -> ParseOptions {
-    ParseOptions {
-        allow_comments: comments_allowed(host),
-        allow_loose_object_property_names: false,
-        allow_trailing_commas: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    }
-}
-
 /// The file's top-level object, with the byte range of every node.
 fn parse<'a>(host: Host, path: &Path, text: &'a str) -> Result<ast::Object<'a>, HostHookError> {
-    let comments = comments_allowed(host);
-    let syntax = if comments { "JSON (comments allowed)" } else { "JSON" };
-    let invalid = |reason: String| HostHookError::Invalid { path: path.to_path_buf(), syntax, reason };
-    if !comments {
-        serde_json::from_str::<serde_json::Value>(text).map_err(|e| invalid(e.to_string()))?;
-    }
-    let collect = CollectOptions { comments: CommentCollectionStrategy::Off, tokens: false };
-    let parsed = parse_to_ast(text, &collect, &options(host)).map_err(|e| invalid(e.to_string()))?;
-    match parsed.value {
-        Some(ast::Value::Object(o)) => Ok(o),
-        _ => Err(invalid("the top level is not an object".into())),
-    }
+    edit::parse_object(path, text, comments_allowed(host))
 }
 
 /// The event a host's entry goes under.
@@ -434,10 +409,6 @@ fn event_name(host: Host) -> &'static str {
 
 fn shape(path: &Path, what: String) -> HostHookError {
     HostHookError::Shape { path: path.to_path_buf(), what }
-}
-
-fn prop<'o, 'a>(o: &'o ast::Object<'a>, name: &str) -> Option<&'o ast::ObjectProp<'a>> {
-    o.properties.iter().find(|p| p.name.as_str() == name)
 }
 
 /// `hooks` and `hooks.<event>`, as far as they exist.
@@ -457,7 +428,7 @@ fn event_list<'o, 'a>(
 }
 
 fn value_of(host: Host, text: &str, node: &impl Ranged) -> Option<serde_json::Value> {
-    jsonc_parser::parse_to_serde_value(node.text(text), &options(host)).ok()
+    edit::value_of(text, node, comments_allowed(host))
 }
 
 /// Whether a hook object's command is ours.
@@ -544,13 +515,7 @@ fn remove_ours(host: Host, path: &Path, text: &str) -> Result<Removal, HostHookE
     let mut text = text.to_string();
     let mut removed = false;
     while let Some(spot) = first_ours(host, path, &text)? {
-        let s = &spot.siblings;
-        let cut = match spot.index {
-            0 if s.len() > 1 => s[0].start..s[1].start,
-            0 => spot.container.start + 1..s[0].end,
-            i => s[i - 1].end..s[i].end,
-        };
-        text.replace_range(cut, "");
+        text = edit::cut(&text, spot.container, &spot.siblings, spot.index);
         removed = true;
     }
     Ok(if removed { Removal::Changed(text) } else { Removal::Unchanged })
@@ -573,69 +538,7 @@ fn insert_entry(host: Host, path: &Path, text: &str) -> Result<String, HostHookE
             (top.range, top.properties.last().map(|p| p.range), (Some("hooks"), serde_json::Value::Object(inner)))
         }
     };
-    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let unit = indent_unit(text);
-    let render = |indent: &str| {
-        let body = pretty_with(&value.1, &unit).replace('\n', &format!("{newline}{indent}"));
-        match value.0 {
-            Some(key) => format!("{}: {body}", serde_json::Value::from(key)),
-            None => body,
-        }
-    };
-    let mut out = text.to_string();
-    match last {
-        Some(last) => {
-            let line_start = text[..last.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-            let lead = &text[line_start..last.start];
-            let own_line = line_start > container.start && lead.chars().all(|c| c == ' ' || c == '\t');
-            let insert = match own_line {
-                true => format!(",{newline}{lead}{}", render(lead)),
-                false => format!(", {}", compact(&value)),
-            };
-            out.insert_str(last.end, &insert);
-        }
-        None => {
-            let inside = &text[container.start..container.end];
-            let insert = match inside.contains('\n') {
-                true => {
-                    let line_start = text[..container.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-                    let outer: String = text[line_start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect();
-                    let indent = format!("{outer}{unit}");
-                    format!("{newline}{indent}{}", render(&indent))
-                }
-                false => compact(&value),
-            };
-            out.insert_str(container.start + 1, &insert);
-        }
-    }
-    Ok(out)
-}
-
-fn compact(value: &(Option<&str>, serde_json::Value)) -> String {
-    let body = value.1.to_string();
-    match value.0 {
-        Some(key) => format!("{}: {body}", serde_json::Value::from(key)),
-        None => body,
-    }
-}
-
-/// The file's indentation step: the leading whitespace of its first indented line.
-pub(crate) fn indent_unit(text: &str) -> String {
-    text.lines()
-        .map(|l| l.chars().take_while(|c| *c == ' ' || *c == '\t').collect::<String>())
-        .find(|w| !w.is_empty())
-        .unwrap_or_else(|| "  ".to_string())
-}
-
-pub(crate) fn pretty_with(v: &serde_json::Value, unit: &str) -> String {
-    use serde::Serialize as _;
-    let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(
-        &mut out,
-        serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes()),
-    );
-    v.serialize(&mut ser).expect("a JSON value serializes");
-    String::from_utf8(out).expect("JSON is UTF-8")
+    Ok(edit::append(text, container, last, value.0, &value.1))
 }
 
 /// Our entry in `hooks.<event>`.
@@ -686,14 +589,8 @@ fn skeleton(host: Host) -> serde_json::Value {
     }
 }
 
-pub(crate) fn pretty(v: &serde_json::Value) -> String {
-    let mut text = serde_json::to_string_pretty(v).expect("a JSON value serializes");
-    text.push('\n');
-    text
-}
-
 fn new_file(host: Host) -> String {
-    pretty(&skeleton(host))
+    edit::pretty(&skeleton(host))
 }
 
 /// The bytes of a file that is entirely ours.
@@ -702,12 +599,12 @@ fn own_content(host: Host) -> String {
         Host::OpenCode => {
             OPENCODE_PLUGIN.replace("@ROUTING@", OPENCODE_ROUTING).replace("@COMMAND@", &gate_command(host))
         }
-        _ => pretty(&skeleton(host)),
+        _ => edit::pretty(&skeleton(host)),
     }
 }
 
 fn goose_manifest() -> String {
-    pretty(&serde_json::json!({
+    edit::pretty(&serde_json::json!({
         "name": "git-mas",
         "version": "1.0.0",
         "description": "Refuses an edit of a file another agent holds (git mas gate --host goose)"

@@ -53,10 +53,10 @@
 //! `mcpServers` object that only our entry kept non-empty, and a file exactly as install creates
 //! it where there was none.
 
+use super::edit::{self, prop, value_of};
 use super::hooks::{self, FileState, HostHookError, Removal};
 use super::{Env, Host, McpEntry, McpFacts, McpFormat, ProcessEnv, Scope};
-use jsonc_parser::common::Ranged;
-use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions, ast, parse_to_ast};
+use jsonc_parser::ast;
 use std::path::{Path, PathBuf};
 
 /// The name the server is registered under.
@@ -193,7 +193,7 @@ pub fn new_file(host: Host, agent: Option<&str>) -> String {
             servers.insert(SERVER_NAME.to_string(), entry_value(host, agent));
             let mut top = serde_json::Map::new();
             top.insert(key.to_string(), serde_json::Value::Object(servers));
-            hooks::pretty(&serde_json::Value::Object(top))
+            edit::pretty(&serde_json::Value::Object(top))
         }
     }
 }
@@ -213,7 +213,7 @@ fn ours(host: Host, path: &Path, text: &str) -> Result<Option<serde_json::Value>
             Ok(Some(serde_json::json!({"command": command, "args": args})))
         }
         McpFormat::Json { key, comments } => {
-            let top = json_parse(path, text, comments)?;
+            let top = edit::parse_object(path, text, comments)?;
             let Some((_, servers)) = json_object(&top, key, path)? else { return Ok(None) };
             Ok(prop(servers, SERVER_NAME).and_then(|p| value_of(text, &p.value, comments)))
         }
@@ -240,7 +240,7 @@ fn is_created(host: Host, text: &str) -> bool {
             toml_remove(Path::new(""), text).ok().flatten().is_some_and(|rest| rest.trim().is_empty())
         }
         McpFormat::Json { key, comments } => {
-            let Ok(value) = jsonc_parser::parse_to_serde_value::<serde_json::Value>(text, &json_options(comments))
+            let Ok(value) = jsonc_parser::parse_to_serde_value::<serde_json::Value>(text, &edit::options(comments))
             else {
                 return false;
             };
@@ -251,45 +251,12 @@ fn is_created(host: Host, text: &str) -> bool {
                         .and_then(|s| s.as_object())
                         .is_some_and(|s| s.len() == 1 && s.contains_key(SERVER_NAME))
             });
-            only_ours && hooks::pretty(&value) == text
+            only_ours && edit::pretty(&value) == text
         }
     }
 }
 
 // --- JSON -------------------------------------------------------------------------------------
-
-fn json_options(comments: bool) -> ParseOptions {
-    ParseOptions {
-        allow_comments: comments,
-        allow_loose_object_property_names: false,
-        allow_trailing_commas: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    }
-}
-
-fn json_parse<'a>(path: &Path, text: &'a str, comments: bool) -> Result<ast::Object<'a>, HostHookError> {
-    let syntax = if comments { "JSON (comments allowed)" } else { "JSON" };
-    let invalid = |reason: String| HostHookError::Invalid { path: path.to_path_buf(), syntax, reason };
-    if !comments {
-        serde_json::from_str::<serde_json::Value>(text).map_err(|e| invalid(e.to_string()))?;
-    }
-    let collect = CollectOptions { comments: CommentCollectionStrategy::Off, tokens: false };
-    let parsed = parse_to_ast(text, &collect, &json_options(comments)).map_err(|e| invalid(e.to_string()))?;
-    match parsed.value {
-        Some(ast::Value::Object(o)) => Ok(o),
-        _ => Err(invalid("the top level is not an object".into())),
-    }
-}
-
-fn prop<'o, 'a>(o: &'o ast::Object<'a>, name: &str) -> Option<&'o ast::ObjectProp<'a>> {
-    o.properties.iter().find(|p| p.name.as_str() == name)
-}
 
 /// The property `key` of `top` and its object value, when there is one.
 #[allow(clippy::type_complexity)]
@@ -305,28 +272,14 @@ fn json_object<'o, 'a>(
     }
 }
 
-fn value_of(text: &str, node: &impl Ranged, comments: bool) -> Option<serde_json::Value> {
-    jsonc_parser::parse_to_serde_value(node.text(text), &json_options(comments)).ok()
-}
-
-/// `text` with the property at `index` of `object` cut out, with the separator that install
-/// put before it (or after it, when it is not the last).
+/// `text` with the property at `index` of `object` cut out, with the separator install put
+/// before it.
 fn cut_prop(text: &str, object: &ast::Object, index: usize) -> String {
-    let props = &object.properties;
-    let (start, end) = if props.len() == 1 {
-        (object.range.start + 1, props[0].range.end)
-    } else if index + 1 == props.len() {
-        (props[index - 1].range.end, props[index].range.end)
-    } else {
-        (props[index].range.start, props[index + 1].range.start)
-    };
-    let mut out = text.to_string();
-    out.replace_range(start..end, "");
-    out
+    edit::cut(text, object.range, &edit::prop_ranges(object), index)
 }
 
 fn json_remove(path: &Path, text: &str, key: &str, comments: bool) -> Result<Option<String>, HostHookError> {
-    let top = json_parse(path, text, comments)?;
+    let top = edit::parse_object(path, text, comments)?;
     let Some((outer, servers)) = json_object(&top, key, path)? else { return Ok(None) };
     let Some(i) = servers.properties.iter().position(|p| p.name.as_str() == SERVER_NAME) else { return Ok(None) };
     if servers.properties.len() > 1 {
@@ -344,7 +297,7 @@ fn json_insert(
     comments: bool,
     entry: &serde_json::Value,
 ) -> Result<String, HostHookError> {
-    let top = json_parse(path, text, comments)?;
+    let top = edit::parse_object(path, text, comments)?;
     let (container, last, name, value) = match json_object(&top, key, path)? {
         Some((_, servers)) => (servers.range, servers.properties.last().map(|p| p.range), SERVER_NAME, entry.clone()),
         None => {
@@ -353,46 +306,13 @@ fn json_insert(
             (top.range, top.properties.last().map(|p| p.range), key, serde_json::Value::Object(inner))
         }
     };
-    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let unit = hooks::indent_unit(text);
-    let quoted = serde_json::Value::from(name).to_string();
-    let render = |indent: &str| {
-        let body = hooks::pretty_with(&value, &unit).replace('\n', &format!("{newline}{indent}"));
-        format!("{quoted}: {body}")
-    };
-    let compact = format!("{quoted}: {value}");
-    let mut out = text.to_string();
-    match last {
-        Some(last) => {
-            let line_start = text[..last.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-            let lead = &text[line_start..last.start];
-            let own_line = line_start > container.start && lead.chars().all(|c| c == ' ' || c == '\t');
-            let insert = if own_line { format!(",{newline}{lead}{}", render(lead)) } else { format!(", {compact}") };
-            out.insert_str(last.end, &insert);
-        }
-        None => {
-            let insert = if text[container.start..container.end].contains('\n') {
-                let line_start = text[..container.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-                let outer: String = text[line_start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect();
-                let indent = format!("{outer}{unit}");
-                format!("{newline}{indent}{}", render(&indent))
-            } else {
-                compact
-            };
-            out.insert_str(container.start + 1, &insert);
-        }
-    }
-    Ok(out)
+    Ok(edit::append(text, container, last, Some(name), &value))
 }
 
 // --- TOML -------------------------------------------------------------------------------------
 
 fn toml_parse(path: &Path, text: &str) -> Result<toml_edit::DocumentMut, HostHookError> {
-    text.parse::<toml_edit::DocumentMut>().map_err(|e| HostHookError::Invalid {
-        path: path.to_path_buf(),
-        syntax: "TOML",
-        reason: e.message().to_string(),
-    })
+    edit::parse_toml(path, text)
 }
 
 fn toml_shape(path: &Path) -> HostHookError {

@@ -10,10 +10,12 @@
 //! | [`payload`] | reads what the host's pre-tool hook sends on stdin |
 //! | [`reply`] | answers the hook in the host's own format |
 //! | [`mcp`] | registers `git mas mcp` in the host's MCP configuration |
+//! | [`edit`] | edits the hosts' JSON(C) and TOML files without disturbing the user's bytes |
 //! | [`trust`] | whether the host will load what was installed (its trust files) |
 //! | [`skills`] | installs the Agent Skills where the host reads them |
 //! | [`preset`] | the command line `git mas coordinate` starts the host with |
 
+pub mod edit;
 pub mod hooks;
 pub mod mcp;
 pub mod payload;
