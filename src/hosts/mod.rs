@@ -160,6 +160,46 @@ pub struct HookFacts {
     pub comments: bool,
 }
 
+/// The envelope a host's pre-tool hook sends on stdin (each a typed payload in [`payload`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadShape {
+    /// `{tool_name, tool_input, cwd}` (Cursor adds `workspace_roots`, Goose `working_dir`).
+    ToolInput,
+    /// `{toolName, toolArgs, cwd}`, the arguments as a JSON string.
+    Copilot,
+    /// `{tool, args, cwd}`, from git-mas's own OpenCode plugin.
+    OpenCode,
+}
+
+/// What a host's pre-tool hook is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayloadFacts {
+    /// Its envelope.
+    pub shape: PayloadShape,
+    /// The host's tools its documentation lists as only reading (their path arguments name what
+    /// they read); see [`payload::read_only`].
+    pub read_only_tools: &'static [&'static str],
+}
+
+/// How a host reads its hook's answer on stdout (written by [`reply::reply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerFormat {
+    /// `{hookSpecificOutput: {hookEventName: "PreToolUse", permissionDecision, …}}`; an allow is
+    /// silence.
+    HookSpecificOutput,
+    /// `{permissionDecision, permissionDecisionReason}`; an allow is silence.
+    PermissionDecision,
+    /// `{decision: "allow"|"deny", reason}`, a warning's text under `message`.
+    Decision {
+        /// The field a warning's text goes in.
+        message: &'static str,
+    },
+    /// `{permission: "allow"|"deny", user_message, agent_message}`.
+    Permission,
+    /// `{decision: "block", reason}`; an allow (or a warning) is silence.
+    Block,
+}
+
 /// How a host's MCP file holds a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum McpFormat {
@@ -256,6 +296,10 @@ pub struct Facts {
     pub product: &'static str,
     /// Its edit hook.
     pub hooks: HookFacts,
+    /// What its hook is sent.
+    pub payload: PayloadFacts,
+    /// How its hook answers.
+    pub answer: AnswerFormat,
     /// Its MCP registration; `None` where git-mas cannot write it (see [`mcp`]).
     pub mcp: Option<McpFacts>,
     /// Its skills folders.
@@ -282,6 +326,22 @@ pub const TABLE: [Facts; 7] = [
             matcher: "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
             comments: false,
         },
+        payload: PayloadFacts {
+            shape: PayloadShape::ToolInput,
+            read_only_tools: &[
+                "Read",
+                "Glob",
+                "Grep",
+                "LS",
+                "NotebookRead",
+                "WebFetch",
+                "WebSearch",
+                "Task",
+                "TodoWrite",
+                "Bash",
+            ],
+        },
+        answer: AnswerFormat::HookSpecificOutput,
         mcp: Some(McpFacts {
             project_file: ".mcp.json",
             user_dir: UserDir::moved("CLAUDE_CONFIG_DIR", "", ""),
@@ -309,6 +369,20 @@ pub const TABLE: [Facts; 7] = [
             matcher: "apply_patch|mcp__.*",
             comments: false,
         },
+        payload: PayloadFacts {
+            shape: PayloadShape::ToolInput,
+            read_only_tools: &[
+                "shell",
+                "exec",
+                "exec_command",
+                "Bash",
+                "read_file",
+                "list_dir",
+                "grep_files",
+                "view_image",
+            ],
+        },
+        answer: AnswerFormat::HookSpecificOutput,
         mcp: Some(McpFacts {
             project_file: ".codex/config.toml",
             user_dir: UserDir::moved("CODEX_HOME", "", ".codex"),
@@ -339,6 +413,11 @@ pub const TABLE: [Facts; 7] = [
             matcher: ".*",
             comments: false,
         },
+        payload: PayloadFacts {
+            shape: PayloadShape::Copilot,
+            read_only_tools: &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
+        },
+        answer: AnswerFormat::PermissionDecision,
         mcp: Some(McpFacts {
             project_file: ".copilot/mcp-config.json",
             user_dir: UserDir::moved("COPILOT_HOME", "", ".copilot"),
@@ -363,6 +442,21 @@ pub const TABLE: [Facts; 7] = [
             matcher: ".*",
             comments: true,
         },
+        payload: PayloadFacts {
+            shape: PayloadShape::ToolInput,
+            read_only_tools: &[
+                "read_file",
+                "read_many_files",
+                "list_directory",
+                "glob",
+                "search_file_content",
+                "grep",
+                "google_web_search",
+                "web_fetch",
+                "run_shell_command",
+            ],
+        },
+        answer: AnswerFormat::Decision { message: "systemMessage" },
         mcp: Some(McpFacts {
             project_file: ".gemini/settings.json",
             user_dir: UserDir::home(".gemini"),
@@ -390,6 +484,22 @@ pub const TABLE: [Facts; 7] = [
             matcher: "Write|StrReplace|Edit|Delete|TabWrite|MCP:.*",
             comments: false,
         },
+        payload: PayloadFacts {
+            shape: PayloadShape::ToolInput,
+            read_only_tools: &[
+                "Read",
+                "Glob",
+                "Grep",
+                "LS",
+                "NotebookRead",
+                "WebFetch",
+                "WebSearch",
+                "Task",
+                "TodoWrite",
+                "Bash",
+            ],
+        },
+        answer: AnswerFormat::Permission,
         mcp: Some(McpFacts {
             project_file: ".cursor/mcp.json",
             user_dir: UserDir::home(".cursor"),
@@ -417,6 +527,11 @@ pub const TABLE: [Facts; 7] = [
             matcher: ".*",
             comments: false,
         },
+        payload: PayloadFacts {
+            shape: PayloadShape::ToolInput,
+            read_only_tools: &["developer__shell", "developer__analyze", "developer__list_windows"],
+        },
+        answer: AnswerFormat::Block,
         mcp: None,
         skills: SkillsFacts {
             project_dir: ".agents/skills",
@@ -438,6 +553,11 @@ pub const TABLE: [Facts; 7] = [
             matcher: "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
             comments: false,
         },
+        payload: PayloadFacts {
+            shape: PayloadShape::OpenCode,
+            read_only_tools: &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
+        },
+        answer: AnswerFormat::Decision { message: "message" },
         mcp: Some(McpFacts {
             project_file: "opencode.json",
             user_dir: UserDir::moved("XDG_CONFIG_HOME", "opencode", ".config/opencode"),

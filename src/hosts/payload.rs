@@ -53,7 +53,8 @@
 //! The shortest is 10 s; the deadline is 6 s, leaving 4 s for the host to start the process and
 //! read the answer on a loaded machine (a gate normally answers in tens of milliseconds).
 
-use super::Host;
+use super::{Host, PayloadShape};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// The largest payload read (a tool call carries the file's new content, so it may be big).
@@ -164,6 +165,103 @@ fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
+/// A string field; any other JSON value (a number, an object) counts as absent.
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// The envelope Claude Code, Codex and Gemini CLI send (and, with a field more each, Cursor and
+/// Goose): `{tool_name, tool_input, cwd, …}`.
+#[derive(Debug, Deserialize)]
+struct ToolInputPayload {
+    #[serde(default, deserialize_with = "text")]
+    tool_name: Option<String>,
+    #[serde(default)]
+    tool_input: Option<Value>,
+    #[serde(default, deserialize_with = "text")]
+    cwd: Option<String>,
+    /// Goose names the directory so.
+    #[serde(default, deserialize_with = "text")]
+    working_dir: Option<String>,
+    /// Cursor names its workspace's folders.
+    #[serde(default)]
+    workspace_roots: Option<Value>,
+}
+
+/// Copilot CLI's envelope: `{toolName, toolArgs (a JSON string), cwd}` (the snake-case names
+/// as well, as some releases send them).
+#[derive(Debug, Deserialize)]
+struct CopilotPayload {
+    #[serde(default, rename = "toolName", deserialize_with = "text")]
+    tool_name_camel: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    tool_name: Option<String>,
+    #[serde(default, rename = "toolArgs")]
+    tool_args_camel: Option<Value>,
+    #[serde(default)]
+    tool_args: Option<Value>,
+    #[serde(default, deserialize_with = "text")]
+    cwd: Option<String>,
+}
+
+/// What git-mas's OpenCode plugin sends: `{tool, args, cwd}`.
+#[derive(Debug, Deserialize)]
+struct OpenCodePayload {
+    #[serde(default, deserialize_with = "text")]
+    tool: Option<String>,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default, deserialize_with = "text")]
+    cwd: Option<String>,
+}
+
+/// A host's envelope, read: the tool, its arguments and the directory, with the names the host
+/// gives the first two (for errors).
+struct Envelope {
+    tool: Option<String>,
+    tool_field: &'static str,
+    args: Option<Value>,
+    args_field: &'static str,
+    cwd: Option<String>,
+}
+
+/// The envelope of `host`'s payload (its shape in [`super::TABLE`]).
+fn envelope(host: Host, v: Value) -> Result<Envelope, PayloadError> {
+    let not_json = |e: serde_json::Error| PayloadError::NotJson { reason: e.to_string() };
+    Ok(match host.facts().payload.shape {
+        PayloadShape::ToolInput => {
+            let p: ToolInputPayload = serde_json::from_value(v).map_err(not_json)?;
+            let first_root = || match &p.workspace_roots {
+                Some(Value::Array(roots)) => roots.first().and_then(Value::as_str).map(String::from),
+                _ => None,
+            };
+            let cwd = match host {
+                Host::Goose => p.working_dir.clone().or(p.cwd.clone()),
+                Host::Cursor => p.cwd.clone().or_else(first_root),
+                _ => p.cwd.clone(),
+            };
+            Envelope { tool: p.tool_name, tool_field: "tool_name", args: p.tool_input, args_field: "tool_input", cwd }
+        }
+        PayloadShape::Copilot => {
+            let p: CopilotPayload = serde_json::from_value(v).map_err(not_json)?;
+            Envelope {
+                tool: p.tool_name_camel.or(p.tool_name),
+                tool_field: "toolName",
+                args: p.tool_args_camel.or(p.tool_args),
+                args_field: "toolArgs",
+                cwd: p.cwd,
+            }
+        }
+        PayloadShape::OpenCode => {
+            let p: OpenCodePayload = serde_json::from_value(v).map_err(not_json)?;
+            Envelope { tool: p.tool, tool_field: "tool", args: p.args, args_field: "args", cwd: p.cwd }
+        }
+    })
+}
+
 /// Reads `host`'s hook payload.
 pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
     if bytes.len() as u64 > MAX_PAYLOAD {
@@ -173,36 +271,20 @@ pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
     if !v.is_object() {
         return Err(PayloadError::NotJson { reason: "not an object".into() });
     }
-    let (tool_field, tool) = match host {
-        Host::OpenCode => ("tool", str_at(&v, "tool")),
-        Host::Copilot => ("toolName", str_at(&v, "toolName").or_else(|| str_at(&v, "tool_name"))),
-        _ => ("tool_name", str_at(&v, "tool_name")),
-    };
-    let tool = tool.ok_or(PayloadError::NoTool { field: tool_field })?.to_string();
-    let cwd = match host {
-        Host::Goose => str_at(&v, "working_dir").or_else(|| str_at(&v, "cwd")),
-        Host::Cursor => str_at(&v, "cwd").or_else(|| {
-            v.get("workspace_roots").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_str)
-        }),
-        _ => str_at(&v, "cwd"),
-    }
-    .map(String::from);
-    let writes = writes(host, &tool, &v)?;
+    let envelope = envelope(host, v)?;
+    let tool = envelope.tool.clone().ok_or(PayloadError::NoTool { field: envelope.tool_field })?;
+    let writes = writes(host, &tool, &envelope)?;
     if let Some(w) = writes.iter().find(|w| w.path.contains('\0')) {
         return Err(PayloadError::Unstorable { tool, path: w.path.clone(), why: "a NUL byte" });
     }
-    Ok(Payload { tool, cwd, writes })
+    Ok(Payload { tool, cwd: envelope.cwd, writes })
 }
 
 /// The tool's arguments object.
-fn args(host: Host, tool: &str, v: &Value) -> Result<Value, PayloadError> {
+fn args(tool: &str, envelope: &Envelope) -> Result<Value, PayloadError> {
+    let field = envelope.args_field;
     let missing = |field: &str| PayloadError::Missing { tool: tool.to_string(), field: field.to_string() };
-    let (field, raw) = match host {
-        Host::OpenCode => ("args", v.get("args")),
-        Host::Copilot => ("toolArgs", v.get("toolArgs").or_else(|| v.get("tool_args"))),
-        _ => ("tool_input", v.get("tool_input")),
-    };
-    match raw {
+    match &envelope.args {
         // Copilot CLI passes its arguments as a JSON string.
         Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
             Ok(inner @ Value::Object(_)) => Ok(inner),
@@ -229,18 +311,18 @@ fn replace(args: &Value, keys: &[&str]) -> Change {
     }
 }
 
-fn writes(host: Host, tool: &str, v: &Value) -> Result<Vec<FileWrite>, PayloadError> {
+fn writes(host: Host, tool: &str, v: &Envelope) -> Result<Vec<FileWrite>, PayloadError> {
     let one = |path: String, change: Change| Ok(vec![FileWrite { path, change }]);
     match (host, tool) {
         (Host::ClaudeCode, "Write") | (Host::Gemini, "write_file") | (Host::Cursor, "Write") => {
-            one(path_in(tool, &args(host, tool, v)?, &["file_path"])?, Change::WholeFile)
+            one(path_in(tool, &args(tool, v)?, &["file_path"])?, Change::WholeFile)
         }
         (Host::ClaudeCode, "Edit") | (Host::Gemini, "replace") | (Host::Cursor, "StrReplace" | "Edit") => {
-            let a = args(host, tool, v)?;
+            let a = args(tool, v)?;
             one(path_in(tool, &a, &["file_path", "path"])?, replace(&a, &["old_string"]))
         }
         (Host::ClaudeCode, "MultiEdit") => {
-            let a = args(host, tool, v)?;
+            let a = args(tool, v)?;
             let path = path_in(tool, &a, &["file_path"])?;
             let olds: Option<Vec<String>> = a.get("edits").and_then(Value::as_array).map(|edits| {
                 edits
@@ -256,27 +338,25 @@ fn writes(host: Host, tool: &str, v: &Value) -> Result<Vec<FileWrite>, PayloadEr
             }
         }
         (Host::ClaudeCode, "NotebookEdit") => {
-            one(path_in(tool, &args(host, tool, v)?, &["notebook_path"])?, Change::WholeFile)
+            one(path_in(tool, &args(tool, v)?, &["notebook_path"])?, Change::WholeFile)
         }
         (Host::Codex, "apply_patch") => {
-            let a = args(host, tool, v)?;
+            let a = args(tool, v)?;
             let patch = path_in(tool, &a, &["command", "patch", "input"])?;
             patch_writes(tool, &patch)
         }
-        (Host::Copilot, "create") => {
-            one(path_in(tool, &args(host, tool, v)?, &["path", "file_path"])?, Change::WholeFile)
-        }
+        (Host::Copilot, "create") => one(path_in(tool, &args(tool, v)?, &["path", "file_path"])?, Change::WholeFile),
         (Host::Copilot, "edit") => {
-            let a = args(host, tool, v)?;
+            let a = args(tool, v)?;
             one(path_in(tool, &a, &["path", "file_path"])?, replace(&a, &["old_str", "old_string"]))
         }
-        (Host::Goose, "developer__write") => one(path_in(tool, &args(host, tool, v)?, &["path"])?, Change::WholeFile),
+        (Host::Goose, "developer__write") => one(path_in(tool, &args(tool, v)?, &["path"])?, Change::WholeFile),
         (Host::Goose, "developer__edit") => {
-            let a = args(host, tool, v)?;
+            let a = args(tool, v)?;
             one(path_in(tool, &a, &["path"])?, replace(&a, &["before"]))
         }
         (Host::Goose, "developer__text_editor") => {
-            let a = args(host, tool, v)?;
+            let a = args(tool, v)?;
             match str_at(&a, "command") {
                 Some("view") => Ok(Vec::new()),
                 Some("str_replace") => one(path_in(tool, &a, &["path"])?, replace(&a, &["old_str"])),
@@ -284,18 +364,18 @@ fn writes(host: Host, tool: &str, v: &Value) -> Result<Vec<FileWrite>, PayloadEr
             }
         }
         (Host::OpenCode, "write") => {
-            one(path_in(tool, &args(host, tool, v)?, &["filePath", "file_path", "path"])?, Change::WholeFile)
+            one(path_in(tool, &args(tool, v)?, &["filePath", "file_path", "path"])?, Change::WholeFile)
         }
         (Host::OpenCode, "edit") => {
-            let a = args(host, tool, v)?;
+            let a = args(tool, v)?;
             one(path_in(tool, &a, &["filePath", "file_path", "path"])?, replace(&a, &["oldString", "old_string"]))
         }
-        (Host::OpenCode, "multiedit") => opencode_multiedit(tool, &args(host, tool, v)?),
+        (Host::OpenCode, "multiedit") => opencode_multiedit(tool, &args(tool, v)?),
         (Host::OpenCode, "apply_patch" | "patch") => {
-            patch_writes(tool, &path_in(tool, &args(host, tool, v)?, &["patchText", "patch_text", "patch"])?)
+            patch_writes(tool, &path_in(tool, &args(tool, v)?, &["patchText", "patch_text", "patch"])?)
         }
         _ if read_only(host, tool) => Ok(Vec::new()),
-        _ => Ok(unknown_writes(host, tool, v)),
+        _ => Ok(unknown_writes(tool, v)),
     }
 }
 
@@ -304,26 +384,7 @@ fn writes(host: Host, tool: &str, v: &Value) -> Result<Vec<FileWrite>, PayloadEr
 /// it only reads (its last part, after an MCP server's prefix, starts with a reading verb) counts
 /// too.
 pub fn read_only(host: Host, tool: &str) -> bool {
-    let documented: &[&str] = match host {
-        Host::ClaudeCode | Host::Cursor => {
-            &["Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "WebSearch", "Task", "TodoWrite", "Bash"]
-        }
-        Host::Codex => &["shell", "exec", "exec_command", "Bash", "read_file", "list_dir", "grep_files", "view_image"],
-        Host::Copilot => &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
-        Host::Gemini => &[
-            "read_file",
-            "read_many_files",
-            "list_directory",
-            "glob",
-            "search_file_content",
-            "grep",
-            "google_web_search",
-            "web_fetch",
-            "run_shell_command",
-        ],
-        Host::Goose => &["developer__shell", "developer__analyze", "developer__list_windows"],
-        Host::OpenCode => &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
-    };
+    let documented = host.facts().payload.read_only_tools;
     if documented.contains(&tool) {
         return true;
     }
@@ -340,8 +401,8 @@ pub fn read_only(host: Host, tool: &str) -> bool {
 
 /// An unknown tool's writes: every path its arguments name at the top level ([`PATH_KEYS`]),
 /// each as a whole-file write. Arguments that are not an object name nothing.
-fn unknown_writes(host: Host, tool: &str, v: &Value) -> Vec<FileWrite> {
-    let Ok(a) = args(host, tool, v) else { return Vec::new() };
+fn unknown_writes(tool: &str, v: &Envelope) -> Vec<FileWrite> {
+    let Ok(a) = args(tool, v) else { return Vec::new() };
     let Some(map) = a.as_object() else { return Vec::new() };
     let mut out: Vec<FileWrite> = Vec::new();
     let mut push = |p: &str| {

@@ -1,8 +1,8 @@
 //! The edit hook's answer in each host's own format: what the hook process writes to stdout and
 //! stderr, and its exit status. Every host reads its decision from stdout, so every answer exits 0.
 
-use super::Host;
 use super::payload::PayloadError;
+use super::{AnswerFormat, Host};
 use serde_json::Value;
 
 /// What the hook answers.
@@ -38,47 +38,54 @@ fn line(v: Value) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// The host's bytes for `answer`. Every answer exits 0: each host reads its decision from stdout.
+/// The host's bytes for `answer`, in its row's [`AnswerFormat`]. Every answer exits 0: each host
+/// reads its decision from stdout.
 pub fn reply(host: Host, answer: &Answer) -> Reply {
     use serde_json::json;
+    let format = host.facts().answer;
     let (stdout, stderr) = match answer {
         Answer::Allow { note } => {
-            let out = match host {
-                Host::Cursor => line(json!({"permission": "allow"})),
-                Host::Gemini => line(json!({"decision": "allow"})),
-                Host::OpenCode => line(json!({"decision": "allow"})),
-                Host::ClaudeCode | Host::Codex | Host::Copilot | Host::Goose => Vec::new(),
+            let out = match format {
+                AnswerFormat::Permission => line(json!({"permission": "allow"})),
+                AnswerFormat::Decision { .. } => line(json!({"decision": "allow"})),
+                AnswerFormat::HookSpecificOutput | AnswerFormat::PermissionDecision | AnswerFormat::Block => Vec::new(),
             };
             (out, note.as_ref().map(|n| format!("git mas gate: note: {n}\n")).unwrap_or_default())
         }
         Answer::Warn { message: m } => {
-            let out = match host {
-                Host::ClaudeCode | Host::Codex => line(json!({
+            let out = match format {
+                AnswerFormat::HookSpecificOutput => line(json!({
                     "systemMessage": m,
                     "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": m}
                 })),
-                Host::Copilot => line(json!({"permissionDecision": "allow", "permissionDecisionReason": m})),
-                Host::Gemini => line(json!({"decision": "allow", "systemMessage": m})),
-                Host::Cursor => line(json!({"permission": "allow", "user_message": m, "agent_message": m})),
-                Host::Goose => Vec::new(),
-                Host::OpenCode => line(json!({"decision": "allow", "message": m})),
+                AnswerFormat::PermissionDecision => {
+                    line(json!({"permissionDecision": "allow", "permissionDecisionReason": m}))
+                }
+                AnswerFormat::Decision { message } => {
+                    let mut v = json!({"decision": "allow"});
+                    v[message] = json!(m);
+                    line(v)
+                }
+                AnswerFormat::Permission => line(json!({"permission": "allow", "user_message": m, "agent_message": m})),
+                AnswerFormat::Block => Vec::new(),
             };
             (out, format!("{m}\n"))
         }
         Answer::Deny { reason: r } => {
-            let out = match host {
-                Host::ClaudeCode | Host::Codex => line(json!({
+            let out = match format {
+                AnswerFormat::HookSpecificOutput => line(json!({
                     "hookSpecificOutput": {
                         "hookEventName": "PreToolUse",
                         "permissionDecision": "deny",
                         "permissionDecisionReason": r
                     }
                 })),
-                Host::Copilot => line(json!({"permissionDecision": "deny", "permissionDecisionReason": r})),
-                Host::Gemini => line(json!({"decision": "deny", "reason": r})),
-                Host::Cursor => line(json!({"permission": "deny", "user_message": r, "agent_message": r})),
-                Host::Goose => line(json!({"decision": "block", "reason": r})),
-                Host::OpenCode => line(json!({"decision": "deny", "reason": r})),
+                AnswerFormat::PermissionDecision => {
+                    line(json!({"permissionDecision": "deny", "permissionDecisionReason": r}))
+                }
+                AnswerFormat::Decision { .. } => line(json!({"decision": "deny", "reason": r})),
+                AnswerFormat::Permission => line(json!({"permission": "deny", "user_message": r, "agent_message": r})),
+                AnswerFormat::Block => line(json!({"decision": "block", "reason": r})),
             };
             (out, format!("{r}\n"))
         }
