@@ -17,6 +17,32 @@
 //! 25 % rule), and any repository with `trailer.*` or `core.commentChar` configuration (the caller
 //! checks that).
 
+/// How a commit message gets its trailers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrailerPlan {
+    /// No trailer to add: the message stays as it is.
+    Nothing,
+    /// The message with the trailers appended, written here.
+    Write(String),
+    /// `git interpret-trailers --in-place --if-exists replace` with these `key: value`s decides.
+    Git(Vec<(String, String)>),
+}
+
+/// The commit-msg hook's policy: the receipt's `Mas-Agent`/`Mas-Frame` (when `pre-commit`
+/// allowed this attempt) and the roster trail (when the commit changes the roster), appended
+/// here to the plain messages agents write; git decides for any message [`append_trailers`]
+/// leaves to it, and whenever the repository configures trailers or a comment character
+/// (`git_configured`), since only git reads that configuration.
+pub fn plan(message: &str, trailers: &[(&str, &str)], git_configured: bool) -> TrailerPlan {
+    if trailers.is_empty() {
+        return TrailerPlan::Nothing;
+    }
+    match append_trailers(message, trailers).filter(|_| !git_configured) {
+        Some(text) => TrailerPlan::Write(text),
+        None => TrailerPlan::Git(trailers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+    }
+}
+
 /// The message with `trailers` appended as git would append them, or `None` when git must decide.
 pub fn append_trailers(message: &str, trailers: &[(&str, &str)]) -> Option<String> {
     let body = message.strip_suffix('\n')?;
@@ -72,6 +98,16 @@ fn trailer_key(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trailer_plan_writes_plain_messages_and_leaves_the_rest_to_git() {
+        let ours = [("Mas-Agent", "alice"), ("Mas-Frame", "f1")];
+        assert_eq!(plan("fix\n", &[], false), TrailerPlan::Nothing);
+        assert_eq!(plan("fix\n", &ours, false), TrailerPlan::Write("fix\n\nMas-Agent: alice\nMas-Frame: f1\n".into()));
+        let git = TrailerPlan::Git(vec![("Mas-Agent".into(), "alice".into()), ("Mas-Frame".into(), "f1".into())]);
+        assert_eq!(plan("fix\n", &ours, true), git, "configured trailers: git decides");
+        assert_eq!(plan("fix", &ours, false), git, "no final newline: git decides");
+    }
     use std::process::Command;
 
     const TRAILERS: [(&str, &str); 2] = [("Mas-Agent", "a00"), ("Mas-Frame", "0123456789abcdef")];

@@ -33,10 +33,14 @@ pub mod builtin;
 pub mod develop;
 
 use crate::assembly::{Handoff, parse_handoff};
+use crate::hosts::Host;
+use crate::hosts::preset::Wiring;
 use crate::peers::prompt::{PROMPT_MAGIC, one_line};
+use crate::peers::{PeerEntry, PeerSpec};
 use crate::run::slices::Slice;
 use crate::runtime::PatternKind;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How `coordinate` proceeds for a pattern.
@@ -286,9 +290,65 @@ pub fn read_reply(text: &str, roster: &[String]) -> Result<Handoff, String> {
     }
 }
 
+/// What each preset agent's worktree is given in a development run: its host's edit hook (every
+/// preset, unless the run turns the gate off) and the git-mas MCP server registered as the agent
+/// (the presets whose host has a registration git-mas can write: [`crate::hosts::McpFacts`];
+/// not goose's YAML). `cmd:` and built-in peers get neither.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamWiring {
+    gated: BTreeMap<String, Host>,
+    served: BTreeMap<String, Host>,
+}
+
+impl TeamWiring {
+    /// The wiring of `peers`; `edit_gate` and `mcp` false leave every worktree without that part.
+    pub fn of(peers: &[PeerEntry], edit_gate: bool, mcp: bool) -> TeamWiring {
+        let presets = || {
+            peers.iter().filter_map(|p| match &p.spec {
+                PeerSpec::Preset { preset } => Some((p.name.clone(), *preset)),
+                _ => None,
+            })
+        };
+        TeamWiring {
+            gated: if edit_gate { presets().collect() } else { BTreeMap::new() },
+            served: if mcp { presets().filter(|(_, h)| h.facts().mcp.is_some()).collect() } else { BTreeMap::new() },
+        }
+    }
+
+    /// The host whose edit hook `agent`'s worktree gets.
+    pub fn gated(&self, agent: &str) -> Option<Host> {
+        self.gated.get(agent).copied()
+    }
+
+    /// The host in whose configuration `agent`'s worktree gets the MCP server.
+    pub fn served(&self, agent: &str) -> Option<Host> {
+        self.served.get(agent).copied()
+    }
+
+    /// What `agent`'s session must be told about ([`Host::session_command_line`]).
+    pub fn wiring(&self, agent: &str) -> Wiring {
+        Wiring { edit_gate: self.gated.contains_key(agent), mcp: self.served.contains_key(agent) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn presets_get_the_edit_hook_and_mcp_where_their_host_takes_it() {
+        let peers = crate::peers::parse_agents(&["a=claude-code,g=goose,c=cmd:true,b=builtin:reference"]).unwrap();
+        let all = TeamWiring::of(&peers, true, true);
+        assert_eq!(all.gated("a"), Some(Host::ClaudeCode));
+        assert_eq!(all.served("a"), Some(Host::ClaudeCode));
+        assert_eq!(all.gated("g"), Some(Host::Goose));
+        assert_eq!(all.served("g"), None, "goose's MCP registration is manual");
+        for other in ["c", "b", "nobody"] {
+            assert_eq!(all.wiring(other), Wiring::default());
+        }
+        assert_eq!(TeamWiring::of(&peers, false, true).wiring("a"), Wiring { edit_gate: false, mcp: true });
+        assert_eq!(TeamWiring::of(&peers, true, false).wiring("a"), Wiring { edit_gate: true, mcp: false });
+    }
     use crate::peers::prompt::PromptHeader;
     use crate::runtime::ProtocolPhase;
 

@@ -220,6 +220,44 @@ pub fn parse_slice_lines(
     Ok(Some(plan))
 }
 
+/// Where an aggregate run's plan came from, when the agents had their say in an ASSEMBLY.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanChoice {
+    /// The agents' own split.
+    Agents,
+    /// No ASSEMBLY reply has `SLICE` lines: dealt from the frame.
+    Unsaid,
+    /// The agents' split is refused (why): dealt from the frame.
+    Refused(String),
+    /// No ASSEMBLY ran: dealt from the frame.
+    Frame,
+}
+
+/// An aggregate run's plan: the agents' own split from their ASSEMBLY replies (the last reply
+/// with `SLICE` lines: a later peer, who read the earlier replies, may amend the split) when it
+/// is valid, else the frame's files dealt to `agents` in their order.
+pub fn choose_plan(
+    goal: &str,
+    agents: &[String],
+    snapshot: &Snapshot,
+    frame: &str,
+    assembly: Option<&[String]>,
+) -> Result<(SlicePlan, PlanChoice), SliceError> {
+    let said = |reply: &&String| reply.lines().any(|l| l.trim_start().starts_with("SLICE "));
+    let choice = match assembly {
+        None => PlanChoice::Frame,
+        Some(replies) => {
+            let last = replies.iter().rev().find(said).map_or("", String::as_str);
+            match parse_slice_lines(last, goal, agents, snapshot, frame) {
+                Ok(Some(plan)) => return Ok((plan, PlanChoice::Agents)),
+                Ok(None) => PlanChoice::Unsaid,
+                Err(refused) => PlanChoice::Refused(refused.to_string()),
+            }
+        }
+    };
+    Ok((plan_from_frame(goal, agents, snapshot, frame)?, choice))
+}
+
 /// Checks the plan against the coordination rule: every pair of its slices' foci (on its frame)
 /// is Parallel. The first pair that is not is the error.
 pub fn check_plan(plan: &SlicePlan) -> Result<(), SliceError> {

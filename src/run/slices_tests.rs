@@ -97,3 +97,26 @@ fn slice_lines_are_checked_by_name() {
     let plan = parse("SLICE alice src/tax.rs src/lib.rs\nSLICE bob src/money.rs src/lib.rs").unwrap().unwrap();
     assert_eq!(shared_files(&plan), BTreeMap::from([("src/lib.rs".to_string(), names(&["alice", "bob"]))]));
 }
+
+#[test]
+fn the_plan_is_the_agents_last_split_else_dealt_from_the_frame() {
+    let team = names(&["alice", "bob"]);
+    let s = snapshot(FRAME);
+    let choose = |replies: Option<&[String]>| choose_plan("g", &team, &s, "f1", replies).unwrap();
+    let (plan, choice) = choose(None);
+    assert_eq!((plan.source, choice), (SliceSource::Frame, PlanChoice::Frame));
+    // The last reply that says SLICE decides: bob amended alice's split.
+    let replies = names(&[
+        "SLICE alice src/tax.rs\nSLICE bob src/money.rs",
+        "SLICE alice src/money.rs\nSLICE bob tools/reorder.py",
+        "DONE",
+    ]);
+    let (plan, choice) = choose(Some(&replies));
+    assert_eq!(choice, PlanChoice::Agents);
+    assert_eq!(plan.slice("alice").unwrap().targets, names(&["src/money.rs"]));
+    let (plan, choice) = choose(Some(&names(&["no split", "DONE"])));
+    assert_eq!((plan.source, choice), (SliceSource::Frame, PlanChoice::Unsaid));
+    let (plan, choice) = choose(Some(&names(&["SLICE alice src/nope.rs\nSLICE bob src/money.rs"])));
+    assert_eq!(plan.source, SliceSource::Frame);
+    assert!(matches!(choice, PlanChoice::Refused(why) if why.contains("src/nope.rs")), "refused naming the target");
+}

@@ -15,17 +15,16 @@ use crate::cli::team::{
 use git_mas::attention::frame::{self, Published, current_frame_hash};
 use git_mas::converge_driver::record::new_run_id;
 use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
+use git_mas::coordinate::TeamWiring;
 use git_mas::coordinate::develop::{Aggregate, DevEvent, DevHalt, DevSetup, SinkError, develop};
 use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
 use git_mas::engines::ConvergeHalt;
-use git_mas::hosts::Host;
 use git_mas::hosts::hooks;
 use git_mas::hosts::mcp;
-use git_mas::peers::{PeerEntry, PeerSpec, Wiring, parse_agents};
+use git_mas::peers::{PeerEntry, parse_agents};
 use git_mas::pool::check::check_command;
-use git_mas::run::slices::{self, SlicePlan, SliceSource};
+use git_mas::run::slices::{self, PlanChoice, SlicePlan, SliceSource};
 use git_mas::runtime::PatternKind;
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Drive a team of agents through ASSEMBLY and CONVERGE on this repository.
@@ -310,9 +309,8 @@ fn split_files(ctx: &mut Context) -> Result<Vec<String>, CliError> {
     Ok(files)
 }
 
-/// An aggregate run's plan: the agents' own split from their ASSEMBLY replies (the last reply
-/// with `SLICE` lines: a later peer, who read the earlier replies, may amend the split) when it
-/// is valid, else the current frame's files dealt to `peers` in their order.
+/// An aggregate run's plan ([`slices::choose_plan`]), saying where it came from when it is not
+/// the agents'.
 fn aggregate_plan(
     ctx: &Context,
     args: &CoordinateArgs,
@@ -324,27 +322,16 @@ fn aggregate_plan(
     }
     let frame = frame::current_frame(ctx.store()?)?.ok_or_else(no_frame)?;
     let agents: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
-    let said = |reply: &&String| reply.lines().any(|l| l.trim_start().starts_with("SLICE "));
-    let proposed = assembly.map(|replies| {
-        let last = replies.iter().rev().find(said).map_or("", String::as_str);
-        slices::parse_slice_lines(last, &args.goal, &agents, &frame.snapshot, &frame.hash)
-    });
-    let plan = match proposed {
-        Some(Ok(Some(plan))) => Some(plan),
-        Some(Ok(None)) => {
-            ctx.status("ASSEMBLY proposed no split (no SLICE lines): the plan is dealt from the frame");
-            None
+    let (plan, choice) = slices::choose_plan(&args.goal, &agents, &frame.snapshot, &frame.hash, assembly)?;
+    match choice {
+        PlanChoice::Unsaid => {
+            ctx.status("ASSEMBLY proposed no split (no SLICE lines): the plan is dealt from the frame")
         }
-        Some(Err(refused)) => {
-            ctx.warn(&format!("the agents' split is refused: {refused}; the plan is dealt from the frame instead"));
-            None
+        PlanChoice::Refused(refused) => {
+            ctx.warn(&format!("the agents' split is refused: {refused}; the plan is dealt from the frame instead"))
         }
-        None => None,
-    };
-    let plan = match plan {
-        Some(plan) => plan,
-        None => slices::plan_from_frame(&args.goal, &agents, &frame.snapshot, &frame.hash)?,
-    };
+        PlanChoice::Agents | PlanChoice::Frame => {}
+    }
     Ok(Some(Aggregate { plan, partial: args.partial }))
 }
 
@@ -365,51 +352,29 @@ fn check_roster(ctx: &Context, peers: &[PeerEntry]) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The agents whose worktree gets an edit hook: the presets' (each host by the preset's name).
-fn edit_gated(peers: &[PeerEntry], off: bool) -> HashMap<String, Host> {
-    if off {
-        return HashMap::new();
-    }
-    peers
-        .iter()
-        .filter_map(|p| match &p.spec {
-            PeerSpec::Preset { preset } => Host::from_name(preset.name()).map(|h| (p.name.clone(), h)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The agents whose worktree gets the MCP server registered: the presets' whose host git-mas
-/// can register it with (goose's YAML it cannot).
-fn mcp_registered(peers: &[PeerEntry], off: bool) -> HashMap<String, Host> {
-    let mut hosts = edit_gated(peers, off);
-    hosts.retain(|_, h| *h != Host::Goose);
-    hosts
-}
-
 /// Installs the edit hook (`gated`) and registers the MCP server (`served`) in `agent`'s new
 /// worktree, each when that agent is named there.
 fn prepare_worktree(
     ctx: &Context,
-    (gated, served): (&HashMap<String, Host>, &HashMap<String, Host>),
+    wired: &TeamWiring,
     agent: &str,
     path: &std::path::Path,
     json: bool,
 ) -> Result<(), SinkError> {
-    if let Some(host) = gated.get(agent) {
-        hooks::install_in_worktree(*host, path)?;
+    if let Some(host) = wired.gated(agent) {
+        hooks::install_in_worktree(host, path)?;
         let enforced = hooks::enforce_in_worktree(path)?;
         if !json {
             let mode = if enforced { ", mas.gate=enforce in its worktree" } else { "" };
             ctx.status(&format!("  {agent}'s edits are gated ({} hook installed{mode})", host.name()));
-            for note in hooks::notes(*host, &git_mas::hosts::Scope::Project(path.to_path_buf())) {
+            for note in hooks::notes(host, &git_mas::hosts::Scope::Project(path.to_path_buf())) {
                 ctx.ui().hint(&format!("{agent}: {note}"));
             }
         }
     }
     // After the edit hook: both keep their files out of proposals in the same excludes file.
-    if let Some(host) = served.get(agent) {
-        let report = mcp::install_in_worktree(*host, path, agent)?;
+    if let Some(host) = wired.served(agent) {
+        let report = mcp::install_in_worktree(host, path, agent)?;
         if !json {
             ctx.status(&format!("  {agent}'s {} has the git-mas MCP server ({})", host.name(), report.path.display()));
         }
@@ -441,14 +406,10 @@ fn development(
         aggregate,
     };
     let dir = ctx.cwd()?;
-    let gated = edit_gated(&peers, args.no_edit_gate);
-    let served = mcp_registered(&peers, args.no_mcp);
+    let wired = TeamWiring::of(&peers, !args.no_edit_gate, !args.no_mcp);
     // The check the run will record (`--check`, else `mas.check`): claude-code may run it.
     let check = ctx.store().ok().and_then(|s| check_command(s, args.check.as_deref(), None));
-    let mut team = team(ctx, peers, &dir, check.as_deref(), &|name| Wiring {
-        edit_gate: gated.contains_key(name),
-        mcp: served.contains_key(name),
-    })?;
+    let mut team = team(ctx, peers, &dir, check.as_deref(), &|name| wired.wiring(name))?;
     install_interrupt_handler()?;
     let runtime = async_runtime()?;
     let ctx_ref = &*ctx;
@@ -456,7 +417,7 @@ fn development(
     let mut lines = JsonLines::new();
     let mut sink = |event: &DevEvent| -> Result<(), SinkError> {
         if let DevEvent::Worktree { agent, path } = event {
-            prepare_worktree(ctx_ref, (&gated, &served), agent, path, json)?;
+            prepare_worktree(ctx_ref, &wired, agent, path, json)?;
         }
         if json {
             lines.print(ctx_ref.ui(), event)?;

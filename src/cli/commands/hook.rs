@@ -28,7 +28,7 @@ use crate::cli::gating;
 use git_mas::attention::gate::Verdict;
 use git_mas::attention::gate_io::{self, AGENT_TRAILER, FRAME_TRAILER};
 use git_mas::attention::git_hooks::{HookOutcome, Mode, Receipt, push_ranges};
-use git_mas::attention::trailers::append_trailers;
+use git_mas::attention::trailers::{self, TrailerPlan};
 use git_mas::identity::trail::{self, TRAIL_TRAILER, Trail};
 use git_mas::identity::{AgentKey, ROSTER_PATH};
 use std::path::PathBuf;
@@ -164,9 +164,6 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ou
     if let Some(value) = &roster {
         trailers.push((TRAIL_TRAILER, value.as_str()));
     }
-    if trailers.is_empty() {
-        return Ok(Outcome::Ok);
-    }
     // The plain messages agents write get their trailers here; git decides the rest.
     let store = ctx.store()?;
     let configured = {
@@ -176,10 +173,15 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ou
             || config.string("core.commentChar").is_some()
             || config.string("core.commentString").is_some()
     };
-    if !configured && let Some(text) = append_trailers(&message, &trailers) {
-        std::fs::write(&file, text).map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
-        return Ok(Outcome::Ok);
-    }
+    let trailers = match trailers::plan(&message, &trailers, configured) {
+        TrailerPlan::Nothing => return Ok(Outcome::Ok),
+        TrailerPlan::Write(text) => {
+            std::fs::write(&file, text)
+                .map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
+            return Ok(Outcome::Ok);
+        }
+        TrailerPlan::Git(trailers) => trailers,
+    };
     let workdir = store.workdir()?.to_path_buf();
     let mut git = git_mas::git::command(&workdir);
     git.args(["interpret-trailers", "--in-place", "--if-exists", "replace"]);
