@@ -1,6 +1,6 @@
 //! What every command needs: where it runs, who calls it, how to print.
 
-use super::error::CliError;
+use super::error::{CliError, Kind};
 use super::output::{ColorChoice, Ui};
 use git_mas::identity::{AgentKey, validate_name};
 use git_mas::store::{Memory, Store};
@@ -80,7 +80,8 @@ impl Context {
     /// reliable, so it is never handed one.
     pub fn cwd(&self) -> Result<PathBuf, CliError> {
         let current = || {
-            std::env::current_dir().map_err(|e| CliError::internal(format!("cannot read the current directory: {e}")))
+            std::env::current_dir()
+                .map_err(|e| CliError::with_message(Kind::Internal, "cannot read the current directory", e))
         };
         match &self.dir {
             Some(d) if d.is_absolute() => Ok(d.clone()),

@@ -343,39 +343,65 @@ fn setting_kind(setting: &SettingError) -> Kind {
 
 impl From<PoolError> for CliError {
     fn from(e: PoolError) -> Self {
-        match e {
-            PoolError::Store(s) => CliError::from(s),
-            PoolError::Run(r) => CliError::from(r),
-            PoolError::WorktreeExists { ref agent, ref run, .. } => {
-                let hint = format!("work in it, or remove it first: `git mas worktree remove {agent} --run {run}`");
-                CliError::user(e.to_string()).hinted(hint)
+        let hint: Option<String> = match &e {
+            PoolError::Store(_) | PoolError::Run(_) => None,
+            PoolError::WorktreeExists { agent, run, .. } => {
+                Some(format!("work in it, or remove it first: `git mas worktree remove {agent} --run {run}`"))
             }
-            PoolError::PathNotEmpty { .. } => {
-                CliError::user(e.to_string()).hinted("choose another path, or empty that directory first")
+            PoolError::PathNotEmpty { .. } => Some("choose another path, or empty that directory first".into()),
+            PoolError::PathNotUtf8 { .. } => Some("use a path that is valid UTF-8".into()),
+            PoolError::UnsafeTreeEntry { .. } => {
+                Some("the proposal's tree cannot be checked out safely; re-propose it without that entry".into())
             }
-            PoolError::PathNotUtf8 { .. } => CliError::user(e.to_string()).hinted("use a path that is valid UTF-8"),
-            PoolError::UnsafeTreeEntry { .. } => CliError::user(e.to_string())
-                .hinted("the proposal's tree cannot be checked out safely; re-propose it without that entry"),
-            PoolError::CheckSpawn { .. } => CliError::new(Kind::User, e),
-            PoolError::AggregateWaiting { .. } => CliError::user(e.to_string()).hinted(
-                "wait for the remaining endorsements (`git mas tally`), or land the leader alone without --aggregate",
+            PoolError::AggregateWaiting { .. } => Some(
+                "wait for the remaining endorsements (`git mas tally`), or land the leader alone without --aggregate"
+                    .into(),
             ),
             PoolError::NoProposalAtQuorum { .. } | PoolError::QuorumNotReached { .. } => {
-                CliError::user(e.to_string()).hinted("`git mas tally` shows each proposal's valid endorsements")
+                Some("`git mas tally` shows each proposal's valid endorsements".into())
             }
-            PoolError::CheckFailed { ref agent, .. } => CliError::user(e.to_string())
-                .hinted(format!("re-check with `git mas endorse {agent}`, or re-propose with `git mas propose`")),
-            PoolError::DependencyInconsistent { .. } => CliError::user(e.to_string())
-                .hinted("re-propose on the run's base, or land the proposal it depends on first"),
-            PoolError::NoBranch { .. } => CliError::user(e.to_string())
-                .hinted("commit something on the integration branch first, or name it with `git config mas.branch`"),
-            PoolError::NothingToLand { .. } => CliError::user(e.to_string()),
+            PoolError::CheckFailed { agent, .. } => {
+                Some(format!("re-check with `git mas endorse {agent}`, or re-propose with `git mas propose`"))
+            }
+            PoolError::DependencyInconsistent { .. } => {
+                Some("re-propose on the run's base, or land the proposal it depends on first".into())
+            }
+            PoolError::NoBranch { .. } => {
+                Some("commit something on the integration branch first, or name it with `git config mas.branch`".into())
+            }
             PoolError::CheckoutCannotFollow { .. } => {
-                CliError::user(e.to_string()).hinted("commit or stash the changes in that checkout, then land again")
+                Some("commit or stash the changes in that checkout, then land again".into())
             }
-            PoolError::LandedRefExists { ref refname, .. } => CliError::user(e.to_string())
-                .hinted(format!("inspect it with `git show-ref {refname}`; `git update-ref -d {refname}` removes it")),
-            other => CliError::new(Kind::Internal, other),
+            PoolError::LandedRefExists { refname, .. } => {
+                Some(format!("inspect it with `git show-ref {refname}`; `git update-ref -d {refname}` removes it"))
+            }
+            _ => None,
+        };
+        let kind = match &e {
+            PoolError::WorktreeExists { .. }
+            | PoolError::PathNotEmpty { .. }
+            | PoolError::PathNotUtf8 { .. }
+            | PoolError::UnsafeTreeEntry { .. }
+            | PoolError::CheckSpawn { .. }
+            | PoolError::AggregateWaiting { .. }
+            | PoolError::NoProposalAtQuorum { .. }
+            | PoolError::QuorumNotReached { .. }
+            | PoolError::CheckFailed { .. }
+            | PoolError::DependencyInconsistent { .. }
+            | PoolError::NoBranch { .. }
+            | PoolError::NothingToLand { .. }
+            | PoolError::CheckoutCannotFollow { .. }
+            | PoolError::LandedRefExists { .. } => Kind::User,
+            _ => Kind::Internal,
+        };
+        let err = match e {
+            PoolError::Store(s) => return CliError::from(s),
+            PoolError::Run(r) => return CliError::from(r),
+            e => CliError::new(kind, e),
+        };
+        match hint {
+            Some(h) => err.hinted(h),
+            None => err,
         }
     }
 }
@@ -566,11 +592,8 @@ impl From<Refusal> for CliError {
             Refusal::CallerNotOnRoster { .. }
             | Refusal::NotOnRoster { .. } => None,
         };
-        let err = if matches!(e, Refusal::EmptyCheck) {
-            CliError::usage(e.to_string())
-        } else {
-            CliError::user(e.to_string())
-        };
+        let kind = if matches!(e, Refusal::EmptyCheck) { Kind::Usage } else { Kind::User };
+        let err = CliError::new(kind, e);
         match hint {
             Some(h) => err.hinted(h),
             None => err,

@@ -1,7 +1,7 @@
 //! A snapshot's inputs as the command line and git config name them (`snapshot`, `watch`,
 //! `coordinate`), and how a frame error reads to the user.
 
-use super::error::CliError;
+use super::error::{CliError, Kind};
 use git_mas::attention::frame::{FrameError, InputFiles, InputKind, read_input};
 use git_mas::store::Store;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,8 @@ pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliErr
             FrameError::ReadInput { source, .. } => CliError::user(format!("cannot read {}: {source}", p.display())),
             other => CliError::from(other),
         })?;
-        String::from_utf8(bytes).map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))
+        String::from_utf8(bytes)
+            .map_err(|e| CliError::with_message(Kind::User, format!("cannot read {}", p.display()), e))
     };
     let task = match (&args.task, &args.task_file) {
         (Some(t), _) => Some(t.clone()),

@@ -15,7 +15,7 @@
 //! it names, in-process, and stdout is the protocol's alone.
 #![allow(clippy::disallowed_methods)]
 
-use super::error::CliError;
+use super::error::{CliError, Kind};
 use std::io::{IsTerminal, Write};
 
 /// `--color`.
@@ -126,7 +126,7 @@ impl Ui {
     /// Writes `value` as one line of JSON to stdout.
     pub fn json<T: JsonOutput + ?Sized>(&self, value: &T) -> Result<(), CliError> {
         let mut line = serde_json::to_vec(value)
-            .map_err(|e| CliError::internal(format!("cannot encode the output as JSON: {e}")))?;
+            .map_err(|e| CliError::with_message(Kind::Internal, "cannot encode the output as JSON", e))?;
         line.push(b'\n');
         self.bytes(&line)
     }

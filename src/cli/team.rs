@@ -3,7 +3,7 @@
 //! and the recorded ASSEMBLY → CONVERGE run that `converge` and `coordinate` both drive.
 
 use super::context::Context;
-use super::error::CliError;
+use super::error::{CliError, Kind};
 use super::output::{JsonOutput, Ui};
 use git_mas::converge_driver::record::RunRecorder;
 use git_mas::converge_driver::{self, RunEvent, RunMeta, SinkError};
@@ -67,7 +67,7 @@ pub fn install_interrupt_handler() -> Result<(), CliError> {
             .map_err(|e| e.to_string())
         })
         .clone()
-        .map_err(|e| CliError::internal(format!("cannot install the Ctrl-C handler: {e}")))
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot install the Ctrl-C handler", e))
 }
 
 /// A team of process peers for `peers`, each hop run in `dir`; presets take their command line
@@ -83,7 +83,7 @@ pub fn team(
 ) -> Result<Vec<ProcessPeer>, CliError> {
     let store = ctx.store()?;
     let exe = std::env::current_exe()
-        .map_err(|e| CliError::internal(format!("cannot find the running git-mas executable: {e}")))?;
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot find the running git-mas executable", e))?;
     Ok(peers
         .into_iter()
         .map(|p| {
@@ -98,7 +98,7 @@ pub fn async_runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot start the async runtime", e))
 }
 
 /// `--json` output of a driver: one JSON line per event; a closed stdout stops the printing, not
@@ -173,5 +173,6 @@ pub fn execute(
 
 /// Writes `bytes` to `path` for `flag`.
 pub fn write_file(path: &Path, bytes: &[u8], flag: &str) -> Result<(), CliError> {
-    std::fs::write(path, bytes).map_err(|e| CliError::user(format!("{flag}: cannot write {}: {e}", path.display())))
+    std::fs::write(path, bytes)
+        .map_err(|e| CliError::with_message(Kind::User, format!("{flag}: cannot write {}", path.display()), e))
 }

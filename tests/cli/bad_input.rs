@@ -272,7 +272,11 @@ fn argument_values_and_flag_combinations_clap_cannot_check_are_usage_errors() {
     let cases: &[(Vec<&str>, &str, Option<&str>)] = &[
         (vec!["--agent", "alice", "focus", "publish"], "name targets with --targets", None),
         ([&converge[..], &["builtin:reference", "--goal", " "]].concat(), "--goal must be between", None),
-        ([&converge[..], &["builtin:oracle"]].concat(), "--agents: ", Some("peers are cmd:<command line>")),
+        (
+            [&converge[..], &["builtin:oracle"]].concat(),
+            "--agents is not a list of peer specs\nCaused by: ",
+            Some("peers are cmd:<command line>"),
+        ),
     ];
     for (args, want, hint) in cases {
         let out = env.mas(&repo, args);

@@ -3,7 +3,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::json::agent::{ListedAgent, NewAgentOut, SignRosterOut};
 use crate::cli::output::JsonFlag;
 use git_mas::identity::trail::{RosterChange, TRAIL_TRAILER, Trail};
@@ -90,7 +90,7 @@ fn staged_roster(ctx: &Context) -> Result<Option<gix::ObjectId>, CliError> {
     let out = git_mas::git::command(store.workdir()?)
         .args(["rev-parse", "--verify", "--quiet", &format!(":{ROSTER_PATH}")])
         .output()
-        .map_err(|e| CliError::internal(format!("cannot run git rev-parse: {e}")))?;
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot run git rev-parse", e))?;
     Ok(std::str::from_utf8(&out.stdout).ok().and_then(|s| gix::ObjectId::from_hex(s.trim().as_bytes()).ok()))
 }
 
@@ -174,7 +174,7 @@ fn new(ctx: &mut Context, args: NewArgs) -> Result<Outcome, CliError> {
     };
     let did = agent_key.did();
     append_to_roster(&path, &args.name, &did)
-        .map_err(|e| CliError::internal(format!("cannot write {}: {e}", path.display())))?;
+        .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot write {}", path.display()), e))?;
     let out = NewAgentOut {
         name: args.name.clone(),
         did: did.clone(),

@@ -3,7 +3,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::exit;
 use crate::cli::output::JsonFlag;
 use crate::cli::reports::converge_report;
@@ -88,7 +88,7 @@ fn parse_pattern(value: &str) -> Result<PatternKind, String> {
 /// Runs `converge`.
 pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<Outcome, CliError> {
     let peers = parse_agents(&args.agents).map_err(|e| {
-        CliError::usage(format!("--agents: {e}"))
+        CliError::with_message(Kind::Usage, "--agents is not a list of peer specs", e)
             .hinted("peers are cmd:<command line> or builtin:reference|greedy|faulty, e.g. --agents builtin:reference,builtin:faulty")
     })?;
     let goal = args.goal.clone().unwrap_or_else(|| default_goal(args.pattern).to_owned());

@@ -2,7 +2,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::exit;
 use crate::cli::inputs::{InputArgs, inputs_configured, read_inputs};
 use crate::cli::json::coordinate::ContinueOut;
@@ -452,7 +452,7 @@ fn development(
 /// Runs `coordinate`.
 pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError> {
     let peers = parse_agents(&args.agents).map_err(|e| {
-        CliError::usage(format!("--agents: {e}")).hinted(
+        CliError::with_message(Kind::Usage, "--agents is not a list of peer specs", e).hinted(
             "agents are cmd:<command line>, builtin:reference|greedy|faulty, or a preset (claude-code, codex, copilot, gemini, cursor, goose, opencode), optionally NAME=<spec>",
         )
     })?;

@@ -22,7 +22,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::output::Ui;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -146,7 +146,7 @@ impl Demo {
             .base(&exe, dir)
             .args(args)
             .output()
-            .map_err(|e| CliError::internal(format!("cannot run {program}: {e}")))?;
+            .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot run {program}"), e))?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr);
         // A narrated command (coordinate) tells its story on stderr and ends with its result on stdout.
@@ -178,9 +178,11 @@ fn write_fixture(dir: &Path) -> Result<(), CliError> {
     for (rel, bytes) in fixture::FIXTURE_FILES {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| CliError::internal(format!("{}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| CliError::with_message(Kind::Internal, format!("{}", parent.display()), e))?;
         }
-        std::fs::write(&path, bytes).map_err(|e| CliError::internal(format!("{}: {e}", path.display())))?;
+        std::fs::write(&path, bytes)
+            .map_err(|e| CliError::with_message(Kind::Internal, format!("{}", path.display()), e))?;
     }
     Ok(())
 }
@@ -192,7 +194,8 @@ pub fn run(ctx: &mut Context, args: DemoArgs) -> Result<Outcome, CliError> {
             if d.exists() {
                 return Err(CliError::user(format!("{} already exists; the demo needs a new directory", d.display())));
             }
-            std::fs::create_dir_all(d).map_err(|e| CliError::user(format!("cannot create {}: {e}", d.display())))?;
+            std::fs::create_dir_all(d)
+                .map_err(|e| CliError::with_message(Kind::User, format!("cannot create {}", d.display()), e))?;
             (std::fs::canonicalize(d)?, true)
         }
         None => {

@@ -22,7 +22,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::exit;
 use crate::cli::gating;
 use git_mas::attention::gate::Verdict;
@@ -92,7 +92,7 @@ fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<Outcome, CliError> {
     if let Verdict::Allow { frame, .. } = &verdict {
         let text = Receipt { agent: caller, frame: frame.clone(), binding: binding(ctx)? }.to_text();
         std::fs::write(&receipt, text)
-            .map_err(|e| CliError::internal(format!("cannot write {}: {e}", receipt.display())))?;
+            .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot write {}", receipt.display()), e))?;
     }
     Ok(finish(ctx, mode, code, "committing"))
 }
@@ -177,7 +177,7 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ou
         TrailerPlan::Nothing => return Ok(Outcome::Ok),
         TrailerPlan::Write(text) => {
             std::fs::write(&file, text)
-                .map_err(|e| CliError::internal(format!("cannot write {}: {e}", file.display())))?;
+                .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot write {}", file.display()), e))?;
             return Ok(Outcome::Ok);
         }
         TrailerPlan::Git(trailers) => trailers,
@@ -188,8 +188,10 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ou
     for (key, value) in &trailers {
         git.arg("--trailer").arg(format!("{key}: {value}"));
     }
-    let out =
-        git.arg(&file).output().map_err(|e| CliError::internal(format!("cannot run git interpret-trailers: {e}")))?;
+    let out = git
+        .arg(&file)
+        .output()
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot run git interpret-trailers", e))?;
     if !out.status.success() {
         return Err(CliError::internal(format!(
             "git interpret-trailers failed: {}",

@@ -10,7 +10,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, HostHooksOut};
 use crate::cli::output::JsonFlag;
 use git_mas::attention::git_hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
@@ -130,7 +130,7 @@ fn make_executable(path: &Path) -> Result<(), CliError> {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644) | 0o111;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| CliError::user(format!("cannot make {} executable: {e}", path.display())))?;
+            .map_err(|e| CliError::with_message(Kind::User, format!("cannot make {} executable", path.display()), e))?;
     }
     Ok(())
 }
@@ -139,12 +139,13 @@ fn make_executable(path: &Path) -> Result<(), CliError> {
 fn apply(action: Action, dir: &Path, path: &Path, name: &str) -> Result<(), CliError> {
     let current = std::fs::read_to_string(path).ok();
     let write = |text: &str| {
-        std::fs::write(path, text).map_err(|e| CliError::user(format!("cannot write {}: {e}", path.display())))
+        std::fs::write(path, text)
+            .map_err(|e| CliError::with_message(Kind::User, format!("cannot write {}", path.display()), e))
     };
     match action {
         Action::Install => {
             std::fs::create_dir_all(dir)
-                .map_err(|e| CliError::user(format!("cannot create {}: {e}", dir.display())))?;
+                .map_err(|e| CliError::with_message(Kind::User, format!("cannot create {}", dir.display()), e))?;
             let text = installed(current.as_deref(), name);
             if current.as_deref() != Some(text.as_str()) {
                 write(&text)?;
@@ -154,9 +155,8 @@ fn apply(action: Action, dir: &Path, path: &Path, name: &str) -> Result<(), CliE
         Action::Uninstall => match uninstalled(current.as_deref()) {
             Uninstall::Keep => Ok(()),
             Uninstall::Write(rest) => write(&rest),
-            Uninstall::Remove => {
-                std::fs::remove_file(path).map_err(|e| CliError::user(format!("cannot remove {}: {e}", path.display())))
-            }
+            Uninstall::Remove => std::fs::remove_file(path)
+                .map_err(|e| CliError::with_message(Kind::User, format!("cannot remove {}", path.display()), e)),
         },
         Action::Status => Ok(()),
     }

@@ -2,7 +2,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::json::agent::InitOut;
 use crate::cli::output::JsonFlag;
 use git_mas::identity::ROSTER_PATH;
@@ -32,9 +32,9 @@ pub fn run(ctx: &mut Context, args: InitArgs) -> Result<Outcome, CliError> {
     } else {
         let dir = path.parent().expect("roster path has a parent");
         std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::internal(format!("cannot create {}: {e}", dir.display())))?;
+            .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot create {}", dir.display()), e))?;
         std::fs::write(&path, HEADER)
-            .map_err(|e| CliError::internal(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot write {}", path.display()), e))?;
         true
     };
     let out = InitOut { roster: ROSTER_PATH.into(), created };

@@ -7,7 +7,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use std::path::PathBuf;
 
 /// Install man pages (git-mas.1 and one per subcommand) so that `git mas --help` works.
@@ -41,9 +41,10 @@ pub fn run(ctx: &mut Context, args: InstallManArgs) -> Result<Outcome, CliError>
             bin.parent().unwrap_or(bin).join("share").join("man").join("man1")
         }
     };
-    std::fs::create_dir_all(&dir).map_err(|e| CliError::user(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CliError::with_message(Kind::User, format!("cannot create {}", dir.display()), e))?;
     clap_mangen::generate_to(cmd, &dir)
-        .map_err(|e| CliError::user(format!("cannot write man pages to {}: {e}", dir.display())))?;
+        .map_err(|e| CliError::with_message(Kind::User, format!("cannot write man pages to {}", dir.display()), e))?;
     ctx.ui().line(&dir.join("git-mas.1").display().to_string())?;
     ctx.status("installed; `git mas --help` now opens the manual (if that directory is not searched, add its parent to MANPATH)");
     Ok(Outcome::Ok)

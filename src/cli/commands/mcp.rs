@@ -46,7 +46,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::json::mcp::{ToolOut, ToolRefusalOut};
 use crate::cli::mcp_stdio;
 use crate::cli::output::Ui;
@@ -110,7 +110,7 @@ pub fn run(ctx: &mut Context, args: McpArgs) -> Result<Outcome, CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot start the async runtime", e))?;
     let served = runtime.block_on(serve(server));
     // A read of stdin may still be blocked in a thread of the runtime (the service can end on a
     // closed stdout): nothing waits for it.
@@ -126,11 +126,13 @@ pub fn run(ctx: &mut Context, args: McpArgs) -> Result<Outcome, CliError> {
 async fn serve(server: Server) -> Result<(), CliError> {
     let (stdin, stdout) = rmcp::transport::stdio();
     let (ends, copied) = mcp_stdio::framed(stdin, stdout);
-    let service =
-        server.serve(ends).await.map_err(|e| CliError::internal(format!("the MCP session could not start: {e}")))?;
+    let service = server
+        .serve(ends)
+        .await
+        .map_err(|e| CliError::with_message(Kind::Internal, "the MCP session could not start", e))?;
     let ended = service.waiting().await;
     copied.await;
-    ended.map_err(|e| CliError::internal(format!("the MCP session failed: {e}")))?;
+    ended.map_err(|e| CliError::with_message(Kind::Internal, "the MCP session failed", e))?;
     Ok(())
 }
 

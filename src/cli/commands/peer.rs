@@ -5,7 +5,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use git_mas::coordinate::builtin::act;
 use git_mas::peers::BuiltinKind;
 use git_mas::peers::builtin::reply;
@@ -38,7 +38,7 @@ pub fn run(ctx: &mut Context, args: PeerArgs) -> Result<Outcome, CliError> {
     let text = if header.phase() == Some(ProtocolPhase::Converge) && header.get("class") == Some("development") {
         // A development hop: do the work with real `git mas` commands in this (the hop's) worktree.
         let exe = std::env::current_exe()
-            .map_err(|e| CliError::internal(format!("cannot find the running git-mas executable: {e}")))?;
+            .map_err(|e| CliError::with_message(Kind::Internal, "cannot find the running git-mas executable", e))?;
         act(args.kind, &header, &exe, &std::env::current_dir()?)
     } else {
         reply(args.kind, &prompt)

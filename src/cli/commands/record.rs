@@ -3,7 +3,7 @@
 
 use crate::cli::Outcome;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::json::record::AppendOut;
 use crate::cli::output::JsonFlag;
 use git_mas::store::{journal_ref, owner_of, validate_ref};
@@ -60,7 +60,7 @@ fn append(ctx: &mut Context, args: AppendArgs) -> Result<Outcome, CliError> {
         )));
     }
     let payload: serde_json::Value = serde_json::from_str(&args.payload)
-        .map_err(|e| CliError::usage(format!("--payload is not valid JSON: {e}")))?;
+        .map_err(|e| CliError::with_message(Kind::Usage, "--payload is not valid JSON", e))?;
     let caller = ctx.caller()?;
     let refname = args.refname.unwrap_or_else(|| journal_ref(&caller.name));
     validate_ref(&refname)?;

@@ -3,7 +3,7 @@
 
 use crate::cli::Outcome as Exit;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::json::skills::{SkillRow, SkillsList, SkillsPlaced};
 use crate::cli::output::JsonFlag;
 use git_mas::hosts::Host;
@@ -129,7 +129,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<Exit, CliE
             let store = ctx.store().map_err(|e| {
                 e.hinted("a project install goes into the repository; outside one, use --global or --dir DIR")
             })?;
-            let top = store.workdir().map_err(|e| CliError::user(e.to_string()))?;
+            let top = store.workdir().map_err(|e| CliError::new(Kind::User, e))?;
             (hosts.iter().map(|h| top.join(h.skills_project_dir())).collect(), "project")
         }
     };

@@ -7,7 +7,7 @@
 use crate::cli::Outcome;
 use crate::cli::context::Caller;
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::inputs::{InputArgs, read_inputs};
 use crate::cli::json::watch::WatchEventOut;
 use git_mas::attention::frame::{self, Published};
@@ -69,10 +69,10 @@ fn start_watcher(
             }
         },
     )
-    .map_err(|e| CliError::internal(format!("cannot start the file watcher: {e}")))?;
+    .map_err(|e| CliError::with_message(Kind::Internal, "cannot start the file watcher", e))?;
     debouncer
         .watch(workdir, RecursiveMode::Recursive)
-        .map_err(|e| CliError::internal(format!("cannot watch {}: {e}", workdir.display())))?;
+        .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot watch {}", workdir.display()), e))?;
     let mut extra: BTreeSet<PathBuf> = BTreeSet::new();
     for p in inputs.scip.iter().chain(&inputs.diagnostics) {
         let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
@@ -123,7 +123,7 @@ pub fn run(ctx: &mut Context, args: WatchArgs) -> Result<Outcome, CliError> {
     ctrlc::set_handler(move || {
         let _ = stop.send(Signal::Stop);
     })
-    .map_err(|e| CliError::internal(format!("cannot install the Ctrl-C handler: {e}")))?;
+    .map_err(|e| CliError::with_message(Kind::Internal, "cannot install the Ctrl-C handler", e))?;
     let _debouncer = start_watcher(&workdir, &args.inputs, Duration::from_millis(args.debounce_ms), tx)?;
 
     let mut last: Option<Snapshot> = frame::current_frame(store)?.map(|f| f.snapshot);
