@@ -18,6 +18,7 @@ PACKAGES=(
   "@openai/codex@0.171.0"
   "opencode-ai@1.18.33"
   "@github/copilot@1.0.102"
+  "@google/gemini-cli@0.61.0"
   "@modelcontextprotocol/inspector@2.12.0"
 )
 # The Node the Inspector runs on (it asks for >= 22.19).
