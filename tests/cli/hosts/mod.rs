@@ -1,4 +1,4 @@
-//! The real coding-agent CLIs (claude-code, codex, opencode, copilot) driving git-mas, offline:
+//! The real coding-agent CLIs (claude-code, codex, opencode, copilot, gemini) driving git-mas, offline:
 //! each host is the pinned npm release that `tests/hosts/install.sh` puts in a cache folder, its
 //! model is the scripted server of [`server`] on loopback, its HOME a throwaway directory, and what
 //! it runs is the preset's own command line.
@@ -19,6 +19,7 @@ mod claude;
 mod codex;
 mod copilot;
 mod edit_gate;
+mod gemini;
 mod inspector;
 mod mcp;
 mod mcp_session;
@@ -224,7 +225,7 @@ impl Bench {
     }
 }
 
-/// Appends every tool result in a request body (any of the three APIs) to `out`.
+/// Appends every tool result in a request body (any of the four APIs) to `out`.
 fn collect_results(body: &serde_json::Value, out: &mut String) {
     use serde_json::Value;
     fn text(v: &Value, out: &mut String) {
@@ -251,6 +252,11 @@ fn collect_results(body: &serde_json::Value, out: &mut String) {
     for i in body["input"].as_array().into_iter().flatten() {
         if i["type"].as_str().is_some_and(|t| t.ends_with("_output")) {
             text(&i["output"], out);
+        }
+    }
+    for c in body["contents"].as_array().into_iter().flatten() {
+        for p in c["parts"].as_array().into_iter().flatten() {
+            text(&p["functionResponse"]["response"], out);
         }
     }
 }

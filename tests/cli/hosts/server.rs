@@ -2,10 +2,13 @@
 //! hosts talk to a model with, and plays a scenario instead of a model.
 //!
 //! It speaks the Anthropic Messages API (`POST /v1/messages`, streaming SSE or not, and
-//! `/v1/messages/count_tokens`), the OpenAI Responses API (`POST …/responses`, streaming) and the
-//! OpenAI Chat Completions API (`POST …/chat/completions`, streaming `tool_calls`); anything else a
-//! host asks (model lists, probes, telemetry) gets a small answer of the same shape, and is logged
-//! like the rest.
+//! `/v1/messages/count_tokens`), the OpenAI Responses API (`POST …/responses`, streaming), the
+//! OpenAI Chat Completions API (`POST …/chat/completions`, streaming `tool_calls`) and the Gemini
+//! API (`POST /v1beta/models/<model>:generateContent`, `:streamGenerateContent?alt=sse` — SSE of
+//! `GenerateContentResponse` chunks, calls as `functionCall` parts — and `:countTokens`); anything
+//! else a host asks (model lists, probes, telemetry) gets a small answer of the same shape, and is
+//! logged like the rest. A Gemini request that asks for JSON by a schema and advertises no tools
+//! (gemini's model router rates each prompt so) is answered with an object of that schema.
 //!
 //! The scenario is stateless on purpose: the step a request gets is the number of tool results
 //! already in its conversation. A host's side requests (a title, a quota probe, a summary) carry no
@@ -326,6 +329,12 @@ fn serve(conn: TcpStream, scenario: &Scenario, log: &Mutex<Vec<Logged>>) {
         responses(scenario, &json)
     } else if req.method == "POST" && path.ends_with("/chat/completions") {
         chat(scenario, &json, streaming)
+    } else if req.method == "POST" && path.ends_with(":countTokens") {
+        Response::json(json!({"totalTokens": 100}))
+    } else if req.method == "POST" && path.ends_with(":generateContent") {
+        gemini(scenario, &json, &path, false)
+    } else if req.method == "POST" && path.ends_with(":streamGenerateContent") {
+        gemini(scenario, &json, &path, true)
     } else if path.ends_with("/models") {
         Response::json(json!({
             "object": "list",
@@ -386,12 +395,19 @@ pub struct Tool {
     pub namespace: Option<String>,
 }
 
-/// The tools a request advertises, in any of the three APIs' shapes; a Responses `namespace`
-/// tool (codex's MCP servers, for a model that has no tool search) stands for its functions.
+/// The tools a request advertises, in any of the four APIs' shapes; a Responses `namespace`
+/// tool (codex's MCP servers, for a model that has no tool search) stands for its functions, and
+/// a Gemini tool for its `functionDeclarations` (a built-in such as `googleSearch` is none).
 pub fn tools(body: &Value) -> Vec<Tool> {
     let Some(list) = body["tools"].as_array() else { return Vec::new() };
     list.iter()
         .flat_map(|t| {
+            if let Some(declarations) = t.get("functionDeclarations").and_then(Value::as_array) {
+                return declarations.iter().filter_map(gemini_tool).collect();
+            }
+            if t.get("type").is_none() && t.get("name").is_none() {
+                return Vec::new();
+            }
             if let Some(f) = t.get("function").filter(|f| f.is_object()) {
                 // Chat Completions.
                 let Some(name) = f["name"].as_str() else { return Vec::new() };
@@ -408,6 +424,17 @@ pub fn tools(body: &Value) -> Vec<Tool> {
             vec![Tool { name, kind, schema, namespace: None }]
         })
         .collect()
+}
+
+/// A Gemini function declaration: its schema is `parametersJsonSchema` (JSON Schema) or
+/// `parameters` (the OpenAPI subset, types in capitals).
+fn gemini_tool(declaration: &Value) -> Option<Tool> {
+    let name = declaration["name"].as_str()?.to_owned();
+    let schema = match declaration.get("parametersJsonSchema") {
+        Some(schema) => schema.clone(),
+        None => declaration["parameters"].clone(),
+    };
+    Some(Tool { name, kind: "function".into(), schema, namespace: None })
 }
 
 /// The functions of a Responses `namespace` tool, each in that namespace.
@@ -469,7 +496,8 @@ fn fill_required(schema: &Value, args: &mut serde_json::Map<String, Value>) {
         let value = if let Some(first) = prop["enum"].as_array().and_then(|e| e.first()) {
             first.clone()
         } else {
-            match prop["type"].as_str() {
+            // Gemini's OpenAPI subset writes the types in capitals.
+            match prop["type"].as_str().map(str::to_ascii_lowercase).as_deref() {
                 Some("integer") | Some("number") => json!(60),
                 Some("boolean") => json!(false),
                 Some("array") => json!([]),
@@ -802,4 +830,44 @@ fn chat(scenario: &Scenario, body: &Value, streaming: bool) -> Response {
     };
     let events = vec![(None, chunk(message, Value::Null, Value::Null)), (None, chunk(json!({}), json!(finish), usage))];
     Response::sse(events, true)
+}
+
+// ---- Gemini ----
+
+/// The JSON schema a Gemini request asks its answer to follow, if any.
+fn gemini_answer_schema(body: &Value) -> Option<&Value> {
+    let config = &body["generationConfig"];
+    ["responseJsonSchema", "responseSchema"].iter().map(|k| &config[*k]).find(|s| s.is_object())
+}
+
+fn gemini(scenario: &Scenario, body: &Value, path: &str, streaming: bool) -> Response {
+    let done = body["contents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p.get("functionResponse").is_some())
+        .count();
+    let model = path.rsplit('/').next().and_then(|m| m.split(':').next()).unwrap_or("mock-model");
+    let part = match gemini_answer_schema(body).filter(|_| tools(body).is_empty()) {
+        Some(schema) => {
+            let mut answer = serde_json::Map::new();
+            fill_required(schema, &mut answer);
+            json!({"text": Value::Object(answer).to_string()})
+        }
+        None => match turn(scenario, body, done) {
+            Turn::Call(i, call) => json!({"functionCall": {
+                "name": call.name, "id": format!("call_{i:04}"),
+                "args": serde_json::from_str::<Value>(&call.arguments).unwrap_or(json!({}))
+            }}),
+            Turn::Search(..) => json!({"text": "SCENARIO ERROR: no tool search here"}),
+            Turn::Text(text) => json!({"text": text}),
+        },
+    };
+    let response = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+        "modelVersion": model, "responseId": "resp_test"
+    });
+    if streaming { Response::sse(vec![(None, response)], false) } else { Response::json(response) }
 }
