@@ -32,6 +32,8 @@
 //!   `.gemini/settings.json` or `~/.gemini/settings.json`, Claude's shape with a regular
 //!   expression as matcher and the timeout in milliseconds (a `10` there is 10 ms: an
 //!   installer's fix, ArmisSecurity/armis-cli#204, says so); the settings file may hold comments.
+//!   `$GEMINI_CLI_HOME/.gemini` replaces `~/.gemini` when that variable is set (its source's
+//!   `homedir()`).
 //! - Cursor (third-party integrations of cursor.com/docs/hooks; the primary page was not
 //!   readable): `.cursor/hooks.json` or `~/.cursor/hooks.json`, `{version: 1, hooks:
 //!   {preToolUse: [{command, matcher, failClosed}]}}`; `failClosed: true` makes a crashed hook
@@ -79,6 +81,18 @@
 //!   nothing, so a folder whose `package.json` and `node_modules/` already exist needs no
 //!   network.
 //! - claude-code 2.1.332 reads the worktree's `.claude/settings.json` and needs nothing more.
+//! - gemini 0.61.0 reads a project's `.gemini/settings.json` (hooks and MCP servers) only in a
+//!   folder it trusts: `~/.gemini/trustedFolders.json`, or `GEMINI_CLI_TRUST_WORKSPACE=true` in
+//!   its environment. Untrusted, headless gemini does not run at all ("Gemini CLI is not running
+//!   in a trusted directory", exit 55); with `--skip-trust` (which the preset carries, so that an
+//!   agent's fresh worktree runs) it runs, but the settings were read before the flag took effect,
+//!   so the hook never fires and its `write_file` wrote the file bob held. Decision: an agent's
+//!   session gets `GEMINI_CLI_TRUST_WORKSPACE=true` before its line ([`session_prefix`]), which
+//!   trusts the worktree for that process and saves nothing; with it the session is refused the
+//!   held file (`write_file` and `replace` answered "Tool execution blocked: git mas gate: … is
+//!   held by bob", which gemini hands its model as the tool's error). Its payload is
+//!   `{session_id, transcript_path, cwd, hook_event_name: "BeforeTool", timestamp, tool_name,
+//!   tool_input}` with an absolute `tool_input.file_path` (`tests/fixtures/hook-payloads/gemini/`).
 //!
 //! Measured 2026-12-01 in a main checkout (`cargo test --test cli hosts::trust`), codex 0.171.0
 //! with a plain `codex exec --sandbox danger-full-access --ephemeral --color never -`:
@@ -671,12 +685,14 @@ pub fn session_args(host: Host) -> Vec<String> {
 /// What goes before a host's command line (environment assignments, `sh` syntax) so that an
 /// agent's session loads the hook [`install_in_worktree`] put in its worktree: for opencode,
 /// `OPENCODE_CONFIG_CONTENT` (a config layer of its own) naming the plugin in the worktree's git
-/// dir by a `file://` URL. The git dir is found when the line runs, in the worktree.
+/// dir by a `file://` URL (the git dir is found when the line runs, in the worktree); for gemini,
+/// `GEMINI_CLI_TRUST_WORKSPACE=true` (it reads the worktree's settings only in a trusted folder).
 pub fn session_prefix(host: Host) -> Option<String> {
     match host {
         Host::OpenCode => Some(format!(
             r#"OPENCODE_CONFIG_CONTENT="{{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/{OPENCODE_WORKTREE_PLUGIN}\"]}}""#
         )),
+        Host::Gemini => Some(super::mcp::GEMINI_TRUST_WORKSPACE.to_string()),
         _ => None,
     }
 }
@@ -722,11 +738,24 @@ pub fn notes(host: Host, scope: &Scope) -> Vec<String> {
              copilot agents get it)"
                 .to_string(),
         ],
-        (Host::Gemini, _) => vec![
-            "Gemini CLI runs hooks while hooksConfig.enabled is true (the default in current releases); \
-             releases that shipped hooks as experimental also need tools.enableHooks: true in settings.json"
-                .to_string(),
-        ],
+        (Host::Gemini, scope) => {
+            let mut notes = Vec::new();
+            if let Scope::Project(_) = scope {
+                notes.push(
+                    "Gemini CLI reads a project's .gemini/settings.json only in a folder it trusts: trust this one \
+                     (git mas hooks install --host gemini --trust writes ~/.gemini/trustedFolders.json) or run \
+                     gemini with GEMINI_CLI_TRUST_WORKSPACE=true (coordinate's gemini agents get it); --skip-trust \
+                     does not load the hook"
+                        .to_string(),
+                );
+            }
+            notes.push(
+                "Gemini CLI runs hooks while hooksConfig.enabled is true (the default in 0.61.0); releases that \
+                 shipped hooks as experimental also need tools.enableHooks: true in settings.json"
+                    .to_string(),
+            );
+            notes
+        }
         _ => Vec::new(),
     }
 }

@@ -163,7 +163,7 @@ fn the_global_files_follow_home_and_the_hosts_overrides() {
         (Host::ClaudeCode, "/h/.claude/settings.json", "CLAUDE_CONFIG_DIR", "/c/settings.json"),
         (Host::Codex, "/h/.codex/hooks.json", "CODEX_HOME", "/c/hooks.json"),
         (Host::Copilot, "/h/.copilot/hooks/git-mas.json", "COPILOT_HOME", "/c/hooks/git-mas.json"),
-        (Host::Gemini, "/h/.gemini/settings.json", "", ""),
+        (Host::Gemini, "/h/.gemini/settings.json", "GEMINI_CLI_HOME", "/c/.gemini/settings.json"),
         (Host::Cursor, "/h/.cursor/hooks.json", "", ""),
         (Host::Goose, "/h/.agents/plugins/git-mas/hooks/hooks.json", "", ""),
         (Host::OpenCode, "/h/.config/opencode/plugins/git-mas.js", "XDG_CONFIG_HOME", "/c/opencode/plugins/git-mas.js"),

@@ -36,7 +36,23 @@
 //!   start fail the session instead of leaving the model without its tools.
 //! - Cursor (cursor.com/docs/context/mcp): `.cursor/mcp.json`, `~/.cursor/mcp.json`, `mcpServers`.
 //! - Gemini CLI (google-gemini/gemini-cli docs/tools/mcp-server.md): `mcpServers` in
-//!   `.gemini/settings.json` or `~/.gemini/settings.json` (comments allowed).
+//!   `.gemini/settings.json` or `~/.gemini/settings.json` (`$GEMINI_CLI_HOME/.gemini` when set;
+//!   comments allowed), `{command, args, env}`. What gemini 0.61.0 does with it (run offline
+//!   against the scripted model: `cargo test --test cli hosts::gemini`): it reads a project's
+//!   settings, and starts a stdio server, only in a trusted folder (an agent's session is trusted
+//!   with `GEMINI_CLI_TRUST_WORKSPACE=true`, [`session_prefix`]; `--skip-trust` runs gemini but
+//!   leaves the project's settings unread). It offers the tools as `mcp_git-mas_<tool>` and adds
+//!   a boolean `wait_for_previous` to every tool's schema, which it passes on to the server
+//!   with the call when the model sets it. It starts the server with its own environment minus
+//!   every variable whose name matches `/TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|CREDS|
+//!   PRIVATE|CERT/i` (`packages/core/src/services/environmentSanitization.ts`), so
+//!   `GIT_MAS_KEY_DIR` never arrives and the server, looking for keys in the default directory,
+//!   answers "no private key". The entry's own `env` is passed as written, and gemini expands
+//!   `${VAR}` and `${VAR:-default}` in every string of a settings file from its unfiltered
+//!   environment when it loads the file, so our entry carries `"env": {"GIT_MAS_KEY_DIR":
+//!   "${GIT_MAS_KEY_DIR:-}"}`: the server gets the session's key directory, or an empty value
+//!   (read as unset) when the session has none. A literal path would pin one machine's keys in
+//!   the file, and a new flag or variable would be one more thing for every other host to pass.
 //! - Copilot CLI (docs.github.com, "Use Copilot CLI"): the user's `$COPILOT_HOME/mcp-config.json`
 //!   (`~/.copilot/mcp-config.json`), `mcpServers.<name>: {type: "local", command, args, tools}`;
 //!   for a project, the same shape in `.copilot/mcp-config.json`, which copilot loads when named
@@ -61,6 +77,10 @@ use std::path::{Path, PathBuf};
 
 /// The name the server is registered under.
 pub const SERVER_NAME: &str = "git-mas";
+
+/// The variable that names the directory of the agents' private keys
+/// ([`crate::identity::key::key_dir`]).
+pub const KEY_DIR_VAR: &str = "GIT_MAS_KEY_DIR";
 
 /// The manual step for goose, the one host this module does not edit.
 pub const GOOSE_MANUAL: &str = "run `goose configure`, choose Add Extension > Command-line Extension, \
@@ -120,6 +140,9 @@ pub fn entry_value(host: Host, agent: Option<&str>) -> serde_json::Value {
         McpEntry::LocalArgv => json!({"type": "local", "command": argv, "enabled": true}),
         McpEntry::LocalWithTools => json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
         McpEntry::CommandArgs => json!({"command": command, "args": args}),
+        McpEntry::CommandArgsKeyDir => {
+            json!({"command": command, "args": args, "env": {KEY_DIR_VAR: format!("${{{KEY_DIR_VAR}:-}}")}})
+        }
     }
 }
 
@@ -414,6 +437,20 @@ pub fn session_args(host: Host, agent: Option<&str>) -> Vec<String> {
     }
 }
 
+/// What goes before a host's command line (environment assignments, `sh` syntax) so that an
+/// agent's session starts the server registered in its worktree: for gemini,
+/// `GEMINI_CLI_TRUST_WORKSPACE=true`, without which it reads no project settings (module docs).
+pub fn session_prefix(host: Host) -> Option<&'static str> {
+    match host {
+        Host::Gemini => Some(GEMINI_TRUST_WORKSPACE),
+        _ => None,
+    }
+}
+
+/// Trusts the working directory for one gemini process: it then reads the project's
+/// `.gemini/settings.json` (hooks, MCP servers) and `.agents/skills`.
+pub const GEMINI_TRUST_WORKSPACE: &str = "GEMINI_CLI_TRUST_WORKSPACE=true";
+
 /// What a host needs, besides the file, before it starts the server (said on install and status).
 pub fn notes(host: Host, scope: &Scope) -> Vec<String> {
     match (host, scope) {
@@ -442,6 +479,12 @@ pub fn notes(host: Host, scope: &Scope) -> Vec<String> {
         (Host::Copilot, Scope::Project(_)) => vec![
             "Copilot loads a project's MCP file when named: run copilot with --additional-mcp-config \
              @.copilot/mcp-config.json (coordinate's copilot agents get it)"
+                .to_string(),
+        ],
+        (Host::Gemini, Scope::Project(_)) => vec![
+            "Gemini CLI reads a project's .gemini/settings.json, and starts its servers, only in a folder it \
+             trusts: trust it (`git mas hooks install --host gemini --trust` writes ~/.gemini/trustedFolders.json), \
+             or run gemini with GEMINI_CLI_TRUST_WORKSPACE=true (coordinate's gemini agents get it)"
                 .to_string(),
         ],
         _ => Vec::new(),

@@ -219,6 +219,10 @@ pub enum McpFormat {
 pub enum McpEntry {
     /// `{command, args}`.
     CommandArgs,
+    /// `{command, args, env: {GIT_MAS_KEY_DIR: "${GIT_MAS_KEY_DIR:-}"}}`: for a host that drops
+    /// every variable whose name holds `KEY` from a server's environment but expands `${VAR:-}`
+    /// in its settings file from its own (gemini; see [`mcp`]).
+    CommandArgsKeyDir,
     /// `{type: "local", command, args, tools: ["*"]}`.
     LocalWithTools,
     /// `{type: "local", command: [argv…], enabled: true}`.
@@ -435,7 +439,7 @@ pub const TABLE: [Facts; 7] = [
         product: "Gemini CLI",
         hooks: HookFacts {
             project_dir: ".gemini",
-            user_dir: UserDir::home(".gemini"),
+            user_dir: UserDir::moved("GEMINI_CLI_HOME", ".gemini", ".gemini"),
             file: "settings.json",
             layout: HookLayout::Merged,
             event: "BeforeTool",
@@ -459,17 +463,17 @@ pub const TABLE: [Facts; 7] = [
         answer: AnswerFormat::Decision { message: "systemMessage" },
         mcp: Some(McpFacts {
             project_file: ".gemini/settings.json",
-            user_dir: UserDir::home(".gemini"),
+            user_dir: UserDir::moved("GEMINI_CLI_HOME", ".gemini", ".gemini"),
             user_file: "settings.json",
             format: McpFormat::Json { key: "mcpServers", comments: true },
-            entry: McpEntry::CommandArgs,
+            entry: McpEntry::CommandArgsKeyDir,
         }),
-        skills: SkillsFacts { project_dir: ".agents/skills", user_dir: UserDir::home(".gemini/skills") },
-        preset: PresetFacts { command: "gemini --approval-mode yolo", words_after: None },
-        verified: Verification::Documented {
-            source: "google-gemini/gemini-cli docs (hooks/reference.md, tools/mcp-server.md, cli/skills.md)",
-            checked: "2026-12",
+        skills: SkillsFacts {
+            project_dir: ".agents/skills",
+            user_dir: UserDir::moved("GEMINI_CLI_HOME", ".gemini/skills", ".gemini/skills"),
         },
+        preset: PresetFacts { command: "gemini --approval-mode yolo --skip-trust", words_after: None },
+        verified: Verification::Real { package: "@google/gemini-cli", version: "0.61.0" },
     },
     Facts {
         host: Host::Cursor,
@@ -610,6 +614,13 @@ mod tests {
         let claude = Host::ClaudeCode.facts().mcp.unwrap().user_dir;
         assert_eq!(claude.resolve(&E(&[("HOME", "/h"), ("CLAUDE_CONFIG_DIR", "/c")])), Some(PathBuf::from("/c")));
         assert_eq!(claude.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h")));
+        // Gemini CLI takes its home from GEMINI_CLI_HOME when set.
+        let gemini = Host::Gemini.facts().skills.user_dir;
+        assert_eq!(gemini.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h/.gemini/skills")));
+        assert_eq!(
+            gemini.resolve(&E(&[("HOME", "/h"), ("GEMINI_CLI_HOME", "/g")])),
+            Some(PathBuf::from("/g/.gemini/skills"))
+        );
     }
 
     #[test]

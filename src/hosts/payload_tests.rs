@@ -53,6 +53,11 @@ fn payload_table() {
         (OpenCode, fixture!("opencode", "apply-patch-lines"), "apply_patch", Some(P), vec![hunk(PAIR, &["    1"])]),
         (OpenCode, fixture!("opencode", "read"), "read", Some(P), vec![]),
         (OpenCode, fixture!("opencode", "bash"), "bash", Some(P), vec![]),
+        (Gemini, fixture!("gemini", "write-file"), "write_file", Some(P), vec![whole(FRESH)]),
+        (Gemini, fixture!("gemini", "replace"), "replace", Some(P), vec![replaced(REPORT, &[USE])]),
+        (Gemini, fixture!("gemini", "replace-lines"), "replace", Some(P), vec![replaced(PAIR, &["    1\n"])]),
+        (Gemini, fixture!("gemini", "read-file"), "read_file", Some(P), vec![]),
+        (Gemini, fixture!("gemini", "run-shell-command"), "run_shell_command", Some(P), vec![]),
         // From the hosts' documentation (copilot's toolArgs as a JSON string, as its reference shows).
         (
             Copilot,
@@ -75,21 +80,6 @@ fn payload_table() {
             Some("/home/user/project"),
             vec![whole("/home/user/project/notes/analysis.ipynb")],
         ),
-        (
-            Gemini,
-            fixture!("gemini", "write-file"),
-            "write_file",
-            Some("/home/user/project"),
-            vec![whole("/home/user/project/src/money.rs")],
-        ),
-        (
-            Gemini,
-            fixture!("gemini", "replace"),
-            "replace",
-            Some("/home/user/project"),
-            vec![replaced("src/money.rs", &[money])],
-        ),
-        (Gemini, fixture!("gemini", "read-file"), "read_file", Some("/home/user/project"), vec![]),
         (
             Cursor,
             fixture!("cursor", "write"),

@@ -12,7 +12,7 @@
 //! | `claude-code` | `claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'` | claude-code 2.1.332 |
 //! | `codex` | `codex exec --sandbox danger-full-access --ephemeral --color never -` | codex-cli 0.171.0 |
 //! | `copilot` | `copilot -s --allow-all-tools --no-ask-user` | copilot 1.0.102 |
-//! | `gemini` | `gemini --approval-mode yolo` | no: vendor docs only |
+//! | `gemini` | `gemini --approval-mode yolo --skip-trust` | gemini-cli 0.61.0 |
 //! | `cursor` | `cursor-agent -p --force --output-format text` | no: vendor docs only |
 //! | `goose` | `goose run --no-session --instructions -` | no: vendor docs only |
 //! | `opencode` | `opencode run --auto` | opencode 1.18.33 |
@@ -46,13 +46,23 @@
 //! - **copilot** with piped stdin and no `-p` runs non-interactively; `--allow-all-tools` is
 //!   required without a terminal, `--no-ask-user` keeps it from waiting on a question, `-s`
 //!   prints only the reply.
+//! - **gemini** (0.61.0) with piped stdin and no `-p` runs headless, the whole of stdin its
+//!   prompt (a 160 KiB prompt arrived whole), and prints only the reply on stdout.
+//!   `--approval-mode yolo` (the same as `--yolo`) runs every tool call without asking. Headless,
+//!   it refuses to run at all in a folder it does not trust ("Gemini CLI is not running in a
+//!   trusted directory", exit 55), and an agent's worktree is a new folder nobody trusted:
+//!   `--skip-trust` lets it run there, without reading the worktree's `.gemini/settings.json`
+//!   (project skills in `.agents/skills` are still read). It asks the model's API once more per
+//!   prompt to pick a model (a JSON "complexity score" request to a flash-lite model), and with
+//!   `privacy.usageStatisticsEnabled` left on it also reaches for Google's statistics host.
 //!
 //! An agent whose worktree has its host's edit hook (coordinate installs it; `--no-edit-gate`
 //! does not) runs [`Host::session_command_line`] instead: codex with the hook inline
 //! (`-c hooks.PreToolUse=[…]`) and `--dangerously-bypass-hook-trust`, copilot with
 //! `--trust-folder`, opencode with `OPENCODE_CONFIG_CONTENT` naming the plugin in the worktree's
-//! git dir; without those, each of the three runs no hook from a linked worktree (or, for
-//! opencode, first npm-installs into the worktree). Why, and what was measured:
+//! git dir, gemini with `GEMINI_CLI_TRUST_WORKSPACE=true` (the worktree trusted for that process);
+//! without those, each of the four runs no hook from a linked worktree (or, for opencode, first
+//! npm-installs into the worktree). Why, and what was measured:
 //! [`crate::hosts::hooks`].
 //!
 //! An agent whose worktree has the git-mas MCP server registered as that agent (coordinate does
@@ -63,7 +73,9 @@
 //! with git-mas's environment passed through and its tools approved (it reads a linked worktree's
 //! `.codex/` no more than its hooks, clears a server's environment, and in `exec` refuses a tool
 //! that writes without approval), copilot `--additional-mcp-config
-//! @.copilot/mcp-config.json`. Opencode reads the worktree's `opencode.json` itself.
+//! @.copilot/mcp-config.json`, gemini `GEMINI_CLI_TRUST_WORKSPACE=true` before its line (it
+//! starts a project's servers only in a trusted folder). Opencode reads the worktree's
+//! `opencode.json` itself.
 //!
 //! A host that is not logged in (claude prints `Not logged in · Please run /login` on stdout and
 //! exits 1) or cannot reach its model is a failed call, its own words quoted
@@ -110,6 +122,7 @@ impl Host {
     /// what the host needs to use it unattended: for the edit hook
     /// ([`hooks::install_in_worktree`]), [`hooks::session_prefix`] before the line and
     /// [`hooks::session_args`]; for the MCP server ([`mcp::install_in_worktree`]),
+    /// [`mcp::session_prefix`] before the line (once, when the hook's is the same),
     /// [`mcp::session_args`] and, for claude-code, the permission to call the server's tools
     /// (`mcp__git-mas`). Codex's words go after `codex exec`, the others' at the end. The lines
     /// of presets whose hosts need nothing are unchanged.
@@ -135,10 +148,16 @@ impl Host {
             };
             line = format!("{} {words}{}", &line[..cut], &line[cut..]);
         }
-        match hooks::session_prefix(host).filter(|_| wiring.edit_gate) {
-            Some(prefix) => format!("{prefix} {line}"),
-            None => line,
+        let mut prefixes: Vec<String> = Vec::new();
+        let hook_prefix = hooks::session_prefix(host).filter(|_| wiring.edit_gate);
+        let server_prefix = mcp::session_prefix(host).filter(|_| wiring.mcp).map(String::from);
+        for prefix in [hook_prefix, server_prefix].into_iter().flatten() {
+            if !prefixes.contains(&prefix) {
+                prefixes.push(prefix);
+            }
         }
+        prefixes.push(line);
+        prefixes.join(" ")
     }
 
     /// The git config keys that override the command line for peer `peer`, in the order they are
@@ -260,6 +279,10 @@ mod tests {
             Host::OpenCode.session_command_line(None, GATE, "a"),
             r#"OPENCODE_CONFIG_CONTENT="{\"plugin\":[\"file://$(git rev-parse --absolute-git-dir)/mas-opencode-gate.js\"]}" opencode run --auto"#
         );
+        assert_eq!(
+            Host::Gemini.session_command_line(None, GATE, "a"),
+            "GEMINI_CLI_TRUST_WORKSPACE=true gemini --approval-mode yolo --skip-trust"
+        );
         for preset in [Host::ClaudeCode, Host::Goose, Host::Cursor] {
             assert_eq!(
                 preset.session_command_line(Some("make"), GATE, "a"),
@@ -294,6 +317,10 @@ mod tests {
             Host::Copilot.session_command_line(None, MCP, "c"),
             "copilot -s --allow-all-tools --no-ask-user --additional-mcp-config @.copilot/mcp-config.json"
         );
+        assert_eq!(
+            Host::Gemini.session_command_line(None, MCP, "a"),
+            "GEMINI_CLI_TRUST_WORKSPACE=true gemini --approval-mode yolo --skip-trust"
+        );
         for preset in [Host::OpenCode, Host::Goose, Host::Cursor] {
             assert_eq!(preset.session_command_line(None, MCP, "a"), preset.command_line(None), "{preset}");
         }
@@ -304,6 +331,11 @@ mod tests {
         let codex = Host::Codex.session_command_line(None, both, "alice");
         let (hook, server) = (codex.find("hooks.PreToolUse").unwrap(), codex.find("mcp_servers").unwrap());
         assert!(hook < server, "{codex}");
+        // The same prefix for the hook and the server is said once.
+        assert_eq!(
+            Host::Gemini.session_command_line(None, both, "a"),
+            "GEMINI_CLI_TRUST_WORKSPACE=true gemini --approval-mode yolo --skip-trust"
+        );
         let (cmd, _) = resolve_command(Host::ClaudeCode, "alice", None, MCP, config(&[]));
         assert!(cmd.ends_with("mcp__git-mas --mcp-config .mcp.json"), "{cmd}");
     }
@@ -360,13 +392,12 @@ mod tests {
 
     #[test]
     fn the_unverified_templates_are_pinned_to_their_vendors_docs() {
-        // goose and cursor-agent install from no registry the test suite reaches, and gemini is not yet run here:
+        // goose and cursor-agent install from no registry the test suite reaches:
         // what their vendors document, and changes only on purpose.
         assert_eq!(Host::Goose.default_command(), "goose run --no-session --instructions -");
         assert_eq!(Host::Cursor.default_command(), "cursor-agent -p --force --output-format text");
-        assert_eq!(Host::Gemini.default_command(), "gemini --approval-mode yolo");
         let unverified: Vec<_> = Host::ALL.into_iter().filter(|p| !p.verified()).collect();
-        assert_eq!(unverified, [Host::Gemini, Host::Cursor, Host::Goose]);
+        assert_eq!(unverified, [Host::Cursor, Host::Goose]);
     }
 
     #[test]

@@ -14,14 +14,20 @@
 //! | `claude-code` | `.claude/skills/` | `~/.claude/skills/` |
 //! | `cursor` | `.cursor/skills/` | `~/.cursor/skills/` |
 //! | `copilot` | `.agents/skills/` | `~/.copilot/skills/` |
+//! | `gemini` | `.agents/skills/` | `~/.gemini/skills/` (`$GEMINI_CLI_HOME/.gemini/skills/` when set) |
 //! | `goose` | `.agents/skills/` | `$XDG_CONFIG_HOME/goose/skills/` (default `~/.config`) |
 //! | `opencode` | `.agents/skills/` | `$XDG_CONFIG_HOME/opencode/skills/` (default `~/.config`) |
 //! | `codex` | `.agents/skills/` | `$CODEX_HOME/skills/` (default `~/.codex`) |
 //!
 //! Project paths are relative to the repository's top level. Decision: **a project install goes
 //! where the host reads by default**, and for every host but claude-code and cursor that is the
-//! portable `.agents/skills` (codex, opencode and copilot were seen reading it in the requests the
-//! real CLIs send their model; goose's source reads it), so one project install serves them all.
+//! portable `.agents/skills` (codex, opencode, copilot and gemini were seen reading it in the
+//! requests the real CLIs send their model; goose's source reads it), so one project install
+//! serves them all. Gemini CLI 0.61.0 reads `.gemini/skills` and `.agents/skills` in a project
+//! (when its folder is trusted, or run with `--skip-trust`), `~/.gemini/skills` and
+//! `~/.agents/skills` for the user (`SkillManager.discoverSkills` in its bundle); it lists each
+//! skill's name and description in the system prompt and offers them by name as the `enum` of
+//! its `activate_skill` tool (`cargo test --test cli hosts::gemini`).
 //! claude-code reads `.claude/skills` and not `.agents/skills`. The global column is the design's
 //! host table (Claude Code, Copilot, Goose and OpenCode as listed there; Cursor's and Codex's user
 //! directories as those hosts document them).

@@ -2,8 +2,8 @@
 //! load a project's hooks only in a folder the user trusts, and Codex runs a hook only once that
 //! exact hook is trusted. An installed file the host ignores protects nothing, so `hooks status`
 //! reads the host's own trust files and says what it finds ([`Effect`]), and `hooks install
-//! --trust` writes Codex's trust itself (the only host whose trust is a plain file entry we can
-//! compute; for the others the remedy says what to do).
+//! --trust` writes Codex's and Gemini's trust itself (the hosts whose trust is a plain file entry
+//! we can compute; for the others the remedy says what to do).
 //!
 //! What each host's files say (measured with the real CLIs 2026-12-01, see [`super::hooks`]'s
 //! module docs):
@@ -18,9 +18,15 @@
 //!   since it was trusted, and codex skips it without a word. `enabled = false` there disables it.
 //! - Copilot CLI 1.0.102: `trusted_folders` in `$COPILOT_HOME/config.json` (else
 //!   `~/.copilot/config.json`), a list of absolute folders; a folder trusts what is under it.
-//! - Gemini CLI 0.61.0: `~/.gemini/trustedFolders.json`, an object from absolute path to
+//! - Gemini CLI 0.61.0: `~/.gemini/trustedFolders.json` (`$GEMINI_CLI_TRUSTED_FOLDERS_PATH` when
+//!   set; `$GEMINI_CLI_HOME/.gemini/` for `~/.gemini/`), an object from absolute path to
 //!   `TRUST_FOLDER` (that folder and below), `TRUST_PARENT` (its parent and below) or
 //!   `DO_NOT_TRUST`; `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace for that process.
+//!   Untrusted, gemini reads none of the project's `.gemini/settings.json` (hooks, MCP servers)
+//!   and, headless, refuses to run (exit 55); `--skip-trust` makes it run without reading them.
+//!   `hooks install --host gemini --trust` writes `"<project>": "TRUST_FOLDER"` there; then a
+//!   plain headless `gemini` in the project was refused the held file (`cargo test --test cli
+//!   hosts::gemini`).
 //!
 //! Everything here is read from files; a host may still refuse for a reason its files do not show
 //! (a managed policy, a flag on its command line), which is why the state says "as far as its
@@ -248,8 +254,14 @@ pub fn copilot_effect(config: Option<&str>, config_path: &Path, dir: &Path) -> E
 }
 
 /// What gemini's `trustedFolders.json` says about loading `dir`'s hooks; `env_trusts`:
-/// `GEMINI_CLI_TRUST_WORKSPACE=true` in this environment.
-pub fn gemini_effect(folders: Option<&str>, folders_path: &Path, dir: &Path, env_trusts: bool) -> Effect {
+/// `GEMINI_CLI_TRUST_WORKSPACE=true` in this environment; `command`: what writes the trust.
+pub fn gemini_effect(
+    folders: Option<&str>,
+    folders_path: &Path,
+    dir: &Path,
+    env_trusts: bool,
+    command: &str,
+) -> Effect {
     if env_trusts {
         return Effect::loaded("workspace trusted by GEMINI_CLI_TRUST_WORKSPACE=true in this environment");
     }
@@ -278,12 +290,52 @@ pub fn gemini_effect(folders: Option<&str>, folders_path: &Path, dir: &Path, env
     Effect::not_loaded(
         "folder not trusted by gemini",
         format!(
-            "add \"{}\": \"TRUST_FOLDER\" to {} (gemini asks when started here interactively), or run gemini with \
-             GEMINI_CLI_TRUST_WORKSPACE=true",
+            "run `{command}` (it adds \"{}\": \"TRUST_FOLDER\" to {}; gemini asks when started here \
+             interactively), or run gemini with GEMINI_CLI_TRUST_WORKSPACE=true",
             dir.display(),
             folders_path.display()
         ),
     )
+}
+
+/// Gemini's trusted-folders file: `$GEMINI_CLI_TRUSTED_FOLDERS_PATH`, else `trustedFolders.json`
+/// in its user folder (`~/.gemini`, `$GEMINI_CLI_HOME/.gemini` when set).
+pub fn gemini_folders(env: &dyn Env) -> Option<PathBuf> {
+    if let Some(path) = env.var("GEMINI_CLI_TRUSTED_FOLDERS_PATH") {
+        return Some(path);
+    }
+    Host::Gemini.facts().hooks.user_dir.resolve(env).map(|dir| dir.join("trustedFolders.json"))
+}
+
+/// Gemini's `trustedFolders.json` (`folders`, at `path`; `None`: absent) with `dir` trusted as
+/// `TRUST_FOLDER`, the rest of its bytes as they were: `None` when it trusts `dir` already. An
+/// entry of `dir`'s own (`DO_NOT_TRUST`, say) gets the new level; a file gemini would not read is
+/// refused.
+pub fn gemini_trusted(folders: Option<&str>, path: &Path, dir: &Path) -> Result<Option<String>, HostHookError> {
+    if gemini_effect(folders, path, dir, false, "").loaded {
+        return Ok(None);
+    }
+    let key = dir.display().to_string();
+    let level = serde_json::Value::from("TRUST_FOLDER");
+    let Some(text) = folders.filter(|t| !t.trim().is_empty()) else {
+        let mut top = serde_json::Map::new();
+        top.insert(key, level);
+        return Ok(Some(super::edit::pretty(&serde_json::Value::Object(top))));
+    };
+    let top = super::edit::parse_object(path, text, true)?;
+    let mut out = text.to_string();
+    match top.properties.iter().find(|p| p.name.as_str() == key) {
+        Some(own) => {
+            use jsonc_parser::common::Ranged;
+            let range = own.value.range();
+            out.replace_range(range.start..range.end, &level.to_string());
+        }
+        None => {
+            let last = top.properties.last().map(|p| p.range);
+            out = super::edit::append(text, top.range, last, Some(&key), &level);
+        }
+    }
+    Ok(Some(out))
 }
 
 /// The project root as hosts key it: the working tree's top, with symlinks resolved.
@@ -325,10 +377,10 @@ pub fn effect(host: Host, scope: &Scope, env: &dyn Env) -> Result<Option<Effect>
         }
         Host::Gemini => {
             let Some(dir) = root_of(scope) else { return Ok(None) };
-            let Some(home) = home else { return Ok(None) };
-            let path = home.join(".gemini/trustedFolders.json");
+            let Some(path) = gemini_folders(env) else { return Ok(None) };
             let env_trusts = env.var("GEMINI_CLI_TRUST_WORKSPACE").is_some_and(|v| v.as_os_str() == "true");
-            Ok(Some(gemini_effect(read(&path)?.as_deref(), &path, &dir, env_trusts)))
+            let command = trust_command(host, scope);
+            Ok(Some(gemini_effect(read(&path)?.as_deref(), &path, &dir, env_trusts, &command)))
         }
         _ => Ok(None),
     }
@@ -349,9 +401,22 @@ fn codex_hook(scope: &Scope, env: &dyn Env) -> Result<Option<(PathBuf, String, S
 }
 
 /// Makes `host`'s installed hook in `scope` effective where that is a file we can write: codex's
-/// project and hook trust in its `config.toml`. Returns the file written (`None`: nothing to write,
-/// or a host whose trust we do not write).
+/// project and hook trust in its `config.toml`; gemini's trust of the project's folder in its
+/// `trustedFolders.json` (gemini trusts folders, not hooks: the whole folder's `.gemini/`
+/// settings, other hooks and MCP servers among them, load from then on). Returns the file written
+/// (`None`: nothing to write, or a host whose trust we do not write).
 pub fn trust(host: Host, scope: &Scope, env: &dyn Env) -> Result<Option<PathBuf>, HostHookError> {
+    if host == Host::Gemini {
+        let Some(dir) = root_of(scope) else { return Ok(None) };
+        let path = gemini_folders(env).ok_or(HostHookError::NoHome { host: host.name() })?;
+        return match gemini_trusted(read(&path)?.as_deref(), &path, &dir)? {
+            Some(text) => {
+                write_atomic(&path, &text)?;
+                Ok(Some(path))
+            }
+            None => Ok(None),
+        };
+    }
     if host != Host::Codex || matches!(scope, Scope::Project(top) if top.join(".git").is_file()) {
         return Ok(None);
     }
@@ -495,8 +560,42 @@ mod tests {
             (Some(r#"{"/work": "TRUST_FOLDER", "/work/r": "DO_NOT_TRUST"}"#), false, false),
             (Some(r#"{"/work/r/sub": "TRUST_FOLDER"}"#), false, false),
         ] {
-            let e = gemini_effect(folders, gp, dir, env);
+            let e = gemini_effect(folders, gp, dir, env, "git mas hooks install --host gemini --trust");
             assert_eq!(e.loaded, loaded, "{folders:?} {env}");
+            if !loaded {
+                let remedy = e.remedy.unwrap();
+                assert!(remedy.contains("`git mas hooks install --host gemini --trust`"), "{remedy}");
+                assert!(remedy.contains("\"/work/r\": \"TRUST_FOLDER\" to /h/.gemini/trustedFolders.json"), "{remedy}");
+            }
         }
+    }
+
+    #[test]
+    fn gemini_trust_is_merged_into_its_folders_file() {
+        let gp = Path::new("/h/.gemini/trustedFolders.json");
+        let dir = Path::new("/work/r");
+        let trusted = |before: Option<&str>| gemini_trusted(before, gp, dir).unwrap();
+        // Written where there was none, as gemini writes it.
+        assert_eq!(trusted(None).unwrap(), "{\n  \"/work/r\": \"TRUST_FOLDER\"\n}\n");
+        assert_eq!(trusted(Some("")).unwrap(), "{\n  \"/work/r\": \"TRUST_FOLDER\"\n}\n");
+        // Added after the user's entries, their bytes (and comments) kept.
+        let mine = "{\n  // mine\n  \"/other\": \"DO_NOT_TRUST\"\n}\n";
+        assert_eq!(
+            trusted(Some(mine)).unwrap(),
+            "{\n  // mine\n  \"/other\": \"DO_NOT_TRUST\",\n  \"/work/r\": \"TRUST_FOLDER\"\n}\n"
+        );
+        assert_eq!(trusted(Some("{}")).unwrap(), "{\"/work/r\": \"TRUST_FOLDER\"}");
+        // The folder's own entry gets the new level.
+        let distrusted = "{\"/work/r\": \"DO_NOT_TRUST\", \"/x\": \"TRUST_FOLDER\"}";
+        assert_eq!(trusted(Some(distrusted)).unwrap(), "{\"/work/r\": \"TRUST_FOLDER\", \"/x\": \"TRUST_FOLDER\"}");
+        // Trusted already (itself or a folder above it): nothing to write.
+        assert_eq!(trusted(Some("{\"/work/r\": \"TRUST_FOLDER\"}")), None);
+        assert_eq!(trusted(Some("{\"/work\": \"TRUST_FOLDER\"}")), None);
+        // A file gemini would not read is left alone.
+        assert!(gemini_trusted(Some("[1]"), gp, dir).is_err());
+        assert!(gemini_trusted(Some("{\"a\": "), gp, dir).is_err());
+        // The result reads back as trusted.
+        let text = trusted(Some(mine)).unwrap();
+        assert!(gemini_effect(Some(&text), gp, dir, false, "").loaded);
     }
 }

@@ -187,7 +187,7 @@ fn the_installed_command_refuses_an_edit_of_a_held_file() {
         ("claude-code", "edit.json", "\"permissionDecision\":\"deny\""),
         ("codex", "apply-patch.json", "\"permissionDecision\":\"deny\""),
         ("copilot", "edit.json", "\"permissionDecision\":\"deny\""),
-        ("gemini", "write-file.json", "\"decision\":\"deny\""),
+        ("gemini", "replace.json", "\"decision\":\"deny\""),
         ("cursor", "write.json", "\"permission\":\"deny\""),
         ("goose", "write.json", "\"decision\":\"block\""),
     ];

@@ -71,13 +71,12 @@ use std::path::PathBuf;
 ///                 (plus 'Bash(<check>:*)': the agent may run the team's check)
 ///   codex         codex exec --sandbox danger-full-access --ephemeral --color never -
 ///   copilot       copilot -s --allow-all-tools --no-ask-user
-///   gemini        gemini --approval-mode yolo   (unverified)
+///   gemini        gemini --approval-mode yolo --skip-trust
 ///   cursor        cursor-agent -p --force --output-format text   (unverified)
 ///   goose         goose run --no-session --instructions -   (unverified)
 ///   opencode      opencode run --auto
-/// Every preset reads the hop's prompt on stdin. claude-code, codex, opencode and copilot are
-/// verified against their real CLIs; gemini, cursor and goose follow their vendors' docs,
-/// unverified.
+/// Every preset reads the hop's prompt on stdin. claude-code, codex, copilot, gemini and opencode
+/// are verified against their real CLIs; cursor and goose follow their vendors' docs, unverified.
 /// A preset's command line is overridden by `git config mas.agent.<name>.command` (that peer) or
 /// `git config mas.agent.<preset>.command` (every peer of the preset). Hops carry GIT_MAS_AGENT,
 /// GIT_MAS_RUN, GIT_MAS_PHASE, GIT_MAS_TASK and GIT_MAS_WORKTREE in their environment; a hop names

@@ -46,7 +46,7 @@ With --host, the host's edit hook (`git mas gate --host HOST` before each file e
 git hooks, in the file the host reads: claude-code .claude/settings.json (--global:
 $CLAUDE_CONFIG_DIR or ~/.claude), codex .codex/hooks.json ($CODEX_HOME or ~/.codex), copilot
 .github/hooks/git-mas.json ($COPILOT_HOME/hooks or ~/.copilot/hooks), gemini .gemini/settings.json
-(~/.gemini), cursor .cursor/hooks.json (~/.cursor), goose .agents/plugins/git-mas/
+($GEMINI_CLI_HOME/.gemini or ~/.gemini), cursor .cursor/hooks.json (~/.cursor), goose .agents/plugins/git-mas/
 (~/.agents/plugins/git-mas/), opencode .opencode/plugins/git-mas.js
 ($XDG_CONFIG_HOME/opencode/plugins or ~/.config/opencode/plugins). A settings file shared with you
 keeps every byte of yours: install adds one entry (found again by its command), uninstall takes
@@ -54,7 +54,8 @@ exactly it away; a second install changes nothing. A file that is not valid JSON
 git-mas's name with other content, is refused and left as it was. Codex runs a hook only in a
 project it trusts and only once the hook itself is trusted, copilot (in prompt mode) and gemini
 only in a folder they trust: status reads their trust files and says \"installed, not loaded:
-REASON\" with the remedy; install --host codex --trust writes codex's trust into its config.toml.
+REASON\" with the remedy; install --host codex --trust writes codex's trust into its config.toml,
+install --host gemini --trust the folder's into ~/.gemini/trustedFolders.json.
 
 With --json: {dir, hooks: [{hook, path, state: installed | \"other hook (git-mas not installed)\" |
 absent}]}; with --host: {scope: project | global, hosts: [{host, command, files: [{path, state:
@@ -73,7 +74,9 @@ pub struct HooksArgs {
     pub global: bool,
     /// With install --host codex: also trust the project and the hook in codex's own configuration
     /// ($CODEX_HOME/config.toml or ~/.codex/config.toml, a file of yours for every project; every
-    /// other byte of it is kept), without which codex ignores the hook.
+    /// other byte of it is kept), without which codex ignores the hook. With --host gemini: trust
+    /// the project's folder in ~/.gemini/trustedFolders.json (gemini then loads all of its
+    /// .gemini/settings.json), without which gemini ignores the hook.
     #[arg(long, requires = "hosts")]
     pub trust: bool,
     #[command(flatten)]
@@ -244,7 +247,8 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
             && args.trust
             && let Some(written) = trust::trust(host, &scope, &ProcessEnv).map_err(CliError::from)?
         {
-            ctx.status(&format!("{}: trusted the project and the hook in {}", host.name(), written.display()));
+            let what = if host == Host::Gemini { "the folder" } else { "the project and the hook" };
+            ctx.status(&format!("{}: trusted {what} in {}", host.name(), written.display()));
         }
         let effect = if installed { trust::effect(host, &scope, &ProcessEnv).map_err(CliError::from)? } else { None };
         hosts.push(HostHookOut {

@@ -218,5 +218,5 @@ fn the_help_says_which_presets_are_unverified() {
             help.lines().find(|l| l.trim_start().starts_with(&line)).unwrap_or_else(|| panic!("{line}\n{help}"));
         assert_eq!(shown.contains("(unverified)"), !preset.verified(), "{shown}");
     }
-    assert!(help.contains("goose and cursor follow their vendors' docs, unverified"), "{help}");
+    assert!(help.contains("cursor and goose follow their vendors' docs, unverified"), "{help}");
 }
