@@ -9,6 +9,7 @@
 use super::claude::claude_env;
 use super::codex::codex_env;
 use super::copilot::copilot_env;
+use super::gemini::gemini_env;
 use super::opencode::opencode_env;
 use super::*;
 use crate::json::frame::FrameOut;
@@ -307,4 +308,9 @@ fn opencode_in_an_agent_worktree_is_gated_with_no_npm_install() {
         format!("M {PAIR}\n?? {ALIAS}\n?? {FRESH}"),
         "only the session's edits (and the bench's hard link) are in the worktree"
     );
+}
+
+#[test]
+fn gemini_is_refused_a_held_file_and_allowed_the_rest() {
+    gated_session("gemini", "gemini", Host::Gemini, gemini_env);
 }

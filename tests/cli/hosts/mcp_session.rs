@@ -5,6 +5,7 @@
 
 use super::claude::claude_env;
 use super::copilot::copilot_env;
+use super::gemini::gemini_env;
 use super::opencode::opencode_env;
 use super::*;
 use git_mas::hosts::Host;
@@ -71,5 +72,12 @@ fn opencode_reads_the_worktree_registration_by_itself() {
     host("opencode");
     let (advertised, _) =
         gate_through_the_preset(Host::OpenCode, |bench| opencode_env(&bench.home(), &bench.server.url()));
+    assert_advertised(&advertised, &["gate", "propose", "endorse", "focus_publish"]);
+}
+
+#[test]
+fn geminis_preset_line_starts_the_worktree_server_and_may_call_it() {
+    host("gemini");
+    let (advertised, _) = gate_through_the_preset(Host::Gemini, |bench| gemini_env(&bench.home(), &bench.server.url()));
     assert_advertised(&advertised, &["gate", "propose", "endorse", "focus_publish"]);
 }

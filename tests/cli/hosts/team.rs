@@ -1,11 +1,12 @@
-//! `git mas coordinate` with a team of real hosts: claude-code, codex, opencode and copilot walk
-//! the development loop (whoami, edit with their own file tool, run the check, propose; endorse
-//! the others) and the run lands exactly once on main; each host's edit hook, installed by
-//! coordinate, refuses it a file another agent holds.
+//! `git mas coordinate` with a team of real hosts: claude-code, codex, opencode and copilot (and,
+//! on their own, two gemini agents) walk the development loop (whoami, edit with their own file
+//! tool, run the check, propose; endorse the others) and the run lands exactly once on main; each
+//! host's edit hook, installed by coordinate, refuses it a file another agent holds.
 
 use super::claude::claude_env;
 use super::codex::codex_env;
 use super::copilot::copilot_env;
+use super::gemini::gemini_env;
 use super::opencode::opencode_env;
 use super::*;
 use serde_json::Value;
@@ -137,6 +138,57 @@ fn four_hosts_walk_the_loop_and_land_one_proposal_on_main() {
     for api in ["/v1/messages", "/v1/responses", "/v1/chat/completions"] {
         assert!(paths.iter().any(|p| p.starts_with(api)), "{api}: {paths:?}");
     }
+}
+
+/// Two gemini agents, each started with the preset's session line (the worktree trusted for the
+/// process, so that the hook and the server coordinate registered there load): both propose,
+/// each endorses the other, eve's file is refused to both, and the run lands once.
+#[test]
+fn gemini_agents_walk_the_loop_and_land_one_proposal_on_main() {
+    host("gemini");
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    env.agents(&repo, &["lead", "alice", "bob", "eve"]);
+    env.git(&repo, &["config", "mas.gate", "enforce"]);
+    env.mas_ok(&repo, &["--agent", "eve", "snapshot", "--publish"]);
+    env.mas_ok(&repo, &["--agent", "eve", "focus", "publish", "--targets", "src/report.rs"]);
+    let report_before = env.git(&repo, &["show", "main:src/report.rs"]);
+    let check = env.root().join("check.sh");
+    std::fs::write(&check, "echo \"check: agent=$GIT_MAS_AGENT\"\n! grep -rq BROKEN --exclude-dir=.git .\n").unwrap();
+    env.git(&repo, &["config", "mas.check", &format!("sh {}", check.display())]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let server = ModelServer::start(development_scenario());
+    let mut cmd = env.mas_cmd(&repo);
+    cmd.env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin())).env("NO_PROXY", "*");
+    for (k, v) in gemini_env(&env.root().join("home"), &server.url()) {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", "leave a note", "--quorum", "1"])
+        .args(["--agents", "alice=gemini,bob=gemini"])
+        .args(["--max-rounds", "1", "--hop-timeout", "90s", "--wait", "5s"])
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let mut results = String::new();
+    for body in server.turns() {
+        collect_results(&body, &mut results);
+    }
+    let context = || format!("stdout: {}\nstderr: {}\nresults:\n{results}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", context());
+    let recorded: Vec<&Value> = lines.iter().filter(|l| l["event"] == "recorded").collect();
+    for agent in ["alice", "bob"] {
+        assert!(recorded.iter().any(|r| r["agent"] == agent && r["kind"] == "proposal"), "{agent}\n{}", context());
+        assert!(recorded.iter().any(|r| r["agent"] == agent && r["kind"] == "endorsement"), "{agent}\n{}", context());
+    }
+    assert_eq!(lines.iter().filter(|l| l["event"] == "landed").count(), 1, "{}", context());
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    assert_eq!(lines.last().unwrap()["report"]["status"], "converged", "{}", context());
+    // Both sessions were refused eve's file by the hook coordinate installed.
+    assert!(results.matches("src/report.rs is held by eve").count() >= 2, "{}", context());
+    assert_eq!(env.git(&repo, &["show", "main:src/report.rs"]), report_before);
+    let paths: Vec<String> = server.log().iter().map(|r| r.path.clone()).collect();
+    assert!(paths.iter().any(|p| p.ends_with(":streamGenerateContent?alt=sse")), "{paths:?}");
 }
 
 #[test]
