@@ -500,7 +500,7 @@ fn run_ids(store: &Store) -> Result<Vec<String>, DoctorError> {
 /// Interrupted landings of the runs in this repository, read without writing anything: a
 /// landing whose intent is on the meta chain while the integration branch is still at its
 /// `previous` (killed between the intent and the branch), or a landed run without its
-/// `refs/mas/runs/<run>/landed` ref (killed before the ref). Both are what `ops::land::recover`
+/// `refs/mas/runs/<run>/landed` ref (killed before the ref). Both are what `ops::land::commit::recover`
 /// completes — [`complete_half_finished`], `git mas land`, or any command that reads the run.
 /// Returns the operations and how many runs were looked at.
 pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usize), DoctorError> {
@@ -509,10 +509,10 @@ pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usi
     let mut out = Vec::new();
     for run in &runs {
         // A run whose definition does not verify is `git mas log`'s to report, not ours.
-        let Ok(meta) = crate::run::load_meta(store, &roster, run) else { continue };
+        let Ok(meta) = crate::devrun::load_meta(store, &roster, run) else { continue };
         let remedy = "git mas doctor --fix (or git mas land, or any git-mas command that reads the run)".to_string();
         match &meta.phase {
-            crate::run::Phase::Landing { landing, .. } => out.push(HalfFinished {
+            crate::devrun::Phase::Landing { landing, .. } => out.push(HalfFinished {
                 run: run.clone(),
                 operation: "landing".into(),
                 detail: format!(
@@ -521,11 +521,11 @@ pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usi
                 ),
                 remedy,
             }),
-            crate::run::Phase::Landed { .. } if store.tip(&crate::run::landed_ref(run))?.is_none() => {
+            crate::devrun::Phase::Landed { .. } if store.tip(&crate::devrun::landed_ref(run))?.is_none() => {
                 out.push(HalfFinished {
                     run: run.clone(),
                     operation: "landing".into(),
-                    detail: format!("landed on {}, but {} is missing", meta.def.branch, crate::run::landed_ref(run)),
+                    detail: format!("landed on {}, but {} is missing", meta.def.branch, crate::devrun::landed_ref(run)),
                     remedy,
                 })
             }
@@ -540,9 +540,9 @@ pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usi
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Completed {
     /// Landings completed (or found void), per run.
-    pub landings: Vec<crate::ops::land::Recovery>,
+    pub landings: Vec<crate::ops::land::commit::Recovery>,
     /// Proposal refs moved to the proposal their event names.
-    pub proposals: Vec<crate::run::settle::Settled>,
+    pub proposals: Vec<crate::devrun::settle::Settled>,
     /// Runs whose recovery failed, with why.
     pub failed: Vec<(String, String)>,
 }
@@ -552,12 +552,12 @@ pub struct Completed {
 pub fn complete_half_finished(store: &Store) -> Result<Completed, DoctorError> {
     let mut out = Completed::default();
     for run in run_ids(store)? {
-        match crate::ops::land::recover(store, &run) {
+        match crate::ops::land::commit::recover(store, &run) {
             Ok(r) if r.changed() || !r.stuck.is_empty() => out.landings.push(r),
             Ok(_) => {}
             Err(e) => out.failed.push((run.clone(), e.to_string())),
         }
-        match crate::run::settle::settle_run(store, &run) {
+        match crate::devrun::settle::settle_run(store, &run) {
             Ok(settled) => out.proposals.extend(settled),
             Err(e) => out.failed.push((run.clone(), e.to_string())),
         }

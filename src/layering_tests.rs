@@ -103,9 +103,9 @@ const LAYERS: [&[&str]; 9] = [
     &["engines", "convergence"],
     &["hosts"],
     &["attention", "evaluation"],
-    &["run", "pool"],
+    &["devrun", "pool"],
     &["ops"],
-    &["peers", "converge_driver", "coordinate"],
+    &["peers", "coordinate"],
     &["doctor", "sync"],
 ];
 

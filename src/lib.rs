@@ -15,17 +15,17 @@
 //! | classes | [`engines`], [`convergence`] | one coordination engine per class; the convergence report over a run's state |
 //! | hosts | [`hosts`] | the coding-agent hosts as one table: their hook, MCP and skills files, payloads, answers, trust and command lines |
 //! | attention | [`attention`], [`evaluation`] | the saliency snapshot and frame, foci and the board, the gate (commit, CI, edit hooks); the evaluation harnesses |
-//! | development runs | [`run`], [`pool`] | a run's records, rules and view; the result pool's worktrees, trees, checks and merges |
+//! | development runs | [`devrun`], [`pool`] | a run's records, rules and view; the result pool's worktrees, trees, checks and merges |
 //! | operations | [`ops`] | propose, endorse and land: a run read, a rule applied, the pool's mechanics done, the record appended |
-//! | teams | [`peers`], [`converge_driver`], [`coordinate`] | the members of a team behind one trait; the ASSEMBLY → CONVERGE driver for the scalar classes; `coordinate`, which drives every class |
+//! | teams | [`peers`], [`coordinate`] | the members of a team behind one trait; `coordinate`, which drives every class (the ASSEMBLY → CONVERGE driver for the scalar classes in `coordinate::scalar`, the development driver in `coordinate::develop`) |
 //! | upkeep | [`doctor`], [`sync`] | what a crash leaves, found and removed; `refs/mas/*` exchanged with a remote |
 #![forbid(unsafe_code)]
 
 pub mod assembly;
 pub mod attention;
-pub mod converge_driver;
 pub mod convergence;
 pub mod coordinate;
+pub mod devrun;
 pub mod doctor;
 pub mod engines;
 pub mod evaluation;
@@ -35,7 +35,6 @@ pub mod identity;
 pub mod ops;
 pub mod peers;
 pub mod pool;
-pub mod run;
 pub mod runtime;
 pub mod signals;
 pub mod store;

@@ -346,7 +346,7 @@ fn sweep_temp_indexes(ctx: &Context) {
 /// class its definition records.
 fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Result<Outcome, CliError> {
     if let Some(run) = &args.run
-        && ctx.store().is_ok_and(|store| git_mas::run::is_converge_run(store, run))
+        && ctx.store().is_ok_and(|store| git_mas::devrun::is_converge_run(store, run))
     {
         if args.events {
             return Err(CliError::usage("--events applies to development runs; this is a converge run"));

@@ -2,7 +2,7 @@
 //! table. Pure: values in, text out.
 
 use git_mas::attention::snapshot::Snapshot;
-use git_mas::run::Phase;
+use git_mas::devrun::Phase;
 use std::fmt::Write as _;
 
 /// The first 12 characters of an object id or a hash.
@@ -11,8 +11,8 @@ pub fn short(id: &str) -> &str {
 }
 
 /// What a recovery did, in words (`None`: nothing worth saying).
-pub fn describe_recovery(r: &git_mas::ops::land::Recovery) -> Option<String> {
-    use git_mas::ops::land::{RecoveryState, Step};
+pub fn describe_recovery(r: &git_mas::ops::land::commit::Recovery) -> Option<String> {
+    use git_mas::ops::land::commit::{RecoveryState, Step};
     let mut lines = Vec::new();
     for step in &r.done {
         lines.push(match step {

@@ -1,8 +1,8 @@
 //! Reports for people: a converge run's report and a development run's convergence summary.
 //! Pure: values in, text out.
 
-use git_mas::converge_driver::Report;
 use git_mas::convergence::{self, ConvergenceReport};
+use git_mas::coordinate::scalar::Report;
 use std::fmt::Write as _;
 
 /// A converge run's report for people (`bold` paints a heading).

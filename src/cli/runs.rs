@@ -5,25 +5,25 @@
 use super::context::Context;
 use super::error::CliError;
 use super::render::{describe_recovery, short};
-use git_mas::run::events::self_endorse_allowed;
-use git_mas::run::view::{self, RunView};
-use git_mas::run::{self, RunMeta};
+use git_mas::devrun::events::self_endorse_allowed;
+use git_mas::devrun::view::{self, RunView};
+use git_mas::devrun::{self, RunMeta};
 
 /// The run a command means, with the roster's warnings printed.
 pub fn resolve(ctx: &Context, given: Option<&str>) -> Result<RunMeta, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     ctx.warn_all(&roster.warnings);
-    let mut meta = run::resolve(store, &roster, given)?;
+    let mut meta = devrun::resolve(store, &roster, given)?;
     // A landing that a crash left half-finished is completed before anything reads the run.
     if meta.landing().is_some() {
-        match git_mas::ops::land::recover_meta(store, &meta) {
+        match git_mas::ops::land::commit::recover_meta(store, &meta) {
             Ok(r) => {
                 if let Some(text) = describe_recovery(&r) {
                     ctx.status(&text);
                 }
-                if r.changed() || r.state == git_mas::ops::land::RecoveryState::Void {
-                    meta = run::load_meta(store, &roster, &meta.def.id)?;
+                if r.changed() || r.state == git_mas::ops::land::commit::RecoveryState::Void {
+                    meta = devrun::load_meta(store, &roster, &meta.def.id)?;
                 }
             }
             Err(e) => ctx.warn(&format!("run {}'s landing could not be checked for completion: {e}", meta.def.id)),

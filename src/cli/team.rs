@@ -5,8 +5,8 @@
 use super::context::Context;
 use super::error::{CliError, Kind};
 use super::output::{JsonOutput, Ui};
-use git_mas::converge_driver::record::RunRecorder;
-use git_mas::converge_driver::{self, RunEvent, RunMeta, SinkError};
+use git_mas::coordinate::scalar::record::RunRecorder;
+use git_mas::coordinate::scalar::{self, RunEvent, RunMeta, SinkError};
 use git_mas::peers::{PeerEntry, ProcessPeer, Wiring, kill_live_peers};
 use git_mas::runtime::ProtocolPhase;
 use std::path::Path;
@@ -133,7 +133,7 @@ pub fn execute(
     ctx: &mut Context,
     meta: &RunMeta,
     json: bool,
-) -> Result<(git_mas::converge_driver::Report, Vec<String>), CliError> {
+) -> Result<(git_mas::coordinate::scalar::Report, Vec<String>), CliError> {
     let caller = ctx.caller()?;
     let dir = ctx.cwd()?;
     let mut team = team(ctx, meta.peers.clone(), &dir, None, &|_| Wiring::default())?;
@@ -162,7 +162,7 @@ pub fn execute(
         }
         Ok(())
     };
-    let result = runtime.block_on(converge_driver::run(meta, &mut team, &mut sink));
+    let result = runtime.block_on(scalar::run(meta, &mut team, &mut sink));
     result.map(|report| (report, replies)).map_err(|e| {
         CliError::from(e).hinted(format!(
             "what was recorded so far is under refs/mas/runs/{}/ (`git mas report {}`)",

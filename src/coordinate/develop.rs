@@ -29,15 +29,15 @@
 use super::{DevPrompt, Task, read_reply};
 use crate::assembly::Handoff;
 use crate::convergence::{ConvergenceReport, RecordedConflict, SliceStatus};
+use crate::devrun::events::{self, ENDORSEMENT_KIND, PROPOSAL_KIND};
+use crate::devrun::slices::SlicePlan;
+use crate::devrun::view::{self, RunView};
+use crate::devrun::{self, NewRun, RunError, now_ms};
 use crate::identity::{AgentKey, Roster};
-use crate::ops::landing::{self, LandOptions, LandOutcome, Lander, StoreHost};
+use crate::ops::land::{self, LandOptions, LandOutcome, Lander, StoreHost};
 use crate::peers::{Hop, Peer, ProcessPeer};
 use crate::pool::check::check_command;
 use crate::pool::{PoolError, worktree};
-use crate::run::events::{self, ENDORSEMENT_KIND, PROPOSAL_KIND};
-use crate::run::slices::SlicePlan;
-use crate::run::view::{self, RunView};
-use crate::run::{self, NewRun, RunError, now_ms};
 use crate::store::{Store, StoreError};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -271,7 +271,7 @@ pub enum DevEvent {
 }
 
 /// What a sink may fail with (the converge driver's sink error: one type for both drivers).
-pub use crate::converge_driver::SinkError;
+pub use crate::coordinate::scalar::SinkError;
 
 /// Why a development run could not be driven (a halt is an outcome, not an error).
 #[derive(Debug, Error)]
@@ -400,7 +400,7 @@ impl Driver<'_> {
     }
 
     fn view(&self) -> Result<RunView, DevError> {
-        let meta = run::load_meta(self.store, &self.roster, &self.run)?;
+        let meta = devrun::load_meta(self.store, &self.roster, &self.run)?;
         Ok(view::load(self.store, &self.roster, meta, events::self_endorse_allowed(self.store))?)
     }
 
@@ -599,7 +599,7 @@ impl Driver<'_> {
         let aggregate = self.setup.aggregate.is_some();
         let options = LandOptions { aggregate, partial, report: false, any_landing: true };
         let (commit, winners, termination) =
-            match landing::land_run(self.store, &mut host, Some(&self.run), Some(lander), options).map(|r| r.outcome) {
+            match land::land_run(self.store, &mut host, Some(&self.run), Some(lander), options).map(|r| r.outcome) {
                 Ok(LandOutcome::Recorded { landing, .. }) => {
                     let winners: Vec<String> = landing.winners.iter().map(|(a, _)| a.clone()).collect();
                     (landing.commit, winners, landing.termination)
@@ -630,7 +630,7 @@ impl Driver<'_> {
     /// Ends an unlanded run: abort with the reason (unless a blocked landing already records it).
     fn end_unlanded(&mut self, halt: DevHalt, detail: &str) -> Result<(), DevError> {
         if halt != DevHalt::LandBlocked {
-            run::abort(self.store, &self.roster, &self.run, detail, false, self.driver, self.key)?;
+            devrun::abort(self.store, &self.roster, &self.run, detail, false, self.driver, self.key)?;
         }
         Ok(())
     }
@@ -658,7 +658,7 @@ pub async fn develop(
         check: setup.check.clone(),
         slices: setup.aggregate.as_ref().map(|g| g.plan.clone()),
     };
-    let def = run::start(store, &new, driver, key)?;
+    let def = devrun::start(store, &new, driver, key)?;
     let check = check_command(store, None, def.check.as_deref());
     let roster = store.roster()?;
     let mut d = Driver {
@@ -688,7 +688,7 @@ pub async fn develop(
     }
     // The run's roster is sorted; the ring is the order the peers were given in.
     d.names = names;
-    let meta = run::load_meta(store, &d.roster, &def.id)?;
+    let meta = devrun::load_meta(store, &d.roster, &def.id)?;
     for peer in peers.iter_mut() {
         let name = peer.name().to_owned();
         let path = worktree::default_path(store, &def.id, &name);
@@ -817,7 +817,7 @@ impl Driver<'_> {
         }
         self.emit(DevEvent::Halt { halt, peer, detail })?;
         let report = self.view()?.report(now_ms());
-        landing::store_report(self.store, &self.run, &report, Lander { name: self.driver, key: self.key })?;
+        land::store_report(self.store, &self.run, &report, Lander { name: self.driver, key: self.key })?;
         self.emit(DevEvent::Report { report: Box::new(report.clone()) })?;
         let landed = landed.map(|(commit, _)| commit);
         Ok(DevOutcome { run: self.run, halt, landed, report, worktrees: self.worktrees })

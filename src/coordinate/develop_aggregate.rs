@@ -16,9 +16,9 @@
 
 use super::{BarrierSlice, DevError, DevEvent, DevHalt, Driver, End, Landing};
 use crate::convergence::{RecordedConflict, SliceStatus};
+use crate::devrun::slices::SlicePlan;
+use crate::devrun::view::RunView;
 use crate::engines::development::Tally;
-use crate::run::slices::SlicePlan;
-use crate::run::view::RunView;
 use std::collections::BTreeSet;
 
 /// Where each slice of `plan` stands in `tally` (pure), in the plan's order.

@@ -5,7 +5,7 @@
 //!
 //! - **preference, cascade, resource, unmapped**: ASSEMBLY first — it is where each peer's rule
 //!   comes from — then CONVERGE on whatever class the team named, through the same driver as
-//!   `git mas converge` ([`crate::converge_driver`]), so the two commands give one report for one
+//!   `git mas converge` ([`crate::coordinate::scalar`]), so the two commands give one report for one
 //!   team. When ASSEMBLY names `development`, the development CONVERGE below follows; when it names
 //!   a class git-mas has no engine for, the run stops there with the class named — a successful
 //!   modelling outcome, not a failure.
@@ -31,13 +31,14 @@
 
 pub mod builtin;
 pub mod develop;
+pub mod scalar;
 
 use crate::assembly::{Handoff, parse_handoff};
+use crate::devrun::slices::Slice;
 use crate::hosts::Host;
 use crate::hosts::preset::Wiring;
 use crate::peers::prompt::{PROMPT_MAGIC, one_line};
 use crate::peers::{PeerEntry, PeerSpec};
-use crate::run::slices::Slice;
 use crate::runtime::PatternKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -21,7 +21,7 @@
 //! 4. The metric is the accumulated cost, lower is better; it only ever grows, so the run is judged
 //! at its horizon, `min(max-rounds, demand length)`, and the stall halts do not apply.
 
-use super::converge::{MetricDirection, MetricSpec};
+use super::halt::{MetricDirection, MetricSpec};
 use super::{EngineError, ScalarEngine, ScalarModel, bad_config};
 use crate::assembly::{CASCADE, Quantities, UpdateClass};
 use serde::{Deserialize, Serialize};
@@ -236,7 +236,7 @@ impl ScalarModel for Cascade {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engines::converge::{ConvergeController, ConvergeHalt};
+    use crate::engines::halt::{ConvergeController, ConvergeHalt};
     use crate::engines::tests::{drive, meta, roster};
     use crate::runtime::{CoordinationEngine, EventOutcome, PatternKind, RejectReason, SemanticEvent};
 

@@ -21,24 +21,24 @@
 //!   ±[`MAX_ANNOUNCED_MAGNITUDE`], or outside the class's domain (a negative order or extraction) is
 //!   refused as an incompatible payload; the driver asks the peer again.
 //! - **Ballots ride in the epoch.** A `Ballot` event is accepted for the open epoch (one per
-//!   participant) and reported in the epoch's summary, which is what [`converge::ConvergeController`]
+//!   participant) and reported in the epoch's summary, which is what [`halt::ConvergeController`]
 //!   reads. A driver records a reply's ballot before its announcement, because the last announcement
 //!   closes the epoch.
 //! - **A second announcement or ballot from one participant in one epoch is a duplicate**, even
 //!   under a new event id.
 
 pub mod cascade;
-pub mod converge;
 pub mod development;
+pub mod halt;
 pub mod preference;
 pub mod resource;
 
 pub use cascade::{Cascade, CascadeConfig, CascadeEngine};
-pub use converge::{
+pub use development::{DevelopmentConfig, DevelopmentEngine, Tally};
+pub use halt::{
     ConvergeController, ConvergeHalt, DEFAULT_PLATEAU_K, EpochSignal, IMPROVEMENT_EPSILON, MetricDirection, MetricSpec,
     preflight,
 };
-pub use development::{DevelopmentConfig, DevelopmentEngine, Tally};
 pub use preference::{Preference, PreferenceConfig, PreferenceEngine};
 pub use resource::{GREEDY_RULE, Resource, ResourceConfig, ResourceEngine};
 

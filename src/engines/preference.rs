@@ -10,7 +10,7 @@
 //! reference a node's rule is scored against is the simultaneous Jacobi step
 //! `z_i ← (c_i + 2β Σ_{j∈N(i)} z_j) / (1 + 2β d_i)`, which the engine never applies itself.
 
-use super::converge::{MetricDirection, MetricSpec};
+use super::halt::{MetricDirection, MetricSpec};
 use super::{EngineError, ScalarEngine, ScalarModel, bad_config};
 use crate::assembly::{PREFERENCE, Quantities, UpdateClass};
 use serde::{Deserialize, Serialize};
@@ -194,7 +194,7 @@ impl ScalarModel for Preference {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engines::converge::{ConvergeController, ConvergeHalt};
+    use crate::engines::halt::{ConvergeController, ConvergeHalt};
     use crate::engines::tests::{drive, roster};
     use crate::runtime::{CoordinationEngine, EventOutcome};
 

@@ -18,7 +18,7 @@
 //! published instance a coordinated team (α = 0.35, every agent on the reference rule) retains more
 //! stock after 12 rounds than the greedy one, which exhausts it.
 
-use super::converge::{MetricDirection, MetricSpec};
+use super::halt::{MetricDirection, MetricSpec};
 use super::{EngineError, ScalarEngine, ScalarModel, bad_config};
 use crate::assembly::{Quantities, RESOURCE, UpdateClass};
 use serde::{Deserialize, Serialize};

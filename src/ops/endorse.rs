@@ -9,14 +9,14 @@
 //! check runs between the two because it may take an hour and its progress is the caller's to
 //! show.
 
+use crate::devrun::events::{self, ENDORSEMENT_KIND, EventRecord, RunEvents};
+use crate::devrun::rules::{self, EndorseAsk, EndorseMode, Refusal};
+use crate::devrun::{RunError, RunMeta, proposal_ref};
 use crate::engines::development::Judgement;
 use crate::engines::{DevelopmentEngine, EngineError};
 use crate::identity::{AgentKey, Roster};
 use crate::pool::check::CheckRun;
 use crate::pool::{PoolError, proposal};
-use crate::run::events::{self, ENDORSEMENT_KIND, EventRecord, RunEvents};
-use crate::run::rules::{self, EndorseAsk, EndorseMode, Refusal};
-use crate::run::{RunError, RunMeta, proposal_ref};
 use crate::runtime::{EventOutcome, MasRuntime, SemanticPayload};
 use crate::store::Store;
 use gix::ObjectId;
@@ -163,7 +163,7 @@ pub fn prepare(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> 
         .map_err(|source| EndorseError::Replay { run: def.id.clone(), source })?;
     let (tree, commit) = proposal_of(&loaded, &runtime, ask.proposer, &def.id)?;
     // A proposal whose ref a crash left behind its event is completed first.
-    crate::run::settle::settle(store, def, &loaded, &runtime, Some(ask.proposer))?;
+    crate::devrun::settle::settle(store, def, &loaded, &runtime, Some(ask.proposer))?;
     // The artifact in the pool must be what the event says it is.
     let found = match store.tip(&proposal_ref(&def.id, ask.proposer)).map_err(RunError::from)? {
         Some(tip) => Some(proposal::tree_of(store, tip)?.to_string()),
@@ -208,14 +208,14 @@ pub fn record(
     let epoch = rules::endorsement_epoch(runtime.engine().proposals().get(ask.proposer));
     let record = EventRecord {
         event: events::event(&def.id, ask.endorser, epoch, verdict.payload),
-        at_ms: crate::run::now_ms(),
+        at_ms: crate::devrun::now_ms(),
         commit: prepared.commit,
         proposer: Some(ask.proposer.into()),
         note: verdict.note,
     };
     let id = def.id.clone();
     events::append(store, key, ENDORSEMENT_KIND, &record, &verdict.extra, || {
-        crate::run::load_meta(store, roster, &id)?.ensure_open()?;
+        crate::devrun::load_meta(store, roster, &id)?.ensure_open()?;
         Ok(Vec::new())
     })?;
     let not_counted = match runtime.apply(record.event) {
@@ -236,7 +236,7 @@ pub fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::CheckSummary;
+    use crate::devrun::CheckSummary;
 
     #[test]
     fn a_checks_verdict_keeps_its_output_and_notes_the_tail_of_a_failure() {

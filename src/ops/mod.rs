@@ -6,5 +6,4 @@
 
 pub mod endorse;
 pub mod land;
-pub mod landing;
 pub mod propose;

@@ -8,13 +8,13 @@
 //! only then the proposal ref moved to what the tally counts. A crash between the event and the
 //! ref is completed by the next reader (`pool::proposal::settle`).
 
+use crate::devrun::events::{self, EventRecord, PROPOSAL_KIND};
+use crate::devrun::rules::{self, Carried, Refusal};
+use crate::devrun::{RunDef, RunError, RunMeta, proposal_ref};
 use crate::engines::EngineError;
 use crate::engines::development::ProposalTally;
 use crate::identity::{AgentKey, Roster};
 use crate::pool::{PoolError, proposal};
-use crate::run::events::{self, EventRecord, PROPOSAL_KIND};
-use crate::run::rules::{self, Carried, Refusal};
-use crate::run::{RunDef, RunError, RunMeta, proposal_ref};
 use crate::runtime::SemanticPayload;
 use crate::store::Store;
 use gix::ObjectId;
@@ -89,7 +89,7 @@ pub fn propose(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> 
     let payload = SemanticPayload::ExternalBytes { digest: tree.to_string(), len };
     let record = EventRecord {
         event: events::event(&def.id, ask.agent, round.saturating_sub(1), payload),
-        at_ms: crate::run::now_ms(),
+        at_ms: crate::devrun::now_ms(),
         commit: commit.to_string(),
         proposer: None,
         note: Some(message),
@@ -97,13 +97,13 @@ pub fn propose(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> 
     let id = def.id.clone();
     // Step 1: the event.
     events::append(store, ask.key, PROPOSAL_KIND, &record, &[], || {
-        crate::run::load_meta(store, roster, &id)?.ensure_open()?;
+        crate::devrun::load_meta(store, roster, &id)?.ensure_open()?;
         Ok(Vec::new())
     })?;
     // Step 2: the proposal ref, to the proposal the tally counts.
     let loaded = events::load(store, roster, &def.id)?;
     let runtime = replay(def, store, &loaded)?;
-    crate::run::settle::settle(store, def, &loaded, &runtime, Some(ask.agent))?;
+    crate::devrun::settle::settle(store, def, &loaded, &runtime, Some(ask.agent))?;
     let superseded = store.tip(&proposal_ref(&def.id, ask.agent)).map_err(RunError::from)? != Some(commit);
     let carried = rules::carried_endorsements(previous.as_ref(), &tree.to_string());
     Ok(Proposed { commit, tree, round, previous, carried, superseded })

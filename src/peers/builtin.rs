@@ -154,7 +154,7 @@ fn development_assembly(header: &PromptHeader) -> String {
     };
     let (peers, files) = (list("peers"), list("split"));
     let mut out = String::from("The work is code: we change the repository and land it once.\n\n");
-    if let Some(dealt) = crate::run::slices::deal(&files, &peers) {
+    if let Some(dealt) = crate::devrun::slices::deal(&files, &peers) {
         for (peer, targets) in peers.iter().zip(dealt) {
             out.push_str(&format!("SLICE {peer} {}\n", targets.join(" ")));
         }

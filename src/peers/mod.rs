@@ -1,6 +1,6 @@
 //! Peers: the members of a team, each a real process, behind one trait.
 //!
-//! A driver (ASSEMBLY → CONVERGE in `converge_driver`, development in `coordinate`; both sit
+//! A driver (ASSEMBLY → CONVERGE in `coordinate::scalar`, development in `coordinate::develop`; both sit
 //! above this module, which names neither) talks to every peer the same way: it renders a hop prompt ([`prompt`]), hands it to [`Peer::hop`] with a
 //! timeout, and reads the reply with the line parsers ([`crate::assembly::protocol`]). What a peer
 //! *is* stays behind the trait: today every peer is a [`ProcessPeer`] — a `cmd:` command line (a

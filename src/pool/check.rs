@@ -14,7 +14,7 @@
 //! gone (`pool::sweep_dead`), so what a crash leaves lives until the next check.
 
 use super::{PoolError, io_err};
-use crate::run::CheckSummary;
+use crate::devrun::CheckSummary;
 use crate::store::Store;
 use gix::ObjectId;
 use sha2::{Digest, Sha256};
@@ -233,7 +233,7 @@ pub fn check_tree(
 /// Empty when the run has no plan or `proposer` no slice in it.
 pub fn slice_env(
     store: &Store,
-    def: &crate::run::RunDef,
+    def: &crate::devrun::RunDef,
     proposer: &str,
     tree: ObjectId,
 ) -> Result<Vec<(&'static str, String)>, PoolError> {

@@ -203,7 +203,7 @@ pub enum PoolError {
     Store(#[from] crate::store::StoreError),
     /// A run failure.
     #[error(transparent)]
-    Run(#[from] crate::run::RunError),
+    Run(#[from] crate::devrun::RunError),
 }
 
 impl PoolError {
@@ -371,7 +371,7 @@ pub fn process_running(pid: u32) -> Option<bool> {
 
 /// A fresh random hex string for scratch names.
 pub(crate) fn random_hex() -> String {
-    crate::run::events::new_event_id()
+    crate::devrun::events::new_event_id()
 }
 
 #[cfg(test)]

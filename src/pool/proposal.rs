@@ -8,7 +8,7 @@
 //! |------|------------|---------------------------------------------|--------------|
 //! | 0 | the tree (temporary index `mas-snapshot-<pid>-<random>.index`) and the proposal commit are written | unreferenced objects (and, killed inside `git add`, the temporary index: swept by the next `propose`, see [`sweep_snapshots`]) | nothing to do: `propose` again |
 //! | 1 | the proposal event appended to the agent's event chain (it names the commit and its tree) | the chain as it was | as 0 |
-//! | 2 | `refs/mas/runs/<run>/proposals/<agent>` → the commit | the event names a commit the proposal ref does not hold | `run::settle::settle`, which `propose` runs as its last step and every read of the run (`run::view::load`) runs too: it points the ref at the commit of the agent's latest accepted proposal event, when that commit exists, holds the event's tree and rests on the run's base |
+//! | 2 | `refs/mas/runs/<run>/proposals/<agent>` → the commit | the event names a commit the proposal ref does not hold | `devrun::settle::settle`, which `propose` runs as its last step and every read of the run (`devrun::view::load`) runs too: it points the ref at the commit of the agent's latest accepted proposal event, when that commit exists, holds the event's tree and rests on the run's base |
 //!
 //! The ref follows the events, never the other way round, so two `propose` of one agent racing
 //! each other also end with the ref at the proposal the tally counts.

@@ -8,7 +8,7 @@
 //! `git worktree move` is still found.
 
 use super::{PoolError, git, proposal};
-use crate::run::{RunMeta, proposal_ref};
+use crate::devrun::{RunMeta, proposal_ref};
 use crate::store::Store;
 use gix::ObjectId;
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! Append, read and walk records from the main worktree, a subdirectory and linked worktrees.
 
 use crate::common::*;
-use git_mas::run::artifact::RefKind;
+use git_mas::devrun::artifact::RefKind;
 use git_mas::store::record::Verdict;
 
 #[test]

@@ -8,8 +8,8 @@ use crate::cli::exit;
 use crate::cli::output::JsonFlag;
 use crate::cli::reports::converge_report;
 use crate::cli::team::{MAX_GOAL_BYTES, check_writable, execute, millis, write_file};
-use git_mas::converge_driver::record::new_run_id;
-use git_mas::converge_driver::{self, Limits, RunMeta, default_goal, plot};
+use git_mas::coordinate::scalar::record::new_run_id;
+use git_mas::coordinate::scalar::{self, Limits, RunMeta, default_goal, plot};
 use git_mas::peers::parse_agents;
 use git_mas::runtime::PatternKind;
 use std::path::PathBuf;
@@ -54,7 +54,7 @@ pub struct ConvergeArgs {
     #[arg(long, value_name = "TEXT")]
     pub goal: Option<String>,
     /// The most CONVERGE epochs (the class's own horizon may be shorter).
-    #[arg(long, value_name = "N", default_value_t = converge_driver::DEFAULT_MAX_ROUNDS,
+    #[arg(long, value_name = "N", default_value_t = scalar::DEFAULT_MAX_ROUNDS,
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub max_rounds: u64,
     /// How long a peer has for one hop (e.g. 30s, 2m); a peer still running then is killed.

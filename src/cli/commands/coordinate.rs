@@ -13,17 +13,17 @@ use crate::cli::team::{
     write_file,
 };
 use git_mas::attention::frame::{self, Published, current_frame_hash};
-use git_mas::converge_driver::record::new_run_id;
-use git_mas::converge_driver::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
 use git_mas::coordinate::TeamWiring;
 use git_mas::coordinate::develop::{Aggregate, DevEvent, DevHalt, DevSetup, SinkError, develop};
+use git_mas::coordinate::scalar::record::new_run_id;
+use git_mas::coordinate::scalar::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
 use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
+use git_mas::devrun::slices::{self, PlanChoice, SlicePlan, SliceSource};
 use git_mas::engines::ConvergeHalt;
 use git_mas::hosts::hooks;
 use git_mas::hosts::mcp;
 use git_mas::peers::{PeerEntry, parse_agents};
 use git_mas::pool::check::check_command;
-use git_mas::run::slices::{self, PlanChoice, SlicePlan, SliceSource};
 use git_mas::runtime::PatternKind;
 use std::path::PathBuf;
 

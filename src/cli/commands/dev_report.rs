@@ -9,7 +9,7 @@ use crate::cli::output::JsonFlag;
 use crate::cli::reports::dev_summary;
 use crate::cli::runs::load_view;
 use git_mas::convergence;
-use git_mas::run::now_ms;
+use git_mas::devrun::now_ms;
 
 /// Show why a run ended (or where it stands): the convergence report.
 ///

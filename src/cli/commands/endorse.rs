@@ -8,14 +8,14 @@ use crate::cli::json::endorse::EndorsedOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use crate::cli::runs::resolve;
+use git_mas::devrun::RunMeta;
+use git_mas::devrun::events;
+use git_mas::devrun::now_ms;
+use git_mas::devrun::rules::{EndorseAsk, EndorseMode};
 use git_mas::engines::development::Judgement;
 use git_mas::identity::validate_name;
 use git_mas::ops::endorse::{self, Ask, Endorsed, Prepared, Verdict};
 use git_mas::pool::check::{self, CheckRun};
-use git_mas::run::RunMeta;
-use git_mas::run::events;
-use git_mas::run::now_ms;
-use git_mas::run::rules::{EndorseAsk, EndorseMode};
 use std::fmt::Write as _;
 
 /// Endorse AGENT's proposal: run the check in a scratch checkout of it and record the result.

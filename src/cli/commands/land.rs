@@ -8,10 +8,10 @@ use crate::cli::output::JsonFlag;
 use crate::cli::render::{self, describe_recovery, short};
 use crate::cli::runs::load_view;
 use git_mas::convergence::ConvergenceReport;
-use git_mas::ops::land::{LandPlan, Landed};
-use git_mas::ops::landing::{self, LandHost, LandNotice, LandOptions, LandOutcome, LandResult, Lander};
-use git_mas::run::LandingPayload;
-use git_mas::run::view::RunView;
+use git_mas::devrun::LandingPayload;
+use git_mas::devrun::view::RunView;
+use git_mas::ops::land::commit::{LandPlan, Landed};
+use git_mas::ops::land::{self, LandHost, LandNotice, LandOptions, LandOutcome, LandResult, Lander};
 use std::fmt::Write as _;
 
 /// Land a run on main once its proposal has a quorum of valid endorsements.
@@ -120,7 +120,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<Outcome, CliError> {
     let lander = caller.as_ref().map(|c| Lander { name: &c.name, key: &c.key });
     let store = ctx.store()?;
     let options = LandOptions { aggregate: args.aggregate, partial: args.partial, report: true, any_landing: false };
-    let result = landing::land_run(store, &mut Host { ctx }, args.run.as_deref(), lander, options)?;
+    let result = land::land_run(store, &mut Host { ctx }, args.run.as_deref(), lander, options)?;
     let LandResult { run, branch, outcome } = result;
     let json = args.output;
     match outcome {

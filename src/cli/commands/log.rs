@@ -4,7 +4,7 @@
 //! (`refs/mas/runs/<run>/proposals/<agent>`) is an *artifact*: a commit of the agent's tree whose
 //! parent is the run's base, so walking its first parents walks the integration branch's history,
 //! whose commits hold no record. `log` therefore classifies each ref by the layout
-//! (`run::artifact::ref_kind`) and lists artifacts as what they are (commit, parent, tree) without verifying
+//! (`devrun::artifact::ref_kind`) and lists artifacts as what they are (commit, parent, tree) without verifying
 //! them; only chains are verified and counted towards exit 4. Every other ref under `refs/mas/`
 //! (frame, focus, journal, run meta, events, report, landed — the landing record, the meta
 //! chain's tip — and any shared chain `record append --ref` wrote) is a record chain.
@@ -15,8 +15,8 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::json::log::{ArtifactOut, LoggedChain, LoggedRecord};
 use crate::cli::output::JsonFlag;
+use git_mas::devrun::artifact::{RefKind, read_artifact, ref_kind};
 use git_mas::identity::{Roster, validate_name};
-use git_mas::run::artifact::{RefKind, read_artifact, ref_kind};
 use git_mas::store::record::Verdict;
 use git_mas::store::{REF_PREFIX, Store, owner_of, validate_ref};
 use std::fmt::Write as _;

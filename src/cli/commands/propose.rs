@@ -7,9 +7,9 @@ use crate::cli::json::propose::ProposedOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use crate::cli::runs::resolve;
+use git_mas::devrun::{now_ms, proposal_ref};
 use git_mas::engines::development::ProposalTally;
 use git_mas::ops::propose::{self, Ask};
-use git_mas::run::{now_ms, proposal_ref};
 use std::fmt::Write as _;
 
 /// Propose this worktree's content as your artifact for the run.

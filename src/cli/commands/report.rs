@@ -6,8 +6,8 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::output::JsonFlag;
 use crate::cli::reports::converge_report;
-use git_mas::converge_driver::build_report;
-use git_mas::converge_driver::record::load_run;
+use git_mas::coordinate::scalar::build_report;
+use git_mas::coordinate::scalar::record::load_run;
 use git_mas::store::canonical::to_canonical_vec;
 
 /// Render a converge run's report again from its recording in refs/mas/runs/<run>/.

@@ -7,7 +7,7 @@ use crate::cli::json::run::{AbortedOut, Listed};
 use crate::cli::output::JsonFlag;
 use crate::cli::render::{describe_phase, short};
 use crate::cli::runs::resolve;
-use git_mas::run::{self, NewRun, RunMeta};
+use git_mas::devrun::{self, NewRun, RunMeta};
 use std::fmt::Write as _;
 
 /// Start, list, inspect and abort development runs.
@@ -121,7 +121,7 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<Outcome, CliError> {
         check: args.check,
     };
     let store = ctx.store()?;
-    let def = run::start(store, &new, &caller.name, &caller.key)?;
+    let def = devrun::start(store, &new, &caller.name, &caller.key)?;
     if let Some(requested) = def.requested_quorum {
         ctx.warn(&format!(
             "--quorum {requested} is more than the run's {} agents; the quorum is {}",
@@ -151,8 +151,8 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     let mut out = Vec::new();
-    for id in run::list_ids(store)? {
-        match run::load_meta(store, &roster, &id) {
+    for id in devrun::list_ids(store)? {
+        match devrun::load_meta(store, &roster, &id) {
             Ok(meta) => out.push(Listed {
                 id,
                 phase: meta.phase.name().into(),
@@ -235,13 +235,14 @@ fn abort(ctx: &mut Context, args: AbortArgs) -> Result<Outcome, CliError> {
     let meta = resolve(ctx, args.run.as_deref())?;
     let store = ctx.store()?;
     let roster = store.roster()?;
-    let payload = run::abort(store, &roster, &meta.def.id, &args.reason, args.risk, &caller.name, &caller.key)?;
+    let payload = devrun::abort(store, &roster, &meta.def.id, &args.reason, args.risk, &caller.name, &caller.key)?;
     // The run ended: store its convergence report.
-    let ended = git_mas::run::load_meta(store, &roster, &meta.def.id)?;
-    let view = git_mas::run::view::load(store, &roster, ended, git_mas::run::events::self_endorse_allowed(store))?;
-    let report = view.report(run::now_ms());
+    let ended = git_mas::devrun::load_meta(store, &roster, &meta.def.id)?;
+    let view =
+        git_mas::devrun::view::load(store, &roster, ended, git_mas::devrun::events::self_endorse_allowed(store))?;
+    let report = view.report(devrun::now_ms());
     let value = serde_json::to_value(&report).map_err(|e| CliError::internal(e.to_string()))?;
-    if let Err(e) = run::store_report(store, &meta.def.id, &value, &caller.name, &caller.key) {
+    if let Err(e) = devrun::store_report(store, &meta.def.id, &value, &caller.name, &caller.key) {
         ctx.warn(&format!("aborted, but the report could not be stored: {e}"));
     }
     let status = format!(

@@ -9,9 +9,9 @@ use crate::cli::output::JsonFlag;
 use crate::cli::render::{self, describe_phase, short};
 use crate::cli::runs::load_view;
 use git_mas::convergence::ConvergenceReport;
+use git_mas::devrun::view::RunView;
+use git_mas::devrun::{Problem, now_ms};
 use git_mas::engines::development::{Judgement, ProposalTally};
-use git_mas::run::view::RunView;
-use git_mas::run::{Problem, now_ms};
 use std::fmt::Write as _;
 
 /// Replay a run's recorded events and show proposals, valid endorsements, quorum, the leader and

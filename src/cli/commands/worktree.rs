@@ -6,9 +6,9 @@ use crate::cli::error::CliError;
 use crate::cli::json::worktree::{DiscardedOut, RemovedOut, WorktreeOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::runs::resolve;
+use git_mas::devrun::rules;
 use git_mas::identity::validate_name;
 use git_mas::pool::worktree::{self, AgentWorktree};
-use git_mas::run::rules;
 
 /// Create and remove agents' worktrees for a run.
 #[derive(Debug, clap::Subcommand)]

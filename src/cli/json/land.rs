@@ -1,7 +1,7 @@
 //! `git mas land --json`.
 
 use git_mas::convergence::ConvergenceReport;
-use git_mas::ops::land::LandPlan;
+use git_mas::ops::land::commit::LandPlan;
 use serde::{Deserialize, Serialize};
 
 /// A landing: blocked, would land (dry run), or landed.

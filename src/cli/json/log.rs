@@ -1,6 +1,6 @@
 //! `git mas log --json`: one entry per ref.
 
-use git_mas::run::artifact::RefKind;
+use git_mas::devrun::artifact::RefKind;
 use git_mas::store::record::Verdict;
 use serde::{Deserialize, Serialize};
 

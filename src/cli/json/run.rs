@@ -2,7 +2,7 @@
 //! definition, `run show` its meta, as the library has them).
 
 use git_mas::convergence::ConvergenceReport;
-use git_mas::run::AbortPayload;
+use git_mas::devrun::AbortPayload;
 use serde::{Deserialize, Serialize};
 
 /// One run in `run list`.

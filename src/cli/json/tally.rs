@@ -1,9 +1,9 @@
 //! `git mas tally --json`.
 
 use git_mas::convergence::Conflict;
+use git_mas::devrun::Problem;
+use git_mas::devrun::view::RefusedEvent;
 use git_mas::engines::development::ProposalTally;
-use git_mas::run::Problem;
-use git_mas::run::view::RefusedEvent;
 use git_mas::runtime::RuntimeCounters;
 use serde::{Deserialize, Serialize};
 

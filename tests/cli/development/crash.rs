@@ -17,7 +17,7 @@ use super::land::three_proposals;
 use super::*;
 use crate::json::endorse::EndorsedOut;
 use crate::json::tally::TallyOut;
-use git_mas::run::{Phase, RunMeta};
+use git_mas::devrun::{Phase, RunMeta};
 use std::process::{Command, Output};
 
 /// Where kills are injected: a set of syscalls, optionally only those naming one of `paths`

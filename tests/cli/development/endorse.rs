@@ -3,7 +3,7 @@
 use super::*;
 use crate::json::endorse::EndorsedOut;
 use crate::json::propose::ProposedOut;
-use git_mas::run::events::EventRecord;
+use git_mas::devrun::events::EventRecord;
 use git_mas::runtime::SemanticPayload;
 
 /// A run with a fast real check (the proposal's status.txt must say ok), and worktrees.

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::json::propose::ProposedOut;
-use git_mas::run::events::EventRecord;
+use git_mas::devrun::events::EventRecord;
 use git_mas::runtime::SemanticPayload;
 
 #[test]

@@ -99,7 +99,7 @@ fn landing_after_the_budget_ran_out_reports_budget_exhausted() {
     // budget_exhausted: landed after the budget ran out.
     let b = endorsed_run(&team, "budget", &["--check", CHECK, "--budget", "3s"], &[]);
     let started =
-        team.json_as::<git_mas::run::RunMeta>(&team.repo, "alice", &["run", "show", "budget"]).def.created_at_ms;
+        team.json_as::<git_mas::devrun::RunMeta>(&team.repo, "alice", &["run", "show", "budget"]).def.created_at_ms;
     let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     std::thread::sleep(std::time::Duration::from_millis((started + 3100).saturating_sub(now())));
     team.here(&b, &["land"]);

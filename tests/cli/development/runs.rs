@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::json::run::Listed;
-use git_mas::run::{Phase, RunMeta};
+use git_mas::devrun::{Phase, RunMeta};
 use git_mas::runtime::PatternKind;
 
 #[test]

@@ -290,7 +290,7 @@ pub fn verdict(payload: &SemanticPayload) -> Option<Judgement> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{AbortPayload, Phase};
+    use crate::devrun::{AbortPayload, Phase};
     use crate::runtime::PatternKind;
 
     fn def(budget_ms: Option<u64>, max_rounds: Option<u64>, check: Option<&str>) -> RunDef {

@@ -531,7 +531,7 @@ pub enum Phase {
         abort: AbortPayload,
     },
     /// A landing intent is recorded and the integration branch is still at its `previous`: the
-    /// landing is under way (or its process died); `ops::land::recover` completes it.
+    /// landing is under way (or its process died); `ops::land::commit::recover` completes it.
     Landing {
         /// Who.
         by: String,
@@ -607,7 +607,7 @@ impl RunMeta {
                 Err(RunError::Aborted { id: self.def.id.clone(), reason: abort.reason.clone() })
             }
             // A pending landing is refused like a landed one: every command that reads the run
-            // completes it first (`ops::land::recover`), so what is refused has landed.
+            // completes it first (`ops::land::commit::recover`), so what is refused has landed.
             Phase::Landing { by, landing, .. } | Phase::Landed { by, landing, .. } => {
                 Err(RunError::Landed { id: self.def.id.clone(), commit: landing.commit.clone(), by: by.clone() })
             }

@@ -9,7 +9,7 @@
 //! [`execute`] writes the landing. git commits a multi-ref transaction with loose refs by renaming
 //! one lock file after another, so a crash can split it; a landing therefore moves **one ref at a
 //! time**, records its intent first, and makes every later step idempotent and re-checkable.
-//! Whether a run landed is derived from the integration branch itself (`run::load_meta` judges
+//! Whether a run landed is derived from the integration branch itself (`devrun::load_meta` judges
 //! the landing record against the branch: landed when the branch holds its commit, pending when
 //! the branch is still at the record's `previous`, void otherwise), never from the record alone.
 //!
@@ -20,7 +20,7 @@
 //! | 2 | main: compare-and-swap `P` → `C` | a pending landing (`Phase::Landing`): main at `P`, the intent on the chain | [`recover`], which every git-mas command that reads the run calls (`land`, `run show`, `tally`, `report`, `propose`, `endorse`, `coordinate`): it moves main |
 //! | 3 | `refs/mas/runs/<run>/landed` created ("must not exist") → the record's commit | landed (main holds `C`), no landed ref | [`recover`] creates it |
 //! | 4 | each clean checkout of main (marked before step 1 with [`CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, some files already `C`'s | [`recover`]: `read-tree -m -u P C` again; when that refuses because files already hold `C`'s content (a `read-tree` killed midway), and every file that differs from the index holds exactly `P`'s or `C`'s content, `read-tree --reset -u C`; anything else (a person's edit) is left alone and reported as stuck |
-//! | 5 | the convergence report appended ([`super::landing::land_run`], or a driver when its run ends) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
+//! | 5 | the convergence report appended ([`super::land_run`], or a driver when its run ends) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
 //!
 //! Once the landed ref names the landing record, the landing is taken as complete without walking
 //! the branch (the ref is created only after the branch held the commit). `git mas land` run again
@@ -30,9 +30,9 @@
 //!
 //! **A void intent**: when main moved elsewhere between steps 1 and 2 (someone committed, another
 //! run landed), the compare-and-swap of step 2 fails and nothing landed. [`execute`] returns
-//! [`PoolError::MainMoved`] and the caller ([`super::landing::land_run`]) plans again onto the
+//! [`PoolError::MainMoved`] and the caller ([`super::land_run`]) plans again onto the
 //! new tip, appending a new intent; the fold lists the earlier record as a void intent (a problem,
-//! not a phase, and in [`crate::run::RunMeta::void_intents`]) and the run stays open until an
+//! not a phase, and in [`crate::devrun::RunMeta::void_intents`]) and the run stays open until an
 //! intent lands. An intent found void by a reader is treated the same way.
 //!
 //! **Concurrent landings**: the intent's append re-reads the meta chain on every attempt, so of
@@ -46,12 +46,12 @@
 //! landing is refused before anything moves.
 
 use crate::convergence::{ConflictType, RecordedConflict};
-use crate::identity::AgentKey;
-use crate::pool::{PoolError, check, git, worktree};
-use crate::run::view::RunView;
-use crate::run::{
+use crate::devrun::view::RunView;
+use crate::devrun::{
     CheckSummary, IntentState, LANDING_KIND, LandingPayload, Phase, intent_state, landed_ref, meta_ref, now_ms,
 };
+use crate::identity::AgentKey;
+use crate::pool::{PoolError, check, git, worktree};
 use crate::store::{Append, CasOutcome, Store, StoreError};
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
@@ -455,7 +455,7 @@ pub fn execute(
     // landing of this run updating that checkout makes it look dirty: re-read the run first.
     let worktrees = branch_worktrees(store, &def.branch, &plan.main, &commit.to_string())?;
     if let Some((path, why)) = worktrees.iter().find_map(|(p, w)| w.as_ref().map(|w| (p, w))) {
-        crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
+        crate::devrun::load_meta(store, &roster, &def.id)?.ensure_open()?;
         return Err(PoolError::CheckoutCannotFollow {
             branch: def.branch.clone(),
             path: path.clone(),
@@ -484,11 +484,11 @@ pub fn execute(
     // Step 1: the intent, alone.
     let appended = store.append_with(&meta_ref(&def.id), agent, key, LANDING_KIND, &[], |_tip| {
         // Re-read on every attempt: another landing (pending or landed) or an abort may have won.
-        crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
+        crate::devrun::load_meta(store, &roster, &def.id)?.ensure_open()?;
         if let Some(existing) = store.tip(&landed)? {
             // A landing that won since the read above (its intent, main and the landed ref all
             // moved in between) is on the meta chain now: say "already landed", as it is.
-            crate::run::load_meta(store, &roster, &def.id)?.ensure_open()?;
+            crate::devrun::load_meta(store, &roster, &def.id)?.ensure_open()?;
             return Err(PoolError::LandedRefExists { refname: landed.clone(), existing: existing.to_string() });
         }
         if store.tip(&branch_ref)? != Some(main) {
@@ -609,12 +609,12 @@ impl Recovery {
 /// [`RecoveryState::Complete`]; on a run without a landing intent, [`RecoveryState::NoLanding`].
 pub fn recover(store: &Store, run: &str) -> Result<Recovery, PoolError> {
     let roster = store.roster()?;
-    let meta = crate::run::load_meta(store, &roster, run)?;
+    let meta = crate::devrun::load_meta(store, &roster, run)?;
     recover_meta(store, &meta)
 }
 
 /// [`recover`] for a run whose meta chain was just read.
-pub fn recover_meta(store: &Store, meta: &crate::run::RunMeta) -> Result<Recovery, PoolError> {
+pub fn recover_meta(store: &Store, meta: &crate::devrun::RunMeta) -> Result<Recovery, PoolError> {
     let run = meta.def.id.as_str();
     let void = meta.void_intents.clone();
     let mut out = Recovery {

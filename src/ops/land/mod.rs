@@ -4,9 +4,9 @@
 //! [`land_run`] reads the run (through its caller's [`LandHost`], which completes a landing a
 //! crash left half-finished before anything else reads the run), plans the landing with the
 //! run's check ([`check_command`]), records a blocked landing on the meta chain, decides the
-//! termination reason and the frame the landing names, writes the landing ([`super::land::execute`]:
+//! termination reason and the frame the landing names, writes the landing ([`commit::execute`]:
 //! the intent first, then main by compare-and-swap, the landed ref, the checkouts — the crash
-//! table in [`super::land`]'s docs), plans again when main moved in between, and stores the
+//! table in [`commit`]'s docs), plans again when main moved in between, and stores the
 //! convergence report last (step 5 of that table). What happens on the way that the caller may want to
 //! tell people (a re-plan, an unreadable frame, a report that could not be stored) goes to
 //! [`LandHost::notice`]; the result is a typed [`LandOutcome`] for the caller to render.
@@ -14,15 +14,17 @@
 //! The decisions in between are pure functions with table tests: where a landing starts given the
 //! run's phase ([`start`]), and what an error of the write means ([`after_error`]).
 
-use super::land::{self, LandPlan, Landed, Recovery, RecoveryState};
+pub mod commit;
+
 use crate::attention::frame::{FrameError, current_frame_hash};
 use crate::convergence::{self, ConvergenceReport, Outcome, TerminationReason};
+use crate::devrun::view::{self, RunView};
+use crate::devrun::{self, BlockedPayload, LandingPayload, Phase, RunError, now_ms};
 use crate::identity::{AgentKey, Roster};
 use crate::pool::PoolError;
 use crate::pool::check::check_command;
-use crate::run::view::{self, RunView};
-use crate::run::{self, BlockedPayload, LandingPayload, Phase, RunError, now_ms};
 use crate::store::{Store, StoreError};
+use commit::{LandPlan, Landed, Recovery, RecoveryState};
 
 /// How many times a landing plans again when main moves under it.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -224,7 +226,7 @@ pub fn land_run<H: LandHost>(
             return recorded(store, host, &view, (by, landing), lander, options).map(done);
         }
         let check = check_command(store, None, view.meta.def.check.as_deref());
-        let plan = land::plan(store, &view, (options.aggregate, options.partial), check.as_deref())?;
+        let plan = commit::plan(store, &view, (options.aggregate, options.partial), check.as_deref())?;
         if plan.blocked() {
             return blocked(store, host, &view, plan, lander, options).map(done);
         }
@@ -240,7 +242,7 @@ pub fn land_run<H: LandHost>(
             return Ok(done(LandOutcome::WouldLand { plan, termination, frame }));
         };
         let def = &view.meta.def;
-        let written = land::execute(store, &view, &plan, termination.name(), frame.clone(), lander.name, lander.key);
+        let written = commit::execute(store, &view, &plan, termination.name(), frame.clone(), lander.name, lander.key);
         let landed = match written {
             Ok(landed) => landed,
             Err(e) => match after_error(&e, attempt) {
@@ -249,7 +251,7 @@ pub fn land_run<H: LandHost>(
                     continue;
                 }
                 AfterError::LostRace => {
-                    if let Ok(recovery) = land::recover(store, &def.id) {
+                    if let Ok(recovery) = commit::recover(store, &def.id) {
                         host.notice(LandNotice::LostRace { recovery });
                     }
                     return Err(e.into());
@@ -286,7 +288,7 @@ fn recorded<H: LandHost>(
         let r = view.report(now_ms());
         let id = &view.meta.def.id;
         if let Some(lander) = lander
-            && store.tip(&run::report_ref(id)).map_err(PoolError::from)?.is_none()
+            && store.tip(&devrun::report_ref(id)).map_err(PoolError::from)?.is_none()
             && let Err(error) = store_report(store, id, &r, lander)
         {
             host.notice(LandNotice::ReportNotStored { error });
@@ -316,7 +318,7 @@ fn blocked<H: LandHost>(
         conflicts: plan.conflicts.clone(),
         at_ms: now_ms(),
     };
-    run::record_blocked(store, id, &record, lander.name, lander.key)?;
+    devrun::record_blocked(store, id, &record, lander.name, lander.key)?;
     let mut report = None;
     if options.report {
         let after = host.view(Some(id))?;
@@ -331,7 +333,7 @@ fn blocked<H: LandHost>(
 pub fn store_report(store: &Store, id: &str, report: &ConvergenceReport, lander: Lander<'_>) -> Result<(), RunError> {
     let value = serde_json::to_value(report)
         .map_err(|e| StoreError::Git { context: "encoding the report".into(), source: Box::new(e) })?;
-    run::store_report(store, id, &value, lander.name, lander.key)?;
+    devrun::store_report(store, id, &value, lander.name, lander.key)?;
     Ok(())
 }
 
@@ -348,13 +350,13 @@ impl LandHost for StoreHost<'_> {
     type Error = PoolError;
 
     fn view(&mut self, run: Option<&str>) -> Result<RunView, PoolError> {
-        let mut meta = run::resolve(self.store, self.roster, run)?;
+        let mut meta = devrun::resolve(self.store, self.roster, run)?;
         if meta.landing().is_some()
-            && land::recover_meta(self.store, &meta).is_ok_and(|r| r.changed() || r.state == RecoveryState::Void)
+            && commit::recover_meta(self.store, &meta).is_ok_and(|r| r.changed() || r.state == RecoveryState::Void)
         {
-            meta = run::load_meta(self.store, self.roster, &meta.def.id)?;
+            meta = devrun::load_meta(self.store, self.roster, &meta.def.id)?;
         }
-        let allow = run::events::self_endorse_allowed(self.store);
+        let allow = devrun::events::self_endorse_allowed(self.store);
         Ok(view::load(self.store, self.roster, meta, allow)?)
     }
 
@@ -364,7 +366,7 @@ impl LandHost for StoreHost<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{AbortPayload, LandingPayload};
+    use crate::devrun::{AbortPayload, LandingPayload};
 
     fn landing() -> Box<LandingPayload> {
         Box::new(LandingPayload {
