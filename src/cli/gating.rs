@@ -176,6 +176,12 @@ pub fn exit_code(verdict: &Verdict) -> u8 {
 
 /// Prints a verdict for people (stderr) and returns its exit code.
 pub fn report(ctx: &Context, caller: &str, verdict: &Verdict) -> u8 {
+    ctx.ui().err_text(&verdict_text(ctx, caller, verdict));
+    exit_code(verdict)
+}
+
+/// A verdict for people, as the gate says it on stderr.
+pub fn verdict_text(ctx: &Context, caller: &str, verdict: &Verdict) -> String {
     let mut o = String::new();
     match verdict {
         Verdict::Allow { frame, notes } => {
@@ -196,8 +202,7 @@ pub fn report(ctx: &Context, caller: &str, verdict: &Verdict) -> u8 {
             let _ = writeln!(o, "  {} {remedy}", ctx.paint("remedy:", "1;36"));
         }
     }
-    ctx.ui().err_text(&o);
-    exit_code(verdict)
+    o
 }
 
 /// Replays the gate over `range` ([`replay::replay`]).

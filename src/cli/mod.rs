@@ -150,6 +150,28 @@ impl Outcome {
     }
 }
 
+/// What a command's typed function returns: the value its renderer prints (and the MCP server
+/// returns), and the outcome the command ends with.
+#[derive(Debug)]
+pub struct Done<T> {
+    /// The command's output.
+    pub value: T,
+    /// How it ends (its exit code).
+    pub outcome: Outcome,
+}
+
+impl<T> Done<T> {
+    /// A value and a successful outcome.
+    pub fn ok(value: T) -> Done<T> {
+        Done { value, outcome: Outcome::Ok }
+    }
+
+    /// A value and the outcome it ends with.
+    pub fn ended(value: T, outcome: Outcome) -> Done<T> {
+        Done { value, outcome }
+    }
+}
+
 /// Exit codes that scripts can rely on, by name ([`Outcome`]'s codes).
 pub mod exit {
     use super::Outcome;
@@ -314,14 +336,11 @@ pub(crate) fn dispatch(ctx: &mut Context, command: Command) -> Result<Outcome, C
             sweep_temp_indexes(ctx);
             commands::worktree::run(ctx, cmd)
         }
-        Command::Propose(args) => {
-            sweep_temp_indexes(ctx);
-            commands::propose::run(ctx, args)
-        }
+        Command::Propose(args) => commands::propose::run(ctx, args),
         Command::Endorse(args) => commands::endorse::run(ctx, args),
         Command::Tally(args) => commands::tally::run(ctx, args),
         Command::Land(args) => commands::land::run(ctx, args),
-        Command::Report(args) => report_any(ctx, args),
+        Command::Report(args) => commands::dev_report::run(ctx, args),
         Command::Skills(cmd) => commands::skills::run(ctx, cmd),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Bench(cmd) => commands::bench::run(ctx, cmd),
@@ -336,24 +355,10 @@ pub(crate) fn dispatch(ctx: &mut Context, command: Command) -> Result<Outcome, C
 /// in any worktree's git dir are removed (`git_mas::doctor`: only those whose process is gone, or
 /// old ones without a process id). Best effort: a repository that cannot be opened is the
 /// command's own error to report.
-fn sweep_temp_indexes(ctx: &Context) {
+pub(crate) fn sweep_temp_indexes(ctx: &Context) {
     if let Ok(store) = ctx.store() {
         let _ = git_mas::doctor::sweep_repository(store, std::time::SystemTime::now());
     }
-}
-
-/// `git mas report`: a development run's convergence report, or a converge run's report, by the
-/// class its definition records.
-fn report_any(ctx: &mut Context, args: commands::dev_report::ReportArgs) -> Result<Outcome, CliError> {
-    if let Some(run) = &args.run
-        && ctx.store().is_ok_and(|store| git_mas::devrun::is_converge_run(store, run))
-    {
-        if args.events {
-            return Err(CliError::usage("--events applies to development runs; this is a converge run"));
-        }
-        return commands::report::run(ctx, commands::report::ReportArgs { run: run.clone(), output: args.output });
-    }
-    commands::dev_report::run(ctx, args)
 }
 
 /// Entry point: parse, dispatch, report.

@@ -1,7 +1,7 @@
 //! Rendering shared by several commands: short ids, a run's phase, a landing recovery, a target
 //! table. Pure: values in, text out.
 
-use git_mas::attention::snapshot::Snapshot;
+use git_mas::attention::snapshot::Target;
 use git_mas::devrun::Phase;
 use std::fmt::Write as _;
 
@@ -60,15 +60,15 @@ pub fn describe_phase(phase: &Phase) -> String {
     }
 }
 
-/// The top targets as a table.
-pub fn targets(snapshot: &Snapshot, top: usize) -> String {
+/// Targets (the top of a snapshot) as a table.
+pub fn targets(top: &[Target]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
         "{:<5} {:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  target",
         "rank", "saliency", "task", "errors", "warns", "refs", "recent", "editor"
     );
-    for (i, t) in snapshot.targets.iter().take(top).enumerate() {
+    for (i, t) in top.iter().enumerate() {
         let s = &t.signals;
         let _ = writeln!(
             o,

@@ -1,11 +1,11 @@
 //! `git mas align A B` and `git mas decide A B`: the pure rule, on two agents' published foci.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::focus_board::frame_and_board;
 use crate::cli::output::JsonFlag;
-use git_mas::attention::rule::{self, Decision, Focus};
+use crate::cli::{Done, Outcome};
+use git_mas::attention::rule::{self, Alignment, Decision, Focus};
 
 /// How two agents' foci overlap: the Jaccard overlap of their target sets and whether their top
 /// target is shared. Defined only on one frame: across frames it is an error (exit 1).
@@ -46,25 +46,36 @@ fn two_foci(ctx: &Context, a: &str, b: &str) -> Result<(Focus, Focus), CliError>
 
 /// Runs `align`.
 pub fn align(ctx: &mut Context, args: AlignArgs) -> Result<Outcome, CliError> {
+    let done = alignment(ctx, &args)?;
+    ctx.ui().emit(args.output, &done.value, |al| {
+        format!("jaccard {:.3}  top shared: {}  shared: {}\n", al.jaccard, al.top_shared, al.shared.join(" "))
+    })?;
+    Ok(done.outcome)
+}
+
+/// How the two agents' foci overlap.
+pub fn alignment(ctx: &Context, args: &AlignArgs) -> Result<Done<Alignment>, CliError> {
     let (a, b) = two_foci(ctx, &args.a, &args.b)?;
     let al = rule::align(&a, &b)
         .map_err(|e| CliError::user(e.to_string()).hinted("republish both foci on the current frame"))?;
-    ctx.ui().emit(args.output, &al, |al| {
-        format!("jaccard {:.3}  top shared: {}  shared: {}\n", al.jaccard, al.top_shared, al.shared.join(" "))
-    })?;
-    Ok(Outcome::Ok)
+    Ok(Done::ok(al))
 }
 
 /// Runs `decide`.
 pub fn decide(ctx: &mut Context, args: DecideArgs) -> Result<Outcome, CliError> {
-    let (a, b) = two_foci(ctx, &args.a, &args.b)?;
-    let d = rule::decide(&a, &b);
-    ctx.ui().emit(args.output, &d, |d| match d {
+    let done = decision(ctx, &args)?;
+    ctx.ui().emit(args.output, &done.value, |d| match d {
         Decision::Reject { reason } => format!("reject: {reason}\n"),
         Decision::Parallel => "parallel\n".to_string(),
         Decision::Serialize { holder, deferring, target } => {
             format!("serialize on {target}: {holder} holds, {deferring} defers\n")
         }
     })?;
-    Ok(Outcome::Ok)
+    Ok(done.outcome)
+}
+
+/// What the coordination rule says for the two agents.
+pub fn decision(ctx: &Context, args: &DecideArgs) -> Result<Done<Decision>, CliError> {
+    let (a, b) = two_foci(ctx, &args.a, &args.b)?;
+    Ok(Done::ok(rule::decide(&a, &b)))
 }

@@ -1,14 +1,15 @@
-//! `git mas report [RUN]` for development runs: the convergence report — status, the one
+//! `git mas report [RUN]`: for development runs the convergence report — status, the one
 //! termination reason, conflicts and how they were resolved, consensus, budget, rounds, quality.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::report::ReportEventOut;
 use crate::cli::output::JsonFlag;
-use crate::cli::reports::dev_summary;
+use crate::cli::reports::{converge_report, dev_summary};
 use crate::cli::runs::load_view;
-use git_mas::convergence;
+use crate::cli::{Done, Outcome};
+use git_mas::convergence::{self, ConvergenceReport};
+use git_mas::coordinate::scalar::Report;
 use git_mas::devrun::now_ms;
 
 /// Show why a run ended (or where it stands): the convergence report.
@@ -35,16 +36,46 @@ pub struct ReportArgs {
     pub events: bool,
 }
 
-/// Runs `report` for a development run.
+/// A run's report: a development run's convergence report, or a converge run's report rendered
+/// again from its recording.
+// One value a command, returned once: boxing the larger report would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum RunReport {
+    /// A development run's convergence report.
+    Development(ConvergenceReport),
+    /// A converge run's report.
+    Converge(Report),
+}
+
+/// Runs `report`.
 pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<Outcome, CliError> {
-    let view = load_view(ctx, args.run.as_deref())?;
-    let report = view.report(now_ms());
-    if args.events {
-        for (kind, payload) in convergence::events(&report) {
-            ctx.ui().json(&ReportEventOut::new(kind, payload))?;
+    let done = report(ctx, &args)?;
+    match &done.value {
+        RunReport::Development(report) if args.events => {
+            for (kind, payload) in convergence::events(report) {
+                ctx.ui().json(&ReportEventOut::new(kind, payload))?;
+            }
         }
-    } else {
-        ctx.ui().emit(args.output, &report, dev_summary)?;
+        RunReport::Development(report) => ctx.ui().emit(args.output, report, dev_summary)?,
+        RunReport::Converge(report) => {
+            ctx.ui().emit(args.output, report, |r| converge_report(r, &|s| ctx.paint(s, "1")))?;
+        }
     }
-    Ok(Outcome::Ok)
+    Ok(done.outcome)
+}
+
+/// The report of the run `args.run` names, by the class its definition records.
+pub fn report(ctx: &Context, args: &ReportArgs) -> Result<Done<RunReport>, CliError> {
+    if let Some(run) = &args.run
+        && ctx.store().is_ok_and(|store| git_mas::devrun::is_converge_run(store, run))
+    {
+        if args.events {
+            return Err(CliError::usage("--events applies to development runs; this is a converge run"));
+        }
+        let done = super::report::report(ctx, &super::report::ReportArgs { run: run.clone(), output: args.output })?;
+        return Ok(Done::ended(RunReport::Converge(done.value), done.outcome));
+    }
+    let view = load_view(ctx, args.run.as_deref())?;
+    Ok(Done::ok(RunReport::Development(view.report(now_ms()))))
 }

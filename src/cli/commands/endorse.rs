@@ -1,13 +1,13 @@
 //! `git mas endorse <agent>`: run the team's check against another agent's proposal and record the
 //! result as an endorsement bound to the proposal's tree.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::endorse::EndorsedOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use crate::cli::runs::resolve;
+use crate::cli::{Done, Outcome};
 use git_mas::devrun::RunMeta;
 use git_mas::devrun::events;
 use git_mas::devrun::now_ms;
@@ -53,14 +53,46 @@ pub struct EndorseArgs {
     #[arg(long)]
     pub no_check: bool,
     /// Kill the check after this long and record it as failed.
-    #[arg(long, value_name = "DURATION", default_value = "1h")]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_TIMEOUT)]
     pub timeout: humantime::Duration,
     #[command(flatten)]
     pub output: JsonFlag,
 }
 
+/// An endorsement as `endorse` reports it.
+#[derive(Debug)]
+pub struct Endorsement {
+    /// What `--json` prints.
+    pub out: EndorsedOut,
+    /// The verdict recorded.
+    pub judgement: Judgement,
+    /// The check that ran, if one did.
+    pub check: Option<CheckRun>,
+}
+
+/// How long the check may run unless told.
+pub const DEFAULT_TIMEOUT: &str = "1h";
+
 /// Runs `endorse`.
 pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<Outcome, CliError> {
+    let done = endorse(ctx, &args)?;
+    let e = &done.value;
+    ctx.ui().emit(args.output, &e.out, |o| format!("{} {} {}\n", o.verdict, o.proposer, short(&o.tree)))?;
+    if !args.output.json {
+        ctx.status(&status(&e.out, &e.judgement, e.check.as_ref()));
+    }
+    Ok(done.outcome)
+}
+
+/// Records the caller's verdict on `args.agent`'s proposal, running the check unless it reviews;
+/// a failed check ends as check-failed.
+pub fn endorse(ctx: &Context, args: &EndorseArgs) -> Result<Done<Endorsement>, CliError> {
+    if args.reject && args.reason.is_none() {
+        return Err(CliError::usage("--reject needs --reason: say why you reject it"));
+    }
+    if args.reject && args.no_check {
+        return Err(CliError::usage("--reject and --no-check cannot be used together"));
+    }
     validate_name(&args.agent)?;
     let caller = ctx.caller()?;
     let meta = resolve(ctx, args.run.as_deref())?;
@@ -82,7 +114,7 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<Outcome, CliError> {
     let (verdict, check) = match &prepared.mode {
         EndorseMode::Review { accept, reason } => (Verdict::review(&prepared.tree, *accept, reason.clone()), None),
         EndorseMode::Check { command } => {
-            let run = run_check(ctx, &meta, &caller.name, &args, &prepared, command)?;
+            let run = run_check(ctx, &meta, &caller.name, args, &prepared, command)?;
             (Verdict::check(store, &prepared.tree, &run)?, Some(run))
         }
     };
@@ -93,11 +125,8 @@ pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<Outcome, CliError> {
     }
     let judgement = e.judgement.clone();
     let out = endorsed(&meta.def.id, &caller.name, &args.agent, tree, e);
-    ctx.ui().emit(args.output, &out, |o| format!("{} {} {}\n", o.verdict, o.proposer, short(&o.tree)))?;
-    if !args.output.json {
-        ctx.status(&status(&out, &judgement, check.as_ref()));
-    }
-    Ok(if judgement.is_test_failure() { Outcome::CheckFailed } else { Outcome::Ok })
+    let outcome = if judgement.is_test_failure() { Outcome::CheckFailed } else { Outcome::Ok };
+    Ok(Done::ended(Endorsement { out, judgement, check }, outcome))
 }
 
 /// Runs the check in a scratch checkout of the proposal's tree.

@@ -1,12 +1,11 @@
 //! `git mas focus publish|list|show|release|status`: the focus board.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::focus_board::frame_and_board;
 use crate::cli::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
 use crate::cli::output::JsonFlag;
+use crate::cli::{Done, Outcome};
 use git_mas::attention::board::{BoardEntry, FocusPayload, FocusState, Liveness, OnFrame, focus_state, on_frame};
 use git_mas::attention::focus_store;
 use git_mas::attention::frame::FrameError;
@@ -42,15 +41,18 @@ pub struct PublishArgs {
     /// How long the focus holds (e.g. 90s, 30m, 2h; at most 24h; must be positive).
     // Hyphen values are accepted so that `--ttl -5m` reaches the parser and is refused as a
     // negative TTL rather than read as an unknown flag `-5`.
-    #[arg(long, value_name = "DURATION", default_value = "30m", allow_hyphen_values = true, value_parser = parse_ttl)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_TTL, allow_hyphen_values = true, value_parser = parse_ttl)]
     pub ttl: humantime::Duration,
     #[command(flatten)]
     pub output: JsonFlag,
 }
 
+/// How long a focus holds unless told.
+pub const DEFAULT_TTL: &str = "30m";
+
 /// Parses `--ttl`: a humantime duration greater than zero (the 24 h cap is the board's rule,
 /// checked where the lease is validated).
-fn parse_ttl(text: &str) -> Result<humantime::Duration, String> {
+pub fn parse_ttl(text: &str) -> Result<humantime::Duration, String> {
     let positive = "a TTL must be positive: give a duration such as 90s, 30m or 2h";
     if let Some(rest) = text.trim().strip_prefix('-') {
         return Err(format!("{positive} (got -{rest})"));
@@ -116,6 +118,25 @@ pub fn run(ctx: &mut Context, cmd: FocusCommand) -> Result<Outcome, CliError> {
 }
 
 fn publish(ctx: &mut Context, args: PublishArgs) -> Result<Outcome, CliError> {
+    let done = focus_publish(ctx, &args)?;
+    ctx.ui().emit(args.output, &done.value, |o| {
+        let mut text = format!("{} #{} on frame {}\n", o.agent, o.seq, &o.frame[..12]);
+        for (i, t) in o.targets.iter().enumerate() {
+            let _ = writeln!(text, "  {}{t}", if i == 0 { "top  " } else { "     " });
+        }
+        text
+    })?;
+    if !args.output.json {
+        ctx.status(&format!(
+            "holds for {}; publish again to renew",
+            humantime::format_duration(std::time::Duration::from_secs(done.value.ttl_secs))
+        ));
+    }
+    Ok(done.outcome)
+}
+
+/// Publishes the caller's focus on the current frame.
+pub fn focus_publish(ctx: &Context, args: &PublishArgs) -> Result<Done<FocusPublishOut>, CliError> {
     let caller = ctx.caller()?;
     if args.targets.is_empty() && args.top.is_none() {
         return Err(CliError::usage("name targets with --targets, or take the top ones with --top K"));
@@ -128,7 +149,7 @@ fn publish(ctx: &mut Context, args: PublishArgs) -> Result<Outcome, CliError> {
     let payload = FocusPayload { frame: frame.hash.clone(), targets, ttl_secs, published_at: focus_store::now_secs() };
     let store = ctx.store()?;
     let appended = focus_store::publish_focus(store, &caller.name, &caller.key, &payload, &frame, &board)?;
-    let out = FocusPublishOut {
+    Ok(Done::ok(FocusPublishOut {
         agent: caller.name,
         commit: appended.commit.to_string(),
         expires_at: payload.published_at + ttl_secs,
@@ -136,21 +157,7 @@ fn publish(ctx: &mut Context, args: PublishArgs) -> Result<Outcome, CliError> {
         seq: appended.seq,
         targets: payload.targets,
         ttl_secs,
-    };
-    ctx.ui().emit(args.output, &out, |o| {
-        let mut text = format!("{} #{} on frame {}\n", o.agent, o.seq, &o.frame[..12]);
-        for (i, t) in o.targets.iter().enumerate() {
-            let _ = writeln!(text, "  {}{t}", if i == 0 { "top  " } else { "     " });
-        }
-        text
-    })?;
-    if !args.output.json {
-        ctx.status(&format!(
-            "holds for {}; publish again to renew",
-            humantime::format_duration(std::time::Duration::from_secs(ttl_secs))
-        ));
-    }
-    Ok(Outcome::Ok)
+    }))
 }
 
 fn describe(e: &BoardEntry, current: Option<&str>, now: u64) -> String {
@@ -170,13 +177,12 @@ fn describe(e: &BoardEntry, current: Option<&str>, now: u64) -> String {
 }
 
 fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
-    let (frame, board) = frame_and_board(ctx)?;
-    let out = FocusListOut { frame: frame.map(|f| f.hash), board };
-    if !args.output.json && out.board.entries.is_empty() {
+    let done = focus_list(ctx, &args)?;
+    if !args.output.json && done.value.board.entries.is_empty() {
         ctx.status("no foci published");
     }
     let now = focus_store::now_secs();
-    ctx.ui().emit(args.output, &out, |o| {
+    ctx.ui().emit(args.output, &done.value, |o| {
         let mut text = String::new();
         for e in &o.board.entries {
             let _ = writeln!(
@@ -193,7 +199,13 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
         }
         text
     })?;
-    Ok(Outcome::Ok)
+    Ok(done.outcome)
+}
+
+/// The verified board on the current frame.
+pub fn focus_list(ctx: &Context, _args: &ListArgs) -> Result<Done<FocusListOut>, CliError> {
+    let (frame, board) = frame_and_board(ctx)?;
+    Ok(Done::ok(FocusListOut { frame: frame.map(|f| f.hash), board }))
 }
 
 fn show(ctx: &mut Context, args: ShowArgs) -> Result<Outcome, CliError> {
@@ -215,22 +227,23 @@ fn show(ctx: &mut Context, args: ShowArgs) -> Result<Outcome, CliError> {
 }
 
 fn release(ctx: &mut Context, args: ReleaseArgs) -> Result<Outcome, CliError> {
+    let done = focus_release(ctx, &args)?;
+    ctx.ui().emit(args.output, &done.value, |o| format!("{} released its focus\n", o.agent))?;
+    Ok(done.outcome)
+}
+
+/// Releases the caller's focus.
+pub fn focus_release(ctx: &Context, _args: &ReleaseArgs) -> Result<Done<FocusReleaseOut>, CliError> {
     let caller = ctx.caller()?;
     let store = ctx.store()?;
     let appended = focus_store::release_focus(store, &caller.name, &caller.key, focus_store::now_secs())?
         .ok_or_else(|| CliError::internal("the release wrote nothing"))?;
-    let out = FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq };
-    ctx.ui().emit(args.output, &out, |o| format!("{} released its focus\n", o.agent))?;
-    Ok(Outcome::Ok)
+    Ok(Done::ok(FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq }))
 }
 
 fn status(ctx: &mut Context, args: StatusArgs) -> Result<Outcome, CliError> {
-    let (agent, _) = ctx.caller_name()?;
-    let (frame, board) = frame_and_board(ctx)?;
-    let current = frame.map(|f| f.hash);
-    let state = focus_state(board.entry(&agent), current.as_deref());
-    let out = FocusStatusOut { focus: board.entry(&agent).cloned(), agent, frame: current, state };
-    ctx.ui().emit(args.output, &out, |o| {
+    let done = focus_status(ctx, &args)?;
+    ctx.ui().emit(args.output, &done.value, |o| {
         let hint = match o.state {
             FocusState::Live => "",
             FocusState::OldFrame => " — a new frame was published; republish with `git mas focus publish`",
@@ -240,5 +253,15 @@ fn status(ctx: &mut Context, args: StatusArgs) -> Result<Outcome, CliError> {
         };
         format!("{}: {}{hint}\n", o.agent, o.state.as_str())
     })?;
-    Ok(Outcome::of_code(if state == FocusState::Live { exit::OK } else { exit::FAIL_CLOSED }))
+    Ok(done.outcome)
+}
+
+/// The caller's focus: live on the current frame (ok), or not (fail-closed, as the gate would).
+pub fn focus_status(ctx: &Context, _args: &StatusArgs) -> Result<Done<FocusStatusOut>, CliError> {
+    let (agent, _) = ctx.caller_name()?;
+    let (frame, board) = frame_and_board(ctx)?;
+    let current = frame.map(|f| f.hash);
+    let state = focus_state(board.entry(&agent), current.as_deref());
+    let out = FocusStatusOut { focus: board.entry(&agent).cloned(), agent, frame: current, state };
+    Ok(Done::ended(out, if state == FocusState::Live { Outcome::Ok } else { Outcome::FailClosed }))
 }

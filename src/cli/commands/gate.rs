@@ -1,12 +1,12 @@
 //! `git mas gate`: may the calling agent commit this change?
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::gating;
 use crate::cli::json::gate::{GateOut, TouchedOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::output::Ui;
+use crate::cli::{Done, Outcome};
 use git_mas::attention::gate_io;
 use git_mas::attention::git_hooks::Mode;
 use git_mas::hosts::Host;
@@ -85,25 +85,43 @@ pub struct GateArgs {
     pub output: JsonFlag,
 }
 
+/// The gate's verdict as `gate` reports it: the output, and the mode the hooks apply it in.
+#[derive(Debug)]
+pub struct Gated {
+    /// What `--json` prints.
+    pub out: GateOut,
+    /// `mas.gate`: what the hooks do with the verdict.
+    pub mode: Mode,
+}
+
 /// Runs `gate`.
 pub fn run(ctx: &mut Context, args: GateArgs) -> Result<Outcome, CliError> {
-    let _ = args.staged;
     if let Some(host) = args.host {
         return run_host(ctx, host);
     }
-    let (caller, outcome) = gating::evaluate(ctx, &args.paths)?;
-    let verdict = gate_io::verdict_of(&outcome);
-    if gating::mode(ctx)? == Mode::Off && !args.output.json {
+    let done = gate(ctx, &args)?;
+    let Gated { out, mode } = &done.value;
+    if *mode == Mode::Off && !args.output.json {
         ctx.status("note: mas.gate is off here, so the hooks ignore this verdict");
     }
-    let code = gating::report(ctx, &caller, &verdict);
+    ctx.ui().err_text(&gating::verdict_text(ctx, &out.agent, &out.verdict));
     if args.output.json {
-        let touched = outcome
-            .map(|o| o.touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect())
-            .unwrap_or_default();
-        ctx.ui().json(&GateOut { agent: caller, touched, verdict })?;
+        ctx.ui().json(out)?;
     }
-    Ok(Outcome::of_code(code))
+    Ok(done.outcome)
+}
+
+/// The gate's verdict on the staged change (or `args.paths`) for the caller; its outcome is the
+/// verdict's (allow, blocked, fail-closed).
+pub fn gate(ctx: &Context, args: &GateArgs) -> Result<Done<Gated>, CliError> {
+    let (caller, outcome) = gating::evaluate(ctx, &args.paths)?;
+    let verdict = gate_io::verdict_of(&outcome);
+    let mode = gating::mode(ctx)?;
+    let touched = outcome
+        .map(|o| o.touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect())
+        .unwrap_or_default();
+    let code = gating::exit_code(&verdict);
+    Ok(Done::ended(Gated { out: GateOut { agent: caller, touched, verdict }, mode }, Outcome::of_code(code)))
 }
 
 fn parse_host(name: &str) -> Result<Host, String> {

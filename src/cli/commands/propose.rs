@@ -1,12 +1,12 @@
 //! `git mas propose`: this worktree's content becomes the caller's proposal in the run.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::propose::ProposedOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use crate::cli::runs::resolve;
+use crate::cli::{Done, Outcome};
 use git_mas::devrun::{now_ms, proposal_ref};
 use git_mas::engines::development::ProposalTally;
 use git_mas::ops::propose::{self, Ask};
@@ -36,8 +36,29 @@ pub struct ProposeArgs {
     pub output: JsonFlag,
 }
 
+/// A proposal as `propose` reports it.
+#[derive(Debug)]
+pub struct Proposed {
+    /// What `--json` prints.
+    pub out: ProposedOut,
+    /// The caller's previous proposal in the run, if any.
+    pub previous: Option<ProposalTally>,
+}
+
 /// Runs `propose`.
 pub fn run(ctx: &mut Context, args: ProposeArgs) -> Result<Outcome, CliError> {
+    let done = propose(ctx, &args)?;
+    let Proposed { out, previous } = &done.value;
+    ctx.ui().emit(args.output, out, |o| format!("{}\n", o.commit))?;
+    if !args.output.json {
+        ctx.status(&status(out, previous.as_ref()));
+    }
+    Ok(done.outcome)
+}
+
+/// Records the caller's worktree as its proposal in the run.
+pub fn propose(ctx: &Context, args: &ProposeArgs) -> Result<Done<Proposed>, CliError> {
+    crate::cli::sweep_temp_indexes(ctx);
     let caller = ctx.caller()?;
     let meta = resolve(ctx, args.run.as_deref())?;
     let store = ctx.store()?;
@@ -66,11 +87,7 @@ pub fn run(ctx: &mut Context, args: ProposeArgs) -> Result<Outcome, CliError> {
         endorsements_kept: p.carried.kept,
         endorsements_voided: p.carried.voided,
     };
-    ctx.ui().emit(args.output, &out, |o| format!("{}\n", o.commit))?;
-    if !args.output.json {
-        ctx.status(&status(&out, p.previous.as_ref()));
-    }
-    Ok(Outcome::Ok)
+    Ok(Done::ok(Proposed { out, previous: p.previous }))
 }
 
 /// The status lines after a proposal.

@@ -1,13 +1,11 @@
 //! `git mas report <run>`: a converge run's report, rendered again from its recording alone.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::output::JsonFlag;
-use crate::cli::reports::converge_report;
-use git_mas::coordinate::scalar::build_report;
+use crate::cli::{Done, Outcome};
 use git_mas::coordinate::scalar::record::load_run;
+use git_mas::coordinate::scalar::{Report, build_report};
 use git_mas::store::canonical::to_canonical_vec;
 
 /// Render a converge run's report again from its recording in refs/mas/runs/<run>/.
@@ -27,8 +25,9 @@ pub struct ReportArgs {
     pub output: JsonFlag,
 }
 
-/// Runs `report`.
-pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<Outcome, CliError> {
+/// The converge run's report, rebuilt from its recording; unverified when the replay or the
+/// recorded report disagree with it.
+pub fn report(ctx: &Context, args: &ReportArgs) -> Result<Done<Report>, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     // A record that does not verify is exit 4 (`Kind::Unverified`).
@@ -49,6 +48,5 @@ pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<Outcome, CliError> {
     } else {
         ctx.warn("the recording has no final report: the run did not finish");
     }
-    ctx.ui().emit(args.output, &report, |r| converge_report(r, &|s| ctx.paint(s, "1")))?;
-    Ok(Outcome::of_code(if trusted { exit::OK } else { exit::UNVERIFIED }))
+    Ok(Done::ended(report, if trusted { Outcome::Ok } else { Outcome::Unverified }))
 }

@@ -1,12 +1,12 @@
 //! `git mas run start|list|show|abort`: development runs.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::run::{AbortedOut, Listed};
 use crate::cli::output::JsonFlag;
 use crate::cli::render::{describe_phase, short};
 use crate::cli::runs::resolve;
+use crate::cli::{Done, Outcome};
 use git_mas::devrun::{self, NewRun, RunMeta};
 use std::fmt::Write as _;
 
@@ -148,6 +148,29 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<Outcome, CliError> {
 }
 
 fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
+    let done = run_list(ctx, &args)?;
+    let out = &done.value;
+    if args.output.json {
+        ctx.ui().json(out)?;
+        return Ok(done.outcome);
+    }
+    if out.is_empty() {
+        ctx.status("no runs; start one with `git mas run start --goal TEXT`");
+    }
+    let mut o = String::new();
+    for r in out {
+        let _ = match (&r.goal, &r.problem) {
+            (Some(goal), _) => writeln!(o, "{:<10} {:<8} {goal}", r.id, r.phase),
+            (None, Some(p)) => writeln!(o, "{:<10} {:<8} ({p})", r.id, r.phase),
+            (None, None) => writeln!(o, "{:<10} {}", r.id, r.phase),
+        };
+    }
+    ctx.ui().out(&o)?;
+    Ok(done.outcome)
+}
+
+/// Every run with its phase and goal (or why it cannot be read).
+pub fn run_list(ctx: &Context, _args: &ListArgs) -> Result<Done<Vec<Listed>>, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     let mut out = Vec::new();
@@ -169,29 +192,18 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
             }),
         }
     }
-    if args.output.json {
-        ctx.ui().json(&out)?;
-        return Ok(Outcome::Ok);
-    }
-    if out.is_empty() {
-        ctx.status("no runs; start one with `git mas run start --goal TEXT`");
-    }
-    let mut o = String::new();
-    for r in &out {
-        let _ = match (&r.goal, &r.problem) {
-            (Some(goal), _) => writeln!(o, "{:<10} {:<8} {goal}", r.id, r.phase),
-            (None, Some(p)) => writeln!(o, "{:<10} {:<8} ({p})", r.id, r.phase),
-            (None, None) => writeln!(o, "{:<10} {}", r.id, r.phase),
-        };
-    }
-    ctx.ui().out(&o)?;
-    Ok(Outcome::Ok)
+    Ok(Done::ok(out))
 }
 
 fn show(ctx: &mut Context, args: ShowArgs) -> Result<Outcome, CliError> {
-    let meta = resolve(ctx, args.run.as_deref())?;
-    ctx.ui().emit(args.output, &meta, describe)?;
-    Ok(Outcome::Ok)
+    let done = run_show(ctx, &args)?;
+    ctx.ui().emit(args.output, &done.value, describe)?;
+    Ok(done.outcome)
+}
+
+/// The run's definition and phase (a landing a crash left half-finished completed first).
+pub fn run_show(ctx: &Context, args: &ShowArgs) -> Result<Done<RunMeta>, CliError> {
+    Ok(Done::ok(resolve(ctx, args.run.as_deref())?))
 }
 
 /// A run's definition and phase, one field a line.

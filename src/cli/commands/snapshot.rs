@@ -70,7 +70,7 @@ pub fn run(ctx: &mut Context, args: SnapshotArgs) -> Result<Outcome, CliError> {
     ctx.ui().line(&hash)?;
     ctx.status(&summary(&snapshot));
     if args.top > 0 {
-        ctx.ui().out(&render::targets(&snapshot, args.top))?;
+        ctx.ui().out(&render::targets(&snapshot.targets[..args.top.min(snapshot.targets.len())]))?;
     }
     match published {
         Some(Published::New { commit, .. }) => ctx.status(&format!("published frame {hash} as {commit}")),

@@ -1,11 +1,11 @@
 //! `git mas sync [<remote>]`: push and fetch `refs/mas/*`, fast-forward only.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
-use git_mas::sync::{RefAction, SyncReport, Unresolved, Unsettled, sync};
+use crate::cli::{Done, Outcome};
+use git_mas::sync::{RefAction, SyncReport, Unresolved, Unsettled};
 use std::fmt::Write as _;
 
 /// Exchange coordination records (refs/mas/*) with a git remote, fast-forward only.
@@ -40,21 +40,17 @@ pub struct SyncArgs {
 
 /// Runs `sync`.
 pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<Outcome, CliError> {
-    let store = ctx.store()?;
-    let remote = args
-        .remote
-        .or_else(|| store.config_string("mas.remote").filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| "origin".into());
-    let report = sync(store, &remote)?;
+    let done = sync(ctx, &args)?;
+    let report = &done.value;
     if args.output.json {
-        ctx.ui().json(&report)?;
+        ctx.ui().json(report)?;
     } else {
         for path in &report.swept {
             ctx.status(&format!("removed {path} (left by an interrupted fetch)"));
         }
-        ctx.ui().out(&events_text(&report))?;
+        ctx.ui().out(&events_text(report))?;
         if report.events.is_empty() && report.parked.is_empty() && report.complete() {
-            ctx.status(&format!("refs/mas/* already in sync with {remote}"));
+            ctx.status(&format!("refs/mas/* already in sync with {}", report.remote));
         }
         if !report.parked.is_empty() {
             ctx.warn(&format!(
@@ -63,13 +59,24 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<Outcome, CliError> {
             ));
         }
     }
-    if report.complete() {
-        return Ok(Outcome::Ok);
-    }
     for u in &report.unresolved {
         ctx.warn(&format!("not synced: {}: {}", u.refname, why_unresolved(u, report.rounds)));
     }
-    Ok(Outcome::SyncIncomplete)
+    Ok(done.outcome)
+}
+
+/// Exchanges `refs/mas/*` with the remote (`args.remote`, else `mas.remote`, else origin); ends
+/// as sync-incomplete when some ref does not agree with the remote at the end.
+pub fn sync(ctx: &Context, args: &SyncArgs) -> Result<Done<SyncReport>, CliError> {
+    let store = ctx.store()?;
+    let remote = args
+        .remote
+        .clone()
+        .or_else(|| store.config_string("mas.remote").filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "origin".into());
+    let report = git_mas::sync::sync(store, &remote)?;
+    let outcome = if report.complete() { Outcome::Ok } else { Outcome::SyncIncomplete };
+    Ok(Done::ended(report, outcome))
 }
 
 /// One line per ref event and per parked record.

@@ -1,13 +1,13 @@
 //! `git mas tally [RUN]`: replay a run's events through the development engine and show where it
 //! stands.
 
-use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::json::tally::TallyOut;
 use crate::cli::output::JsonFlag;
 use crate::cli::render::{self, describe_phase, short};
 use crate::cli::runs::load_view;
+use crate::cli::{Done, Outcome};
 use git_mas::convergence::ConvergenceReport;
 use git_mas::devrun::view::RunView;
 use git_mas::devrun::{Problem, now_ms};
@@ -42,36 +42,57 @@ fn verdict_text(v: &Judgement) -> String {
     }
 }
 
-/// Runs `tally`.
-pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<Outcome, CliError> {
-    let view = load_view(ctx, args.run.as_deref())?;
-    let report = view.report(now_ms());
-    if args.output.json {
-        ctx.ui().json(&json(&view, &report))?;
-    } else {
-        ctx.ui().out(&human(&view, &report))?;
-    }
-    exit_without_freeing((view, report));
-    Ok(Outcome::Ok)
+/// A run replayed: its view and its convergence report, from which `tally` prints.
+#[derive(Debug)]
+pub struct Tally {
+    /// The run, replayed.
+    pub view: RunView,
+    /// Its convergence report now.
+    pub report: ConvergenceReport,
 }
 
-fn json(view: &RunView, report: &ConvergenceReport) -> TallyOut {
-    let t = &view.tally;
-    TallyOut {
-        run: view.meta.def.id.clone(),
-        phase: view.meta.phase.name().into(),
-        quorum: t.quorum,
-        rounds: t.rounds,
-        max_rounds: t.max_rounds,
-        proposals: t.proposals.clone(),
-        leader: t.leader.clone(),
-        at_quorum: t.at_quorum.clone(),
-        quorum_reached: t.quorum_reached(),
-        conflicts: report.conflicts.clone(),
-        refused: view.refused.clone(),
-        problems: view.problems().cloned().collect(),
-        counters: view.runtime.counters(),
+impl Tally {
+    /// What `--json` prints.
+    pub fn out(&self) -> TallyOut {
+        let (view, report) = (&self.view, &self.report);
+        let t = &view.tally;
+        TallyOut {
+            run: view.meta.def.id.clone(),
+            phase: view.meta.phase.name().into(),
+            quorum: t.quorum,
+            rounds: t.rounds,
+            max_rounds: t.max_rounds,
+            proposals: t.proposals.clone(),
+            leader: t.leader.clone(),
+            at_quorum: t.at_quorum.clone(),
+            quorum_reached: t.quorum_reached(),
+            conflicts: report.conflicts.clone(),
+            refused: view.refused.clone(),
+            problems: view.problems().cloned().collect(),
+            counters: view.runtime.counters(),
+        }
     }
+}
+
+/// Runs `tally`.
+pub fn run(ctx: &mut Context, args: TallyArgs) -> Result<Outcome, CliError> {
+    let done = tally(ctx, &args)?;
+    let Tally { view, report } = &done.value;
+    if args.output.json {
+        ctx.ui().json(&done.value.out())?;
+    } else {
+        ctx.ui().out(&human(view, report))?;
+    }
+    let outcome = done.outcome;
+    exit_without_freeing(done);
+    Ok(outcome)
+}
+
+/// Replays the run's events.
+pub fn tally(ctx: &Context, args: &TallyArgs) -> Result<Done<Tally>, CliError> {
+    let view = load_view(ctx, args.run.as_deref())?;
+    let report = view.report(now_ms());
+    Ok(Done::ok(Tally { view, report }))
 }
 
 fn human(view: &RunView, report: &ConvergenceReport) -> String {

@@ -1,10 +1,10 @@
 //! `git mas whoami`: which agent this shell acts as, and whether it can sign.
 
-use crate::cli::Outcome;
 use crate::cli::context::{Context, IdentitySource};
 use crate::cli::error::CliError;
 use crate::cli::json::agent::WhoamiOut;
 use crate::cli::output::JsonFlag;
+use crate::cli::{Done, Outcome};
 use git_mas::identity::AgentKey;
 
 /// Show the agent you act as (--agent, else $GIT_MAS_AGENT, else `git config mas.agent`), its
@@ -19,8 +19,28 @@ pub struct WhoamiArgs {
     pub output: JsonFlag,
 }
 
+/// Who the caller is, as far as it resolves: the output, and why the caller cannot sign (not on
+/// the roster, no key, the wrong key), which ends the command as that error after the output.
+#[derive(Debug)]
+pub struct Whoami {
+    /// What `--json` prints.
+    pub out: WhoamiOut,
+    /// Why the caller cannot act; `None` when it can.
+    pub refused: Option<CliError>,
+}
+
 /// Runs `whoami`.
 pub fn run(ctx: &mut Context, args: WhoamiArgs) -> Result<Outcome, CliError> {
+    let done = whoami(ctx, &args)?;
+    render(ctx, args.output, &done.value)?;
+    match done.value.refused {
+        Some(e) => Err(e),
+        None => Ok(done.outcome),
+    }
+}
+
+/// Resolves the caller's name, its roster entry and its key.
+pub fn whoami(ctx: &Context, _args: &WhoamiArgs) -> Result<Done<Whoami>, CliError> {
     let (name, source) = ctx.caller_name()?;
     let roster = ctx.store()?.roster()?;
     ctx.warn_all(&roster.warnings);
@@ -36,27 +56,36 @@ pub fn run(ctx: &mut Context, args: WhoamiArgs) -> Result<Outcome, CliError> {
         key_did,
         can_sign: key_matches,
     };
-    ctx.ui().emit(args.output, &out, |o| format!("{}\n", o.name))?;
-    if !args.output.json {
-        let from = match source {
+    let refused = if entry.is_none() {
+        Some(
+            CliError::user(format!("agent '{name}' is not on the roster"))
+                .hinted(format!("create it with `git mas agent new {name}`")),
+        )
+    } else {
+        match key {
+            Err(e) => Some(e.into()),
+            Ok(_) if !key_matches => Some(CliError::user(format!(
+                "the key for '{name}' on this machine does not match the roster's did:key"
+            ))),
+            Ok(_) => None,
+        }
+    };
+    Ok(Done::ok(Whoami { out, refused }))
+}
+
+/// Prints the name (or the JSON), and where the identity came from on stderr.
+fn render(ctx: &Context, output: JsonFlag, w: &Whoami) -> Result<(), CliError> {
+    ctx.ui().emit(output, &w.out, |o| format!("{}\n", o.name))?;
+    if !output.json {
+        let from = match w.out.identity_from {
             IdentitySource::FlagOrEnv => "--agent/GIT_MAS_AGENT",
             IdentitySource::Config => "git config mas.agent",
         };
         ctx.status(&format!("identity from {from}"));
-        match &entry {
-            Some(e) => ctx.status(&format!("roster: {}", e.did)),
+        match &w.out.did {
+            Some(did) => ctx.status(&format!("roster: {did}")),
             None => ctx.status("roster: not listed"),
         }
     }
-    if entry.is_none() {
-        return Err(CliError::user(format!("agent '{name}' is not on the roster"))
-            .hinted(format!("create it with `git mas agent new {name}`")));
-    }
-    match key {
-        Err(e) => Err(e.into()),
-        Ok(_) if !key_matches => {
-            Err(CliError::user(format!("the key for '{name}' on this machine does not match the roster's did:key")))
-        }
-        Ok(_) => Ok(Outcome::Ok),
-    }
+    Ok(())
 }
