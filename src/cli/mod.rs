@@ -291,24 +291,12 @@ pub enum Command {
     InstallMan(commands::install_man::InstallManArgs),
 }
 
-impl Cli {
-    /// Parses a command line given as words (the first is the program's name); a mistake is a
-    /// usage error carrying clap's message.
-    pub(crate) fn try_parse_from_words(words: &[String]) -> Result<Cli, CliError> {
-        Cli::try_parse_from(words).map_err(|e| {
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
-            CliError::usage(first)
-        })
-    }
-}
-
 /// The clap command tree (for completions and man pages).
 pub fn command() -> clap::Command {
     Cli::command()
 }
 
-/// Runs one parsed command (the process's own, or a tool call of `git mas mcp`).
+/// Runs one parsed command.
 pub(crate) fn dispatch(ctx: &mut Context, command: Command) -> Result<Outcome, CliError> {
     match command {
         Command::Init(args) => commands::init::run(ctx, args),

@@ -11,8 +11,9 @@
 //! implements [`JsonOutput`] — a `Serialize` struct that names the shape, never an ad hoc
 //! `serde_json::Value`. Streams (watch, coordinate events) are JSON Lines through [`Ui::json`].
 //!
-//! A [`Ui::capturing`] Ui writes to memory instead: the MCP server runs a tool call as the command
-//! it names, in-process, and stdout is the protocol's alone.
+//! A [`Ui::collecting`] Ui keeps what a command says on stderr (warnings, status) as notes and has
+//! no stdout at all: the MCP server calls a command's typed function in-process, returns the value
+//! it gives and the notes it said, and stdout is the protocol's alone.
 #![allow(clippy::disallowed_methods)]
 
 use super::error::{CliError, Kind};
@@ -51,27 +52,21 @@ impl<T: JsonOutput> JsonOutput for Vec<T> {}
 #[derive(Debug, Clone)]
 pub struct Ui {
     color: bool,
-    capture: Option<std::sync::Arc<Captured>>,
+    notes: Option<std::sync::Arc<Notes>>,
 }
 
-/// What a capturing [`Ui`] was given instead of the process's streams: a command run inside
-/// another one (the MCP server runs each tool call as the command it names, and its own stdout
-/// carries the protocol).
+/// What a collecting [`Ui`] was told on stderr, kept for the caller: a command run inside another
+/// one (the MCP server calls a command's typed function, and its own stdout carries the protocol).
 #[derive(Debug, Default)]
-pub struct Captured {
-    out: std::sync::Mutex<Vec<u8>>,
-    err: std::sync::Mutex<Vec<u8>>,
+pub struct Notes {
+    err: std::sync::Mutex<String>,
 }
 
-impl Captured {
-    /// What was written to stdout.
-    pub fn stdout(&self) -> Vec<u8> {
-        self.out.lock().map(|b| b.clone()).unwrap_or_default()
-    }
-
-    /// What was written to stderr, as text.
-    pub fn stderr(&self) -> String {
-        self.err.lock().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
+impl Notes {
+    /// What was said on stderr, one note a non-blank line.
+    pub fn lines(&self) -> Vec<String> {
+        let text = self.err.lock().map(|t| t.clone()).unwrap_or_default();
+        text.lines().filter(|l| !l.trim().is_empty()).map(String::from).collect()
     }
 }
 
@@ -83,14 +78,15 @@ impl Ui {
             ColorChoice::Never => false,
             ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
         };
-        Ui { color, capture: None }
+        Ui { color, notes: None }
     }
 
-    /// A Ui that writes nothing to the process's streams, uncolored: everything goes to the
-    /// returned [`Captured`].
-    pub fn capturing() -> (Ui, std::sync::Arc<Captured>) {
-        let captured = std::sync::Arc::new(Captured::default());
-        (Ui { color: false, capture: Some(captured.clone()) }, captured)
+    /// A Ui that writes nothing to the process's streams, uncolored: what is said on stderr goes
+    /// to the returned [`Notes`], and writing to stdout is an internal error (a typed command
+    /// function returns its output; it never prints it).
+    pub fn collecting() -> (Ui, std::sync::Arc<Notes>) {
+        let notes = std::sync::Arc::new(Notes::default());
+        (Ui { color: false, notes: Some(notes.clone()) }, notes)
     }
 
     /// Whether output is colored.
@@ -111,13 +107,8 @@ impl Ui {
 
     /// Writes raw bytes to stdout (generated files: completions, man pages).
     pub fn bytes(&self, bytes: &[u8]) -> Result<(), CliError> {
-        if let Some(captured) = &self.capture {
-            captured
-                .out
-                .lock()
-                .map_err(|_| CliError::internal("the captured output is poisoned"))?
-                .extend_from_slice(bytes);
-            return Ok(());
+        if self.notes.is_some() {
+            return Err(CliError::internal("a command called for its value wrote to stdout"));
         }
         let mut out = std::io::stdout().lock();
         out.write_all(bytes).and_then(|()| out.flush()).map_err(CliError::from)
@@ -159,9 +150,9 @@ impl Ui {
 
     /// Text written to stderr as it is (a rendered error, a progress line without newline).
     pub fn err_text(&self, text: &str) {
-        if let Some(captured) = &self.capture {
-            if let Ok(mut err) = captured.err.lock() {
-                err.extend_from_slice(text.as_bytes());
+        if let Some(notes) = &self.notes {
+            if let Ok(mut err) = notes.err.lock() {
+                err.push_str(text);
             }
             return;
         }
@@ -176,6 +167,6 @@ impl Ui {
 
     /// Whether stderr is a terminal.
     pub fn stderr_is_terminal(&self) -> bool {
-        self.capture.is_none() && std::io::stderr().is_terminal()
+        self.notes.is_none() && std::io::stderr().is_terminal()
     }
 }

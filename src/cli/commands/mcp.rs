@@ -5,16 +5,17 @@
 //! `workspace-write` makes `.git` read-only) cannot run `git mas propose` or `focus publish` from
 //! its shell at all. The host starts this server itself, outside the tool sandbox.
 //!
-//! One implementation: a tool call runs the very command it names (`focus publish`, `gate`,
-//! `endorse`...) in this process, through the same dispatcher as the command line, with `--json`
-//! and a [`Ui::capturing`] Ui. Its JSON becomes the tool's structured result, its warnings the
-//! result's notes, its [`CliError`] a tool error carrying the message, the hints and the exit code
-//! with its meaning. A command that ran and reported an outcome with its own exit code (the
-//! gate's block and fail-closed, a failed check) answered: that is a result, `outcome` naming it,
-//! not a tool error — an agent acts on a block's holder and remedy, while a host may treat a tool
-//! error as the tool failing. The tools' typed arguments are turned into that command's arguments here,
-//! every value bound to its flag (`--targets=…`) or placed after `--`, so that no value is read as
-//! a flag; the directory and the agent come from the server, never from a call.
+//! One implementation: a tool call calls the typed function of the command it names
+//! (`focus publish`, `gate`, `endorse`...) in this process, with that command's own arguments
+//! struct built from the call's typed arguments, and returns the value it gives: the very struct
+//! the command's `--json` prints, serialized, never a command line parsed again or output read
+//! back. What the command says on stderr (its warnings) is kept by a [`Ui::collecting`] Ui and
+//! becomes the result's notes; its [`CliError`] becomes a tool error carrying the message, the
+//! hints and the exit code with its meaning. A command that ran and reported an outcome with its
+//! own exit code (the gate's block and fail-closed, a failed check) answered: that is a result,
+//! `outcome` naming it, not a tool error — an agent acts on a block's holder and remedy, while a
+//! host may treat a tool error as the tool failing. The directory and the agent come from the
+//! server, never from a call.
 //!
 //! Identity is fixed when the server starts: `--agent`, else `GIT_MAS_AGENT`, else
 //! `git config mas.agent`. No tool takes an argument that could make it act as someone else, and
@@ -38,18 +39,20 @@
 //! and what it holds is a pure function of that key. The board is folded at read time on every
 //! call, so a lease lapses on time with no ref moving. Memory is kept only in this process.
 //!
-//! What a crash leaves: the server keeps nothing but that memory, lost with the process, and writes nothing itself. Every write
-//! is a library call of the command named (appending a signed record, `propose`'s commit, `sync`'s
-//! fast-forwards), whose crash behaviour is that command's (DESIGN.md, "What a crash may leave"): a
-//! SIGKILL at any instant leaves at most what killing that command would, and re-running the call
-//! recovers the same way.
+//! What a crash leaves: the server keeps nothing but that memory, lost with the process, and
+//! writes nothing itself. Every write is a library call of the command named (appending a signed
+//! record, `propose`'s commit, `sync`'s fast-forwards), whose crash behaviour is that command's
+//! (DESIGN.md, "What a crash may leave"): a SIGKILL at any instant leaves at most what killing that
+//! command would, and re-running the call recovers the same way.
 
-use crate::cli::Outcome;
+use crate::cli::commands::{align, dev_report, endorse, focus, frame, gate, propose, run, sync, tally, whoami};
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
+use crate::cli::gating;
 use crate::cli::json::mcp::{ToolOut, ToolRefusalOut};
 use crate::cli::mcp_stdio;
-use crate::cli::output::Ui;
+use crate::cli::output::{JsonFlag, Ui};
+use crate::cli::{Done, Outcome};
 use git_mas::store::Memory;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -119,9 +122,9 @@ pub fn run(ctx: &mut Context, args: McpArgs) -> Result<Outcome, CliError> {
     Ok(Outcome::Ok)
 }
 
-// The process's stdout belongs to the protocol here: the transport is its only writer (every
-// command a tool call runs writes to a capturing Ui), which is why clippy.toml allows it nowhere
-// else.
+// The process's stdout belongs to the protocol here: the transport is its only writer (a tool
+// call's command has a collecting Ui, which has no stdout), which is why clippy.toml allows it
+// nowhere else.
 #[allow(clippy::disallowed_methods)]
 async fn serve(server: Server) -> Result<(), CliError> {
     let (stdin, stdout) = rmcp::transport::stdio();
@@ -163,106 +166,200 @@ struct Server {
     tool_router: ToolRouter<Server>,
 }
 
-/// A command line for a tool call: a subcommand, then flags with their values bound to them, then
-/// positionals after `--`.
-struct Argv {
-    words: Vec<String>,
-    positionals: Vec<String>,
-}
-
-impl Argv {
-    fn new(subcommand: &[&str]) -> Argv {
-        let mut words: Vec<String> =
-            std::iter::once("git-mas").chain(subcommand.iter().copied()).map(String::from).collect();
-        words.push("--json".into());
-        Argv { words, positionals: Vec::new() }
-    }
-
-    fn flag(mut self, name: &str, on: bool) -> Argv {
-        if on {
-            self.words.push(format!("--{name}"));
-        }
-        self
-    }
-
-    fn value(mut self, name: &str, value: Option<impl ToString>) -> Argv {
-        if let Some(v) = value {
-            self.words.push(format!("--{name}={}", v.to_string()));
-        }
-        self
-    }
-
-    fn values(mut self, name: &str, values: &[String]) -> Argv {
-        self.words.extend(values.iter().map(|v| format!("--{name}={v}")));
-        self
-    }
-
-    fn positional(mut self, value: Option<impl ToString>) -> Argv {
-        self.positionals.extend(value.map(|v| v.to_string()));
-        self
-    }
-
-    fn finish(mut self) -> Vec<String> {
-        if !self.positionals.is_empty() {
-            self.words.push("--".into());
-            self.words.append(&mut self.positionals);
-        }
-        self.words
-    }
-}
-
 /// The name scripts and agents read for an exit code ([`crate::cli::Outcome`]).
 fn outcome_name(code: u8) -> &'static str {
-    crate::cli::Outcome::of_code(code).name()
+    Outcome::of_code(code).name()
 }
 
-/// What running one command in-process gave.
-struct Ran {
-    result: Result<(u8, Value), Refusal>,
+/// What a tool call's command gave: its `--json` output, its outcome, the summary's words, and
+/// notes of the tool's own.
+struct Answer {
+    result: Value,
+    outcome: Outcome,
+    summary: String,
     notes: Vec<String>,
 }
 
-/// Runs `argv` as `agent` in `dir`, its output captured. Never panics out: a panic is an internal
-/// refusal.
+/// A command's typed output as a tool's result.
+trait ToolResult {
+    /// What the command's `--json` prints (the result's `result`).
+    fn json(&self) -> Result<Value, serde_json::Error>;
+
+    /// What it says in a few words, after `TOOL: OUTCOME: ` (empty: nothing more).
+    fn summary(&self) -> String {
+        String::new()
+    }
+}
+
+/// Outputs that are the command's `--json` shape themselves and need no summary.
+macro_rules! plain_results {
+    ($($t:ty),* $(,)?) => {$(
+        impl ToolResult for $t {
+            fn json(&self) -> Result<Value, serde_json::Error> {
+                serde_json::to_value(self)
+            }
+        }
+    )*};
+}
+
+plain_results!(
+    crate::cli::json::focus::FocusReleaseOut,
+    git_mas::attention::rule::Alignment,
+    git_mas::attention::rule::Decision,
+    Vec<crate::cli::json::run::Listed>,
+    git_mas::devrun::RunMeta,
+    git_mas::sync::SyncReport,
+);
+
+impl ToolResult for crate::cli::json::agent::WhoamiOut {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+    fn summary(&self) -> String {
+        format!("{} ({}), can sign: {}", self.name, self.did.as_deref().unwrap_or("not on the roster"), self.can_sign)
+    }
+}
+
+impl ToolResult for frame::Shown {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(&self.out)
+    }
+    fn summary(&self) -> String {
+        let top: Vec<&str> = self.out.top.iter().map(|t| t.id.as_str()).collect();
+        format!("frame {} by {}; top: {}", self.out.hash, self.out.publisher, top.join(", "))
+    }
+}
+
+impl ToolResult for crate::cli::json::focus::FocusPublishOut {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+    fn summary(&self) -> String {
+        format!("{} holds {} on frame {} (seq {})", self.agent, self.targets.join(", "), self.frame, self.seq)
+    }
+}
+
+impl ToolResult for crate::cli::json::focus::FocusStatusOut {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+    fn summary(&self) -> String {
+        format!("{}: {}", self.agent, self.state.as_str())
+    }
+}
+
+impl ToolResult for crate::cli::json::focus::FocusListOut {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+    fn summary(&self) -> String {
+        format!("{} foci on the board", self.board.entries.len())
+    }
+}
+
+impl ToolResult for gate::Gated {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(&self.out)
+    }
+    /// The verdict after its outcome (`blocked`, `fail-closed`), which is not repeated.
+    fn summary(&self) -> String {
+        use git_mas::attention::gate::Verdict;
+        match &self.out.verdict {
+            Verdict::Allow { .. } => "allow".into(),
+            Verdict::Block { blocks } => blocks
+                .iter()
+                .map(|b| format!("{} holds {} ({})", b.holder, b.target, b.remedy))
+                .collect::<Vec<_>>()
+                .join("; "),
+            Verdict::FailClosed { reason, remedy } => format!("{reason} ({remedy})"),
+        }
+    }
+}
+
+impl ToolResult for propose::Proposed {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(&self.out)
+    }
+    fn summary(&self) -> String {
+        format!("proposed tree {} in run {}", self.out.tree, self.out.run)
+    }
+}
+
+impl ToolResult for endorse::Endorsement {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(&self.out)
+    }
+    fn summary(&self) -> String {
+        format!("{} on {}'s proposal in run {}", self.out.verdict, self.out.proposer, self.out.run)
+    }
+}
+
+impl ToolResult for tally::Tally {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self.out())
+    }
+}
+
+impl ToolResult for dev_report::RunReport {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        match self {
+            dev_report::RunReport::Development(report) => serde_json::to_value(report),
+            dev_report::RunReport::Converge(report) => serde_json::to_value(report),
+        }
+    }
+}
+
+/// A typed function's output as the tool's answer.
+fn answer<T: ToolResult>(done: Done<T>) -> Result<Answer, CliError> {
+    let result = done.value.json().map_err(|e| CliError::internal(format!("cannot encode the result as JSON: {e}")))?;
+    Ok(Answer { result, outcome: done.outcome, summary: done.value.summary(), notes: Vec::new() })
+}
+
+/// What running one tool call gave.
+struct Ran {
+    result: Result<Answer, Refusal>,
+    notes: Vec<String>,
+}
+
+/// Runs `work` as `agent` in `dir`, what it says on stderr kept as notes. Never panics out: a
+/// panic is an internal refusal.
 /// `memory` is what the previous call's store learned; it holds what this call's store learned
 /// afterwards (nothing after a panic).
-fn execute(dir: PathBuf, agent: String, argv: Vec<String>, check_caller: bool, memory: &mut Option<Memory>) -> Ran {
-    let (ui, captured) = Ui::capturing();
+fn execute(
+    dir: PathBuf,
+    agent: String,
+    check_caller: bool,
+    memory: &mut Option<Memory>,
+    work: impl FnOnce(&Context) -> Result<Answer, CliError>,
+) -> Ran {
+    let (ui, said) = Ui::collecting();
     let given = memory.take();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut ctx = Context::with_ui(dir, agent, ui, given);
+        let ctx = Context::with_ui(dir, agent, ui, given);
         let result = (|| {
             if check_caller {
                 ctx.caller()?;
             }
-            let cli = crate::cli::Cli::try_parse_from_words(&argv)?;
-            crate::cli::dispatch(&mut ctx, cli.command)
+            work(&ctx)
         })();
         *memory = ctx.into_memory();
         result
     }));
     let result = match run {
-        Ok(Ok(outcome)) => Ok((outcome.code(), parse_output(&captured.stdout()))),
+        Ok(Ok(answer)) => Ok(answer),
         Ok(Err(e)) => Err(Refusal::from_error(&e)),
         Err(_) => Err(Refusal::from_error(&CliError::internal("the command panicked"))),
     };
-    let notes = captured.stderr().lines().filter(|l| !l.trim().is_empty()).map(String::from).collect();
-    Ran { result, notes }
-}
-
-/// The command's `--json` output: one JSON value, else JSON lines as an array, else the text.
-fn parse_output(stdout: &[u8]) -> Value {
-    let text = String::from_utf8_lossy(stdout);
-    if let Ok(value) = serde_json::from_str::<Value>(&text) {
-        return value;
-    }
-    let lines: Result<Vec<Value>, _> = text.lines().filter(|l| !l.is_empty()).map(serde_json::from_str).collect();
-    lines.map(Value::Array).unwrap_or_else(|_| Value::String(text.into_owned()))
+    Ran { result, notes: said.lines() }
 }
 
 impl Server {
-    /// Runs one tool call's command on a blocking thread, one call at a time.
-    async fn call(&self, tool: &'static str, argv: Vec<String>) -> Result<CallToolResult, ErrorData> {
+    /// Runs one tool call's work on a blocking thread, one call at a time.
+    async fn call(
+        &self,
+        tool: &'static str,
+        work: impl FnOnce(&Context) -> Result<Answer, CliError> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
         let agent = match &self.agent {
             Ok(name) => name.clone(),
             Err(refusal) => {
@@ -275,7 +372,7 @@ impl Server {
         let check_caller = tool != "whoami";
         let ran = tokio::task::spawn_blocking(move || {
             let mut memory = resident.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            execute(dir, name, argv, check_caller, &mut memory)
+            execute(dir, name, check_caller, &mut memory, work)
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the tool call did not finish: {e}"), None))?;
@@ -287,15 +384,19 @@ impl Server {
 /// and the structured content as JSON text.
 fn tool_result(tool: &str, agent: Option<&str>, ran: Ran) -> CallToolResult {
     let (structured, summary, is_error) = match ran.result {
-        Ok((code, value)) => {
-            let summary = summarize(tool, code, &value);
+        Ok(answer) => {
+            let code = answer.outcome.code();
+            let head = format!("{tool}: {}", answer.outcome.name());
+            let summary = if answer.summary.is_empty() { head } else { format!("{head}: {}", answer.summary) };
+            let mut notes = ran.notes;
+            notes.extend(answer.notes);
             let out = ToolOut {
                 tool: tool.into(),
                 agent: agent.unwrap_or_default().into(),
                 exit_code: code,
-                outcome: outcome_name(code).into(),
-                result: value,
-                notes: ran.notes,
+                outcome: answer.outcome.name().into(),
+                result: answer.result,
+                notes,
             };
             (serde_json::to_value(out), summary, false)
         }
@@ -323,59 +424,6 @@ fn tool_result(tool: &str, agent: Option<&str>, ran: Ran) -> CallToolResult {
         if is_error { CallToolResult::structured_error(structured) } else { CallToolResult::structured(structured) };
     result.content = vec![ContentBlock::text(summary), ContentBlock::text(text)];
     result
-}
-
-/// A short human summary of a command's JSON result: `TOOL: OUTCOME[: what it says]`.
-fn summarize(tool: &str, code: u8, v: &Value) -> String {
-    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("?").to_string();
-    let ids = |p: &str| {
-        let list = v.pointer(p).and_then(Value::as_array).cloned().unwrap_or_default();
-        list.iter().filter_map(|t| t.get("id").and_then(Value::as_str).or(t.as_str())).collect::<Vec<_>>().join(", ")
-    };
-    let count = |p: &str| v.pointer(p).and_then(Value::as_array).map_or(0, Vec::len);
-    let line = match tool {
-        "whoami" => format!("{} ({}), can sign: {}", s("/name"), s("/did"), v["can_sign"]),
-        "frame" => format!("frame {} by {}; top: {}", s("/hash"), s("/publisher"), ids("/top")),
-        "focus_publish" => {
-            format!("{} holds {} on frame {} (seq {})", s("/agent"), ids("/targets"), s("/frame"), v["seq"])
-        }
-        "focus_status" => format!("{}: {}", s("/agent"), s("/state")),
-        "board" => format!("{} foci on the board", count("/board/entries")),
-        "gate" => gate_summary(v),
-        "propose" => format!("proposed tree {} in run {}", s("/tree"), s("/run")),
-        "endorse" => format!("{} on {}'s proposal in run {}", s("/verdict"), s("/proposer"), s("/run")),
-        _ => String::new(),
-    };
-    let head = format!("{tool}: {}", outcome_name(code));
-    if line.is_empty() { head } else { format!("{head}: {line}") }
-}
-
-/// The gate's verdict after its outcome (`blocked`, `fail-closed`), which is not repeated.
-fn gate_summary(v: &Value) -> String {
-    match v.pointer("/verdict/verdict").and_then(Value::as_str) {
-        Some("block") => {
-            let blocks = v.pointer("/verdict/blocks").and_then(Value::as_array).cloned().unwrap_or_default();
-            let each: Vec<String> = blocks
-                .iter()
-                .map(|b| {
-                    format!(
-                        "{} holds {} ({})",
-                        b["holder"].as_str().unwrap_or("?"),
-                        b["target"].as_str().unwrap_or("?"),
-                        b["remedy"].as_str().unwrap_or("")
-                    )
-                })
-                .collect();
-            each.join("; ")
-        }
-        Some("fail_closed") => format!(
-            "{} ({})",
-            v.pointer("/verdict/reason").and_then(Value::as_str).unwrap_or("?"),
-            v.pointer("/verdict/remedy").and_then(Value::as_str).unwrap_or("")
-        ),
-        Some(other) => other.to_string(),
-        None => "?".into(),
-    }
 }
 
 /// Makes a tool's input schema portable: an optional argument is written with its one type
@@ -507,6 +555,18 @@ fn is_remote_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// A duration argument (`ttl`, `timeout`) as its command reads it; a bad one is a usage error.
+fn duration(
+    name: &str,
+    value: &str,
+    parse: impl Fn(&str) -> Result<humantime::Duration, String>,
+) -> Result<humantime::Duration, CliError> {
+    parse(value).map_err(|e| CliError::usage(format!("invalid value {value:?} for `{name}`: {e}")))
+}
+
+/// No `--json` flag: a typed function returns its value whatever the flag says.
+const NO_FLAG: JsonFlag = JsonFlag { json: false };
+
 #[tool_router(router = tool_router)]
 impl Server {
     #[tool(
@@ -514,7 +574,14 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn whoami(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("whoami", Argv::new(&["whoami"]).finish()).await
+        self.call("whoami", |ctx| {
+            let done = whoami::whoami(ctx, &whoami::WhoamiArgs { output: NO_FLAG })?;
+            match done.value.refused {
+                Some(e) => Err(e),
+                None => answer(Done::ended(done.value.out, done.outcome)),
+            }
+        })
+        .await
     }
 
     #[tool(
@@ -522,7 +589,9 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn frame(&self, Parameters(p): Parameters<FrameParams>) -> Result<CallToolResult, ErrorData> {
-        self.call("frame", Argv::new(&["frame"]).value("top", p.limit).finish()).await
+        let top = p.limit.map_or(frame::DEFAULT_TOP, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let args = frame::FrameArgs { top, output: NO_FLAG };
+        self.call("frame", move |ctx| answer(frame::frame(ctx, &args)?)).await
     }
 
     #[tool(
@@ -530,14 +599,23 @@ impl Server {
         annotations(read_only_hint = false)
     )]
     async fn focus_publish(&self, Parameters(p): Parameters<PublishParams>) -> Result<CallToolResult, ErrorData> {
-        let argv =
-            Argv::new(&["focus", "publish"]).values("targets", &p.targets).value("top", p.top).value("ttl", p.ttl);
-        self.call("focus_publish", argv.finish()).await
+        self.call("focus_publish", move |ctx| {
+            let ttl = p.ttl.as_deref().unwrap_or(focus::DEFAULT_TTL);
+            let args = focus::PublishArgs {
+                targets: p.targets,
+                top: p.top.map(|k| usize::try_from(k).unwrap_or(usize::MAX)),
+                ttl: duration("ttl", ttl, focus::parse_ttl)?,
+                output: NO_FLAG,
+            };
+            answer(focus::focus_publish(ctx, &args)?)
+        })
+        .await
     }
 
     #[tool(description = "Release this agent's focus.", annotations(read_only_hint = false))]
     async fn focus_release(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("focus_release", Argv::new(&["focus", "release"]).finish()).await
+        self.call("focus_release", |ctx| answer(focus::focus_release(ctx, &focus::ReleaseArgs { output: NO_FLAG })?))
+            .await
     }
 
     #[tool(
@@ -545,7 +623,7 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn focus_status(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("focus_status", Argv::new(&["focus", "status"]).finish()).await
+        self.call("focus_status", |ctx| answer(focus::focus_status(ctx, &focus::StatusArgs { output: NO_FLAG })?)).await
     }
 
     #[tool(
@@ -553,7 +631,7 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn board(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("board", Argv::new(&["focus", "list"]).finish()).await
+        self.call("board", |ctx| answer(focus::focus_list(ctx, &focus::ListArgs { output: NO_FLAG })?)).await
     }
 
     #[tool(
@@ -561,7 +639,9 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn align(&self, Parameters(p): Parameters<PairParams>) -> Result<CallToolResult, ErrorData> {
-        self.call("align", self.pair(&["align"], p)).await
+        let (a, b) = self.pair(p);
+        let args = align::AlignArgs { a, b, output: NO_FLAG };
+        self.call("align", move |ctx| answer(align::alignment(ctx, &args)?)).await
     }
 
     #[tool(
@@ -569,7 +649,9 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn decide(&self, Parameters(p): Parameters<PairParams>) -> Result<CallToolResult, ErrorData> {
-        self.call("decide", self.pair(&["decide"], p)).await
+        let (a, b) = self.pair(p);
+        let args = align::DecideArgs { a, b, output: NO_FLAG };
+        self.call("decide", move |ctx| answer(align::decision(ctx, &args)?)).await
     }
 
     #[tool(
@@ -577,18 +659,32 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn gate(&self, Parameters(p): Parameters<GateParams>) -> Result<CallToolResult, ErrorData> {
-        let argv = Argv::new(&["gate"]).values("paths", &p.paths).flag("staged", p.paths.is_empty());
-        self.call("gate", argv.finish()).await
+        let args = gate::GateArgs {
+            staged: p.paths.is_empty(),
+            paths: p.paths.into_iter().map(PathBuf::from).collect(),
+            host: None,
+            output: NO_FLAG,
+        };
+        self.call("gate", move |ctx| {
+            let done = gate::gate(ctx, &args)?;
+            // The verdict in words, as the command says it on stderr.
+            let said = gating::verdict_text(ctx, &done.value.out.agent, &done.value.out.verdict);
+            let mut answer = answer(done)?;
+            answer.notes.extend(said.lines().filter(|l| !l.trim().is_empty()).map(String::from));
+            Ok(answer)
+        })
+        .await
     }
 
     #[tool(description = "The runs: id, phase, goal.", annotations(read_only_hint = true))]
     async fn run_list(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("run_list", Argv::new(&["run", "list"]).finish()).await
+        self.call("run_list", |ctx| answer(run::run_list(ctx, &run::ListArgs { output: NO_FLAG })?)).await
     }
 
     #[tool(description = "One run: its definition, phase, tip and problems.", annotations(read_only_hint = true))]
     async fn run_show(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
-        self.call("run_show", Argv::new(&["run", "show"]).positional(p.run).finish()).await
+        let args = run::ShowArgs { run: p.run, output: NO_FLAG };
+        self.call("run_show", move |ctx| answer(run::run_show(ctx, &args)?)).await
     }
 
     #[tool(
@@ -596,8 +692,8 @@ impl Server {
         annotations(read_only_hint = false)
     )]
     async fn propose(&self, Parameters(p): Parameters<ProposeParams>) -> Result<CallToolResult, ErrorData> {
-        let argv = Argv::new(&["propose"]).value("message", p.message).value("run", p.run);
-        self.call("propose", argv.finish()).await
+        let args = propose::ProposeArgs { message: p.message, run: p.run, output: NO_FLAG };
+        self.call("propose", move |ctx| answer(propose::propose(ctx, &args)?)).await
     }
 
     #[tool(
@@ -605,14 +701,21 @@ impl Server {
         annotations(read_only_hint = false)
     )]
     async fn endorse(&self, Parameters(p): Parameters<EndorseParams>) -> Result<CallToolResult, ErrorData> {
-        let argv = Argv::new(&["endorse"])
-            .value("run", p.run)
-            .flag("reject", p.reject)
-            .value("reason", p.reason)
-            .flag("no-check", p.no_check)
-            .value("timeout", p.timeout)
-            .positional(Some(p.proposer));
-        self.call("endorse", argv.finish()).await
+        self.call("endorse", move |ctx| {
+            let timeout = p.timeout.as_deref().unwrap_or(endorse::DEFAULT_TIMEOUT);
+            let args = endorse::EndorseArgs {
+                agent: p.proposer,
+                run: p.run,
+                check: None,
+                reject: p.reject,
+                reason: p.reason,
+                no_check: p.no_check,
+                timeout: duration("timeout", timeout, |t| t.parse().map_err(|e| format!("{e}")))?,
+                output: NO_FLAG,
+            };
+            answer(endorse::endorse(ctx, &args)?)
+        })
+        .await
     }
 
     #[tool(
@@ -620,7 +723,8 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn tally(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
-        self.call("tally", Argv::new(&["tally"]).positional(p.run).finish()).await
+        let args = tally::TallyArgs { run: p.run, output: NO_FLAG };
+        self.call("tally", move |ctx| answer(tally::tally(ctx, &args)?)).await
     }
 
     #[tool(
@@ -628,7 +732,8 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn report(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
-        self.call("report", Argv::new(&["report"]).positional(p.run).finish()).await
+        let args = dev_report::ReportArgs { run: p.run, output: NO_FLAG, events: false };
+        self.call("report", move |ctx| answer(dev_report::report(ctx, &args)?)).await
     }
 
     #[tool(
@@ -642,15 +747,16 @@ impl Server {
             let agent = self.agent.as_ref().ok().map(String::as_str);
             return Ok(tool_result("sync", agent, Ran { result: Err(Refusal::from_error(&e)), notes: Vec::new() }));
         }
-        self.call("sync", Argv::new(&["sync"]).positional(p.remote).finish()).await
+        let args = sync::SyncArgs { remote: p.remote, output: NO_FLAG };
+        self.call("sync", move |ctx| answer(sync::sync(ctx, &args)?)).await
     }
 }
 
 impl Server {
-    /// `align`/`decide` between `first` (default: this agent) and `other`.
-    fn pair(&self, subcommand: &[&str], p: PairParams) -> Vec<String> {
+    /// `align`/`decide`'s two agents: `first` (default: this agent) and `other`.
+    fn pair(&self, p: PairParams) -> (String, String) {
         let first = p.first.or_else(|| self.agent.as_ref().ok().cloned()).unwrap_or_default();
-        Argv::new(subcommand).positional(Some(first)).positional(Some(p.other)).finish()
+        (first, p.other)
     }
 }
 
@@ -693,20 +799,6 @@ mod tests {
         for (code, name) in table {
             assert_eq!(outcome_name(code), name);
         }
-    }
-
-    #[test]
-    fn values_are_bound_to_their_flags_and_positionals_follow_a_double_dash() {
-        let argv = Argv::new(&["endorse"])
-            .value("reason", Some("--agent=mallory"))
-            .flag("reject", true)
-            .positional(Some("-C/elsewhere"))
-            .finish();
-        assert_eq!(
-            argv,
-            ["git-mas", "endorse", "--json", "--reason=--agent=mallory", "--reject", "--", "-C/elsewhere"]
-        );
-        assert_eq!(Argv::new(&["tally"]).positional(None::<String>).finish(), ["git-mas", "tally", "--json"]);
     }
 
     #[test]

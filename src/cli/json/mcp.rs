@@ -1,7 +1,7 @@
 //! `git mas mcp`: the structured result of every tool call.
 //!
-//! A tool runs the command it names with `--json`; `result` is that command's own shape (the
-//! types beside this one), kept as it was printed.
+//! A tool calls the typed function of the command it names; `result` is the value it returned,
+//! in that command's own `--json` shape (the types beside this one).
 
 use serde::{Deserialize, Serialize};
 
