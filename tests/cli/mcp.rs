@@ -211,7 +211,9 @@ fn initialize_and_tools_list_work_without_an_identity_and_every_call_says_how_to
         // No tool takes an argument that could name the agent it acts as.
         let properties = schema["properties"].as_object().cloned().unwrap_or_default();
         assert!(!properties.contains_key("agent"), "{tool}");
-        assert_eq!(schema["additionalProperties"], false, "{tool}");
+        // Hosts add arguments of their own (Gemini's `wait_for_previous`): the schema lets them
+        // through, and the server ignores them.
+        assert_ne!(schema["additionalProperties"], false, "{tool}");
     }
     // Hosts may run the read-only tools without asking; the five that write say so.
     let mut writers: Vec<&str> = tools
@@ -647,12 +649,12 @@ fn undecodable_and_wrongly_shaped_requests_are_each_answered_with_the_specs_code
 fn no_argument_makes_the_server_act_as_another_agent() {
     let (env, repo, _alice, bob) = pair();
     let (mut server, _) = Client::start(&env, &bob, &[]);
-    // A field naming the agent is refused as unknown, not obeyed.
-    let response = server.request(
-        "tools/call",
-        json!({"name": "focus_publish", "arguments": {"targets": ["src/money.rs"], "agent": "alice"}}),
-    );
-    assert!(response.get("error").is_some() || response["result"]["isError"] == true, "{response}");
+    // A field naming the agent is ignored as unknown, not obeyed, and the result says so.
+    let (out, _) = server.ran("focus_publish", json!({"targets": ["src/lib.rs"], "agent": "alice"}));
+    assert_eq!(out.agent, "bob");
+    let published: FocusPublishOut = serde_json::from_value(out.result).unwrap();
+    assert_eq!(published.agent, "bob");
+    assert!(out.notes.iter().any(|n| n.contains("ignored unknown argument `agent`")), "{:?}", out.notes);
     // Values shaped like flags stay values.
     server.refused("focus_publish", json!({"targets": ["--agent=alice"]}));
     server.refused("run_show", json!({"run": "--agent=alice"}));
@@ -671,6 +673,50 @@ fn no_argument_makes_the_server_act_as_another_agent() {
     let error = stranger.refused("board", json!({}));
     assert!(error.error.contains("not on the roster"), "{error:?}");
     assert!(error.hints.iter().any(|h| h.contains("git mas agent new mallory")), "{error:?}");
+}
+
+/// The Gemini CLI adds `wait_for_previous` to every tool's schema and passes it on in every call
+/// (`addWaitForPreviousParameter`, @google/gemini-cli 0.61.0).
+#[test]
+fn unknown_arguments_like_geminis_wait_for_previous_are_ignored_and_named_in_the_notes() {
+    let (env, repo, _alice, bob) = pair();
+    let (mut server, _) = Client::start(&env, &bob, &[]);
+    let noted =
+        |notes: &[String], name: &str| notes.iter().any(|n| n.contains(&format!("ignored unknown argument `{name}`")));
+
+    for tool in ["whoami", "frame", "focus_status", "board", "gate", "run_list"] {
+        let (out, _) = server.ran(tool, json!({"wait_for_previous": true}));
+        assert_eq!(out.agent, "bob", "{tool}: {out:?}");
+        assert!(noted(&out.notes, "wait_for_previous"), "{tool}: {out:?}");
+    }
+    let published: FocusPublishOut =
+        server.ok("focus_publish", json!({"targets": ["src/money.rs"], "wait_for_previous": false}));
+    assert_eq!(published.targets, ["src/money.rs"]);
+    // A refusal names them too.
+    let error = server.refused("run_show", json!({"run": "nope", "wait_for_previous": true}));
+    assert!(noted(&error.notes, "wait_for_previous"), "{error:?}");
+
+    // An argument naming another agent, or another place, changes nothing.
+    let before = env.refs(&repo);
+    let (out, summary) = server.ran("whoami", json!({"agent": "mallory", "wait_for_previous": true}));
+    let me: WhoamiOut = serde_json::from_value(out.result.clone()).unwrap();
+    assert_eq!((me.name.as_str(), out.agent.as_str()), ("bob", "bob"), "{out:?}");
+    assert!(summary.starts_with("whoami: ok: bob "), "{summary}");
+    assert!(noted(&out.notes, "agent") && noted(&out.notes, "wait_for_previous"), "{out:?}");
+    let elsewhere = env.root().join("elsewhere");
+    let (out, _) = server.ran(
+        "focus_release",
+        json!({"agent": "mallory", "directory": elsewhere, "cwd": elsewhere, "wait_for_previous": true}),
+    );
+    let released: FocusReleaseOut = serde_json::from_value(out.result.clone()).unwrap();
+    assert_eq!(released.agent, "bob");
+    for name in ["agent", "cwd", "directory", "wait_for_previous"] {
+        assert!(noted(&out.notes, name), "{name}: {out:?}");
+    }
+    let after = env.refs(&repo);
+    assert!(!after.contains("mallory"), "{after}");
+    let focus = |refs: &str| refs.lines().find(|l| l.starts_with("refs/mas/focus/bob ")).map(String::from);
+    assert_ne!(focus(&after), focus(&before), "bob's release was written: {after}");
 }
 
 #[test]

@@ -17,6 +17,11 @@
 //! host may treat a tool error as the tool failing. The directory and the agent come from the
 //! server, never from a call.
 //!
+//! A call may carry arguments a tool does not take: a host adds its own (the Gemini CLI adds
+//! `wait_for_previous` to every call). They are ignored, and each is named in the result's notes;
+//! none can change the agent or the directory (an `agent` argument is ignored like any other).
+//! The tools' input schemas therefore do not forbid other properties.
+//!
 //! Identity is fixed when the server starts: `--agent`, else `GIT_MAS_AGENT`, else
 //! `git config mas.agent`. No tool takes an argument that could make it act as someone else, and
 //! every call checks that name against the roster and this machine's key first (a roster or key
@@ -59,6 +64,7 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -71,7 +77,8 @@ use std::sync::{Arc, Mutex};
 /// Tools: whoami, frame, focus_publish, focus_release, focus_status, board, align, decide, gate,
 /// run_list, run_show, propose, endorse, tally, report, sync. Each runs the command it names, as
 /// that agent: its structured result is {tool, agent, exit_code, outcome, result, notes}, `result`
-/// being the command's --json output. A refusal is a tool error (isError) whose structured result
+/// being the command's --json output. Arguments a tool does not take are ignored and named in
+/// `notes`; none can make the server act as another agent or elsewhere. A refusal is a tool error (isError) whose structured result
 /// is {tool, agent, exit_code, outcome, error, causes, hints, notes}. `outcome` names the exit code
 /// (ok, refused, usage, internal, unverified, sync-incomplete, blocked, fail-closed,
 /// run-incomplete, check-failed). A verdict is not a refusal: gate's block and fail_closed (exit
@@ -353,11 +360,24 @@ fn execute(
     Ran { result, notes: said.lines() }
 }
 
+/// The notes naming the arguments a call gave that its tool does not take.
+fn ignored(unknown: &BTreeMap<String, Value>) -> Vec<String> {
+    unknown
+        .keys()
+        .map(|name| match name.as_str() {
+            "agent" => "ignored unknown argument `agent`: the server acts only as the agent it was started as".into(),
+            _ => format!("ignored unknown argument `{name}`"),
+        })
+        .collect()
+}
+
 impl Server {
-    /// Runs one tool call's work on a blocking thread, one call at a time.
+    /// Runs one tool call's work on a blocking thread, one call at a time; `ignored` are notes
+    /// on the call's own arguments, put first.
     async fn call(
         &self,
         tool: &'static str,
+        ignored: Vec<String>,
         work: impl FnOnce(&Context) -> Result<Answer, CliError> + Send + 'static,
     ) -> Result<CallToolResult, ErrorData> {
         let agent = match &self.agent {
@@ -365,17 +385,18 @@ impl Server {
             Err(refusal) => {
                 let mut refusal = refusal.clone();
                 refusal.hints.push("then restart the MCP server (the host restarts it with the session)".into());
-                return Ok(tool_result(tool, None, Ran { result: Err(refusal), notes: Vec::new() }));
+                return Ok(tool_result(tool, None, Ran { result: Err(refusal), notes: ignored }));
             }
         };
         let (dir, resident, name) = (self.dir.clone(), self.resident.clone(), agent.clone());
         let check_caller = tool != "whoami";
-        let ran = tokio::task::spawn_blocking(move || {
+        let mut ran = tokio::task::spawn_blocking(move || {
             let mut memory = resident.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             execute(dir, name, check_caller, &mut memory, work)
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the tool call did not finish: {e}"), None))?;
+        ran.notes.splice(0..0, ignored);
         Ok(tool_result(tool, Some(&agent), ran))
     }
 }
@@ -448,22 +469,27 @@ fn portable(schema: &mut schemars::Schema) {
 /// No arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
-struct NoArgs {}
+struct NoArgs {
+    /// Arguments the tool does not take: ignored, and named in the result's notes.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
+}
 
 /// `frame`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
 struct FrameParams {
     /// How many top targets to list (default 10).
     limit: Option<u32>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
 }
 
 /// `focus_publish`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
 struct PublishParams {
     /// Target ids (`src/lib.rs`, `src/a.rs#Item`) or globs over them, from the current frame.
     #[serde(default)]
@@ -472,54 +498,64 @@ struct PublishParams {
     top: Option<u32>,
     /// How long the focus holds (e.g. 90s, 30m, 2h; at most 24h; default 30m).
     ttl: Option<String>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
 }
 
 /// `align`'s and `decide`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
 struct PairParams {
     /// The other agent.
     other: String,
     /// The first agent (default: this server's agent).
     first: Option<String>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
 }
 
 /// `gate`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
 struct GateParams {
     /// Repository-relative paths about to be changed (whole files); empty: the staged changes.
     #[serde(default)]
     paths: Vec<String>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
 }
 
 /// A run's id, optional.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
 struct RunParams {
     /// The run (default: `mas.run`, else the only open run, else the latest).
     run: Option<String>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
 }
 
 /// `propose`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
 struct ProposeParams {
     /// The proposal's message (default: names the agent and the run's goal).
     message: Option<String>,
     /// The run (default: `mas.run`, else the only open run).
     run: Option<String>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
 }
 
 /// `endorse`'s arguments. The check is always the run's own: a tool call cannot name a command
 /// to run outside the host's sandbox.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
 struct EndorseParams {
     /// Whose proposal.
     proposer: String,
@@ -535,16 +571,21 @@ struct EndorseParams {
     no_check: bool,
     /// Kill the check after this long and record it as failed (e.g. 10m; default 1h).
     timeout: Option<String>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
 }
 
 /// `sync`'s arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars", transform = portable)]
-#[serde(deny_unknown_fields)]
 struct SyncParams {
     /// A configured remote's name (default: `git config mas.remote`, else origin). URLs are not
     /// accepted here.
     remote: Option<String>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    unknown: BTreeMap<String, Value>,
 }
 
 /// Whether `name` can only be a configured remote's name, not a URL or a path.
@@ -573,8 +614,8 @@ impl Server {
         description = "The agent this server acts as, its did:key on the roster, and whether it can sign.",
         annotations(read_only_hint = true)
     )]
-    async fn whoami(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("whoami", |ctx| {
+    async fn whoami(&self, Parameters(p): Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("whoami", ignored(&p.unknown), |ctx| {
             let done = whoami::whoami(ctx, &whoami::WhoamiArgs { output: NO_FLAG })?;
             match done.value.refused {
                 Some(e) => Err(e),
@@ -591,7 +632,7 @@ impl Server {
     async fn frame(&self, Parameters(p): Parameters<FrameParams>) -> Result<CallToolResult, ErrorData> {
         let top = p.limit.map_or(frame::DEFAULT_TOP, |n| usize::try_from(n).unwrap_or(usize::MAX));
         let args = frame::FrameArgs { top, output: NO_FLAG };
-        self.call("frame", move |ctx| answer(frame::frame(ctx, &args)?)).await
+        self.call("frame", ignored(&p.unknown), move |ctx| answer(frame::frame(ctx, &args)?)).await
     }
 
     #[tool(
@@ -599,7 +640,7 @@ impl Server {
         annotations(read_only_hint = false)
     )]
     async fn focus_publish(&self, Parameters(p): Parameters<PublishParams>) -> Result<CallToolResult, ErrorData> {
-        self.call("focus_publish", move |ctx| {
+        self.call("focus_publish", ignored(&p.unknown), move |ctx| {
             let ttl = p.ttl.as_deref().unwrap_or(focus::DEFAULT_TTL);
             let args = focus::PublishArgs {
                 targets: p.targets,
@@ -613,25 +654,33 @@ impl Server {
     }
 
     #[tool(description = "Release this agent's focus.", annotations(read_only_hint = false))]
-    async fn focus_release(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("focus_release", |ctx| answer(focus::focus_release(ctx, &focus::ReleaseArgs { output: NO_FLAG })?))
-            .await
+    async fn focus_release(&self, Parameters(p): Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("focus_release", ignored(&p.unknown), |ctx| {
+            answer(focus::focus_release(ctx, &focus::ReleaseArgs { output: NO_FLAG })?)
+        })
+        .await
     }
 
     #[tool(
         description = "This agent's focus: live, expired, released or none, and on which frame.",
         annotations(read_only_hint = true)
     )]
-    async fn focus_status(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("focus_status", |ctx| answer(focus::focus_status(ctx, &focus::StatusArgs { output: NO_FLAG })?)).await
+    async fn focus_status(&self, Parameters(p): Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("focus_status", ignored(&p.unknown), |ctx| {
+            answer(focus::focus_status(ctx, &focus::StatusArgs { output: NO_FLAG })?)
+        })
+        .await
     }
 
     #[tool(
         description = "The verified board: every live, expired and released focus, and rejected records.",
         annotations(read_only_hint = true)
     )]
-    async fn board(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("board", |ctx| answer(focus::focus_list(ctx, &focus::ListArgs { output: NO_FLAG })?)).await
+    async fn board(&self, Parameters(p): Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("board", ignored(&p.unknown), |ctx| {
+            answer(focus::focus_list(ctx, &focus::ListArgs { output: NO_FLAG })?)
+        })
+        .await
     }
 
     #[tool(
@@ -639,9 +688,10 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn align(&self, Parameters(p): Parameters<PairParams>) -> Result<CallToolResult, ErrorData> {
+        let notes = ignored(&p.unknown);
         let (a, b) = self.pair(p);
         let args = align::AlignArgs { a, b, output: NO_FLAG };
-        self.call("align", move |ctx| answer(align::alignment(ctx, &args)?)).await
+        self.call("align", notes, move |ctx| answer(align::alignment(ctx, &args)?)).await
     }
 
     #[tool(
@@ -649,9 +699,10 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn decide(&self, Parameters(p): Parameters<PairParams>) -> Result<CallToolResult, ErrorData> {
+        let notes = ignored(&p.unknown);
         let (a, b) = self.pair(p);
         let args = align::DecideArgs { a, b, output: NO_FLAG };
-        self.call("decide", move |ctx| answer(align::decision(ctx, &args)?)).await
+        self.call("decide", notes, move |ctx| answer(align::decision(ctx, &args)?)).await
     }
 
     #[tool(
@@ -665,7 +716,7 @@ impl Server {
             host: None,
             output: NO_FLAG,
         };
-        self.call("gate", move |ctx| {
+        self.call("gate", ignored(&p.unknown), move |ctx| {
             let done = gate::gate(ctx, &args)?;
             // The verdict in words, as the command says it on stderr.
             let said = gating::verdict_text(ctx, &done.value.out.agent, &done.value.out.verdict);
@@ -677,14 +728,17 @@ impl Server {
     }
 
     #[tool(description = "The runs: id, phase, goal.", annotations(read_only_hint = true))]
-    async fn run_list(&self, _p: Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
-        self.call("run_list", |ctx| answer(run::run_list(ctx, &run::ListArgs { output: NO_FLAG })?)).await
+    async fn run_list(&self, Parameters(p): Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
+        self.call("run_list", ignored(&p.unknown), |ctx| {
+            answer(run::run_list(ctx, &run::ListArgs { output: NO_FLAG })?)
+        })
+        .await
     }
 
     #[tool(description = "One run: its definition, phase, tip and problems.", annotations(read_only_hint = true))]
     async fn run_show(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
         let args = run::ShowArgs { run: p.run, output: NO_FLAG };
-        self.call("run_show", move |ctx| answer(run::run_show(ctx, &args)?)).await
+        self.call("run_show", ignored(&p.unknown), move |ctx| answer(run::run_show(ctx, &args)?)).await
     }
 
     #[tool(
@@ -693,7 +747,7 @@ impl Server {
     )]
     async fn propose(&self, Parameters(p): Parameters<ProposeParams>) -> Result<CallToolResult, ErrorData> {
         let args = propose::ProposeArgs { message: p.message, run: p.run, output: NO_FLAG };
-        self.call("propose", move |ctx| answer(propose::propose(ctx, &args)?)).await
+        self.call("propose", ignored(&p.unknown), move |ctx| answer(propose::propose(ctx, &args)?)).await
     }
 
     #[tool(
@@ -701,7 +755,7 @@ impl Server {
         annotations(read_only_hint = false)
     )]
     async fn endorse(&self, Parameters(p): Parameters<EndorseParams>) -> Result<CallToolResult, ErrorData> {
-        self.call("endorse", move |ctx| {
+        self.call("endorse", ignored(&p.unknown), move |ctx| {
             let timeout = p.timeout.as_deref().unwrap_or(endorse::DEFAULT_TIMEOUT);
             let args = endorse::EndorseArgs {
                 agent: p.proposer,
@@ -724,7 +778,7 @@ impl Server {
     )]
     async fn tally(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
         let args = tally::TallyArgs { run: p.run, output: NO_FLAG };
-        self.call("tally", move |ctx| answer(tally::tally(ctx, &args)?)).await
+        self.call("tally", ignored(&p.unknown), move |ctx| answer(tally::tally(ctx, &args)?)).await
     }
 
     #[tool(
@@ -733,7 +787,7 @@ impl Server {
     )]
     async fn report(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
         let args = dev_report::ReportArgs { run: p.run, output: NO_FLAG, events: false };
-        self.call("report", move |ctx| answer(dev_report::report(ctx, &args)?)).await
+        self.call("report", ignored(&p.unknown), move |ctx| answer(dev_report::report(ctx, &args)?)).await
     }
 
     #[tool(
@@ -741,14 +795,15 @@ impl Server {
         annotations(read_only_hint = false)
     )]
     async fn sync(&self, Parameters(p): Parameters<SyncParams>) -> Result<CallToolResult, ErrorData> {
+        let notes = ignored(&p.unknown);
         if let Some(remote) = p.remote.as_deref().filter(|r| !is_remote_name(r)) {
             let e = CliError::usage(format!("{remote:?} is not a remote's name"))
                 .hinted("name a remote configured in this repository (`git remote`), or leave it out for the default");
             let agent = self.agent.as_ref().ok().map(String::as_str);
-            return Ok(tool_result("sync", agent, Ran { result: Err(Refusal::from_error(&e)), notes: Vec::new() }));
+            return Ok(tool_result("sync", agent, Ran { result: Err(Refusal::from_error(&e)), notes }));
         }
         let args = sync::SyncArgs { remote: p.remote, output: NO_FLAG };
-        self.call("sync", move |ctx| answer(sync::sync(ctx, &args)?)).await
+        self.call("sync", notes, move |ctx| answer(sync::sync(ctx, &args)?)).await
     }
 }
 

@@ -18,7 +18,8 @@ pub struct ToolOut {
     pub outcome: String,
     /// The command's `--json` output.
     pub result: serde_json::Value,
-    /// What the command said on stderr (warnings, notes), one line each.
+    /// What the command said on stderr (warnings, notes), one line each, after the arguments the
+    /// call gave that the tool does not take (ignored).
     pub notes: Vec<String>,
 }
 
