@@ -221,3 +221,36 @@ fn gemini_starts_the_worktree_server_which_signs_as_the_agent() {
     assert_eq!(status["state"], "live", "{status}\n{context}");
     assert_eq!(status["focus"]["focus"]["targets"], serde_json::json!(["src/lib.rs"]), "{status}");
 }
+
+/// Gemini adds a boolean `wait_for_previous` to every tool's schema and passes it on to the
+/// server when its model sets it, as gemini's models do: the server ignores it and answers.
+#[test]
+fn gemini_s_wait_for_previous_argument_is_ignored_by_the_server() {
+    host("gemini");
+    let bench = Bench::new(|_, _| {
+        let wait = |mut v: serde_json::Value| {
+            v["wait_for_previous"] = true.into();
+            v
+        };
+        Scenario::single(
+            vec![
+                Step::Mcp { tool: "whoami".into(), arguments: wait(serde_json::json!({})) },
+                Step::Mcp {
+                    tool: "focus_publish".into(),
+                    arguments: wait(serde_json::json!({"targets": ["src/lib.rs"]})),
+                },
+            ],
+            "Published.\nDONE",
+        )
+    });
+    bench.team.ok(&bench.team.repo, "alice", &["snapshot", "--publish"]);
+    bench.team.ok(&bench.worktree, "alice", &["mcp", "install", "--host", "gemini", "--agent", "alice"]);
+    let wiring = Wiring { edit_gate: false, mcp: true };
+    let line = Host::Gemini.session_command_line(Some(&bench.check()), wiring, "alice");
+    let run = bench.run(&line, &gemini_env(&bench.home(), &bench.server.url()), "Publish.", Duration::from_secs(90));
+    let results = bench.tool_results();
+    assert!(!results.contains("unknown field"), "{results}\n{}", bench.context(&run));
+    assert!(results.contains("can sign: true"), "{results}");
+    let status = bench.team.json(&bench.worktree, "alice", &["focus", "status"]);
+    assert_eq!(status["state"], "live", "{status}");
+}
