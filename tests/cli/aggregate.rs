@@ -395,7 +395,7 @@ fn interrupted_mid_round(signal: &str, code: Option<i32>) {
     assert_eq!(env.git(&repo, &["rev-parse", "main"]), base);
     let doctor = env.mas(&repo, &["doctor"]);
     assert_eq!(doctor.status.code(), Some(0), "{}{}", stdout(&doctor), stderr(&doctor));
-    env.mas_ok(&repo, &["--agent", "lead", "run", "abort", &run, "--reason", "interrupted"]);
+    env.mas_quiet_ok(&repo, &["--agent", "lead", "run", "abort", &run, "--reason", "interrupted"]);
 }
 
 /// Runs the fixture's own test suite (`check.sh`) on `rev`'s tree, exported; its exit code.
@@ -420,8 +420,8 @@ fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice", "bob", "carol"]);
-    env.git(&repo, &["config", "mas.check", "sh check.sh"]);
-    env.git(
+    env.git_quiet_ok(&repo, &["config", "mas.check", "sh check.sh"]);
+    env.git_quiet_ok(
         &repo,
         &[
             "config",
@@ -469,7 +469,7 @@ fn a_merged_tree_failing_the_check_is_handed_to_its_slices_and_resolved() {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice", "bob"]);
     // Each slice alone passes; the two together fail: the check refuses two marks in one tree.
-    env.git(&repo, &["config", "mas.check", "test $(ls *.mark 2>/dev/null | wc -l) -lt 2"]);
+    env.git_quiet_ok(&repo, &["config", "mas.check", "test $(ls *.mark 2>/dev/null | wc -l) -lt 2"]);
     let base = env.git(&repo, &["rev-parse", "main"]);
     let agents = vec![agent(&env, "alice", "pair"), agent(&env, "bob", "pair")];
     let out = coordinate(&env, &repo, &agents, &["--quorum", "1"]);

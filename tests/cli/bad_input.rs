@@ -18,7 +18,7 @@ fn outside_a_repository() {
 fn a_bare_repository_where_a_worktree_is_needed() {
     let env = TestEnv::new();
     let bare = env.root().join("bare.git");
-    env.git(env.root(), &["init", "--quiet", "--bare", bare.to_str().unwrap()]);
+    env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", bare.to_str().unwrap()]);
     for args in [vec!["init"], vec!["agent", "new", "alice"]] {
         let out = env.mas(&bare, &args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -33,7 +33,7 @@ fn a_bare_repository_where_a_worktree_is_needed() {
 fn invalid_agent_names_change_nothing() {
     let env = TestEnv::new();
     let repo = env.repo("names");
-    env.mas_ok(&repo, &["init"]);
+    env.mas_quiet_ok(&repo, &["init"]);
     let roster_before = std::fs::read(repo.join(".mas/roster")).unwrap();
     let long = "a".repeat(64);
     for (name, want) in [
@@ -59,7 +59,7 @@ fn a_malformed_roster_line_is_named() {
     let env = TestEnv::new();
     let repo = env.repo("roster");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
     let before = env.refs(&repo);
     let mut roster = std::fs::read_to_string(repo.join(".mas/roster")).unwrap();
     roster.push_str("bob\n");
@@ -98,7 +98,7 @@ fn bad_record_arguments_change_no_ref() {
     let env = TestEnv::new();
     let repo = env.repo("args");
     env.agents(&repo, &["alice", "bob"]);
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
     let before = env.refs(&repo);
     // Argument values clap cannot check are usage errors, as clap's own are.
     for (args, want) in [
@@ -136,10 +136,10 @@ fn an_invalid_mas_branch_is_a_user_error_with_a_hint_not_an_internal_one() {
     let env = TestEnv::new();
     let repo = env.repo("branch");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
     let before = env.refs(&repo);
     for bad in ["../../etc", "a..b", "x.lock", "-main"] {
-        env.git(&repo, &["config", "mas.branch", bad]);
+        env.git_quiet_ok(&repo, &["config", "mas.branch", bad]);
         for args in [vec!["log"], vec!["--agent", "alice", "record", "append", "--kind", "note"], vec!["run", "list"]] {
             let out = env.mas(&repo, &args);
             assert_eq!(out.status.code(), Some(1), "mas.branch={bad} {args:?}: {}", stderr(&out));
@@ -156,7 +156,7 @@ fn an_invalid_mas_branch_is_a_user_error_with_a_hint_not_an_internal_one() {
     }
     assert_eq!(env.refs(&repo), before);
     // A valid name that is simply not main is fine.
-    env.git(&repo, &["config", "mas.branch", "release/v1"]);
+    env.git_quiet_ok(&repo, &["config", "mas.branch", "release/v1"]);
     assert_eq!(env.mas(&repo, &["log"]).status.code(), Some(0));
 }
 
@@ -165,10 +165,10 @@ fn dash_c_with_a_relative_path_to_a_bare_repository_works() {
     let env = TestEnv::new();
     let repo = env.repo("work");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
     let bare = env.root().join("shared.git");
-    env.git(env.root(), &["clone", "--quiet", "--bare", repo.to_str().unwrap(), bare.to_str().unwrap()]);
-    env.git(&repo, &["push", "--quiet", bare.to_str().unwrap(), "refs/mas/*:refs/mas/*"]);
+    env.git_quiet_ok(env.root(), &["clone", "--quiet", "--bare", repo.to_str().unwrap(), bare.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["push", "--quiet", bare.to_str().unwrap(), "refs/mas/*:refs/mas/*"]);
     // From inside another repository, and from the parent directory, with `..` and without.
     for (dir, path) in
         [(&repo, "../shared.git"), (&env.root().to_path_buf(), "shared.git"), (&repo, "../shared.git/refs")]

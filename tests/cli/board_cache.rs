@@ -59,18 +59,18 @@ fn decides(env: &TestEnv, repo: &Path, want: Option<&str>, what: &str) {
 fn the_cached_board_follows_publications_and_releases() {
     let (env, repo) = team();
     decides(&env, &repo, None, "nobody holds src/money.rs");
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
     decides(&env, &repo, Some("alice"), "alice published a focus on it");
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "release"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "release"]);
     decides(&env, &repo, None, "alice released it");
-    env.mas_ok(&repo, &["--agent", "carol", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "carol", "focus", "publish", "--targets", "src/money.rs"]);
     decides(&env, &repo, Some("carol"), "a chain that did not exist before");
 }
 
 #[test]
 fn a_lease_lapses_with_the_cache_untouched() {
     let (env, repo) = team();
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs", "--ttl", "3s"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs", "--ttl", "3s"]);
     assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
     let refs = env.refs(&repo);
     let cache = std::fs::read(cache_path(&repo)).unwrap();
@@ -84,7 +84,7 @@ fn a_lease_lapses_with_the_cache_untouched() {
 #[test]
 fn a_roster_change_is_not_answered_from_the_cache() {
     let (env, repo) = team();
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
     decides(&env, &repo, Some("alice"), "alice holds it");
     let roster = std::fs::read_to_string(repo.join(".mas/roster")).unwrap();
     let did_of = |name: &str| {
@@ -93,7 +93,7 @@ fn a_roster_change_is_not_answered_from_the_cache() {
     };
     let commit_roster = |text: &str, msg: &str| {
         std::fs::write(repo.join(".mas/roster"), text).unwrap();
-        env.git(&repo, &["commit", "--quiet", "-am", msg]);
+        env.git_quiet_ok(&repo, &["commit", "--quiet", "-am", msg]);
     };
     // Alice's key rotated to carol's: her records no longer verify under the roster.
     let rotated = roster.replace(&did_of("alice"), &did_of("carol")).replace(&format!("carol {}", did_of("carol")), "");
@@ -116,7 +116,7 @@ fn a_roster_change_is_not_answered_from_the_cache() {
 #[test]
 fn a_tampered_or_torn_cache_is_read_fresh() {
     let (env, repo) = team();
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
     assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
     let good = std::fs::read_to_string(cache_path(&repo)).unwrap();
     assert!(good.contains("src/money.rs"), "the cache holds alice's record");
@@ -143,7 +143,7 @@ fn a_tampered_or_torn_cache_is_read_fresh() {
 #[test]
 fn a_cache_from_another_repository_is_not_used() {
     let (env, repo) = team();
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
     assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
     let copy = env.root().join("copy");
     copy_dir(&repo, &copy);
@@ -153,7 +153,7 @@ fn a_cache_from_another_repository_is_not_used() {
     // And the other way round: another repository's cache where this one's was.
     let other = {
         let (env2, other) = team();
-        env2.mas_ok(&other, &["--agent", "alice", "focus", "release"]);
+        env2.mas_quiet_ok(&other, &["--agent", "alice", "focus", "release"]);
         assert_eq!(gate_once(&env2, &other), None);
         std::fs::read(cache_path(&other)).unwrap()
     };
@@ -164,8 +164,8 @@ fn a_cache_from_another_repository_is_not_used() {
 #[test]
 fn the_edit_hook_decides_from_the_cache_as_from_a_fresh_read() {
     let (env, repo) = team();
-    env.git(&repo, &["config", "mas.gate", "enforce"]);
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.git_quiet_ok(&repo, &["config", "mas.gate", "enforce"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
     let hook = |file: &str| {
         let payload = serde_json::json!({"cwd": repo, "hook_event_name": "PreToolUse", "tool_name": "Write",
             "tool_input": {"file_path": repo.join(file), "content": "x\n"}});
@@ -195,7 +195,7 @@ fn a_new_frame_is_seen_through_the_frame_cache() {
     assert_eq!(gate_once(&env, &repo), None);
     assert!(repo.join(".git/mas-windows-frame").exists(), "the frame's window is cached");
     std::fs::write(repo.join("src/report.rs"), "// changed\n").unwrap();
-    env.mas_ok(&repo, &["--agent", "carol", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "carol", "snapshot", "--publish"]);
     for round in ["after the new frame", "read fresh"] {
         let out = env.mas(&repo, &["--agent", "bob", "gate", "--paths", "src/money.rs"]);
         assert_eq!(out.status.code(), Some(7), "{round}: bob's focus is on the old frame: {}", stderr(&out));

@@ -69,12 +69,20 @@ impl TestEnv {
     }
 
     /// Runs git and asserts success; returns trimmed stdout.
+    #[must_use]
     pub fn git(&self, dir: &Path, args: &[&str]) -> String {
         let out = self.git_cmd(dir).args(args).output().expect("run git");
         assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// Runs git and asserts success, for a step whose output the test does not read (setting up a
+    /// repository: `add`, `commit`, `config`).
+    pub fn git_quiet_ok(&self, dir: &Path, args: &[&str]) {
+        let _ = self.git(dir, args);
+    }
+
+    #[must_use]
     pub fn mas_cmd(&self, dir: &Path) -> Command {
         let mut cmd = Command::new(BIN);
         cmd.current_dir(dir);
@@ -83,11 +91,13 @@ impl TestEnv {
     }
 
     /// Runs git-mas and returns its output, whatever the exit code.
+    #[must_use]
     pub fn mas(&self, dir: &Path, args: &[&str]) -> Output {
         self.mas_cmd(dir).args(args).output().expect("run git-mas")
     }
 
     /// Runs git-mas, asserts success, returns stdout.
+    #[must_use]
     pub fn mas_ok(&self, dir: &Path, args: &[&str]) -> String {
         let out = self.mas(dir, args);
         assert!(
@@ -100,13 +110,20 @@ impl TestEnv {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs git-mas and asserts success, for a step whose output the test does not read (setting
+    /// up what the command under test then reads: a frame, a focus, an agent).
+    pub fn mas_quiet_ok(&self, dir: &Path, args: &[&str]) {
+        let _ = self.mas_ok(dir, args);
+    }
+
     /// A new repository holding a copy of the fixture project, committed on main.
+    #[must_use]
     pub fn repo(&self, name: &str) -> PathBuf {
         let dir = self.root().join(name);
         copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures-repo"), &dir);
-        self.git(&dir, &["init", "--quiet", "-b", "main"]);
-        self.git(&dir, &["add", "."]);
-        self.git(&dir, &["commit", "--quiet", "-m", "fixture"]);
+        self.git_quiet_ok(&dir, &["init", "--quiet", "-b", "main"]);
+        self.git_quiet_ok(&dir, &["add", "."]);
+        self.git_quiet_ok(&dir, &["commit", "--quiet", "-m", "fixture"]);
         dir
     }
 
@@ -132,13 +149,15 @@ impl TestEnv {
     }
 
     /// A clone of `remote` named `name` in the test root.
+    #[must_use]
     pub fn clone_of(&self, remote: &Path, name: &str) -> PathBuf {
         let dir = self.root().join(name);
-        self.git(self.root(), &["clone", "--quiet", remote.to_str().unwrap(), dir.to_str().unwrap()]);
+        self.git_quiet_ok(self.root(), &["clone", "--quiet", remote.to_str().unwrap(), dir.to_str().unwrap()]);
         dir
     }
 
     /// All refs with their targets (to check that a failing command changed none).
+    #[must_use]
     pub fn refs(&self, repo: &Path) -> String {
         self.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
     }
@@ -167,15 +186,18 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+#[must_use]
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+#[must_use]
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// `git mas log <target> --json`, parsed.
+#[must_use]
 pub fn log_json(env: &TestEnv, dir: &Path, target: &str) -> (Option<i32>, serde_json::Value) {
     let out = env.mas(dir, &["log", target, "--json"]);
     let value = serde_json::from_slice(&out.stdout)
@@ -184,6 +206,7 @@ pub fn log_json(env: &TestEnv, dir: &Path, target: &str) -> (Option<i32>, serde_
 }
 
 /// `git mas log <target> --json`, deserialized into the CLI's own shape.
+#[must_use]
 pub fn log_chains(env: &TestEnv, dir: &Path, target: &str) -> (Option<i32>, Vec<crate::json::log::LoggedChain>) {
     let out = env.mas(dir, &["log", target, "--json"]);
     let value = serde_json::from_slice(&out.stdout)
@@ -218,7 +241,7 @@ pub fn forge_tree(env: &TestEnv, repo: &Path, refname: &str, listing: &str, pare
         args.extend(["-p", p.as_str()]);
     }
     let commit = env.git(repo, &args);
-    env.git(repo, &["update-ref", refname, &commit]);
+    env.git_quiet_ok(repo, &["update-ref", refname, &commit]);
 }
 
 /// Forges a record commit on top of `refname`: `record.json` holds `bytes`, plus the `extra`
@@ -232,6 +255,7 @@ pub fn forge_record(env: &TestEnv, repo: &Path, refname: &str, bytes: &[u8], ext
 
 /// Every file and folder under `dir` (outside .git) with its bytes (`<dir>` for a folder), sorted:
 /// what "byte for byte" compares.
+#[must_use]
 pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -299,6 +323,7 @@ pub struct Proc {
 }
 
 /// Every running process, read from `/proc`.
+#[must_use]
 pub fn processes() -> Vec<Proc> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -319,12 +344,14 @@ pub fn processes() -> Vec<Proc> {
 }
 
 /// The processes of group `pgid` still running.
+#[must_use]
 pub fn group_members(pgid: u32) -> Vec<Proc> {
     processes().into_iter().filter(|p| p.pgrp == pgid).collect()
 }
 
 /// Kills group `pgid` and waits (up to 5 s) until none of its processes runs; returns those still
 /// running then.
+#[must_use]
 pub fn kill_group_and_wait(pgid: u32) -> Vec<Proc> {
     kill_group(pgid);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
@@ -366,8 +393,9 @@ impl std::ops::DerefMut for GroupChild {
 impl Drop for GroupChild {
     fn drop(&mut self) {
         // Only while something of the group runs: a group id nobody holds may be reused.
+        // What is left running cannot fail the test from a drop (it may be unwinding already).
         if !group_members(self.0.id()).is_empty() {
-            kill_group_and_wait(self.0.id());
+            let _ = kill_group_and_wait(self.0.id());
         }
         let _ = self.0.wait();
     }

@@ -72,7 +72,7 @@ fn eight_writers_on_their_own_chains_and_on_one_shared_chain_lose_nothing() {
     // The chain is unbroken: a linear history of exactly 400 commits.
     assert_eq!(env.git(&repo, &["rev-list", "--count", shared]), (WRITERS * APPENDS).to_string());
     assert_eq!(env.git(&repo, &["rev-list", "--min-parents=2", shared]), "");
-    env.git(&repo, &["fsck", "--strict"]);
+    env.git_quiet_ok(&repo, &["fsck", "--strict"]);
 }
 
 /// 16 writers × 20 appends (alternately a shared chain and their own journal) while `maintenance`
@@ -168,7 +168,7 @@ fn appends_beside_pack_refs_gc_and_maintenance_lose_nothing_and_never_fail() {
         assert_eq!(got.len(), acknowledged_shared.len(), "run {run} ({command}): no record lost or duplicated");
         assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), acknowledged_shared, "run {run} ({command})");
         assert_eq!(env.git(&repo, &["rev-list", "--min-parents=2", shared]), "");
-        env.git(&repo, &["fsck", "--strict"]);
+        env.git_quiet_ok(&repo, &["fsck", "--strict"]);
     }
 }
 
@@ -189,14 +189,14 @@ fn gate_calls_beside_pack_refs_never_fail_closed_on_a_pruned_loose_ref() {
     let repo = env.repo("gate-packing");
     let agents: Vec<String> = (0..8).map(|i| format!("a{i}")).collect();
     env.agents(&repo, &agents.iter().map(String::as_str).collect::<Vec<_>>());
-    env.mas_ok(&repo, &["--agent", "a0", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "a0", "snapshot", "--publish"]);
     let files = ["src/config.rs", "src/error.rs", "src/lib.rs", "src/main.rs", "src/money.rs", "Cargo.toml"];
     for (agent, file) in agents.iter().zip(files.iter().cycle()) {
-        env.mas_ok(&repo, &["--agent", agent, "focus", "publish", "--ttl", "24h", "--targets", file]);
+        env.mas_quiet_ok(&repo, &["--agent", agent, "focus", "publish", "--ttl", "24h", "--targets", file]);
     }
     let held = env.git(&repo, &["rev-parse", "refs/mas/focus/a4"]);
     for i in 0..EXTRA_FOCI {
-        env.git(&repo, &["update-ref", &format!("refs/mas/focus/z{i:02}"), &held]);
+        env.git_quiet_ok(&repo, &["update-ref", &format!("refs/mas/focus/z{i:02}"), &held]);
     }
     let git_dir = repo.join(".git");
     let listing = env.git(&repo, &["for-each-ref", "--format=%(objectname) %(refname)", "refs/mas/focus/"]);

@@ -165,7 +165,10 @@ fn git_mas_report_refuses_a_recording_that_is_not_a_run() {
 
     // A signed record in the chain that is not a run event: refused, exit 4, nothing rendered.
     let chain = format!("refs/mas/runs/{run_id}/events/alice");
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--ref", &chain, "--kind", "hop", "--payload", "{}"]);
+    env.mas_quiet_ok(
+        &repo,
+        &["--agent", "alice", "record", "append", "--ref", &chain, "--kind", "hop", "--payload", "{}"],
+    );
     let out = env.mas(&repo, &["report", &run_id, "--json"]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(stderr(&out).contains("not a run record"), "{}", stderr(&out));

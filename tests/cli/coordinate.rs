@@ -53,7 +53,7 @@ fn three_agents_with_quorum_two_land_once_on_main_and_converge() {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice", "bob", "carol"]);
     // A configured snapshot input: the driver publishes a frame and shows it to every agent.
-    env.git(&repo, &["config", "mas.task", "write a note in notes/"]);
+    env.git_quiet_ok(&repo, &["config", "mas.task", "write a note in notes/"]);
     let base = env.git(&repo, &["rev-parse", "main"]);
     let report_file = env.root().join("report.json");
     let agents = [dev_agent(&env, "alice", "good"), dev_agent(&env, "bob", "good"), dev_agent(&env, "carol", "BROKEN")]
@@ -309,7 +309,7 @@ fn a_preset_runs_its_configured_command_line() {
     // Both agents are Codex by preset; git config points the preset at a script standing in for it.
     let stand_in = dev_agent(&env, "codex-stand-in", "good");
     let line = stand_in.split_once('=').unwrap().1.strip_prefix("cmd:").unwrap().to_owned();
-    env.git(&repo, &["config", "mas.agent.codex.command", &line]);
+    env.git_quiet_ok(&repo, &["config", "mas.agent.codex.command", &line]);
     let out =
         coordinate(&env, &repo, &["--goal", "g", "--agents", "alice=codex,bob=codex", "--quorum", "1", "--wait", "2s"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
@@ -386,7 +386,7 @@ fn ctrl_c_stops_every_agent_and_leaves_the_refs_readable() {
     let (code, _) = log_json(&env, &repo, "lead");
     assert_eq!(code, Some(0), "every record verifies");
     let run = listed[0]["id"].as_str().unwrap();
-    env.mas_ok(&repo, &["--agent", "lead", "run", "abort", run, "--reason", "interrupted"]);
+    env.mas_quiet_ok(&repo, &["--agent", "lead", "run", "abort", run, "--reason", "interrupted"]);
 }
 
 #[test]

@@ -160,7 +160,6 @@ fn sweep(
     let mut rows = Vec::new();
     let mut completed = Vec::new();
     let swept = killpoints::sweep(
-        env,
         &triggers(&git_dir, chain, children),
         |trigger, n| {
             prepare();
@@ -254,7 +253,7 @@ fn a_kill_at_any_point_of_an_append_to_an_own_journal_leaves_it_consistent_and_t
     let env = TestEnv::new();
     let repo = team(&env, "journal");
     let chain = "refs/mas/journal/alice";
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "0"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "0"]);
     let survey = sweep(
         &env,
         &repo,
@@ -272,7 +271,10 @@ fn a_kill_at_any_point_of_an_append_to_a_shared_chain_leaves_it_consistent_and_t
     let env = TestEnv::new();
     let repo = team(&env, "shared");
     let chain = "refs/mas/shared/crash";
-    env.mas_ok(&repo, &["--agent", "bob", "record", "append", "--ref", chain, "--kind", "note", "--payload", "0"]);
+    env.mas_quiet_ok(
+        &repo,
+        &["--agent", "bob", "record", "append", "--ref", chain, "--kind", "note", "--payload", "0"],
+    );
     let survey = sweep(
         &env,
         &repo,
@@ -290,11 +292,14 @@ fn a_kill_at_any_point_of_an_append_to_a_packed_chain_leaves_it_consistent_and_t
     let env = TestEnv::new();
     let repo = team(&env, "packed");
     let chain = "refs/mas/shared/packed";
-    env.mas_ok(&repo, &["--agent", "bob", "record", "append", "--ref", chain, "--kind", "note", "--payload", "0"]);
+    env.mas_quiet_ok(
+        &repo,
+        &["--agent", "bob", "record", "append", "--ref", chain, "--kind", "note", "--payload", "0"],
+    );
     // Before each run the chain's ref is in packed-refs only, as `git gc` and `git maintenance`
     // leave it.
     let pack = || {
-        env.git(&repo, &["pack-refs", "--all"]);
+        env.git_quiet_ok(&repo, &["pack-refs", "--all"]);
     };
     let survey =
         sweep(&env, &repo, chain, OnRetry::Appends, append_args("alice", Some(chain)), pack, |point, committed| {
@@ -310,7 +315,7 @@ fn a_kill_at_any_point_of_the_first_append_to_a_new_chain_leaves_no_ref_or_a_who
     let chain = "refs/mas/shared/new";
     // Every run creates the chain: the ref is deleted before each (its records become dangling).
     let delete = || {
-        env.git(&repo, &["update-ref", "-d", chain]);
+        env.git_quiet_ok(&repo, &["update-ref", "-d", chain]);
     };
     let survey =
         sweep(&env, &repo, chain, OnRetry::Appends, append_args("alice", Some(chain)), delete, |point, committed| {
@@ -323,8 +328,8 @@ fn a_kill_at_any_point_of_the_first_append_to_a_new_chain_leaves_no_ref_or_a_who
 fn a_kill_at_any_point_of_a_focus_publish_leaves_the_board_consistent_and_the_retry_publishes() {
     let env = TestEnv::new();
     let repo = team(&env, "focus");
-    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs"]);
     let chain = "refs/mas/focus/alice";
     let args = |_: &str| ["--agent", "alice", "focus", "publish", "--targets", "src/lib.rs"].map(String::from).to_vec();
     let survey = sweep(
@@ -351,7 +356,7 @@ fn a_kill_at_any_point_of_a_focus_publish_leaves_the_board_consistent_and_the_re
 fn a_kill_at_any_point_of_a_snapshot_publish_leaves_the_frame_consistent_and_the_retry_publishes_it_once() {
     let env = TestEnv::new();
     let repo = team(&env, "frame");
-    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
     let chain = "refs/mas/frame";
     // A task per kill point, so that each run has a new frame to publish.
     let args = |point: &str| {

@@ -44,7 +44,7 @@ fn a_stale_lock_is_listed_and_fixed_and_a_fresh_lock_is_left_alone() {
     let env = TestEnv::new();
     let repo = env.repo("locks");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
     let common = common_dir(&env, &repo);
     assert_eq!(doctor(&env, &repo, &[]).status.code(), Some(0), "a clean repository has nothing to repair");
 
@@ -86,7 +86,7 @@ fn a_stale_lock_is_listed_and_fixed_and_a_fresh_lock_is_left_alone() {
     assert!(!stale.exists() && !stale_packed.exists(), "stale locks removed");
     assert!(fresh.exists(), "a fresh lock is never removed");
     // The chain the stale lock blocked takes appends again.
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
     // The fresh lock is listed, not a problem.
     assert_eq!(doctor(&env, &repo, &[]).status.code(), Some(0));
     let out = doctor(&env, &repo, &["--fix"]);
@@ -100,7 +100,7 @@ fn leftover_temporary_files_are_removed_only_when_orphaned_or_old() {
     let repo = env.repo("temps");
     env.agents(&repo, &["alice"]);
     let wt = env.root().join("linked");
-    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
     let common = common_dir(&env, &repo);
     let linked_git_dir = PathBuf::from(env.git(&wt, &["rev-parse", "--absolute-git-dir"])).canonicalize().unwrap();
     let tmp = env.root().join("tmp");
@@ -223,7 +223,7 @@ fn a_proposal_killed_mid_way_leaves_no_temporary_index_after_the_next_run() {
     let out = doctor(&team.env, &team.repo, &[]);
     assert_eq!(out.status.code(), Some(1), "the leftover of kill {n} is a problem: {}", stdout(&out));
     // The next run sweeps it, and leaves nothing of its own.
-    team.here(&wt, &["propose"]);
+    team.here_quiet_ok(&wt, &["propose"]);
     assert_eq!(leftovers(), Vec::<PathBuf>::new(), "after kill {n} and the next propose");
     assert_eq!(doctor(&team.env, &team.repo, &[]).status.code(), Some(0));
 }
@@ -317,12 +317,12 @@ fn doctor_lists_only_its_own_repositorys_scratch_checkouts() {
     env.agents(&a, &["alice", "bob"]);
     let (started, stop) = (env.root().join("started"), env.root().join("stop"));
     let check = format!("touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done", started.display(), stop.display());
-    env.mas_ok(&a, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "wait", "--check", &check]);
+    env.mas_quiet_ok(&a, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "wait", "--check", &check]);
     let wt =
         |name: &str| PathBuf::from(env.mas_ok(&a, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim());
     let (alice, bob) = (wt("alice"), wt("bob"));
     std::fs::write(alice.join("a.txt"), "a\n").unwrap();
-    env.mas_ok(&alice, &["propose"]);
+    env.mas_quiet_ok(&alice, &["propose"]);
     let endorse = env
         .mas_cmd(&bob)
         .env("TMPDIR", &tmp)

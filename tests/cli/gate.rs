@@ -46,9 +46,7 @@ fn team() -> Team {
         ]
     );
     assert!(hooks.hooks.iter().all(|h| h.path.starts_with(&hooks.dir)), "{hooks:?}");
-    env.mas_ok(&dirs[0], &["snapshot", "--publish"]);
-    let bob = dirs.pop().unwrap();
-    let alice = dirs.pop().unwrap();
+    let (alice, bob) = (team.worktree("alice").to_path_buf(), team.worktree("bob").to_path_buf());
     Team { env, repo, alice, bob }
 }
 
@@ -57,7 +55,7 @@ fn edit_and_commit(env: &TestEnv, dir: &Path, file: &str, extra: &[&str]) -> std
     let mut text = std::fs::read_to_string(&path).unwrap_or_default();
     text.push_str("// edit\n");
     std::fs::write(&path, text).unwrap();
-    env.git(dir, &["add", file]);
+    env.git_quiet_ok(dir, &["add", file]);
     let mut args = vec!["commit", "-m", "edit"];
     args.extend_from_slice(extra);
     // Real dates: `git mas check` judges a commit against the board at the commit's time.
@@ -67,8 +65,8 @@ fn edit_and_commit(env: &TestEnv, dir: &Path, file: &str, extra: &[&str]) -> std
 #[test]
 fn the_deferring_agent_is_blocked_until_the_holder_releases() {
     let Team { env, alice, bob, .. } = team();
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
-    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
     let d: Decision = serde_json::from_str(&env.mas_ok(&bob, &["decide", "alice", "bob", "--json"])).unwrap();
     assert!(
         matches!(&d, Decision::Serialize { holder, deferring, .. } if holder == "alice" && deferring == "bob"),
@@ -83,8 +81,8 @@ fn the_deferring_agent_is_blocked_until_the_holder_releases() {
     // The gate itself says the same, with its own exit code.
     assert_eq!(env.mas(&bob, &["gate"]).status.code(), Some(6));
     // A change touching only non-held files passes, with a receipt.
-    env.git(&bob, &["reset", "--quiet", "HEAD", "--", "src/money.rs"]);
-    env.git(&bob, &["checkout", "--", "src/money.rs"]);
+    env.git_quiet_ok(&bob, &["reset", "--quiet", "HEAD", "--", "src/money.rs"]);
+    env.git_quiet_ok(&bob, &["checkout", "--", "src/money.rs"]);
     let out = edit_and_commit(&env, &bob, "src/error.rs", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let msg = env.git(&bob, &["log", "-1", "--format=%B"]);
@@ -108,7 +106,7 @@ fn an_expired_focus_holds_nothing() {
     .unwrap();
     assert_eq!((published.agent.as_str(), published.ttl_secs), ("alice", 4));
     assert_eq!(published.targets, ["src/money.rs"]);
-    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
+    env.mas_quiet_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
     let out = env.mas(&bob, &["gate", "--paths", "src/money.rs", "--json"]);
     assert_eq!(out.status.code(), Some(6));
     let gate: GateOut = serde_json::from_slice(&out.stdout).unwrap();
@@ -128,11 +126,11 @@ fn an_expired_focus_holds_nothing() {
 #[test]
 fn a_new_frame_fails_the_stale_agent_closed() {
     let Team { env, alice, bob, .. } = team();
-    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
+    env.mas_quiet_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
     assert_eq!(env.mas(&bob, &["focus", "status"]).status.code(), Some(0));
     // Alice edits and publishes a new frame; bob does not republish.
     std::fs::write(alice.join("src/report.rs"), "// changed\n").unwrap();
-    env.mas_ok(&alice, &["snapshot", "--publish"]);
+    env.mas_quiet_ok(&alice, &["snapshot", "--publish"]);
     let out = env.mas(&bob, &["gate", "--paths", "src/config.rs"]);
     assert_eq!(out.status.code(), Some(7));
     assert!(stderr(&out).contains("republish your focus"), "{}", stderr(&out));
@@ -144,8 +142,8 @@ fn a_new_frame_fails_the_stale_agent_closed() {
 #[test]
 fn check_reports_bypassed_and_unreceipted_commits() {
     let Team { env, alice, bob, .. } = team();
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
-    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&bob, &["focus", "publish", "--targets", "src/config.rs"]);
     let base = env.git(&bob, &["rev-parse", "HEAD"]);
     let out = edit_and_commit(&env, &bob, "src/config.rs", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -217,11 +215,11 @@ fn spoofed_and_replayed_focus_records_are_rejected_on_the_board() {
     use git_mas::identity::AgentKey;
     use git_mas::store::record::Record;
     let Team { env, repo, alice, bob } = team();
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
     let frame = env.git(&repo, &["cat-file", "-p", "refs/mas/frame:record.json"]);
     let frame: serde_json::Value = serde_json::from_str(&frame).unwrap();
     let first = env.git(&repo, &["cat-file", "-p", "refs/mas/focus/alice:record.json"]);
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/config.rs"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/config.rs"]);
     // Bob's key, claiming to be alice, grabbing src/report.rs.
     let hex = std::fs::read_to_string(env.keys().join("bob.key")).unwrap();
     let bob_key = AgentKey::from_seed(git_mas::identity::key::decode_hex(hex.trim()).unwrap().try_into().unwrap());
@@ -239,7 +237,7 @@ fn spoofed_and_replayed_focus_records_are_rejected_on_the_board() {
         let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
         let parent = env.git(&repo, &["rev-parse", "refs/mas/focus/alice"]);
         let commit = env.git(&repo, &["commit-tree", tree.trim(), "-p", &parent, "-m", "focus"]);
-        env.git(&repo, &["update-ref", "refs/mas/focus/alice", &commit]);
+        env.git_quiet_ok(&repo, &["update-ref", "refs/mas/focus/alice", &commit]);
     };
     plumb(&spoof);
     plumb(first.as_bytes()); // replay of alice's genuine first focus
@@ -267,9 +265,9 @@ fn the_sixty_fifth_agent_is_refused_as_a_flood() {
     let repo = env.repo("flood");
     let names: Vec<String> = (0..65).map(|i| format!("a{i:02}")).collect();
     env.agents(&repo, &names.iter().map(String::as_str).collect::<Vec<_>>());
-    env.mas_ok(&repo, &["--agent", "a00", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "a00", "snapshot", "--publish"]);
     for n in &names[..64] {
-        env.mas_ok(&repo, &["--agent", n, "focus", "publish", "--targets", "src/lib.rs"]);
+        env.mas_quiet_ok(&repo, &["--agent", n, "focus", "publish", "--targets", "src/lib.rs"]);
     }
     let out = env.mas(&repo, &["--agent", "a64", "focus", "publish", "--targets", "src/lib.rs"]);
     assert_eq!(out.status.code(), Some(1));
@@ -283,12 +281,12 @@ fn hooks_install_is_idempotent_keeps_user_lines_and_honors_core_hooks_path() {
     let hooks = repo.join(".git/hooks");
     std::fs::create_dir_all(&hooks).unwrap();
     std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho user-check\n").unwrap();
-    env.mas_ok(&repo, &["hooks", "install"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install"]);
     let once: Vec<String> = ["pre-commit", "commit-msg", "pre-push"]
         .iter()
         .map(|h| std::fs::read_to_string(hooks.join(h)).unwrap())
         .collect();
-    env.mas_ok(&repo, &["hooks", "install"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install"]);
     let twice: Vec<String> = ["pre-commit", "commit-msg", "pre-push"]
         .iter()
         .map(|h| std::fs::read_to_string(hooks.join(h)).unwrap())
@@ -298,13 +296,13 @@ fn hooks_install_is_idempotent_keeps_user_lines_and_honors_core_hooks_path() {
     assert_eq!(env.git(&repo, &["config", "mas.gate"]), "enforce");
     let status = env.mas_ok(&repo, &["hooks", "status"]);
     assert_eq!(status.matches("installed").count(), 3, "{status}");
-    env.mas_ok(&repo, &["hooks", "uninstall"]);
+    env.mas_quiet_ok(&repo, &["hooks", "uninstall"]);
     assert_eq!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap(), "#!/bin/sh\necho user-check\n");
     assert!(!hooks.join("commit-msg").exists());
 
     // core.hooksPath, relative to the top of the working tree.
-    env.git(&repo, &["config", "core.hooksPath", "my-hooks"]);
-    env.mas_ok(&repo, &["hooks", "install"]);
+    env.git_quiet_ok(&repo, &["config", "core.hooksPath", "my-hooks"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install"]);
     assert!(repo.join("my-hooks/pre-commit").exists());
     assert!(!hooks.join("commit-msg").exists());
 }
@@ -312,12 +310,12 @@ fn hooks_install_is_idempotent_keeps_user_lines_and_honors_core_hooks_path() {
 #[test]
 fn with_the_gate_off_the_hooks_do_nothing() {
     let Team { env, alice, bob, .. } = team();
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
-    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
-    env.git(&bob, &["config", "mas.gate", "off"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.git_quiet_ok(&bob, &["config", "mas.gate", "off"]);
     let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    env.git(&bob, &["config", "mas.gate", "warn"]);
+    env.git_quiet_ok(&bob, &["config", "mas.gate", "warn"]);
     let out = edit_and_commit(&env, &bob, "src/money.rs", &[]);
     assert!(out.status.success());
     assert!(stderr(&out).contains("held by alice") && stderr(&out).contains("committing anyway"), "{}", stderr(&out));
@@ -328,8 +326,8 @@ fn commits_that_build_their_own_index_are_gated_on_what_they_commit() {
     // `git commit -a` and `git commit <paths>` hand the hooks a temporary index (GIT_INDEX_FILE):
     // the gate must judge that index, not the one on disk, in which nothing is staged.
     let Team { env, alice, bob, .. } = team();
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
-    env.mas_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&bob, &["focus", "publish", "--targets", "src/money.rs"]);
     let money = bob.join("src/money.rs");
     let original = std::fs::read_to_string(&money).unwrap();
     std::fs::write(&money, format!("{original}// unstaged edit\n")).unwrap();

@@ -134,14 +134,14 @@ fn every_host_is_refused_an_edit_of_a_held_file_and_allowed_the_rest() {
         assert!(reason.contains("not a JSON object"), "{host}: {reason}");
     }
     // The file is untouched by any of it (the hook only answers).
-    env.git(&repo, &["diff", "--exit-code", "--", "src/money.rs"]);
+    env.git_quiet_ok(&repo, &["diff", "--exit-code", "--", "src/money.rs"]);
 }
 
 #[test]
 fn a_repository_without_a_roster_is_not_gated() {
     let env = TestEnv::new();
     let repo = env.repo("plain");
-    env.git(&repo, &["config", "mas.gate", "enforce"]);
+    env.git_quiet_ok(&repo, &["config", "mas.gate", "enforce"]);
     for host in HOSTS {
         let (decision, reason) = hook(&env, &repo, host, &write_payload(host, &repo, &repo.join("src/money.rs")));
         assert_eq!(decision, "allow", "{host}: {reason}");
@@ -160,7 +160,7 @@ fn warn_lets_the_edit_through_and_files_outside_are_not_gated() {
         let p = json!({"tool_name": "Write", "tool_input": {"file_path": path, "content": ""}});
         assert_eq!(hook(&env, &repo, "claude-code", p.to_string().as_bytes()).0, "deny", "{path:?}");
     }
-    env.git(&repo, &["config", "mas.gate", "warn"]);
+    env.git_quiet_ok(&repo, &["config", "mas.gate", "warn"]);
     let out = env
         .mas_cmd(&repo)
         .args(["--agent", "bob", "gate", "--host", "cursor"])
@@ -354,8 +354,8 @@ fn an_unknown_tool_that_names_a_held_path_counts_as_writing_it() {
 #[test]
 fn the_gate_refuses_an_edit_of_its_own_ground() {
     let (env, repo) = team("src/money.rs");
-    env.mas_ok(&repo, &["hooks", "install", "--host", "claude-code"]);
-    env.mas_ok(&repo, &["mcp", "install", "--host", "cursor"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "claude-code"]);
+    env.mas_quiet_ok(&repo, &["mcp", "install", "--host", "cursor"]);
     std::fs::write(repo.join("notes.md"), "mine\n").unwrap();
     std::os::unix::fs::symlink(repo.join(".git"), repo.join("gitdir")).unwrap();
     let cases = [
@@ -378,7 +378,7 @@ fn the_gate_refuses_an_edit_of_its_own_ground() {
     let after: Vec<_> = cases.iter().map(|(p, _)| std::fs::read(repo.join(p)).ok()).collect();
     assert_eq!(before, after, "the hook only answers");
     // A host file without git-mas's entry is the user's own: not ground of ours.
-    env.mas_ok(&repo, &["mcp", "uninstall", "--host", "cursor"]);
+    env.mas_quiet_ok(&repo, &["mcp", "uninstall", "--host", "cursor"]);
     std::fs::create_dir_all(repo.join(".cursor")).unwrap();
     std::fs::write(repo.join(".cursor/mcp.json"), "{\"mcpServers\": {}}\n").unwrap();
     let p = write_payload("claude-code", &repo, &repo.join(".cursor/mcp.json"));
@@ -388,7 +388,7 @@ fn the_gate_refuses_an_edit_of_its_own_ground() {
         "allow"
     );
     // In warn mode the edit goes ahead, with the message.
-    env.git(&repo, &["config", "mas.gate", "warn"]);
+    env.git_quiet_ok(&repo, &["config", "mas.gate", "warn"]);
     let p = write_payload("claude-code", &repo, &repo.join(".git/config"));
     let (decision, _) = hook(&env, &repo, "claude-code", &p);
     assert_eq!(decision, "allow");

@@ -34,7 +34,7 @@ fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
         std::fs::write(repo.join(rel), text).unwrap();
     }
     let before = tree(&repo);
-    env.mas_ok(&repo, &["hooks", "install", "--host", "all"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "all"]);
     let installed = tree(&repo);
     assert_ne!(installed, before);
     let claude = std::fs::read_to_string(repo.join(".claude/settings.json")).unwrap();
@@ -48,7 +48,7 @@ fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
 
     // A second install changes nothing, not even a file's time.
     let mtime = std::fs::metadata(repo.join(".claude/settings.json")).unwrap().modified().unwrap();
-    env.mas_ok(&repo, &["hooks", "install", "--host", "all"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "all"]);
     assert_eq!(tree(&repo), installed);
     assert_eq!(std::fs::metadata(repo.join(".claude/settings.json")).unwrap().modified().unwrap(), mtime);
     let st = status(&env, &repo, &["--host", "all"]);
@@ -61,7 +61,7 @@ fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
     assert_eq!(st.hosts[1].notes.len(), 2, "codex says how to trust the hook: {:?}", st.hosts[1]);
     assert!(st.hosts[3].notes.iter().any(|n| n.contains("tools.enableHooks")), "gemini: {:?}", st.hosts[3]);
 
-    env.mas_ok(&repo, &["hooks", "uninstall", "--host", "all"]);
+    env.mas_quiet_ok(&repo, &["hooks", "uninstall", "--host", "all"]);
     assert_eq!(tree(&repo), before, "every file of the user's as it was, ours gone with their folders");
     let st = status(&env, &repo, &["--host", "claude-code", "--host", "goose"]);
     assert_eq!(st.hosts.len(), 2);
@@ -179,7 +179,7 @@ fn run_hook(env: &TestEnv, repo: &Path, command: &str, payload: &str) -> String 
 #[test]
 fn the_installed_command_refuses_an_edit_of_a_held_file() {
     let (env, repo) = team();
-    env.mas_ok(&repo, &["hooks", "install", "--host", "all"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "all"]);
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook-payloads");
     // The payloads captured from the real hosts edit src/report.rs; here the file alice holds
     // stands in for it.
@@ -236,7 +236,7 @@ fn opencode(env: &TestEnv, repo: &Path, tool: &str, file: &str) -> (bool, String
 #[test]
 fn the_opencode_plugin_throws_with_the_holder_and_fails_closed() {
     let (env, repo) = team();
-    env.mas_ok(&repo, &["hooks", "install", "--host", "opencode"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "opencode"]);
     let (allowed, text) = opencode(&env, &repo, "write", "src/money.rs");
     assert!(!allowed && text.contains("THREW") && text.contains("alice"), "{text}");
     let (allowed, text) = opencode(&env, &repo, "edit", "src/config.rs");
@@ -283,9 +283,9 @@ fn coordinate_stand_ins(
     let script = env.root().join("stand-in.sh");
     std::fs::write(&script, format!("LOG='{}'\n{before}\n{STAND_IN}", log.display())).unwrap();
     let line = format!("sh {}", script.display());
-    env.git(repo, &["config", "mas.check", "true"]);
+    env.git_quiet_ok(repo, &["config", "mas.check", "true"]);
     for preset in agents.split(',').filter_map(|a| a.split_once('=')).map(|(_, p)| p) {
-        env.git(repo, &["config", &format!("mas.agent.{preset}.command"), &line]);
+        env.git_quiet_ok(repo, &["config", &format!("mas.agent.{preset}.command"), &line]);
     }
     let out = env
         .mas_cmd(repo)
@@ -315,8 +315,8 @@ fn coordinate_gates_each_preset_agent_and_keeps_the_hook_out_of_its_proposal() {
     // Codex hook into a new one.
     std::fs::create_dir_all(repo.join(".claude")).unwrap();
     std::fs::write(repo.join(".claude/settings.json"), "{\"model\": \"opus\"}\n").unwrap();
-    env.git(&repo, &["add", ".claude"]);
-    env.git(&repo, &["commit", "-q", "-m", "team settings"]);
+    env.git_quiet_ok(&repo, &["add", ".claude"]);
+    env.git_quiet_ok(&repo, &["commit", "-q", "-m", "team settings"]);
     let (code, lines, err) = coordinate_presets(&env, &repo, &[]);
     assert_eq!(code, Some(0), "{err}\n{lines:?}");
     let seen = std::fs::read_to_string(env.root().join("seen")).unwrap();
@@ -381,7 +381,7 @@ fn in_a_linked_worktree_install_says_what_codex_and_copilot_need() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     let wt = env.root().join("wt");
-    env.git(&repo, &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
     let out: HostHooksOut =
         serde_json::from_str(&env.mas_ok(&wt, &["hooks", "install", "--host", "codex", "--host", "copilot", "--json"]))
             .unwrap();
@@ -450,14 +450,14 @@ fn a_project_install_sets_the_gate_to_enforce_only_when_unset() {
     };
     let repo = env.repo("r");
     assert_eq!(gate(&repo), None);
-    env.mas_ok(&repo, &["hooks", "install", "--host", "claude-code"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "claude-code"]);
     assert_eq!(gate(&repo).as_deref(), Some("enforce"));
     let other = env.repo("s");
-    env.git(&other, &["config", "mas.gate", "warn"]);
-    env.mas_ok(&other, &["hooks", "install", "--host", "codex"]);
+    env.git_quiet_ok(&other, &["config", "mas.gate", "warn"]);
+    env.mas_quiet_ok(&other, &["hooks", "install", "--host", "codex"]);
     assert_eq!(gate(&other).as_deref(), Some("warn"), "a chosen mode stays");
     let third = env.repo("t");
-    env.mas_ok(&third, &["hooks", "install", "--global", "--host", "claude-code"]);
+    env.mas_quiet_ok(&third, &["hooks", "install", "--global", "--host", "claude-code"]);
     assert_eq!(gate(&third), None, "a global install leaves each repository's mode alone");
 }
 

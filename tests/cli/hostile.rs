@@ -15,7 +15,10 @@ fn an_unsigned_record_with_the_largest_sequence_number_does_not_stop_later_appen
     let repo = env.repo("overflow");
     env.agents(&repo, &["alice", "bob"]);
     let shared = "refs/mas/shared/board";
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--ref", shared, "--kind", "note", "--payload", "{}"]);
+    env.mas_quiet_ok(
+        &repo,
+        &["--agent", "alice", "record", "append", "--ref", shared, "--kind", "note", "--payload", "{}"],
+    );
     let forged = Record::new("note", "alice", u64::MAX, json!({"n": "max"}));
     forge_record(&env, &repo, shared, &forged.to_bytes(), "");
     // A signed record by someone not on the roster, with a huge number too.
@@ -23,7 +26,7 @@ fn an_unsigned_record_with_the_largest_sequence_number_does_not_stop_later_appen
     forge_record(&env, &repo, shared, &stranger.to_bytes(), "");
 
     for agent in ["bob", "alice", "bob"] {
-        env.mas_ok(
+        env.mas_quiet_ok(
             &repo,
             &["--agent", agent, "record", "append", "--ref", shared, "--kind", "note", "--payload", "{}"],
         );
@@ -43,10 +46,10 @@ fn a_frame_by_a_stranger_at_the_tip_is_not_the_current_frame_and_the_gate_still_
     let env = TestEnv::new();
     let repo = env.repo("frames");
     env.agents(&repo, &["alice", "bob"]);
-    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
     let frame: FrameOut = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
     let hash = frame.hash;
-    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/money.rs"]);
     assert_eq!(env.mas(&repo, &["--agent", "bob", "focus", "status"]).status.code(), Some(0));
 
     // mallory (not on the roster) and an unsigned record claiming alice, each with a snapshot.
@@ -75,7 +78,7 @@ fn a_lock_left_by_a_crash_is_named_within_seconds_not_spun_on() {
     let env = TestEnv::new();
     let repo = env.repo("stale-lock");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{}"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{}"]);
     let lock = repo.join(".git/refs/mas/journal/alice.lock");
     // Fresh, as if its writer had died just now: reported once it is old enough, within seconds.
     std::fs::write(&lock, "").unwrap();
@@ -95,7 +98,7 @@ fn a_lock_left_by_a_crash_is_named_within_seconds_not_spun_on() {
     assert!(stderr(&out).contains("3600 s ago") || stderr(&out).contains("3601 s ago"), "{}", stderr(&out));
     assert!(lock.exists(), "another process's lock is never removed by an append");
     std::fs::remove_file(&lock).unwrap();
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{}"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", "{}"]);
     let (code, json) = log_json(&env, &repo, "refs/mas/journal/alice");
     assert_eq!((code, json[0]["verified"].as_u64()), (Some(0), Some(2)), "nothing was written by the refused appends");
 }

@@ -431,7 +431,7 @@ fn focus_gate_and_rule_tools_act_as_the_servers_agent_and_see_the_clis_changes()
     assert!(matches!(gate.verdict, Verdict::Allow { .. }), "{gate:?}");
 
     // Alice publishes the same target from her shell: the next call sees it, and she holds it.
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
     let (out, summary) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
     assert_eq!((out.exit_code, out.outcome.as_str()), (6, "blocked"), "{out:?}");
     assert!(out.notes.iter().any(|n| n.contains("alice")), "the CLI's blocked message is a note: {out:?}");
@@ -488,7 +488,7 @@ fn a_gate_block_is_a_result_carrying_the_verdict_and_its_summary_says_blocked_on
     assert_eq!(summary, format!("gate: fail-closed: {reason} ({remedy})"));
 
     // Alice holds the file: blocked, a result carrying holder, target and remedy.
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs"]);
     let _: FocusPublishOut = server.ok("focus_publish", json!({"targets": ["src/lib.rs"]}));
     let (out, summary) = server.ran("gate", json!({"paths": ["src/money.rs"]}));
     assert_eq!((out.exit_code, out.outcome.as_str()), (6, "blocked"), "{out:?}");
@@ -833,7 +833,7 @@ fn the_resident_cache_sees_every_change_another_process_makes_between_calls() {
     assert_eq!(gate(), "allow", "warm, nothing changed");
 
     // A focus published from the shell is seen by the next call, and by the warm one after it.
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "10m"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "10m"]);
     assert_eq!(gate(), "block:alice", "published");
     assert_eq!(gate(), "block:alice", "warm");
 
@@ -842,7 +842,7 @@ fn the_resident_cache_sees_every_change_another_process_makes_between_calls() {
     let roster = std::fs::read_to_string(repo.join(".mas/roster")).unwrap();
     let set_roster = |text: &str, msg: &str| {
         std::fs::write(repo.join(".mas/roster"), text).unwrap();
-        env.git(&repo, &["commit", "--quiet", "-am", msg]);
+        env.git_quiet_ok(&repo, &["commit", "--quiet", "-am", msg]);
         std::fs::write(bob.join(".mas/roster"), text).unwrap();
     };
     let removed: String = roster.lines().filter(|l| !l.starts_with("alice ")).map(|l| format!("{l}\n")).collect();
@@ -851,11 +851,11 @@ fn the_resident_cache_sees_every_change_another_process_makes_between_calls() {
     set_roster(&roster, "restore alice");
     assert_eq!(gate(), "block:alice", "alice restored");
 
-    env.mas_ok(&alice, &["focus", "release"]);
+    env.mas_quiet_ok(&alice, &["focus", "release"]);
     assert_eq!(gate(), "allow", "released");
 
     // A lease lapses on time with no ref moving.
-    env.mas_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "2s"]);
+    env.mas_quiet_ok(&alice, &["focus", "publish", "--targets", "src/money.rs", "--ttl", "2s"]);
     assert_eq!(gate(), "block:alice", "short lease, live");
     let tips = env.refs(&repo);
     std::thread::sleep(Duration::from_millis(2500));
@@ -865,9 +865,9 @@ fn the_resident_cache_sees_every_change_another_process_makes_between_calls() {
     // A frame published from the shell is the next call's frame.
     let before: FrameOut = server.ok("frame", json!({}));
     std::fs::write(repo.join("src/new_module.rs"), "pub fn added() {}\n").unwrap();
-    env.git(&repo, &["add", "."]);
-    env.git(&repo, &["commit", "--quiet", "-m", "a new module"]);
-    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    env.git_quiet_ok(&repo, &["add", "."]);
+    env.git_quiet_ok(&repo, &["commit", "--quiet", "-m", "a new module"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
     let cli: FrameOut = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
     assert_ne!(cli.hash, before.hash, "a new frame was published");
     let after: FrameOut = server.ok("frame", json!({}));

@@ -37,10 +37,10 @@ fn a_users_files_survive_install_and_uninstall_byte_for_byte_and_install_twice_i
         std::fs::write(repo.join(rel), text).unwrap();
     }
     let before = tree(&repo);
-    env.mas_ok(&repo, &["mcp", "install", "--host", "all"]);
+    env.mas_quiet_ok(&repo, &["mcp", "install", "--host", "all"]);
     let once = tree(&repo);
     assert_ne!(once, before);
-    env.mas_ok(&repo, &["mcp", "install", "--host", "all"]);
+    env.mas_quiet_ok(&repo, &["mcp", "install", "--host", "all"]);
     assert_eq!(tree(&repo), once, "a second install changes nothing");
     let st = status(&env, &repo, &["--host", "all"]);
     assert_eq!(st.scope, "project");
@@ -52,7 +52,7 @@ fn a_users_files_survive_install_and_uninstall_byte_for_byte_and_install_twice_i
     }
     let toml = std::fs::read_to_string(repo.join(".codex/config.toml")).unwrap();
     assert!(toml.starts_with(USER_FILES[1].1) && toml.contains("[mcp_servers.git-mas]"), "{toml}");
-    env.mas_ok(&repo, &["mcp", "uninstall", "--host", "all"]);
+    env.mas_quiet_ok(&repo, &["mcp", "uninstall", "--host", "all"]);
     // The one byte not given back: cursor's `mcpServers` that only our entry kept non-empty.
     let mut expected = before.clone();
     expected.retain(|(p, _)| p != Path::new(".cursor/mcp.json"));
@@ -144,7 +144,7 @@ fn the_registered_command_started_as_the_host_starts_it_serves_the_tools_as_the_
     let env = TestEnv::new();
     let repo = env.repo("r");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(
+    env.mas_quiet_ok(
         &repo,
         &["--agent", "alice", "mcp", "install", "--host", "claude-code", "--host", "opencode", "--host", "codex"],
     );
@@ -183,9 +183,12 @@ fn coordinate(env: &TestEnv, repo: &Path, extra: &[&str]) -> (Option<i32>, Vec<V
     let log = env.root().join("seen");
     let script = env.root().join("stand-in.sh");
     std::fs::write(&script, format!("LOG='{}'\n{STAND_IN}", log.display())).unwrap();
-    env.git(repo, &["config", "mas.check", "true"]);
+    env.git_quiet_ok(repo, &["config", "mas.check", "true"]);
     for preset in ["claude-code", "codex"] {
-        env.git(repo, &["config", &format!("mas.agent.{preset}.command"), &format!("sh {}", script.display())]);
+        env.git_quiet_ok(
+            repo,
+            &["config", &format!("mas.agent.{preset}.command"), &format!("sh {}", script.display())],
+        );
     }
     let out = env
         .mas_cmd(repo)

@@ -31,7 +31,7 @@ fn every_command_that_prints_ends_quietly_with_141_when_stdout_is_closed() {
     let run = alice(&["run", "start", "--id", "r1", "--goal", "a goal", "--check", "true"]).trim().to_string();
     let wt = std::path::PathBuf::from(alice(&["worktree", "add", "alice", "--run", &run]).trim());
     std::fs::write(wt.join("status.txt"), "ok\n").unwrap();
-    env.mas_ok(&wt, &["propose"]);
+    env.mas_quiet_ok(&wt, &["propose"]);
 
     // Commands whose output is written to stdout, read-only ones first; each with and without
     // --json where it has one.

@@ -133,12 +133,12 @@ fn fresh_repository(env: &TestEnv, setting: Setting) -> PathBuf {
         }
     }
     let origin = env.root().join("origin.git");
-    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", origin.to_str().unwrap()]);
-    env.git(&repo, &["init", "--quiet", "-b", "main"]);
-    env.git(&repo, &["add", "."]);
-    env.git(&repo, &["commit", "--quiet", "-m", "first"]);
-    env.git(&repo, &["remote", "add", "origin", origin.to_str().unwrap()]);
-    env.git(&repo, &["push", "--quiet", "--set-upstream", "origin", "main"]);
+    env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", origin.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["init", "--quiet", "-b", "main"]);
+    env.git_quiet_ok(&repo, &["add", "."]);
+    env.git_quiet_ok(&repo, &["commit", "--quiet", "-m", "first"]);
+    env.git_quiet_ok(&repo, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["push", "--quiet", "--set-upstream", "origin", "main"]);
     repo
 }
 

@@ -11,15 +11,15 @@ fn records_written_in_one_worktree_are_read_in_the_others() {
     env.agents(&repo, &["alice", "bob", "carol"]);
     let wt1 = env.root().join("wt1");
     let wt2 = env.root().join("wt2");
-    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt1.to_str().unwrap()]);
-    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt2.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["worktree", "add", "--quiet", "--detach", wt1.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["worktree", "add", "--quiet", "--detach", wt2.to_str().unwrap()]);
 
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":1}"#]);
-    env.mas_ok(&wt1, &["--agent", "bob", "record", "append", "--kind", "note", "--payload", r#"{"n":2}"#]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":1}"#]);
+    env.mas_quiet_ok(&wt1, &["--agent", "bob", "record", "append", "--kind", "note", "--payload", r#"{"n":2}"#]);
     // From a subdirectory of the second linked worktree.
     let sub = wt2.join("src/ledger");
-    env.mas_ok(&sub, &["--agent", "carol", "record", "append", "--kind", "note", "--payload", r#"{"n":3}"#]);
-    env.mas_ok(&sub, &["--agent", "carol", "record", "append", "--kind", "note", "--payload", r#"{"n":4}"#]);
+    env.mas_quiet_ok(&sub, &["--agent", "carol", "record", "append", "--kind", "note", "--payload", r#"{"n":3}"#]);
+    env.mas_quiet_ok(&sub, &["--agent", "carol", "record", "append", "--kind", "note", "--payload", r#"{"n":4}"#]);
 
     for dir in [&repo, &wt1, &wt2.join("src")] {
         for (agent, payloads) in [("alice", vec![1]), ("bob", vec![2]), ("carol", vec![4, 3])] {
@@ -49,10 +49,13 @@ fn records_survive_gc_and_the_chain_is_a_linear_commit_history() {
     let repo = env.repo("gc");
     env.agents(&repo, &["alice"]);
     for i in 0..5 {
-        env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", &i.to_string()]);
+        env.mas_quiet_ok(
+            &repo,
+            &["--agent", "alice", "record", "append", "--kind", "note", "--payload", &i.to_string()],
+        );
     }
-    env.git(&repo, &["gc", "--quiet", "--prune=now"]);
-    env.git(&repo, &["fsck", "--strict", "--no-dangling"]);
+    env.git_quiet_ok(&repo, &["gc", "--quiet", "--prune=now"]);
+    env.git_quiet_ok(&repo, &["fsck", "--strict", "--no-dangling"]);
     let count = env.git(&repo, &["rev-list", "--count", "refs/mas/journal/alice"]);
     assert_eq!(count, "5");
     let (code, json) = log_chains(&env, &repo, "refs/mas/journal/alice");
@@ -73,7 +76,7 @@ fn the_caller_comes_from_flag_then_env_then_config() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("no agent identity"), "{}", stderr(&out));
 
-    env.git(&repo, &["config", "mas.agent", "alice"]);
+    env.git_quiet_ok(&repo, &["config", "mas.agent", "alice"]);
     assert_eq!(env.mas_ok(&repo, &["whoami"]).trim(), "alice");
     let out = env.mas_cmd(&repo).env("GIT_MAS_AGENT", "bob").arg("whoami").output().unwrap();
     assert_eq!(stdout(&out).trim(), "bob");
@@ -89,7 +92,7 @@ fn agent_list_reports_committed_and_uncommitted_entries() {
     let env = TestEnv::new();
     let repo = env.repo("list");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(&repo, &["agent", "new", "bob"]);
+    env.mas_quiet_ok(&repo, &["agent", "new", "bob"]);
     let out = env.mas(&repo, &["agent", "list", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["name"], "alice");
@@ -100,8 +103,8 @@ fn agent_list_reports_committed_and_uncommitted_entries() {
     assert!(stderr(&out).contains("'bob' is not committed on main"), "{}", stderr(&out));
     // The uncommitted entry counts in its own worktree only: a linked worktree does not know bob.
     let wt = env.root().join("wt");
-    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
-    env.mas_ok(&repo, &["--agent", "bob", "record", "append", "--kind", "note"]);
+    env.git_quiet_ok(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
+    env.mas_quiet_ok(&repo, &["--agent", "bob", "record", "append", "--kind", "note"]);
     let (code, json) = log_chains(&env, &wt, "bob");
     assert_eq!(code, Some(4));
     let verdicts: Vec<&Verdict> = json[0].records.iter().map(|r| &r.verdict).collect();

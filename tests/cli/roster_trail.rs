@@ -18,14 +18,14 @@ fn team() -> (TestEnv, PathBuf, String) {
     let env = TestEnv::new();
     let repo = env.repo("r");
     let fixture = env.git(&repo, &["rev-parse", "HEAD"]);
-    env.mas_ok(&repo, &["agent", "new", "alice"]);
-    env.git(&repo, &["config", "mas.agent", "alice"]);
+    env.mas_quiet_ok(&repo, &["agent", "new", "alice"]);
+    env.git_quiet_ok(&repo, &["config", "mas.agent", "alice"]);
     // A frame first, so that the gate's replay allows the commits after it.
-    env.mas_ok(&repo, &["snapshot", "--publish"]);
-    env.git(&repo, &["add", ".mas/roster"]);
+    env.mas_quiet_ok(&repo, &["snapshot", "--publish"]);
+    env.git_quiet_ok(&repo, &["add", ".mas/roster"]);
     commit(&env, &repo, &["-qm", "Add alice"]);
-    env.mas_ok(&repo, &["hooks", "install"]);
-    env.git(&repo, &["config", "--unset", "mas.gate"]);
+    env.mas_quiet_ok(&repo, &["hooks", "install"]);
+    env.git_quiet_ok(&repo, &["config", "--unset", "mas.gate"]);
     (env, repo, fixture)
 }
 
@@ -53,8 +53,8 @@ fn check(env: &TestEnv, repo: &Path, range: &str) -> (Option<i32>, CheckOut) {
 
 /// Adds agent `name` to the roster in the worktree and stages it (the key goes to the test's key dir).
 fn stage_agent(env: &TestEnv, repo: &Path, name: &str) {
-    env.mas_ok(repo, &["agent", "new", name]);
-    env.git(repo, &["add", ".mas/roster"]);
+    env.mas_quiet_ok(repo, &["agent", "new", name]);
+    env.git_quiet_ok(repo, &["add", ".mas/roster"]);
 }
 
 /// The roster blob staged and in HEAD.
@@ -122,10 +122,10 @@ fn an_unsigned_roster_change_is_listed_until_someone_on_the_roster_signs_it() {
     assert!(stdout(&human).contains(&format!("{} roster-unsigned Add mallory", &head[..12])), "{}", stdout(&human));
     assert!(stderr(&human).contains("missing: no Mas-Roster-Signed") && stderr(&human).contains("agent sign-roster"));
     // With mas.rosterTrail=off the check does not ask for it.
-    env.git(&repo, &["config", "mas.rosterTrail", "off"]);
+    env.git_quiet_ok(&repo, &["config", "mas.rosterTrail", "off"]);
     let (code, report) = check(&env, &repo, &format!("{base}..HEAD"));
     assert_eq!((code, report.commits[0].roster.as_ref().unwrap().status), (Some(0), TrailStatus::Off));
-    env.git(&repo, &["config", "--unset", "mas.rosterTrail"]);
+    env.git_quiet_ok(&repo, &["config", "--unset", "mas.rosterTrail"]);
 
     // Mallory cannot sign her own addition by hand; alice can, and rewording keeps it valid.
     let refused = env.mas(&repo, &["--agent", "mallory", "agent", "sign-roster", "--commit", "HEAD"]);
@@ -182,7 +182,7 @@ fn forged_trails_are_listed_each_by_name() {
         assert_eq!(c.roster.as_ref().unwrap().problems, vec![problem.clone()], "{name}");
         let human = env.mas(&repo, &["check", &format!("{base}..HEAD")]);
         assert!(stderr(&human).contains(&problem.to_string()), "{name}: {}", stderr(&human));
-        env.git(&repo, &["reset", "-q", "--soft", "HEAD~"]);
+        env.git_quiet_ok(&repo, &["reset", "-q", "--soft", "HEAD~"]);
     }
     // The same commit with alice's real signature passes.
     let trail = Trail::sign("alice", &alice, Some(&old), Some(&new));

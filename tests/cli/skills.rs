@@ -292,7 +292,7 @@ fn skills_install_puts_the_three_folders_where_each_host_reads_them() {
             "{host}: {out}"
         );
         assert_installed(&env.root().join(global));
-        env.mas_ok(&repo, &["skills", "install", "--host", host]);
+        env.mas_quiet_ok(&repo, &["skills", "install", "--host", host]);
         assert_installed(&repo.join(project));
         // The project install is the only change in the repository, under the host's directory.
         let status = env.git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
@@ -305,7 +305,7 @@ fn skills_install_puts_the_three_folders_where_each_host_reads_them() {
 fn skills_install_never_overwrites_local_edits_without_force() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
-    env.mas_ok(&repo, &["skills", "install"]);
+    env.mas_quiet_ok(&repo, &["skills", "install"]);
     let again = env.mas_ok(&repo, &["skills", "install"]);
     assert_eq!(again.lines().filter(|l| l.starts_with("unchanged")).count(), 3, "{again}");
     let skill = repo.join(".claude/skills/git-mas/SKILL.md");
@@ -319,14 +319,14 @@ fn skills_install_never_overwrites_local_edits_without_force() {
     let dry = env.mas_ok(&repo, &["skills", "install", "--force", "--dry-run"]);
     assert!(dry.contains("would replace") && dry.contains("would create"), "{dry}");
     assert_eq!(std::fs::read_to_string(&skill).unwrap(), "my notes");
-    env.mas_ok(&repo, &["skills", "install", "--force"]);
+    env.mas_quiet_ok(&repo, &["skills", "install", "--force"]);
     assert_installed(&repo.join(".claude/skills"));
     // Uninstall keeps a folder holding a file of the user's, unless forced.
     std::fs::write(repo.join(".claude/skills/converge/mine.md"), "x").unwrap();
     let out = env.mas(&repo, &["skills", "uninstall"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(repo.join(".claude/skills/git-mas").exists());
-    env.mas_ok(&repo, &["skills", "uninstall", "--force"]);
+    env.mas_quiet_ok(&repo, &["skills", "uninstall", "--force"]);
     assert_eq!(std::fs::read_dir(repo.join(".claude/skills")).unwrap().count(), 0);
 }
 
@@ -338,7 +338,7 @@ fn skills_install_refuses_bad_places_clearly() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("--global"), "{}", stderr(&out));
     // --dir works anywhere, and conflicts with a host.
-    env.mas_ok(env.root(), &["skills", "install", "--dir", "mine"]);
+    env.mas_quiet_ok(env.root(), &["skills", "install", "--dir", "mine"]);
     assert_installed(&env.root().join("mine"));
     let out = env.mas(env.root(), &["skills", "install", "--dir", "x", "--host", "goose"]);
     assert_eq!(out.status.code(), Some(2));

@@ -27,7 +27,7 @@ fn snapshots_are_byte_identical_across_runs_worktrees_and_input_order() {
     let env = TestEnv::new();
     let repo = env.repo("det");
     let wt = env.root().join("det-wt");
-    env.git(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["worktree", "add", "--quiet", "--detach", wt.to_str().unwrap()]);
     let task = ["--task", "fix the tax rounding in pricing"];
     let args: Vec<&str> = INPUTS.iter().copied().chain(task).collect();
     let a = snapshot_json(&env, &repo, &args);
@@ -136,8 +136,8 @@ fn publish_only_on_change_and_verify_reproduces() {
     assert_eq!(v.verification.recomputed_hash, third.hash);
     // And from another clone.
     let other = env.root().join("other");
-    env.git(env.root(), &["clone", "--quiet", repo.to_str().unwrap(), other.to_str().unwrap()]);
-    env.git(&other, &["fetch", "--quiet", "origin", "refs/mas/*:refs/mas/*"]);
+    env.git_quiet_ok(env.root(), &["clone", "--quiet", repo.to_str().unwrap(), other.to_str().unwrap()]);
+    env.git_quiet_ok(&other, &["fetch", "--quiet", "origin", "refs/mas/*:refs/mas/*"]);
     let out = env.mas(&other, &["snapshot", "--verify"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
@@ -174,7 +174,7 @@ fn tamper(env: &TestEnv, repo: &Path, path: &str, content: &str) {
         args.extend(["-p", p]);
     }
     let commit = env.git(repo, &args);
-    env.git(repo, &["update-ref", "refs/mas/frame", &commit]);
+    env.git_quiet_ok(repo, &["update-ref", "refs/mas/frame", &commit]);
 }
 
 #[test]
@@ -184,7 +184,7 @@ fn verify_catches_a_tampered_input_and_a_tampered_snapshot() {
     env.agents(&repo, &["alice"]);
     let mut args = vec!["--agent", "alice", "snapshot", "--publish", "--task", "fix report.rs"];
     args.extend_from_slice(INPUTS);
-    env.mas_ok(&repo, &args);
+    env.mas_quiet_ok(&repo, &args);
     let good = env.git(&repo, &["rev-parse", "refs/mas/frame"]);
 
     tamper(&env, &repo, "inputs/task.txt", "fix money.rs");
@@ -192,7 +192,7 @@ fn verify_catches_a_tampered_input_and_a_tampered_snapshot() {
     assert_eq!(out.status.code(), Some(4));
     assert!(stderr(&out).contains("first difference: inputs.task"), "{}", stderr(&out));
 
-    env.git(&repo, &["update-ref", "refs/mas/frame", &good]);
+    env.git_quiet_ok(&repo, &["update-ref", "refs/mas/frame", &good]);
     tamper(&env, &repo, "snapshot.json", "{}");
     let out = env.mas(&repo, &["snapshot", "--verify", "--json"]);
     assert_eq!(out.status.code(), Some(4));
@@ -251,7 +251,7 @@ fn a_repository_without_commits_and_non_utf8_names() {
     let env = TestEnv::new();
     let dir = env.root().join("fresh");
     copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures-repo"), &dir);
-    env.git(&dir, &["init", "--quiet", "-b", "main"]);
+    env.git_quiet_ok(&dir, &["init", "--quiet", "-b", "main"]);
     use std::os::unix::ffi::OsStrExt;
     std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"bad-\xff-name.rs")), "fn main() {}\n").unwrap();
     let v = snapshot_json(&env, &dir, &[]);

@@ -23,7 +23,7 @@ fn append(env: &TestEnv, dir: &Path, agent: &str, refname: Option<&str>, n: i64)
     if let Some(r) = refname {
         args.extend(["--ref", r]);
     }
-    env.mas_ok(dir, &args);
+    env.mas_quiet_ok(dir, &args);
 }
 
 fn ns(env: &TestEnv, dir: &Path, refname: &str) -> Vec<i64> {
@@ -39,13 +39,13 @@ fn records_from_each_clone_appear_in_the_other() {
     append(&env, &a, "alice", Some("refs/mas/shared/x"), 10);
     append(&env, &b, "bob", Some("refs/mas/shared/x"), 20);
 
-    env.mas_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
     let out = env.mas_ok(&b, &["sync", "--json"]);
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let actions: Vec<&str> =
         report["events"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert!(actions.contains(&"rebased") && actions.contains(&"created") && actions.contains(&"pushed"), "{actions:?}");
-    env.mas_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
 
     for dir in [&a, &b] {
         assert_eq!(ns(&env, dir, "refs/mas/journal/alice"), vec![1]);
@@ -66,8 +66,8 @@ fn records_from_each_clone_appear_in_the_other() {
 fn a_stale_push_is_rejected_then_recovered_by_a_refetch_and_never_forced() {
     let Pair { env, a, b } = pair();
     append(&env, &a, "alice", Some("refs/mas/shared/x"), 1);
-    env.mas_ok(&a, &["sync"]);
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     // Both clones add to the shared chain; the remote has only the first record.
     append(&env, &a, "alice", Some("refs/mas/shared/x"), 2);
     append(&env, &b, "bob", Some("refs/mas/shared/x"), 3);
@@ -96,7 +96,7 @@ fn a_stale_push_is_rejected_then_recovered_by_a_refetch_and_never_forced() {
     assert!(rejected.is_some() && pushed.is_some() && rejected < pushed, "{events:#?}");
     assert!(report["rounds"].as_u64().unwrap() >= 2);
     assert!(marker.exists());
-    env.mas_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
     // Nothing was lost: all three records, in both clones and on the remote.
     for dir in [&a, &b] {
         let mut got = ns(&env, dir, "refs/mas/shared/x");
@@ -111,11 +111,11 @@ fn a_stale_push_is_rejected_then_recovered_by_a_refetch_and_never_forced() {
 fn an_agents_own_chain_written_from_two_clones_is_reported_diverged_and_left_alone() {
     let Pair { env, a, b } = pair();
     append(&env, &a, "alice", None, 1);
-    env.mas_ok(&a, &["sync"]);
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     append(&env, &a, "alice", None, 2);
     append(&env, &b, "alice", None, 3);
-    env.mas_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
     let before = env.git(&b, &["rev-parse", "refs/mas/journal/alice"]);
     let out = env.mas(&b, &["sync"]);
     assert_eq!(out.status.code(), Some(5));
@@ -167,11 +167,11 @@ fn a_huge_or_malformed_remote_name_is_a_usage_error() {
 fn a_stale_lock_in_the_way_is_named_and_sync_does_not_exit_0_while_refs_differ() {
     let Pair { env, a, b } = pair();
     append(&env, &a, "alice", Some("refs/mas/shared/x"), 1);
-    env.mas_ok(&a, &["sync"]);
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     append(&env, &a, "alice", Some("refs/mas/shared/x"), 2);
     append(&env, &a, "alice", None, 3);
-    env.mas_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
     // Locks a crashed writer left behind in b: on a ref b has (behind the remote) and on one it
     // lacks.
     let git_dir = b.join(".git");
@@ -215,7 +215,7 @@ fn a_stale_lock_in_the_way_is_named_and_sync_does_not_exit_0_while_refs_differ()
     // Once the locks are gone, the next sync completes and both sides agree.
     std::fs::remove_file(&shared_lock).unwrap();
     std::fs::remove_file(&journal_lock).unwrap();
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     let remote = env.root().join("remote.git");
     assert_eq!(mas_refs(&env, &b), mas_refs(&env, &remote));
     assert_eq!(ns(&env, &b, "refs/mas/shared/x"), vec![2, 1]);
@@ -274,7 +274,8 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        kill_group_and_wait(self.child.id());
+        // `stop` asserts that nothing is left; a drop cannot (it may be unwinding already).
+        let _ = kill_group_and_wait(self.child.id());
         let _ = self.child.wait();
     }
 }
@@ -314,18 +315,18 @@ fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
     let served = env.root().join("served");
     std::fs::create_dir_all(&served).unwrap();
     let remote = served.join("remote.git");
-    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
     let names = ["c0", "c1", "c2", "c3", "c4", "c5"];
     let seed = env.repo("seed");
     env.agents(&seed, &names);
     let daemon = Daemon::start(&env, &served);
     let url = daemon.url("remote.git");
-    env.git(&seed, &["push", "--quiet", &url, "main"]);
+    env.git_quiet_ok(&seed, &["push", "--quiet", &url, "main"]);
     let clones: Vec<PathBuf> = names
         .iter()
         .map(|n| {
             let dir = env.root().join(n);
-            env.git(env.root(), &["clone", "--quiet", &url, dir.to_str().unwrap()]);
+            env.git_quiet_ok(env.root(), &["clone", "--quiet", &url, dir.to_str().unwrap()]);
             dir
         })
         .collect();
@@ -374,7 +375,7 @@ fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
     // the first ones).
     for _ in 0..2 {
         for dir in &clones {
-            env.mas_ok(dir, &["sync"]);
+            env.mas_quiet_ok(dir, &["sync"]);
         }
     }
     daemon.stop();
@@ -448,7 +449,7 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
     let served = env.root().join("served");
     std::fs::create_dir_all(&served).unwrap();
     let remote = served.join("remote.git");
-    env.git(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
     let a = env.repo("a");
     env.agents(&a, &["alice", "bob"]);
     // Over git://, so that only this machine's side of the exchange is traced and killed.
@@ -478,7 +479,7 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
         // The remote moves on (a's journal and the shared chain), and b has records of its own.
         append(&env, &a, "alice", None, n(1));
         append(&env, &a, "alice", Some("refs/mas/shared/x"), n(2));
-        env.mas_ok(&a, &["sync"]);
+        env.mas_quiet_ok(&a, &["sync"]);
         append(&env, &b, "bob", None, n(3));
         append(&env, &b, "bob", Some("refs/mas/shared/x"), n(4));
         acked.extend([n(2), n(4)]);
@@ -537,7 +538,7 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
         let fsck = env.git_cmd(&b).args(["fsck", "--no-dangling", "--no-progress"]).output().unwrap();
         assert!(fsck.status.success() && fsck.stderr.is_empty(), "{}: {}", point.name, stderr(&fsck));
     }
-    env.mas_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
     let mut expected = acked.clone();
     expected.sort();
     assert_eq!(sorted_ns(&env, &a, "refs/mas/shared/x"), expected);

@@ -25,8 +25,8 @@ fn spoofed_unsigned_replayed_and_unknown_records_are_named_and_not_verified() {
     let repo = env.repo("verify");
     env.agents(&repo, &["alice", "bob"]);
     let journal = "refs/mas/journal/alice";
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":1}"#]);
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":2}"#]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":1}"#]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":2}"#]);
     let first_blob = env.git(&repo, &["cat-file", "-p", &format!("{journal}~1:record.json")]);
 
     // Signed with bob's key but claiming alice.
@@ -43,7 +43,7 @@ fn spoofed_unsigned_replayed_and_unknown_records_are_named_and_not_verified() {
     let bobs = Record::new("note", "bob", 10, json!({})).sign(&seed_of(&env, "bob"));
     plumb(&env, &repo, journal, &bobs.to_bytes());
     // And a genuine later record by alice still verifies after all of that.
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":11}"#]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--payload", r#"{"n":11}"#]);
 
     let (code, json) = log_json(&env, &repo, journal);
     assert_eq!(code, Some(4), "exit 4 when something did not verify");
@@ -67,7 +67,7 @@ fn broken_blobs_are_listed_and_the_broken_ref_is_named() {
     let env = TestEnv::new();
     let repo = env.repo("broken");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note"]);
     plumb(&env, &repo, "refs/mas/junk/not-json", b"this is not json");
     plumb(&env, &repo, "refs/mas/junk/v99", br#"{"schema":99,"kind":"note","agent":"alice","seq":1,"payload":null}"#);
 
@@ -81,7 +81,7 @@ fn broken_blobs_are_listed_and_the_broken_ref_is_named() {
     let (_, json) = log_json(&env, &repo, "refs/mas/junk/not-json");
     assert!(json[0]["records"][0]["verdict"]["reason"].as_str().unwrap().contains("not JSON"));
     // Appending on top of a broken tip still works and keeps counting.
-    env.mas_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--ref", "refs/mas/junk/v99"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "record", "append", "--kind", "note", "--ref", "refs/mas/junk/v99"]);
 }
 
 /// Like [`plumb`], but the forged commit's tree is `like`'s tree with its `record.json` replaced, so
@@ -134,13 +134,13 @@ fn hostile_remote() -> (TestEnv, std::path::PathBuf, String) {
             r#"{"n":1}"#,
         ],
     );
-    env.mas_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
     let frame_hash = tip_record(&env, &a, "refs/mas/frame")["payload"]["hash"].as_str().unwrap().to_string();
 
     // The attacker: a plain clone, plain git, no key.
     let m = env.root().join("mallory");
-    env.git(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), m.to_str().unwrap()]);
-    env.git(&m, &["fetch", "--quiet", "origin", "refs/mas/*:refs/mas/*"]);
+    env.git_quiet_ok(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), m.to_str().unwrap()]);
+    env.git_quiet_ok(&m, &["fetch", "--quiet", "origin", "refs/mas/*:refs/mas/*"]);
     let overflow = Record::new("note", "alice", u64::MAX, json!({"n": "overflow"}));
     plumb(&env, &m, "refs/mas/shared/x", &overflow.to_bytes());
     let frame_seq = tip_record(&env, &m, "refs/mas/frame")["seq"].as_u64().unwrap();
@@ -150,7 +150,7 @@ fn hostile_remote() -> (TestEnv, std::path::PathBuf, String) {
     let spoof = Record::new("focus", "alice", focus["seq"].as_u64().unwrap() + 1, focus["payload"].clone())
         .sign(&seed_of(&env, "bob"));
     plumb_like(&env, &m, "refs/mas/focus/alice", "refs/mas/focus/alice", &spoof.to_bytes());
-    env.git(&m, &["push", "--quiet", "origin", "refs/mas/shared/x", "refs/mas/frame", "refs/mas/focus/alice"]);
+    env.git_quiet_ok(&m, &["push", "--quiet", "origin", "refs/mas/shared/x", "refs/mas/frame", "refs/mas/focus/alice"]);
     (env, remote, frame_hash)
 }
 
@@ -223,7 +223,7 @@ fn records_pushed_with_plain_git_are_named_parked_by_sync_and_listed_by_check() 
     let other = TestEnv::new();
     let clean = other.repo("clean");
     other.agents(&clean, &["alice"]);
-    other.mas_ok(&clean, &["--agent", "alice", "record", "append", "--kind", "note"]);
+    other.mas_quiet_ok(&clean, &["--agent", "alice", "record", "append", "--kind", "note"]);
     let out = other.mas(&clean, &["check", "--records"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
@@ -235,9 +235,9 @@ fn records_pushed_with_plain_git_are_named_parked_by_sync_and_listed_by_check() 
 fn records_pushed_with_plain_git_change_no_decision_after_a_sync() {
     let (env, remote, frame_hash) = hostile_remote();
     let b = env.clone_of(&remote, "b");
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     // The unsigned record with the largest sequence number does not stop appends.
-    env.mas_ok(
+    env.mas_quiet_ok(
         &b,
         &[
             "--agent",
@@ -259,6 +259,6 @@ fn records_pushed_with_plain_git_change_no_decision_after_a_sync() {
     assert_eq!(frame["hash"], frame_hash.as_str());
     assert_eq!(frame["publisher"], "alice");
     // And the append goes out.
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     assert_eq!(env.git(&b, &["rev-parse", "refs/mas/shared/x"]), env.git(&remote, &["rev-parse", "refs/mas/shared/x"]));
 }

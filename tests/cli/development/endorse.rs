@@ -58,7 +58,7 @@ fn a_failing_check_records_a_failed_endorsement_and_exits_9() {
     let team = Team::new(&["alice", "bob", "carol"]);
     let (_, alice, bob) = setup(&team);
     std::fs::write(alice.join("status.txt"), "broken\n").unwrap();
-    team.here(&alice, &["propose"]);
+    team.here_quiet_ok(&alice, &["propose"]);
     let out = team.env.mas(&bob, &["endorse", "alice", "--json"]);
     assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
     let json: EndorsedOut = serde_json::from_slice(&out.stdout).unwrap();
@@ -84,8 +84,8 @@ fn endorsements_follow_content_across_re_proposals() {
     let (run, alice, bob) = setup(&team);
     let carol = team.worktree(&run, "carol");
     std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
-    team.here(&alice, &["propose"]);
-    team.here(&bob, &["endorse", "alice"]);
+    team.here_quiet_ok(&alice, &["propose"]);
+    team.here_quiet_ok(&bob, &["endorse", "alice"]);
     let second: EndorsedOut = team.here_as(&carol, &["endorse", "alice"]);
     assert_eq!(second.valid_endorsements, ["bob", "carol"]);
     assert!(second.at_quorum);
@@ -110,12 +110,12 @@ fn self_endorsement_is_refused_unless_configured() {
     let team = Team::new(&["alice", "bob"]);
     let (_, alice, _) = setup(&team);
     std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
-    team.here(&alice, &["propose"]);
+    team.here_quiet_ok(&alice, &["propose"]);
     let before = team.refs();
     let out = team.env.mas(&alice, &["endorse", "alice"]);
     assert_refused(&team, out, 1, "self-endorsement is off", &before);
     assert!(stderr(&team.env.mas(&alice, &["endorse", "alice"])).contains("mas.allowSelfEndorse"));
-    team.git(&["config", "mas.allowSelfEndorse", "true"]);
+    team.git_quiet_ok(&["config", "mas.allowSelfEndorse", "true"]);
     let out: EndorsedOut = team.here_as(&alice, &["endorse", "alice"]);
     assert_eq!(out.valid_endorsements, ["alice"]);
 }
@@ -130,7 +130,7 @@ fn bad_endorsements_are_refused_and_change_nothing() {
     let out = team.env.mas(&bob, &["endorse", "alice"]);
     assert_refused(&team, out, 1, "alice has no proposal in run nocheck", &before);
     std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
-    team.here(&alice, &["propose"]);
+    team.here_quiet_ok(&alice, &["propose"]);
     let before = team.refs();
     let cases: &[(&[&str], i32, &str)] = &[
         (&["endorse", "alice"], 1, "no check command"),
@@ -149,7 +149,7 @@ fn bad_endorsements_are_refused_and_change_nothing() {
     }
     // A proposal ref moved by hand no longer matches its event: endorsing it is refused.
     let base = team.git(&["rev-parse", "refs/heads/main"]);
-    team.git(&["update-ref", "refs/mas/runs/nocheck/proposals/alice", &base]);
+    team.git_quiet_ok(&["update-ref", "refs/mas/runs/nocheck/proposals/alice", &base]);
     let before = team.refs();
     let out = team.env.mas(&bob, &["endorse", "alice", "--no-check"]);
     assert_refused(&team, out, 1, "changed outside `git mas propose`", &before);

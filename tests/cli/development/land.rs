@@ -21,10 +21,10 @@ pub fn three_proposals(team: &Team, extra: &[&str]) -> (String, [PathBuf; 3]) {
             money.replace("rounded half up", &format!("rounded half up ({name}'s version)")),
         )
         .unwrap();
-        team.here(wt, &["propose", "-m", &format!("{name}'s implementation")]);
+        team.here_quiet_ok(wt, &["propose", "-m", &format!("{name}'s implementation")]);
     }
-    team.here(&wts[1], &["endorse", "alice"]);
-    team.here(&wts[2], &["endorse", "alice"]);
+    team.here_quiet_ok(&wts[1], &["endorse", "alice"]);
+    team.here_quiet_ok(&wts[2], &["endorse", "alice"]);
     (run, wts)
 }
 
@@ -36,7 +36,7 @@ fn trailers(team: &Team, commit: &str) -> Vec<String> {
 fn three_agents_quorum_two_lands_exactly_one_commit_with_trailers_and_a_second_land_is_refused() {
     let team = Team::new(&["alice", "bob", "carol"]);
     // A published frame: the landing names it.
-    team.ok(&team.repo, "alice", &["snapshot", "--task", "fix money rounding", "--publish"]);
+    team.quiet_ok(&team.repo, "alice", &["snapshot", "--task", "fix money rounding", "--publish"]);
     let (_, log) = log_json(&team.env, &team.repo, "refs/mas/frame");
     let frame = log[0]["records"][0]["payload"]["hash"].as_str().unwrap().to_string();
     let (run, wts) = three_proposals(&team, &[]);
@@ -88,14 +88,14 @@ fn land_refuses_without_quorum_and_with_a_dirty_checkout_of_main() {
     let a = team.worktree(&run, "alice");
     let b = team.worktree(&run, "bob");
     std::fs::write(a.join("status.txt"), "ok\n").unwrap();
-    team.here(&a, &["propose"]);
+    team.here_quiet_ok(&a, &["propose"]);
     let refs = team.refs();
     assert_refused(&team, team.env.mas(&b, &["land"]), 1, "no proposal has a valid endorsement", &refs);
-    team.here(&b, &["endorse", "alice"]);
+    team.here_quiet_ok(&b, &["endorse", "alice"]);
     let refs = team.refs();
     assert_refused(&team, team.env.mas(&b, &["land"]), 1, "the leader, alice, has 1/2", &refs);
     let c = team.worktree(&run, "carol");
-    team.here(&c, &["endorse", "alice"]);
+    team.here_quiet_ok(&c, &["endorse", "alice"]);
     // main is checked out in the main worktree, with an uncommitted change: never overwritten.
     std::fs::write(team.repo.join("README.md"), "local edit\n").unwrap();
     let refs = team.refs();
@@ -108,14 +108,14 @@ fn land_refuses_without_quorum_and_with_a_dirty_checkout_of_main() {
     );
     assert_eq!(std::fs::read_to_string(team.repo.join("README.md")).unwrap(), "local edit\n");
     // A dry run says what would land and writes nothing.
-    team.git(&["checkout", "--", "README.md"]);
+    team.git_quiet_ok(&["checkout", "--", "README.md"]);
     let refs = team.refs();
     let out = team.land_json(&b, &["land", "--dry-run"]);
     assert_eq!(out.status, "would-land");
     assert_eq!(out.termination.as_deref(), Some("quality_reached"));
     assert_eq!(out.commit, None);
     assert_eq!(team.refs(), refs);
-    team.here(&b, &["land"]);
+    team.here_quiet_ok(&b, &["land"]);
 }
 
 #[test]
@@ -124,8 +124,8 @@ fn a_moved_main_merges_cleanly_or_blocks_with_artifact_mismatch() {
     let (run, wts) = three_proposals(&team, &[]);
     // main moves on a file no proposal touched: the landing is a three-way merge onto it.
     std::fs::write(team.repo.join("CHANGES.md"), "main moved\n").unwrap();
-    team.git(&["add", "CHANGES.md"]);
-    team.git(&["commit", "-qm", "main moved"]);
+    team.git_quiet_ok(&["add", "CHANGES.md"]);
+    team.git_quiet_ok(&["commit", "-qm", "main moved"]);
     let moved = team.main_tip();
     let out = team.land_json(&wts[0], &["land", &run, "--dry-run"]);
     let plan = out.plan.expect("a dry run shows the plan");
@@ -144,7 +144,7 @@ fn a_moved_main_merges_cleanly_or_blocks_with_artifact_mismatch() {
     let (run, wts) = three_proposals(&team, &[]);
     let money = std::fs::read_to_string(team.repo.join("src/money.rs")).unwrap();
     std::fs::write(team.repo.join("src/money.rs"), money.replace("rounded half up", "rounded half to even")).unwrap();
-    team.git(&["commit", "-qam", "main changes rounding"]);
+    team.git_quiet_ok(&["commit", "-qam", "main changes rounding"]);
     let main_before = team.main_tip();
     let out = team.env.mas(&wts[0], &["land", &run, "--json"]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
@@ -181,11 +181,11 @@ fn aggregate_lands_complementary_proposals_once_and_blocks_conflicting_ones() {
     let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
     std::fs::write(a.join("a.txt"), "alice's part\n").unwrap();
     std::fs::write(b.join("b.txt"), "bob's part\n").unwrap();
-    team.here(&a, &["propose"]);
-    team.here(&b, &["propose"]);
+    team.here_quiet_ok(&a, &["propose"]);
+    team.here_quiet_ok(&b, &["propose"]);
     // Not every proposal is settled yet: the barrier waits.
-    team.here(&c, &["endorse", "alice"]);
-    team.here(&b, &["endorse", "alice"]);
+    team.here_quiet_ok(&c, &["endorse", "alice"]);
+    team.here_quiet_ok(&b, &["endorse", "alice"]);
     let refs = team.refs();
     assert_refused(&team, team.env.mas(&c, &["land", "--aggregate"]), 1, "still waiting for bob (0/2)", &refs);
     // --partial would land alice's alone, leaving bob's out: a dry run says so and writes nothing.
@@ -196,8 +196,8 @@ fn aggregate_lands_complementary_proposals_once_and_blocks_conflicting_ones() {
     assert_eq!(team.refs(), refs, "a dry run writes nothing");
     let usage = team.env.mas(&c, &["land", "--partial"]);
     assert_eq!(usage.status.code(), Some(2), "--partial needs --aggregate: {}", stderr(&usage));
-    team.here(&c, &["endorse", "bob"]);
-    team.here(&a, &["endorse", "bob"]);
+    team.here_quiet_ok(&c, &["endorse", "bob"]);
+    team.here_quiet_ok(&a, &["endorse", "bob"]);
     let before = team.main_tip();
     let out = team.land_json(&c, &["land", "--aggregate"]);
     let commit = out.commit.as_deref().unwrap();
@@ -218,10 +218,10 @@ fn aggregate_lands_complementary_proposals_once_and_blocks_conflicting_ones() {
         let money = std::fs::read_to_string(wt.join("src/money.rs")).unwrap();
         std::fs::write(wt.join("src/money.rs"), money.replace("rounded half up", &format!("rounded by {who}")))
             .unwrap();
-        team.here(wt, &["propose"]);
+        team.here_quiet_ok(wt, &["propose"]);
     }
     for (wt, whom) in [(&c, "alice"), (&b, "alice"), (&c, "bob"), (&a, "bob")] {
-        team.here(wt, &["endorse", whom]);
+        team.here_quiet_ok(wt, &["endorse", whom]);
     }
     let main_before = team.main_tip();
     let out = team.env.mas(&c, &["land", "--aggregate", "--json"]);
@@ -241,10 +241,10 @@ fn a_failing_check_of_the_merged_tree_blocks_the_landing() {
     let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
     std::fs::write(a.join("a.txt"), "a\n").unwrap();
     std::fs::write(b.join("b.txt"), "b\n").unwrap();
-    team.here(&a, &["propose"]);
-    team.here(&b, &["propose"]);
+    team.here_quiet_ok(&a, &["propose"]);
+    team.here_quiet_ok(&b, &["propose"]);
     for (wt, whom) in [(&c, "alice"), (&b, "alice"), (&c, "bob"), (&a, "bob")] {
-        team.here(wt, &["endorse", whom]);
+        team.here_quiet_ok(wt, &["endorse", whom]);
     }
     let out = team.env.mas(&c, &["land", "--aggregate", "--json"]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
@@ -291,15 +291,15 @@ fn land_processes_at_once_land_exactly_once_and_the_losers_say_already_landed() 
 fn unlanded_proposals_survive_gc() {
     let team = Team::new(&["alice", "bob", "carol"]);
     let (run, wts) = three_proposals(&team, &[]);
-    team.here(&wts[0], &["land", &run]);
+    team.here_quiet_ok(&wts[0], &["land", &run]);
     let bob = team.git(&["rev-parse", "refs/mas/runs/r1/proposals/bob"]);
     let carol_tree = team.git(&["rev-parse", "refs/mas/runs/r1/proposals/carol^{tree}"]);
     // Remove the worktrees too: the proposals live in refs/mas, not in any worktree.
     for agent in ["alice", "bob", "carol"] {
-        team.ok(&team.repo, agent, &["worktree", "remove", agent, "--run", &run]);
+        team.quiet_ok(&team.repo, agent, &["worktree", "remove", agent, "--run", &run]);
     }
-    team.git(&["reflog", "expire", "--expire=now", "--all"]);
-    team.git(&["gc", "--quiet", "--prune=now"]);
+    team.git_quiet_ok(&["reflog", "expire", "--expire=now", "--all"]);
+    team.git_quiet_ok(&["gc", "--quiet", "--prune=now"]);
     assert!(team.git_ok(&["cat-file", "-e", &bob]));
     assert!(team.git_ok(&["cat-file", "-e", &carol_tree]));
     assert!(team.git(&["show", &format!("{bob}:src/money.rs")]).contains("bob's version"));
@@ -313,7 +313,7 @@ fn unlanded_proposals_survive_gc() {
 fn a_checkout_changed_after_a_complete_landing_is_left_alone_by_readers() {
     let team = Team::new(&["alice", "bob", "carol"]);
     let (run, wts) = three_proposals(&team, &[]);
-    team.here(&wts[1], &["land"]);
+    team.here_quiet_ok(&wts[1], &["land"]);
     let marks: Vec<_> = std::fs::read_dir(team.repo.join(".git"))
         .unwrap()
         .flatten()
@@ -322,7 +322,7 @@ fn a_checkout_changed_after_a_complete_landing_is_left_alone_by_readers() {
     assert!(marks.is_empty(), "the mark outlived the landing: {marks:?}");
     // Someone prepares a revert of the landing in the checkout of main: its index is main's old
     // tree again, exactly what a landing interrupted before the checkout followed leaves.
-    team.git(&["revert", "--no-commit", "HEAD"]);
+    team.git_quiet_ok(&["revert", "--no-commit", "HEAD"]);
     let staged = team.git(&["status", "--porcelain"]);
     assert!(!staged.is_empty());
     for args in [&["run", "show", &run][..], &["tally", &run], &["report", &run], &["land", &run]] {
@@ -336,13 +336,13 @@ fn doctor_lists_an_interrupted_landing_and_fix_completes_it() {
     let team = Team::new(&["alice", "bob", "carol"]);
     let (run, wts) = three_proposals(&team, &[]);
     let before = team.main_tip();
-    team.here(&wts[1], &["land"]);
+    team.here_quiet_ok(&wts[1], &["land"]);
     let landed = team.main_tip();
     assert_ne!(landed, before);
     // As a kill between the intent and the branch leaves it: main still at its previous tip, no
     // landed ref (the checkout of main already holds the landed files, as `read-tree` left them).
-    team.git(&["update-ref", "refs/heads/main", &before]);
-    team.git(&["update-ref", "-d", &format!("refs/mas/runs/{run}/landed")]);
+    team.git_quiet_ok(&["update-ref", "refs/heads/main", &before]);
+    team.git_quiet_ok(&["update-ref", "-d", &format!("refs/mas/runs/{run}/landed")]);
     let doctor = |args: &[&str]| {
         let mut all = vec!["doctor", "--json"];
         all.extend_from_slice(args);

@@ -14,7 +14,7 @@ fn a_proposal_is_the_worktree_as_git_add_all_sees_it_without_touching_its_index(
     // A tracked change (staged, then changed again on disk), an untracked file, an ignored one and
     // a deletion.
     std::fs::write(wt.join("src/money.rs"), "// staged\n").unwrap();
-    team.env.git(&wt, &["add", "src/money.rs"]);
+    team.env.git_quiet_ok(&wt, &["add", "src/money.rs"]);
     std::fs::write(wt.join("src/money.rs"), "// on disk\n").unwrap();
     std::fs::write(wt.join("NOTES.md"), "new file\n").unwrap();
     std::fs::create_dir_all(wt.join("target")).unwrap();
@@ -89,7 +89,7 @@ fn propose_refuses_outsiders_ended_runs_and_spent_budgets() {
     let out = team.as_agent(&team.repo, "alice", &["propose", "--run", "nope"]);
     assert_refused(&team, out, 1, "no run \"nope\"", &before);
     // An aborted run.
-    team.ok(&team.repo, "alice", &["run", "abort", &run, "--reason", "stop"]);
+    team.quiet_ok(&team.repo, "alice", &["run", "abort", &run, "--reason", "stop"]);
     let before = team.refs();
     let out = team.as_agent(&team.repo, "alice", &["propose", "--run", &run]);
     assert_refused(&team, out, 1, "was aborted: stop", &before);

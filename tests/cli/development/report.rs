@@ -19,14 +19,14 @@ fn stored(team: &Team, run: &str) -> Value {
 fn endorsed_run(team: &Team, id: &str, start: &[&str], endorse: &[&str]) -> PathBuf {
     let mut flags = vec!["--id", id, "--quorum", "2"];
     flags.extend_from_slice(start);
-    team.start("alice", &flags);
+    assert_eq!(team.start("alice", &flags), id);
     let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(id, n));
     std::fs::write(a.join("status.txt"), "ok\n").unwrap();
-    team.here(&a, &["propose"]);
+    team.here_quiet_ok(&a, &["propose"]);
     for wt in [&b, &c] {
         let mut args = vec!["endorse", "alice"];
         args.extend_from_slice(endorse);
-        team.here(wt, &args);
+        team.here_quiet_ok(wt, &args);
     }
     b
 }
@@ -38,13 +38,13 @@ fn termination_reasons_arise_from_real_runs_and_each_terminal_report_has_exactly
 
     // quality_reached: landed, every check of the landed content passed.
     let b = endorsed_run(&team, "quality", &["--check", CHECK], &[]);
-    team.here(&b, &["land"]);
+    team.here_quiet_ok(&b, &["land"]);
     reports.push(("quality_reached".into(), report(&team, "quality")));
 
     // tasks_completed (converged): landed on review alone — no check ever ran, so quality is
     // unknown, and the report does not pretend otherwise.
     let b = endorsed_run(&team, "reviewed", &[], &["--no-check"]);
-    team.here(&b, &["land"]);
+    team.here_quiet_ok(&b, &["land"]);
     let r = report(&team, "reviewed");
     assert_eq!(r["quality_state"]["pass_rate"], Value::Null);
     assert_eq!(r["quality_state"]["reached"], Value::Null);
@@ -55,7 +55,7 @@ fn termination_reasons_arise_from_real_runs_and_each_terminal_report_has_exactly
 
     // max_rounds_reached: landed in the last allowed round.
     let b = endorsed_run(&team, "rounds", &["--check", CHECK, "--max-rounds", "1"], &[]);
-    team.here(&b, &["land"]);
+    team.here_quiet_ok(&b, &["land"]);
     reports.push(("max_rounds_reached".into(), report(&team, "rounds")));
 
     // tasks_completed (failed): aborted, no other signal.
@@ -68,7 +68,7 @@ fn termination_reasons_arise_from_real_runs_and_each_terminal_report_has_exactly
 
     // risk_blocked: aborted because of a risk.
     endorsed_run(&team, "risky", &["--check", CHECK], &[]);
-    team.ok(&team.repo, "bob", &["run", "abort", "risky", "--reason", "licence problem", "--risk"]);
+    team.quiet_ok(&team.repo, "bob", &["run", "abort", "risky", "--reason", "licence problem", "--risk"]);
     let r = report(&team, "risky");
     assert_eq!(r["unresolved_risks"][0], "aborted as a risk: licence problem");
     reports.push(("risk_blocked".into(), r));
@@ -102,7 +102,7 @@ fn landing_after_the_budget_ran_out_reports_budget_exhausted() {
         team.json_as::<git_mas::devrun::RunMeta>(&team.repo, "alice", &["run", "show", "budget"]).def.created_at_ms;
     let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     std::thread::sleep(std::time::Duration::from_millis((started + 3100).saturating_sub(now())));
-    team.here(&b, &["land"]);
+    team.here_quiet_ok(&b, &["land"]);
     let r = report(&team, "budget");
     assert_eq!(r["budget_state"]["exhausted"], true);
     assert_eq!((r["status"].as_str(), r["termination_reason"].as_str()), (Some("converged"), Some("budget_exhausted")));
@@ -116,7 +116,7 @@ fn a_running_run_has_no_reason_and_events_stream_as_json_lines() {
     let (run, wts) = three_proposals(&team, &[]);
     // carol's proposal fails bob's check: a test_failure, open while the run runs.
     std::fs::write(wts[2].join("status.txt"), "broken\n").unwrap();
-    team.here(&wts[2], &["propose"]);
+    team.here_quiet_ok(&wts[2], &["propose"]);
     assert_eq!(team.env.mas(&wts[1], &["endorse", "carol"]).status.code(), Some(9));
     let r = report(&team, &run);
     assert_eq!(r["status"], "running");
@@ -126,7 +126,7 @@ fn a_running_run_has_no_reason_and_events_stream_as_json_lines() {
     // Two of three proposals are in no conflict.
     assert!((r["consensus_score"].as_f64().unwrap() - 200.0 / 3.0).abs() < 1e-9);
     // Once alice lands, carol's failure is resolved by selection.
-    team.here(&wts[0], &["land"]);
+    team.here_quiet_ok(&wts[0], &["land"]);
     let out = team.ok(&team.repo, "alice", &["report", &run, "--events"]);
     let lines: Vec<ReportEventOut> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let types: Vec<&str> = lines.iter().map(|l| l.kind.as_str()).collect();
@@ -153,9 +153,9 @@ fn tiny_crate(env: &TestEnv) -> PathBuf {
         "pub fn add(a: i32, b: i32) -> i32 {\n    panic!(\"add {a} {b}: not written\")\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n",
     )
     .unwrap();
-    env.git(&dir, &["init", "--quiet", "-b", "main"]);
-    env.git(&dir, &["add", "."]);
-    env.git(&dir, &["commit", "--quiet", "-m", "tiny crate"]);
+    env.git_quiet_ok(&dir, &["init", "--quiet", "-b", "main"]);
+    env.git_quiet_ok(&dir, &["add", "."]);
+    env.git_quiet_ok(&dir, &["commit", "--quiet", "-m", "tiny crate"]);
     dir
 }
 
@@ -196,7 +196,7 @@ fn cargo_test_endorses_the_right_implementation_of_a_tiny_crate() {
         let out = endorse(wt, whom);
         assert!(out.status.success(), "{}", stderr(&out));
     }
-    team.here(&b, &["land"]);
+    team.here_quiet_ok(&b, &["land"]);
     assert!(team.git(&["show", "main:src/lib.rs"]).contains("a + b"));
     let r = report(&team, &run);
     assert_eq!(r["termination_reason"], "quality_reached");

@@ -46,7 +46,7 @@ fn a_run_records_its_definition_with_main_as_base() {
 #[test]
 fn bad_run_settings_are_refused_and_change_nothing() {
     let team = Team::new(&["alice", "bob"]);
-    team.start("alice", &["--id", "taken"]);
+    assert_eq!(team.start("alice", &["--id", "taken"]), "taken");
     let before = team.refs();
     let cases: &[(&[&str], i32, &str)] = &[
         (&["run", "start", "--goal", " "], 2, "goal is empty"),
@@ -75,7 +75,7 @@ fn bad_run_settings_are_refused_and_change_nothing() {
 fn an_aborted_run_stays_aborted() {
     let team = Team::new(&["alice", "bob"]);
     let id = team.start("alice", &[]);
-    team.ok(&team.repo, "bob", &["run", "abort", &id, "--reason", "goal withdrawn"]);
+    team.quiet_ok(&team.repo, "bob", &["run", "abort", &id, "--reason", "goal withdrawn"]);
     let shown: RunMeta = team.json_as(&team.repo, "alice", &["run", "show"]);
     let Phase::Aborted { by, abort } = &shown.phase else { panic!("not aborted: {:?}", shown.phase) };
     assert_eq!(abort.reason, "goal withdrawn");
@@ -88,7 +88,7 @@ fn an_aborted_run_stays_aborted() {
 #[test]
 fn every_run_command_refuses_an_unknown_or_malformed_run_and_changes_nothing() {
     let team = Team::new(&["alice", "bob"]);
-    team.start("alice", &["--id", "real", "--quorum", "1"]);
+    assert_eq!(team.start("alice", &["--id", "real", "--quorum", "1"]), "real");
     let before = team.refs();
     for args in [
         &["tally", "nope"][..],
@@ -114,10 +114,10 @@ fn every_run_command_refuses_an_unknown_or_malformed_run_and_changes_nothing() {
     let a = team.worktree("real", "alice");
     let b = team.worktree("real", "bob");
     std::fs::write(a.join("x.txt"), "x\n").unwrap();
-    team.here(&a, &["propose"]);
-    team.here(&b, &["endorse", "alice", "--no-check"]);
+    team.here_quiet_ok(&a, &["propose"]);
+    team.here_quiet_ok(&b, &["endorse", "alice", "--no-check"]);
     let main = team.main_tip();
-    team.git(&["update-ref", "refs/mas/runs/real/landed", &main]);
+    team.git_quiet_ok(&["update-ref", "refs/mas/runs/real/landed", &main]);
     let before = team.refs();
     let out = team.env.mas(&b, &["land"]);
     assert_refused(&team, out, 1, "written outside `git mas land`", &before);

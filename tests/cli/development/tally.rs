@@ -13,11 +13,11 @@ fn tally_replays_proposals_endorsements_quorum_leader_and_conflicts() {
         std::fs::write(wt.join("status.txt"), format!("{status}\n")).unwrap();
         // Distinct content per agent (identical trees would share their endorsements).
         std::fs::write(wt.join("author.txt"), format!("{}\n", wt.display())).unwrap();
-        team.here(wt, &["propose"]);
+        team.here_quiet_ok(wt, &["propose"]);
     }
     // One endorsement each for alice and bob: a tie, which goes to alice, the first id.
-    team.here(&c, &["endorse", "bob"]);
-    team.here(&c, &["endorse", "alice"]);
+    team.here_quiet_ok(&c, &["endorse", "bob"]);
+    team.here_quiet_ok(&c, &["endorse", "alice"]);
     let t: TallyOut = team.here_as(&team.repo, &["tally", "r1"]);
     assert_eq!(t.leader.as_deref(), Some("alice"));
     assert_eq!(t.quorum, 2);
@@ -25,7 +25,7 @@ fn tally_replays_proposals_endorsements_quorum_leader_and_conflicts() {
     // carol's proposal fails alice's check: a test_failure conflict.
     let out = team.env.mas(&a, &["endorse", "carol"]);
     assert_eq!(out.status.code(), Some(9));
-    team.here(&a, &["endorse", "bob"]);
+    team.here_quiet_ok(&a, &["endorse", "bob"]);
     let index = PathBuf::from(team.env.git(&a, &["rev-parse", "--absolute-git-dir"])).join("index");
     let index_before = std::fs::read(&index).unwrap();
     let status_before = team.env.git(&a, &["status", "--porcelain"]);
@@ -64,12 +64,12 @@ fn records_and_events_that_do_not_count_are_listed() {
     let run = team.start("alice", &["--id", "r1", "--check", "true"]);
     let a = team.worktree(&run, "alice");
     std::fs::write(a.join("x.txt"), "x\n").unwrap();
-    team.here(&a, &["propose"]);
+    team.here_quiet_ok(&a, &["propose"]);
     // A self-endorsement made while the repository allowed it no longer counts once it does not.
-    team.git(&["config", "mas.allowSelfEndorse", "true"]);
-    team.here(&a, &["endorse", "alice"]);
+    team.git_quiet_ok(&["config", "mas.allowSelfEndorse", "true"]);
+    team.here_quiet_ok(&a, &["endorse", "alice"]);
     assert_eq!(team.here_as::<TallyOut>(&a, &["tally"]).proposals[0].endorsers, ["alice"]);
-    team.git(&["config", "mas.allowSelfEndorse", "false"]);
+    team.git_quiet_ok(&["config", "mas.allowSelfEndorse", "false"]);
     let t: TallyOut = team.here_as(&a, &["tally"]);
     assert!(t.proposals[0].endorsers.is_empty());
     assert_eq!(t.refused[0].code, "incompatible-payload");
@@ -95,7 +95,7 @@ fn records_and_events_that_do_not_count_are_listed() {
         String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
     };
     let commit = team.git(&["commit-tree", tree.trim(), "-m", "forged"]);
-    team.git(&["update-ref", "refs/mas/runs/r1/events/bob", &commit]);
+    team.git_quiet_ok(&["update-ref", "refs/mas/runs/r1/events/bob", &commit]);
     let t: TallyOut = team.here_as(&a, &["tally"]);
     assert_eq!(t.problems[0].problem, "AUTH_REQUIRED");
     assert_eq!(t.counters.applied, 1, "only alice's proposal counts");
@@ -108,8 +108,8 @@ fn the_verified_chain_cache_follows_tips_and_the_roster_and_survives_garbage() {
     let a = team.worktree(&run, "alice");
     let b = team.worktree(&run, "bob");
     std::fs::write(a.join("x.txt"), "x\n").unwrap();
-    team.here(&a, &["propose"]);
-    team.here(&b, &["endorse", "alice", "--no-check"]);
+    team.here_quiet_ok(&a, &["propose"]);
+    team.here_quiet_ok(&b, &["endorse", "alice", "--no-check"]);
     let first: TallyOut = team.here_as(&a, &["tally"]);
     assert_eq!(first.leader.as_deref(), Some("alice"));
     let cache = PathBuf::from(team.git(&["rev-parse", "--git-common-dir"])).join("mas-cache/events-v2");
@@ -119,7 +119,7 @@ fn the_verified_chain_cache_follows_tips_and_the_roster_and_survives_garbage() {
     // Warm: the same answer.
     assert_eq!(team.here_as::<TallyOut>(&a, &["tally"]).proposals, first.proposals);
     // A chain that moves is read again.
-    team.here(&b, &["endorse", "alice", "--reject", "--reason", "second thoughts"]);
+    team.here_quiet_ok(&b, &["endorse", "alice", "--reject", "--reason", "second thoughts"]);
     assert_eq!(team.here_as::<TallyOut>(&a, &["tally"]).leader, None);
     // Garbage in the cache is a miss, not an error.
     for f in &files {
@@ -128,7 +128,7 @@ fn the_verified_chain_cache_follows_tips_and_the_roster_and_survives_garbage() {
     assert_eq!(team.here_as::<TallyOut>(&a, &["tally"]).leader, None);
     // A roster that changes bob's key makes bob's cached verdicts stale: his records are now
     // signed by a key the roster does not list.
-    team.ok(&team.repo, "alice", &["agent", "new", "dave"]);
+    team.quiet_ok(&team.repo, "alice", &["agent", "new", "dave"]);
     let roster = std::fs::read_to_string(team.repo.join(".mas/roster")).unwrap();
     let dave = roster.lines().find(|l| l.starts_with("dave ")).unwrap().split_whitespace().nth(1).unwrap().to_string();
     let edited: Vec<String> = roster
@@ -137,7 +137,7 @@ fn the_verified_chain_cache_follows_tips_and_the_roster_and_survives_garbage() {
         .map(|l| if l.starts_with("bob ") { format!("bob {dave}") } else { l.to_string() })
         .collect();
     std::fs::write(team.repo.join(".mas/roster"), edited.join("\n") + "\n").unwrap();
-    team.git(&["commit", "-qam", "rotate bob's key"]);
+    team.git_quiet_ok(&["commit", "-qam", "rotate bob's key"]);
     let t: TallyOut = team.json_as(&team.repo, "alice", &["tally", "r1"]);
     let problems: Vec<&str> = t.problems.iter().map(|p| p.problem.as_str()).collect();
     assert_eq!(problems, ["SPOOF", "SPOOF"], "{t:#?}");

@@ -9,8 +9,8 @@ fn an_agent_worktree_is_detached_at_the_base_and_knows_its_agent_and_run() {
     // main moves on after the run started: the worktree still starts at the run's base.
     let base = team.main_tip();
     std::fs::write(team.repo.join("later.txt"), "later\n").unwrap();
-    team.git(&["add", "later.txt"]);
-    team.git(&["commit", "-qm", "later"]);
+    team.git_quiet_ok(&["add", "later.txt"]);
+    team.git_quiet_ok(&["commit", "-qm", "later"]);
     let path = PathBuf::from(team.ok(&team.repo, "alice", &["worktree", "add", "bob", "--run", &run]).trim());
     assert!(path.ends_with("repo-mas/r1/bob"), "{}", path.display());
     assert_eq!(team.env.git(&path, &["rev-parse", "HEAD"]), base);
@@ -44,7 +44,7 @@ fn removing_a_worktree_refuses_to_discard_unproposed_changes() {
     let run = team.start("alice", &[]);
     let wt = PathBuf::from(team.ok(&team.repo, "alice", &["worktree", "add", "alice"]).trim());
     // Untouched: removed without fuss.
-    team.ok(&team.repo, "alice", &["worktree", "remove", "alice"]);
+    team.quiet_ok(&team.repo, "alice", &["worktree", "remove", "alice"]);
     assert!(!wt.exists());
     let wt = PathBuf::from(team.ok(&team.repo, "alice", &["worktree", "add", "alice", "--run", &run]).trim());
     std::fs::write(wt.join("notes.md"), "unproposed\n").unwrap();

@@ -141,17 +141,17 @@ fn gated_bench() -> Bench {
     let bench = Bench::with_agents(&["alice", "bob", "carol"], edit_scenario);
     let (team, wt) = (&bench.team, &bench.worktree);
     std::fs::write(wt.join(PAIR), PAIR_TEXT).unwrap();
-    team.env.git(wt, &["add", PAIR]);
-    team.env.git(wt, &["commit", "--quiet", "-m", "pair"]);
-    team.git(&["config", "mas.gate", "enforce"]);
-    team.ok(wt, "alice", &["snapshot", "--publish"]);
+    team.env.git_quiet_ok(wt, &["add", PAIR]);
+    team.env.git_quiet_ok(wt, &["commit", "--quiet", "-m", "pair"]);
+    team.git_quiet_ok(&["config", "mas.gate", "enforce"]);
+    team.quiet_ok(wt, "alice", &["snapshot", "--publish"]);
     let frame: FrameOut = team.json_as(wt, "alice", &["frame", "--top", "4096"]);
     for symbol in ["src/pair.rs#f", "src/pair.rs#g"] {
         assert!(frame.top.iter().any(|t| t.id == symbol && t.lines.is_some()), "{symbol} is not in the frame");
     }
-    team.ok(wt, "alice", &["focus", "publish", "--targets", "src/pair.rs#f"]);
-    team.ok(wt, "bob", &["focus", "publish", "--targets", HELD]);
-    team.ok(wt, "carol", &["focus", "publish", "--targets", "src/pair.rs#g"]);
+    team.quiet_ok(wt, "alice", &["focus", "publish", "--targets", "src/pair.rs#f"]);
+    team.quiet_ok(wt, "bob", &["focus", "publish", "--targets", HELD]);
+    team.quiet_ok(wt, "carol", &["focus", "publish", "--targets", "src/pair.rs#g"]);
     std::fs::hard_link(wt.join(HELD), wt.join(ALIAS)).unwrap();
     bench
 }

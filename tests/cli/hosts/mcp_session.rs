@@ -23,7 +23,7 @@ fn gate_through_the_preset(
 ) -> (Vec<String>, String) {
     let bench = Bench::gate_call_on_bobs_file();
     let team = &bench.team;
-    team.ok(&bench.worktree, "alice", &["mcp", "install", "--host", preset.name(), "--agent", "alice"]);
+    team.quiet_ok(&bench.worktree, "alice", &["mcp", "install", "--host", preset.name(), "--agent", "alice"]);
 
     let line = preset.session_command_line(Some(&bench.check()), MCP, "alice");
     let run = bench.run(&line, &env(&bench), "Gate src/money.rs.", Duration::from_secs(120));

@@ -94,9 +94,9 @@ impl Bench {
             )
         });
         let team = &bench.team;
-        team.ok(&team.repo, "alice", &["snapshot", "--publish"]);
-        team.ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
-        team.ok(&team.repo, "bob", &["focus", "publish", "--targets", "src/money.rs"]);
+        team.quiet_ok(&team.repo, "alice", &["snapshot", "--publish"]);
+        team.quiet_ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
+        team.quiet_ok(&team.repo, "bob", &["focus", "publish", "--targets", "src/money.rs"]);
         bench
     }
 
@@ -118,7 +118,7 @@ impl Bench {
         )
         .unwrap();
         let check = format!("sh {}", check.display());
-        team.git(&["config", "mas.check", &check]);
+        team.git_quiet_ok(&["config", "mas.check", &check]);
         let server = ModelServer::start(scenario(&worktree, &check));
         Bench { team, run, worktree, server }
     }
@@ -126,7 +126,7 @@ impl Bench {
     /// `git mas skills install --host HOST` in the worktree (the project default), kept out of the
     /// proposal by the repository's exclude file.
     pub fn install_skills(&self, host: &str) {
-        self.team.here(&self.worktree, &["skills", "install", "--host", host]);
+        self.team.here_quiet_ok(&self.worktree, &["skills", "install", "--host", host]);
         let common = PathBuf::from(self.team.git(&["rev-parse", "--git-common-dir"]));
         let exclude = self.team.repo.join(common).join("info/exclude");
         std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();

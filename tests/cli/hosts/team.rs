@@ -49,9 +49,9 @@ fn four_hosts_walk_the_loop_and_land_one_proposal_on_main() {
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice", "bob", "carol", "dave", "eve"]);
     // eve, outside the run, holds src/report.rs; every agent's script tries to edit it.
-    env.git(&repo, &["config", "mas.gate", "enforce"]);
-    env.mas_ok(&repo, &["--agent", "eve", "snapshot", "--publish"]);
-    env.mas_ok(&repo, &["--agent", "eve", "focus", "publish", "--targets", "src/report.rs"]);
+    env.git_quiet_ok(&repo, &["config", "mas.gate", "enforce"]);
+    env.mas_quiet_ok(&repo, &["--agent", "eve", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "eve", "focus", "publish", "--targets", "src/report.rs"]);
     let report_before = env.git(&repo, &["show", "main:src/report.rs"]);
     let check = env.root().join("check.sh");
     std::fs::write(
@@ -59,7 +59,7 @@ fn four_hosts_walk_the_loop_and_land_one_proposal_on_main() {
         "echo \"check: agent=$GIT_MAS_AGENT run=$GIT_MAS_RUN\"\n! grep -rq BROKEN --exclude-dir=.git .\n",
     )
     .unwrap();
-    env.git(&repo, &["config", "mas.check", &format!("sh {}", check.display())]);
+    env.git_quiet_ok(&repo, &["config", "mas.check", &format!("sh {}", check.display())]);
     let base = env.git(&repo, &["rev-parse", "main"]);
     let server = ModelServer::start(development_scenario());
     let home = env.root().join("home");

@@ -25,17 +25,17 @@ fn bench(trust: bool) -> Bench {
         )
     });
     let team = &bench.team;
-    team.ok(&team.repo, "alice", &["snapshot", "--publish"]);
-    team.ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
-    team.ok(&team.repo, "bob", &["focus", "publish", "--targets", HELD]);
+    team.quiet_ok(&team.repo, "alice", &["snapshot", "--publish"]);
+    team.quiet_ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
+    team.quiet_ok(&team.repo, "bob", &["focus", "publish", "--targets", HELD]);
     // The scripted model's provider first: trust is written into the same config.toml.
     codex_env(&bench.home(), &bench.server.url());
     let mut args = vec!["hooks", "install", "--host", "codex"];
     if trust {
         args.push("--trust");
     }
-    team.here(&team.repo, &args);
-    team.git(&["config", "mas.gate", "enforce"]);
+    team.here_quiet_ok(&team.repo, &args);
+    team.git_quiet_ok(&["config", "mas.gate", "enforce"]);
     bench
 }
 
