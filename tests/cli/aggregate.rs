@@ -96,8 +96,8 @@ impl Aggregate for JsonRun {
 }
 
 fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> JsonRun {
-    let out = env
-        .mas_cmd(repo)
+    // The reference agents' run checks with the fixture's check.sh, which runs cargo.
+    let out = with_toolchain(&mut env.mas_cmd(repo))
         .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--wait", "2s"])
         .args(["--agents", &agents.join(",")])
         .args(extra)

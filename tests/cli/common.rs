@@ -26,24 +26,28 @@ impl TestEnv {
         self.root().join("keys")
     }
 
-    /// Applies the hermetic environment to a command: nothing of the caller's git, git-mas or
-    /// hosts' configuration gets through, and the command's temporary directory is the test's own
-    /// (`<root>/tmp`: scratch checkouts are made there and `doctor` reads it, so tests running at
-    /// once never see each other's).
+    /// Applies the hermetic environment to a command: it starts from an empty environment, so
+    /// nothing of the caller's git, git-mas or hosts' configuration (a test run from a git hook, or
+    /// by an agent under `git mas coordinate`, has `GIT_*` and `GIT_MAS_*` variables; a developer
+    /// has `CODEX_HOME` or a proxy) gets through, and sets only what the tests need:
+    ///
+    /// - `PATH`: the built binary's directory first, then the caller's (git, sh, strace, node);
+    /// - `HOME` and `XDG_CONFIG_HOME`: the test's own home (where `--global` installs write);
+    /// - `TMPDIR`: the test's own temporary directory (`<root>/tmp`: scratch checkouts are made
+    ///   there and `doctor` reads it, so tests running at once never see each other's);
+    /// - git's configuration (none: `GIT_CONFIG_GLOBAL=/dev/null`, `GIT_CONFIG_NOSYSTEM=1`), a
+    ///   fixed author and committer with fixed dates;
+    /// - `GIT_MAS_KEY_DIR`: the test's key directory;
+    /// - `NO_COLOR`, and `LANG`/`LC_ALL=C` so that git's messages are the untranslated ones.
+    ///
+    /// A test that needs anything else (`CODEX_HOME`, `GIT_MAS_AGENT`) sets it on the command.
     pub fn hermetic(&self, cmd: &mut Command) {
         let home = self.root().join("home");
-        // Every GIT_* and GIT_MAS_* variable of the caller (a test run from a git hook, or by an
-        // agent under `git mas coordinate`, has some), and the hosts' own configuration
-        // directories, which `--global` installs would write into.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            if key.starts_with("GIT_") || ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME"].contains(&key.as_ref()) {
-                cmd.env_remove(key.as_ref());
-            }
-        }
-        cmd.env("HOME", &home)
-            .env("TMPDIR", self.root().join("tmp"))
+        cmd.env_clear()
+            .env("PATH", path_with_bin())
+            .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("TMPDIR", self.root().join("tmp"))
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_AUTHOR_NAME", "Test")
@@ -54,13 +58,11 @@ impl TestEnv {
             .env("GIT_COMMITTER_DATE", "1767225600 +0000")
             .env("GIT_MAS_KEY_DIR", self.keys())
             .env("NO_COLOR", "1")
-            .env("PATH", path_with_bin())
-            .env_remove("GIT_MAS_AGENT")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE");
+            .env("LANG", "C")
+            .env("LC_ALL", "C");
     }
 
+    #[must_use]
     pub fn git_cmd(&self, dir: &Path) -> Command {
         let mut cmd = Command::new("git");
         cmd.current_dir(dir);

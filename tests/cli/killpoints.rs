@@ -122,8 +122,10 @@ pub fn child_count(env: &TestEnv, cmd: &Command) -> (usize, Output) {
     (execs.saturating_sub(1), output)
 }
 
-/// Gives `to` the environment changes and directory of `from`.
+/// Gives `to` the environment and directory of `from`, a command [`TestEnv::hermetic`] made: its
+/// environment starts empty (which `get_envs` does not tell), so `to`'s does too.
 fn copy_context(from: &Command, to: &mut Command) {
+    to.env_clear();
     for (k, v) in from.get_envs() {
         match v {
             Some(v) => to.env(k, v),

@@ -165,26 +165,17 @@ fn cargo_test_endorses_the_right_implementation_of_a_tiny_crate() {
     let repo = tiny_crate(&env);
     env.agents(&repo, &["alice", "bob", "carol"]);
     let team = Team { env, repo };
-    // The hermetic HOME hides the toolchain: point rustup and cargo at the real ones.
-    let home = std::env::var("HOME").unwrap_or_default();
-    let rustup = std::env::var("RUSTUP_HOME").unwrap_or(format!("{home}/.rustup"));
-    let cargo_home = std::env::var("CARGO_HOME").unwrap_or(format!("{home}/.cargo"));
     let check = "cargo test --quiet --offline";
     let run = team.start("alice", &["--id", "tiny", "--check", check]);
     let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
     for (wt, body) in [(&a, "a + b"), (&b, "a - b"), (&c, "b + a")] {
         let lib = std::fs::read_to_string(wt.join("src/lib.rs")).unwrap();
         std::fs::write(wt.join("src/lib.rs"), lib.replace("panic!(\"add {a} {b}: not written\")", body)).unwrap();
-        team.here(wt, &["propose"]);
+        team.here_quiet_ok(wt, &["propose"]);
     }
+    // The check runs cargo.
     let endorse = |wt: &Path, whom: &str| {
-        team.env
-            .mas_cmd(wt)
-            .args(["endorse", whom, "--json"])
-            .env("RUSTUP_HOME", &rustup)
-            .env("CARGO_HOME", &cargo_home)
-            .output()
-            .unwrap()
+        with_toolchain(&mut team.env.mas_cmd(wt)).args(["endorse", whom, "--json"]).output().unwrap()
     };
     // bob's subtraction fails the real test suite: a failed endorsement.
     let out = endorse(&a, "bob");
