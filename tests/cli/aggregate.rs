@@ -10,13 +10,11 @@ use std::path::{Path, PathBuf};
 /// configured snapshot input (so the driver publishes a frame), and a check that fails on any
 /// tree containing the word BROKEN.
 fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
-    let repo = env.repo("repo");
-    let mut all = vec!["lead"];
-    all.extend_from_slice(agents);
-    env.agents(&repo, &all);
-    env.git(&repo, &["config", "mas.check", "! grep -rq BROKEN --exclude-dir=.git ."]);
-    env.git(&repo, &["config", "mas.task", "fix the pricing and the stock check"]);
-    repo
+    env.team(&[&["lead"][..], agents].concat())
+        .config("mas.check", "! grep -rq BROKEN --exclude-dir=.git .")
+        .config("mas.task", "fix the pricing and the stock check")
+        .build()
+        .repo
 }
 
 /// An aggregate agent: publishes its focus from its slice, marks its slice's top file, proposes;

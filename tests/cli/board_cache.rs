@@ -16,12 +16,14 @@ const CACHE: &str = "mas-windows-focus";
 /// src/report.rs and bob src/config.rs.
 fn team() -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
-    let repo = env.repo("team");
-    env.agents(&repo, &["alice", "bob", "carol"]);
-    env.mas_ok(&repo, &["--agent", "bob", "snapshot", "--publish"]);
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/report.rs"]);
-    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/config.rs"]);
-    (env, repo)
+    let team = env
+        .team(&["alice", "bob", "carol"])
+        .named("team")
+        .frame("bob")
+        .focus("alice", "src/report.rs")
+        .focus("bob", "src/config.rs")
+        .build();
+    (env, team.repo)
 }
 
 fn cache_path(repo: &Path) -> PathBuf {

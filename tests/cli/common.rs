@@ -132,22 +132,26 @@ impl TestEnv {
     /// Creates agents and commits the roster.
     pub fn agents(&self, repo: &Path, names: &[&str]) {
         for n in names {
-            self.mas_ok(repo, &["agent", "new", n]);
+            self.mas_quiet_ok(repo, &["agent", "new", n]);
         }
-        self.git(repo, &["add", ".mas/roster"]);
-        self.git(repo, &["commit", "--quiet", "-m", "roster"]);
+        self.git_quiet_ok(repo, &["add", ".mas/roster"]);
+        self.git_quiet_ok(repo, &["commit", "--quiet", "-m", "roster"]);
     }
 
-    /// A bare remote (`remote.git`) and a first clone `a` with `agents` on its committed roster,
-    /// its main pushed as `origin`. Returns (remote, a).
-    pub fn remote_with_clone(&self, agents: &[&str]) -> (PathBuf, PathBuf) {
-        let remote = self.root().join("remote.git");
-        self.git(self.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
-        let a = self.repo("a");
-        self.agents(&a, agents);
-        self.git(&a, &["remote", "add", "origin", remote.to_str().unwrap()]);
-        self.git(&a, &["push", "--quiet", "origin", "main"]);
-        (remote, a)
+    /// A team in one call: a repository holding the fixture project with `agents` on its
+    /// committed roster, and whatever else the builder is told (a name, configuration, linked
+    /// worktrees, a published frame, focuses, a remote). `build` makes it.
+    pub fn team(&self, agents: &[&str]) -> TeamBuilder<'_> {
+        TeamBuilder {
+            env: self,
+            name: "repo".into(),
+            agents: agents.iter().map(|a| a.to_string()).collect(),
+            config: Vec::new(),
+            worktrees: false,
+            frame: None,
+            focus: Vec::new(),
+            remote: false,
+        }
     }
 
     /// A clone of `remote` named `name` in the test root.

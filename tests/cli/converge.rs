@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 /// A repository with agent `alice` on its committed roster.
 fn setup(env: &TestEnv, name: &str) -> PathBuf {
-    let repo = env.repo(name);
-    env.agents(&repo, &["alice"]);
-    repo
+    env.team(&["alice"]).named(name).build().repo
 }
 
 struct Run {

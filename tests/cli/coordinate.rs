@@ -8,12 +8,7 @@ use std::path::{Path, PathBuf};
 /// A repository with the driver `lead` and the agents on its committed roster, and a check that
 /// fails on any proposal containing the word BROKEN.
 fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
-    let repo = env.repo("repo");
-    let mut all = vec!["lead"];
-    all.extend_from_slice(agents);
-    env.agents(&repo, &all);
-    env.git(&repo, &["config", "mas.check", "! grep -rq BROKEN ."]);
-    repo
+    env.team(&[&["lead"][..], agents].concat()).config("mas.check", "! grep -rq BROKEN .").build().repo
 }
 
 /// A shell script in the test's directory, run as a `cmd:` agent.

@@ -217,9 +217,7 @@ fn sweep(
 
 /// A fixture repository with agents alice and bob.
 fn team(env: &TestEnv, name: &str) -> PathBuf {
-    let repo = env.repo(name);
-    env.agents(&repo, &["alice", "bob"]);
-    repo
+    env.team(&["alice", "bob"]).named(name).build().repo
 }
 
 /// The killed run's record is on the chain at most once, and the retry's exactly once more.

@@ -21,20 +21,12 @@ struct Team {
 }
 
 /// A repository with agents alice and bob, each in its own linked worktree (per-worktree
-/// `mas.agent`), hooks installed, and a published frame.
+/// `mas.agent`), a published frame, and hooks installed.
 fn team() -> Team {
     let env = TestEnv::new();
-    let repo = env.repo("team");
-    env.agents(&repo, &["alice", "bob"]);
-    env.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
-    let mut dirs = Vec::new();
-    for name in ["alice", "bob"] {
-        let wt = env.root().join(format!("wt-{name}"));
-        env.git(&repo, &["worktree", "add", "--quiet", "-b", &format!("work-{name}"), wt.to_str().unwrap()]);
-        env.git(&wt, &["config", "--worktree", "mas.agent", name]);
-        dirs.push(wt);
-    }
-    env.mas_ok(&repo, &["hooks", "install"]);
+    let team = env.team(&["alice", "bob"]).named("team").worktrees().frame("alice").build();
+    let repo = team.repo.clone();
+    env.mas_quiet_ok(&repo, &["hooks", "install"]);
     let hooks: HooksOut = serde_json::from_str(&env.mas_ok(&repo, &["hooks", "status", "--json"])).unwrap();
     let states: Vec<(&str, HookState)> = hooks.hooks.iter().map(|h| (h.hook.as_str(), h.state)).collect();
     assert_eq!(

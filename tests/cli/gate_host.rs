@@ -14,13 +14,15 @@ const HOSTS: [&str; 7] = ["claude-code", "codex", "copilot", "gemini", "cursor",
 /// src/report.rs and alice holding `alice_target`.
 fn team(alice_target: &str) -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
-    let repo = env.repo("team");
-    env.agents(&repo, &["alice", "bob"]);
-    env.git(&repo, &["config", "mas.gate", "enforce"]);
-    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", alice_target]);
-    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/report.rs"]);
-    (env, repo)
+    let team = env
+        .team(&["alice", "bob"])
+        .named("team")
+        .config("mas.gate", "enforce")
+        .frame("alice")
+        .focus("alice", alice_target)
+        .focus("bob", "src/report.rs")
+        .build();
+    (env, team.repo)
 }
 
 /// Runs the hook as bob with `payload` on stdin: (decision, reason) as the host reads them

@@ -134,13 +134,15 @@ fn global_goes_to_the_users_home_or_the_hosts_own_directory() {
 /// A repository where alice holds src/money.rs, bob is focused elsewhere and the gate enforces.
 fn team() -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
-    let repo = env.repo("team");
-    env.agents(&repo, &["alice", "bob"]);
-    env.git(&repo, &["config", "mas.gate", "enforce"]);
-    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
-    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/report.rs"]);
-    (env, repo)
+    let team = env
+        .team(&["alice", "bob"])
+        .named("team")
+        .config("mas.gate", "enforce")
+        .frame("alice")
+        .focus("alice", "src/money.rs")
+        .focus("bob", "src/report.rs")
+        .build();
+    (env, team.repo)
 }
 
 /// The command string in the installed file, found where the host reads it.

@@ -106,26 +106,29 @@ fn a_lock_left_by_a_crash_is_named_within_seconds_not_spun_on() {
 #[test]
 fn a_record_re_parented_by_sync_below_higher_numbers_is_no_replay_trap() {
     let env = TestEnv::new();
-    let (remote, a) = env.remote_with_clone(&["alice", "bob"]);
-    let b = env.clone_of(&remote, "b");
+    let team = env.team(&["alice", "bob"]).named("a").remote().build();
+    let (a, b) = (team.repo.clone(), env.clone_of(team.remote(), "b"));
     let shared = "refs/mas/shared/x";
     let append = |dir: &Path, agent: &str| {
-        env.mas_ok(dir, &["--agent", agent, "record", "append", "--ref", shared, "--kind", "note", "--payload", "{}"]);
+        env.mas_quiet_ok(
+            dir,
+            &["--agent", agent, "record", "append", "--ref", shared, "--kind", "note", "--payload", "{}"],
+        );
     };
     append(&a, "alice");
-    env.mas_ok(&a, &["sync"]);
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     append(&b, "bob");
     append(&b, "bob");
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     // alice's second record (seq 2) is re-parented on top of bob's seq 3.
     append(&a, "alice");
-    env.mas_ok(&a, &["sync"]);
-    env.mas_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
     // bob's next record must be numbered above his own 3, not above the tip's 2.
     append(&b, "bob");
-    env.mas_ok(&b, &["sync"]);
-    env.mas_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
+    env.mas_quiet_ok(&a, &["sync"]);
     for dir in [&a, &b] {
         let (code, json) = log_json(&env, dir, shared);
         assert_eq!(code, Some(0), "every record verifies: {}", json[0]);

@@ -175,20 +175,9 @@ impl Drop for Client {
 /// published frame. Returns (env, repo, alice's worktree, bob's worktree).
 fn pair() -> (TestEnv, PathBuf, PathBuf, PathBuf) {
     let env = TestEnv::new();
-    let repo = env.repo("team");
-    env.agents(&repo, &["alice", "bob"]);
-    env.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
-    let mut dirs = Vec::new();
-    for name in ["alice", "bob"] {
-        let wt = env.root().join(format!("wt-{name}"));
-        env.git(&repo, &["worktree", "add", "--quiet", "-b", &format!("work-{name}"), wt.to_str().unwrap()]);
-        env.git(&wt, &["config", "--worktree", "mas.agent", name]);
-        dirs.push(wt);
-    }
-    env.mas_ok(&dirs[0], &["snapshot", "--publish"]);
-    let bob = dirs.pop().unwrap();
-    let alice = dirs.pop().unwrap();
-    (env, repo, alice, bob)
+    let team = env.team(&["alice", "bob"]).named("team").worktrees().frame("alice").build();
+    let (alice, bob) = (team.worktree("alice").to_path_buf(), team.worktree("bob").to_path_buf());
+    (env, team.repo, alice, bob)
 }
 
 #[test]
@@ -792,8 +781,8 @@ fn a_development_run_through_the_tools_proposes_endorses_tallies_and_reports() {
 #[test]
 fn sync_through_the_tool_exchanges_records_with_the_remote() {
     let env = TestEnv::new();
-    let (remote, a) = env.remote_with_clone(&["alice"]);
-    env.mas_ok(&a, &["--agent", "alice", "snapshot", "--publish"]);
+    let team = env.team(&["alice"]).named("a").frame("alice").remote().build();
+    let (remote, a) = (team.remote().to_path_buf(), team.repo);
     let (mut server, _) = Client::start(&env, &a, &["--agent", "alice"]);
     let _: FocusPublishOut = server.ok("focus_publish", json!({"top": 1}));
     let synced: Value = server.ok("sync", json!({}));

@@ -12,9 +12,9 @@ struct Pair {
 
 fn pair() -> Pair {
     let env = TestEnv::new();
-    let (remote, a) = env.remote_with_clone(&["alice", "bob"]);
-    let b = env.clone_of(&remote, "b");
-    Pair { env, a, b }
+    let team = env.team(&["alice", "bob"]).named("a").remote().build();
+    let b = env.clone_of(team.remote(), "b");
+    Pair { env, a: team.repo, b }
 }
 
 fn append(env: &TestEnv, dir: &Path, agent: &str, refname: Option<&str>, n: i64) {

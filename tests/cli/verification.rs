@@ -116,10 +116,9 @@ fn tip_record(env: &TestEnv, repo: &Path, refname: &str) -> serde_json::Value {
 /// verified frame's hash).
 fn hostile_remote() -> (TestEnv, std::path::PathBuf, String) {
     let env = TestEnv::new();
-    let (remote, a) = env.remote_with_clone(&["alice", "bob"]);
-    env.mas_ok(&a, &["--agent", "alice", "snapshot", "--publish"]);
-    env.mas_ok(&a, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
-    env.mas_ok(
+    let team = env.team(&["alice", "bob"]).named("a").frame("alice").focus("alice", "src/money.rs").remote().build();
+    let (remote, a) = (team.remote().to_path_buf(), team.repo);
+    env.mas_quiet_ok(
         &a,
         &[
             "--agent",

@@ -29,8 +29,7 @@ pub struct Team {
 impl Team {
     pub fn new(agents: &[&str]) -> Self {
         let env = TestEnv::new();
-        let repo = env.repo("repo");
-        env.agents(&repo, agents);
+        let repo = env.team(agents).build().repo;
         Team { env, repo }
     }
 
