@@ -153,7 +153,7 @@ fn sweep(
         cmd
     };
     // One run first, unkilled: it must succeed, and it shows whether the command runs children.
-    let (children, probe) = killpoints::child_count(env, &command("probe"));
+    let (children, probe) = killpoints::child_count(&command("probe"));
     assert!(probe.status.success(), "{}", stderr(&probe));
     let before = Cell::new(0);
     let left_before = RefCell::new(Vec::new());

@@ -3,6 +3,7 @@
 //! next run does not sweep.
 
 use crate::common::*;
+use crate::killpoints::{self, RENAMES, Trigger};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -191,16 +192,14 @@ fn a_proposal_killed_mid_way_leaves_no_temporary_index_after_the_next_run() {
             .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("mas-snapshot-"))
             .collect()
     };
-    // SIGKILL git-mas itself (not its children: no -f) at its N-th wait for a child process, until
-    // one kill lands while `git add` runs on the temporary index.
+    // SIGKILL git-mas itself (not its children) at its N-th wait for a child process, until one
+    // kill lands while `git add` runs on the temporary index.
+    let waits = Trigger::on("wait4").own_process();
+    let mut propose = team.env.mas_cmd(&wt);
+    propose.arg("propose");
     let mut killed_with_leftover = None;
     for n in 1..=20 {
-        let mut cmd = std::process::Command::new("strace");
-        cmd.current_dir(&wt).args(["-o", "/dev/null", "-e", "trace=wait4"]);
-        cmd.arg("-e").arg(format!("inject=wait4:signal=SIGKILL:when={n}"));
-        cmd.args([BIN, "propose"]);
-        team.env.hermetic(&mut cmd);
-        let out = cmd.output().unwrap();
+        let out = killpoints::kill_at(&propose, &waits, n).output;
         if out.status.success() {
             break;
         }
@@ -234,8 +233,6 @@ fn a_proposal_killed_mid_way_leaves_no_temporary_index_after_the_next_run() {
 /// keep their bytes. A temporary whose process still runs is listed as in use and left alone.
 #[test]
 fn a_killed_installers_temporary_is_listed_and_fixed_and_the_settings_file_kept() {
-    use crate::killpoints::{RENAMES, Trigger, under_strace};
-    crate::killpoints::require_strace();
     let env = TestEnv::new();
     let repo = env.repo("installs");
     let codex_home = env.root().join("codex-home");
@@ -253,9 +250,9 @@ fn a_killed_installers_temporary_is_listed_and_fixed_and_the_settings_file_kept(
         let mut cmd = env.mas_cmd(&repo);
         cmd.args(args).env("CODEX_HOME", &codex_home);
         // The installer's first rename is its temporary's over the settings file.
-        let trigger = Trigger::on(RENAMES);
-        let out = under_strace(&cmd, &trigger, 1, &env.root().join("strace.out")).output().unwrap();
-        assert_ne!(out.status.code(), Some(0), "{args:?} was killed at its rename");
+        let attempt = killpoints::kill_at(&cmd, &Trigger::on(RENAMES), 1);
+        assert!(attempt.killed, "{args:?} was killed at its rename");
+        assert_ne!(attempt.output.status.code(), Some(0), "{args:?} was killed at its rename");
     }
     let temps = |dir: &Path| -> Vec<PathBuf> {
         let mut found: Vec<PathBuf> = std::fs::read_dir(dir)

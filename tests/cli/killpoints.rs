@@ -21,9 +21,17 @@
 //!
 //! `-P <path>` narrows a trigger to calls that name that path (for example the `openat` that
 //! creates a ref's lock file), since strace only injects into the calls it traces.
+//!
+//! A trigger can also be narrowed to the command's own process ([`Trigger::own_process`]: strace
+//! without `-f`, so children run untraced and only the parent's calls count), and to its first
+//! call only ([`Trigger::once`]: a sweep stops after `when=1`, for points such as `execve` where
+//! `when=1` already kills every child as it starts).
+//!
+//! Every crash test runs through this module: a sweep ([`sweep`]) when it walks every call, a
+//! single point ([`kill_at`]) when it names the points it kills at.
 
 use crate::common::TestEnv;
-use std::io::Read;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -36,26 +44,44 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 pub struct Trigger {
     pub syscall: &'static str,
+    /// Only calls naming one of these (strace `-P`). A relative path names the file both as given
+    /// and under the command's directory.
     pub paths: Vec<PathBuf>,
+    /// Whether children are traced (`-f`) and so counted and killed too.
+    pub follow: bool,
+    /// Whether a sweep stops after the first call (`when=1`).
+    pub once: bool,
 }
 
 /// Every syscall that renames: how git and gix commit a ref (`<ref>.lock` over `<ref>`) and a
 /// loose object (a temporary file into `objects/xx/`).
 pub const RENAMES: &str = "?rename,renameat,?renameat2";
 /// Where a process starts a child (or a thread): killing the parent before the child exists.
-pub const SPAWNS: &str = "clone,?clone3,?vfork";
+pub const SPAWNS: &str = "clone,?clone3,?vfork,?fork";
 /// Where a parent collects a child: killing it after the child did its work, before it acts on it.
 pub const WAITS: &str = "?wait4,waitid";
 
 impl Trigger {
     /// Every call of `syscall`.
     pub fn on(syscall: &'static str) -> Self {
-        Trigger { syscall, paths: Vec::new() }
+        Trigger { syscall, paths: Vec::new(), follow: true, once: false }
     }
 
     /// Only the calls of `syscall` that name one of `paths` (strace `-P`).
     pub fn on_paths(syscall: &'static str, paths: impl IntoIterator<Item = PathBuf>) -> Self {
-        Trigger { syscall, paths: paths.into_iter().collect() }
+        Trigger { paths: paths.into_iter().collect(), ..Trigger::on(syscall) }
+    }
+
+    /// Only the command's own calls: its children are not traced, counted or killed.
+    #[must_use]
+    pub fn own_process(self) -> Self {
+        Trigger { follow: false, ..self }
+    }
+
+    /// Only the first call: a sweep runs `when=1` and stops.
+    #[must_use]
+    pub fn once(self) -> Self {
+        Trigger { once: true, ..self }
     }
 
     /// The triggers for the points where a process runs children: before each spawn, at each
@@ -66,12 +92,15 @@ impl Trigger {
 
     /// A short label for messages: `rename,renameat,renameat2`, or `openat(-P refs/mas/frame.lock)`.
     pub fn label(&self) -> String {
-        let syscalls = self.syscall.replace('?', "");
-        if self.paths.is_empty() {
-            return syscalls;
+        let mut label = self.syscall.replace('?', "");
+        if !self.follow {
+            label.push_str("(own)");
         }
-        let names: Vec<String> = self.paths.iter().map(|p| short(p)).collect();
-        format!("{syscalls}(-P {})", names.join(","))
+        if !self.paths.is_empty() {
+            let names: Vec<String> = self.paths.iter().map(|p| short(p)).collect();
+            label.push_str(&format!("(-P {})", names.join(",")));
+        }
+        label
     }
 }
 
@@ -82,8 +111,8 @@ fn short(path: &Path) -> String {
 }
 
 /// One run of the command under strace.
-pub struct Attempt<'a> {
-    pub trigger: &'a Trigger,
+pub struct Attempt {
+    pub trigger: Trigger,
     /// The injection's `when=`.
     pub n: usize,
     /// Whether strace reported a task killed by SIGKILL.
@@ -91,10 +120,10 @@ pub struct Attempt<'a> {
     pub output: Output,
 }
 
-impl Attempt<'_> {
+impl Attempt {
     /// `renameat#3`, for messages and survey rows.
     pub fn point(&self) -> String {
-        point(self.trigger, self.n)
+        point(&self.trigger, self.n)
     }
 }
 
@@ -106,15 +135,15 @@ pub fn point(trigger: &Trigger, n: usize) -> String {
 /// How many child processes `cmd` starts (the `execve` calls strace sees beyond the command's
 /// own), and its output. Run once before a sweep to decide whether it needs
 /// [`Trigger::child_processes`].
-pub fn child_count(env: &TestEnv, cmd: &Command) -> (usize, Output) {
+pub fn child_count(cmd: &Command) -> (usize, Output) {
     require_strace();
-    let trace = env.root().join("strace-children.out");
+    let trace = trace_file();
     let mut s = Command::new("strace");
-    s.arg("-f").arg("-o").arg(&trace).arg("-e").arg("trace=execve");
+    s.arg("-f").arg("-o").arg(trace.path()).arg("-e").arg("trace=execve");
     s.arg("--").arg(cmd.get_program()).args(cmd.get_args());
     copy_context(cmd, &mut s);
     let output = s.output().expect("run strace");
-    let log = std::fs::read_to_string(&trace).unwrap_or_default();
+    let log = std::fs::read_to_string(trace.path()).unwrap_or_default();
     let execs = log
         .lines()
         .filter(|l| (l.contains("execve(") || l.contains("execve resumed>")) && l.trim_end().ends_with("= 0"))
@@ -137,61 +166,85 @@ fn copy_context(from: &Command, to: &mut Command) {
     }
 }
 
-/// Fails the test with a clear message when strace cannot run here (CI installs it).
+/// Fails the test with a clear message when strace cannot run or trace here (CI installs it;
+/// a container may forbid ptrace).
 pub fn require_strace() {
-    let ok = Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success());
-    assert!(ok, "the crash tests need strace on PATH (apt-get install strace)");
+    let probe = Command::new("strace").args(["-o", "/dev/null", "true"]).output();
+    assert!(
+        probe.as_ref().is_ok_and(|o| o.status.success()),
+        "the crash tests need strace on PATH, allowed to trace (apt-get install strace; ptrace allowed): {probe:?}"
+    );
 }
 
-/// `cmd` (its program, arguments, environment changes and directory) run under strace so that the
-/// `n`th call of the trigger's syscall raises SIGKILL instead. The trace (only that syscall) goes
-/// to `trace`.
-pub fn under_strace(cmd: &Command, trigger: &Trigger, n: usize, trace: &Path) -> Command {
+/// A file for one strace run's trace, removed when dropped.
+fn trace_file() -> tempfile::NamedTempFile {
+    tempfile::Builder::new().prefix("git-mas-strace").tempfile().expect("a trace file")
+}
+
+/// `cmd` (its program, arguments, environment and directory) run under strace so that the `n`th
+/// call of the trigger's syscall raises SIGKILL instead. The trace (only that syscall) goes to
+/// `trace`.
+fn under_strace(cmd: &Command, trigger: &Trigger, n: usize, trace: &Path) -> Command {
     let mut s = Command::new("strace");
-    s.arg("-f").arg("-o").arg(trace);
+    if trigger.follow {
+        s.arg("-f");
+    }
+    s.arg("-o").arg(trace);
     s.arg("-e").arg(format!("trace={}", trigger.syscall));
     s.arg("-e").arg(format!("inject={}:signal=SIGKILL:when={n}", trigger.syscall));
     for p in &trigger.paths {
         s.arg("-P").arg(p);
+        if let Some(dir) = cmd.get_current_dir().filter(|_| p.is_relative()) {
+            s.arg("-P").arg(dir.join(p));
+        }
     }
     s.arg("--").arg(cmd.get_program()).args(cmd.get_args());
     copy_context(cmd, &mut s);
     s
 }
 
+/// Runs `cmd` once under strace with a SIGKILL injected at the `n`th call of the trigger's
+/// syscall; the attempt says whether a task was killed.
+pub fn kill_at(cmd: &Command, trigger: &Trigger, n: usize) -> Attempt {
+    require_strace();
+    let trace = trace_file();
+    let output = under_strace(cmd, trigger, n, trace.path()).output().expect("run strace");
+    let log = std::fs::read_to_string(trace.path()).unwrap_or_default();
+    let killed = log.contains("+++ killed by SIGKILL");
+    let attempt = Attempt { trigger: trigger.clone(), n, killed, output };
+    // strace reports its own failures (a misspelt syscall, no ptrace) on stderr.
+    let err = String::from_utf8_lossy(&attempt.output.stderr);
+    assert!(!err.starts_with("strace: "), "{}: {err}", attempt.point());
+    attempt
+}
+
 /// Sweeps every trigger: for N = 1, 2, … runs `command(trigger, n)` under strace with a SIGKILL
-/// injected at the Nth call, calls `after` with the attempt (killed or not), and stops at the first
-/// run that was not killed. Returns, per trigger, how many runs were killed: the kill points
-/// exercised.
+/// injected at the Nth call ([`kill_at`]), calls `after` with the attempt (killed or not), and
+/// stops at the first run that was not killed (or after N = 1 for a [`Trigger::once`]). Returns,
+/// per trigger, how many runs were killed: the kill points exercised.
 ///
 /// `command` is called once per run, so it can reset or vary the state (a fresh payload, a fresh
 /// copy of a repository) before returning the command to run.
 pub fn sweep(
-    env: &TestEnv,
     triggers: &[Trigger],
     mut command: impl FnMut(&Trigger, usize) -> Command,
     mut after: impl FnMut(&Attempt),
 ) -> Vec<(String, usize)> {
-    require_strace();
-    let trace = env.root().join("strace.out");
     let mut swept = Vec::new();
     for trigger in triggers {
         let mut kills = 0;
         for n in 1.. {
             assert!(n < 2000, "{}: still killed at N = {n}; the command does not terminate", trigger.label());
             let cmd = command(trigger, n);
-            let output = under_strace(&cmd, trigger, n, &trace).output().expect("run strace");
-            let log = std::fs::read_to_string(&trace).unwrap_or_default();
-            let killed = log.contains("+++ killed by SIGKILL");
-            let attempt = Attempt { trigger, n, killed, output };
-            // strace reports its own failures (a misspelt syscall, no ptrace) on stderr.
-            let err = String::from_utf8_lossy(&attempt.output.stderr);
-            assert!(!err.starts_with("strace: "), "{}: {err}", attempt.point());
+            let attempt = kill_at(&cmd, trigger, n);
             after(&attempt);
-            if !killed {
+            if !attempt.killed {
                 break;
             }
             kills += 1;
+            if trigger.once {
+                break;
+            }
         }
         swept.push((trigger.label(), kills));
     }
@@ -271,6 +324,16 @@ pub fn git_dir(env: &TestEnv, repo: &Path) -> PathBuf {
 /// The lock files among [`leftovers`].
 pub fn locks(git_dir: &Path) -> Vec<String> {
     leftovers(git_dir).into_iter().filter(|f| f.ends_with(".lock")).collect()
+}
+
+/// Removes every lock file under `git_dir` (a killed process is known to be dead, so its locks
+/// are stale), as `git mas doctor --fix` would; returns them.
+pub fn remove_locks(git_dir: &Path) -> Vec<String> {
+    let stale = locks(git_dir);
+    for lock in &stale {
+        std::fs::remove_file(git_dir.join(lock)).expect("remove a stale lock");
+    }
+    stale
 }
 
 /// How long a retry may take to give up on a lock a crash left behind.

@@ -1,6 +1,7 @@
 //! Two clones exchanging records through a real bare remote.
 
 use crate::common::*;
+use crate::killpoints::{self, RENAMES, SPAWNS, Trigger};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 
@@ -406,42 +407,35 @@ fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
     assert!(worst_run <= 6, "a clone exited 5 {worst_run} times in a row");
 }
 
-/// One kill point: strace's arguments before the command, and what it stops.
+/// One kill point: where strace kills, and what it stops.
 struct KillPoint {
     name: &'static str,
-    strace: &'static [&'static str],
+    trigger: Trigger,
+    n: usize,
 }
 
 /// The points of one sync (a fetch that updates two staged refs, a fast-forward, a re-parented
-/// record, a compare-and-swap, a push of two refs) where a SIGKILL lands. Without `-f` only git-mas
-/// itself is traced, so the counts are its own: each child spawn (clone), each child's end (wait4),
-/// each rename (ref updates, object writes). With `-f` the first process to reach the count dies:
-/// the fetch, which comes first. `flock` is the sync lock sync takes first.
-const KILL_POINTS: &[KillPoint] = &[
-    KillPoint { name: "taking the sync lock", strace: &["-e", "inject=flock:signal=SIGKILL:when=1"] },
-    KillPoint {
-        name: "before the fetch starts",
-        strace: &["-e", "inject=clone,clone3,fork,vfork:signal=SIGKILL:when=1"],
-    },
-    KillPoint { name: "after the fetch ended", strace: &["-e", "inject=wait4:signal=SIGKILL:when=1"] },
-    KillPoint { name: "at the 1st rename", strace: &["-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=1"] },
-    KillPoint { name: "at the 2nd rename", strace: &["-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=2"] },
-    KillPoint { name: "at the 3rd rename", strace: &["-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=3"] },
-    KillPoint {
-        name: "before the push starts",
-        strace: &["-e", "inject=clone,clone3,fork,vfork:signal=SIGKILL:when=2"],
-    },
-    KillPoint { name: "after the push ended", strace: &["-e", "inject=wait4:signal=SIGKILL:when=2"] },
-    KillPoint {
-        name: "fetch, at its 1st ref update",
-        strace: &["-f", "-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=1"],
-    },
-    KillPoint {
-        name: "fetch, at its 2nd ref update",
-        strace: &["-f", "-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=2"],
-    },
-    KillPoint { name: "fetch, after unpacking", strace: &["-f", "-e", "inject=wait4:signal=SIGKILL:when=1"] },
-];
+/// record, a compare-and-swap, a push of two refs) where a SIGKILL lands. Traced as its own
+/// process only, the counts are git-mas's: each child spawn (clone), each child's end (wait4),
+/// each rename (ref updates, object writes). Following children, the first process to reach the
+/// count dies: the fetch, which comes first. `flock` is the sync lock sync takes first.
+fn kill_points() -> Vec<KillPoint> {
+    let own = |syscall| Trigger::on(syscall).own_process();
+    let point = |name, trigger, n| KillPoint { name, trigger, n };
+    vec![
+        point("taking the sync lock", own("flock"), 1),
+        point("before the fetch starts", own(SPAWNS), 1),
+        point("after the fetch ended", own("wait4"), 1),
+        point("at the 1st rename", own(RENAMES), 1),
+        point("at the 2nd rename", own(RENAMES), 2),
+        point("at the 3rd rename", own(RENAMES), 3),
+        point("before the push starts", own(SPAWNS), 2),
+        point("after the push ended", own("wait4"), 2),
+        point("fetch, at its 1st ref update", Trigger::on(RENAMES), 1),
+        point("fetch, at its 2nd ref update", Trigger::on(RENAMES), 2),
+        point("fetch, after unpacking", Trigger::on("wait4"), 1),
+    ]
+}
 
 #[test]
 fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() {
@@ -455,26 +449,21 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
     // Over git://, so that only this machine's side of the exchange is traced and killed.
     let daemon = Daemon::start(&env, &served);
     let url = daemon.url("remote.git");
-    env.git(&a, &["remote", "add", "origin", &url]);
-    env.git(&a, &["push", "--quiet", "origin", "main"]);
+    env.git_quiet_ok(&a, &["remote", "add", "origin", &url]);
+    env.git_quiet_ok(&a, &["push", "--quiet", "origin", "main"]);
     let b = env.root().join("b");
-    env.git(env.root(), &["clone", "--quiet", &url, b.to_str().unwrap()]);
+    env.git_quiet_ok(env.root(), &["clone", "--quiet", &url, b.to_str().unwrap()]);
     // The kill points are sync's: git's detached auto-maintenance (which a fetch may start) would be
     // traced and killed too, and leave its own packed-refs.lock.
-    env.git(&b, &["config", "maintenance.auto", "false"]);
-    env.git(&b, &["config", "gc.auto", "0"]);
+    env.git_quiet_ok(&b, &["config", "maintenance.auto", "false"]);
+    env.git_quiet_ok(&b, &["config", "gc.auto", "0"]);
 
-    // strace must be able to trace here (ptrace may be forbidden in a container).
-    let probe = std::process::Command::new("strace").args(["-o", "/dev/null", "true"]).output();
-    assert!(
-        probe.as_ref().is_ok_and(|o| o.status.success()),
-        "strace is installed and may trace (apt-get install strace; ptrace allowed): {probe:?}"
-    );
+    let points = kill_points();
     let mut acked = Vec::new();
     let mut killed = Vec::new();
     let mut left_locks = Vec::new();
     let mut swept_at = Vec::new();
-    for (k, point) in KILL_POINTS.iter().enumerate() {
+    for (k, point) in points.iter().enumerate() {
         let n = |i: i64| (k as i64) * 10 + i;
         // The remote moves on (a's journal and the shared chain), and b has records of its own.
         append(&env, &a, "alice", None, n(1));
@@ -484,14 +473,13 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
         append(&env, &b, "bob", Some("refs/mas/shared/x"), n(4));
         acked.extend([n(2), n(4)]);
 
-        let mut cmd = std::process::Command::new("strace");
-        env.hermetic(&mut cmd);
-        cmd.current_dir(&b).args(["-o", "/dev/null"]).args(point.strace).args([BIN, "sync"]);
-        let out = cmd.output().expect("strace is installed (apt-get install strace)");
+        let mut sync = env.mas_cmd(&b);
+        sync.arg("sync");
+        let out = killpoints::kill_at(&sync, &point.trigger, point.n).output;
         if !out.status.success() {
             killed.push(point.name);
         }
-        if !point.strace.contains(&"-f") {
+        if !point.trigger.follow {
             // Only git-mas is traced: when the point is reached, git-mas itself dies of the signal
             // (strace passes it on), and a child's death shows as a plain failure.
             use std::os::unix::process::ExitStatusExt;
@@ -544,12 +532,12 @@ fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() 
     assert_eq!(sorted_ns(&env, &a, "refs/mas/shared/x"), expected);
     let fsck = env.git_cmd(&remote).args(["fsck", "--no-dangling", "--no-progress"]).output().unwrap();
     assert!(fsck.status.success(), "{}", stderr(&fsck));
-    let missed: Vec<&str> = KILL_POINTS.iter().map(|p| p.name).filter(|n| !killed.contains(n)).collect();
+    let missed: Vec<&str> = points.iter().map(|p| p.name).filter(|n| !killed.contains(n)).collect();
     eprintln!(
         "killed at {} of {} points (not reached: {missed:?}); stale locks left and named: {left_locks:?}; \
          staging locks swept after: {swept_at:?}",
         killed.len(),
-        KILL_POINTS.len()
+        points.len()
     );
     assert!(killed.len() >= 10, "the kill points were reached: only {killed:?}");
     daemon.stop();
