@@ -169,6 +169,186 @@ impl TestEnv {
     }
 }
 
+/// What [`TestEnv::team`] builds, step by step in this order: the repository and its roster,
+/// configuration, linked worktrees, the frame, the focuses, the remote.
+#[must_use = "a team is made by `build`"]
+pub struct TeamBuilder<'a> {
+    env: &'a TestEnv,
+    name: String,
+    agents: Vec<String>,
+    config: Vec<(String, String)>,
+    worktrees: bool,
+    frame: Option<String>,
+    focus: Vec<(String, String)>,
+    remote: bool,
+}
+
+impl TeamBuilder<'_> {
+    /// The repository's directory name in the test root (default `repo`).
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// `git config KEY VALUE` in the repository.
+    pub fn config(mut self, key: &str, value: &str) -> Self {
+        self.config.push((key.into(), value.into()));
+        self
+    }
+
+    /// Each agent in a linked worktree of its own (`wt-<agent>` in the test root, on branch
+    /// `work-<agent>`), whose per-worktree `mas.agent` names it.
+    pub fn worktrees(mut self) -> Self {
+        self.worktrees = true;
+        self
+    }
+
+    /// A frame published by `agent` (from its worktree, with [`TeamBuilder::worktrees`]).
+    pub fn frame(mut self, agent: &str) -> Self {
+        self.frame = Some(agent.into());
+        self
+    }
+
+    /// `agent` publishes its focus on `targets` (after the frame).
+    pub fn focus(mut self, agent: &str, targets: &str) -> Self {
+        self.focus.push((agent.into(), targets.into()));
+        self
+    }
+
+    /// A bare remote `remote.git` in the test root, the repository's `origin`, main pushed.
+    pub fn remote(mut self) -> Self {
+        self.remote = true;
+        self
+    }
+
+    pub fn build(self) -> TeamRepo {
+        let env = self.env;
+        let repo = env.repo(&self.name);
+        env.agents(&repo, &self.agents.iter().map(String::as_str).collect::<Vec<_>>());
+        for (key, value) in &self.config {
+            env.git_quiet_ok(&repo, &["config", key, value]);
+        }
+        let mut worktrees = Vec::new();
+        if self.worktrees {
+            env.git_quiet_ok(&repo, &["config", "extensions.worktreeConfig", "true"]);
+            for name in &self.agents {
+                let wt = env.root().join(format!("wt-{name}"));
+                env.git_quiet_ok(
+                    &repo,
+                    &["worktree", "add", "--quiet", "-b", &format!("work-{name}"), wt.to_str().unwrap()],
+                );
+                env.git_quiet_ok(&wt, &["config", "--worktree", "mas.agent", name]);
+                worktrees.push(wt);
+            }
+        }
+        let team = TeamRepo { repo, agents: self.agents, worktrees, remote: None };
+        let as_agent = |agent: &str, args: &[&str]| {
+            if team.worktrees.is_empty() {
+                env.mas_quiet_ok(&team.repo, &[&["--agent", agent][..], args].concat());
+            } else {
+                env.mas_quiet_ok(team.worktree(agent), args);
+            }
+        };
+        if let Some(agent) = &self.frame {
+            as_agent(agent, &["snapshot", "--publish"]);
+        }
+        for (agent, targets) in &self.focus {
+            as_agent(agent, &["focus", "publish", "--targets", targets]);
+        }
+        let remote = self.remote.then(|| {
+            let remote = env.root().join("remote.git");
+            env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+            env.git_quiet_ok(&team.repo, &["remote", "add", "origin", remote.to_str().unwrap()]);
+            env.git_quiet_ok(&team.repo, &["push", "--quiet", "origin", "main"]);
+            remote
+        });
+        TeamRepo { remote, ..team }
+    }
+}
+
+/// A repository with a team on its roster, as [`TestEnv::team`] built it.
+pub struct TeamRepo {
+    pub repo: PathBuf,
+    pub agents: Vec<String>,
+    /// Each agent's linked worktree, in the order of `agents` (empty unless asked for).
+    pub worktrees: Vec<PathBuf>,
+    /// The bare remote, if asked for.
+    pub remote: Option<PathBuf>,
+}
+
+impl TeamRepo {
+    /// `agent`'s linked worktree.
+    #[must_use]
+    pub fn worktree(&self, agent: &str) -> &Path {
+        let i = self.agents.iter().position(|a| a == agent).unwrap_or_else(|| panic!("{agent} is not on the team"));
+        &self.worktrees[i]
+    }
+
+    /// The bare remote.
+    #[must_use]
+    pub fn remote(&self) -> &Path {
+        self.remote.as_deref().expect("the team was built with a remote")
+    }
+}
+
+/// Passes the Rust toolchain's variables to `cmd`, a command whose check runs `cargo` (the fixture's
+/// `check.sh`, a crate's `cargo test`): the hermetic environment has none of them and its HOME hides
+/// rustup's and cargo's homes, so they are pointed at the ones this test runs with.
+pub fn with_toolchain(cmd: &mut Command) -> &mut Command {
+    let home = std::env::var("HOME").unwrap_or_default();
+    cmd.env("RUSTUP_HOME", std::env::var("RUSTUP_HOME").unwrap_or(format!("{home}/.rustup")))
+        .env("CARGO_HOME", std::env::var("CARGO_HOME").unwrap_or(format!("{home}/.cargo")));
+    if let Ok(toolchain) = std::env::var("RUSTUP_TOOLCHAIN") {
+        cmd.env("RUSTUP_TOOLCHAIN", toolchain);
+    }
+    cmd
+}
+
+/// Both streams and the exit code of a command, as a user sees them.
+#[must_use]
+pub fn shown(out: &Output) -> String {
+    format!("exit: {:?}\n--- stdout\n{}--- stderr\n{}", out.status.code(), stdout(out), stderr(out))
+}
+
+/// Runs `body` (which takes insta snapshots) with the redactions that make a command's human
+/// output the same on every machine and every run: the test's directories, keys, object ids and
+/// hashes, run ids, process ids, times and durations.
+pub fn redacted(env: &TestEnv, body: impl FnOnce()) {
+    let root = regex_escape(&env.root().display().to_string());
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.add_filter(&root, "[ROOT]");
+    settings.add_filter(r"did:key:z[1-9A-HJ-NP-Za-km-z]+", "[DID]");
+    settings.add_filter(r"\b[0-9a-f]{64}\b", "[HASH]");
+    settings.add_filter(r"\b[0-9a-f]{40}\b", "[OID]");
+    settings.add_filter(r"\b[0-9a-f]{12}\b", "[SHORT]");
+    settings.add_filter(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b", "[TIME]");
+    // An elapsed time reads "850ms", "3s" or "1m 2s": each is one [DURATION].
+    settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s|m|h)\b(\s\d+(\.\d+)?\s?(ms|s|m|h)\b)*", "[DURATION]");
+    // A duration inside a padded column changes the padding after it ("30m left" and "29m 59s
+    // left" are padded to one width): the first run of two or more spaces after a [DURATION] on its
+    // line becomes two.
+    settings.add_filter(r"(\[DURATION\][^\n]*?) {2,}", "${1}  ");
+    settings.add_filter(r"/tmp/[^\s)]+", "[TMP]");
+    // Milliseconds since the epoch (a run's created_at_ms).
+    settings.add_filter(r"\b1\d{12}\b", "[EPOCH_MS]");
+    // A run id git-mas made up (`coordinate` without --id): eight hex digits.
+    settings.add_filter(r"\b[0-9a-f]{8}\b", "[RUN]");
+    // A process id in a temporary file's name (`.settings.json.git-mas-1234.tmp`).
+    settings.add_filter(r"git-mas-\d+", "git-mas-[PID]");
+    settings.bind(body);
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars().fold(String::new(), |mut s, c| {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            s.push('\\');
+        }
+        s.push(c);
+        s
+    })
+}
+
 /// `PATH` with the binary's directory first, so `git mas` (as the hooks call it) is this build.
 pub fn path_with_bin() -> String {
     let dir = Path::new(BIN).parent().expect("binary has a directory");

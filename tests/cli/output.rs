@@ -1,39 +1,13 @@
 //! The human output of the main commands, as snapshots (insta): the gate allowing and blocking,
-//! a blocked landing, a tally, a convergence report, and an error with hints. Paths, object ids,
-//! hashes, keys and times are redacted, so a snapshot changes only when what a user reads does.
+//! a blocked landing, a tally, a convergence report, an error with hints, and every command that
+//! writes (propose, endorse, land, coordinate's narration, hooks and MCP install, sync, skills
+//! install). Paths, object ids, hashes, keys, run ids, process ids and times are redacted
+//! ([`redacted`]), so a snapshot changes only when what a user reads does.
 //! `INSTA_UPDATE=always cargo test --test cli output::` rewrites them; review the diff.
 
 use crate::common::*;
 use std::path::Path;
 use std::process::Output;
-
-/// Both streams and the exit code, as a user sees them.
-fn shown(out: &Output) -> String {
-    format!("exit: {:?}\n--- stdout\n{}--- stderr\n{}", out.status.code(), stdout(out), stderr(out))
-}
-
-/// Runs `body` with the redactions every snapshot here needs.
-fn redacted(env: &TestEnv, body: impl FnOnce()) {
-    let root = regex_escape(&env.root().display().to_string());
-    let mut settings = insta::Settings::clone_current();
-    settings.set_prepend_module_to_snapshot(false);
-    settings.add_filter(&root, "[ROOT]");
-    settings.add_filter(r"did:key:z[1-9A-HJ-NP-Za-km-z]+", "[DID]");
-    settings.add_filter(r"\b[0-9a-f]{64}\b", "[HASH]");
-    settings.add_filter(r"\b[0-9a-f]{40}\b", "[OID]");
-    settings.add_filter(r"\b[0-9a-f]{12}\b", "[SHORT]");
-    settings.add_filter(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b", "[TIME]");
-    // An elapsed time reads "850ms", "3s" or "1m 2s": each is one [DURATION].
-    settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s|m|h)\b(\s\d+(\.\d+)?\s?(ms|s|m|h)\b)*", "[DURATION]");
-    // A duration inside a padded column changes the padding after it ("30m left" and "29m 59s
-    // left" are padded to one width): the first run of two or more spaces after a [DURATION] on its
-    // line becomes two.
-    settings.add_filter(r"(\[DURATION\][^\n]*?) {2,}", "${1}  ");
-    settings.add_filter(r"/tmp/[^\s)]+", "[TMP]");
-    // Milliseconds since the epoch (a run's created_at_ms).
-    settings.add_filter(r"\b1\d{12}\b", "[EPOCH_MS]");
-    settings.bind(body);
-}
 
 /// The flake of `the_frame_the_board_and_a_decision`: `focus list` pads its status column, so a
 /// focus listed at "30m left" and one listed a second later at "29m 59s left" differed in the
@@ -52,16 +26,6 @@ fn a_duration_in_a_padded_column_redacts_alike_whatever_its_width() {
     });
 }
 
-fn regex_escape(text: &str) -> String {
-    text.chars().fold(String::new(), |mut s, c| {
-        if "\\.+*?()|[]{}^$".contains(c) {
-            s.push('\\');
-        }
-        s.push(c);
-        s
-    })
-}
-
 fn as_agent(env: &TestEnv, dir: &Path, agent: &str, args: &[&str]) -> Output {
     let mut all = vec!["--agent", agent];
     all.extend_from_slice(args);
@@ -73,9 +37,9 @@ fn the_gate_allowing_and_blocking() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["alice", "bob"]);
-    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
-    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/pricing/mod.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/pricing/mod.rs"]);
     let allowed = as_agent(&env, &repo, "bob", &["gate", "--paths", "src/pricing/mod.rs"]);
     let blocked = as_agent(&env, &repo, "bob", &["gate", "--paths", "src/money.rs"]);
     assert_eq!((allowed.status.code(), blocked.status.code()), (Some(0), Some(6)));
@@ -90,17 +54,20 @@ fn the_gate_allowing_and_blocking() {
 fn two_parts_that_break_together(env: &TestEnv, repo: &Path) -> std::path::PathBuf {
     env.agents(repo, &["alice", "bob", "carol"]);
     let check = "! { test -f a.txt && test -f b.txt; }";
-    env.mas_ok(repo, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "two parts", "--check", check]);
+    env.mas_quiet_ok(
+        repo,
+        &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "two parts", "--check", check],
+    );
     let wt = |name: &str| {
         std::path::PathBuf::from(env.mas_ok(repo, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim())
     };
     let (a, b, c) = (wt("alice"), wt("bob"), wt("carol"));
     std::fs::write(a.join("a.txt"), "a\n").unwrap();
     std::fs::write(b.join("b.txt"), "b\n").unwrap();
-    env.mas_ok(&a, &["propose"]);
-    env.mas_ok(&b, &["propose"]);
+    env.mas_quiet_ok(&a, &["propose"]);
+    env.mas_quiet_ok(&b, &["propose"]);
     for (dir, whom) in [(&c, "alice"), (&b, "alice"), (&c, "bob"), (&a, "bob")] {
-        env.mas_ok(dir, &["endorse", whom]);
+        env.mas_quiet_ok(dir, &["endorse", whom]);
     }
     c
 }
@@ -140,9 +107,9 @@ fn the_frame_the_board_and_a_decision() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["alice", "bob"]);
-    env.mas_ok(&repo, &["--agent", "alice", "snapshot", "--publish", "--task", "fix money rounding"]);
-    env.mas_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
-    env.mas_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "snapshot", "--publish", "--task", "fix money rounding"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/money.rs"]);
     let frame = env.mas(&repo, &["frame", "--top", "3"]);
     let list = env.mas(&repo, &["focus", "list"]);
     let status = as_agent(&env, &repo, "bob", &["focus", "status"]);
@@ -163,7 +130,10 @@ fn a_run_its_chains_and_the_doctor() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["alice"]);
-    env.mas_ok(&repo, &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "one part", "--check", "true"]);
+    env.mas_quiet_ok(
+        &repo,
+        &["--agent", "alice", "run", "start", "--id", "r1", "--goal", "one part", "--check", "true"],
+    );
     let list = env.mas(&repo, &["run", "list"]);
     let show = env.mas(&repo, &["run", "show", "r1"]);
     let log = env.mas(&repo, &["log", "refs/mas/runs/r1/meta"]);
@@ -176,5 +146,108 @@ fn a_run_its_chains_and_the_doctor() {
         insta::assert_snapshot!("run_show", shown(&show));
         insta::assert_snapshot!("log_meta", shown(&log));
         insta::assert_snapshot!("doctor_clean", shown(&doctor));
+    });
+}
+
+/// A run `r1` whose check needs `status.txt` to read "ok": alice proposes, bob and carol endorse,
+/// bob lands.
+#[test]
+fn a_proposal_its_endorsements_and_the_landing() {
+    let env = TestEnv::new();
+    let repo = env.team(&["alice", "bob", "carol"]).build().repo;
+    let start = ["--agent", "alice", "run", "start", "--id", "r1", "--goal", "say ok", "--quorum", "2"];
+    env.mas_quiet_ok(&repo, &[&start[..], &["--check", "grep -qx ok status.txt"]].concat());
+    let wt = |name: &str| {
+        std::path::PathBuf::from(env.mas_ok(&repo, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim())
+    };
+    let (alice, bob, carol) = (wt("alice"), wt("bob"), wt("carol"));
+    std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
+    let propose = env.mas(&alice, &["propose", "-m", "say ok"]);
+    let endorse_bob = env.mas(&bob, &["endorse", "alice"]);
+    let endorse_carol = env.mas(&carol, &["endorse", "alice"]);
+    let land = env.mas(&bob, &["land"]);
+    for out in [&propose, &endorse_bob, &endorse_carol, &land] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    }
+    redacted(&env, || {
+        insta::assert_snapshot!("propose", shown(&propose));
+        insta::assert_snapshot!("endorse", shown(&endorse_bob));
+        insta::assert_snapshot!("endorse_quorum", shown(&endorse_carol));
+        insta::assert_snapshot!("land", shown(&land));
+    });
+}
+
+/// `git mas coordinate` with git-mas's own scripted peers: what it narrates to a person.
+#[test]
+fn coordinates_narration_with_builtin_peers() {
+    let env = TestEnv::new();
+    let repo = env.team(&["lead", "alice", "bob", "carol"]).config("mas.check", "! grep -rq BROKEN .").build().repo;
+    let agents = "alice=builtin:reference,bob=builtin:reference,carol=builtin:reference";
+    let out = env.mas(&repo, &["--agent", "lead", "coordinate", "--goal", "fix the bugs", "--agents", agents]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    redacted(&env, || insta::assert_snapshot!("coordinate", shown(&out)));
+}
+
+/// The git hooks and two hosts' hooks installed in a project, and the MCP server registered for
+/// two hosts.
+#[test]
+fn hooks_and_mcp_install() {
+    let env = TestEnv::new();
+    let repo = env.team(&["alice"]).build().repo;
+    let git_hooks = env.mas(&repo, &["hooks", "install"]);
+    let host_hooks = env.mas(&repo, &["hooks", "install", "--host", "claude-code", "--host", "codex"]);
+    let mcp = env.mas(&repo, &["mcp", "install", "--host", "claude-code", "--host", "cursor"]);
+    let again = env.mas(&repo, &["mcp", "install", "--host", "claude-code", "--host", "cursor"]);
+    for out in [&git_hooks, &host_hooks, &mcp, &again] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    }
+    redacted(&env, || {
+        insta::assert_snapshot!("hooks_install", shown(&git_hooks));
+        insta::assert_snapshot!("hooks_install_hosts", shown(&host_hooks));
+        insta::assert_snapshot!("mcp_install", shown(&mcp));
+        insta::assert_snapshot!("mcp_install_again", shown(&again));
+    });
+}
+
+/// Two clones exchanging records: the first sync pushes, the second rebases a shared record and
+/// pushes, and a third has nothing to do.
+#[test]
+fn sync_between_two_clones() {
+    let env = TestEnv::new();
+    let team = env.team(&["alice", "bob"]).named("a").remote().build();
+    let (a, b) = (team.repo.clone(), env.clone_of(team.remote(), "b"));
+    let append = |dir: &Path, agent: &str, n: u32| {
+        let payload = format!(r#"{{"n":{n}}}"#);
+        let args = ["--agent", agent, "record", "append", "--kind", "note", "--ref", "refs/mas/shared/x"];
+        env.mas_quiet_ok(dir, &[&args[..], &["--payload", &payload]].concat());
+    };
+    append(&a, "alice", 1);
+    append(&b, "bob", 2);
+    let first = env.mas(&a, &["sync"]);
+    let second = env.mas(&b, &["sync"]);
+    let nothing = env.mas(&b, &["sync"]);
+    for out in [&first, &second, &nothing] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    }
+    redacted(&env, || {
+        insta::assert_snapshot!("sync_push", shown(&first));
+        insta::assert_snapshot!("sync_rebase", shown(&second));
+        insta::assert_snapshot!("sync_nothing", shown(&nothing));
+    });
+}
+
+/// The skills installed for one host in the project, then again with one edited locally.
+#[test]
+fn skills_install() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    let first = env.mas(&repo, &["skills", "install", "--host", "claude-code"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let skill = std::fs::read_dir(repo.join(".claude/skills")).unwrap().flatten().map(|e| e.path()).min().unwrap();
+    std::fs::write(skill.join("SKILL.md"), "edited\n").unwrap();
+    let again = env.mas(&repo, &["skills", "install", "--host", "claude-code"]);
+    redacted(&env, || {
+        insta::assert_snapshot!("skills_install", shown(&first));
+        insta::assert_snapshot!("skills_install_edited", shown(&again));
     });
 }
