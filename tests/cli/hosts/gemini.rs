@@ -48,15 +48,15 @@ fn trust_bench(trust: bool) -> Bench {
         )
     });
     let team = &bench.team;
-    team.ok(&team.repo, "alice", &["snapshot", "--publish"]);
-    team.ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
-    team.ok(&team.repo, "bob", &["focus", "publish", "--targets", HELD]);
+    team.quiet_ok(&team.repo, "alice", &["snapshot", "--publish"]);
+    team.quiet_ok(&team.repo, "alice", &["focus", "publish", "--targets", "src/lib.rs"]);
+    team.quiet_ok(&team.repo, "bob", &["focus", "publish", "--targets", HELD]);
     let mut args = vec!["hooks", "install", "--host", "gemini"];
     if trust {
         args.push("--trust");
     }
-    team.here(&team.repo, &args);
-    team.git(&["config", "mas.gate", "enforce"]);
+    team.here_quiet_ok(&team.repo, &args);
+    team.git_quiet_ok(&["config", "mas.gate", "enforce"]);
     bench
 }
 
@@ -190,8 +190,8 @@ fn mcp_bench() -> Bench {
         )
     });
     let team = &bench.team;
-    team.ok(&team.repo, "alice", &["snapshot", "--publish"]);
-    team.ok(&bench.worktree, "alice", &["mcp", "install", "--host", "gemini", "--agent", "alice"]);
+    team.quiet_ok(&team.repo, "alice", &["snapshot", "--publish"]);
+    team.quiet_ok(&bench.worktree, "alice", &["mcp", "install", "--host", "gemini", "--agent", "alice"]);
     bench
 }
 
@@ -243,8 +243,8 @@ fn gemini_s_wait_for_previous_argument_is_ignored_by_the_server() {
             "Published.\nDONE",
         )
     });
-    bench.team.ok(&bench.team.repo, "alice", &["snapshot", "--publish"]);
-    bench.team.ok(&bench.worktree, "alice", &["mcp", "install", "--host", "gemini", "--agent", "alice"]);
+    bench.team.quiet_ok(&bench.team.repo, "alice", &["snapshot", "--publish"]);
+    bench.team.quiet_ok(&bench.worktree, "alice", &["mcp", "install", "--host", "gemini", "--agent", "alice"]);
     let wiring = Wiring { edit_gate: false, mcp: true };
     let line = Host::Gemini.session_command_line(Some(&bench.check()), wiring, "alice");
     let run = bench.run(&line, &gemini_env(&bench.home(), &bench.server.url()), "Publish.", Duration::from_secs(90));

@@ -149,13 +149,13 @@ fn gemini_agents_walk_the_loop_and_land_one_proposal_on_main() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice", "bob", "eve"]);
-    env.git(&repo, &["config", "mas.gate", "enforce"]);
-    env.mas_ok(&repo, &["--agent", "eve", "snapshot", "--publish"]);
-    env.mas_ok(&repo, &["--agent", "eve", "focus", "publish", "--targets", "src/report.rs"]);
+    env.git_quiet_ok(&repo, &["config", "mas.gate", "enforce"]);
+    env.mas_quiet_ok(&repo, &["--agent", "eve", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "eve", "focus", "publish", "--targets", "src/report.rs"]);
     let report_before = env.git(&repo, &["show", "main:src/report.rs"]);
     let check = env.root().join("check.sh");
     std::fs::write(&check, "echo \"check: agent=$GIT_MAS_AGENT\"\n! grep -rq BROKEN --exclude-dir=.git .\n").unwrap();
-    env.git(&repo, &["config", "mas.check", &format!("sh {}", check.display())]);
+    env.git_quiet_ok(&repo, &["config", "mas.check", &format!("sh {}", check.display())]);
     let base = env.git(&repo, &["rev-parse", "main"]);
     let server = ModelServer::start(development_scenario());
     let mut cmd = env.mas_cmd(&repo);
