@@ -9,7 +9,7 @@
 # time excluded), one round: `coordinate` (best-of-N: every agent proposes, every agent endorses
 # the others, the leader lands) against `coordinate --aggregate` (the plan of 8 slices from the
 # frame, the same proposals and endorsements, the barrier, the 8 slices merged and checked, one
-# landing). Every run starts from the same repository (--prepare resets it). Target (issue 17): the
+# landing). Every run starts from the same repository (--prepare resets it). Target: the
 # aggregate run <= 2 x the best-of-N run.
 # Needs: hyperfine, git, cargo.
 set -euo pipefail

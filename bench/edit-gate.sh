@@ -19,7 +19,7 @@
 # `sh -c 'CMD < payload'` with -N: each row carries one `sh` start and a redirection (the row
 # `sh -c true < payload` shows what that costs).
 #
-# Target (issue 15): the edit gate <= 1.5 x `git diff --cached --name-only -z`, loose and packed.
+# Target: the edit gate <= 1.5 x `git diff --cached --name-only -z`, loose and packed.
 # On a shared machine run it as root under `nice -n -19`; BENCHMARKS.md says how each figure was taken.
 #
 # Needs: cargo, git, hyperfine, python3, and perf for PERF=1. Scratch space: target/bench/ (or

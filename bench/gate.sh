@@ -10,7 +10,7 @@
 #   RUNS=300 bench/gate.sh
 #   PERF=1 bench/gate.sh      # also records a perf profile of 150 gate runs (packed) and prints its top
 #
-# Targets (issue 4): gate <= 2.5 x `git diff --cached --name-only -z`; the hooks add <= 5 ms to a
+# Targets: gate <= 2.5 x `git diff --cached --name-only -z`; the hooks add <= 5 ms to a
 # commit.
 #
 # On a shared machine, run it as root under `nice -n -19 bench/gate.sh` so that other work

@@ -14,7 +14,7 @@
 # base: ROUNDS pairs, default 2), each round WARMUP + CALLS calls on a fresh server; the tool
 # figure of each build is the mean of its rounds' medians, and the ratio is BIN / BASE_BIN.
 #
-# Targets (issue 16): the tool call <= 0.3 x the process; VmRSS after 1,000 calls <= 2 x after the
+# Targets: the tool call <= 0.3 x the process; VmRSS after 1,000 calls <= 2 x after the
 # first. P is a file nobody holds (allowed).
 #
 # Needs: cargo, git, hyperfine, python3. BIN overrides the binary (default: a release build here).

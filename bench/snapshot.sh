@@ -9,7 +9,7 @@
 #   RUNS=30 MEM_RUNS=7 bench/snapshot.sh
 #   PERF=1 bench/snapshot.sh  # also records a perf profile of the snapshot and prints its top
 #
-# Targets (issue 3): snapshot <= 1.5 x (status + decode-only); peak memory <= 3 x index size + 64 MB.
+# Targets: snapshot <= 1.5 x (status + decode-only); peak memory <= 3 x index size + 64 MB.
 #
 # On a shared machine, run it as root under `nice -n -19 bench/snapshot.sh` so that other work
 # (builds) disturbs the measurement less; BENCHMARKS.md says how each figure was taken.
