@@ -1,6 +1,7 @@
 //! Rendering shared by several commands: short ids, a run's phase, a landing recovery, a target
 //! table. Pure: values in, text out.
 
+use crate::cli::json::PhaseName;
 use git_mas::attention::snapshot::Target;
 use git_mas::devrun::Phase;
 use std::fmt::Write as _;
@@ -92,5 +93,15 @@ pub fn failed(exit_status: Option<i32>) -> String {
     match exit_status {
         Some(code) => format!("FAILED (exit {code})"),
         None => "FAILED (killed)".into(),
+    }
+}
+
+/// A run's phase as `--json` names it.
+pub fn phase_name(phase: &Phase) -> PhaseName {
+    match phase {
+        Phase::Open => PhaseName::Open,
+        Phase::Aborted { .. } => PhaseName::Aborted,
+        Phase::Landing { .. } => PhaseName::Landing,
+        Phase::Landed { .. } => PhaseName::Landed,
     }
 }

@@ -747,21 +747,58 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
     }
 }
 
+/// The type of a convergence event ([`events`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventKind {
+    /// The run's proposals, at the start.
+    #[serde(rename = "convergence.started")]
+    Started,
+    /// A conflict found.
+    #[serde(rename = "conflict.detected")]
+    ConflictDetected,
+    /// A conflict resolved, and how.
+    #[serde(rename = "conflict.resolved")]
+    ConflictResolved,
+    /// The consensus score and the conflicts left.
+    #[serde(rename = "consensus.updated")]
+    ConsensusUpdated,
+    /// The run converged.
+    #[serde(rename = "convergence.reached")]
+    Reached,
+    /// The run failed or is blocked.
+    #[serde(rename = "convergence.failed")]
+    Failed,
+}
+
+impl EventKind {
+    /// The type's name, as the event stream spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Started => "convergence.started",
+            EventKind::ConflictDetected => "conflict.detected",
+            EventKind::ConflictResolved => "conflict.resolved",
+            EventKind::ConsensusUpdated => "consensus.updated",
+            EventKind::Reached => "convergence.reached",
+            EventKind::Failed => "convergence.failed",
+        }
+    }
+}
+
 /// The seed's six event types for a report, in order, as (type, payload) pairs: started, one
 /// `conflict.detected` per conflict, one `conflict.resolved` per resolved conflict,
 /// `consensus.updated`, then `convergence.reached` (converged) or `convergence.failed` (failed,
 /// blocked); a running run gets no final event.
-pub fn events(report: &ConvergenceReport) -> Vec<(&'static str, serde_json::Value)> {
+pub fn events(report: &ConvergenceReport) -> Vec<(EventKind, serde_json::Value)> {
     use serde_json::json;
-    let mut out = vec![("convergence.started", json!({"run": report.run, "proposals": report.proposals}))];
+    let mut out = vec![(EventKind::Started, json!({"run": report.run, "proposals": report.proposals}))];
     for c in &report.conflicts {
-        out.push(("conflict.detected", json!({"run": report.run, "conflict": c})));
+        out.push((EventKind::ConflictDetected, json!({"run": report.run, "conflict": c})));
     }
     for c in report.resolved() {
-        out.push(("conflict.resolved", json!({"run": report.run, "conflict": c, "resolution": c.resolution})));
+        out.push((EventKind::ConflictResolved, json!({"run": report.run, "conflict": c, "resolution": c.resolution})));
     }
     out.push((
-        "consensus.updated",
+        EventKind::ConsensusUpdated,
         json!({
             "run": report.run,
             "consensus_score": report.consensus_score,
@@ -776,8 +813,8 @@ pub fn events(report: &ConvergenceReport) -> Vec<(&'static str, serde_json::Valu
         "winners": report.winners,
     });
     match report.status {
-        Status::Converged => out.push(("convergence.reached", end)),
-        Status::Failed | Status::Blocked => out.push(("convergence.failed", end)),
+        Status::Converged => out.push((EventKind::Reached, end)),
+        Status::Failed | Status::Blocked => out.push((EventKind::Failed, end)),
         Status::Running => {}
     }
     out

@@ -419,15 +419,15 @@ fn events_stream_the_six_types_in_order() {
         "fail alice bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
     ];
     let done = evaluate(&state(tally(2, None, script), landed(&["alice"])));
-    let types: Vec<&str> = events(&done).into_iter().map(|(t, _)| t).collect();
+    let types: Vec<&str> = events(&done).into_iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(
         types,
         ["convergence.started", "conflict.detected", "conflict.resolved", "consensus.updated", "convergence.reached"]
     );
     let failed = evaluate(&state(tally(2, None, script), aborted(true)));
-    assert_eq!(events(&failed).last().map(|(t, _)| *t), Some("convergence.failed"));
+    assert_eq!(events(&failed).last().map(|(t, _)| t.as_str()), Some("convergence.failed"));
     let running = evaluate(&state(tally(2, None, script), Outcome::Open));
-    assert_eq!(events(&running).last().map(|(t, _)| *t), Some("consensus.updated"));
+    assert_eq!(events(&running).last().map(|(t, _)| t.as_str()), Some("consensus.updated"));
 }
 
 #[test]

@@ -482,7 +482,11 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError>
     let (report, replies) = execute(ctx, &meta, args.output.json)?;
     if report.halt == Some(ConvergeHalt::Unmapped) && report.class == Some(PatternKind::Development) {
         if args.output.json {
-            let event = ContinueOut { event: "continue".into(), class: "development".into(), assembly_run: report.run };
+            let event = ContinueOut {
+                event: crate::cli::json::ContinueEvent::Continue,
+                class: git_mas::runtime::PatternKind::Development,
+                assembly_run: report.run,
+            };
             ctx.ui().json(&event)?;
         } else {
             ctx.status(&format!(

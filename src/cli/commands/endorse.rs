@@ -3,7 +3,7 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::json::endorse::EndorsedOut;
+use crate::cli::json::endorse::{EndorseVerdict, EndorsedOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use crate::cli::runs::resolve;
@@ -150,7 +150,12 @@ fn run_check(
 
 /// The endorsement as recorded, and where the proposal stands after it.
 fn endorsed(run: &str, endorser: &str, proposer: &str, tree: String, e: Endorsed) -> EndorsedOut {
-    let verdict = e.judgement.name().into();
+    let verdict = match e.judgement {
+        Judgement::Passed { .. } => EndorseVerdict::Passed,
+        Judgement::Failed { .. } => EndorseVerdict::Failed,
+        Judgement::Accepted { .. } => EndorseVerdict::Accepted,
+        Judgement::Rejected { .. } => EndorseVerdict::Rejected,
+    };
     let (command, exit_status, duration_ms, output_digest, reason) = match e.judgement {
         Judgement::Passed { command, duration_ms, output_digest } => {
             (Some(command), Some(0), Some(duration_ms), Some(output_digest), None)

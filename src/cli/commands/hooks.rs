@@ -270,7 +270,7 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
             }
         }
     }
-    let scope = if args.global { "global" } else { "project" }.to_string();
+    let scope = if args.global { crate::cli::json::Scope::Global } else { crate::cli::json::Scope::Project };
     ctx.ui().emit(args.output, &HostHooksOut { scope, hosts }, |o| {
         let mut text = String::new();
         for h in &o.hosts {

@@ -3,7 +3,7 @@
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::json::land::LandOut;
+use crate::cli::json::land::{LandOut, LandStatus};
 use crate::cli::output::JsonFlag;
 use crate::cli::render::{self, describe_recovery, short};
 use crate::cli::runs::load_view;
@@ -125,7 +125,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<Outcome, CliError> {
     let json = args.output;
     match outcome {
         LandOutcome::Blocked { plan, recorded, report } => {
-            let out = out(&run, "blocked", Some(&plan), None, report);
+            let out = out(&run, LandStatus::Blocked, Some(&plan), None, report);
             ctx.ui().emit(json, &out, |_| blocked_text(&run, &plan))?;
             if !json.json && recorded {
                 ctx.status(
@@ -140,7 +140,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<Outcome, CliError> {
         }
         LandOutcome::WouldLand { plan, termination, frame } => {
             let landing = Landing { commit: None, termination: termination.name(), frame, updated: Vec::new() };
-            let out = out(&run, "would-land", Some(&plan), Some(landing), None);
+            let out = out(&run, LandStatus::WouldLand, Some(&plan), Some(landing), None);
             ctx.ui().emit(json, &out, |_| {
                 let mut o = format!("would land run {run}: ");
                 describe(&plan, &mut o);
@@ -169,7 +169,7 @@ struct Landing<'a> {
 
 fn out(
     run: &str,
-    status: &str,
+    status: LandStatus,
     plan: Option<&LandPlan>,
     landing: Option<Landing<'_>>,
     report: Option<ConvergenceReport>,
@@ -178,16 +178,7 @@ fn out(
         Some(l) => (l.commit, Some(l.termination.to_string()), l.frame, l.updated),
         None => (None, None, None, Vec::new()),
     };
-    LandOut {
-        run: run.into(),
-        status: status.into(),
-        plan: plan.cloned(),
-        commit,
-        termination,
-        frame,
-        updated_worktrees,
-        report,
-    }
+    LandOut { run: run.into(), status, plan: plan.cloned(), commit, termination, frame, updated_worktrees, report }
 }
 
 fn blocked_text(run: &str, plan: &LandPlan) -> String {
@@ -221,7 +212,7 @@ fn landed_now(
     let commit = &landed.record.commit;
     let updated = landed.updated_worktrees.iter().map(|p| p.display().to_string()).collect();
     let landing = Landing { commit: Some(commit.clone()), termination, frame, updated };
-    ctx.ui().emit(json, &out(run, "landed", Some(plan), Some(landing), report), |_| format!("{commit}\n"))?;
+    ctx.ui().emit(json, &out(run, LandStatus::Landed, Some(plan), Some(landing), report), |_| format!("{commit}\n"))?;
     if !json.json {
         let mut o = format!("landed run {run} on {branch} as {}: ", short(commit));
         describe(plan, &mut o);
@@ -249,7 +240,8 @@ fn retried(
         frame: landing.frame.clone(),
         updated: Vec::new(),
     };
-    ctx.ui().emit(json, &out(run, "landed", None, Some(done), report), |_| format!("{}\n", landing.commit))?;
+    ctx.ui()
+        .emit(json, &out(run, LandStatus::Landed, None, Some(done), report), |_| format!("{}\n", landing.commit))?;
     if !json.json {
         ctx.status(&format!(
             "run {run} is landed on {branch} as {} (your landing, recorded earlier)",

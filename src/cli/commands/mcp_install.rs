@@ -115,7 +115,7 @@ pub fn run(ctx: &mut Context, cmd: McpCommand) -> Result<Outcome, CliError> {
             ctx.ui().hint(&format!("{}: {n}", h.host));
         }
     }
-    let scope = if args.global { "global" } else { "project" }.to_string();
+    let scope = if args.global { crate::cli::json::Scope::Global } else { crate::cli::json::Scope::Project };
     ctx.ui().emit(args.output, &McpInstallOut { scope, agent, hosts }, |o| {
         let mut text = String::new();
         for h in &o.hosts {

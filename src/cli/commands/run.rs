@@ -178,14 +178,14 @@ pub fn run_list(ctx: &Context, _args: &ListArgs) -> Result<Done<Vec<Listed>>, Cl
         match devrun::load_meta(store, &roster, &id) {
             Ok(meta) => out.push(Listed {
                 id,
-                phase: meta.phase.name().into(),
+                phase: crate::cli::render::phase_name(&meta.phase),
                 goal: Some(meta.def.goal),
                 created_at_ms: Some(meta.def.created_at_ms),
                 problem: None,
             }),
             Err(e) => out.push(Listed {
                 id,
-                phase: "unreadable".into(),
+                phase: crate::cli::json::PhaseName::Unreadable,
                 goal: None,
                 created_at_ms: None,
                 problem: Some(e.to_string()),

@@ -4,6 +4,7 @@
 use crate::cli::Outcome as Exit;
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
+use crate::cli::json::Scope;
 use crate::cli::json::skills::{SkillRow, SkillsList, SkillsPlaced};
 use crate::cli::output::JsonFlag;
 use git_mas::hosts::Host;
@@ -120,17 +121,17 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<Exit, CliE
         vec![Host::from_name(&args.host).ok_or_else(|| CliError::usage(format!("unknown host {}", args.host)))?]
     };
     let (roots, scope) = match (&args.dir, args.global) {
-        (Some(dir), _) => (vec![absolute(ctx, dir)?], "dir"),
+        (Some(dir), _) => (vec![absolute(ctx, dir)?], Scope::Dir),
         (None, true) => {
             let env = HostEnv::from_process();
-            (hosts.iter().map(|h| h.skills_global_dir(&env)).collect::<Result<Vec<_>, _>>()?, "global")
+            (hosts.iter().map(|h| h.skills_global_dir(&env)).collect::<Result<Vec<_>, _>>()?, Scope::Global)
         }
         (None, false) => {
             let store = ctx.store().map_err(|e| {
                 e.hinted("a project install goes into the repository; outside one, use --global or --dir DIR")
             })?;
             let top = store.workdir().map_err(|e| CliError::new(Kind::User, e))?;
-            (hosts.iter().map(|h| top.join(h.skills_project_dir())).collect(), "project")
+            (hosts.iter().map(|h| top.join(h.skills_project_dir())).collect(), Scope::Project)
         }
     };
     let mut roots_once: Vec<PathBuf> = Vec::new();
@@ -148,8 +149,8 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<Exit, CliE
     let host_name = if args.host == "all" { "all" } else { hosts[0].name() };
     if args.output.json {
         ctx.ui().json(&SkillsPlaced {
-            host: (scope != "dir").then(|| host_name.to_string()),
-            scope: scope.into(),
+            host: (scope != Scope::Dir).then(|| host_name.to_string()),
+            scope,
             dir: (roots_once.len() == 1).then(|| roots_once[0].clone()),
             dirs: roots_once,
             dry_run: args.dry_run,
@@ -162,7 +163,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<Exit, CliE
     ctx.ui().out(&out)?;
     if args.dry_run {
         ctx.status("dry run: nothing was changed");
-    } else if install && scope == "project" {
+    } else if install && scope == Scope::Project {
         let mut dirs: Vec<&str> = Vec::new();
         for d in hosts.iter().map(|h| h.skills_project_dir()) {
             if !dirs.contains(&d) {

@@ -58,7 +58,7 @@ impl Tally {
         let t = &view.tally;
         TallyOut {
             run: view.meta.def.id.clone(),
-            phase: view.meta.phase.name().into(),
+            phase: crate::cli::render::phase_name(&view.meta.phase),
             quorum: t.quorum,
             rounds: t.rounds,
             max_rounds: t.max_rounds,

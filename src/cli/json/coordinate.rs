@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ContinueOut {
     /// Always `continue`.
-    pub event: String,
+    pub event: super::ContinueEvent,
     /// The class CONVERGE continues with (`development`).
-    pub class: String,
+    pub class: git_mas::runtime::PatternKind,
     /// The ASSEMBLY run that named it.
     pub assembly_run: String,
 }

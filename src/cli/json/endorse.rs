@@ -14,7 +14,7 @@ pub struct EndorsedOut {
     /// The proposal's tree the endorsement binds to.
     pub tree: String,
     /// `passed`, `failed`, `accepted` (review, no check) or `rejected`.
-    pub verdict: String,
+    pub verdict: EndorseVerdict,
     /// The check command, when one ran.
     pub command: Option<String>,
     /// Its exit status (`None`: killed, timed out, or no check ran).
@@ -31,4 +31,18 @@ pub struct EndorsedOut {
     pub quorum: u32,
     /// Whether the proposal is at quorum now.
     pub at_quorum: bool,
+}
+
+names! {
+    /// What an endorsement says.
+    pub enum EndorseVerdict {
+        /// The check passed.
+        Passed = "passed",
+        /// The check failed.
+        Failed = "failed",
+        /// Accepted by review, without a check.
+        Accepted = "accepted",
+        /// Rejected, with a reason.
+        Rejected = "rejected",
+    }
 }

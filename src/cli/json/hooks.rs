@@ -30,7 +30,7 @@ pub struct HookOut {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostHooksOut {
     /// `project` (the working tree) or `global` (the user's configuration).
-    pub scope: String,
+    pub scope: super::Scope,
     /// One per host, in the order of `--host all`.
     pub hosts: Vec<HostHookOut>,
 }

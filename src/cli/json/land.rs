@@ -10,7 +10,7 @@ pub struct LandOut {
     /// The run.
     pub run: String,
     /// `blocked`, `would-land` or `landed`.
-    pub status: String,
+    pub status: LandStatus,
     /// What lands; absent when the landing was found recorded already (a retry).
     pub plan: Option<LandPlan>,
     /// The landing commit on main.
@@ -23,4 +23,16 @@ pub struct LandOut {
     pub updated_worktrees: Vec<String>,
     /// The convergence report stored with the landing (not on a dry run).
     pub report: Option<ConvergenceReport>,
+}
+
+names! {
+    /// What `land` did.
+    pub enum LandStatus {
+        /// Blocked: a merge conflict or a failing check of the merged tree.
+        Blocked = "blocked",
+        /// `--dry-run`: what would land.
+        WouldLand = "would-land",
+        /// Landed.
+        Landed = "landed",
+    }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpInstallOut {
     /// `project` (the working tree) or `global` (the user's configuration).
-    pub scope: String,
+    pub scope: super::Scope,
     /// The agent the registered server acts as (`--agent`), if one is named.
     pub agent: Option<String>,
     /// One per host, in the order of `--host all`.

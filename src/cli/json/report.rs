@@ -8,7 +8,7 @@ pub struct ReportEventOut {
     /// `convergence.started`, `conflict.detected`, `conflict.resolved`, `consensus.updated`,
     /// `convergence.reached` or `convergence.failed`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: git_mas::convergence::EventKind,
     /// The event's fields (`run`, and the conflict, score or outcome it carries).
     #[serde(flatten)]
     pub fields: serde_json::Map<String, serde_json::Value>,
@@ -16,11 +16,11 @@ pub struct ReportEventOut {
 
 impl ReportEventOut {
     /// The event `kind` with the fields of `payload` (an object; anything else carries none).
-    pub fn new(kind: &str, payload: serde_json::Value) -> ReportEventOut {
+    pub fn new(kind: git_mas::convergence::EventKind, payload: serde_json::Value) -> ReportEventOut {
         let fields = match payload {
             serde_json::Value::Object(fields) => fields,
             _ => serde_json::Map::new(),
         };
-        ReportEventOut { kind: kind.into(), fields }
+        ReportEventOut { kind, fields }
     }
 }

@@ -11,7 +11,7 @@ pub struct Listed {
     /// The run id.
     pub id: String,
     /// `open`, `aborted`, `landing`, `landed`, or `unreadable`.
-    pub phase: String,
+    pub phase: super::PhaseName,
     /// Its goal (`None` when unreadable).
     pub goal: Option<String>,
     /// When it started (`None` when unreadable).

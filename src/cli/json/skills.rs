@@ -28,7 +28,7 @@ pub struct SkillsPlaced {
     /// The host (`all` for every host; absent with --dir).
     pub host: Option<String>,
     /// `project`, `global` or `dir`.
-    pub scope: String,
+    pub scope: super::Scope,
     /// The skills directory, when there is one.
     pub dir: Option<PathBuf>,
     /// Every skills directory written (several for `--host all`).

@@ -13,7 +13,7 @@ pub struct TallyOut {
     /// The run.
     pub run: String,
     /// `open`, `aborted`, `landing` or `landed`.
-    pub phase: String,
+    pub phase: super::PhaseName,
     /// Valid endorsements a proposal needs.
     pub quorum: u32,
     /// The highest round count.
