@@ -257,7 +257,7 @@ fn judge(
     let hashes: Vec<(i64, &str)> = h.frames.iter().map(|(t, f)| (*t, f.hash.as_str())).collect();
     let receipt_valid = receipt
         .as_ref()
-        .is_some_and(|(agent, frame)| h.roster.get(agent).is_some() && hashes.iter().any(|(_, f)| f == frame));
+        .is_some_and(|(agent, frame)| h.roster.signer(agent).is_some() && hashes.iter().any(|(_, f)| f == frame));
     let frame = frame_for(&hashes, receipt.as_ref().map(|(_, f)| f.as_str()), time).map(|i| &h.frames[i].1);
     let board = board_at(&h.chains, u64::try_from(time).unwrap_or(0), frame, receipt.is_none());
     let caller = receipt.as_ref().map_or(NO_RECEIPT, |(agent, _)| agent.as_str());

@@ -134,11 +134,12 @@ impl Context {
         let (name, _) = self.caller_name()?;
         let roster = self.store()?.roster()?;
         self.warn_all(&roster.warnings);
-        let Some(entry) = roster.get(&name) else {
+        // A session agent (`alice.claude-3f2a9c1b`) signs with its principal's key.
+        let Some(entry) = roster.signer(&name) else {
             return Err(CliError::user(format!("agent '{name}' is not on the roster (.mas/roster)"))
                 .hinted(format!("create it with `git mas agent new {name}` and commit .mas/roster")));
         };
-        let key = AgentKey::load(&name)?;
+        let key = AgentKey::load(&entry.name)?;
         if key.did() != entry.did {
             return Err(CliError::user(format!(
                 "the private key for '{name}' on this machine ({}) is not the one on the roster ({})",

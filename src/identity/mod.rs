@@ -6,8 +6,10 @@
 pub mod key;
 pub mod name;
 pub mod roster;
+pub mod session;
 pub mod trail;
 
 pub use key::{AgentKey, KeyError};
 pub use name::{NameError, validate_name};
 pub use roster::{EntrySource, ROSTER_PATH, Roster, RosterEntry, RosterError, append_to_roster, parse_roster};
+pub use session::{principal_of, session_agent};

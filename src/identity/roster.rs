@@ -133,6 +133,12 @@ impl Roster {
         self.entries.get(name)
     }
 
+    /// The entry whose key signs for `name`: its own entry, else, for a session agent's name
+    /// ([`super::session`]) that is not on the roster, its principal's.
+    pub fn signer(&self, name: &str) -> Option<&RosterEntry> {
+        self.entries.get(name).or_else(|| super::session::principal_of(name).and_then(|p| self.entries.get(p)))
+    }
+
     /// All entries, sorted by name.
     pub fn entries(&self) -> impl Iterator<Item = &RosterEntry> {
         self.entries.values()
@@ -153,6 +159,21 @@ impl Roster {
 mod tests {
     use super::*;
     use crate::identity::key::AgentKey;
+
+    #[test]
+    fn a_session_agent_signs_with_its_principals_entry_and_an_exact_entry_wins() {
+        let roster = Roster::merge(
+            vec![("alice".into(), did(1)), ("bob".into(), did(2)), ("alice.codex-00000000".into(), did(3))],
+            vec![],
+            "main",
+        );
+        assert_eq!(roster.signer("alice.claude-3f2a9c1b").map(|e| e.name.as_str()), Some("alice"));
+        assert_eq!(roster.signer("bob.gemini-0123abcd").unwrap().did, did(2));
+        assert_eq!(roster.signer("alice.codex-00000000").unwrap().did, did(3), "the exact entry wins");
+        assert!(roster.signer("carol.claude-3f2a9c1b").is_none(), "no principal carol");
+        assert!(roster.signer("alice.claude").is_none(), "not a session's shape");
+        assert!(roster.get("alice.claude-3f2a9c1b").is_none(), "a session is no roster entry");
+    }
 
     fn did(seed: u8) -> String {
         AgentKey::from_seed([seed; 32]).did()

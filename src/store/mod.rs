@@ -520,7 +520,7 @@ impl Store {
         };
         let verdicts = record::verify_chain_with(
             &records,
-            |n| roster.get(n).map(|e| e.did.as_str()),
+            |n| roster.signer(n).map(|e| e.did.as_str()),
             owner_of(refname),
             &mut sig_ok,
         );
@@ -849,7 +849,7 @@ impl Store {
             }
             if let Ok(r) = &entry.record
                 && owner.is_none_or(|o| o == r.agent)
-                && let Some(listed) = roster.get(&r.agent)
+                && let Some(listed) = roster.signer(&r.agent)
                 && self.signature_counts(r, entry.blob, &listed.did)
             {
                 floor = floor.max(r.seq);

@@ -44,8 +44,9 @@ pub fn whoami(ctx: &Context, _args: &WhoamiArgs) -> Result<Done<Whoami>, CliErro
     let (name, source) = ctx.caller_name()?;
     let roster = ctx.store()?.roster()?;
     ctx.warn_all(&roster.warnings);
-    let entry = roster.get(&name).cloned();
-    let key = AgentKey::load(&name);
+    // A session agent (`alice.claude-3f2a9c1b`) is its principal's entry and key.
+    let entry = roster.signer(&name).cloned();
+    let key = AgentKey::load(entry.as_ref().map_or(name.as_str(), |e| e.name.as_str()));
     let key_did = key.as_ref().ok().map(AgentKey::did);
     let key_matches = matches!((&entry, &key_did), (Some(e), Some(d)) if &e.did == d);
     let out = WhoamiOut {
