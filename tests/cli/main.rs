@@ -33,6 +33,7 @@ mod pipe;
 mod readme;
 mod records;
 mod roster_trail;
+mod session_agents;
 mod skills;
 mod snapshot;
 mod sync;
