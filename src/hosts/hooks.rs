@@ -45,8 +45,8 @@
 //!   files are ours.
 //! - OpenCode (opencode.ai/docs/plugins): every file in `.opencode/plugins/` or
 //!   `$XDG_CONFIG_HOME/opencode/plugins/` (`~/.config/opencode/plugins/`) is a plugin module; ours,
-//!   `git-mas.js`, hooks `tool.execute.before`, runs the gate with `{tool, args, cwd}` on stdin
-//!   and throws on a deny or on any failure of the gate (protocol in [`super::payload`]).
+//!   `git-mas.js`, hooks `tool.execute.before`, runs the gate with `{tool, args, cwd, sessionID}`
+//!   on stdin and throws on a deny or on any failure of the gate (protocol in [`super::payload`]).
 //!
 //! What the real hosts need beyond the file, in an agent's linked worktree (run offline against
 //! the scripted model server: `cargo test --test cli hosts::edit_gate`; decisions in
@@ -362,12 +362,19 @@ pub fn plan_install(host: Host, file: &HookFile, current: Option<&str>) -> Resul
 fn earlier_releases(host: Host, ours: &str) -> Vec<String> {
     match host {
         Host::Goose => vec![ours.replace(&format!("\"{}\"", matcher(host)), "\"^developer__(write|edit)$\"")],
-        Host::OpenCode => vec![ours.replace(
-            OPENCODE_ROUTING,
-            "const EDIT_TOOLS = new Set([\"edit\", \"write\", \"patch\", \"multiedit\", \"apply_patch\"]);\n\n\
-             export const GitMasGate = async ({ directory, worktree } = {}) => ({\n  \
-             \"tool.execute.before\": async (input, output) => {\n    if (!EDIT_TOOLS.has(input.tool)) return;",
-        )],
+        Host::OpenCode => {
+            let edit_tools = ours.replace(
+                OPENCODE_ROUTING,
+                "const EDIT_TOOLS = new Set([\"edit\", \"write\", \"patch\", \"multiedit\", \"apply_patch\"]);\n\n\
+                 export const GitMasGate = async ({ directory, worktree } = {}) => ({\n  \
+                 \"tool.execute.before\": async (input, output) => {\n    if (!EDIT_TOOLS.has(input.tool)) return;",
+            );
+            let no_session = |text: &str| {
+                text.replace(OPENCODE_PAYLOAD, OPENCODE_PAYLOAD_NO_SESSION)
+                    .replace(OPENCODE_PAYLOAD_NOTE, OPENCODE_PAYLOAD_NOTE_NO_SESSION)
+            };
+            vec![no_session(ours), no_session(&edit_tools)]
+        }
         _ => Vec::new(),
     }
 }
@@ -610,9 +617,11 @@ fn new_file(host: Host) -> String {
 /// The bytes of a file that is entirely ours.
 fn own_content(host: Host) -> String {
     match host {
-        Host::OpenCode => {
-            OPENCODE_PLUGIN.replace("@ROUTING@", OPENCODE_ROUTING).replace("@COMMAND@", &gate_command(host))
-        }
+        Host::OpenCode => OPENCODE_PLUGIN
+            .replace("@ROUTING@", OPENCODE_ROUTING)
+            .replace("@PAYLOAD_NOTE@", OPENCODE_PAYLOAD_NOTE)
+            .replace("@PAYLOAD@", OPENCODE_PAYLOAD)
+            .replace("@COMMAND@", &gate_command(host)),
         _ => edit::pretty(&skeleton(host)),
     }
 }
@@ -633,17 +642,31 @@ export const GitMasGate = async ({ directory, worktree } = {}) => ({
   "tool.execute.before": async (input, output) => {
     if (READ_ONLY.has(input.tool)) return;"#;
 
+/// The plugin's payload: the tool, its arguments, the directory and the session's id
+/// (`input.sessionID`, which opencode 1.18.33 passes to `tool.execute.before` with `tool` and
+/// `callID`; left out when absent).
+const OPENCODE_PAYLOAD: &str = concat!(
+    "const payload = JSON.stringify({ tool: input.tool, args: (output && output.args) || {}, cwd, ",
+    "sessionID: input.sessionID });"
+);
+/// The payload of the releases before the session's id was sent.
+const OPENCODE_PAYLOAD_NO_SESSION: &str =
+    "const payload = JSON.stringify({ tool: input.tool, args: (output && output.args) || {}, cwd });";
+/// The plugin's header words on the payload, now and before the session's id was sent.
+const OPENCODE_PAYLOAD_NOTE: &str = r#"{"tool","args","cwd","sessionID"}"#;
+const OPENCODE_PAYLOAD_NOTE_NO_SESSION: &str = r#"{"tool","args","cwd"}"#;
+
 /// The OpenCode plugin: node and bun builtins only.
 const OPENCODE_PLUGIN: &str = r#"// git-mas edit gate for OpenCode: written by `git mas hooks install --host opencode`,
 // removed by `git mas hooks uninstall --host opencode`. Before a tool edits a file, runs
-// `@COMMAND@` with {"tool","args","cwd"} on stdin and reads its one JSON line:
+// `@COMMAND@` with @PAYLOAD_NOTE@ on stdin and reads its one JSON line:
 // {"decision":"allow"} lets the edit through, {"decision":"deny","reason":...} refuses it.
 // Anything else (the gate missing, crashed, timed out, or answering nonsense) refuses too.
 import { spawnSync } from "node:child_process";
 
 @ROUTING@
     const cwd = directory || worktree || process.cwd();
-    const payload = JSON.stringify({ tool: input.tool, args: (output && output.args) || {}, cwd });
+    @PAYLOAD@
     const run = spawnSync("sh", ["-c", "@COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
     if (run.error || run.status !== 0) {
       const why = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || "").trim()}`;

@@ -191,11 +191,27 @@ fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
         let file = hook_files(host, &project(), &ProcessEnv).unwrap().pop().unwrap();
         let FileKind::Own(ours) = &file.kind else { panic!("{host:?}") };
         let earlier = earlier_releases(host, ours);
-        assert_eq!(earlier.len(), 1, "{host:?}");
-        assert_ne!(&earlier[0], ours, "{host:?}");
-        assert!(earlier[0].contains(GATE_COMMAND_PREFIX), "{host:?}");
-        assert_eq!(plan_install(host, &file, Some(&earlier[0])).unwrap(), Plan::Write(ours.clone()));
-        assert_eq!(plan_uninstall(host, &file, Some(&earlier[0])).unwrap(), Plan::Remove);
+        // Goose: the narrower matcher. OpenCode: the plugin without the session's id, with today's
+        // routing and with the five edit tools.
+        assert_eq!(earlier.len(), if host == Host::OpenCode { 2 } else { 1 }, "{host:?}");
+        for text in &earlier {
+            assert_ne!(text, ours, "{host:?}");
+            assert!(text.contains(GATE_COMMAND_PREFIX), "{host:?}");
+            assert_eq!(plan_install(host, &file, Some(text)).unwrap(), Plan::Write(ours.clone()));
+            assert_eq!(plan_uninstall(host, &file, Some(text)).unwrap(), Plan::Remove);
+        }
+    }
+}
+
+#[test]
+fn the_opencode_plugin_sends_the_session_id_it_is_given() {
+    let plugin = own_content(Host::OpenCode);
+    let payload = plugin.lines().find(|l| l.trim_start().starts_with("const payload")).unwrap();
+    assert!(payload.contains("sessionID: input.sessionID"), "{payload}");
+    assert!(plugin.contains(r#"{"tool","args","cwd","sessionID"}"#), "{plugin}");
+    // The releases before it sent none, and are still recognised as ours.
+    for text in earlier_releases(Host::OpenCode, &plugin) {
+        assert!(!text.contains("sessionID"), "{text}");
     }
 }
 
