@@ -48,6 +48,36 @@
 //!   `git-mas.js`, hooks `tool.execute.before`, runs the gate with `{tool, args, cwd, sessionID}`
 //!   on stdin and throws on a deny or on any failure of the gate (protocol in [`super::payload`]).
 //!
+//! Each host's session id field and its post-tool and session-end events ([`super::HookFacts`]'s
+//! `post_tool_event`, `session_end_event`; [`super::PayloadFacts`]'s `session_field`). For the
+//! five real CLIs, measured 2026-12-02 by running `cargo test --test cli hosts::edit_gate` with
+//! `GIT_MAS_HOSTS_CAPTURE=DIR`, which also hooks the table's two events to a command that saves
+//! its stdin: each event fired with the session's id under the same field as the pre-tool call
+//! (`tests/fixtures/hook-payloads/<host>/post-tool-*.json`, `session-end.json`).
+//!
+//! | host | session id | post-tool | session end | checked |
+//! |---|---|---|---|---|
+//! | claude-code | `session_id` | `PostToolUse` | `SessionEnd` (`reason: "other"` at the end of `-p`) | 2.1.332 |
+//! | codex | `session_id` | `PostToolUse` | `SessionEnd` (`reason: "other"` at the end of `exec`) | 0.171.0 |
+//! | copilot | `sessionId` | `postToolUse` | `sessionEnd` (`reason: "complete"`) | 1.0.102 |
+//! | gemini | `session_id` | `AfterTool` | `SessionEnd` (`reason: "exit"`) | 0.61.0 |
+//! | opencode | `sessionID` | `tool.execute.after` | none | 1.18.33 |
+//! | cursor | `conversation_id` | `postToolUse` | `sessionEnd` | its documentation, 2026-12-02 |
+//! | goose | `session_id` | `PostToolUse` | `SessionEnd` | its documentation, 2026-12-02 |
+//!
+//! - Gemini compares a `SessionEnd` entry's matcher with the reason as a plain string (not a
+//!   regular expression): an entry with the matcher `.*` never ran; one without a matcher did.
+//! - OpenCode passes `tool.execute.before` the input `{tool, sessionID, callID}` and the output
+//!   `{args}`, and `tool.execute.after` the input `{tool, sessionID, callID, args}` (its 1.18.33
+//!   binary, and what a plugin saved in the capture run). It has no session-end hook: a plugin's
+//!   `event` hook sees bus events such as `session.idle` and `session.deleted`, but a session
+//!   that is idle may go on and one that ends is not deleted.
+//! - Cursor's documentation (cursor.com/docs/hooks.md) lists `sessionStart`/`sessionEnd` and
+//!   `preToolUse`/`postToolUse`/`postToolUseFailure` for its agent, and `conversation_id` among
+//!   every event's fields; goose's (block/goose
+//!   documentation/docs/guides/context-engineering/hooks.md) lists `SessionStart`, `SessionEnd`,
+//!   `PreToolUse`, `PostToolUse` and `PostToolUseFailure`, with `session_id` in every payload.
+//!
 //! What the real hosts need beyond the file, in an agent's linked worktree (run offline against
 //! the scripted model server: `cargo test --test cli hosts::edit_gate`; decisions in
 //! [`session_args`] and [`host_artifacts`]):

@@ -154,6 +154,10 @@ pub struct HookFacts {
     pub layout: HookLayout,
     /// The pre-tool event our entry goes under.
     pub event: &'static str,
+    /// The event after a tool call has run; `None` where the host has none.
+    pub post_tool_event: Option<&'static str>,
+    /// The event when a session ends; `None` where the host has none.
+    pub session_end_event: Option<&'static str>,
     /// The tools the entry routes to the gate (a regular expression; see [`hooks::matcher`]).
     pub matcher: &'static str,
     /// Whether the host reads comments in the file.
@@ -167,7 +171,7 @@ pub enum PayloadShape {
     ToolInput,
     /// `{toolName, toolArgs, cwd}`, the arguments as a JSON string.
     Copilot,
-    /// `{tool, args, cwd}`, from git-mas's own OpenCode plugin.
+    /// `{tool, args, cwd, sessionID}`, from git-mas's own OpenCode plugin.
     OpenCode,
 }
 
@@ -176,6 +180,8 @@ pub enum PayloadShape {
 pub struct PayloadFacts {
     /// Its envelope.
     pub shape: PayloadShape,
+    /// The top-level string field naming the host's session.
+    pub session_field: &'static str,
     /// The host's tools its documentation lists as only reading (their path arguments name what
     /// they read); see [`payload::read_only`].
     pub read_only_tools: &'static [&'static str],
@@ -327,11 +333,14 @@ pub const TABLE: [Facts; 7] = [
             file: "settings.json",
             layout: HookLayout::Merged,
             event: "PreToolUse",
+            post_tool_event: Some("PostToolUse"),
+            session_end_event: Some("SessionEnd"),
             matcher: "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
             comments: false,
         },
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
+            session_field: "session_id",
             read_only_tools: &[
                 "Read",
                 "Glob",
@@ -370,11 +379,14 @@ pub const TABLE: [Facts; 7] = [
             file: "hooks.json",
             layout: HookLayout::Merged,
             event: "PreToolUse",
+            post_tool_event: Some("PostToolUse"),
+            session_end_event: Some("SessionEnd"),
             matcher: "apply_patch|mcp__.*",
             comments: false,
         },
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
+            session_field: "session_id",
             read_only_tools: &[
                 "shell",
                 "exec",
@@ -414,11 +426,14 @@ pub const TABLE: [Facts; 7] = [
             file: "hooks/git-mas.json",
             layout: HookLayout::OwnFile,
             event: "preToolUse",
+            post_tool_event: Some("postToolUse"),
+            session_end_event: Some("sessionEnd"),
             matcher: ".*",
             comments: false,
         },
         payload: PayloadFacts {
             shape: PayloadShape::Copilot,
+            session_field: "sessionId",
             read_only_tools: &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
         },
         answer: AnswerFormat::PermissionDecision,
@@ -443,11 +458,14 @@ pub const TABLE: [Facts; 7] = [
             file: "settings.json",
             layout: HookLayout::Merged,
             event: "BeforeTool",
+            post_tool_event: Some("AfterTool"),
+            session_end_event: Some("SessionEnd"),
             matcher: ".*",
             comments: true,
         },
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
+            session_field: "session_id",
             read_only_tools: &[
                 "read_file",
                 "read_many_files",
@@ -485,11 +503,14 @@ pub const TABLE: [Facts; 7] = [
             file: "hooks.json",
             layout: HookLayout::Merged,
             event: "preToolUse",
+            post_tool_event: Some("postToolUse"),
+            session_end_event: Some("sessionEnd"),
             matcher: "Write|StrReplace|Edit|Delete|TabWrite|MCP:.*",
             comments: false,
         },
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
+            session_field: "conversation_id",
             read_only_tools: &[
                 "Read",
                 "Glob",
@@ -528,11 +549,14 @@ pub const TABLE: [Facts; 7] = [
             file: "plugins/git-mas/hooks/hooks.json",
             layout: HookLayout::Plugin,
             event: "PreToolUse",
+            post_tool_event: Some("PostToolUse"),
+            session_end_event: Some("SessionEnd"),
             matcher: ".*",
             comments: false,
         },
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
+            session_field: "session_id",
             read_only_tools: &["developer__shell", "developer__analyze", "developer__list_windows"],
         },
         answer: AnswerFormat::Block,
@@ -554,11 +578,14 @@ pub const TABLE: [Facts; 7] = [
             file: "plugins/git-mas.js",
             layout: HookLayout::Module,
             event: "tool.execute.before",
+            post_tool_event: Some("tool.execute.after"),
+            session_end_event: None,
             matcher: "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
             comments: false,
         },
         payload: PayloadFacts {
             shape: PayloadShape::OpenCode,
+            session_field: "sessionID",
             read_only_tools: &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
         },
         answer: AnswerFormat::Decision { message: "message" },

@@ -366,3 +366,38 @@ proptest::proptest! {
         }
     }
 }
+
+/// The ids the captured sessions were normalised to (see the fixtures' README).
+const CLAUDE_SESSION: &str = "00000000-0000-4000-8000-000000000001";
+const CODEX_SESSION: &str = "00000000-0000-4000-8000-000000000003";
+const COPILOT_SESSION: &str = "00000000-0000-4000-8000-000000000005";
+const GEMINI_SESSION: &str = "00000000-0000-4000-8000-000000000007";
+
+/// The post-tool and session-end payloads the real hosts sent (each to an entry under the
+/// table's event) name the session under the same field as their tool calls, with the same id,
+/// and name the table's event where the host says which event it is.
+#[test]
+fn the_real_post_tool_and_session_end_payloads_match_the_table() {
+    let post = |h: Host| h.facts().hooks.post_tool_event;
+    let end = |h: Host| h.facts().hooks.session_end_event;
+    let cases = [
+        (ClaudeCode, fixture!("claude-code", "post-tool-bash"), post(ClaudeCode), CLAUDE_SESSION),
+        (ClaudeCode, fixture!("claude-code", "session-end"), end(ClaudeCode), CLAUDE_SESSION),
+        (Codex, fixture!("codex", "post-tool-shell"), post(Codex), CODEX_SESSION),
+        (Codex, fixture!("codex", "session-end"), end(Codex), CODEX_SESSION),
+        (Copilot, fixture!("copilot", "post-tool-bash"), post(Copilot), COPILOT_SESSION),
+        (Copilot, fixture!("copilot", "session-end"), end(Copilot), COPILOT_SESSION),
+        (Gemini, fixture!("gemini", "after-tool-run-shell-command"), post(Gemini), GEMINI_SESSION),
+        (Gemini, fixture!("gemini", "session-end"), end(Gemini), GEMINI_SESSION),
+    ];
+    for (host, text, event, session) in cases {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(v[host.facts().payload.session_field], session, "{host:?}: {text}");
+        let event = event.unwrap_or_else(|| panic!("{host:?} has the event it sent"));
+        // Copilot's payloads do not name their event.
+        if let Some(name) = v.get("hook_event_name") {
+            assert_eq!(name, event, "{host:?}");
+        }
+    }
+    assert_eq!((post(Copilot), end(Copilot)), (Some("postToolUse"), Some("sessionEnd")));
+}

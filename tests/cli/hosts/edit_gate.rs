@@ -4,7 +4,9 @@
 //! inside an unheld function of a file whose other function is held go through.
 //!
 //! With `GIT_MAS_HOSTS_CAPTURE=DIR` set, every hook payload is also saved in DIR (the source of
-//! `tests/fixtures/hook-payloads/`), and the shell tool is hooked too.
+//! `tests/fixtures/hook-payloads/`), the shell tool is hooked too, and so are the host's
+//! post-tool and session-end events of its row in `git_mas::hosts::TABLE` (saved as
+//! `<host>-<event>-….json`; opencode's plugin saves what `tool.execute.after` is given).
 
 use super::claude::claude_env;
 use super::codex::codex_env;
@@ -81,11 +83,13 @@ pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
 }
 
 /// `text` (a hook file, or a command line) with the gate command replaced by the capturing
-/// script and the shell tool hooked as well as the editing ones.
+/// script, the shell tool hooked as well as the editing ones, and the host's other events hooked
+/// to a script that only saves their payload.
 fn capturing(bench: &Bench, host: &str, text: &str) -> String {
-    let command = hooks::gate_command(Host::from_name(host).unwrap());
+    let gate = Host::from_name(host).unwrap();
+    let command = hooks::gate_command(gate);
     let text = text.replace(&command, &gate_command(bench, host));
-    match host {
+    let text = match host {
         "claude-code" => text.replace(
             "\"Write|Edit|MultiEdit|NotebookEdit|mcp__.*\"",
             "\"Write|Edit|MultiEdit|NotebookEdit|mcp__.*|Bash\"",
@@ -93,7 +97,69 @@ fn capturing(bench: &Bench, host: &str, text: &str) -> String {
         "codex" => text.replace("\"apply_patch|mcp__.*\"", "\"apply_patch|mcp__.*|Bash\""),
         "opencode" => text.replace("if (READ_ONLY.has(input.tool)) return;", ""),
         _ => text,
+    };
+    let facts = gate.facts().hooks;
+    let events: Vec<&str> = [facts.post_tool_event, facts.session_end_event].into_iter().flatten().collect();
+    match host {
+        // The inline hooks of the session's `-c` layer.
+        "codex" if text.contains("hooks.PreToolUse=") => {
+            let more: Vec<String> = events
+                .iter()
+                .map(|e| {
+                    let value = hooks::codex_inline_hooks(&save_command(bench, host, e), ".*");
+                    format!("-c {}", hooks::shell_word(&format!("hooks.{e}={value}")))
+                })
+                .collect();
+            text.replacen(
+                "--dangerously-bypass-hook-trust",
+                &format!("--dangerously-bypass-hook-trust {}", more.join(" ")),
+                1,
+            )
+        }
+        "opencode" => {
+            let save = save_command(bench, host, "tool.execute.after");
+            text.replace(
+                "\"tool.execute.before\": async (input, output) => {",
+                &format!(
+                    "\"tool.execute.after\": async (input) => {{\n    \
+                     spawnSync(\"sh\", [\"-c\", {save:?}], {{ input: JSON.stringify(input) }});\n  }},\n  \
+                     \"tool.execute.before\": async (input, output) => {{"
+                ),
+            )
+        }
+        // A hook file: the pre-tool entry, copied under each other event with the saving command.
+        _ => match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(mut file) if file["hooks"][facts.event].is_array() => {
+                let entry = file["hooks"][facts.event][0].clone();
+                for e in events {
+                    let saving = entry.to_string().replace(&gate_command(bench, host), &save_command(bench, host, e));
+                    let mut saving: serde_json::Value = serde_json::from_str(&saving).unwrap();
+                    // Every tool after it ran; a session's end whatever its reason (gemini
+                    // compares a SessionEnd matcher with the reason as a plain string).
+                    if let Some(entry) = saving.as_object_mut().filter(|o| o.contains_key("matcher")) {
+                        if Some(e) == facts.post_tool_event {
+                            entry.insert("matcher".into(), ".*".into());
+                        } else {
+                            entry.remove("matcher");
+                        }
+                    }
+                    file["hooks"][e] = json!([saving]);
+                }
+                serde_json::to_string_pretty(&file).unwrap()
+            }
+            _ => text,
+        },
     }
+}
+
+/// Under `GIT_MAS_HOSTS_CAPTURE`, a command that saves its stdin in that folder as
+/// `<host>-<event>-….json` and answers nothing.
+fn save_command(bench: &Bench, host: &str, event: &str) -> String {
+    let dir = std::env::var_os("GIT_MAS_HOSTS_CAPTURE").unwrap();
+    let script = bench.team.env.root().join(format!("save-{event}.sh"));
+    let text = format!("cat > \"{}/{host}-{event}-$(date +%s%N)-$$.json\"\n", Path::new(&dir).display());
+    std::fs::write(&script, text).unwrap();
+    format!("sh {}", script.display())
 }
 
 /// Marks the `@opencode-ai/plugin` dependency of an opencode config folder (the project's
