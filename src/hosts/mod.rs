@@ -180,7 +180,7 @@ pub enum PayloadShape {
 pub struct PayloadFacts {
     /// Its envelope.
     pub shape: PayloadShape,
-    /// The top-level string field naming the host's session.
+    /// The top-level string field naming the host's session (read as [`payload::Payload::session`]).
     pub session_field: &'static str,
     /// The host's tools its documentation lists as only reading (their path arguments name what
     /// they read); see [`payload::read_only`].

@@ -12,10 +12,11 @@
 //! value the caller answers with a deny, never a panic.
 //!
 //! OpenCode has no hook process of its own: its plugin (`tool.execute.before`) passes
-//! `{"tool": <tool name>, "args": <the tool's arguments>, "cwd": <the project directory>}` on
-//! stdin and reads one JSON line back: `{"decision":"allow"}`, `{"decision":"allow","message":…}`
-//! (let through, show the message) or `{"decision":"deny","reason":…}` (the plugin throws with
-//! the reason). The plugin asks about `edit`, `write`, `patch`, `multiedit` and `apply_patch`;
+//! `{"tool": <tool name>, "args": <the tool's arguments>, "cwd": <the project directory>,
+//! "sessionID": <opencode's session id, when it gave one>}` on stdin and reads one JSON line
+//! back: `{"decision":"allow"}`, `{"decision":"allow","message":…}` (let through, show the
+//! message) or `{"decision":"deny","reason":…}` (the plugin throws with the reason). The plugin
+//! asks about `edit`, `write`, `patch`, `multiedit` and `apply_patch`;
 //! opencode 1.18.33 advertises `edit` (`filePath`, `oldString`), `write` (`filePath`) and
 //! `apply_patch` (`patchText`, codex's patch format) to its model; `multiedit` and `patch` are
 //! earlier releases' shapes. An asked-about call whose arguments do not have the shape read here
@@ -31,6 +32,11 @@
 //! MCP server's `write_file` are gated like the tools the table knows.
 //!
 //! A path git could not store (a NUL byte in it) is refused as an unreadable payload.
+//!
+//! Every payload names the host's session under the host's own field
+//! ([`super::PayloadFacts::session_field`]: `session_id`, `sessionId`, `sessionID` or
+//! `conversation_id`), read as [`Payload::session`]: a string, or none (any other JSON value
+//! counts as none, as a missing one does). A payload without it is still read.
 //!
 //! ## The deadline
 //!
@@ -110,6 +116,9 @@ pub struct Payload {
     pub tool: String,
     /// The directory the host ran in, when the payload says.
     pub cwd: Option<String>,
+    /// The host's id of the session that made the call, when the payload carries one as a string
+    /// (under the host's [`super::PayloadFacts::session_field`]).
+    pub session: Option<String>,
     /// The files the call would write; empty for a tool that writes nothing.
     pub writes: Vec<FileWrite>,
 }
@@ -189,6 +198,11 @@ struct ToolInputPayload {
     /// Cursor names its workspace's folders.
     #[serde(default)]
     workspace_roots: Option<Value>,
+    #[serde(default, deserialize_with = "text")]
+    session_id: Option<String>,
+    /// Cursor's session.
+    #[serde(default, deserialize_with = "text")]
+    conversation_id: Option<String>,
 }
 
 /// Copilot CLI's envelope: `{toolName, toolArgs (a JSON string), cwd}` (the snake-case names
@@ -205,9 +219,11 @@ struct CopilotPayload {
     tool_args: Option<Value>,
     #[serde(default, deserialize_with = "text")]
     cwd: Option<String>,
+    #[serde(default, rename = "sessionId", deserialize_with = "text")]
+    session_id: Option<String>,
 }
 
-/// What git-mas's OpenCode plugin sends: `{tool, args, cwd}`.
+/// What git-mas's OpenCode plugin sends: `{tool, args, cwd, sessionID}`.
 #[derive(Debug, Deserialize)]
 struct OpenCodePayload {
     #[serde(default, deserialize_with = "text")]
@@ -216,16 +232,19 @@ struct OpenCodePayload {
     args: Option<Value>,
     #[serde(default, deserialize_with = "text")]
     cwd: Option<String>,
+    #[serde(default, rename = "sessionID", deserialize_with = "text")]
+    session_id: Option<String>,
 }
 
-/// A host's envelope, read: the tool, its arguments and the directory, with the names the host
-/// gives the first two (for errors).
+/// A host's envelope, read: the tool, its arguments, the directory and the session, with the
+/// names the host gives the first two (for errors).
 struct Envelope {
     tool: Option<String>,
     tool_field: &'static str,
     args: Option<Value>,
     args_field: &'static str,
     cwd: Option<String>,
+    session: Option<String>,
 }
 
 /// The envelope of `host`'s payload (its shape in [`super::TABLE`]).
@@ -243,7 +262,15 @@ fn envelope(host: Host, v: Value) -> Result<Envelope, PayloadError> {
                 Host::Cursor => p.cwd.clone().or_else(first_root),
                 _ => p.cwd.clone(),
             };
-            Envelope { tool: p.tool_name, tool_field: "tool_name", args: p.tool_input, args_field: "tool_input", cwd }
+            let session = if host == Host::Cursor { p.conversation_id } else { p.session_id };
+            Envelope {
+                tool: p.tool_name,
+                tool_field: "tool_name",
+                args: p.tool_input,
+                args_field: "tool_input",
+                cwd,
+                session,
+            }
         }
         PayloadShape::Copilot => {
             let p: CopilotPayload = serde_json::from_value(v).map_err(not_json)?;
@@ -253,11 +280,19 @@ fn envelope(host: Host, v: Value) -> Result<Envelope, PayloadError> {
                 args: p.tool_args_camel.or(p.tool_args),
                 args_field: "toolArgs",
                 cwd: p.cwd,
+                session: p.session_id,
             }
         }
         PayloadShape::OpenCode => {
             let p: OpenCodePayload = serde_json::from_value(v).map_err(not_json)?;
-            Envelope { tool: p.tool, tool_field: "tool", args: p.args, args_field: "args", cwd: p.cwd }
+            Envelope {
+                tool: p.tool,
+                tool_field: "tool",
+                args: p.args,
+                args_field: "args",
+                cwd: p.cwd,
+                session: p.session_id,
+            }
         }
     })
 }
@@ -277,7 +312,7 @@ pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
     if let Some(w) = writes.iter().find(|w| w.path.contains('\0')) {
         return Err(PayloadError::Unstorable { tool, path: w.path.clone(), why: "a NUL byte" });
     }
-    Ok(Payload { tool, cwd: envelope.cwd, writes })
+    Ok(Payload { tool, cwd: envelope.cwd, session: envelope.session, writes })
 }
 
 /// The tool's arguments object.

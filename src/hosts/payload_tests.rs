@@ -372,6 +372,33 @@ const CLAUDE_SESSION: &str = "00000000-0000-4000-8000-000000000001";
 const CODEX_SESSION: &str = "00000000-0000-4000-8000-000000000003";
 const COPILOT_SESSION: &str = "00000000-0000-4000-8000-000000000005";
 const GEMINI_SESSION: &str = "00000000-0000-4000-8000-000000000007";
+const OPENCODE_SESSION: &str = "ses_00000000000000000000000001";
+
+#[test]
+fn the_session_is_read_from_every_hosts_payload() {
+    let cases: Vec<(Host, &str, &str)> = vec![
+        // Captured from the real hosts: pre-tool, and the post-tool payloads, which have its shape.
+        (ClaudeCode, fixture!("claude-code", "edit"), CLAUDE_SESSION),
+        (ClaudeCode, fixture!("claude-code", "bash"), CLAUDE_SESSION),
+        (ClaudeCode, fixture!("claude-code", "post-tool-bash"), CLAUDE_SESSION),
+        (Codex, fixture!("codex", "update-file"), CODEX_SESSION),
+        (Codex, fixture!("codex", "post-tool-shell"), CODEX_SESSION),
+        (Copilot, fixture!("copilot", "edit"), COPILOT_SESSION),
+        (Copilot, fixture!("copilot", "post-tool-bash"), COPILOT_SESSION),
+        (Gemini, fixture!("gemini", "replace"), GEMINI_SESSION),
+        (Gemini, fixture!("gemini", "after-tool-run-shell-command"), GEMINI_SESSION),
+        (OpenCode, fixture!("opencode", "edit"), OPENCODE_SESSION),
+        (OpenCode, fixture!("opencode", "apply-patch-update"), OPENCODE_SESSION),
+        (OpenCode, fixture!("opencode", "bash"), OPENCODE_SESSION),
+        // From the hosts' documentation.
+        (Cursor, fixture!("cursor", "write"), "c-1"),
+        (Goose, fixture!("goose", "write"), "20251201_1"),
+    ];
+    for (host, text, session) in cases {
+        let p = parse(host, text.as_bytes()).unwrap_or_else(|e| panic!("{host:?}: {e}"));
+        assert_eq!(p.session.as_deref(), Some(session), "{host:?} {}", p.tool);
+    }
+}
 
 /// The post-tool and session-end payloads the real hosts sent (each to an entry under the
 /// table's event) name the session under the same field as their tool calls, with the same id,
@@ -400,4 +427,39 @@ fn the_real_post_tool_and_session_end_payloads_match_the_table() {
         }
     }
     assert_eq!((post(Copilot), end(Copilot)), (Some("postToolUse"), Some("sessionEnd")));
+}
+
+/// Each envelope reads the session under its host's field, as a string only: absent, under
+/// another host's name, or any other JSON type, there is none.
+#[test]
+fn the_session_is_a_string_under_the_hosts_field_or_absent() {
+    for host in Host::ALL {
+        let tool = match host.facts().payload.shape {
+            PayloadShape::ToolInput => "tool_name",
+            PayloadShape::Copilot => "toolName",
+            PayloadShape::OpenCode => "tool",
+        };
+        let field = host.facts().payload.session_field;
+        let with = |value: serde_json::Value| {
+            let mut v = serde_json::json!({ tool: "Read" });
+            v[field] = value;
+            parse(host, v.to_string().as_bytes()).unwrap().session
+        };
+        assert_eq!(with("s-1".into()), Some("s-1".to_string()), "{host:?} {field}");
+        for not_a_string in [
+            serde_json::json!(7),
+            serde_json::json!({"id": "s-1"}),
+            serde_json::json!(["s-1"]),
+            serde_json::Value::Null,
+        ] {
+            assert_eq!(with(not_a_string.clone()), None, "{host:?} {field}: {not_a_string}");
+        }
+        let without = serde_json::json!({ tool: "Read" }).to_string();
+        assert_eq!(parse(host, without.as_bytes()).unwrap().session, None, "{host:?}");
+        // Another host's name for it is not this host's.
+        for other in ["session_id", "sessionId", "sessionID", "conversation_id"].into_iter().filter(|f| *f != field) {
+            let v = serde_json::json!({ tool: "Read", other: "s-1" }).to_string();
+            assert_eq!(parse(host, v.as_bytes()).unwrap().session, None, "{host:?}: {other}");
+        }
+    }
 }
