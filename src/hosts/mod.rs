@@ -650,6 +650,29 @@ mod tests {
         );
     }
 
+    /// The rows checked against a real CLI name exactly the versions the host tests install.
+    #[test]
+    fn every_real_row_is_the_version_the_host_tests_install() {
+        let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hosts/install.sh")).unwrap();
+        for facts in &TABLE {
+            if let Verification::Real { package, version } = facts.verified {
+                let pin = format!("\"{package}@{version}\"");
+                assert!(script.contains(&pin), "{}: {pin} is not pinned in tests/hosts/install.sh", facts.name);
+            }
+        }
+        let real = TABLE.iter().filter(|f| f.verified.is_real()).count();
+        let hosts_pinned = TABLE
+            .iter()
+            .filter_map(|f| match f.verified {
+                Verification::Real { package, .. } => Some(package),
+                Verification::Documented { .. } => None,
+            })
+            .filter(|p| script.contains(&format!("\"{p}@")))
+            .count();
+        assert_eq!(hosts_pinned, real);
+        assert_eq!(real, 5, "claude-code, codex, copilot, gemini and opencode run in the host tests");
+    }
+
     #[test]
     fn every_host_is_found_by_its_name_and_only_by_it() {
         for h in Host::ALL {

@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-# The pinned versions. Bump them together with the presets they verify (src/peers/preset.rs).
+# The pinned versions. Bump them together with the rows of the host table they verify
+# (src/hosts/mod.rs, `Verification::Real`; a unit test holds the two together).
 PACKAGES=(
   "@anthropic-ai/claude-code@2.1.332"
   "@openai/codex@0.171.0"
