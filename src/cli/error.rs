@@ -377,23 +377,9 @@ impl From<PoolError> for CliError {
             }
             _ => None,
         };
-        let kind = match &e {
-            PoolError::WorktreeExists { .. }
-            | PoolError::PathNotEmpty { .. }
-            | PoolError::PathNotUtf8 { .. }
-            | PoolError::UnsafeTreeEntry { .. }
-            | PoolError::CheckSpawn { .. }
-            | PoolError::AggregateWaiting { .. }
-            | PoolError::NoProposalAtQuorum { .. }
-            | PoolError::QuorumNotReached { .. }
-            | PoolError::CheckFailed { .. }
-            | PoolError::DependencyInconsistent { .. }
-            | PoolError::NoBranch { .. }
-            | PoolError::NothingToLand { .. }
-            | PoolError::CheckoutCannotFollow { .. }
-            | PoolError::LandedRefExists { .. } => Kind::User,
-            _ => Kind::Internal,
-        };
+        // The library says which of its errors are refusals (the caller's input or the
+        // repository's state), as opposed to failures of git or git-mas.
+        let kind = if e.is_refusal() { Kind::User } else { Kind::Internal };
         let err = match e {
             PoolError::Store(s) => return CliError::from(s),
             PoolError::Run(r) => return CliError::from(r),
