@@ -90,38 +90,8 @@ impl Host {
     }
 
     /// The user-wide skills directory under the given environment.
-    pub fn skills_global_dir(self, env: &HostEnv) -> Result<PathBuf, SkillsError> {
+    pub fn skills_global_dir(self, env: &dyn Env) -> Result<PathBuf, SkillsError> {
         self.facts().skills.user_dir.resolve(env).ok_or(SkillsError::NoHome)
-    }
-}
-
-/// The environment a global destination depends on. Empty values count as unset.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HostEnv {
-    /// `$HOME`.
-    pub home: Option<PathBuf>,
-    /// `$XDG_CONFIG_HOME`.
-    pub xdg_config_home: Option<PathBuf>,
-    /// `$CODEX_HOME`.
-    pub codex_home: Option<PathBuf>,
-}
-
-impl Env for HostEnv {
-    fn var(&self, name: &str) -> Option<PathBuf> {
-        match name {
-            "HOME" => self.home.clone(),
-            "XDG_CONFIG_HOME" => self.xdg_config_home.clone(),
-            "CODEX_HOME" => self.codex_home.clone(),
-            _ => None,
-        }
-    }
-}
-
-impl HostEnv {
-    /// Reads the process environment.
-    pub fn from_process() -> HostEnv {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        HostEnv { home: var("HOME"), xdg_config_home: var("XDG_CONFIG_HOME"), codex_home: var("CODEX_HOME") }
     }
 }
 
@@ -446,10 +416,17 @@ mod tests {
             assert_eq!(Host::from_name(h.name()), Some(h));
         }
         assert_eq!(Host::from_name("vim"), None);
-        let env = HostEnv { home: Some("/h".into()), ..HostEnv::default() };
+        struct Vars(&'static [(&'static str, &'static str)]);
+        impl Env for Vars {
+            fn var(&self, name: &str) -> Option<PathBuf> {
+                self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| PathBuf::from(v))
+            }
+        }
+        let env = Vars(&[("HOME", "/h")]);
         assert_eq!(Host::Goose.skills_global_dir(&env).unwrap(), Path::new("/h/.config/goose/skills"));
         assert_eq!(Host::Codex.skills_global_dir(&env).unwrap(), Path::new("/h/.codex/skills"));
-        let env = HostEnv { home: None, xdg_config_home: Some("/x".into()), codex_home: Some("/c".into()) };
+        let env = Vars(&[("XDG_CONFIG_HOME", "/x"), ("CODEX_HOME", "/c"), ("GEMINI_CLI_HOME", "/g")]);
+        assert_eq!(Host::Gemini.skills_global_dir(&env).unwrap(), Path::new("/g/.gemini/skills"));
         assert_eq!(Host::OpenCode.skills_global_dir(&env).unwrap(), Path::new("/x/opencode/skills"));
         assert_eq!(Host::Codex.skills_global_dir(&env).unwrap(), Path::new("/c/skills"));
         assert!(matches!(Host::ClaudeCode.skills_global_dir(&env), Err(SkillsError::NoHome)));

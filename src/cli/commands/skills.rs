@@ -8,7 +8,8 @@ use crate::cli::json::Scope;
 use crate::cli::json::skills::{SkillRow, SkillsList, SkillsPlaced};
 use crate::cli::output::JsonFlag;
 use git_mas::hosts::Host;
-use git_mas::hosts::skills::{self, Action, HostEnv, Outcome};
+use git_mas::hosts::ProcessEnv;
+use git_mas::hosts::skills::{self, Action, Outcome};
 use std::path::PathBuf;
 
 const HOSTS_HELP: &str = "\
@@ -123,7 +124,7 @@ fn place(ctx: &mut Context, args: PlaceArgs, install: bool) -> Result<Exit, CliE
     let (roots, scope) = match (&args.dir, args.global) {
         (Some(dir), _) => (vec![absolute(ctx, dir)?], Scope::Dir),
         (None, true) => {
-            let env = HostEnv::from_process();
+            let env = ProcessEnv;
             (hosts.iter().map(|h| h.skills_global_dir(&env)).collect::<Result<Vec<_>, _>>()?, Scope::Global)
         }
         (None, false) => {
