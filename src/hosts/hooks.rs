@@ -209,11 +209,6 @@ impl HookFile {
     }
 }
 
-/// The environment variable that moves a host's user-wide configuration, if the host has one.
-pub fn global_override(host: Host) -> Option<&'static str> {
-    host.facts().hooks.user_dir.var
-}
-
 /// The files of `host`'s hook configuration in `scope`; `None` for the global scope when
 /// neither `HOME` nor the host's override is set.
 pub fn hook_files(host: Host, scope: &Scope, env: &dyn Env) -> Option<Vec<HookFile>> {

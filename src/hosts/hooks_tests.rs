@@ -171,7 +171,7 @@ fn the_global_files_follow_home_and_the_hosts_overrides() {
     for (host, at_home, var, overridden) in table {
         let files = hook_files(host, &Scope::Global, &home).unwrap();
         assert_eq!(files.last().unwrap().path(), PathBuf::from(at_home), "{host:?}");
-        assert_eq!(global_override(host).unwrap_or(""), var, "{host:?}");
+        assert_eq!(host.facts().hooks.user_dir.var.unwrap_or(""), var, "{host:?}");
         if !var.is_empty() {
             let env = Vars(vec![("HOME", "/h"), (var, "/c")]);
             assert_eq!(
