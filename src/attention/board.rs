@@ -37,6 +37,10 @@ pub struct FocusPayload {
     pub ttl_secs: u64,
     /// Unix seconds when published.
     pub published_at: u64,
+    /// A team-mode claim: files the agent wrote, held whether or not the frame's snapshot lists
+    /// them (a new file, a file with no signal). Absent (false) in a focus chosen from the frame.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub claims: bool,
 }
 
 /// A release record's payload.
@@ -244,7 +248,7 @@ pub fn check_focus(p: &FocusPayload, now: u64, in_frame: Option<&dyn Fn(&str) ->
     if p.published_at > now.saturating_add(MAX_CLOCK_SKEW_SECS) {
         return Err(Rejection::BadLease { detail: "published in the future".into() });
     }
-    if let Some(in_frame) = in_frame
+    if let Some(in_frame) = in_frame.filter(|_| !p.claims)
         && let Some(t) = p.targets.iter().find(|t| !in_frame(t))
     {
         return Err(Rejection::UnknownTarget { target: t.clone() });

@@ -104,3 +104,26 @@ pub fn release_focus(store: &Store, agent: &str, key: &AgentKey, now: u64) -> Re
     let value = serde_json::to_value(ReleasePayload { published_at: now }).unwrap_or_default();
     store.append(&focus_ref(agent), agent, key, RELEASE_KIND, &[], |_| Ok(Some(value.clone())))
 }
+
+/// Releases some of a live focus's targets: appends a focus holding only `kept`, on the same
+/// frame, until the same time as before (a partial release never extends a lease). It is a
+/// claim record ([`FocusPayload::claims`]), so `kept` need not be listed by a newer snapshot.
+pub fn keep_only(
+    store: &Store,
+    agent: &str,
+    key: &AgentKey,
+    entry: &board::BoardEntry,
+    kept: Vec<String>,
+    now: u64,
+) -> Result<Option<Appended>, StoreError> {
+    let payload = FocusPayload {
+        frame: entry.focus.frame.clone(),
+        targets: kept,
+        ttl_secs: entry.expires_at.saturating_sub(now).max(1),
+        published_at: now,
+        claims: true,
+    };
+    let value = serde_json::to_value(&payload)
+        .map_err(|e| StoreError::Git { context: "encoding a focus".into(), source: Box::new(e) })?;
+    store.append(&focus_ref(agent), agent, key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))
+}

@@ -63,7 +63,11 @@ pub fn unreadable(reason: &str, remedy: &str) -> Verdict {
 }
 
 /// Whether a change touches a target; `None` when it does not, else a note (empty when exact).
-fn touches(target: &str, lines_of: &dyn Fn(&str) -> Option<[u32; 2]>, touched: &[Touched]) -> Option<String> {
+pub(crate) fn touches(
+    target: &str,
+    lines_of: &dyn Fn(&str) -> Option<[u32; 2]>,
+    touched: &[Touched],
+) -> Option<String> {
     let (path, symbol) = match target.split_once('#') {
         Some((p, _)) => (p, true),
         None => (target, false),

@@ -192,7 +192,7 @@ pub fn evaluate_touched(
 }
 
 /// Adds to `touched` every file another live agent holds whose identity is in `linked`.
-fn add_linked(board: &Board, caller: &str, root: &Path, linked: &[FileId], touched: &mut Vec<Touched>) {
+pub(crate) fn add_linked(board: &Board, caller: &str, root: &Path, linked: &[FileId], touched: &mut Vec<Touched>) {
     use std::os::unix::fs::MetadataExt as _;
     if linked.is_empty() {
         return;

@@ -3,6 +3,7 @@
 //! repository and storing frames are in [`frame`].
 
 pub mod board;
+pub mod claims;
 pub mod edit_gate;
 pub mod focus_store;
 pub mod frame;
@@ -16,6 +17,7 @@ pub mod saliency;
 pub mod select;
 pub mod snapshot;
 pub mod staged;
+pub mod team;
 pub mod touched;
 pub mod trailers;
 pub mod watch;

@@ -132,6 +132,12 @@ impl Context {
     /// The caller with its key, refused unless the key is the one the roster lists for the name.
     pub fn caller(&self) -> Result<Caller, CliError> {
         let (name, _) = self.caller_name()?;
+        self.caller_as(name)
+    }
+
+    /// `name` (the caller, or a session agent derived for it) with its key, refused unless the key
+    /// is the one the roster lists for the name or its principal.
+    pub fn caller_as(&self, name: String) -> Result<Caller, CliError> {
         let roster = self.store()?.roster()?;
         self.warn_all(&roster.warnings);
         // A session agent (`alice.claude-3f2a9c1b`) signs with its principal's key.

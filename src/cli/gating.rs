@@ -5,6 +5,7 @@
 use super::context::Context;
 use super::error::CliError;
 use super::exit;
+use super::team_mode;
 use git_mas::attention::edit_gate;
 use git_mas::attention::focus_store::now_secs;
 use git_mas::attention::gate::{Touched, Verdict};
@@ -12,9 +13,10 @@ use git_mas::attention::gate_io::{self, GateOutcome, Ungathered};
 use git_mas::attention::git_hooks::{Mode, mode_of};
 use git_mas::attention::own_ground;
 use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT};
-use git_mas::hosts::ProcessEnv;
+use git_mas::attention::team;
 use git_mas::hosts::payload::{self, Payload};
 use git_mas::hosts::reply::Answer;
+use git_mas::hosts::{Host, ProcessEnv};
 use git_mas::identity::ROSTER_PATH;
 use git_mas::identity::trail::{RosterTrail, TRAIL_TRAILER};
 use std::fmt::Write as _;
@@ -60,7 +62,7 @@ pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<Gate
 /// repository are not gated (allowed with a note) unless they are another name of a held file
 /// (a hard link); the rest is the commit gate's decision on the files the call writes, with the
 /// changed lines where the payload says which.
-pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError> {
+pub fn edit_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answer, CliError> {
     if payload.writes.is_empty() {
         return Ok(Answer::Allow { note: None });
     }
@@ -125,6 +127,23 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
     if touched.is_empty() && linked.is_empty() {
         return Ok(Answer::Allow { note });
     }
+    if team::enabled(store) {
+        let answer = match team_mode::edit_caller(ctx, host, payload.session.as_deref()) {
+            Ok(caller) => team_mode::edit_answer(ctx, &caller, touched, &linked, mode),
+            Err(e) => edit_gate::answer(
+                &Verdict::FailClosed {
+                    reason: format!("this session has no identity: {}", e.message()),
+                    remedy: e
+                        .hints()
+                        .first()
+                        .map_or("run `git mas init --team`, then retry", String::as_str)
+                        .to_string(),
+                },
+                mode,
+            ),
+        };
+        return Ok(with_note(answer, note));
+    }
     let verdict = match ctx.caller_name() {
         Ok((caller, _)) => {
             let outcome =
@@ -133,12 +152,17 @@ pub fn edit_answer(ctx: &Context, payload: &Payload) -> Result<Answer, CliError>
         }
         Err(_) => gate_io::verdict_of(&Err(Ungathered::no_identity("edit"))),
     };
-    Ok(match (edit_gate::answer(&verdict, mode), note) {
+    Ok(with_note(edit_gate::answer(&verdict, mode), note))
+}
+
+/// `answer` with `note` added to an allow's note.
+fn with_note(answer: Answer, note: Option<String>) -> Answer {
+    match (answer, note) {
         (Answer::Allow { note: a }, Some(b)) => {
             Answer::Allow { note: Some(a.map_or(b.clone(), |a| format!("{a}; {b}"))) }
         }
         (answer, _) => answer,
-    })
+    }
 }
 
 /// The text of the regular file at `path`, when it is one of at most [`payload::MAX_PAYLOAD`]

@@ -64,6 +64,11 @@ impl Host {
         self.facts().name
     }
 
+    /// The short name its sessions' agents carry ([`Facts::session_name`]).
+    pub fn session_name(self) -> &'static str {
+        self.facts().session_name
+    }
+
     /// The host a command-line name names (exact, lower-case).
     pub fn from_name(name: &str) -> Option<Host> {
         Host::ALL.into_iter().find(|h| h.name() == name)
@@ -302,6 +307,8 @@ pub struct Facts {
     pub host: Host,
     /// Its name on the command line.
     pub name: &'static str,
+    /// The short name its sessions' agents carry (`alice.claude-3f2a9c1b`).
+    pub session_name: &'static str,
     /// The product's name.
     pub product: &'static str,
     /// Its edit hook.
@@ -326,6 +333,7 @@ pub const TABLE: [Facts; 7] = [
     Facts {
         host: Host::ClaudeCode,
         name: "claude-code",
+        session_name: "claude",
         product: "Claude Code",
         hooks: HookFacts {
             project_dir: ".claude",
@@ -372,6 +380,7 @@ pub const TABLE: [Facts; 7] = [
     Facts {
         host: Host::Codex,
         name: "codex",
+        session_name: "codex",
         product: "Codex CLI",
         hooks: HookFacts {
             project_dir: ".codex",
@@ -419,6 +428,7 @@ pub const TABLE: [Facts; 7] = [
     Facts {
         host: Host::Copilot,
         name: "copilot",
+        session_name: "copilot",
         product: "GitHub Copilot CLI",
         hooks: HookFacts {
             project_dir: ".github",
@@ -451,6 +461,7 @@ pub const TABLE: [Facts; 7] = [
     Facts {
         host: Host::Gemini,
         name: "gemini",
+        session_name: "gemini",
         product: "Gemini CLI",
         hooks: HookFacts {
             project_dir: ".gemini",
@@ -496,6 +507,7 @@ pub const TABLE: [Facts; 7] = [
     Facts {
         host: Host::Cursor,
         name: "cursor",
+        session_name: "cursor",
         product: "Cursor",
         hooks: HookFacts {
             project_dir: ".cursor",
@@ -542,6 +554,7 @@ pub const TABLE: [Facts; 7] = [
     Facts {
         host: Host::Goose,
         name: "goose",
+        session_name: "goose",
         product: "Goose",
         hooks: HookFacts {
             project_dir: ".agents",
@@ -571,6 +584,7 @@ pub const TABLE: [Facts; 7] = [
     Facts {
         host: Host::OpenCode,
         name: "opencode",
+        session_name: "opencode",
         product: "OpenCode",
         hooks: HookFacts {
             project_dir: ".opencode",

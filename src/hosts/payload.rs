@@ -297,6 +297,28 @@ fn envelope(host: Host, v: Value) -> Result<Envelope, PayloadError> {
     })
 }
 
+/// What a session event (a session's end) carries: the session and where it ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionEvent {
+    /// The host's id of the session, when the payload carries one.
+    pub session: Option<String>,
+    /// The directory the host ran in, when the payload says.
+    pub cwd: Option<String>,
+}
+
+/// Reads `host`'s payload of a session event, which names no tool.
+pub fn parse_session_event(host: Host, bytes: &[u8]) -> Result<SessionEvent, PayloadError> {
+    if bytes.len() as u64 > MAX_PAYLOAD {
+        return Err(PayloadError::TooLarge { limit: MAX_PAYLOAD });
+    }
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| PayloadError::NotJson { reason: e.to_string() })?;
+    if !v.is_object() {
+        return Err(PayloadError::NotJson { reason: "not an object".into() });
+    }
+    let envelope = envelope(host, v)?;
+    Ok(SessionEvent { session: envelope.session, cwd: envelope.cwd })
+}
+
 /// Reads `host`'s hook payload.
 pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
     if bytes.len() as u64 > MAX_PAYLOAD {

@@ -299,6 +299,16 @@ impl Store {
         self.repo.config_snapshot().string(key).map(|s| s.to_str_lossy().into_owned())
     }
 
+    /// A git config value set in this worktree's own configuration (`config.worktree`, with
+    /// `extensions.worktreeConfig`), not inherited from the shared or global configuration.
+    pub fn worktree_config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .plumbing()
+            .string_filter(key, |meta| meta.source == gix::config::Source::Worktree)
+            .map(|s| s.to_str_lossy().into_owned())
+    }
+
     /// Every value of a multi-valued git config key, in order.
     pub fn config_strings(&self, key: &str) -> Vec<String> {
         self.repo

@@ -586,3 +586,16 @@ impl Drop for GroupChild {
         let _ = self.0.wait();
     }
 }
+
+/// Runs `cmd` with `input` on its stdin (closed after it) and returns what it did.
+pub fn fed(cmd: &mut Command, input: &[u8]) -> Output {
+    use std::io::Write as _;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}

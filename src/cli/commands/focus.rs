@@ -7,6 +7,7 @@ use crate::cli::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, Fo
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
 use git_mas::attention::board::{BoardEntry, FocusPayload, FocusState, Liveness, OnFrame, focus_state, on_frame};
+use git_mas::attention::claims;
 use git_mas::attention::focus_store;
 use git_mas::attention::frame::FrameError;
 use git_mas::attention::select::select_targets;
@@ -86,11 +87,16 @@ pub struct ShowArgs {
     pub output: JsonFlag,
 }
 
-/// Release your focus: it holds nothing from now on.
+/// Release your focus: it holds nothing from now on. With --targets, release only those targets
+/// (a file path releases every target in that file) and keep holding the rest, until the same
+/// time as before.
 ///
-/// With --json: {agent, released, seq}.
+/// With --json: {agent, released, seq, kept: [the targets still held]}.
 #[derive(Debug, clap::Args)]
 pub struct ReleaseArgs {
+    /// Release only these targets or files.
+    #[arg(long, num_args = 1.., value_name = "TARGET")]
+    pub targets: Vec<String>,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -146,7 +152,13 @@ pub fn focus_publish(ctx: &Context, args: &PublishArgs) -> Result<Done<FocusPubl
     let ids: Vec<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
     let targets = select_targets(&ids, &args.targets, args.top)?;
     let ttl_secs = args.ttl.as_secs();
-    let payload = FocusPayload { frame: frame.hash.clone(), targets, ttl_secs, published_at: focus_store::now_secs() };
+    let payload = FocusPayload {
+        frame: frame.hash.clone(),
+        targets,
+        ttl_secs,
+        published_at: focus_store::now_secs(),
+        claims: false,
+    };
     let store = ctx.store()?;
     let appended = focus_store::publish_focus(store, &caller.name, &caller.key, &payload, &frame, &board)?;
     Ok(Done::ok(FocusPublishOut {
@@ -233,12 +245,25 @@ fn release(ctx: &mut Context, args: ReleaseArgs) -> Result<Outcome, CliError> {
 }
 
 /// Releases the caller's focus.
-pub fn focus_release(ctx: &Context, _args: &ReleaseArgs) -> Result<Done<FocusReleaseOut>, CliError> {
+pub fn focus_release(ctx: &Context, args: &ReleaseArgs) -> Result<Done<FocusReleaseOut>, CliError> {
     let caller = ctx.caller()?;
     let store = ctx.store()?;
-    let appended = focus_store::release_focus(store, &caller.name, &caller.key, focus_store::now_secs())?
+    let now = focus_store::now_secs();
+    if !args.targets.is_empty() {
+        let roster = store.roster()?;
+        let board = focus_store::load_board(store, &roster, now, None)?;
+        let live = board.entry(&caller.name).filter(|e| e.liveness == Liveness::Live);
+        let named = |t: &str| args.targets.iter().any(|n| n == t || n == claims::file_of(t));
+        if let Some(e) = live.filter(|e| e.focus.targets.iter().any(|t| !named(t))) {
+            let kept: Vec<String> = e.focus.targets.iter().filter(|t| !named(t)).cloned().collect();
+            let appended = focus_store::keep_only(store, &caller.name, &caller.key, e, kept.clone(), now)?
+                .ok_or_else(|| CliError::internal("the release wrote nothing"))?;
+            return Ok(Done::ok(FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq, kept }));
+        }
+    }
+    let appended = focus_store::release_focus(store, &caller.name, &caller.key, now)?
         .ok_or_else(|| CliError::internal("the release wrote nothing"))?;
-    Ok(Done::ok(FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq }))
+    Ok(Done::ok(FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq, kept: Vec::new() }))
 }
 
 fn status(ctx: &mut Context, args: StatusArgs) -> Result<Outcome, CliError> {

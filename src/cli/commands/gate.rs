@@ -154,7 +154,9 @@ fn run_host(ctx: &mut Context, host: Host) -> Result<Outcome, CliError> {
             Err(e) => reply::bad_payload(host, &e),
             Ok(payload) => {
                 let ctx: &Context = ctx;
-                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gating::edit_answer(ctx, &payload))) {
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    gating::edit_answer(ctx, host, &payload)
+                })) {
                     Ok(Ok(answer)) => answer,
                     Ok(Err(e)) => Answer::Deny {
                         reason: format!("git mas gate refused (failing closed): {}", e.render(false).trim_end()),

@@ -40,6 +40,9 @@ pub struct FocusReleaseOut {
     pub released: bool,
     /// The release record's sequence number.
     pub seq: u64,
+    /// The targets still held (a release of some targets only).
+    #[serde(default)]
+    pub kept: Vec<String>,
 }
 
 /// `focus status --json`.

@@ -1,0 +1,339 @@
+//! Team mode on a repository: claims by editing, made under one lock, with the frame kept current
+//! without anyone acting.
+//!
+//! `git config mas.team true` turns it on (the team setup sets it). A session's edit then goes:
+//!
+//! 1. Read the board and the current frame's hash (no lock, no write). Another live agent holds a
+//!    touched file → denied ([`claims::blocks`]). Every touched file is the caller's already, on
+//!    the current frame, renewed in the last [`RENEW_AFTER_SECS`] → allowed with nothing written:
+//!    the common case costs one read of the board.
+//! 2. Otherwise publish a frame if none exists (a repository's first edit), take the claims lock
+//!    (`<common git dir>/mas/claims.lock`, an exclusive `flock`), read the board again, decide
+//!    again, and append a claim record to the caller's focus chain: the files it holds, in the
+//!    rule's order, on the current frame (a focus on an older frame moves, carrying every claim
+//!    whose file still exists), with the lease's TTL. The lock is released when the process ends.
+//!
+//! Why a lock and not only the rule: two sessions that read the board before either wrote would
+//! both see the file free. Between claims published on one machine the lock decides who claims
+//! first, and the second claimer sees the first claim; the coordination rule's Serialize (the
+//! smaller name holds) settles the claims that could not have seen each other — two clones that
+//! claimed offline and then synced. The lock lives in the common git dir, so every linked
+//! worktree shares it. Departure from "no server, only refs": the lock holds no state, only
+//! serializes; `flock` is released by the kernel when its holder dies, so a crash leaves no lock.
+//!
+//! What a SIGKILL leaves, at any instant of a claim: before the record's ref moves, the chain is
+//! unchanged (a record's objects may be left unreferenced, for `git gc`); after, the claim is
+//! published and the lock is freed by the kernel. Of a release: the same, with the release record.
+//! Of a frame publication: the frame ref is moved by compare-and-swap or not at all.
+//!
+//! Time: a claim holds for its TTL (`git config mas.claimTtl`, seconds or with an `s`, `m` or `h`
+//! suffix; default [`DEFAULT_CLAIM_TTL_SECS`]), renewed by an edit once [`RENEW_AFTER_SECS`] have
+//! passed since the last renewal, so after any edit at least TTL − 60 s remain.
+
+use super::board::{Board, FOCUS_KIND, FocusPayload, Liveness, Rejection};
+use super::claims::{self, Lease, Next};
+use super::focus_store::{focus_ref, load_board, release_focus};
+use super::frame::{FrameError, current_frame_hash, read_frame};
+use super::gate::{Block, Touched};
+use super::gate_io::{FileId, add_linked, symbol_files};
+use super::rule::MAX_BOARD_AGENTS;
+use crate::identity::AgentKey;
+use crate::store::{Store, StoreError};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Default time to live of a claim: 15 minutes.
+pub const DEFAULT_CLAIM_TTL_SECS: u64 = 15 * 60;
+/// An edit renews its claims when this long has passed since the last renewal.
+pub const RENEW_AFTER_SECS: u64 = 60;
+/// The longest wait for the claims lock before the edit is refused.
+pub const LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// Whether team mode is on (`mas.team`).
+pub fn enabled(store: &Store) -> bool {
+    store
+        .config_string("mas.team")
+        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"))
+}
+
+/// Why team mode could not decide.
+#[derive(Debug, thiserror::Error)]
+pub enum TeamError {
+    /// `mas.claimTtl` is not a duration in range.
+    #[error("mas.claimTtl {value:?} is not a duration between 1s and 24h (seconds, or with s, m or h)")]
+    BadTtl {
+        /// The value.
+        value: String,
+    },
+    /// The claims lock could not be taken.
+    #[error("the claims lock {} {why}", path.display())]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The frame could not be read or published.
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    /// The board or a chain could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The caller's key could not be loaded, or a frame not published.
+    #[error("{0}")]
+    Caller(String),
+}
+
+/// The lease team mode claims with.
+pub fn lease(store: &Store) -> Result<Lease, TeamError> {
+    let ttl_secs = match store.config_string("mas.claimTtl").filter(|v| !v.trim().is_empty()) {
+        None => DEFAULT_CLAIM_TTL_SECS,
+        Some(v) => parse_duration(&v).ok_or(TeamError::BadTtl { value: v })?,
+    };
+    Ok(Lease { ttl_secs, renew_after_secs: RENEW_AFTER_SECS.min(ttl_secs / 2) })
+}
+
+/// Seconds in `900`, `900s`, `15m` or `1h`, between 1 s and the board's longest TTL.
+fn parse_duration(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().last()? {
+        (i, 's') => (&t[..i], 1),
+        (i, 'm') => (&t[..i], 60),
+        (i, 'h') => (&t[..i], 3600),
+        _ => (t, 1),
+    };
+    let secs = digits.parse::<u64>().ok()?.checked_mul(unit)?;
+    (1..=super::board::MAX_TTL_SECS).contains(&secs).then_some(secs)
+}
+
+/// The claims lock, held until dropped (or the process ends).
+#[derive(Debug)]
+pub struct ClaimsLock {
+    _file: std::fs::File,
+}
+
+/// Takes the claims lock, waiting at most [`LOCK_WAIT`].
+pub fn lock(store: &Store) -> Result<ClaimsLock, TeamError> {
+    let dir = store.common_dir().join("mas");
+    let path = dir.join("claims.lock");
+    let fail = |why: String| TeamError::Lock { path: path.clone(), why };
+    std::fs::create_dir_all(&dir).map_err(|e| fail(format!("cannot be created: {e}")))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| fail(format!("cannot be opened: {e}")))?;
+    let started = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(ClaimsLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(fail(format!("was held by another process for {} s", LOCK_WAIT.as_secs())));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(fail(format!("cannot be locked: {e}"))),
+        }
+    }
+}
+
+/// What team mode says about an edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TeamEdit {
+    /// The edit may go ahead.
+    Allowed {
+        /// The frame it was decided on.
+        frame: String,
+        /// Files it claimed anew.
+        claimed: Vec<String>,
+        /// Own claims dropped because their file is gone.
+        dropped: Vec<String>,
+        /// Whether a claim record was written (a claim, a renewal or a move to the current frame).
+        published: bool,
+        /// Whether this edit published the frame (there was none).
+        published_frame: bool,
+        /// The caller's claim had lapsed before this edit (it is claimed again now).
+        lapsed: Vec<String>,
+    },
+    /// Other live agents hold files it touches.
+    Blocked {
+        /// One per held file.
+        blocks: Vec<Block>,
+        /// The caller's own claims on those files that lapsed (it held them, the TTL passed).
+        lapsed: Vec<String>,
+    },
+    /// It would make the caller hold more than the cap.
+    OverCap {
+        /// The files held.
+        held: Vec<String>,
+        /// The files it would add.
+        wanted: Vec<String>,
+    },
+    /// The board is full: [`MAX_BOARD_AGENTS`] other agents are live.
+    Flood,
+}
+
+/// Decides `caller`'s edit of `touched` (plus files hard-linked to a held file, `linked`) and
+/// claims what it touches when allowed. `key` loads the caller's signing key (only when
+/// something must be written); `publish_frame` publishes a frame when there is none.
+#[allow(clippy::too_many_arguments)]
+pub fn edit(
+    store: &Store,
+    caller: &str,
+    touched: Vec<Touched>,
+    linked: &[FileId],
+    lease: Lease,
+    now: u64,
+    key: &mut dyn FnMut() -> Result<AgentKey, TeamError>,
+    publish_frame: &mut dyn FnMut(&AgentKey) -> Result<(), TeamError>,
+) -> Result<TeamEdit, TeamError> {
+    let root = store.workdir()?.to_path_buf();
+    let read = |touched: &[Touched]| -> Result<(Option<String>, Board, Vec<Touched>), TeamError> {
+        let roster = store.roster()?;
+        let head = current_frame_hash(store)?;
+        let board = load_board(store, &roster, now, None)?;
+        let mut touched = touched.to_vec();
+        add_linked(&board, caller, &root, linked, &mut touched);
+        Ok((head.map(|(_, h)| h), board, touched))
+    };
+    // 1. Without the lock or a write: a denial, or an edit of the caller's own fresh claims.
+    let (head, board, all) = read(&touched)?;
+    if let Some(frame) = &head {
+        if let Some(blocked) = blocked(store, caller, frame, &board, &all)? {
+            return Ok(blocked);
+        }
+        let paths = paths_of(&all);
+        let next = claims::next_claims(board.entry(caller), frame, &paths, &|_| true, &|_| None, lease, now);
+        if next == Next::Keep {
+            return Ok(allowed(frame, Vec::new(), Vec::new(), false, false, Vec::new()));
+        }
+    }
+    // 2. Write: the frame if there is none, then the claim under the lock.
+    let key = key()?;
+    let published_frame = if head.is_none() {
+        publish_frame(&key)?;
+        true
+    } else {
+        false
+    };
+    let _lock = lock(store)?;
+    let (head, board, all) = read(&touched)?;
+    let Some(frame) = head else {
+        return Err(TeamError::Caller("no frame could be published".into()));
+    };
+    if let Some(blocked) = blocked(store, caller, &frame, &board, &all)? {
+        return Ok(blocked);
+    }
+    let paths = paths_of(&all);
+    let lapsed = lapsed(&board, caller, &paths);
+    let exists = |p: &str| root.join(p).symlink_metadata().is_ok();
+    let ranks = ranks(store, &frame)?;
+    let rank = |t: &str| ranks.get(t).copied();
+    let next = claims::next_claims(board.entry(caller), &frame, &paths, &exists, &rank, lease, now);
+    let (targets, claimed, dropped) = match next {
+        Next::Keep => return Ok(allowed(&frame, Vec::new(), Vec::new(), false, published_frame, lapsed)),
+        Next::OverCap { held, wanted } => return Ok(TeamEdit::OverCap { held, wanted }),
+        Next::Publish { targets, claimed, dropped } => (targets, claimed, dropped),
+    };
+    let live_caller = board.entry(caller).is_some_and(|e| e.liveness == Liveness::Live);
+    if !live_caller && board.live().filter(|f| f.agent != caller).count() >= MAX_BOARD_AGENTS {
+        return Ok(TeamEdit::Flood);
+    }
+    let payload =
+        FocusPayload { frame: frame.clone(), targets, ttl_secs: lease.ttl_secs, published_at: now, claims: true };
+    super::board::check_focus(&payload, now, None).map_err(|r| TeamError::Caller(rejected(&r)))?;
+    let value = serde_json::to_value(&payload)
+        .map_err(|e| StoreError::Git { context: "encoding a claim".into(), source: Box::new(e) })?;
+    store.append(&focus_ref(caller), caller, &key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))?;
+    Ok(allowed(&frame, claimed, dropped, true, published_frame, lapsed))
+}
+
+fn rejected(r: &Rejection) -> String {
+    format!("the claim would be rejected by the board: {r}")
+}
+
+fn allowed(
+    frame: &str,
+    claimed: Vec<String>,
+    dropped: Vec<String>,
+    published: bool,
+    published_frame: bool,
+    lapsed: Vec<String>,
+) -> TeamEdit {
+    TeamEdit::Allowed { frame: frame.to_string(), claimed, dropped, published, published_frame, lapsed }
+}
+
+fn paths_of(touched: &[Touched]) -> Vec<String> {
+    let mut p: Vec<String> = touched.iter().map(|t| t.path.clone()).collect();
+    p.sort();
+    p.dedup();
+    p
+}
+
+/// The touched files the caller held by a claim whose TTL passed.
+fn lapsed(board: &Board, caller: &str, paths: &[String]) -> Vec<String> {
+    board
+        .entry(caller)
+        .filter(|e| e.liveness == Liveness::Expired)
+        .map(|e| {
+            paths.iter().filter(|p| e.focus.targets.iter().any(|t| claims::file_of(t) == p.as_str())).cloned().collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The denial, when another live agent holds a touched file.
+fn blocked(
+    store: &Store,
+    caller: &str,
+    frame: &str,
+    board: &Board,
+    touched: &[Touched],
+) -> Result<Option<TeamEdit>, TeamError> {
+    // A symbol's lines are needed only when a touched file holds a symbol target: reading the
+    // snapshot is the costliest part of a decision, so it is done on demand.
+    let symbols = symbol_files(board);
+    let ranges: BTreeMap<String, [u32; 2]> = if touched.iter().any(|t| symbols.contains(&t.path)) {
+        match current_frame_hash(store)? {
+            Some((commit, _)) => read_frame(store, commit)?
+                .snapshot
+                .targets
+                .iter()
+                .filter_map(|t| Some((t.id.clone(), t.lines?)))
+                .collect(),
+            None => BTreeMap::new(),
+        }
+    } else {
+        BTreeMap::new()
+    };
+    let lines_of = |id: &str| ranges.get(id).copied();
+    let now = super::focus_store::now_secs();
+    let blocks = claims::blocks(caller, board, frame, touched, &lines_of, now);
+    if blocks.is_empty() {
+        return Ok(None);
+    }
+    let held: Vec<String> = blocks.iter().map(|b| claims::file_of(&b.target).to_string()).collect();
+    Ok(Some(TeamEdit::Blocked { lapsed: lapsed(board, caller, &held), blocks }))
+}
+
+/// Each target's place in the current frame's snapshot.
+fn ranks(store: &Store, frame: &str) -> Result<BTreeMap<String, usize>, TeamError> {
+    let Some((commit, hash)) = current_frame_hash(store)? else { return Ok(BTreeMap::new()) };
+    if hash != frame {
+        return Ok(BTreeMap::new());
+    }
+    Ok(read_frame(store, commit)?.snapshot.targets.iter().enumerate().map(|(i, t)| (t.id.clone(), i)).collect())
+}
+
+/// Ends `caller`'s claims (a session that ended): appends a release when it holds anything.
+/// Returns the files it held.
+pub fn end(store: &Store, caller: &str, key: &AgentKey, now: u64) -> Result<Vec<String>, TeamError> {
+    let roster = store.roster()?;
+    let board = load_board(store, &roster, now, None)?;
+    let Some(entry) = board.entry(caller).filter(|e| e.liveness == Liveness::Live) else { return Ok(Vec::new()) };
+    let held = entry.focus.targets.clone();
+    release_focus(store, caller, key, now)?;
+    Ok(held)
+}
