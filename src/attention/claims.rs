@@ -99,6 +99,34 @@ fn block(caller: &str, other: &BoardEntry, target: &str, note: &str, both: bool,
     }
 }
 
+/// Team mode's verdict on a commit by `caller` (`None`: the commit's session is not known, so
+/// every claim is another's) of `touched` on `frame`: blocked by every file another live agent
+/// holds, with the command that takes it out of the commit; allowed otherwise — a commit is never
+/// refused for want of a focus of its own.
+pub fn commit_verdict(
+    caller: Option<&str>,
+    board: &Board,
+    frame: &str,
+    touched: &[Touched],
+    lines_of: &dyn Fn(&str) -> Option<[u32; 2]>,
+    now: u64,
+) -> super::gate::Verdict {
+    let mut blocks = blocks(caller.unwrap_or_default(), board, frame, touched, lines_of, now);
+    for b in &mut blocks {
+        b.remedy = format!(
+            "take it out of this commit: `git restore --staged -- {}` (your working tree keeps the change), then commit \
+             again; or wait until {} has finished",
+            crate::hosts::hooks::shell_word(file_of(&b.target)),
+            b.holder
+        );
+    }
+    if blocks.is_empty() {
+        super::gate::Verdict::Allow { frame: frame.to_string(), notes: Vec::new() }
+    } else {
+        super::gate::Verdict::Block { blocks }
+    }
+}
+
 /// What `caller`'s focus becomes after an allowed edit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Next {

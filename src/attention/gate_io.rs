@@ -14,6 +14,8 @@ use std::path::Path;
 pub const AGENT_TRAILER: &str = "Mas-Agent";
 /// Trailer naming the frame the commit was gated on.
 pub const FRAME_TRAILER: &str = "Mas-Frame";
+/// The trailer naming the rule that allowed a commit, when it is team mode's (`claims`).
+pub const RULE_TRAILER: &str = "Mas-Rule";
 
 /// Errors gathering the gate's inputs, each naming the input that could not be read. The CLI
 /// fails closed on every one of them.
@@ -263,6 +265,13 @@ pub fn verdict_of(outcome: &Result<GateOutcome, Ungathered>) -> Verdict {
         Ok(o) => o.verdict.clone(),
         Err(why) => super::gate::unreadable(&why.reason, &why.remedy),
     }
+}
+
+/// Whether a commit message's trailer block says team mode's rule allowed it (`Mas-Rule:
+/// claims`).
+pub fn claims_rule(message: &str) -> bool {
+    let last = message.trim_end().rsplit("\n\n").next().unwrap_or_default();
+    last.lines().any(|l| l.strip_prefix(&format!("{RULE_TRAILER}:")).is_some_and(|v| v.trim() == "claims"))
 }
 
 /// Reads `Mas-Agent` and `Mas-Frame` from a commit message's trailer block.

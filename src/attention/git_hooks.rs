@@ -88,19 +88,24 @@ pub struct Receipt {
     pub frame: String,
     /// The commit attempt it belongs to.
     pub binding: String,
+    /// Allowed by team mode's rule (every file a live focus names is held; see
+    /// [`super::claims`]), not the focus rule: the commit's `Mas-Rule: claims` trailer.
+    pub claims: bool,
 }
 
 impl Receipt {
     /// The receipt file's text.
     pub fn to_text(&self) -> String {
-        format!("{}\n{}\n{}\n", self.agent, self.frame, self.binding)
+        let rule = if self.claims { "claims\n" } else { "" };
+        format!("{}\n{}\n{}\n{rule}", self.agent, self.frame, self.binding)
     }
 
     /// Reads a receipt file's text; `None` when it is not one.
     pub fn parse(text: &str) -> Option<Receipt> {
         let mut lines = text.lines();
         let (agent, frame, binding) = (lines.next()?, lines.next()?, lines.next()?);
-        Some(Receipt { agent: agent.into(), frame: frame.into(), binding: binding.into() })
+        let claims = lines.next() == Some("claims");
+        Some(Receipt { agent: agent.into(), frame: frame.into(), binding: binding.into(), claims })
     }
 
     /// The receipt when it belongs to the commit attempt `binding`, else `None` (it was left by
@@ -275,7 +280,7 @@ mod tests {
 
     #[test]
     fn receipts_round_trip_and_bind_to_one_attempt() {
-        let r = Receipt { agent: "alice".into(), frame: "F".into(), binding: "HEAD 10:t".into() };
+        let r = Receipt { agent: "alice".into(), frame: "F".into(), binding: "HEAD 10:t".into(), claims: false };
         assert_eq!(Receipt::parse(&r.to_text()), Some(r.clone()));
         let cases: [(&str, &str, bool); 5] = [
             ("alice\nF\nHEAD 10:t\n", "HEAD 10:t", true),

@@ -2,6 +2,7 @@
 //! frame. Computing the snapshot is pure ([`snapshot::compute`]); gathering its inputs from the
 //! repository and storing frames are in [`frame`].
 
+pub mod ancestry;
 pub mod board;
 pub mod claims;
 pub mod edit_gate;
@@ -15,6 +16,8 @@ pub mod replay;
 pub mod rule;
 pub mod saliency;
 pub mod select;
+pub mod shared_identity;
+pub mod shell_guard;
 pub mod snapshot;
 pub mod staged;
 pub mod team;

@@ -13,10 +13,11 @@
 //! gate already lists it as blocked or refused; its `roster` field says either way).
 
 use super::board::{self, Board, BoardEntry, ChainRecords, Liveness};
+use super::claims;
 use super::focus_store::FOCUS_PREFIX;
 use super::frame::{FRAME_REF, Frame, read_frame};
 use super::gate::Verdict;
-use super::gate_io::{decide_on, receipt_of, symbol_files};
+use super::gate_io::{claims_rule, decide_on, receipt_of, symbol_files};
 use super::rule::Focus;
 use super::touched::{self, TouchedError};
 use crate::identity::Roster;
@@ -263,7 +264,16 @@ fn judge(
     let caller = receipt.as_ref().map_or(NO_RECEIPT, |(agent, _)| agent.as_str());
     let paths = touched::commit_paths(workdir, &commit)?;
     let touched = touched::touched(workdir, paths, &symbol_files(&board), &["diff", base.as_str(), commit.as_str()]);
-    let verdict = decide_on(caller, frame, &board, &touched);
+    let verdict = if receipt_valid && claims_rule(&message) {
+        let ranges: std::collections::BTreeMap<&str, [u32; 2]> = frame
+            .map(|f| f.snapshot.targets.iter().filter_map(|t| Some((t.id.as_str(), t.lines?))).collect())
+            .unwrap_or_default();
+        let hash = frame.map_or("", |f| f.hash.as_str());
+        let at = u64::try_from(time).unwrap_or(0);
+        claims::commit_verdict(Some(caller), &board, hash, &touched, &|id| ranges.get(id).copied(), at)
+    } else {
+        decide_on(caller, frame, &board, &touched)
+    };
     let roster = store
         .commit_roster_change(id)?
         .map(|change| trail::judge(&change, &trail::trailers_of(&message), h.trail_required));

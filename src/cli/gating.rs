@@ -13,6 +13,7 @@ use git_mas::attention::gate_io::{self, GateOutcome, Ungathered};
 use git_mas::attention::git_hooks::{Mode, mode_of};
 use git_mas::attention::own_ground;
 use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT};
+use git_mas::attention::shared_identity;
 use git_mas::attention::team;
 use git_mas::hosts::payload::{self, Payload};
 use git_mas::hosts::reply::Answer;
@@ -42,18 +43,23 @@ pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<Gate
     let store = ctx.store()?;
     let workdir = store.workdir()?.to_path_buf();
     let (paths, diff_args): (Vec<String>, Vec<&str>) = if paths.is_empty() {
-        // In-process (index against HEAD through the cache-tree); git answers what that leaves open.
-        let staged = git_mas::attention::staged::staged_paths(store.repo())
-            .map_or_else(|| git_mas::attention::touched::staged_paths(&workdir), Ok);
-        match staged {
+        match staged(store, &workdir) {
             Ok(p) => (p, vec!["diff", "--cached"]),
-            Err(e) => return Ok((caller, Err(Ungathered::other(e)))),
+            Err(e) => return Ok((caller, Err(e))),
         }
     } else {
         (repo_relative(paths, &cwd, &workdir)?, vec![])
     };
     let outcome = gate_io::evaluate(store, &workdir, &caller, paths, &diff_args, now_secs()).map_err(Ungathered::from);
     Ok((caller, outcome))
+}
+
+/// The paths the index changes against HEAD: in-process (through the cache-tree), git answering
+/// what that leaves open.
+pub fn staged(store: &git_mas::store::Store, workdir: &Path) -> Result<Vec<String>, Ungathered> {
+    git_mas::attention::staged::staged_paths(store.repo())
+        .map_or_else(|| git_mas::attention::touched::staged_paths(workdir), Ok)
+        .map_err(Ungathered::other)
 }
 
 /// The gate's answer to an edit a host's hook payload describes: a tool writing nothing, a
@@ -64,7 +70,7 @@ pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<Gate
 /// changed lines where the payload says which.
 pub fn edit_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answer, CliError> {
     if payload.writes.is_empty() {
-        return Ok(Answer::Allow { note: None });
+        return shell_answer(ctx, host, payload);
     }
     let store = ctx.store()?;
     if store.roster()?.entries().next().is_none() {
@@ -129,30 +135,73 @@ pub fn edit_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answe
     }
     if team::enabled(store) {
         let answer = match team_mode::edit_caller(ctx, host, payload.session.as_deref()) {
-            Ok(caller) => team_mode::edit_answer(ctx, &caller, touched, &linked, mode),
-            Err(e) => edit_gate::answer(
-                &Verdict::FailClosed {
-                    reason: format!("this session has no identity: {}", e.message()),
-                    remedy: e
-                        .hints()
-                        .first()
-                        .map_or("run `git mas init --team`, then retry", String::as_str)
-                        .to_string(),
-                },
-                mode,
-            ),
+            Ok(caller) => {
+                let answer = team_mode::edit_answer(ctx, &caller, touched, &linked, mode);
+                shared(store, &caller, payload, answer)
+            }
+            Err(e) => no_identity(&e, mode),
         };
         return Ok(with_note(answer, note));
     }
-    let verdict = match ctx.caller_name() {
+    let answer = match ctx.caller_name() {
         Ok((caller, _)) => {
             let outcome =
                 gate_io::evaluate_touched(store, &caller, touched, &linked, now_secs()).map_err(Ungathered::from);
-            gate_io::verdict_of(&outcome)
+            shared(store, &caller, payload, edit_gate::answer(&gate_io::verdict_of(&outcome), mode))
         }
-        Err(_) => gate_io::verdict_of(&Err(Ungathered::no_identity("edit"))),
+        Err(_) => edit_gate::answer(&gate_io::verdict_of(&Err(Ungathered::no_identity("edit"))), mode),
     };
-    Ok(with_note(edit_gate::answer(&verdict, mode), note))
+    Ok(with_note(answer, note))
+}
+
+/// `answer`, with a warning the agent sees when other sessions or worktrees act as `caller` too
+/// ([`shared_identity`]).
+fn shared(store: &git_mas::store::Store, caller: &str, payload: &Payload, answer: Answer) -> Answer {
+    let worktree = store.workdir().map(|w| w.to_string_lossy().into_owned()).unwrap_or_default();
+    let session = payload.session.as_deref().unwrap_or_default();
+    let others = shared_identity::observe(store, caller, session, &worktree, now_secs());
+    if others.is_empty() {
+        return answer;
+    }
+    let warning = shared_identity::warning(caller, &others);
+    match answer {
+        Answer::Allow { .. } => Answer::Warn { message: warning },
+        Answer::Warn { message } => Answer::Warn { message: format!("{message}\n{warning}") },
+        Answer::Deny { reason } => Answer::Deny { reason: format!("{reason}\n{warning}") },
+    }
+}
+
+/// The answer to a call that names no file it writes: allowed, but in team mode a shell call of
+/// a session first keeps the files other agents hold ([`team_mode::shell_call`]). Outside a
+/// repository, or one not in team mode, nothing is kept.
+fn shell_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answer, CliError> {
+    let allow = Ok(Answer::Allow { note: None });
+    if !host.facts().payload.shell_tools.contains(&payload.tool.as_str()) {
+        return allow;
+    }
+    let Ok(store) = ctx.store() else { return allow };
+    if !team::enabled(store) || store.roster()?.entries().next().is_none() {
+        return allow;
+    }
+    let mode = mode(ctx)?;
+    if mode == Mode::Off {
+        return allow;
+    }
+    Ok(match team_mode::edit_caller(ctx, host, payload.session.as_deref()) {
+        Ok(caller) => team_mode::shell_call(ctx, &caller, mode),
+        Err(e) => no_identity(&e, mode),
+    })
+}
+
+/// A team-mode refusal for a session that cannot be named.
+fn no_identity(e: &CliError, mode: Mode) -> Answer {
+    edit_gate::answer(
+        &Verdict::FailClosed {
+            reason: format!("this session has no identity: {}", e.message()),
+            remedy: e.hints().first().map_or("run `git mas init --team`, then retry", String::as_str).to_string(),
+        },
+        mode,
+    )
 }
 
 /// `answer` with `note` added to an allow's note.

@@ -5,15 +5,22 @@ use super::context::{Context, IdentitySource};
 use super::error::CliError;
 use super::inputs::{InputArgs, read_inputs};
 use git_mas::attention::edit_gate;
+use git_mas::attention::focus_store::load_board;
 use git_mas::attention::focus_store::now_secs;
 use git_mas::attention::frame;
 use git_mas::attention::gate::{Touched, Verdict};
 use git_mas::attention::gate_io::FileId;
+use git_mas::attention::gate_io::symbol_files;
 use git_mas::attention::git_hooks::Mode;
+use git_mas::attention::shell_guard;
 use git_mas::attention::team::{self, TeamEdit, TeamError};
+use git_mas::attention::{ancestry, claims, touched};
 use git_mas::hosts::Host;
-use git_mas::hosts::reply::Answer;
+use git_mas::hosts::payload;
+use git_mas::hosts::reply::{self, Answer, Reply};
 use git_mas::identity::{AgentKey, session_agent};
+use git_mas::store::Store;
+use std::collections::BTreeMap;
 
 /// Who a hook call of `host` is, in team mode. An identity pinned for one session wins: `--agent`
 /// or `GIT_MAS_AGENT`, or `mas.agent` in this worktree's own config (a worktree dedicated to one
@@ -57,8 +64,20 @@ pub fn principal(ctx: &Context) -> Result<String, CliError> {
 
 /// The answer to `caller`'s edit of `touched` in team mode.
 pub fn edit_answer(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId], mode: Mode) -> Answer {
+    if let Some(refused) = settle(ctx, caller, mode) {
+        return refused;
+    }
+    let paths: Vec<String> = touched.iter().map(|t| t.path.clone()).collect();
     match decide(ctx, caller, touched, linked) {
-        Ok(edit) => answer(caller, edit, mode),
+        Ok(edit) => {
+            if matches!(edit, TeamEdit::Allowed { .. })
+                && let Ok(store) = ctx.store()
+            {
+                // The caller's own edit is not a shell call's change to undo.
+                let _ = shell_guard::holder_edited(store, &paths);
+            }
+            answer(caller, edit, mode)
+        }
         Err(e) => edit_gate::answer(
             &Verdict::FailClosed { reason: e.render(false).trim_end().to_string(), remedy: "retry the edit".into() },
             mode,
@@ -145,4 +164,146 @@ fn refuse(mode: Mode, text: String) -> Answer {
         Mode::Warn => Answer::Warn { message: format!("{text}\n(mas.gate is warn: the edit goes ahead)") },
         Mode::Enforce => Answer::Deny { reason: text },
     }
+}
+
+/// Checks `caller`'s earlier shell call whose post-tool check has not run (a host without a
+/// post-tool hook, or one that did not fire) and delivers what a check found that the agent was
+/// not told yet: the call now asked is refused once, with that message.
+fn settle(ctx: &Context, caller: &str, mode: Mode) -> Option<Answer> {
+    let store = ctx.store().ok()?;
+    let mut told = shell_guard::take_notice(store, caller).into_iter().collect::<Vec<_>>();
+    if shell_guard::pending(store, caller) {
+        let root = store.workdir().ok()?;
+        match shell_guard::check(store, root, caller) {
+            Ok(restored) if !restored.is_empty() => told.push(shell_guard::describe(&restored)),
+            Ok(_) => {}
+            Err(e) => told
+                .push(format!("git mas gate: checking the files your last shell command may have changed failed: {e}")),
+        }
+    }
+    if told.is_empty() {
+        return None;
+    }
+    Some(refuse(mode, format!("{}\nThis call was not run: retry it.", told.join("\n"))))
+}
+
+/// The pre-tool answer to a shell call of `caller` in team mode: the files other agents hold are
+/// kept, to be compared when the call ends ([`post_tool`]).
+pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
+    if let Some(refused) = settle(ctx, caller, mode) {
+        return refused;
+    }
+    let kept = (|| -> Result<usize, CliError> {
+        let store = ctx.store()?;
+        let roster = store.roster()?;
+        let board = load_board(store, &roster, now_secs(), None)?;
+        // A `git commit` this call runs is this session's (the commit gate finds it so).
+        ancestry::record(store, caller)
+            .map_err(|e| CliError::user(format!("cannot record the session's processes: {e}")))?;
+        shell_guard::keep(store, store.workdir()?, caller, &board)
+            .map_err(|e| CliError::user(format!("cannot keep the files other agents hold: {e}")))
+    })();
+    match kept {
+        Ok(_) => Answer::Allow { note: None },
+        Err(e) => edit_gate::answer(
+            &Verdict::FailClosed {
+                reason: format!("{} (so a change by this shell command could not be undone)", e.message()),
+                remedy: "retry the call".into(),
+            },
+            mode,
+        ),
+    }
+}
+
+/// The post-tool hook of `host` (its payload in `bytes`): compares the files kept before the
+/// caller's shell call, puts back what it changed, and tells the agent — in the post-tool answer
+/// where the host shows it to the agent, else at its next pre-tool call.
+pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply>, CliError> {
+    let Some((caller, store)) = event_caller(ctx, host, bytes)? else { return Ok(None) };
+    if !shell_guard::pending(store, &caller) {
+        return Ok(None);
+    }
+    let restored = shell_guard::check(store, store.workdir()?, &caller)
+        .map_err(|e| CliError::user(format!("checking the files held by other agents failed: {e}")))?;
+    if restored.is_empty() {
+        return Ok(None);
+    }
+    let message = shell_guard::describe(&restored);
+    match reply::post_tool(host, &message) {
+        Some(reply) => Ok(Some(reply)),
+        None => {
+            shell_guard::save_notice(store, &caller, &message)
+                .map_err(|e| CliError::user(format!("cannot keep the notice for {caller}: {e}")))?;
+            Ok(Some(Reply { stdout: Vec::new(), stderr: format!("{message}\n"), code: 0 }))
+        }
+    }
+}
+
+/// The session-end hook of `host`: the session's claims are released at once and its pending
+/// shell checks forgotten. Returns the files it held.
+pub fn session_end(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Vec<String>, CliError> {
+    let Some((caller, store)) = event_caller(ctx, host, bytes)? else { return Ok(Vec::new()) };
+    let key = ctx.caller_as(caller.clone())?.key;
+    shell_guard::forget(store, &caller);
+    ancestry::forget(store, &caller);
+    team::end(store, &caller, &key, now_secs()).map_err(team_error)
+}
+
+/// The caller of a session event in a team-mode repository; `None` outside one.
+fn event_caller<'a>(ctx: &'a Context, host: Host, bytes: &[u8]) -> Result<Option<(String, &'a Store)>, CliError> {
+    let event = payload::parse_session_event(host, bytes).map_err(|e| CliError::user(e.to_string()))?;
+    let Ok(store) = ctx.store() else { return Ok(None) };
+    if !team::enabled(store) {
+        return Ok(None);
+    }
+    let caller = edit_caller(ctx, host, event.session.as_deref())?;
+    Ok(Some((caller, store)))
+}
+
+/// Who a commit in team mode is: an identity pinned for the session (`--agent`, `GIT_MAS_AGENT`,
+/// this worktree's own `mas.agent`), else the session whose shell ran `git commit`
+/// ([`ancestry::find`]); `None` when neither says.
+pub fn commit_caller(ctx: &Context) -> Result<Option<String>, CliError> {
+    if let Ok((name, IdentitySource::FlagOrEnv)) = ctx.caller_name() {
+        return Ok(Some(name));
+    }
+    let store = ctx.store()?;
+    if let Some(name) = store.worktree_config_string("mas.agent").filter(|n| !n.is_empty()) {
+        return Ok(Some(name));
+    }
+    Ok(ancestry::find(store))
+}
+
+/// The commit gate in team mode: the caller ([`commit_caller`]) and team mode's verdict on the
+/// staged change ([`claims::commit_verdict`]). An unreadable board or change fails closed.
+pub fn commit_gate(ctx: &Context) -> Result<(Option<String>, Verdict), CliError> {
+    let store = ctx.store()?;
+    let caller = commit_caller(ctx)?;
+    let workdir = store.workdir()?.to_path_buf();
+    let now = now_secs();
+    let gathered = (|| -> Result<Verdict, String> {
+        let paths = super::gating::staged(store, &workdir).map_err(|e| e.reason)?;
+        let roster = store.roster().map_err(|e| e.to_string())?;
+        let head = frame::current_frame_hash(store).map_err(|e| e.to_string())?;
+        let board = load_board(store, &roster, now, None).map_err(|e| e.to_string())?;
+        let symbols = symbol_files(&board);
+        let touched = touched::touched(&workdir, paths, &symbols, &["diff", "--cached"]);
+        let ranges: BTreeMap<String, [u32; 2]> = match &head {
+            Some((commit, _)) if touched.iter().any(|t| symbols.contains(&t.path)) => frame::read_frame(store, *commit)
+                .map_err(|e| e.to_string())?
+                .snapshot
+                .targets
+                .iter()
+                .filter_map(|t| Some((t.id.clone(), t.lines?)))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        let hash = head.map(|(_, h)| h).unwrap_or_default();
+        Ok(claims::commit_verdict(caller.as_deref(), &board, &hash, &touched, &|id| ranges.get(id).copied(), now))
+    })();
+    let verdict = gathered.unwrap_or_else(|reason| Verdict::FailClosed {
+        reason: format!("the focus board or the staged change cannot be read: {reason}"),
+        remedy: "retry the commit".into(),
+    });
+    Ok((caller, verdict))
 }

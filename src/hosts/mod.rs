@@ -190,6 +190,10 @@ pub struct PayloadFacts {
     /// The host's tools its documentation lists as only reading (their path arguments name what
     /// they read); see [`payload::read_only`].
     pub read_only_tools: &'static [&'static str],
+    /// Its tools that run a shell command (which may write any file): in team mode the files
+    /// other agents hold are kept before such a call and checked after it
+    /// (git-mas's shell guard).
+    pub shell_tools: &'static [&'static str],
 }
 
 /// How a host reads its hook's answer on stdout (written by [`reply::reply`]).
@@ -349,6 +353,7 @@ pub const TABLE: [Facts; 7] = [
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
             session_field: "session_id",
+            shell_tools: &["Bash"],
             read_only_tools: &[
                 "Read",
                 "Glob",
@@ -396,6 +401,7 @@ pub const TABLE: [Facts; 7] = [
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
             session_field: "session_id",
+            shell_tools: &["Bash", "shell", "exec_command", "local_shell"],
             read_only_tools: &[
                 "shell",
                 "exec",
@@ -444,6 +450,7 @@ pub const TABLE: [Facts; 7] = [
         payload: PayloadFacts {
             shape: PayloadShape::Copilot,
             session_field: "sessionId",
+            shell_tools: &["bash", "shell", "write_bash"],
             read_only_tools: &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
         },
         answer: AnswerFormat::PermissionDecision,
@@ -477,6 +484,7 @@ pub const TABLE: [Facts; 7] = [
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
             session_field: "session_id",
+            shell_tools: &["run_shell_command"],
             read_only_tools: &[
                 "read_file",
                 "read_many_files",
@@ -523,6 +531,7 @@ pub const TABLE: [Facts; 7] = [
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
             session_field: "conversation_id",
+            shell_tools: &["Shell"],
             read_only_tools: &[
                 "Read",
                 "Glob",
@@ -570,6 +579,7 @@ pub const TABLE: [Facts; 7] = [
         payload: PayloadFacts {
             shape: PayloadShape::ToolInput,
             session_field: "session_id",
+            shell_tools: &["developer__shell"],
             read_only_tools: &["developer__shell", "developer__analyze", "developer__list_windows"],
         },
         answer: AnswerFormat::Block,
@@ -600,6 +610,7 @@ pub const TABLE: [Facts; 7] = [
         payload: PayloadFacts {
             shape: PayloadShape::OpenCode,
             session_field: "sessionID",
+            shell_tools: &["bash"],
             read_only_tools: &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
         },
         answer: AnswerFormat::Decision { message: "message" },

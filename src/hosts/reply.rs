@@ -93,6 +93,28 @@ pub fn reply(host: Host, answer: &Answer) -> Reply {
     Reply { stdout, stderr, code: 0 }
 }
 
+/// What a post-tool hook writes to tell the agent `message` (a shell call's change undone), for
+/// a host whose post-tool answer reaches the agent: Claude Code and Codex read `{decision:
+/// "block", reason}` after a call (the call already ran; the reason goes to the model), Gemini
+/// appends `hookSpecificOutput.additionalContext` to the tool's result. `None` for the other
+/// hosts: the message then waits for the session's next pre-tool call.
+pub fn post_tool(host: Host, message: &str) -> Option<Reply> {
+    use serde_json::json;
+    let stdout = match host {
+        Host::ClaudeCode | Host::Codex => line(json!({
+            "decision": "block",
+            "reason": message,
+            "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": message}
+        })),
+        Host::Gemini => line(json!({
+            "systemMessage": message,
+            "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": message}
+        })),
+        Host::Copilot | Host::Cursor | Host::Goose | Host::OpenCode => return None,
+    };
+    Some(Reply { stdout, stderr: format!("{message}\n"), code: 0 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

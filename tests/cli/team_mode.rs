@@ -136,3 +136,186 @@ fn a_ninth_claim_is_refused_naming_what_to_release() {
     let b = board(&env, &repo);
     assert_eq!(b.board.live().next().unwrap().targets.len(), 8, "no claim dropped");
 }
+
+/// A Claude Code payload of `event` (PreToolUse, PostToolUse) for a Bash call of `session`.
+fn bash_payload(repo: &Path, session: &str, event: &str) -> Value {
+    json!({
+        "session_id": session,
+        "cwd": repo,
+        "hook_event_name": event,
+        "tool_name": "Bash",
+        "tool_input": {"command": "sh -c 'echo x > src/lib.rs'"},
+    })
+}
+
+/// Runs `git mas gate --host HOST [FLAG]` with `payload`.
+fn event(env: &TestEnv, repo: &Path, host: &str, flag: Option<&str>, payload: &Value) -> std::process::Output {
+    let mut cmd = env.mas_cmd(repo);
+    cmd.args(["gate", "--host", host]);
+    if let Some(f) = flag {
+        cmd.arg(f);
+    }
+    let out = fed(&mut cmd, payload.to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    out
+}
+
+#[test]
+fn a_shell_write_to_a_held_file_is_put_back_after_the_call_and_the_agent_is_told() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let held = std::fs::read(repo.join("src/lib.rs")).unwrap();
+    // B's shell call: allowed before (a shell command names no file), then it overwrites A's file,
+    // creates a file A claimed but has not written yet, and writes a free file.
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/planned.rs")).0, "allow");
+    let pre = event(&env, &repo, "claude-code", None, &bash_payload(&repo, "b", "PreToolUse"));
+    assert!(pre.stdout.is_empty(), "{}", shown(&pre));
+    std::fs::write(repo.join("src/lib.rs"), "clobbered\n").unwrap();
+    std::fs::write(repo.join("src/planned.rs"), "mine\n").unwrap();
+    std::fs::write(repo.join("src/free.rs"), "free\n").unwrap();
+    let post = event(&env, &repo, "claude-code", Some("--post-tool"), &bash_payload(&repo, "b", "PostToolUse"));
+    let v: Value = serde_json::from_slice(&post.stdout).unwrap();
+    assert_eq!(v["decision"], "block", "the reason reaches the model: {v}");
+    let told = v["reason"].as_str().unwrap();
+    assert!(told.contains("src/lib.rs") && told.contains("put back") && told.contains("alice.claude-"), "{told}");
+    assert!(told.contains("src/planned.rs") && told.contains("removed"), "{told}");
+    assert_eq!(std::fs::read(repo.join("src/lib.rs")).unwrap(), held, "byte-identical again");
+    assert!(!repo.join("src/planned.rs").exists());
+    assert_eq!(std::fs::read_to_string(repo.join("src/free.rs")).unwrap(), "free\n", "a free file is B's to write");
+    // Nothing pending is left: the next call of B is not refused.
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/free.rs")).0, "allow");
+}
+
+#[test]
+fn the_holders_own_edit_during_anothers_shell_call_is_not_undone() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    event(&env, &repo, "claude-code", None, &bash_payload(&repo, "b", "PreToolUse"));
+    // A edits its own file while B's shell call runs.
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    std::fs::write(repo.join("src/lib.rs"), "A's new text\n").unwrap();
+    let post = event(&env, &repo, "claude-code", Some("--post-tool"), &bash_payload(&repo, "b", "PostToolUse"));
+    assert!(post.stdout.is_empty(), "{}", shown(&post));
+    assert_eq!(std::fs::read_to_string(repo.join("src/lib.rs")).unwrap(), "A's new text\n");
+}
+
+#[test]
+fn a_host_that_does_not_show_post_tool_answers_hears_it_at_its_next_call() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let held = std::fs::read(repo.join("src/lib.rs")).unwrap();
+    let copilot = |event_cwd: &Path| json!({"sessionId": "cp-1", "cwd": event_cwd, "toolName": "bash", "toolArgs": {"command": "x"}});
+    let pre = event(&env, &repo, "copilot", None, &copilot(&repo));
+    assert!(pre.stdout.is_empty(), "{}", shown(&pre));
+    std::fs::write(repo.join("src/lib.rs"), "clobbered\n").unwrap();
+    let post = event(&env, &repo, "copilot", Some("--post-tool"), &copilot(&repo));
+    assert!(post.stdout.is_empty(), "copilot reads no post-tool answer: {}", shown(&post));
+    assert_eq!(std::fs::read(repo.join("src/lib.rs")).unwrap(), held, "put back all the same");
+    // The next call of that session is refused once, with what happened.
+    let next = event(&env, &repo, "copilot", None, &copilot(&repo));
+    let v: Value = serde_json::from_slice(&next.stdout).unwrap();
+    assert_eq!(v["permissionDecision"], "deny", "{v}");
+    let reason = v["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("src/lib.rs") && reason.contains("retry"), "{reason}");
+    let again = event(&env, &repo, "copilot", None, &copilot(&repo));
+    assert!(again.stdout.is_empty(), "told once: {}", shown(&again));
+}
+
+#[test]
+fn a_session_that_ends_releases_its_claims_at_once() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "deny");
+    let end = json!({"session_id": "a", "cwd": repo, "hook_event_name": "SessionEnd", "reason": "other"});
+    let out = event(&env, &repo, "claude-code", Some("--session-end"), &end);
+    assert!(stderr(&out).contains("released src/lib.rs"), "{}", shown(&out));
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "allow");
+}
+
+/// Runs `script` in `sh` as one session's shell would: the pre-tool hook of its Bash call first,
+/// so the process tree names the session for a `git commit` inside.
+fn in_session(env: &TestEnv, repo: &Path, session: &str, script: &str) -> std::process::Output {
+    let payload = bash_payload(repo, session, "PreToolUse").to_string().replace('\'', "'\\''");
+    let whole = format!("printf '%s' '{payload}' | git mas gate --host claude-code >/dev/null && {script}");
+    let cmd = env.git_cmd(repo);
+    let git = cmd.get_envs().map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned()))).collect::<Vec<_>>();
+    let mut sh = std::process::Command::new("sh");
+    for (k, v) in git {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    let mas = env.mas_cmd(repo);
+    for (k, v) in mas.get_envs() {
+        if let Some(v) = v {
+            sh.env(k, v);
+        }
+    }
+    sh.current_dir(repo).args(["-c", &whole]).output().unwrap()
+}
+
+#[test]
+fn the_commit_gate_refuses_another_sessions_file_and_check_agrees() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    env.mas_quiet_ok(&repo, &["hooks", "install"]);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/money.rs")).0, "allow");
+    std::fs::write(repo.join("src/lib.rs"), "A's change\n").unwrap();
+    std::fs::write(repo.join("src/money.rs"), "B's change\n").unwrap();
+    // B's `git add` sweeps in A's file: its commit is refused, with the command that unstages it.
+    let out = in_session(&env, &repo, "b", "git add src && git commit -q -m sweep");
+    assert_ne!(out.status.code(), Some(0), "{}", shown(&out));
+    let said = stderr(&out);
+    assert!(said.contains("src/lib.rs") && said.contains("git restore --staged -- src/lib.rs"), "{said}");
+    assert!(!said.contains("src/money.rs is held"), "B's own claim does not block B: {said}");
+    // Unstaged as told, B's commit of its own file goes through, with team mode's receipt.
+    env.git_quiet_ok(&repo, &["restore", "--staged", "--", "src/lib.rs"]);
+    let out = in_session(&env, &repo, "b", "git commit -q -m mine");
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    let msg = env.git(&repo, &["log", "-1", "--format=%B"]);
+    assert!(msg.contains("Mas-Agent: alice.claude-") && msg.contains("Mas-Rule: claims"), "{msg}");
+    // `git mas check` replays it by the same rule: clean.
+    let out = env.mas(&repo, &["check", "HEAD~1..HEAD"]);
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    // A's commit of its own file is allowed too.
+    let out = in_session(&env, &repo, "a", "git commit -q -a -m theirs");
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+}
+
+#[test]
+fn two_sessions_pinned_to_one_identity_are_warned() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let pinned = |session: &str, path: &str| {
+        fed(
+            env.mas_cmd(&repo).env("GIT_MAS_AGENT", "alice").args(["gate", "--host", "claude-code"]),
+            write_payload(&repo, session, path).to_string().as_bytes(),
+        )
+    };
+    assert!(pinned("one", "src/lib.rs").stdout.is_empty());
+    let out = pinned("two", "src/money.rs");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let said = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(said.contains("act as alice too") && said.contains("GIT_MAS_AGENT"), "{v}");
+}
+
+#[test]
+fn sessions_in_linked_worktrees_share_claims_and_a_new_worktree_is_protected() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    // A worktree added afterwards, with nothing run in it.
+    let wt = env.root().join("wt-b");
+    env.git_quiet_ok(&repo, &["worktree", "add", "--quiet", "-b", "b", wt.to_str().unwrap()]);
+    let (verdict, reason) = hook(&env, &wt, &write_payload(&wt, "b", "src/lib.rs"));
+    assert_eq!(verdict, "deny", "{reason}");
+    assert!(reason.contains("alice.claude-"), "{reason}");
+    assert_eq!(hook(&env, &wt, &write_payload(&wt, "b", "src/money.rs")).0, "allow");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs")).0, "deny", "claims are shared at once");
+}

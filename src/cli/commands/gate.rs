@@ -6,6 +6,7 @@ use crate::cli::gating;
 use crate::cli::json::gate::{GateOut, TouchedOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::output::Ui;
+use crate::cli::team_mode;
 use crate::cli::{Done, Outcome};
 use git_mas::attention::gate_io;
 use git_mas::attention::git_hooks::Mode;
@@ -48,6 +49,20 @@ use std::time::Instant;
 /// refusal lets the edit through with the message. The decision is the commit gate's; a payload
 /// that cannot be read and every internal error refuse (failing closed).
 ///
+/// In team mode (`git config mas.team true`, set by `git mas init --team`) the hook needs no
+/// identity, frame or focus: a call that carries the host's session id is that session's own
+/// agent (`<principal>.<host>-<8 hex>`, signing with the key of the principal — the shared
+/// `mas.agent`, else the roster member whose key this machine holds), unless --agent,
+/// GIT_MAS_AGENT or the worktree's own `mas.agent` pins one. A write to a file no other live
+/// agent holds is allowed and claims it (every file of a live focus is held, not only its top
+/// target); a write to a file another holds is refused, naming the holder and the time its claim
+/// has left. Claims renew with edits and lapse after `mas.claimTtl` (default 15m); a ninth claim
+/// is refused with the release command. A frame is published when there is none. Before a shell
+/// call (Bash, shell, run_shell_command, …) the files other agents hold are kept; --post-tool
+/// (the host's post-tool hook) puts back what the call changed and tells the agent; at the next
+/// pre-tool call for a host that has no post-tool hook. --session-end (the host's session-end
+/// hook) releases the session's claims at once.
+///
 /// The hook answers within 6 seconds, under every host's hook timeout: when the payload has not
 /// arrived whole by then (stdin left open) or the board could not be read in time, it refuses.
 ///
@@ -81,6 +96,14 @@ pub struct GateArgs {
     /// Answer a coding-agent host's pre-tool hook: read its payload on stdin (see above).
     #[arg(long, value_name = "HOST", value_parser = parse_host, conflicts_with_all = ["paths", "staged", "json"])]
     pub host: Option<Host>,
+    /// With --host: answer the host's post-tool hook instead (team mode: put back what a shell
+    /// call changed in files other agents hold, and tell the agent).
+    #[arg(long, requires = "host", conflicts_with = "session_end")]
+    pub post_tool: bool,
+    /// With --host: answer the host's session-end hook instead (team mode: release the session's
+    /// claims at once).
+    #[arg(long, requires = "host")]
+    pub session_end: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -97,7 +120,12 @@ pub struct Gated {
 /// Runs `gate`.
 pub fn run(ctx: &mut Context, args: GateArgs) -> Result<Outcome, CliError> {
     if let Some(host) = args.host {
-        return run_host(ctx, host);
+        let event = match (args.post_tool, args.session_end) {
+            (true, _) => HookEvent::PostTool,
+            (_, true) => HookEvent::SessionEnd,
+            _ => HookEvent::PreTool,
+        };
+        return run_host(ctx, host, event);
     }
     let done = gate(ctx, &args)?;
     let Gated { out, mode } = &done.value;
@@ -131,29 +159,64 @@ fn parse_host(name: &str) -> Result<Host, String> {
     })
 }
 
+/// Which of a host's hooks is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HookEvent {
+    /// Before a tool call: allow or deny it.
+    PreTool,
+    /// After a tool call: undo a shell call's change to files other agents hold.
+    PostTool,
+    /// The session ended: release its claims.
+    SessionEnd,
+}
+
 /// The hook: payload in, the host's answer out. Nothing here may end the process otherwise: a
-/// host that sees a crash lets the edit through, so every failure is answered with a deny.
+/// host that sees a crash lets the edit through, so every failure of a pre-tool hook is answered
+/// with a deny (a post-tool or session-end hook decides nothing: its failures are reported).
 ///
 /// Everything runs under [`payload::DEADLINE`]: the payload is read on a thread of its own (a
 /// host may leave stdin open), and a watchdog answers with a deny and ends the process when the
 /// deadline passes first. One answer is written, whoever is first: the answer's lock decides.
-fn run_host(ctx: &mut Context, host: Host) -> Result<Outcome, CliError> {
+fn run_host(ctx: &mut Context, host: Host, event: HookEvent) -> Result<Outcome, CliError> {
     let started = Instant::now();
     let answered = Arc::new(Mutex::new(false));
-    spawn_watchdog(ctx.ui().clone(), host, answered.clone(), started);
+    spawn_watchdog(ctx.ui().clone(), host, event, answered.clone(), started);
     let (sender, payload) = mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         let read = std::io::stdin().lock().take(MAX_PAYLOAD + 1).read_to_end(&mut bytes);
         let _ = sender.send(read.map(|_| bytes));
     });
-    let answer = match payload.recv_timeout(payload::DEADLINE.saturating_sub(started.elapsed())) {
+    let received = payload.recv_timeout(payload::DEADLINE.saturating_sub(started.elapsed()));
+    let ctx: &Context = ctx;
+    let reply = match event {
+        HookEvent::PreTool => reply::reply(host, &pre_tool(ctx, host, received)),
+        HookEvent::PostTool | HookEvent::SessionEnd => after(ctx, host, event, received),
+    };
+    let mut done = answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if *done {
+        // The watchdog answered and is ending the process.
+        drop(done);
+        loop {
+            std::thread::park();
+        }
+    }
+    *done = true;
+    ctx.ui().err_text(&reply.stderr);
+    ctx.ui().bytes(&reply.stdout)?;
+    Ok(Outcome::of_code(reply.code))
+}
+
+type Received = Result<std::io::Result<Vec<u8>>, mpsc::RecvTimeoutError>;
+
+/// The pre-tool answer.
+fn pre_tool(ctx: &Context, host: Host, received: Received) -> Answer {
+    match received {
         Err(_) => late(host),
         Ok(Err(e)) => Answer::Deny { reason: format!("git mas gate cannot read the hook payload on stdin: {e}") },
         Ok(Ok(bytes)) => match payload::parse(host, &bytes) {
             Err(e) => reply::bad_payload(host, &e),
             Ok(payload) => {
-                let ctx: &Context = ctx;
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     gating::edit_answer(ctx, host, &payload)
                 })) {
@@ -167,20 +230,36 @@ fn run_host(ctx: &mut Context, host: Host) -> Result<Outcome, CliError> {
                 }
             }
         },
-    };
-    let mut done = answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if *done {
-        // The watchdog answered and is ending the process.
-        drop(done);
-        loop {
-            std::thread::park();
-        }
     }
-    *done = true;
-    let reply = reply::reply(host, &answer);
-    ctx.ui().err_text(&reply.stderr);
-    ctx.ui().bytes(&reply.stdout)?;
-    Ok(Outcome::of_code(reply.code))
+}
+
+/// The answer of a post-tool or session-end hook: what was done, for the agent where the host
+/// shows it; a failure is reported, never a crash.
+fn after(ctx: &Context, host: Host, event: HookEvent, received: Received) -> reply::Reply {
+    let quiet = |text: String| reply::Reply { stdout: Vec::new(), stderr: text, code: 0 };
+    let bytes = match received {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) => return quiet(format!("git mas gate: cannot read the hook payload on stdin: {e}\n")),
+        Err(_) => return quiet("git mas gate: the hook payload did not arrive whole in time\n".into()),
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match event {
+        HookEvent::PostTool => team_mode::post_tool(ctx, host, &bytes),
+        _ => team_mode::session_end(ctx, host, &bytes).map(|held| {
+            (!held.is_empty())
+                .then(|| quiet(format!("git mas gate: the session ended; released {}\n", held.join(", "))))
+        }),
+    }));
+    match result {
+        Ok(Ok(reply)) => reply.unwrap_or_else(|| quiet(String::new())),
+        Ok(Err(e)) => {
+            let text = format!("git mas gate: {}", e.render(false).trim_end());
+            match event {
+                HookEvent::PostTool => reply::post_tool(host, &text).unwrap_or_else(|| quiet(format!("{text}\n"))),
+                _ => quiet(format!("{text}\n")),
+            }
+        }
+        Err(_) => quiet("git mas gate: an internal error\n".into()),
+    }
 }
 
 /// The answer when the deadline passed before the gate could answer.
@@ -195,8 +274,9 @@ fn late(host: Host) -> Answer {
     }
 }
 
-/// Answers with a deny and ends the process when the deadline passes before the hook answered.
-fn spawn_watchdog(ui: Ui, host: Host, answered: Arc<Mutex<bool>>, started: Instant) {
+/// Answers with a deny (a pre-tool hook; the others with nothing) and ends the process when the
+/// deadline passes before the hook answered.
+fn spawn_watchdog(ui: Ui, host: Host, event: HookEvent, answered: Arc<Mutex<bool>>, started: Instant) {
     std::thread::spawn(move || {
         std::thread::sleep(payload::DEADLINE.saturating_sub(started.elapsed()));
         let mut done = answered.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -204,7 +284,14 @@ fn spawn_watchdog(ui: Ui, host: Host, answered: Arc<Mutex<bool>>, started: Insta
             return;
         }
         *done = true;
-        let reply = reply::reply(host, &late(host));
+        let reply = match event {
+            HookEvent::PreTool => reply::reply(host, &late(host)),
+            _ => reply::Reply {
+                stdout: Vec::new(),
+                stderr: "git mas gate: no answer within the deadline\n".into(),
+                code: 0,
+            },
+        };
         ui.err_text(&reply.stderr);
         let _ = ui.bytes(&reply.stdout);
         std::process::exit(i32::from(reply.code));

@@ -25,9 +25,11 @@ use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
 use crate::cli::exit;
 use crate::cli::gating;
+use crate::cli::team_mode;
 use git_mas::attention::gate::Verdict;
-use git_mas::attention::gate_io::{self, AGENT_TRAILER, FRAME_TRAILER};
+use git_mas::attention::gate_io::{self, AGENT_TRAILER, FRAME_TRAILER, RULE_TRAILER};
 use git_mas::attention::git_hooks::{HookOutcome, Mode, Receipt, push_ranges};
+use git_mas::attention::team;
 use git_mas::attention::trailers::{self, TrailerPlan};
 use git_mas::identity::trail::{self, TRAIL_TRAILER, Trail};
 use git_mas::identity::{AgentKey, ROSTER_PATH};
@@ -86,26 +88,47 @@ fn finish(ctx: &Context, mode: Mode, code: u8, what: &str) -> Outcome {
 fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<Outcome, CliError> {
     let receipt = receipt_path(ctx)?;
     let _ = std::fs::remove_file(&receipt);
+    if team::enabled(ctx.store()?) {
+        return team_pre_commit(ctx, mode, &receipt);
+    }
     let (caller, outcome) = gating::evaluate(ctx, &[])?;
     let verdict = gate_io::verdict_of(&outcome);
     let code = gating::report(ctx, &caller, &verdict);
     if let Verdict::Allow { frame, .. } = &verdict {
-        let text = Receipt { agent: caller, frame: frame.clone(), binding: binding(ctx)? }.to_text();
+        let text = Receipt { agent: caller, frame: frame.clone(), binding: binding(ctx)?, claims: false }.to_text();
         std::fs::write(&receipt, text)
             .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot write {}", receipt.display()), e))?;
     }
     Ok(finish(ctx, mode, code, "committing"))
 }
 
+/// `pre-commit` in team mode: refused when the index holds a file another live agent holds
+/// ([`team_mode::commit_gate`]); the receipt names the commit's session (else the principal) and
+/// team mode's rule, so `git mas check` replays it by that rule.
+fn team_pre_commit(ctx: &Context, mode: Mode, receipt: &std::path::Path) -> Result<Outcome, CliError> {
+    let (caller, verdict) = team_mode::commit_gate(ctx)?;
+    let shown = caller.clone().unwrap_or_else(|| "this commit (its session is not known)".into());
+    let code = gating::report(ctx, &shown, &verdict);
+    if let Verdict::Allow { frame, .. } = &verdict
+        && !frame.is_empty()
+        && let Some(agent) = caller.or_else(|| team_mode::principal(ctx).ok())
+    {
+        let text = Receipt { agent, frame: frame.clone(), binding: binding(ctx)?, claims: true }.to_text();
+        std::fs::write(receipt, text)
+            .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot write {}", receipt.display()), e))?;
+    }
+    Ok(finish(ctx, mode, code, "committing"))
+}
+
 /// The receipt's (agent, frame) when `pre-commit` allowed this very commit attempt.
-fn receipt_for_this_attempt(ctx: &Context) -> Result<Option<(String, String)>, CliError> {
+fn receipt_for_this_attempt(ctx: &Context) -> Result<Option<Receipt>, CliError> {
     let receipt = receipt_path(ctx)?;
     let Ok(text) = std::fs::read_to_string(&receipt) else {
         return Ok(None);
     };
     let _ = std::fs::remove_file(&receipt);
     // A receipt left by another commit attempt adds nothing.
-    Ok(Receipt::for_attempt(&text, &binding(ctx)?).map(|r| (r.agent, r.frame)))
+    Ok(Receipt::for_attempt(&text, &binding(ctx)?))
 }
 
 /// The roster trail's value for the staged change to `.mas/roster`, signed by the caller; `None`
@@ -158,8 +181,11 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ou
         None
     });
     let mut trailers: Vec<(&str, &str)> = Vec::new();
-    if let Some((agent, frame)) = &receipt {
-        trailers.extend([(AGENT_TRAILER, agent.as_str()), (FRAME_TRAILER, frame.as_str())]);
+    if let Some(r) = &receipt {
+        trailers.extend([(AGENT_TRAILER, r.agent.as_str()), (FRAME_TRAILER, r.frame.as_str())]);
+        if r.claims {
+            trailers.push((RULE_TRAILER, "claims"));
+        }
     }
     if let Some(value) = &roster {
         trailers.push((TRAIL_TRAILER, value.as_str()));

@@ -1,0 +1,113 @@
+//! Which session a `git commit` belongs to: the process tree says.
+//!
+//! A session's shell tool runs `git commit` as a child of the host's process; git runs the
+//! pre-commit hook as its child. The hook payload that names the session arrives only at the
+//! host's own hooks, so the pre-tool hook of every shell call records its ancestors — each process
+//! as its pid and start time, so a reused pid is another process — under
+//! `<common git dir>/mas/sessions/` as naming that session's agent ([`record`]). The commit gate
+//! walks its own ancestors and takes the nearest one recorded ([`find`]): the host's process is
+//! an ancestor of both, and the nearest common one.
+//!
+//! Refusing when unsure: a process recorded for two agents (teammates a host runs in one process)
+//! names no agent ([`AMBIGUOUS`]), and the commit is then gated for nobody's claims but its own —
+//! that is, every file another live agent holds is refused. Linux only (`/proc`); elsewhere no
+//! session is found, with the same effect.
+
+use crate::store::Store;
+use std::path::PathBuf;
+
+/// What a process recorded for two different agents names.
+pub const AMBIGUOUS: &str = "?";
+
+/// `pid`'s parent and start time, from `/proc/<pid>/stat`.
+fn stat(pid: u32) -> Option<(u32, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: fields start after the last ')'.
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ppid = fields.get(1)?.parse().ok()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((ppid, start))
+}
+
+/// This process's ancestors, nearest first, as (pid, start time); at most 32.
+pub fn ancestors() -> Vec<(u32, u64)> {
+    let mut out = Vec::new();
+    let mut pid = std::process::id();
+    while let Some((ppid, _)) = stat(pid) {
+        if ppid <= 1 || out.len() >= 32 {
+            break;
+        }
+        match stat(ppid) {
+            Some((_, start)) => out.push((ppid, start)),
+            None => break,
+        }
+        pid = ppid;
+    }
+    out
+}
+
+fn dir(store: &Store) -> PathBuf {
+    store.common_dir().join("mas").join("sessions")
+}
+
+fn file(store: &Store, (pid, start): (u32, u64)) -> PathBuf {
+    dir(store).join(format!("{pid}-{start}"))
+}
+
+/// Records this process's ancestors as `agent`'s (called by the pre-tool hook of a shell call).
+pub fn record(store: &Store, agent: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir(store))?;
+    for a in ancestors() {
+        let path = file(store, a);
+        let name = match std::fs::read_to_string(&path) {
+            Ok(old) if old == agent || old == AMBIGUOUS => continue,
+            Ok(_) => AMBIGUOUS,
+            Err(_) => agent,
+        };
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, name)?;
+        std::fs::rename(&tmp, &path)?;
+    }
+    Ok(())
+}
+
+/// The agent whose shell call this process descends from: the nearest recorded ancestor's;
+/// `None` when none is recorded or the nearest is [`AMBIGUOUS`].
+pub fn find(store: &Store) -> Option<String> {
+    for a in ancestors() {
+        if let Ok(name) = std::fs::read_to_string(file(store, a)) {
+            return (name != AMBIGUOUS && !name.is_empty()).then_some(name);
+        }
+    }
+    None
+}
+
+/// Forgets every process recorded as `agent`'s (its session ended), and the records of processes
+/// that no longer run.
+pub fn forget(store: &Store, agent: &str) {
+    let Ok(entries) = std::fs::read_dir(dir(store)) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let alive = name
+            .split_once('-')
+            .and_then(|(pid, start)| Some((pid.parse::<u32>().ok()?, start.parse::<u64>().ok()?)))
+            .is_some_and(|(pid, start)| stat(pid).is_some_and(|(_, s)| s == start));
+        if !alive || std::fs::read_to_string(e.path()).is_ok_and(|n| n == agent) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_has_ancestors_with_start_times() {
+        let a = ancestors();
+        assert!(!a.is_empty(), "the test runner has a parent");
+        assert_ne!(a[0].0, std::process::id());
+        assert_eq!(stat(a[0].0).map(|(_, s)| s), Some(a[0].1));
+    }
+}
