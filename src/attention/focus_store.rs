@@ -6,6 +6,7 @@ use super::rule::MAX_BOARD_AGENTS;
 use crate::identity::{AgentKey, Roster};
 use crate::store::{Appended, Store, StoreError};
 use std::collections::BTreeSet;
+use std::path::Path;
 
 /// The prefix of every focus chain.
 pub const FOCUS_PREFIX: &str = "refs/mas/focus/";
@@ -126,4 +127,59 @@ pub fn keep_only(
     let value = serde_json::to_value(&payload)
         .map_err(|e| StoreError::Git { context: "encoding a focus".into(), source: Box::new(e) })?;
     store.append(&focus_ref(agent), agent, key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))
+}
+
+/// How long an ended session's focus chain is kept by default: a week.
+pub const DEFAULT_SESSION_RETENTION_SECS: u64 = 7 * 24 * 60 * 60;
+
+/// Why a prune failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PruneError {
+    /// The board could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// `git update-ref -d` could not run or refused.
+    #[error("git update-ref -d {refname} failed: {reason}")]
+    Delete {
+        /// The ref.
+        refname: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Deletes the focus chains of session agents (`<principal>.<host>-<8 hex>`, not on the roster
+/// themselves) whose session ended — released, or expired — at least `retention` seconds before
+/// `now`, so that a year of sessions does not grow `refs/mas/` without bound. A chain that moved
+/// since it was read is left (the delete is a compare-and-swap). Returns the deleted refs. Records
+/// a session left in a run's chains or a landing's trailers stay reachable from those.
+///
+/// A SIGKILL leaves some chains deleted and the rest as they were; each deletion is whole.
+pub fn prune_sessions(store: &Store, roster: &Roster, now: u64, retention: u64) -> Result<Vec<String>, PruneError> {
+    let board = load_board(store, roster, now, None)?;
+    let workdir = store.workdir().map(Path::to_path_buf).unwrap_or_else(|_| store.common_dir().to_path_buf());
+    let mut deleted = Vec::new();
+    for entry in &board.entries {
+        let agent = &entry.focus.agent;
+        let is_session = crate::identity::principal_of(agent).is_some() && roster.entries().all(|e| e.name != *agent);
+        let ended = matches!(entry.liveness, board::Liveness::Released | board::Liveness::Expired);
+        if !is_session || !ended || entry.expires_at.saturating_add(retention) > now {
+            continue;
+        }
+        let refname = focus_ref(agent);
+        let Some(tip) = store.tip(&refname)? else { continue };
+        let out = crate::git::command(&workdir)
+            .args(["update-ref", "-d", &refname, &tip.to_string()])
+            .output()
+            .map_err(|e| PruneError::Delete { refname: refname.clone(), reason: e.to_string() })?;
+        if out.status.success() {
+            deleted.push(refname);
+        } else if store.tip(&refname)? == Some(tip) {
+            return Err(PruneError::Delete {
+                refname,
+                reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+    }
+    Ok(deleted)
 }

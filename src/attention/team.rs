@@ -26,13 +26,13 @@
 //! published and the lock is freed by the kernel. Of a release: the same, with the release record.
 //! Of a frame publication: the frame ref is moved by compare-and-swap or not at all.
 //!
-//! Time: a claim holds for its TTL (`git config mas.claimTtl`, seconds or with an `s`, `m` or `h`
-//! suffix; default [`DEFAULT_CLAIM_TTL_SECS`]), renewed by an edit once [`RENEW_AFTER_SECS`] have
+//! Time: a claim holds for its TTL (`git config mas.claimTtl`, a duration such as `15m`, or
+//! seconds; default [`DEFAULT_CLAIM_TTL_SECS`]), renewed by an edit once [`RENEW_AFTER_SECS`] have
 //! passed since the last renewal, so after any edit at least TTL − 60 s remain.
 
 use super::board::{Board, FOCUS_KIND, FocusPayload, Liveness, Rejection};
 use super::claims::{self, Lease, Next};
-use super::focus_store::{focus_ref, load_board, release_focus};
+use super::focus_store::{self, focus_ref, load_board, release_focus};
 use super::frame::{FrameError, current_frame_hash, read_frame};
 use super::gate::{Block, Touched};
 use super::gate_io::{FileId, add_linked, symbol_files};
@@ -61,7 +61,7 @@ pub fn enabled(store: &Store) -> bool {
 #[derive(Debug, thiserror::Error)]
 pub enum TeamError {
     /// `mas.claimTtl` is not a duration in range.
-    #[error("mas.claimTtl {value:?} is not a duration between 1s and 24h (seconds, or with s, m or h)")]
+    #[error("mas.claimTtl {value:?} is not a duration between 1s and 24h (such as 15m, or seconds)")]
     BadTtl {
         /// The value.
         value: String,
@@ -85,6 +85,17 @@ pub enum TeamError {
     Caller(String),
 }
 
+/// How long an ended session's focus chain is kept (`git config mas.sessionRetention`, a duration
+/// such as `7d`; default [`focus_store::DEFAULT_SESSION_RETENTION_SECS`]).
+pub fn retention(store: &Store) -> Result<u64, TeamError> {
+    match store.config_string("mas.sessionRetention").filter(|v| !v.trim().is_empty()) {
+        None => Ok(focus_store::DEFAULT_SESSION_RETENTION_SECS),
+        Some(v) => humantime::parse_duration(v.trim())
+            .map(|d| d.as_secs())
+            .map_err(|_| TeamError::Caller(format!("mas.sessionRetention {v:?} is not a duration (such as 7d)"))),
+    }
+}
+
 /// The lease team mode claims with.
 pub fn lease(store: &Store) -> Result<Lease, TeamError> {
     let ttl_secs = match store.config_string("mas.claimTtl").filter(|v| !v.trim().is_empty()) {
@@ -94,16 +105,14 @@ pub fn lease(store: &Store) -> Result<Lease, TeamError> {
     Ok(Lease { ttl_secs, renew_after_secs: RENEW_AFTER_SECS.min(ttl_secs / 2) })
 }
 
-/// Seconds in `900`, `900s`, `15m` or `1h`, between 1 s and the board's longest TTL.
-fn parse_duration(text: &str) -> Option<u64> {
+/// Seconds in a duration (`900s`, `15m`, `1h`; a bare number is seconds) between 1 s and the
+/// board's longest TTL.
+pub fn parse_duration(text: &str) -> Option<u64> {
     let t = text.trim();
-    let (digits, unit) = match t.char_indices().last()? {
-        (i, 's') => (&t[..i], 1),
-        (i, 'm') => (&t[..i], 60),
-        (i, 'h') => (&t[..i], 3600),
-        _ => (t, 1),
+    let secs = match t.parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => humantime::parse_duration(t).ok()?.as_secs(),
     };
-    let secs = digits.parse::<u64>().ok()?.checked_mul(unit)?;
     (1..=super::board::MAX_TTL_SECS).contains(&secs).then_some(secs)
 }
 

@@ -20,6 +20,7 @@ impl JsonOutput for git_mas::evaluation::workspace::WorkspaceReport {}
 impl JsonOutput for json::focus::FocusPublishOut {}
 impl JsonOutput for json::focus::FocusListOut {}
 impl JsonOutput for json::focus::FocusReleaseOut {}
+impl JsonOutput for json::focus::FocusPruneOut {}
 impl JsonOutput for json::focus::FocusStatusOut {}
 impl JsonOutput for git_mas::attention::board::BoardEntry {}
 impl JsonOutput for git_mas::attention::rule::Alignment {}

@@ -5,8 +5,8 @@ use super::context::{Context, IdentitySource};
 use super::error::CliError;
 use super::inputs::{InputArgs, read_inputs};
 use git_mas::attention::edit_gate;
-use git_mas::attention::focus_store::load_board;
 use git_mas::attention::focus_store::now_secs;
+use git_mas::attention::focus_store::{self, load_board};
 use git_mas::attention::frame;
 use git_mas::attention::gate::{Touched, Verdict};
 use git_mas::attention::gate_io::FileId;
@@ -246,7 +246,15 @@ pub fn session_end(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Vec<String
     let key = ctx.caller_as(caller.clone())?.key;
     shell_guard::forget(store, &caller);
     ancestry::forget(store, &caller);
-    team::end(store, &caller, &key, now_secs()).map_err(team_error)
+    let now = now_secs();
+    let held = team::end(store, &caller, &key, now).map_err(team_error)?;
+    // Sessions that ended long ago leave no refs behind.
+    let retention = team::retention(store).map_err(team_error)?;
+    let roster = store.roster()?;
+    if let Err(e) = focus_store::prune_sessions(store, &roster, now, retention) {
+        ctx.warn(&format!("pruning the chains of ended sessions failed: {e}"));
+    }
+    Ok(held)
 }
 
 /// The caller of a session event in a team-mode repository; `None` outside one.

@@ -319,3 +319,29 @@ fn sessions_in_linked_worktrees_share_claims_and_a_new_worktree_is_protected() {
     assert_eq!(hook(&env, &wt, &write_payload(&wt, "b", "src/money.rs")).0, "allow");
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs")).0, "deny", "claims are shared at once");
 }
+
+#[test]
+fn ended_sessions_leave_no_refs_behind_after_the_retention() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    env.git_quiet_ok(&repo, &["config", "mas.sessionRetention", "0s"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--top", "1"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "release"]);
+    let focus_refs = || env.git(&repo, &["for-each-ref", "--format=%(refname)", "refs/mas/focus/"]).lines().count();
+    // Many sessions come and go: each claims, then ends.
+    for i in 0..12 {
+        let s = format!("session-{i}");
+        assert_eq!(hook(&env, &repo, &write_payload(&repo, &s, "src/lib.rs")).0, "allow", "{s}");
+        let end = json!({"session_id": s, "cwd": repo, "hook_event_name": "SessionEnd", "reason": "other"});
+        event(&env, &repo, "claude-code", Some("--session-end"), &end);
+        assert!(focus_refs() <= 2, "after {s}: {}", env.refs(&repo));
+    }
+    // A live session is never pruned; nor is a roster agent's chain.
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "live", "src/money.rs")).0, "allow");
+    let out: crate::json::focus::FocusPruneOut =
+        serde_json::from_str(&env.mas_ok(&repo, &["focus", "prune", "--older-than", "0s", "--json"])).unwrap();
+    assert!(out.deleted.is_empty(), "{out:?}");
+    let refs = env.git(&repo, &["for-each-ref", "--format=%(refname)", "refs/mas/focus/"]);
+    assert!(refs.contains("refs/mas/focus/alice\n") && refs.contains("refs/mas/focus/alice.claude-"), "{refs}");
+}

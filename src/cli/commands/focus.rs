@@ -3,7 +3,7 @@
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::focus_board::frame_and_board;
-use crate::cli::json::focus::{FocusListOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
+use crate::cli::json::focus::{FocusListOut, FocusPruneOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
 use git_mas::attention::board::{BoardEntry, FocusPayload, FocusState, Liveness, OnFrame, focus_state, on_frame};
@@ -21,6 +21,7 @@ pub enum FocusCommand {
     Show(ShowArgs),
     Release(ReleaseArgs),
     Status(StatusArgs),
+    Prune(PruneArgs),
 }
 
 /// Publish your focus: up to 8 targets from the current frame's snapshot.
@@ -112,6 +113,21 @@ pub struct StatusArgs {
     pub output: JsonFlag,
 }
 
+/// Delete the focus chains of session agents (`alice.claude-3f2a9c1b`: team mode's sessions,
+/// not on the roster themselves) whose session ended — released or expired — longer ago than
+/// --older-than. Team mode's session-end hook runs this with `mas.sessionRetention` (default 7d).
+/// A session's records in a run's chains or a landing's trailers stay.
+///
+/// With --json: {deleted: [refs]}.
+#[derive(Debug, clap::Args)]
+pub struct PruneArgs {
+    /// How long ago the session must have ended (default: `mas.sessionRetention`, else 7d).
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<humantime::Duration>,
+    #[command(flatten)]
+    pub output: JsonFlag,
+}
+
 /// Runs a `focus` subcommand.
 pub fn run(ctx: &mut Context, cmd: FocusCommand) -> Result<Outcome, CliError> {
     match cmd {
@@ -120,6 +136,7 @@ pub fn run(ctx: &mut Context, cmd: FocusCommand) -> Result<Outcome, CliError> {
         FocusCommand::Show(a) => show(ctx, a),
         FocusCommand::Release(a) => release(ctx, a),
         FocusCommand::Status(a) => status(ctx, a),
+        FocusCommand::Prune(a) => prune(ctx, a),
     }
 }
 
@@ -289,4 +306,24 @@ pub fn focus_status(ctx: &Context, _args: &StatusArgs) -> Result<Done<FocusStatu
     let state = focus_state(board.entry(&agent), current.as_deref());
     let out = FocusStatusOut { focus: board.entry(&agent).cloned(), agent, frame: current, state };
     Ok(Done::ended(out, if state == FocusState::Live { Outcome::Ok } else { Outcome::FailClosed }))
+}
+
+fn prune(ctx: &mut Context, args: PruneArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let retention = match args.older_than {
+        Some(d) => d.as_secs(),
+        None => git_mas::attention::team::retention(store).map_err(|e| CliError::user(e.to_string()))?,
+    };
+    let roster = store.roster()?;
+    let deleted = focus_store::prune_sessions(store, &roster, focus_store::now_secs(), retention)
+        .map_err(|e| CliError::user(e.to_string()))?;
+    let out = FocusPruneOut { deleted };
+    ctx.ui().emit(args.output, &out, |o| {
+        if o.deleted.is_empty() {
+            "no ended session to prune\n".to_string()
+        } else {
+            o.deleted.iter().map(|r| format!("deleted {r}\n")).collect()
+        }
+    })?;
+    Ok(Outcome::Ok)
 }

@@ -57,3 +57,10 @@ pub struct FocusStatusOut {
     /// `none`, `released`, `expired`, `old-frame` or `live`.
     pub state: FocusState,
 }
+
+/// `focus prune --json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FocusPruneOut {
+    /// The focus refs deleted.
+    pub deleted: Vec<String>,
+}
