@@ -2,11 +2,10 @@
 //!
 //! A session's shell tool runs `git commit` as a child of the host's process; git runs the
 //! pre-commit hook as its child. The hook payload that names the session arrives only at the
-//! host's own hooks, so the pre-tool hook of every shell call records its ancestors — each process
-//! as its pid and start time, so a reused pid is another process — under
-//! `<common git dir>/mas/sessions/` as naming that session's agent ([`record`]). The commit gate
-//! walks its own ancestors and takes the nearest one recorded ([`find`]): the host's process is
-//! an ancestor of both, and the nearest common one.
+//! host's own hooks, so the pre-tool hook of every shell call records the host's process — as its
+//! pid and start time, so a reused pid is another process — under `<common git dir>/mas/sessions/`
+//! as naming that session's agent ([`record`]). The commit gate, and any git-mas command the
+//! session's shell runs, walks its own ancestors and takes the nearest one recorded ([`find`]).
 //!
 //! Refusing when unsure: a process recorded for two agents (teammates a host runs in one process)
 //! names no agent ([`AMBIGUOUS`]), and the commit is then gated for nobody's claims but its own —
@@ -55,10 +54,22 @@ fn file(store: &Store, (pid, start): (u32, u64)) -> PathBuf {
     dir(store).join(format!("{pid}-{start}"))
 }
 
-/// Records this process's ancestors as `agent`'s (called by the pre-tool hook of a shell call).
+/// Programs that run a hook's command line without being the host: the host is the nearest
+/// ancestor that is none of these.
+const RUNNERS: &[&str] =
+    &["sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "nice", "nohup", "xargs", "git", "git-mas"];
+
+fn is_runner(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| RUNNERS.contains(&c.trim()))
+}
+
+/// Records this process's host — its nearest ancestor that is not a shell running the hook's
+/// command line — as `agent`'s (called by the pre-tool hook of a shell call). Only the host is
+/// recorded: the shell a person started the host from is not the session's, and commands the
+/// person runs there stay the person's.
 pub fn record(store: &Store, agent: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir(store))?;
-    for a in ancestors() {
+    for a in ancestors().into_iter().filter(|(pid, _)| !is_runner(*pid)).take(1) {
         let path = file(store, a);
         let name = match std::fs::read_to_string(&path) {
             Ok(old) if old == agent || old == AMBIGUOUS => continue,

@@ -118,7 +118,16 @@ impl Context {
             validate_name(&name)?;
             return Ok((name, IdentitySource::FlagOrEnv));
         }
-        let configured = self.store()?.config_string("mas.agent").filter(|s| !s.is_empty());
+        let store = self.store()?;
+        // Team mode: a session's shell runs this; the shared mas.agent is only the principal.
+        if git_mas::attention::team::enabled(store)
+            && store.worktree_config_string("mas.agent").is_none_or(|n| n.is_empty())
+            && let Some(name) = git_mas::attention::ancestry::find(store)
+        {
+            validate_name(&name)?;
+            return Ok((name, IdentitySource::Session));
+        }
+        let configured = store.config_string("mas.agent").filter(|s| !s.is_empty());
         match configured {
             Some(name) => {
                 validate_name(&name)?;

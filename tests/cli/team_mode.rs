@@ -236,27 +236,44 @@ fn a_session_that_ends_releases_its_claims_at_once() {
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "allow");
 }
 
-/// Runs `script` in `sh` as one session's shell would: the pre-tool hook of its Bash call first,
-/// so the process tree names the session for a `git commit` inside.
+/// Runs `script` as one session's shell would: in a process standing for the host (a copy of `sh`
+/// under another name, as a host is not a shell), the pre-tool hook of its Bash call first, so
+/// the process tree names the session for the git-mas commands and the `git commit` inside.
 fn in_session(env: &TestEnv, repo: &Path, session: &str, script: &str) -> std::process::Output {
+    let host = env.root().join("fakehost");
+    if !host.exists() {
+        std::fs::copy("/bin/sh", &host).unwrap();
+    }
     let payload = bash_payload(repo, session, "PreToolUse").to_string().replace('\'', "'\\''");
     let whole = format!("printf '%s' '{payload}' | git mas gate --host claude-code >/dev/null && {script}");
-    let cmd = env.git_cmd(repo);
-    let git = cmd.get_envs().map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned()))).collect::<Vec<_>>();
-    let mut sh = std::process::Command::new("sh");
-    for (k, v) in git {
-        match v {
-            Some(v) => sh.env(k, v),
-            None => sh.env_remove(k),
-        };
-    }
+    // The hermetic environment of the tests' git-mas runs.
     let mas = env.mas_cmd(repo);
+    let mut sh = std::process::Command::new(&host);
+    sh.env_clear();
     for (k, v) in mas.get_envs() {
         if let Some(v) = v {
             sh.env(k, v);
         }
     }
     sh.current_dir(repo).args(["-c", &whole]).output().unwrap()
+}
+
+#[test]
+fn a_sessions_shell_acts_as_the_session() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs")).0, "allow");
+    let out = in_session(&env, &repo, "a", "git mas whoami --json && git mas focus release --targets src/lib.rs");
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    let who: Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert!(who["name"].as_str().unwrap().starts_with("alice.claude-"), "{who}");
+    assert_eq!(who["identity_from"], "session", "{who}");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "allow", "released by the session");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/money.rs")).0, "deny");
+    // The person's own commands, outside any session, stay the principal's.
+    let me: Value = serde_json::from_str(&env.mas_ok(&repo, &["whoami", "--json"])).unwrap();
+    assert_eq!(me["name"], "alice", "{me}");
 }
 
 #[test]

@@ -12,7 +12,7 @@ use git_mas::identity::AgentKey;
 ///
 /// Exits 1 when no identity is set, the agent is not on the roster, or the key is missing or wrong.
 ///
-/// With --json: {name, identity_from: flag_or_env|config, did, roster, key_did, can_sign}.
+/// With --json: {name, identity_from: flag_or_env|config|session, did, roster, key_did, can_sign}.
 #[derive(Debug, clap::Args)]
 pub struct WhoamiArgs {
     #[command(flatten)]
@@ -81,6 +81,7 @@ fn render(ctx: &Context, output: JsonFlag, w: &Whoami) -> Result<(), CliError> {
         let from = match w.out.identity_from {
             IdentitySource::FlagOrEnv => "--agent/GIT_MAS_AGENT",
             IdentitySource::Config => "git config mas.agent",
+            IdentitySource::Session => "the team-mode session whose shell runs this",
         };
         ctx.status(&format!("identity from {from}"));
         match &w.out.did {

@@ -64,6 +64,8 @@ pub enum IdentitySource {
     FlagOrEnv,
     /// `git config mas.agent`.
     Config,
+    /// Team mode: the host session whose shell runs the command (found through the process tree).
+    Session,
 }
 
 /// `git mas whoami --json`.
