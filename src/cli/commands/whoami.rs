@@ -7,8 +7,9 @@ use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
 use git_mas::identity::AgentKey;
 
-/// Show the agent you act as (--agent, else $GIT_MAS_AGENT, else `git config mas.agent`), its
-/// did:key on the roster, and whether this machine holds the matching private key.
+/// Show the agent you act as (--agent, else $GIT_MAS_AGENT, else — in team mode, run from a host
+/// session's shell — that session's agent, else `git config mas.agent`), its did:key on the
+/// roster, and whether this machine holds the matching private key.
 ///
 /// Exits 1 when no identity is set, the agent is not on the roster, or the key is missing or wrong.
 ///
