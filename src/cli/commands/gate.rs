@@ -81,6 +81,12 @@ pub struct GateArgs {
     /// Answer a coding-agent host's pre-tool hook: read its payload on stdin (see above).
     #[arg(long, value_name = "HOST", value_parser = parse_host, conflicts_with_all = ["paths", "staged", "json"])]
     pub host: Option<Host>,
+    /// With --host: answer the host's post-tool hook (after a tool ran, the shell's too).
+    #[arg(long, requires = "host", conflicts_with = "session_end")]
+    pub post_tool: bool,
+    /// With --host: answer the host's session-end hook.
+    #[arg(long, requires = "host")]
+    pub session_end: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }

@@ -714,6 +714,8 @@ impl Server {
             staged: p.paths.is_empty(),
             paths: p.paths.into_iter().map(PathBuf::from).collect(),
             host: None,
+            post_tool: false,
+            session_end: false,
             output: NO_FLAG,
         };
         self.call("gate", ignored(&p.unknown), move |ctx| {
