@@ -94,7 +94,7 @@ pub enum HostChoice {
     All,
 }
 
-fn parse_hosts(name: &str) -> Result<HostChoice, String> {
+pub(crate) fn parse_hosts(name: &str) -> Result<HostChoice, String> {
     if name == "all" {
         return Ok(HostChoice::All);
     }
@@ -109,24 +109,6 @@ enum Action {
     Install,
     Uninstall,
     Status,
-}
-
-fn hooks_dir(ctx: &Context) -> Result<PathBuf, CliError> {
-    let store = ctx.store()?;
-    match store.config_string("core.hooksPath").filter(|s| !s.is_empty()) {
-        Some(p) => {
-            let p = PathBuf::from(shellexpand_home(&p));
-            Ok(if p.is_relative() { store.workdir()?.join(p) } else { p })
-        }
-        None => Ok(store.common_dir().join("hooks")),
-    }
-}
-
-fn shellexpand_home(p: &str) -> String {
-    match (p.strip_prefix("~/"), std::env::var("HOME")) {
-        (Some(rest), Ok(home)) => format!("{home}/{rest}"),
-        _ => p.to_string(),
-    }
 }
 
 fn make_executable(path: &Path) -> Result<(), CliError> {
@@ -173,7 +155,7 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<Outcome, CliError> {
         HooksCommand::Install(a) | HooksCommand::Uninstall(a) | HooksCommand::Status(a) if !a.hosts.is_empty() => {
             PathBuf::new()
         }
-        _ => hooks_dir(ctx)?,
+        _ => ctx.store()?.hooks_dir()?,
     };
     let (args, action) = match cmd {
         HooksCommand::Install(a) => (a, Action::Install),
