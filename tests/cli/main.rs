@@ -37,4 +37,5 @@ mod session_agents;
 mod skills;
 mod snapshot;
 mod sync;
+mod team_setup;
 mod verification;
