@@ -314,6 +314,29 @@ fn undo_gives_every_byte_back_and_keeps_the_key_and_the_frame() {
     assert_eq!(state(&env, &repo), original);
 }
 
+/// A second setup that writes a file again keeps the bytes the file had before the first, and a
+/// setup started through a symbolic link to the checkout names the same files.
+#[test]
+fn a_second_setup_keeps_the_state_before_the_first() {
+    let env = TestEnv::new();
+    let repo = repo(&env, "repo");
+    let original = state(&env, &repo);
+    setup_json(&env, &repo, &["--name", "alice", "--host", "claude-code"]);
+    // The entries taken out by hand and the file edited: the second setup writes it again.
+    env.mas_quiet_ok(&repo, &["hooks", "uninstall", "--host", "claude-code"]);
+    let edited = read(&repo, ".claude/settings.json").replace("\"opus\"", "\"sonnet\"");
+    std::fs::write(repo.join(".claude/settings.json"), edited).unwrap();
+    let link = env.root().join("link");
+    std::os::unix::fs::symlink(&repo, &link).unwrap();
+    let again = setup_json(&env, &link, &["--host", "claude-code"]);
+    let settings = again.files.iter().find(|f| f.path.ends_with(".claude/settings.json")).unwrap();
+    assert_eq!(settings.change, FileChange::Updated);
+    assert!(again.files.iter().filter(|f| f.change != FileChange::Updated).all(|f| f.change == FileChange::Unchanged));
+    let u = undo_json(&env, &repo, &[]);
+    assert!(u.files.iter().all(|f| !f.forced), "{:?}", u.files);
+    assert_eq!(state(&env, &repo), original, "the bytes before the first setup, not the edit between");
+}
+
 #[test]
 fn undo_refuses_a_file_changed_since_the_setup_unless_forced() {
     let env = TestEnv::new();

@@ -78,7 +78,7 @@ config | user, added, key_path, key_created}, hosts: [{host, chosen: named | det
 [{by: program, program, path} | {by: marker, marker}], notes}], files: [{path, parts: [roster |
 git_hook | hook | mcp | skill], hosts, change: created | updated | unchanged}], config: [{key, value,
 previous, change: set | unchanged | kept}], frame: {published, hash, commit}, manifest, commit:
-null | {paths, command, needs_roster_signature}, notes}; with --team --undo: {files: [{path, part,
+null | {paths, command, needs_roster_signature}, notes}; with --team --undo: {top, files: [{path, part,
 change: restored | removed | unchanged, forced}], dirs: [{path, removed}], config: [{key, value,
 change: restored | unset | unchanged, forced}], keys_kept, manifest}.";
 
@@ -223,7 +223,7 @@ fn render_setup(ctx: &Context, output: JsonFlag, s: &TeamSetup) -> Result<(), Cl
 }
 
 fn render_undo(ctx: &Context, output: JsonFlag, u: &TeamUndo) -> Result<(), CliError> {
-    let top = ctx.store()?.workdir()?.to_path_buf();
+    let top = &u.top;
     ctx.ui().emit(output, u, |u| {
         let mut o = String::new();
         for f in &u.files {
@@ -233,10 +233,10 @@ fn render_undo(ctx: &Context, output: JsonFlag, u: &TeamUndo) -> Result<(), CliE
                 FileRestored::Unchanged => "unchanged",
             };
             let forced = if f.forced { "  (changed since the setup; forced)" } else { "" };
-            let _ = writeln!(o, "{change:<10} {}{forced}", shown(&top, &f.path));
+            let _ = writeln!(o, "{change:<10} {}{forced}", shown(top, &f.path));
         }
         for d in u.dirs.iter().filter(|d| d.removed) {
-            let _ = writeln!(o, "{:<10} {}/", "removed", shown(&top, &d.path));
+            let _ = writeln!(o, "{:<10} {}/", "removed", shown(top, &d.path));
         }
         for c in &u.config {
             let change = match c.change {
@@ -253,7 +253,7 @@ fn render_undo(ctx: &Context, output: JsonFlag, u: &TeamUndo) -> Result<(), CliE
         return Ok(());
     }
     for d in u.dirs.iter().filter(|d| !d.removed && d.path.exists()) {
-        ctx.status(&format!("kept {}/: something else is in it", shown(&top, &d.path)));
+        ctx.status(&format!("kept {}/: something else is in it", shown(top, &d.path)));
     }
     for k in &u.keys_kept {
         ctx.status(&format!(

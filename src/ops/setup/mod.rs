@@ -361,6 +361,13 @@ pub enum SetupError {
     },
 }
 
+/// The top of the working tree, its symbolic links resolved: every path the record names is
+/// spelt from it, whichever spelling the command was started with.
+pub(crate) fn top_of(store: &Store) -> Result<PathBuf, SetupError> {
+    let top = store.workdir()?;
+    Ok(std::fs::canonicalize(top).unwrap_or_else(|_| top.to_path_buf()))
+}
+
 /// The record's folder in the repository's common git dir.
 pub fn record_dir(store: &Store) -> PathBuf {
     store.common_dir().join(journal::DIR)
@@ -554,7 +561,7 @@ fn plan_files(
     hosts: &mut [HostSetup],
     env: &dyn Env,
 ) -> Result<Plan, SetupError> {
-    let top = store.workdir()?;
+    let top = &top_of(store)?;
     let mut plan = Plan::default();
     let roster = top.join(ROSTER_PATH);
     let current = journal::read(&roster)?.map(|(b, _)| b);
@@ -568,6 +575,7 @@ fn plan_files(
         (false, None) => {}
     }
     let hooks_dir = store.hooks_dir()?;
+    let hooks_dir = std::fs::canonicalize(&hooks_dir).unwrap_or(hooks_dir);
     for name in git_hooks::HOOK_NAMES {
         let path = host_hooks::write_target(&hooks_dir.join(name))?;
         let current = plan.text(&path)?;
@@ -666,7 +674,7 @@ fn plan_files(
 /// Sets up team mode in the working tree of `store` (see the module docs); `env` is where hosts'
 /// programs are looked for (`PATH`) and `$USER` read.
 pub fn setup(store: &Store, options: &Options, env: &dyn Env) -> Result<TeamSetup, SetupError> {
-    let top = store.workdir()?.to_path_buf();
+    let top = top_of(store)?;
     let mut journal = Journal::open(store.common_dir())?;
     let member = plan_member(store, options, env)?;
     let mut hosts = plan_hosts(&top, &options.hosts, env);

@@ -3,7 +3,7 @@
 //! since (see the module docs of [`super`] for what a kill leaves).
 
 use super::journal::{self, Journal, Part};
-use super::{Changed, SetupError, git, local_config, record_dir};
+use super::{Changed, SetupError, git, local_config, record_dir, top_of};
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -71,6 +71,8 @@ pub struct UndoneConfig {
 /// What [`undo`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TeamUndo {
+    /// The top of the working tree.
+    pub top: PathBuf,
     /// Every file the setup wrote.
     pub files: Vec<UndoneFile>,
     /// Every folder it created, innermost first.
@@ -103,7 +105,7 @@ pub fn undo(store: &Store, force: bool) -> Result<TeamUndo, SetupError> {
     if !journal.exists {
         return Err(SetupError::NoManifest { path });
     }
-    let top = store.workdir()?.to_path_buf();
+    let top = top_of(store)?;
     let manifest = journal.manifest.clone();
     let mut changed = Vec::new();
     let mut steps = Vec::new();
@@ -195,5 +197,5 @@ pub fn undo(store: &Store, force: bool) -> Result<TeamUndo, SetupError> {
     let manifest_path = journal.manifest_path();
     let keys_kept = manifest.keys.iter().map(|k| k.path.clone()).filter(|p| p.exists()).collect();
     journal.remove()?;
-    Ok(TeamUndo { files, dirs, config, keys_kept, manifest: manifest_path })
+    Ok(TeamUndo { top, files, dirs, config, keys_kept, manifest: manifest_path })
 }
