@@ -16,7 +16,7 @@
 //! | hosts | [`hosts`] | the coding-agent hosts as one table: their hook, MCP and skills files, payloads, answers, trust and command lines |
 //! | attention | [`attention`], [`evaluation`] | the saliency snapshot and frame, foci and the board, the gate (commit, CI, edit hooks); the evaluation harnesses |
 //! | development runs | [`devrun`], [`pool`] | a run's records, rules and view; the result pool's worktrees, trees, checks and merges |
-//! | operations | [`ops`] | propose, endorse and land: a run read, a rule applied, the pool's mechanics done, the record appended |
+//! | operations | [`ops`] | propose, endorse and land: a run read, a rule applied, the pool's mechanics done, the record appended; team mode's setup and its undo |
 //! | teams | [`peers`], [`coordinate`] | the members of a team behind one trait; `coordinate`, which drives every class (the ASSEMBLY → CONVERGE driver for the scalar classes in `coordinate::scalar`, the development driver in `coordinate::develop`) |
 //! | upkeep | [`doctor`], [`sync`] | what a crash leaves, found and removed; `refs/mas/*` exchanged with a remote |
 #![forbid(unsafe_code)]

@@ -32,6 +32,7 @@ use git_mas::hosts::skills::SkillsError;
 use git_mas::identity::{KeyError, NameError, RosterError};
 use git_mas::ops::endorse::EndorseError;
 use git_mas::ops::propose::ProposeError;
+use git_mas::ops::setup::SetupError;
 use git_mas::pool::PoolError;
 use git_mas::store::StoreError;
 use git_mas::sync::SyncError;
@@ -696,6 +697,53 @@ impl From<EndorseError> for CliError {
     }
 }
 
+impl From<SetupError> for CliError {
+    /// A team setup or undo refused (nothing was written) or failed midway (its record lets undo,
+    /// or the setup run again, complete it).
+    fn from(e: SetupError) -> Self {
+        let e = match e {
+            SetupError::Store(e) => return CliError::from(e),
+            SetupError::Key(e) => return CliError::from(e),
+            SetupError::Name(e) => return CliError::from(e),
+            SetupError::Hook(e) => return CliError::from(e),
+            SetupError::Mcp(e) => return CliError::from(e),
+            SetupError::Frame(e) => return CliError::from(e),
+            SetupError::Skills(conflicts @ SkillsError::Conflicts(_)) => {
+                return CliError::new(Kind::User, conflicts).hinted(
+                    "nothing was written; move those folders aside (or `git mas skills install --force`) and run it again",
+                );
+            }
+            SetupError::Skills(e) => return CliError::from(e),
+            other => other,
+        };
+        let hint = match &e {
+            SetupError::NoName { .. } => "name the member: git mas init --team --name NAME".to_string(),
+            SetupError::NotHeld { name } => format!(
+                "name another member with --name NAME, or put the key of '{name}' in this machine's key directory \
+                 ($GIT_MAS_KEY_DIR)"
+            ),
+            SetupError::Busy { lock, .. } => {
+                format!("wait for it to finish; if no git mas is running here, remove {}", lock.display())
+            }
+            SetupError::NotText { .. } | SetupError::NoManifest { .. } => "nothing was changed".to_string(),
+            SetupError::BadManifest { .. } => {
+                "nothing was changed; the record is JSON, and the bytes each file had before are in its blobs/ folder"
+                    .to_string()
+            }
+            SetupError::Changed { .. } => "nothing was undone; `git mas init --team --undo --force` restores them \
+                                           too (the changes made since the setup are lost)"
+                .to_string(),
+            _ => "what was done is recorded: run the command again, or undo it with `git mas init --team --undo`"
+                .to_string(),
+        };
+        let kind = match &e {
+            SetupError::Io { .. } | SetupError::Git { .. } => Kind::Internal,
+            _ => Kind::User,
+        };
+        CliError::new(kind, e).hinted(hint)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1230,6 +1278,62 @@ mod tests {
                  Hint: nothing was changed; look at the differences, then run again with --force to overwrite them\n";
             Io => SkillsError::Io { action: "write", path: "/h/.claude/skills".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 1,
                 "Error: cannot write /h/.claude/skills: permission denied\n";
+        ));
+        const AGAIN: &str =
+            "Hint: what was done is recorded: run the command again, or undo it with `git mas init --team --undo`\n";
+        rows.extend(rows!(SetupError via CliError::from;
+            Store => SetupError::Store(StoreError::Bare { path: "/srv/r.git".into() }), 1,
+                "Error: this command needs a working tree, but /srv/r.git is a bare repository\n\
+                 Hint: run it in a clone or a worktree of this repository\n";
+            Key => SetupError::Key(KeyError::Malformed { path: key() }), 1,
+                "Error: private key /keys/alice.key is not 64 hex digits\n";
+            Name => SetupError::Name(NameError::Empty), 1, "Error: agent name is empty\n";
+            Hook => SetupError::Hook(HostHookError::NotOurs { path: ".github/hooks/git-mas.json".into() }), 1,
+                "Error: .github/hooks/git-mas.json exists and is not the file git-mas writes\n\
+                 Hint: move that file aside to let git-mas write its own; nothing was written\n";
+            Mcp => SetupError::Mcp(HostMcpError::File(HostHookError::Invalid { path: ".mcp.json".into(), syntax: "JSON", reason: "EOF".into() })), 1,
+                "Error: .mcp.json is not valid JSON: EOF\n\
+                 Hint: fix the file (or move it aside) and run the command again; nothing was written\n";
+            Skills => SetupError::Skills(SkillsError::Conflicts(vec![Conflict {
+                skill: "git-mas".into(),
+                path: ".claude/skills/git-mas".into(),
+                differing: vec!["SKILL.md".into()],
+                extra: Vec::new(),
+                not_a_directory: false,
+            }])), 1,
+                "Error: one skill folder already holds different content: .claude/skills/git-mas (differs in SKILL.md)\n\
+                 Hint: nothing was written; move those folders aside (or `git mas skills install --force`) and run it again\n";
+            Frame => SetupError::Frame(incomplete()), 1,
+                CliError::from(incomplete()).render(false);
+            NoName => SetupError::NoName { user: None }, 1,
+                "Error: cannot name this machine's roster member: no --name, no `git config mas.agent`, and $USER is None\n\
+                 Hint: name the member: git mas init --team --name NAME\n";
+            NotHeld => SetupError::NotHeld { name: "alice".into() }, 1,
+                "Error: agent 'alice' is on the roster, but this machine holds no key for it\n\
+                 Hint: name another member with --name NAME, or put the key of 'alice' in this machine's key \
+                 directory ($GIT_MAS_KEY_DIR)\n";
+            NotText => SetupError::NotText { path: "/r/.git/hooks/pre-commit".into() }, 1,
+                "Error: /r/.git/hooks/pre-commit is not UTF-8 text\nHint: nothing was changed\n";
+            Io => SetupError::Io { action: "write", path: "/r/.mcp.json".into(), source: io(ErrorKind::StorageFull, "no space left on device") }, 3,
+                format!("Error: cannot write /r/.mcp.json\nCaused by: no space left on device\n{AGAIN}");
+            Git => SetupError::Git { command: "config --local mas.gate enforce".into(), reason: "could not lock config file".into() }, 3,
+                format!("Error: `git config --local mas.gate enforce` failed: could not lock config file\n{AGAIN}");
+            Busy => SetupError::Busy { pid: 42, lock: "/r/.git/mas-setup/lock".into() }, 1,
+                "Error: another git mas init --team of this repository is running (process 42, /r/.git/mas-setup/lock)\n\
+                 Hint: wait for it to finish; if no git mas is running here, remove /r/.git/mas-setup/lock\n";
+            NoManifest => SetupError::NoManifest { path: "/r/.git/mas-setup/manifest.json".into() }, 1,
+                "Error: there is no team setup to undo here: /r/.git/mas-setup/manifest.json does not exist\n\
+                 Hint: nothing was changed\n";
+            BadManifest => SetupError::BadManifest { path: "/r/.git/mas-setup/manifest.json".into(), reason: "EOF".into() }, 1,
+                "Error: the record of the team setup, /r/.git/mas-setup/manifest.json, cannot be used: EOF\n\
+                 Hint: nothing was changed; the record is JSON, and the bytes each file had before are in its blobs/ folder\n";
+            Changed => SetupError::Changed { changed: vec![
+                git_mas::ops::setup::Changed { what: "/r/.claude/settings.json".into() },
+                git_mas::ops::setup::Changed { what: "config mas.gate".into() },
+            ] }, 1,
+                "Error: changed since the team setup, so not undone: /r/.claude/settings.json, config mas.gate\n\
+                 Hint: nothing was undone; `git mas init --team --undo --force` restores them too (the changes made \
+                 since the setup are lost)\n";
         ));
         rows
     }

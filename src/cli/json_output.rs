@@ -6,6 +6,8 @@ use super::output::JsonOutput;
 
 impl JsonOutput for json::frame::FrameOut {}
 impl JsonOutput for json::agent::InitOut {}
+impl JsonOutput for git_mas::ops::setup::TeamSetup {}
+impl JsonOutput for git_mas::ops::setup::TeamUndo {}
 impl JsonOutput for json::agent::NewAgentOut {}
 impl JsonOutput for json::agent::SignRosterOut {}
 impl JsonOutput for json::agent::ListedAgent {}

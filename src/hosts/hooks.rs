@@ -11,6 +11,15 @@
 //! refused, untouched. An existing file that does not parse as the host reads it (JSON; JSON
 //! with comments where the host accepts them) is refused and left as it was.
 //!
+//! Each file carries up to three entries of ours, one per [`Stage`] the host has an event for:
+//! `git mas gate --host H` before a tool that writes (the edit gate), `… --post-tool` after every
+//! tool, the shell's too (what a tool changed behind the edit gate's back is found there), and
+//! `… --session-end` when a session ends (its claims are released). They are added in that order
+//! and taken out in the reverse one, so uninstall still gives back the user's bytes; a file an
+//! earlier release wrote with the pre-tool entry alone is upgraded by install and cleared by
+//! uninstall. OpenCode's plugin runs the post-tool gate from `tool.execute.after`; it has no
+//! session-end event.
+//!
 //! The formats, as the hosts' documentation gives them (checked 2026-12):
 //!
 //! - Claude Code (code.claude.com/docs/en/hooks): `.claude/settings.json`, global
@@ -46,7 +55,9 @@
 //! - OpenCode (opencode.ai/docs/plugins): every file in `.opencode/plugins/` or
 //!   `$XDG_CONFIG_HOME/opencode/plugins/` (`~/.config/opencode/plugins/`) is a plugin module; ours,
 //!   `git-mas.js`, hooks `tool.execute.before`, runs the gate with `{tool, args, cwd, sessionID}`
-//!   on stdin and throws on a deny or on any failure of the gate (protocol in [`super::payload`]).
+//!   on stdin and throws on a deny or on any failure of the gate (protocol in [`super::payload`]);
+//!   its `tool.execute.after` sends the post-tool gate the same fields and adds what it answers to
+//!   the tool's output.
 //!
 //! Each host's session id field and its post-tool and session-end events ([`super::HookFacts`]'s
 //! `post_tool_event`, `session_end_event`; [`super::PayloadFacts`]'s `session_field`). For the
@@ -177,9 +188,60 @@ pub const GATE_COMMAND_PREFIX: &str = "git mas gate --host";
 /// How long a host waits for the gate, in seconds.
 pub const TIMEOUT_SECS: u64 = 10;
 
-/// The command a host runs.
+/// The flag of the gate command a post-tool entry runs.
+pub const POST_TOOL_FLAG: &str = "--post-tool";
+/// The flag of the gate command a session-end entry runs.
+pub const SESSION_END_FLAG: &str = "--session-end";
+/// A post-tool entry's matcher: every tool, the shell's too (a regular expression in every host
+/// that has matchers; the capture runs of the module docs fired with it).
+pub const ANY_TOOL: &str = ".*";
+
+/// The command a host runs before a tool.
 pub fn gate_command(host: Host) -> String {
     format!("{GATE_COMMAND_PREFIX} {}", host.name())
+}
+
+/// The moments of a session our entries run the gate at, each under the host's event for it
+/// ([`super::HookFacts`]'s `event`, `post_tool_event`, `session_end_event`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Before a tool runs: may it write the files it names? Only the writing tools are routed,
+    /// and a hook that fails refuses where the host can say so.
+    PreTool,
+    /// After a tool ran, every tool (the shell's too): what did it change?
+    PostTool,
+    /// The session ended, whatever the reason: no matcher (gemini compares a `SessionEnd`
+    /// matcher with the reason as a plain string, so `.*` never matched).
+    SessionEnd,
+}
+
+impl Stage {
+    /// Every stage, in the order install adds their entries.
+    pub const ALL: [Stage; 3] = [Stage::PreTool, Stage::PostTool, Stage::SessionEnd];
+
+    /// The host's event for this stage; `None` where the host has none.
+    pub fn event(self, host: Host) -> Option<&'static str> {
+        let facts = host.facts().hooks;
+        match self {
+            Stage::PreTool => Some(facts.event),
+            Stage::PostTool => facts.post_tool_event,
+            Stage::SessionEnd => facts.session_end_event,
+        }
+    }
+
+    /// The command the host runs at this stage.
+    pub fn command(self, host: Host) -> String {
+        match self {
+            Stage::PreTool => gate_command(host),
+            Stage::PostTool => format!("{} {POST_TOOL_FLAG}", gate_command(host)),
+            Stage::SessionEnd => format!("{} {SESSION_END_FLAG}", gate_command(host)),
+        }
+    }
+}
+
+/// The stages `host` has an event for, each with its event, in install order.
+pub fn stages(host: Host) -> Vec<(Stage, &'static str)> {
+    Stage::ALL.into_iter().filter_map(|s| s.event(host).map(|e| (s, e))).collect()
 }
 
 /// What a file is to us.
@@ -344,12 +406,19 @@ pub fn file_state(host: Host, file: &HookFile, current: Option<&str>) -> FileSta
                 FileState::Other
             }
         }
-        (FileKind::Merged, Some(text)) => match ours_in(host, &file.path(), text) {
-            Err(_) => FileState::Invalid,
-            Ok(found) if found.is_empty() => FileState::NotInstalled,
-            Ok(found) if found.len() == 1 && found[0] == entry_value(host) => FileState::Installed,
-            Ok(_) => FileState::Other,
-        },
+        (FileKind::Merged, Some(text)) => {
+            let (mut any, mut exact) = (false, true);
+            for (stage, event) in stages(host) {
+                let Ok(found) = ours_in(host, &file.path(), text, event) else { return FileState::Invalid };
+                any |= !found.is_empty();
+                exact &= found.len() == 1 && found[0] == entry_value(host, stage);
+            }
+            match (any, exact) {
+                (false, _) => FileState::NotInstalled,
+                (true, true) => FileState::Installed,
+                (true, false) => FileState::Other,
+            }
+        }
     }
 }
 
@@ -369,25 +438,42 @@ pub fn plan_install(host: Host, file: &HookFile, current: Option<&str>) -> Resul
             if file_state(host, file, Some(text)) == FileState::Installed {
                 return Ok(Plan::Keep);
             }
-            // A stale entry of ours (another matcher, an old timeout) goes before ours is added.
-            let base = match remove_ours(host, &path, text)? {
+            // A stale entry of ours (another matcher, an old timeout, an earlier release's file
+            // without the post-tool and session-end entries) goes before ours are added.
+            let mut text = match remove_ours(host, &path, text)? {
                 Removal::Unchanged => text.to_string(),
                 Removal::Created => return Ok(Plan::Write(new_file(host))),
                 Removal::Changed(t) => t,
             };
-            Ok(Plan::Write(insert_entry(host, &path, &base)?))
+            for (stage, event) in stages(host) {
+                text = insert_entry(host, &path, &text, stage, event)?;
+            }
+            Ok(Plan::Write(text))
         }
     }
 }
 
 /// The bytes earlier releases wrote for a file of ours whose bytes are now `ours`: such a file is
 /// replaced on install and removed on uninstall like the current one (any other content is
-/// someone's, refused). Before the matchers routed every writing tool, goose's matcher was
-/// `^developer__(write|edit)$` and the OpenCode plugin asked only about its five edit tools.
+/// someone's, refused). Before the post-tool and session-end entries, the file held the pre-tool
+/// entry alone (the OpenCode plugin had no `tool.execute.after`); before the matchers routed
+/// every writing tool, goose's matcher was `^developer__(write|edit)$` and the OpenCode plugin
+/// asked only about its five edit tools.
 fn earlier_releases(host: Host, ours: &str) -> Vec<String> {
+    // Goose's plugin manifest has not changed.
+    if ours != own_content(host) {
+        return Vec::new();
+    }
+    let pre_only = || edit::pretty(&skeleton_of(host, &[(Stage::PreTool, event_name(host))]));
     match host {
-        Host::Goose => vec![ours.replace(&format!("\"{}\"", matcher(host)), "\"^developer__(write|edit)$\"")],
+        Host::Copilot => vec![pre_only()],
+        Host::Goose => {
+            let pre_only = pre_only();
+            let narrow = pre_only.replace(&format!("\"{}\"", matcher(host)), "\"^developer__(write|edit)$\"");
+            vec![pre_only, narrow]
+        }
         Host::OpenCode => {
+            let ours = ours.replace(&opencode_after(host), "");
             let edit_tools = ours.replace(
                 OPENCODE_ROUTING,
                 "const EDIT_TOOLS = new Set([\"edit\", \"write\", \"patch\", \"multiedit\", \"apply_patch\"]);\n\n\
@@ -398,7 +484,7 @@ fn earlier_releases(host: Host, ours: &str) -> Vec<String> {
                 text.replace(OPENCODE_PAYLOAD, OPENCODE_PAYLOAD_NO_SESSION)
                     .replace(OPENCODE_PAYLOAD_NOTE, OPENCODE_PAYLOAD_NOTE_NO_SESSION)
             };
-            vec![no_session(ours), no_session(&edit_tools)]
+            vec![no_session(&ours), no_session(&edit_tools), ours]
         }
         _ => Vec::new(),
     }
@@ -459,13 +545,12 @@ fn shape(path: &Path, what: String) -> HostHookError {
 
 /// `hooks` and `hooks.<event>`, as far as they exist.
 fn event_list<'o, 'a>(
-    host: Host,
     top: &'o ast::Object<'a>,
     path: &Path,
+    event: &str,
 ) -> Result<(Option<&'o ast::Object<'a>>, Option<&'o ast::Array<'a>>), HostHookError> {
     let Some(hooks) = prop(top, "hooks") else { return Ok((None, None)) };
     let ast::Value::Object(hooks) = &hooks.value else { return Err(shape(path, "\"hooks\" is not an object".into())) };
-    let event = event_name(host);
     match prop(hooks, event).map(|p| &p.value) {
         None => Ok((Some(hooks), None)),
         Some(ast::Value::Array(list)) => Ok((Some(hooks), Some(list))),
@@ -489,10 +574,11 @@ fn grouped(host: Host) -> bool {
     host != Host::Cursor
 }
 
-/// The entries of ours in the file: for grouped hosts, each group holding a hook of ours.
-fn ours_in(host: Host, path: &Path, text: &str) -> Result<Vec<serde_json::Value>, HostHookError> {
+/// The entries of ours under `event` in the file: for grouped hosts, each group holding a hook of
+/// ours.
+fn ours_in(host: Host, path: &Path, text: &str, event: &str) -> Result<Vec<serde_json::Value>, HostHookError> {
     let top = parse(host, path, text)?;
-    let (_, Some(list)) = event_list(host, &top, path)? else { return Ok(Vec::new()) };
+    let (_, Some(list)) = event_list(&top, path, event)? else { return Ok(Vec::new()) };
     Ok(list
         .elements
         .iter()
@@ -511,11 +597,11 @@ struct Spot {
     index: usize,
 }
 
-/// The first hook of ours, as the outermost node that only it keeps non-empty (its group,
-/// the event's list, `hooks`).
-fn first_ours(host: Host, path: &Path, text: &str) -> Result<Option<Spot>, HostHookError> {
+/// The first hook of ours under `event`, as the outermost node that only it keeps non-empty (its
+/// group, the event's list, `hooks`).
+fn first_ours(host: Host, path: &Path, text: &str, event: &str) -> Result<Option<Spot>, HostHookError> {
     let top = parse(host, path, text)?;
-    let (Some(hooks), Some(list)) = event_list(host, &top, path)? else { return Ok(None) };
+    let (Some(hooks), Some(list)) = event_list(&top, path, event)? else { return Ok(None) };
     let mut found = None;
     for (gi, group) in list.elements.iter().enumerate() {
         if !grouped(host) {
@@ -543,9 +629,9 @@ fn first_ours(host: Host, path: &Path, text: &str) -> Result<Option<Spot>, HostH
     if list.elements.len() > 1 {
         return Ok(Some(Spot { container: list.range, siblings: ranges(&list.elements), index: gi }));
     }
-    let event = hooks.properties.iter().position(|p| p.name.as_str() == event_name(host)).expect("found above");
+    let at_event = hooks.properties.iter().position(|p| p.name.as_str() == event).expect("found above");
     if hooks.properties.len() > 1 {
-        return Ok(Some(Spot { container: hooks.range, siblings: props(hooks), index: event }));
+        return Ok(Some(Spot { container: hooks.range, siblings: props(hooks), index: at_event }));
     }
     let at = top.properties.iter().position(|p| p.name.as_str() == "hooks").expect("found above");
     Ok(Some(Spot { container: top.range, siblings: props(&top), index: at }))
@@ -553,44 +639,47 @@ fn first_ours(host: Host, path: &Path, text: &str) -> Result<Option<Spot>, HostH
 
 /// The file without any hook of ours. Each removal takes back exactly what an insertion
 /// ([`insert_entry`]) adds: the separator before the node, or for a sole child everything
-/// between the opening bracket and its end.
+/// between the opening bracket and its end. The events are taken in the reverse of install's
+/// order, so that each cut undoes the last insertion left.
 fn remove_ours(host: Host, path: &Path, text: &str) -> Result<Removal, HostHookError> {
     if text == new_file(host) {
         return Ok(Removal::Created);
     }
     let mut text = text.to_string();
     let mut removed = false;
-    while let Some(spot) = first_ours(host, path, &text)? {
-        text = edit::cut(&text, spot.container, &spot.siblings, spot.index);
-        removed = true;
+    for (_, event) in stages(host).into_iter().rev() {
+        while let Some(spot) = first_ours(host, path, &text, event)? {
+            text = edit::cut(&text, spot.container, &spot.siblings, spot.index);
+            removed = true;
+        }
     }
     Ok(if removed { Removal::Changed(text) } else { Removal::Unchanged })
 }
 
-/// `text` with our entry added at the end of `hooks.<event>`, creating what is missing.
-fn insert_entry(host: Host, path: &Path, text: &str) -> Result<String, HostHookError> {
+/// `text` with our entry for `stage` added at the end of `hooks.<event>`, creating what is missing.
+fn insert_entry(host: Host, path: &Path, text: &str, stage: Stage, event: &str) -> Result<String, HostHookError> {
     let top = parse(host, path, text)?;
-    let entry = entry_value(host);
-    let (container, last, value) = match event_list(host, &top, path)? {
+    let entry = entry_value(host, stage);
+    let (container, last, value) = match event_list(&top, path, event)? {
         (_, Some(list)) => (list.range, list.elements.last().map(|e| e.range()), (None, entry)),
-        (Some(hooks), None) => (
-            hooks.range,
-            hooks.properties.last().map(|p| p.range),
-            (Some(event_name(host)), serde_json::json!([entry])),
-        ),
+        (Some(hooks), None) => {
+            (hooks.range, hooks.properties.last().map(|p| p.range), (Some(event), serde_json::json!([entry])))
+        }
         (None, None) => {
             let mut inner = serde_json::Map::new();
-            inner.insert(event_name(host).to_string(), serde_json::json!([entry]));
+            inner.insert(event.to_string(), serde_json::json!([entry]));
             (top.range, top.properties.last().map(|p| p.range), (Some("hooks"), serde_json::Value::Object(inner)))
         }
     };
     Ok(edit::append(text, container, last, value.0, &value.1))
 }
 
-/// Our entry in `hooks.<event>`.
-fn entry_value(host: Host) -> serde_json::Value {
+/// Our entry for `stage` in `hooks.<event>`. Only the pre-tool entry refuses when the hook
+/// fails (cursor's `failClosed`, goose's `on_failure: "block"`): after a tool, or at the end of a
+/// session, there is nothing left to refuse.
+fn entry_value(host: Host, stage: Stage) -> serde_json::Value {
     use serde_json::json;
-    let command = gate_command(host);
+    let command = stage.command(host);
     let hook = |extra: serde_json::Value| {
         let mut h = json!({"type": "command", "command": command, "timeout": TIMEOUT_SECS});
         if let (Some(h), serde_json::Value::Object(extra)) = (h.as_object_mut(), extra) {
@@ -598,17 +687,31 @@ fn entry_value(host: Host) -> serde_json::Value {
         }
         h
     };
-    let matcher = matcher(host);
+    let matcher = match stage {
+        Stage::PreTool => Some(matcher(host)),
+        Stage::PostTool => Some(ANY_TOOL),
+        Stage::SessionEnd => None,
+    };
+    let group = |hook: serde_json::Value| match matcher {
+        Some(m) => json!({"matcher": m, "hooks": [hook]}),
+        None => json!({"hooks": [hook]}),
+    };
+    let guard = stage == Stage::PreTool;
     match host {
-        Host::Cursor => json!({"command": command, "matcher": matcher, "failClosed": true}),
+        // Cursor's flat entry: no matcher after a tool or at the end, which is every one.
+        Host::Cursor if guard => json!({"command": command, "matcher": matcher, "failClosed": true}),
+        Host::Cursor => json!({"command": command}),
         Host::Copilot => json!({"type": "command", "bash": command, "timeoutSec": TIMEOUT_SECS}),
-        Host::Gemini => json!({"matcher": matcher, "hooks": [
-            hook(json!({"name": "git-mas-gate", "timeout": TIMEOUT_SECS * 1000}))
-        ]}),
-        Host::Goose => json!({"matcher": matcher, "hooks": [hook(json!({"on_failure": "block"}))]}),
-        Host::Codex | Host::ClaudeCode | Host::OpenCode => {
-            json!({"matcher": matcher, "hooks": [hook(json!({}))]})
+        Host::Gemini => {
+            let name = match stage {
+                Stage::PreTool => "git-mas-gate",
+                Stage::PostTool => "git-mas-post-tool",
+                Stage::SessionEnd => "git-mas-session-end",
+            };
+            group(hook(json!({"name": name, "timeout": TIMEOUT_SECS * 1000})))
         }
+        Host::Goose if guard => group(hook(json!({"on_failure": "block"}))),
+        Host::Goose | Host::Codex | Host::ClaudeCode | Host::OpenCode => group(hook(json!({}))),
     }
 }
 
@@ -625,10 +728,16 @@ pub fn matcher(host: Host) -> &'static str {
 
 /// The whole file for a host configured by a file of its own, or a new merged file.
 fn skeleton(host: Host) -> serde_json::Value {
+    skeleton_of(host, &stages(host))
+}
+
+/// [`skeleton`] with the entries of `stages` only.
+fn skeleton_of(host: Host, stages: &[(Stage, &str)]) -> serde_json::Value {
     use serde_json::json;
-    let list = json!([entry_value(host)]);
     let mut hooks = serde_json::Map::new();
-    hooks.insert(event_name(host).to_string(), list);
+    for (stage, event) in stages {
+        hooks.insert(event.to_string(), json!([entry_value(host, *stage)]));
+    }
     match host {
         Host::Cursor | Host::Copilot => json!({"version": 1, "hooks": hooks}),
         _ => json!({"hooks": hooks}),
@@ -643,6 +752,7 @@ fn new_file(host: Host) -> String {
 fn own_content(host: Host) -> String {
     match host {
         Host::OpenCode => OPENCODE_PLUGIN
+            .replace("@AFTER@", &opencode_after(host))
             .replace("@ROUTING@", OPENCODE_ROUTING)
             .replace("@PAYLOAD_NOTE@", OPENCODE_PAYLOAD_NOTE)
             .replace("@PAYLOAD@", OPENCODE_PAYLOAD)
@@ -708,7 +818,39 @@ import { spawnSync } from "node:child_process";
     if (answer && answer.decision === "deny") throw new Error(answer.reason || "git mas gate refused the edit");
     throw new Error(`git mas gate gave an unexpected answer, so the edit is refused: ${line}`);
   },
-});
+@AFTER@});
+"#;
+
+/// The plugin's `tool.execute.after` hook (in [`OPENCODE_PLUGIN`]), which the releases before it
+/// did not have: the post-tool gate, sent the fields the pre-tool one is (opencode passes the
+/// tool's arguments in `input.args` here). The tool has run, so nothing is thrown: what the gate
+/// says (or that it failed) is added to the tool's output, which the model reads.
+fn opencode_after(host: Host) -> String {
+    OPENCODE_AFTER.replace("@POST_COMMAND@", &Stage::PostTool.command(host))
+}
+
+const OPENCODE_AFTER: &str = r#"  // After every tool (the shell's too), `@POST_COMMAND@` is sent the same fields, so
+  // that what the tool changed in a file another agent holds is found; what it answers (its
+  // reason or message) is added to the tool's output for the model.
+  "tool.execute.after": async (input, output) => {
+    const cwd = directory || worktree || process.cwd();
+    const payload = JSON.stringify({ tool: input.tool, args: input.args || {}, cwd, sessionID: input.sessionID });
+    const run = spawnSync("sh", ["-c", "@POST_COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
+    let said = "";
+    if (run.error || run.status !== 0) {
+      const why = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || "").trim()}`;
+      said = `git mas gate could not check what the tool changed: ${why}`;
+    } else {
+      const line = (run.stdout || "").trim().split("\n").pop();
+      try {
+        const answer = line ? JSON.parse(line) : {};
+        said = (answer && (answer.reason || answer.message)) || "";
+      } catch {
+        said = `git mas gate gave no answer after the tool: ${line}`;
+      }
+    }
+    if (said && output && typeof output.output === "string") output.output += `\n\n${said}`;
+  },
 "#;
 
 /// The words a host's command line needs so that an unattended session (an agent's) runs the hook

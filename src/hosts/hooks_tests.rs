@@ -49,8 +49,10 @@ fn a_users_file_comes_back_byte_for_byte() {
         } else {
             serde_json::from_str(&installed).unwrap()
         };
-        let list = v["hooks"][event_name(host)].as_array().unwrap();
-        assert!(list.contains(&entry_value(host)), "{host:?}: {installed}");
+        for (stage, event) in stages(host) {
+            let list = v["hooks"][event].as_array().unwrap();
+            assert!(list.contains(&entry_value(host, stage)), "{host:?} {stage:?}: {installed}");
+        }
         assert_eq!(back, Plan::Write(text.clone()), "{host:?}: uninstall gives the original back:\n{installed}");
     }
 }
@@ -80,7 +82,8 @@ fn our_entry_is_found_by_its_command_wherever_it_stands() {
     let stale = r#"{"hooks":{"PreToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"git mas gate --host claude-code"}]}]}}"#;
     let Plan::Write(out) = plan_install(host, &file, Some(stale)).unwrap() else { panic!() };
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["hooks"]["PreToolUse"], serde_json::json!([entry_value(host)]));
+    assert_eq!(v["hooks"]["PreToolUse"], serde_json::json!([entry_value(host, Stage::PreTool)]));
+    assert_eq!(v["hooks"]["PostToolUse"], serde_json::json!([entry_value(host, Stage::PostTool)]));
     // A hook that only mentions the gate later in its command is not ours.
     let other =
         r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"echo git mas gate --host claude-code"}]}]}}"#;
@@ -191,9 +194,10 @@ fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
         let file = hook_files(host, &project(), &ProcessEnv).unwrap().pop().unwrap();
         let FileKind::Own(ours) = &file.kind else { panic!("{host:?}") };
         let earlier = earlier_releases(host, ours);
-        // Goose: the narrower matcher. OpenCode: the plugin without the session's id, with today's
-        // routing and with the five edit tools.
-        assert_eq!(earlier.len(), if host == Host::OpenCode { 2 } else { 1 }, "{host:?}");
+        // Goose: the pre-tool entry alone, and with the narrower matcher. OpenCode: the plugin
+        // without `tool.execute.after`, and without the session's id, with today's routing and
+        // with the five edit tools.
+        assert_eq!(earlier.len(), if host == Host::OpenCode { 3 } else { 2 }, "{host:?}");
         for text in &earlier {
             assert_ne!(text, ours, "{host:?}");
             assert!(text.contains(GATE_COMMAND_PREFIX), "{host:?}");
@@ -210,7 +214,8 @@ fn the_opencode_plugin_sends_the_session_id_it_is_given() {
     assert!(payload.contains("sessionID: input.sessionID"), "{payload}");
     assert!(plugin.contains(r#"{"tool","args","cwd","sessionID"}"#), "{plugin}");
     // The releases before it sent none, and are still recognised as ours.
-    for text in earlier_releases(Host::OpenCode, &plugin) {
+    let earlier = earlier_releases(Host::OpenCode, &plugin);
+    for text in &earlier[..2] {
         assert!(!text.contains("sessionID"), "{text}");
     }
 }
@@ -233,7 +238,7 @@ fn the_matchers_route_every_writing_tool() {
         }
     }
     // Copilot's entry has no matcher at all (every tool comes).
-    assert!(entry_value(Host::Copilot).get("matcher").is_none());
+    assert!(entry_value(Host::Copilot, Stage::PreTool).get("matcher").is_none());
     // OpenCode's plugin skips only the reading tools.
     let plugin = own_content(Host::OpenCode);
     assert!(plugin.contains("if (READ_ONLY.has(input.tool)) return;"), "{plugin}");
@@ -241,4 +246,71 @@ fn the_matchers_route_every_writing_tool() {
     for writer in ["edit", "write", "patch", "multiedit", "apply_patch"] {
         assert!(!read_only.contains(&format!("\"{writer}\"")), "{writer}: {read_only}");
     }
+}
+
+#[test]
+fn each_stage_of_the_table_gets_its_entry_under_its_event() {
+    // (host, the events install fills, in order)
+    let cases: [(Host, &[&str]); 7] = [
+        (Host::ClaudeCode, &["PreToolUse", "PostToolUse", "SessionEnd"]),
+        (Host::Codex, &["PreToolUse", "PostToolUse", "SessionEnd"]),
+        (Host::Copilot, &["preToolUse", "postToolUse", "sessionEnd"]),
+        (Host::Gemini, &["BeforeTool", "AfterTool", "SessionEnd"]),
+        (Host::Cursor, &["preToolUse", "postToolUse", "sessionEnd"]),
+        (Host::Goose, &["PreToolUse", "PostToolUse", "SessionEnd"]),
+        (Host::OpenCode, &["tool.execute.before", "tool.execute.after"]),
+    ];
+    for (host, events) in cases {
+        assert_eq!(stages(host).iter().map(|(_, e)| *e).collect::<Vec<_>>(), events, "{host:?}");
+        if host == Host::OpenCode {
+            continue;
+        }
+        let file = hook_files(host, &project(), &ProcessEnv).unwrap().pop().unwrap();
+        let text = match &file.kind {
+            FileKind::Own(t) => t.clone(),
+            FileKind::Merged => new_file(host),
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for (stage, event) in stages(host) {
+            let entry = &v["hooks"][event][0];
+            let command = entry.pointer("/hooks/0/command").or(entry.get("command")).or(entry.get("bash"));
+            assert_eq!(command.and_then(|c| c.as_str()), Some(stage.command(host).as_str()), "{host:?} {event}");
+            let matcher = entry.get("matcher").and_then(|m| m.as_str());
+            match stage {
+                Stage::PreTool => assert_eq!(matcher, entry_value(host, stage)["matcher"].as_str()),
+                // Every tool after it ran; at the end, no matcher at all.
+                Stage::PostTool => assert!(matcher.is_none_or(|m| m == ".*"), "{host:?}: {entry}"),
+                Stage::SessionEnd => assert_eq!(matcher, None, "{host:?}: {entry}"),
+            }
+            let refuses = entry.get("failClosed").is_some() || entry.pointer("/hooks/0/on_failure").is_some();
+            assert_eq!(refuses, stage == Stage::PreTool && matches!(host, Host::Cursor | Host::Goose), "{host:?}");
+        }
+    }
+    assert_eq!(Stage::PostTool.command(Host::Codex), "git mas gate --host codex --post-tool");
+    assert_eq!(Stage::SessionEnd.command(Host::Gemini), "git mas gate --host gemini --session-end");
+}
+
+#[test]
+fn a_file_an_earlier_release_installed_is_upgraded_and_uninstalled() {
+    // What the releases before the post-tool and session-end entries wrote into a user's file.
+    let before = "{\n  \"model\": \"opus\"\n}\n";
+    for host in MERGED {
+        let file = merged(host);
+        let pre_only = insert_entry(host, &file.path(), before, Stage::PreTool, event_name(host)).unwrap();
+        assert_eq!(file_state(host, &file, Some(&pre_only)), FileState::Other, "{host:?}");
+        let Plan::Write(upgraded) = plan_install(host, &file, Some(&pre_only)).unwrap() else { panic!("{host:?}") };
+        assert_eq!(file_state(host, &file, Some(&upgraded)), FileState::Installed, "{host:?}: {upgraded}");
+        assert_eq!(plan_uninstall(host, &file, Some(&upgraded)).unwrap(), Plan::Write(before.to_string()), "{host:?}");
+        assert_eq!(plan_uninstall(host, &file, Some(&pre_only)).unwrap(), Plan::Write(before.to_string()), "{host:?}");
+    }
+}
+
+#[test]
+fn the_opencode_plugin_runs_the_post_tool_gate_after_every_tool() {
+    let plugin = own_content(Host::OpenCode);
+    let after = plugin.split("\"tool.execute.after\"").nth(1).expect("a tool.execute.after hook");
+    assert!(after.contains("\"git mas gate --host opencode --post-tool\""), "{after}");
+    assert!(after.contains("sessionID: input.sessionID") && after.contains("args: input.args"), "{after}");
+    assert!(!after.contains("READ_ONLY") && !after.contains("throw"), "every tool, and nothing thrown: {after}");
+    assert!(plugin.ends_with("  },\n});\n"), "{plugin}");
 }

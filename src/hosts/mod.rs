@@ -14,6 +14,9 @@
 //! | [`trust`] | whether the host will load what was installed (its trust files) |
 //! | [`skills`] | installs the Agent Skills where the host reads them |
 //! | [`preset`] | the command line `git mas coordinate` starts the host with |
+//!
+//! [`detect`] tells whether a host is used in a project (its program on `PATH`, a folder or
+//! file of its own), for `git mas init --team`.
 
 pub mod edit;
 pub mod hooks;
@@ -26,7 +29,7 @@ pub mod trust;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A coding-agent host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -278,6 +281,16 @@ pub struct PresetFacts {
     pub words_after: Option<&'static str>,
 }
 
+/// How `git mas init --team` tells that a host is used here ([`detect`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DetectFacts {
+    /// The host's program, looked for on `PATH`.
+    pub program: &'static str,
+    /// Files or folders at the top of a project that only this host reads (a folder shared by
+    /// several hosts, such as `.agents/`, or `.github/` for its workflows, says nothing).
+    pub markers: &'static [&'static str],
+}
+
 /// What the facts of a row were checked against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verification {
@@ -327,6 +340,8 @@ pub struct Facts {
     pub skills: SkillsFacts,
     /// Its coordinate preset.
     pub preset: PresetFacts,
+    /// How it is detected in a project.
+    pub detect: DetectFacts,
     /// What the row was checked against.
     pub verified: Verification,
 }
@@ -380,6 +395,7 @@ pub const TABLE: [Facts; 7] = [
             command: "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'",
             words_after: None,
         },
+        detect: DetectFacts { program: "claude", markers: &[".claude", "CLAUDE.md"] },
         verified: Verification::Real { package: "@anthropic-ai/claude-code", version: "2.1.332" },
     },
     Facts {
@@ -429,6 +445,7 @@ pub const TABLE: [Facts; 7] = [
             command: "codex exec --sandbox danger-full-access --ephemeral --color never -",
             words_after: Some("codex exec"),
         },
+        detect: DetectFacts { program: "codex", markers: &[".codex"] },
         verified: Verification::Real { package: "@openai/codex", version: "0.171.0" },
     },
     Facts {
@@ -463,6 +480,10 @@ pub const TABLE: [Facts; 7] = [
         }),
         skills: SkillsFacts { project_dir: ".agents/skills", user_dir: UserDir::home(".copilot/skills") },
         preset: PresetFacts { command: "copilot -s --allow-all-tools --no-ask-user", words_after: None },
+        detect: DetectFacts {
+            program: "copilot",
+            markers: &[".copilot", ".github/copilot-instructions.md", ".github/hooks"],
+        },
         verified: Verification::Real { package: "@github/copilot", version: "1.0.102" },
     },
     Facts {
@@ -510,6 +531,7 @@ pub const TABLE: [Facts; 7] = [
             user_dir: UserDir::moved("GEMINI_CLI_HOME", ".gemini/skills", ".gemini/skills"),
         },
         preset: PresetFacts { command: "gemini --approval-mode yolo --skip-trust", words_after: None },
+        detect: DetectFacts { program: "gemini", markers: &[".gemini", "GEMINI.md"] },
         verified: Verification::Real { package: "@google/gemini-cli", version: "0.61.0" },
     },
     Facts {
@@ -555,6 +577,7 @@ pub const TABLE: [Facts; 7] = [
         }),
         skills: SkillsFacts { project_dir: ".cursor/skills", user_dir: UserDir::home(".cursor/skills") },
         preset: PresetFacts { command: "cursor-agent -p --force --output-format text", words_after: None },
+        detect: DetectFacts { program: "cursor-agent", markers: &[".cursor", ".cursorrules"] },
         verified: Verification::Documented {
             source: "cursor.com/docs (hooks, context/mcp, skills)",
             checked: "2026-12",
@@ -589,6 +612,7 @@ pub const TABLE: [Facts; 7] = [
             user_dir: UserDir::moved("XDG_CONFIG_HOME", "goose/skills", ".config/goose/skills"),
         },
         preset: PresetFacts { command: "goose run --no-session --instructions -", words_after: None },
+        detect: DetectFacts { program: "goose", markers: &[".goosehints"] },
         verified: Verification::Documented { source: "block/goose documentation (hooks, skills)", checked: "2026-12" },
     },
     Facts {
@@ -626,9 +650,68 @@ pub const TABLE: [Facts; 7] = [
             user_dir: UserDir::moved("XDG_CONFIG_HOME", "opencode/skills", ".config/opencode/skills"),
         },
         preset: PresetFacts { command: "opencode run --auto", words_after: None },
+        detect: DetectFacts { program: "opencode", markers: &[".opencode", "opencode.json"] },
         verified: Verification::Real { package: "opencode-ai", version: "1.18.33" },
     },
 ];
+
+/// Why a host counts as used in a project ([`detect`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum Detection {
+    /// Its program is on `PATH`.
+    Program {
+        /// The program's name.
+        program: String,
+        /// Where it was found.
+        path: PathBuf,
+    },
+    /// One of its markers exists at the top of the project.
+    Marker {
+        /// The marker, relative to the top.
+        marker: String,
+    },
+}
+
+impl fmt::Display for Detection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Detection::Program { program, path } => write!(f, "`{program}` on PATH ({})", path.display()),
+            Detection::Marker { marker } => write!(f, "{marker} exists"),
+        }
+    }
+}
+
+/// Why `host` counts as used in the project at `top`: its program on `env`'s `PATH` (an
+/// executable file of that name), each of its markers that exists ([`DetectFacts`]). Empty when
+/// neither.
+pub fn detect(host: Host, top: &Path, env: &dyn Env) -> Vec<Detection> {
+    let facts = host.facts().detect;
+    let mut found = Vec::new();
+    if let Some(path) = env.var("PATH") {
+        let program = std::env::split_paths(&path).map(|dir| dir.join(facts.program)).find(|p| executable(p));
+        if let Some(path) = program {
+            found.push(Detection::Program { program: facts.program.to_string(), path });
+        }
+    }
+    for marker in facts.markers {
+        if top.join(marker).symlink_metadata().is_ok() {
+            found.push(Detection::Marker { marker: marker.to_string() });
+        }
+    }
+    found
+}
+
+fn executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    meta.is_file()
+}
 
 impl fmt::Display for Host {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -696,6 +779,40 @@ mod tests {
             .count();
         assert_eq!(hosts_pinned, real);
         assert_eq!(real, 5, "claude-code, codex, copilot, gemini and opencode run in the host tests");
+    }
+
+    #[test]
+    fn a_host_is_detected_by_its_program_on_path_or_a_marker_of_its_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = std::env::temp_dir().join(format!("git-mas-detect-{}", std::process::id()));
+        let (bin, top) = (tmp.join("bin"), tmp.join("top"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(top.join(".claude")).unwrap();
+        std::fs::create_dir_all(top.join(".github/workflows")).unwrap();
+        std::fs::create_dir_all(top.join(".agents/skills")).unwrap();
+        std::fs::write(bin.join("gemini"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(bin.join("gemini"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Not executable: not a program.
+        std::fs::write(bin.join("codex"), "").unwrap();
+        struct E(PathBuf);
+        impl Env for E {
+            fn var(&self, name: &str) -> Option<PathBuf> {
+                (name == "PATH").then(|| self.0.clone())
+            }
+        }
+        let env = E(std::env::join_paths([tmp.join("missing"), bin.clone()]).unwrap().into());
+        let found: Vec<(Host, Vec<Detection>)> =
+            Host::ALL.into_iter().map(|h| (h, detect(h, &top, &env))).filter(|(_, d)| !d.is_empty()).collect();
+        assert_eq!(
+            found,
+            vec![
+                (Host::ClaudeCode, vec![Detection::Marker { marker: ".claude".into() }]),
+                (Host::Gemini, vec![Detection::Program { program: "gemini".into(), path: bin.join("gemini") }]),
+            ],
+            ".github/ and .agents/ are shared, so they name no host"
+        );
+        assert_eq!(found[1].1[0].to_string(), format!("`gemini` on PATH ({})", bin.join("gemini").display()));
+        std::fs::remove_dir_all(&tmp).unwrap();
     }
 
     #[test]

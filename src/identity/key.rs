@@ -111,7 +111,10 @@ impl AgentKey {
     }
 
     /// Writes this key for `name`, creating the directory (mode 0700) and the file (mode 0600);
-    /// refuses to overwrite an existing key.
+    /// refuses to overwrite an existing key. The key is written whole to a temporary file
+    /// (`.<name>.key.<pid>.tmp`, flushed to disk) and then linked to its name, which fails when
+    /// the name exists: a process killed at any instant leaves no key or a whole one (and at most
+    /// that temporary file, which the next save of the name removes).
     pub fn save(&self, name: &str) -> Result<PathBuf, KeyError> {
         let path = key_path(name)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -121,24 +124,34 @@ impl AgentKey {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
         }
+        remove_temporaries(&dir, name);
+        let tmp = dir.join(format!(".{name}.key.{}.tmp", std::process::id()));
         let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
+        opts.write(true).create(true).truncate(true);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
             opts.mode(0o600);
         }
-        let mut file = match opts.open(&path) {
-            Ok(f) => f,
+        let written = (|| {
+            use std::io::Write;
+            let mut file = opts.open(&tmp)?;
+            file.write_all(format!("{}\n", hex(&self.signing.to_bytes())).as_bytes())?;
+            file.sync_all()
+        })();
+        if let Err(source) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(KeyError::Io { path, source });
+        }
+        let linked = std::fs::hard_link(&tmp, &path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(KeyError::Exists { name: name.into(), path });
+                Err(KeyError::Exists { name: name.into(), path })
             }
-            Err(source) => return Err(KeyError::Io { path, source }),
-        };
-        use std::io::Write;
-        let line = format!("{}\n", hex(&self.signing.to_bytes()));
-        file.write_all(line.as_bytes()).map_err(|source| KeyError::Io { path: path.clone(), source })?;
-        Ok(path)
+            Err(source) => Err(KeyError::Io { path, source }),
+        }
     }
 
     /// The public key.
@@ -154,6 +167,25 @@ impl AgentKey {
     /// Signs `message`; the signature is 64 bytes.
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
         self.signing.sign(message).to_bytes()
+    }
+}
+
+/// Removes the temporary files a killed [`AgentKey::save`] of `name` left in `dir` (those of
+/// processes that are gone).
+fn remove_temporaries(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.key.");
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".tmp")) else { continue };
+        let gone = pid
+            .parse::<i32>()
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|pid| rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH));
+        if gone {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 

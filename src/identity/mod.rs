@@ -10,6 +10,9 @@ pub mod session;
 pub mod trail;
 
 pub use key::{AgentKey, KeyError};
-pub use name::{NameError, validate_name};
-pub use roster::{EntrySource, ROSTER_PATH, Roster, RosterEntry, RosterError, append_to_roster, parse_roster};
+pub use name::{NameError, name_from, validate_name};
+pub use roster::{
+    EntrySource, ROSTER_HEADER, ROSTER_PATH, Roster, RosterEntry, RosterError, append_to_roster, parse_roster,
+    with_entry,
+};
 pub use session::{principal_of, session_agent};

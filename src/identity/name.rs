@@ -51,9 +51,58 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// An agent name made from `text` (a login name such as `$USER`): lower case, every character
+/// outside `[a-z0-9._-]` (and a leading `.`, `_` or `-`) dropped or made `-`, `..` made `.`,
+/// cut to 63 characters, without a trailing `.lock`; `None` when nothing is left.
+pub fn name_from(text: &str) -> Option<String> {
+    let mut name = String::new();
+    for ch in text.trim().chars().flat_map(char::to_lowercase) {
+        let ch = if ch.is_ascii_lowercase() || ch.is_ascii_digit() || matches!(ch, '.' | '_' | '-') { ch } else { '-' };
+        if name.is_empty() && !(ch.is_ascii_lowercase() || ch.is_ascii_digit()) {
+            continue;
+        }
+        if ch == '.' && name.ends_with('.') {
+            continue;
+        }
+        name.push(ch);
+    }
+    name.truncate(63);
+    while let Some(rest) = name.strip_suffix(".lock") {
+        name = rest.to_string();
+    }
+    let name = name.trim_end_matches(['.', '-', '_']).to_string();
+    validate_name(&name).ok().map(|()| name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_login_name_becomes_an_agent_name() {
+        let long = "b".repeat(80);
+        let cases: &[(&str, Option<&str>)] = &[
+            ("alice", Some("alice")),
+            ("Alice Smith", Some("alice-smith")),
+            ("  bob  ", Some("bob")),
+            ("_build", Some("build")),
+            ("j.doe", Some("j.doe")),
+            ("a..b", Some("a.b")),
+            ("ci.lock", Some("ci")),
+            ("DOMAIN\\user", Some("domain-user")),
+            ("émile", Some("mile")),
+            (&long, Some(&long[..63])),
+            ("", None),
+            ("---", None),
+            ("ééé", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(name_from(text).as_deref(), *want, "{text:?}");
+            if let Some(name) = name_from(text) {
+                assert!(validate_name(&name).is_ok(), "{name}");
+            }
+        }
+    }
 
     #[test]
     fn name_table() {

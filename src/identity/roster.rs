@@ -15,6 +15,20 @@ use thiserror::Error;
 /// Where the roster lives in a working tree.
 pub const ROSTER_PATH: &str = ".mas/roster";
 
+/// The first lines of a roster `git mas init` creates.
+pub const ROSTER_HEADER: &str = "# git-mas roster: one `name did:key` per line. Review and commit it like code;\n# records are verified against the roster committed on the integration branch.\n";
+
+/// `text` (a roster file's bytes, `None`: none yet) with `name did` appended on a line of its own:
+/// what [`append_to_roster`] writes, a new file starting with [`ROSTER_HEADER`].
+pub fn with_entry(text: Option<&[u8]>, name: &str, did: &str) -> Vec<u8> {
+    let mut out = text.map_or_else(|| ROSTER_HEADER.as_bytes().to_vec(), <[u8]>::to_vec);
+    if !out.is_empty() && !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(format!("{name} {did}\n").as_bytes());
+    out
+}
+
 /// A roster line that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RosterError {

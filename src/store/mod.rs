@@ -294,6 +294,22 @@ impl Store {
         self.repo.workdir().ok_or_else(|| StoreError::Bare { path: self.common_dir.clone() })
     }
 
+    /// Where git looks for hooks: `core.hooksPath` when set (relative to the top of the working
+    /// tree, `~/` for the home directory), else the common git dir's `hooks/` (shared by every
+    /// linked worktree).
+    pub fn hooks_dir(&self) -> Result<PathBuf, StoreError> {
+        match self.config_string("core.hooksPath").filter(|s| !s.is_empty()) {
+            Some(p) => {
+                let p = match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+                    (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+                    _ => PathBuf::from(p),
+                };
+                Ok(if p.is_relative() { self.workdir()?.join(p) } else { p })
+            }
+            None => Ok(self.common_dir.join("hooks")),
+        }
+    }
+
     /// A string from git config (the repository's, including per-worktree config).
     pub fn config_string(&self, key: &str) -> Option<String> {
         self.repo.config_snapshot().string(key).map(|s| s.to_str_lossy().into_owned())

@@ -45,6 +45,17 @@ fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
     assert!(claude.contains("./guard.sh") && claude.contains("git mas gate --host claude-code"), "{claude}");
     let gemini = std::fs::read_to_string(repo.join(".gemini/settings.json")).unwrap();
     assert!(gemini.starts_with("// my Gemini settings\n") && gemini.contains("/* kept */"), "{gemini}");
+    // Besides the pre-tool entry, one after every tool and one at the session's end.
+    let v: serde_json::Value = serde_json::from_str(&claude).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "./guard.sh", "the user's entry stays first");
+    assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], ".*");
+    assert_eq!(v["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "git mas gate --host claude-code --post-tool");
+    assert_eq!(v["hooks"]["SessionEnd"][0]["hooks"][0]["command"], "git mas gate --host claude-code --session-end");
+    assert!(v["hooks"]["SessionEnd"][0].get("matcher").is_none(), "{claude}");
+    assert!(
+        gemini.contains("\"AfterTool\"") && gemini.contains("git mas gate --host gemini --session-end"),
+        "{gemini}"
+    );
 
     // A second install changes nothing, not even a file's time.
     let mtime = std::fs::metadata(repo.join(".claude/settings.json")).unwrap().modified().unwrap();
@@ -251,6 +262,58 @@ fn the_opencode_plugin_throws_with_the_holder_and_fails_closed() {
     std::fs::write(&plugin, text).unwrap();
     let (allowed, text) = opencode(&env, &repo, "write", "src/config.rs");
     assert!(!allowed && text.contains("refused"), "{text}");
+}
+
+/// Calls the installed OpenCode plugin's `tool.execute.after` for a shell call, with the post-tool
+/// command replaced by the script `stand_in`: the tool's output as the model then reads it.
+fn opencode_after(env: &TestEnv, repo: &Path, stand_in: &str) -> String {
+    let plugin = repo.join(".opencode/plugins/git-mas.js");
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    assert!(text.contains("\"git mas gate --host opencode --post-tool\""), "{text}");
+    let script = env.root().join("post-tool.sh");
+    std::fs::write(&script, stand_in).unwrap();
+    let copy = repo.join(".opencode/plugins/stand-in.js");
+    std::fs::write(
+        &copy,
+        text.replace("git mas gate --host opencode --post-tool", &format!("sh {}", script.display())),
+    )
+    .unwrap();
+    let harness = format!(
+        "const m = await import({plugin:?});\n\
+         const hooks = await m.GitMasGate({{ directory: {dir:?}, worktree: {dir:?} }});\n\
+         const output = {{ title: 'bash', output: 'done', metadata: {{}} }};\n\
+         await hooks['tool.execute.after']({{ tool: 'bash', sessionID: 's1', callID: 'c', args: {{ command: 'touch x' }} }}, output);\n\
+         console.log(JSON.stringify(output.output));\n",
+        plugin = copy.to_str().unwrap(),
+        dir = repo.to_str().unwrap(),
+    );
+    let mut cmd = Command::new("node");
+    env.hermetic(&mut cmd);
+    let out = cmd.args(["--input-type=module", "-e", &harness]).current_dir(repo).output().expect("node is installed");
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::remove_file(copy).unwrap();
+    serde_json::from_str(stdout(&out).trim()).unwrap()
+}
+
+#[test]
+fn the_opencode_plugin_sends_every_tool_to_the_post_tool_gate_and_tells_the_model_its_answer() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "opencode"]);
+    // The stand-in saves what it was sent and answers as the gate would.
+    let sent = env.root().join("sent.json");
+    let answer = r#"{"decision":"deny","reason":"src/money.rs is held by alice: put back"}"#;
+    let said = opencode_after(&env, &repo, &format!("cat > {}; echo '{answer}'", sent.display()));
+    assert_eq!(said, "done\n\nsrc/money.rs is held by alice: put back");
+    let payload: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&sent).unwrap()).unwrap();
+    assert_eq!(payload["tool"], "bash");
+    assert_eq!(payload["sessionID"], "s1");
+    assert_eq!(payload["args"]["command"], "touch x");
+    assert_eq!(payload["cwd"], repo.to_str().unwrap());
+    // Silence adds nothing; a gate that fails is said, and nothing is thrown (the tool ran).
+    assert_eq!(opencode_after(&env, &repo, "cat >/dev/null"), "done");
+    let failed = opencode_after(&env, &repo, "cat >/dev/null; exit 3");
+    assert!(failed.starts_with("done\n\ngit mas gate could not check") && failed.contains("exit 3"), "{failed}");
 }
 
 /// A development agent standing in for a host: notes whether its host's hook file is in its

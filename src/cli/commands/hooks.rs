@@ -42,15 +42,17 @@ pub enum HooksCommand {
 
 /// What `--host` manages, and the `--json` shapes (shown after the options in `--help`).
 const HOST_HELP: &str = "\
-With --host, the host's edit hook (`git mas gate --host HOST` before each file edit) instead of the
-git hooks, in the file the host reads: claude-code .claude/settings.json (--global:
+With --host, the host's hook entries instead of the git hooks: `git mas gate --host HOST` before
+each tool that writes a file, `git mas gate --host HOST --post-tool` after every tool (the shell's
+too) and `git mas gate --host HOST --session-end` when a session ends (opencode has no such event),
+in the file the host reads: claude-code .claude/settings.json (--global:
 $CLAUDE_CONFIG_DIR or ~/.claude), codex .codex/hooks.json ($CODEX_HOME or ~/.codex), copilot
 .github/hooks/git-mas.json ($COPILOT_HOME/hooks or ~/.copilot/hooks), gemini .gemini/settings.json
 ($GEMINI_CLI_HOME/.gemini or ~/.gemini), cursor .cursor/hooks.json (~/.cursor), goose .agents/plugins/git-mas/
 (~/.agents/plugins/git-mas/), opencode .opencode/plugins/git-mas.js
 ($XDG_CONFIG_HOME/opencode/plugins or ~/.config/opencode/plugins). A settings file shared with you
-keeps every byte of yours: install adds one entry (found again by its command), uninstall takes
-exactly it away; a second install changes nothing. A file that is not valid JSON, or a file of
+keeps every byte of yours: install adds our entries (found again by their command), uninstall takes
+exactly them away; a second install changes nothing. A file that is not valid JSON, or a file of
 git-mas's name with other content, is refused and left as it was. Codex runs a hook only in a
 project it trusts and only once the hook itself is trusted, copilot (in prompt mode) and gemini
 only in a folder they trust: status reads their trust files and says \"installed, not loaded:
@@ -92,7 +94,7 @@ pub enum HostChoice {
     All,
 }
 
-fn parse_hosts(name: &str) -> Result<HostChoice, String> {
+pub(crate) fn parse_hosts(name: &str) -> Result<HostChoice, String> {
     if name == "all" {
         return Ok(HostChoice::All);
     }
@@ -107,24 +109,6 @@ enum Action {
     Install,
     Uninstall,
     Status,
-}
-
-fn hooks_dir(ctx: &Context) -> Result<PathBuf, CliError> {
-    let store = ctx.store()?;
-    match store.config_string("core.hooksPath").filter(|s| !s.is_empty()) {
-        Some(p) => {
-            let p = PathBuf::from(shellexpand_home(&p));
-            Ok(if p.is_relative() { store.workdir()?.join(p) } else { p })
-        }
-        None => Ok(store.common_dir().join("hooks")),
-    }
-}
-
-fn shellexpand_home(p: &str) -> String {
-    match (p.strip_prefix("~/"), std::env::var("HOME")) {
-        (Some(rest), Ok(home)) => format!("{home}/{rest}"),
-        _ => p.to_string(),
-    }
 }
 
 fn make_executable(path: &Path) -> Result<(), CliError> {
@@ -171,7 +155,7 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<Outcome, CliError> {
         HooksCommand::Install(a) | HooksCommand::Uninstall(a) | HooksCommand::Status(a) if !a.hosts.is_empty() => {
             PathBuf::new()
         }
-        _ => hooks_dir(ctx)?,
+        _ => ctx.store()?.hooks_dir()?,
     };
     let (args, action) = match cmd {
         HooksCommand::Install(a) => (a, Action::Install),

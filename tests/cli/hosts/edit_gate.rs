@@ -88,7 +88,8 @@ pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
 fn capturing(bench: &Bench, host: &str, text: &str) -> String {
     let gate = Host::from_name(host).unwrap();
     let command = hooks::gate_command(gate);
-    let text = text.replace(&command, &gate_command(bench, host));
+    // The pre-tool command only: the post-tool and session-end ones are replaced below.
+    let text = text.replace(&format!("\"{command}\""), &format!("\"{}\"", gate_command(bench, host)));
     let text = match host {
         "claude-code" => text.replace(
             "\"Write|Edit|MultiEdit|NotebookEdit|mcp__.*\"",
@@ -119,11 +120,10 @@ fn capturing(bench: &Bench, host: &str, text: &str) -> String {
         "opencode" => {
             let save = save_command(bench, host, "tool.execute.after");
             text.replace(
-                "\"tool.execute.before\": async (input, output) => {",
+                "\"tool.execute.after\": async (input, output) => {",
                 &format!(
-                    "\"tool.execute.after\": async (input) => {{\n    \
-                     spawnSync(\"sh\", [\"-c\", {save:?}], {{ input: JSON.stringify(input) }});\n  }},\n  \
-                     \"tool.execute.before\": async (input, output) => {{"
+                    "\"tool.execute.after\": async (input, output) => {{\n    \
+                     spawnSync(\"sh\", [\"-c\", {save:?}], {{ input: JSON.stringify(input) }});\n    return;"
                 ),
             )
         }
