@@ -124,7 +124,17 @@ pub fn keep_only(
         published_at: now,
         claims: true,
     };
-    let value = serde_json::to_value(&payload)
+    append_focus(store, agent, key, &payload)
+}
+
+/// Appends `payload` to `agent`'s focus chain as is (the caller checked it).
+pub fn append_focus(
+    store: &Store,
+    agent: &str,
+    key: &AgentKey,
+    payload: &FocusPayload,
+) -> Result<Option<Appended>, StoreError> {
+    let value = serde_json::to_value(payload)
         .map_err(|e| StoreError::Git { context: "encoding a focus".into(), source: Box::new(e) })?;
     store.append(&focus_ref(agent), agent, key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))
 }

@@ -30,9 +30,9 @@
 //! seconds; default [`DEFAULT_CLAIM_TTL_SECS`]), renewed by an edit once [`RENEW_AFTER_SECS`] have
 //! passed since the last renewal, so after any edit at least TTL − 60 s remain.
 
-use super::board::{Board, FOCUS_KIND, FocusPayload, Liveness, Rejection};
+use super::board::{Board, FocusPayload, Liveness, Rejection};
 use super::claims::{self, Lease, Next};
-use super::focus_store::{self, focus_ref, load_board, release_focus};
+use super::focus_store::{self, load_board, release_focus};
 use super::frame::{FrameError, current_frame_hash, read_frame};
 use super::gate::{Block, Touched};
 use super::gate_io::{FileId, add_linked, symbol_files};
@@ -211,7 +211,7 @@ pub fn edit(
     // 1. Without the lock or a write: a denial, or an edit of the caller's own fresh claims.
     let (head, board, all) = read(&touched)?;
     if let Some(frame) = &head {
-        if let Some(blocked) = blocked(store, caller, frame, &board, &all)? {
+        if let Some(blocked) = blocked(store, caller, frame, &board, &all, now)? {
             return Ok(blocked);
         }
         let paths = paths_of(&all);
@@ -233,7 +233,7 @@ pub fn edit(
     let Some(frame) = head else {
         return Err(TeamError::Caller("no frame could be published".into()));
     };
-    if let Some(blocked) = blocked(store, caller, &frame, &board, &all)? {
+    if let Some(blocked) = blocked(store, caller, &frame, &board, &all, now)? {
         return Ok(blocked);
     }
     let paths = paths_of(&all);
@@ -254,9 +254,7 @@ pub fn edit(
     let payload =
         FocusPayload { frame: frame.clone(), targets, ttl_secs: lease.ttl_secs, published_at: now, claims: true };
     super::board::check_focus(&payload, now, None).map_err(|r| TeamError::Caller(rejected(&r)))?;
-    let value = serde_json::to_value(&payload)
-        .map_err(|e| StoreError::Git { context: "encoding a claim".into(), source: Box::new(e) })?;
-    store.append(&focus_ref(caller), caller, &key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))?;
+    focus_store::append_focus(store, caller, &key, &payload)?;
     Ok(allowed(&frame, claimed, dropped, true, published_frame, lapsed))
 }
 
@@ -300,6 +298,7 @@ fn blocked(
     frame: &str,
     board: &Board,
     touched: &[Touched],
+    now: u64,
 ) -> Result<Option<TeamEdit>, TeamError> {
     // A symbol's lines are needed only when a touched file holds a symbol target: reading the
     // snapshot is the costliest part of a decision, so it is done on demand.
@@ -318,7 +317,6 @@ fn blocked(
         BTreeMap::new()
     };
     let lines_of = |id: &str| ranges.get(id).copied();
-    let now = super::focus_store::now_secs();
     let blocks = claims::blocks(caller, board, frame, touched, &lines_of, now);
     if blocks.is_empty() {
         return Ok(None);

@@ -297,6 +297,18 @@ fn envelope(host: Host, v: Value) -> Result<Envelope, PayloadError> {
     })
 }
 
+/// A payload's JSON object, refused when larger than [`MAX_PAYLOAD`] or not an object.
+fn object(bytes: &[u8]) -> Result<Value, PayloadError> {
+    if bytes.len() as u64 > MAX_PAYLOAD {
+        return Err(PayloadError::TooLarge { limit: MAX_PAYLOAD });
+    }
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| PayloadError::NotJson { reason: e.to_string() })?;
+    if !v.is_object() {
+        return Err(PayloadError::NotJson { reason: "not an object".into() });
+    }
+    Ok(v)
+}
+
 /// What a session event (a session's end) carries: the session and where it ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionEvent {
@@ -308,27 +320,13 @@ pub struct SessionEvent {
 
 /// Reads `host`'s payload of a session event, which names no tool.
 pub fn parse_session_event(host: Host, bytes: &[u8]) -> Result<SessionEvent, PayloadError> {
-    if bytes.len() as u64 > MAX_PAYLOAD {
-        return Err(PayloadError::TooLarge { limit: MAX_PAYLOAD });
-    }
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| PayloadError::NotJson { reason: e.to_string() })?;
-    if !v.is_object() {
-        return Err(PayloadError::NotJson { reason: "not an object".into() });
-    }
-    let envelope = envelope(host, v)?;
+    let envelope = envelope(host, object(bytes)?)?;
     Ok(SessionEvent { session: envelope.session, cwd: envelope.cwd })
 }
 
 /// Reads `host`'s hook payload.
 pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
-    if bytes.len() as u64 > MAX_PAYLOAD {
-        return Err(PayloadError::TooLarge { limit: MAX_PAYLOAD });
-    }
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| PayloadError::NotJson { reason: e.to_string() })?;
-    if !v.is_object() {
-        return Err(PayloadError::NotJson { reason: "not an object".into() });
-    }
-    let envelope = envelope(host, v)?;
+    let envelope = envelope(host, object(bytes)?)?;
     let tool = envelope.tool.clone().ok_or(PayloadError::NoTool { field: envelope.tool_field })?;
     let writes = writes(host, &tool, &envelope)?;
     if let Some(w) = writes.iter().find(|w| w.path.contains('\0')) {
