@@ -225,7 +225,7 @@ fn regular_text(path: &Path) -> Option<String> {
 }
 
 /// `paths` (relative to `cwd` or absolute) relative to the top of the working tree.
-fn repo_relative(paths: &[PathBuf], cwd: &Path, workdir: &Path) -> Result<Vec<String>, CliError> {
+pub fn repo_relative(paths: &[PathBuf], cwd: &Path, workdir: &Path) -> Result<Vec<String>, CliError> {
     let root = std::fs::canonicalize(workdir).unwrap_or(workdir.to_path_buf());
     let mut rel = Vec::new();
     for p in paths {

@@ -21,6 +21,7 @@ use git_mas::hosts::reply::{self, Answer, Reply};
 use git_mas::identity::{AgentKey, session_agent};
 use git_mas::store::Store;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// Who a hook call of `host` is, in team mode. An identity pinned for one session wins: `--agent`
 /// or `GIT_MAS_AGENT`, or `mas.agent` in this worktree's own config (a worktree dedicated to one
@@ -283,19 +284,26 @@ pub fn commit_caller(ctx: &Context) -> Result<Option<String>, CliError> {
 }
 
 /// The commit gate in team mode: the caller ([`commit_caller`]) and team mode's verdict on the
-/// staged change ([`claims::commit_verdict`]). An unreadable board or change fails closed.
-pub fn commit_gate(ctx: &Context) -> Result<(Option<String>, Verdict), CliError> {
+/// staged change, or on `paths` (whole files) when given ([`claims::commit_verdict`]), with what
+/// it touches. An unreadable board or change fails closed.
+pub fn commit_gate(ctx: &Context, paths: &[PathBuf]) -> Result<(Option<String>, Verdict, Vec<Touched>), CliError> {
     let store = ctx.store()?;
     let caller = commit_caller(ctx)?;
     let workdir = store.workdir()?.to_path_buf();
+    let named = super::gating::repo_relative(paths, &ctx.cwd()?, &workdir)?;
     let now = now_secs();
+    let mut seen = Vec::new();
     let gathered = (|| -> Result<Verdict, String> {
-        let paths = super::gating::staged(store, &workdir).map_err(|e| e.reason)?;
+        let (paths, diff_args): (Vec<String>, &[&str]) = if named.is_empty() {
+            (super::gating::staged(store, &workdir).map_err(|e| e.reason)?, &["diff", "--cached"])
+        } else {
+            (named.clone(), &[])
+        };
         let roster = store.roster().map_err(|e| e.to_string())?;
         let head = frame::current_frame_hash(store).map_err(|e| e.to_string())?;
         let board = load_board(store, &roster, now, None).map_err(|e| e.to_string())?;
         let symbols = symbol_files(&board);
-        let touched = touched::touched(&workdir, paths, &symbols, &["diff", "--cached"]);
+        let touched = touched::touched(&workdir, paths, &symbols, diff_args);
         let ranges: BTreeMap<String, [u32; 2]> = match &head {
             Some((commit, _)) if touched.iter().any(|t| symbols.contains(&t.path)) => frame::read_frame(store, *commit)
                 .map_err(|e| e.to_string())?
@@ -307,11 +315,14 @@ pub fn commit_gate(ctx: &Context) -> Result<(Option<String>, Verdict), CliError>
             _ => BTreeMap::new(),
         };
         let hash = head.map(|(_, h)| h).unwrap_or_default();
-        Ok(claims::commit_verdict(caller.as_deref(), &board, &hash, &touched, &|id| ranges.get(id).copied(), now))
+        let verdict =
+            claims::commit_verdict(caller.as_deref(), &board, &hash, &touched, &|id| ranges.get(id).copied(), now);
+        seen = touched;
+        Ok(verdict)
     })();
     let verdict = gathered.unwrap_or_else(|reason| Verdict::FailClosed {
-        reason: format!("the focus board or the staged change cannot be read: {reason}"),
-        remedy: "retry the commit".into(),
+        reason: format!("the focus board or the change cannot be read: {reason}"),
+        remedy: "retry".into(),
     });
-    Ok((caller, verdict))
+    Ok((caller, verdict, seen))
 }

@@ -362,3 +362,18 @@ fn ended_sessions_leave_no_refs_behind_after_the_retention() {
     let refs = env.git(&repo, &["for-each-ref", "--format=%(refname)", "refs/mas/focus/"]);
     assert!(refs.contains("refs/mas/focus/alice\n") && refs.contains("refs/mas/focus/alice.claude-"), "{refs}");
 }
+
+#[test]
+fn git_mas_gate_applies_team_modes_rule_too() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    // The principal, with no focus of its own: blocked by the session's file only.
+    let out = env.mas(&repo, &["gate", "--paths", "src/lib.rs", "--json"]);
+    assert_eq!(out.status.code(), Some(6), "{}", shown(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["verdict"]["blocks"][0]["holder"].as_str().unwrap().starts_with("alice.claude-"), "{v}");
+    assert!(v["verdict"]["blocks"][0]["remedy"].as_str().unwrap().contains("git restore --staged"), "{v}");
+    let out = env.mas(&repo, &["gate", "--paths", "src/money.rs"]);
+    assert_eq!(out.status.code(), Some(0), "no focus needed: {}", shown(&out));
+}

@@ -10,6 +10,7 @@ use crate::cli::team_mode;
 use crate::cli::{Done, Outcome};
 use git_mas::attention::gate_io;
 use git_mas::attention::git_hooks::Mode;
+use git_mas::attention::team;
 use git_mas::hosts::Host;
 use git_mas::hosts::payload::{self, MAX_PAYLOAD};
 use git_mas::hosts::reply::{self, Answer};
@@ -25,6 +26,10 @@ use std::time::Instant;
 /// do. Fails closed (exit 7) when you have no live focus, when your focus is on an old frame, when
 /// another agent's focus on an old frame names a touched target, and when the board cannot be read.
 /// Allows (exit 0) otherwise. A held symbol (path#symbol) protects only its lines.
+///
+/// In team mode (`mas.team`) the rule is team mode's, as the pre-commit hook applies it: blocked
+/// when the change touches a file another live agent holds (any file of its focus), allowed
+/// otherwise, never refused for want of a focus of your own.
 ///
 /// `git config mas.gate off|warn|enforce` decides what the hooks do with the verdict (default off:
 /// the gate is opt-in per repository; `git mas hooks install` turns it to enforce). This command
@@ -142,6 +147,15 @@ pub fn run(ctx: &mut Context, args: GateArgs) -> Result<Outcome, CliError> {
 /// The gate's verdict on the staged change (or `args.paths`) for the caller; its outcome is the
 /// verdict's (allow, blocked, fail-closed).
 pub fn gate(ctx: &Context, args: &GateArgs) -> Result<Done<Gated>, CliError> {
+    if team::enabled(ctx.store()?) {
+        // Team mode's rule, as the pre-commit hook applies it.
+        let (caller, verdict, touched) = team_mode::commit_gate(ctx, &args.paths)?;
+        let mode = gating::mode(ctx)?;
+        let touched = touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect();
+        let code = gating::exit_code(&verdict);
+        let agent = caller.unwrap_or_default();
+        return Ok(Done::ended(Gated { out: GateOut { agent, touched, verdict }, mode }, Outcome::of_code(code)));
+    }
     let (caller, outcome) = gating::evaluate(ctx, &args.paths)?;
     let verdict = gate_io::verdict_of(&outcome);
     let mode = gating::mode(ctx)?;

@@ -106,7 +106,7 @@ fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<Outcome, CliError> {
 /// ([`team_mode::commit_gate`]); the receipt names the commit's session (else the principal) and
 /// team mode's rule, so `git mas check` replays it by that rule.
 fn team_pre_commit(ctx: &Context, mode: Mode, receipt: &std::path::Path) -> Result<Outcome, CliError> {
-    let (caller, verdict) = team_mode::commit_gate(ctx)?;
+    let (caller, verdict, _) = team_mode::commit_gate(ctx, &[])?;
     let shown = caller.clone().unwrap_or_else(|| "this commit (its session is not known)".into());
     let code = gating::report(ctx, &shown, &verdict);
     if let Verdict::Allow { frame, .. } = &verdict
