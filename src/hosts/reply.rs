@@ -96,8 +96,9 @@ pub fn reply(host: Host, answer: &Answer) -> Reply {
 /// What a post-tool hook writes to tell the agent `message` (a shell call's change undone), for
 /// a host whose post-tool answer reaches the agent: Claude Code and Codex read `{decision:
 /// "block", reason}` after a call (the call already ran; the reason goes to the model), Gemini
-/// appends `hookSpecificOutput.additionalContext` to the tool's result. `None` for the other
-/// hosts: the message then waits for the session's next pre-tool call.
+/// appends `hookSpecificOutput.additionalContext` to the tool's result, git-mas's OpenCode plugin
+/// adds `message` to the tool's output. `None` for the other hosts: the message then waits for
+/// the session's next pre-tool call.
 pub fn post_tool(host: Host, message: &str) -> Option<Reply> {
     use serde_json::json;
     let stdout = match host {
@@ -110,7 +111,9 @@ pub fn post_tool(host: Host, message: &str) -> Option<Reply> {
             "systemMessage": message,
             "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": message}
         })),
-        Host::Copilot | Host::Cursor | Host::Goose | Host::OpenCode => return None,
+        // git-mas's plugin adds the answer's message to the tool's output.
+        Host::OpenCode => line(json!({"message": message})),
+        Host::Copilot | Host::Cursor | Host::Goose => return None,
     };
     Some(Reply { stdout, stderr: format!("{message}\n"), code: 0 })
 }
@@ -171,6 +174,18 @@ mod tests {
             assert_eq!(reply(host, &allow), Reply { stdout: want.as_bytes().to_vec(), stderr: String::new(), code: 0 });
         }
         assert!(reply(Cursor, &Answer::Allow { note: Some("outside".into()) }).stderr.contains("outside"));
+    }
+
+    #[test]
+    fn a_post_tool_message_reaches_the_model_where_the_host_shows_it() {
+        let said = |host| post_tool(host, "put back").map(|r| json_of(&r));
+        assert_eq!(said(ClaudeCode).unwrap()["decision"], "block");
+        assert_eq!(said(Codex).unwrap()["reason"], "put back");
+        assert_eq!(said(Gemini).unwrap()["hookSpecificOutput"]["additionalContext"], "put back");
+        assert_eq!(said(OpenCode).unwrap()["message"], "put back");
+        for host in [Copilot, Cursor, Goose] {
+            assert!(said(host).is_none(), "{host:?}");
+        }
     }
 
     #[test]
