@@ -38,4 +38,5 @@ mod skills;
 mod snapshot;
 mod sync;
 mod team_mode;
+mod team_race;
 mod verification;
