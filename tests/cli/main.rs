@@ -37,6 +37,7 @@ mod session_agents;
 mod skills;
 mod snapshot;
 mod sync;
+mod team_crash;
 mod team_frames;
 mod team_mode;
 mod team_race;
