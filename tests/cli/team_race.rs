@@ -3,14 +3,14 @@
 //!
 //! How a round starts them together: every process is spawned with its stdin open, and the test
 //! waits until each has started the thread that reads the payload (the hook's reader and
-//! watchdog threads exist: it is past start-up, parsing and opening nothing more before the
-//! payload); then every payload is written, and only then are all the stdins closed, one after
-//! another in a loop (the hook reads to the end of its input). What is left between the first
-//! and the last process is the kernel waking sixteen readers on two cores.
+//! watchdog threads exist: it is past start-up and waits for its input); then every payload is
+//! written, and only then are all the stdins closed, one after another in a loop (the hook reads
+//! to the end of its input). What is left between the first and the last process is the kernel
+//! waking sixteen readers on two cores.
 //!
 //! The first round starts with no frame, so its racers also race to publish the first one.
 //!
-//! Each round claims a new file (`race/<round>.txt`, which does not exist: a claim needs no file),
+//! Each round claims a new file (`race/<tag>-<round>.txt`, which does not exist: a claim needs no file),
 //! so claims accumulate and the board at the end must show every file held by the round's
 //! winner alone. A session holds at most eight files, so a session that has won eight rounds is
 //! retired and a new session id takes its place in the next round (the board's 64 live agents
