@@ -21,10 +21,27 @@
 //! worktree shares it. Departure from "no server, only refs": the lock holds no state, only
 //! serializes; `flock` is released by the kernel when its holder dies, so a crash leaves no lock.
 //!
-//! What a SIGKILL leaves, at any instant of a claim: before the record's ref moves, the chain is
-//! unchanged (a record's objects may be left unreferenced, for `git gc`); after, the claim is
-//! published and the lock is freed by the kernel. Of a release: the same, with the release record.
-//! Of a frame publication: the frame ref is moved by compare-and-swap or not at all.
+//! What a SIGKILL leaves, at any instant of a claim (every syscall of one is a kill point in
+//! `tests/cli/team_crash.rs`):
+//!
+//! - before the lock (opening `claims.lock`, taking its `flock`), and holding it while the
+//!   record's objects are written: no claim. At most a temporary or unreferenced object
+//!   (`objects/.tmp*`, for `git gc` and `git mas doctor --fix`) and, from the board's read before
+//!   the lock, a window cache's `<name>.tmp.<pid>`.
+//! - holding it, between creating `refs/mas/focus/<agent>.lock` and renaming it over the ref: no
+//!   claim, and that ref lock file is left. Until `git mas doctor --fix` removes it, the
+//!   session's edits that must write are refused, naming it (after up to 3 s, the age at which
+//!   the store calls a lock stale) — and such an edit waits holding the claims lock, so other
+//!   sessions' claims wait with it, up to [`LOCK_WAIT`].
+//! - after the ref moved (the lock still held, or the answer being written): the whole claim is
+//!   on the board. The host saw its hook die (most hosts then let the edit through, which the
+//!   claim now covers).
+//!
+//! In every case the claims lock is free: the kernel drops a dead holder's `flock`, and the lock
+//! file is never removed (a removed file would let two claimers lock two files). Of a release
+//! (`focus release`, with or without `--targets`, which takes no claims lock): the release record
+//! is on the board whole or not at all, and a kill at the ref's rename leaves its lock file the
+//! same way. Of a frame publication: the frame ref is moved by compare-and-swap or not at all.
 //!
 //! Time: a claim holds for its TTL (`git config mas.claimTtl`, a duration such as `15m`, or
 //! seconds; default [`DEFAULT_CLAIM_TTL_SECS`]), renewed by an edit once [`RENEW_AFTER_SECS`] have

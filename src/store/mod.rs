@@ -30,6 +30,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use record::{ParseError, RECORD_FILE, Record, Verdict};
 use refs::{RefFileError, RefFiles};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -205,7 +206,14 @@ pub struct Store {
     roster_cache: std::cell::RefCell<Option<Roster>>,
     roster_parsed: std::cell::RefCell<Option<(RosterSources, Roster)>>,
     windows: std::cell::RefCell<std::collections::HashMap<windowcache::CacheKey, windowcache::Remembered>>,
+    /// Files read from a commit's tree ([`Store::committed_file`]), by commit and path: a commit
+    /// id names its tree, so what was read once stays true (the roster is read several times per
+    /// command).
+    committed_files: std::cell::RefCell<HashMap<(ObjectId, String), CommittedFile>>,
 }
+
+/// A file's bytes in a commit's tree, or `None` when the tree has no such file.
+type CommittedFile = Option<Vec<u8>>;
 
 /// What a store has learned that stays true for as long as the key it is filed under holds, carried
 /// from one store to the next by a long-lived process (the MCP server opens a fresh store for every
@@ -254,6 +262,7 @@ impl Store {
             roster_cache: std::cell::RefCell::new(None),
             roster_parsed: std::cell::RefCell::new(None),
             windows: std::cell::RefCell::new(std::collections::HashMap::new()),
+            committed_files: std::cell::RefCell::new(HashMap::new()),
         }
     }
 
@@ -421,15 +430,21 @@ impl Store {
         let Some(tip) = self.tip(&format!("refs/heads/{branch}"))? else {
             return Ok(None);
         };
-        match Self::file_at(&self.repo, tip, branch, path) {
-            Ok(found) => Ok(found),
+        let key = (tip, path.to_string());
+        if let Some(found) = self.committed_files.borrow().get(&key) {
+            return Ok(found.clone());
+        }
+        let found = match Self::file_at(&self.repo, tip, branch, path) {
+            Ok(found) => found,
             // As in `entry`: `git gc` may have repacked the objects since this process's view of the
             // packs was taken; read again through a fresh view.
             Err(first) => match gix::open(self.repo.path()) {
-                Ok(fresh) => Self::file_at(&fresh, tip, branch, path).map_err(|_| first),
-                Err(_) => Err(first),
+                Ok(fresh) => Self::file_at(&fresh, tip, branch, path).map_err(|_| first)?,
+                Err(_) => return Err(first),
             },
-        }
+        };
+        self.committed_files.borrow_mut().insert(key, found.clone());
+        Ok(found)
     }
 
     fn file_at(repo: &gix::Repository, tip: ObjectId, branch: &str, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
@@ -527,6 +542,44 @@ impl Store {
     ) -> Result<Vec<(Entry, Verdict)>, StoreError> {
         let mut entries = self.walk_from(tip, window)?;
         entries.reverse();
+        Ok(self.verify_window(refname, entries, roster))
+    }
+
+    /// The newest `window` records of the chain at `tip`, oldest first, given `earlier`, a window
+    /// of the same chain read at `earlier_tip`: only the records after `earlier_tip` are read, and
+    /// joined to it. When `earlier_tip` is not among the newest `window` records at `tip` (the
+    /// chain moved further, or was rewritten), those are read whole, as [`Store::walk_from`] does.
+    fn walk_onto(
+        &self,
+        tip: ObjectId,
+        earlier_tip: ObjectId,
+        earlier: windowcache::Window,
+        window: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let mut newer = Vec::new();
+        let mut next = Some(tip);
+        while let Some(id) = next {
+            if newer.len() >= window {
+                break;
+            }
+            if id == earlier_tip {
+                let mut out: Vec<Entry> = earlier.into_iter().map(|(e, _)| e).collect();
+                out.extend(newer.into_iter().rev());
+                let excess = out.len().saturating_sub(window);
+                out.drain(..excess);
+                return Ok(out);
+            }
+            let entry = self.entry(id)?;
+            next = entry.parent;
+            newer.push(entry);
+        }
+        newer.reverse();
+        Ok(newer)
+    }
+
+    /// Verifies a window of `refname`'s chain (entries oldest first) against the roster, through
+    /// the signature cache.
+    fn verify_window(&self, refname: &str, entries: Vec<Entry>, roster: &Roster) -> Vec<(Entry, Verdict)> {
         // Borrowed, not cloned: cloning every parsed payload measured ~7 % of a cold tally.
         let records: Vec<_> = entries.iter().map(|e| &e.record).collect();
         let mut cache = self.sigs.borrow_mut();
@@ -551,7 +604,7 @@ impl Store {
             &mut sig_ok,
         );
         cache.save();
-        Ok(entries.into_iter().zip(verdicts).collect())
+        entries.into_iter().zip(verdicts).collect()
     }
 
     /// [`Store::verified_window`] of every chain under `prefix`, sorted by ref name, through the
@@ -616,7 +669,17 @@ impl Store {
         if let Some(cached) = cache.get(refname, &tip) {
             return Ok(cached);
         }
-        let fresh = self.verified_window_at(refname, Some(tip), roster, window)?;
+        // A ref that moved on from a cached tip is read back to that tip only (an append is one
+        // record): what a window verifies to depends only on its records, whoever read them.
+        let entries = match cache.earlier(refname) {
+            Some((earlier_tip, earlier)) => self.walk_onto(tip, earlier_tip, earlier, window)?,
+            None => {
+                let mut entries = self.walk_from(Some(tip), window)?;
+                entries.reverse();
+                entries
+            }
+        };
+        let fresh = self.verify_window(refname, entries, roster);
         cache.put(refname, &tip, &fresh);
         Ok(fresh)
     }
@@ -821,14 +884,15 @@ impl Store {
         E: From<StoreError>,
     {
         validate_ref(refname)?;
+        let known = self.remembered_entries(refname);
         for attempt in 1..=MAX_APPEND_ATTEMPTS {
             let tip = self.tip(refname)?;
             let tip_entry = match tip {
-                Some(id) => Some(self.entry(id)?),
+                Some(id) => Some(self.known_entry(&known, id)?),
                 None => None,
             };
             let last_seq = match &tip_entry {
-                Some(e) => self.seq_floor(refname, agent, e)?,
+                Some(e) => self.seq_floor(refname, agent, e, &known)?,
                 None => 0,
             };
             let seq = last_seq.checked_add(1).ok_or_else(|| StoreError::SeqOverflow { refname: refname.into() })?;
@@ -863,7 +927,16 @@ impl Store {
     /// record found, keeps the next number above the agent's real last one when a copy of an older
     /// record of its own was pushed on top (a replay), and above another writer's higher numbers
     /// where a sync re-parented our last record below them.
-    fn seq_floor(&self, refname: &str, agent: &str, tip: &Entry) -> Result<u64, StoreError> {
+    ///
+    /// Records this process already read into a verified window (`known`: a claim reads the board
+    /// just before it appends) are taken from there, not read again.
+    fn seq_floor(
+        &self,
+        refname: &str,
+        agent: &str,
+        tip: &Entry,
+        known: &HashMap<ObjectId, Entry>,
+    ) -> Result<u64, StoreError> {
         let roster = self.cached_roster()?;
         let owner = owner_of(refname);
         let mut floor = 0u64;
@@ -882,11 +955,31 @@ impl Store {
                 found_own |= r.agent == agent;
             }
             match entry.parent {
-                Some(parent) => entry = std::borrow::Cow::Owned(self.entry(parent)?),
+                Some(parent) => entry = std::borrow::Cow::Owned(self.known_entry(known, parent)?),
                 None => break,
             }
         }
         Ok(floor)
+    }
+
+    /// The records of `refname` this process already read into a verified window (the board
+    /// read before a claim), by commit. A commit id names its record, so a remembered entry is
+    /// what reading the objects again would give.
+    fn remembered_entries(&self, refname: &str) -> HashMap<ObjectId, Entry> {
+        self.windows
+            .borrow()
+            .values()
+            .filter_map(|r| r.window(refname))
+            .flat_map(|(_, window)| window.iter().map(|(e, _)| (e.commit, e.clone())))
+            .collect()
+    }
+
+    /// The entry of `commit`: from `known` when it is there, else read.
+    fn known_entry(&self, known: &HashMap<ObjectId, Entry>, commit: ObjectId) -> Result<Entry, StoreError> {
+        match known.get(&commit) {
+            Some(e) => Ok(e.clone()),
+            None => self.entry(commit),
+        }
     }
 
     /// Whether `record`'s signature verifies under `did`, through the signature cache.

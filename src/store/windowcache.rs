@@ -8,8 +8,11 @@
 //! window's length and the roster's name → did:key map. So this cache keeps, per ref, the verified
 //! window it read last with the tip it read it at, under a digest of the roster: when a ref still
 //! points at that tip and the roster is unchanged, the window is taken from the cache and no object
-//! is read and no signature checked. A ref that moved, appeared or whose tip the cache does not know
-//! is read fresh; nothing else is.
+//! is read and no signature checked. A ref that moved on from its cached tip (an append: one
+//! record) is read from its new tip back to that tip only, and what was read is joined to the
+//! cached window ([`WindowCache::earlier`]); the joined window is verified whole, so its verdicts
+//! are those of a fresh read of the same records. A ref that appeared, or whose cached tip is not
+//! among its newest window's records, is read fresh; nothing else is.
 //!
 //! Nothing that depends on the reader's clock is cached: the cache holds records and their
 //! verdicts, never a board. Liveness, TTL expiry and the future-publication check are computed by
@@ -193,6 +196,13 @@ pub struct Remembered {
     windows: BTreeMap<String, (ObjectId, Window)>,
 }
 
+impl Remembered {
+    /// The window of `refname` as last seen, with the tip it was read at.
+    pub fn window(&self, refname: &str) -> Option<&(ObjectId, Window)> {
+        self.windows.get(refname)
+    }
+}
+
 /// The cache of one prefix's windows, loaded once, consulted per ref, saved once.
 #[derive(Debug)]
 pub struct WindowCache {
@@ -251,6 +261,18 @@ impl WindowCache {
         self.next.insert(refname.to_string(), chain.clone());
         self.next_decoded.insert(refname.to_string(), (*tip, window.clone()));
         Some(window)
+    }
+
+    /// The window the cache holds for `refname` at whatever tip it was read at, with that tip,
+    /// when it is self-consistent there. A ref that moved on from that tip is then read only from
+    /// its new tip back to the old one ([`super::Store`]'s `window_through`).
+    pub fn earlier(&self, refname: &str) -> Option<(ObjectId, Window)> {
+        let chain = self.loaded.get(refname)?;
+        let tip = oid(&chain.tip)?;
+        match self.decoded.get(refname) {
+            Some((at, window)) if *at == tip => Some((tip, window.clone())),
+            _ => Some((tip, window_of(chain, &tip, self.key.window)?)),
+        }
     }
 
     /// Remembers the window read fresh for `refname` at `tip`.
@@ -351,6 +373,25 @@ mod tests {
         let mut garbled = c(2, &good);
         garbled.entries[1].record = "{not json".into();
         assert!(window_of(&garbled, &id(2), 3).is_none(), "a record that does not parse");
+    }
+
+    #[test]
+    fn a_moved_ref_is_offered_the_window_at_the_tip_it_was_read_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = CacheKey { common_dir: dir.path().into(), ..key("") };
+        let good: Window = vec![entry(1, None, 1), entry(2, Some(1), 2)];
+        let mut broken = cached_of("refs/mas/focus/bob", &id(2), &good).unwrap();
+        broken.entries[0].commit = id(9).to_string();
+        let mut chains = chains(&[("refs/mas/focus/alice", 2, good)]);
+        chains.insert("refs/mas/focus/bob".into(), broken);
+        std::fs::write(dir.path().join(cache_file_name(&key.prefix)), encode(&key, &chains)).unwrap();
+        let mut cache = WindowCache::load(key);
+        assert!(cache.get("refs/mas/focus/alice", &id(3)).is_none(), "the ref moved");
+        let (tip, window) = cache.earlier("refs/mas/focus/alice").unwrap();
+        assert_eq!(tip, id(2));
+        assert_eq!(window.iter().map(|(e, _)| e.commit).collect::<Vec<_>>(), [id(1), id(2)]);
+        assert!(cache.earlier("refs/mas/focus/bob").is_none(), "an inconsistent window is not offered");
+        assert!(cache.earlier("refs/mas/focus/carol").is_none());
     }
 
     #[test]

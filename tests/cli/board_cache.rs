@@ -205,3 +205,58 @@ fn a_new_frame_is_seen_through_the_frame_cache() {
         std::fs::remove_file(repo.join(".git/mas-windows-frame")).unwrap();
     }
 }
+
+#[test]
+fn a_chain_that_moved_on_is_read_back_to_its_cached_tip_as_a_fresh_read_would_be() {
+    let (env, repo) = team();
+    let chain = "refs/mas/focus/alice";
+    let listed =
+        || -> serde_json::Value { serde_json::from_str(&env.mas_ok(&repo, &["focus", "list", "--json"])).unwrap() };
+    listed();
+    // 40 steps, past the board's window of 32 records: signed records (two at some steps),
+    // one record that is not signed and one replay of an older record of alice's pushed on top
+    // with plain git.
+    for step in 0..40 {
+        match step {
+            13 => forge_record(
+                &env,
+                &repo,
+                chain,
+                br#"{"agent":"alice","kind":"focus","payload":{},"schema":1,"seq":999}"#,
+                "",
+            ),
+            27 => {
+                let old = env.git(&repo, &["rev-parse", &format!("{chain}~5:record.json")]);
+                forge_tree(&env, &repo, chain, &format!("100644 blob {old}\trecord.json\n"), None);
+            }
+            _ if step % 5 == 0 => {
+                // Two records with no board read between them (`focus publish` reads the board
+                // first), so that the next read joins two: the tip's payload, other targets.
+                let tip: serde_json::Value =
+                    serde_json::from_str(&env.git(&repo, &["cat-file", "-p", &format!("{chain}:record.json")]))
+                        .unwrap();
+                for target in ["src/lib.rs", "src/report.rs"] {
+                    let mut payload = tip["payload"].clone();
+                    payload["targets"] = serde_json::json!([target]);
+                    let payload = payload.to_string();
+                    let args = ["--agent", "alice", "record", "append", "--kind", "focus", "--ref", chain, "--payload"];
+                    env.mas_quiet_ok(&repo, &[&args[..], &[payload.as_str()]].concat());
+                }
+            }
+            _ => {
+                let target = ["src/money.rs", "src/lib.rs", "src/report.rs"][step % 3];
+                env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", target]);
+            }
+        }
+        // Read with the cache as the previous step's read left it (the chain moved on from it),
+        // then fresh; and the cache put back, so that the next step reads onto it again.
+        let onto = listed();
+        let kept = std::fs::read(cache_path(&repo)).unwrap();
+        std::fs::remove_file(cache_path(&repo)).unwrap();
+        assert_eq!(onto, listed(), "step {step}: the board read onto the cached window differs from a fresh read");
+        std::fs::write(cache_path(&repo), kept).unwrap();
+    }
+    let board = listed();
+    let rejected = board["board"]["rejected"].to_string();
+    assert!(rejected.contains("alice"), "the forged records are still in the window: {board}");
+}

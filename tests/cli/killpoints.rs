@@ -206,9 +206,25 @@ fn under_strace(cmd: &Command, trigger: &Trigger, n: usize, trace: &Path) -> Com
 /// Runs `cmd` once under strace with a SIGKILL injected at the `n`th call of the trigger's
 /// syscall; the attempt says whether a task was killed.
 pub fn kill_at(cmd: &Command, trigger: &Trigger, n: usize) -> Attempt {
+    attempt(cmd, trigger, n, None)
+}
+
+/// [`kill_at`], with `input` (when given) written whole to the command's stdin, then closed.
+fn attempt(cmd: &Command, trigger: &Trigger, n: usize, input: Option<&[u8]>) -> Attempt {
     require_strace();
     let trace = trace_file();
-    let output = under_strace(cmd, trigger, n, trace.path()).output().expect("run strace");
+    let mut strace = under_strace(cmd, trigger, n, trace.path());
+    let output = match input {
+        None => strace.output().expect("run strace"),
+        Some(input) => {
+            use std::io::Write as _;
+            let mut child =
+                strace.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run strace");
+            // A command killed before it read its input closes the pipe: that is no failure.
+            let _ = child.stdin.take().unwrap().write_all(input);
+            child.wait_with_output().expect("run strace")
+        }
+    };
     let log = std::fs::read_to_string(trace.path()).unwrap_or_default();
     let killed = log.contains("+++ killed by SIGKILL");
     let attempt = Attempt { trigger: trigger.clone(), n, killed, output };
@@ -227,6 +243,26 @@ pub fn kill_at(cmd: &Command, trigger: &Trigger, n: usize) -> Attempt {
 /// copy of a repository) before returning the command to run.
 pub fn sweep(
     triggers: &[Trigger],
+    command: impl FnMut(&Trigger, usize) -> Command,
+    after: impl FnMut(&Attempt),
+) -> Vec<(String, usize)> {
+    sweep_inner(triggers, None, command, after)
+}
+
+/// [`sweep`] for a command that reads `input` on its stdin (a hook and its payload): each run gets
+/// it whole, then its stdin is closed.
+pub fn sweep_fed(
+    triggers: &[Trigger],
+    input: &[u8],
+    command: impl FnMut(&Trigger, usize) -> Command,
+    after: impl FnMut(&Attempt),
+) -> Vec<(String, usize)> {
+    sweep_inner(triggers, Some(input), command, after)
+}
+
+fn sweep_inner(
+    triggers: &[Trigger],
+    input: Option<&[u8]>,
     mut command: impl FnMut(&Trigger, usize) -> Command,
     mut after: impl FnMut(&Attempt),
 ) -> Vec<(String, usize)> {
@@ -236,7 +272,7 @@ pub fn sweep(
         for n in 1.. {
             assert!(n < 2000, "{}: still killed at N = {n}; the command does not terminate", trigger.label());
             let cmd = command(trigger, n);
-            let attempt = kill_at(&cmd, trigger, n);
+            let attempt = attempt(&cmd, trigger, n, input);
             after(&attempt);
             if !attempt.killed {
                 break;
@@ -292,7 +328,9 @@ pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Timed {
 }
 
 /// Files a killed command may leave in a git directory: lock files (`*.lock` anywhere) and
-/// temporary files (object temp files, `mas-snapshot-*.index`, `tmp_*`), relative to `git_dir`.
+/// temporary files (object temp files, `mas-snapshot-*.index`, `tmp_*`, a cache's
+/// `<name>.tmp.<pid>`), relative to `git_dir`. Not the claims lock ([`CLAIMS_LOCK`]): that file
+/// stays, and a dead holder's `flock` on it is released by the kernel.
 pub fn leftovers(git_dir: &Path) -> Vec<String> {
     fn walk(dir: &Path, base: &Path, found: &mut Vec<String>) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -305,8 +343,12 @@ pub fn leftovers(git_dir: &Path) -> Vec<String> {
                 || name.starts_with(".tmp")
                 || name.starts_with("tmp_")
                 || name.starts_with("mas-snapshot-")
+                || name.contains(".tmp.")
             {
-                found.push(path.strip_prefix(base).unwrap().display().to_string());
+                let relative = path.strip_prefix(base).unwrap().display().to_string();
+                if relative != CLAIMS_LOCK {
+                    found.push(relative);
+                }
             }
         }
     }
@@ -315,6 +357,10 @@ pub fn leftovers(git_dir: &Path) -> Vec<String> {
     found.sort();
     found
 }
+
+/// Team mode's claims lock, relative to the common git directory: a file that is never removed,
+/// locked with `flock` by a claimer.
+pub const CLAIMS_LOCK: &str = "mas/claims.lock";
 
 /// The repository's common git directory (where refs, objects and their locks live), absolute.
 pub fn git_dir(env: &TestEnv, repo: &Path) -> PathBuf {

@@ -41,7 +41,8 @@ pub fn hook(env: &TestEnv, repo: &Path, payload: &Value) -> (String, String) {
     (h["permissionDecision"].as_str().unwrap_or("?").to_string(), h["permissionDecisionReason"].to_string())
 }
 
-fn board(env: &TestEnv, repo: &Path) -> FocusListOut {
+/// The board, as `focus list --json` shows it.
+pub fn board(env: &TestEnv, repo: &Path) -> FocusListOut {
     serde_json::from_str(&env.mas_ok(repo, &["focus", "list", "--json"])).unwrap()
 }
 

@@ -1,0 +1,321 @@
+//! SIGKILL at every instant of a team-mode claim (`git mas gate --host claude-code`) and of a
+//! release (`git mas focus release`, whole and `--targets`): the board stays readable and shows
+//! the claim (or release) whole or not at all, the claims lock is never left held, and no file
+//! of the working tree changes.
+//!
+//! The kill points are strace's ([`crate::killpoints`]), swept call by call:
+//!
+//! - a claim: opening the claims lock file and taking its `flock` (before the lock); every rename
+//!   (the board's window cache before the lock, the record's three objects under it); creating
+//!   the focus ref's lock file and renaming it over the ref (holding the claims lock, before the
+//!   record's ref moves); every write (cache, objects, the ref's lock, the hook's answer); and
+//!   closing the claims lock file (the ref has moved, the lock is still held);
+//! - a release: every rename, creating the focus ref's lock file and renaming it, every write.
+//!
+//! After each kill: the repository checks clean (fsck, every chain verified), the board reads,
+//! the killed session holds what it held before or everything it claimed, another session's claim
+//! succeeds within the hook's deadline, and the killed command's retry ends where an unkilled run
+//! would have — after `git mas doctor --fix` when the kill left the focus ref's lock file.
+
+use crate::common::*;
+use crate::killpoints::{self, Attempt, RENAMES, Trigger};
+use crate::team_mode::{board, hook, team_repo, write_payload};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The hook's deadline (`hosts::payload::DEADLINE`): an answer later than this is a deny.
+const DEADLINE: Duration = Duration::from_secs(6);
+
+/// A repository where session K holds `src/lib.rs` (and, for a release, `src/report.rs`), with
+/// a copy of it to restore before every killed run.
+struct Scene {
+    repo: PathBuf,
+    pristine: PathBuf,
+    git_dir: PathBuf,
+    /// K's agent name.
+    k: String,
+}
+
+impl Scene {
+    fn new(env: &TestEnv, k_files: &[&str]) -> Scene {
+        let repo = team_repo(env);
+        for f in k_files {
+            let (verdict, note) = hook(env, &repo, &write_payload(&repo, "session-k", f));
+            assert_eq!(verdict, "allow", "{note}");
+        }
+        let k = board(env, &repo).board.live().next().expect("K holds its files").agent.clone();
+        let pristine = env.root().join("pristine");
+        cp(&repo, &pristine);
+        let git_dir = killpoints::git_dir(env, &repo);
+        Scene { repo, pristine, git_dir, k }
+    }
+
+    /// Puts the repository back as it was before the first killed run.
+    fn restore(&self) {
+        std::fs::remove_dir_all(&self.repo).unwrap();
+        cp(&self.pristine, &self.repo);
+    }
+
+    /// K's live targets, sorted (none when K holds nothing).
+    fn k_holds(&self, env: &TestEnv) -> Result<Vec<String>, String> {
+        let out = env.mas(&self.repo, &["focus", "list", "--json"]);
+        if !out.status.success() {
+            return Err(format!("focus list exited {:?}: {}", out.status.code(), stderr(&out)));
+        }
+        let list: crate::json::focus::FocusListOut =
+            serde_json::from_slice(&out.stdout).map_err(|e| format!("focus list --json: {e}"))?;
+        let mut t: Vec<String> =
+            list.board.live().filter(|f| f.agent == self.k).flat_map(|f| f.targets.clone()).collect();
+        t.sort();
+        Ok(t)
+    }
+
+    /// The focus ref's lock file, relative to the git dir, when a kill left it.
+    fn ref_lock(&self) -> Option<String> {
+        let lock = format!("refs/mas/focus/{}.lock", self.k);
+        self.git_dir.join(&lock).exists().then_some(lock)
+    }
+}
+
+fn cp(from: &Path, to: &Path) {
+    let out = Command::new("cp").arg("-a").arg(from).arg(to).output().unwrap();
+    assert!(out.status.success(), "cp: {}", stderr(&out));
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Session O claims `path`: allowed, within the hook's deadline. Returns a problem, if any.
+fn other_claims(env: &TestEnv, repo: &Path, path: &str) -> Option<String> {
+    let started = Instant::now();
+    let (verdict, text) = hook(env, repo, &write_payload(repo, "session-o", path));
+    let took = started.elapsed();
+    if verdict != "allow" {
+        return Some(format!("another session's claim of {path} was refused: {text}"));
+    }
+    (took >= DEADLINE).then(|| format!("another session's claim of {path} took {took:?}"))
+}
+
+/// One killed run, as the survey reports it.
+struct Row {
+    point: String,
+    /// What K held after the kill.
+    held: Vec<String>,
+    left: Vec<String>,
+    problems: Vec<String>,
+}
+
+fn report(command: &str, swept: &[(String, usize)], rows: &[Row], completed: &[String]) {
+    let mut table = format!("{command}: kill points {swept:?}\n");
+    for r in rows {
+        table.push_str(&format!("  {:<40} K holds {:?} left {:?}\n", r.point, r.held, r.left));
+        for p in &r.problems {
+            table.push_str(&format!("      PROBLEM: {p}\n"));
+        }
+    }
+    for p in completed {
+        table.push_str(&format!("  completed run: {p}\n"));
+    }
+    for (trigger, kills) in swept {
+        assert!(*kills > 0, "no kill at {trigger}: the trigger list is stale\n{table}");
+    }
+    assert!(rows.iter().all(|r| r.problems.is_empty()) && completed.is_empty(), "{table}");
+    eprintln!("{table}");
+}
+
+#[test]
+fn a_claim_killed_at_any_instant_is_whole_or_absent_and_leaves_the_lock_free() {
+    let env = TestEnv::new();
+    let scene = Scene::new(&env, &["src/lib.rs"]);
+    let (repo, git_dir, k) = (&scene.repo, &scene.git_dir, &scene.k);
+    let claims_lock = git_dir.join(killpoints::CLAIMS_LOCK);
+    assert!(claims_lock.exists(), "K's first claim made the lock file");
+    let before: Vec<String> = strs(&["src/lib.rs"]);
+    let whole: Vec<String> = strs(&["src/lib.rs", "src/report.rs"]);
+    let payload = write_payload(repo, "session-k", "src/report.rs").to_string();
+    let ref_lock = git_dir.join(format!("refs/mas/focus/{k}.lock"));
+    let triggers = vec![
+        Trigger::on_paths("openat", [claims_lock.clone()]),
+        Trigger::on_paths("flock", [claims_lock.clone()]),
+        Trigger::on(RENAMES),
+        Trigger::on_paths("openat", [ref_lock.clone()]),
+        // Its rename over the ref (a `rename` the sweep over RENAMES never reaches: it counts
+        // each syscall on its own, and the objects' `renameat`s reach every N first).
+        Trigger::on_paths(RENAMES, [ref_lock.clone()]),
+        Trigger::on("write"),
+        Trigger::on_paths("close", [claims_lock.clone()]),
+    ];
+    let tree_before = tree(repo);
+    let mut rows = Vec::new();
+    let mut completed = Vec::new();
+    let swept = killpoints::sweep_fed(
+        &triggers,
+        payload.as_bytes(),
+        |_, _| {
+            scene.restore();
+            let mut cmd = env.mas_cmd(repo);
+            cmd.args(["gate", "--host", "claude-code"]);
+            cmd
+        },
+        |attempt: &Attempt| {
+            let point = attempt.point();
+            let mut problems = Vec::new();
+            if tree(repo) != tree_before {
+                problems.push("the working tree changed".into());
+            }
+            problems.extend(killpoints::check_repository(&env, repo));
+            let held = scene.k_holds(&env).unwrap_or_else(|e| {
+                problems.push(format!("the board is unreadable: {e}"));
+                Vec::new()
+            });
+            if !attempt.killed {
+                let out = &attempt.output;
+                if !out.stdout.is_empty() || held != whole {
+                    completed.push(format!("{point}: {} / K holds {held:?}", shown(out)));
+                }
+                return;
+            }
+            let left = killpoints::leftovers(git_dir);
+            let ref_lock = scene.ref_lock();
+            if held != before && held != whole {
+                problems.push(format!("K holds {held:?}: neither {before:?} nor {whole:?}"));
+            }
+            if ref_lock.is_some() && held == whole {
+                problems.push("the ref's lock is left, yet the claim is on the board".into());
+            }
+            // The points the module docs name: before the lock and holding it before the ref
+            // moves, no claim; after the ref moved, the whole claim.
+            let label = attempt.trigger.label();
+            let expected = if label.starts_with("close") {
+                Some(&whole)
+            } else if label.starts_with("flock")
+                || label.contains("claims.lock")
+                || label.contains(&format!("{k}.lock"))
+            {
+                Some(&before)
+            } else {
+                None
+            };
+            if let Some(expected) = expected.filter(|e| **e != held) {
+                problems.push(format!("K holds {held:?}, expected {expected:?} at this point"));
+            }
+            // The claims lock is free: another session claims a free file, in time.
+            problems.extend(other_claims(&env, repo, "src/error.rs"));
+            // K's retry: refused while the ref's lock is left (naming it), allowed once
+            // `doctor --fix` removed it; then K holds the whole claim.
+            if let Some(lock) = &ref_lock {
+                let started = Instant::now();
+                let (verdict, reason) = hook(&env, repo, &write_payload(repo, "session-k", "src/report.rs"));
+                if verdict != "deny" || !reason.contains(lock.as_str()) || started.elapsed() >= DEADLINE {
+                    problems.push(format!(
+                        "K's retry beside the left lock: {verdict} after {:?}: {reason}",
+                        started.elapsed()
+                    ));
+                }
+                problems.extend(killpoints::clear_locks(&env, repo, git_dir, std::slice::from_ref(lock)));
+            }
+            let (verdict, note) = hook(&env, repo, &write_payload(repo, "session-k", "src/report.rs"));
+            if verdict != "allow" {
+                problems.push(format!("K's retry was refused: {note}"));
+            }
+            match scene.k_holds(&env) {
+                Ok(h) if h == whole => {}
+                other => problems.push(format!("after K's retry K holds {other:?}")),
+            }
+            // And the claim holds against another session.
+            let (verdict, reason) = hook(&env, repo, &write_payload(repo, "session-o", "src/report.rs"));
+            if verdict != "deny" || !reason.contains(k.as_str()) {
+                problems.push(format!("another session's edit of K's new file: {verdict}: {reason}"));
+            }
+            problems.extend(killpoints::check_repository(&env, repo).into_iter().map(|p| format!("after: {p}")));
+            rows.push(Row { point, held, left, problems });
+        },
+    );
+    report("gate --host claude-code (K claims src/report.rs)", &swept, &rows, &completed);
+}
+
+/// Sweeps a release by K (`args` after `--agent K`) of a focus holding `src/lib.rs` and
+/// `src/report.rs`; `released` is what K holds once it landed.
+fn release_sweep(args: &[&str], released: &[&str]) {
+    let env = TestEnv::new();
+    let scene = Scene::new(&env, &["src/lib.rs", "src/report.rs"]);
+    let (repo, git_dir, k) = (&scene.repo, &scene.git_dir, &scene.k);
+    let before: Vec<String> = strs(&["src/lib.rs", "src/report.rs"]);
+    let released: Vec<String> = strs(released);
+    let ref_lock = git_dir.join(format!("refs/mas/focus/{k}.lock"));
+    let triggers = vec![
+        Trigger::on(RENAMES),
+        Trigger::on_paths("openat", [ref_lock.clone()]),
+        Trigger::on_paths(RENAMES, [ref_lock]),
+        Trigger::on("write"),
+    ];
+    let command = || {
+        let mut cmd = env.mas_cmd(repo);
+        cmd.args(["--agent", k]).args(args);
+        cmd
+    };
+    let tree_before = tree(repo);
+    let mut rows = Vec::new();
+    let mut completed = Vec::new();
+    let swept = killpoints::sweep(
+        &triggers,
+        |_, _| {
+            scene.restore();
+            command()
+        },
+        |attempt: &Attempt| {
+            let point = attempt.point();
+            let mut problems = Vec::new();
+            if tree(repo) != tree_before {
+                problems.push("the working tree changed".into());
+            }
+            problems.extend(killpoints::check_repository(&env, repo));
+            let held = scene.k_holds(&env).unwrap_or_else(|e| {
+                problems.push(format!("the board is unreadable: {e}"));
+                Vec::new()
+            });
+            if !attempt.killed {
+                if !attempt.output.status.success() || held != released {
+                    completed.push(format!("{point}: {} / K holds {held:?}", shown(&attempt.output)));
+                }
+                return;
+            }
+            let left = killpoints::leftovers(git_dir);
+            if held != before && held != released {
+                problems.push(format!("K holds {held:?}: neither {before:?} nor {released:?}"));
+            }
+            // Another session: a free file is claimed in time; src/report.rs is claimed exactly
+            // when the board shows it released.
+            problems.extend(other_claims(&env, repo, "src/error.rs"));
+            let (verdict, reason) = hook(&env, repo, &write_payload(repo, "session-o", "src/report.rs"));
+            let expected = if held.contains(&"src/report.rs".to_string()) { "deny" } else { "allow" };
+            if verdict != expected || (verdict == "deny" && !reason.contains(k.as_str())) {
+                problems.push(format!(
+                    "K holds {held:?}, yet another session's edit of src/report.rs: {verdict}: {reason}"
+                ));
+            }
+            // The retry: refused naming the ref's lock while it is left, done after doctor --fix.
+            let retried = killpoints::retry(&env, repo, command);
+            problems.extend(retried.problems);
+            match scene.k_holds(&env) {
+                Ok(h) if h == released => {}
+                other => problems.push(format!("after the retry K holds {other:?}")),
+            }
+            problems.extend(killpoints::check_repository(&env, repo).into_iter().map(|p| format!("after: {p}")));
+            rows.push(Row { point, held, left, problems });
+        },
+    );
+    report(&format!("--agent K {}", args.join(" ")), &swept, &rows, &completed);
+}
+
+#[test]
+fn a_release_killed_at_any_instant_is_whole_or_absent() {
+    release_sweep(&["focus", "release"], &[]);
+}
+
+#[test]
+fn a_partial_release_killed_at_any_instant_is_whole_or_absent() {
+    release_sweep(&["focus", "release", "--targets", "src/report.rs"], &["src/lib.rs"]);
+}
