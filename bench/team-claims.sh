@@ -26,6 +26,10 @@
 #   (b) an edit of a file the session already holds (session "hold", claim fresh): allowed, one
 #       read of the board, nothing written (the script checks that no ref moved). Target <= 1.0 x.
 #   (c) a denied edit: session "hold" edits a file another session holds. Target <= 1.0 x.
+#   (d) the post-tool check of a shell call: session "hold" ran a Bash call (its pre-tool hook,
+#       in --prepare, kept the 125 files the other 63 sessions hold); the timed post-tool hook
+#       compares each with what was kept (nothing changed: it writes nothing back). Target
+#       <= 1.0 x.
 #
 # hyperfine 1.15 has no --input, so every command, the baseline included, runs as
 # `sh -c 'CMD < payload'` with -N: each row carries one `sh` start and a redirection (the row
@@ -119,6 +123,15 @@ if [ "${DEPTH:-0}" -gt 0 ]; then
   done
 fi
 CLAIM_P=$WORK/claim.json HOLD_P=$WORK/hold.json DENY_P=$WORK/deny.json
+SHELL_PRE=$WORK/shell-pre.json SHELL_POST=$WORK/shell-post.json
+for event in PreToolUse PostToolUse; do
+  python3 - "$REPO" "$event" <<'PY' >"$WORK/shell-$( [ "$event" = PreToolUse ] && echo pre || echo post ).json"
+import json, sys
+repo, event = sys.argv[1:]
+print(json.dumps({"session_id": "hold", "cwd": repo, "hook_event_name": event, "tool_name": "Bash",
+                  "tool_input": {"command": "make test"}, "tool_use_id": "toolu_shell"}))
+PY
+done
 payload hold "$HELD" "$HOLD_P"
 payload claim "$FREE" "$CLAIM_P"
 payload hold "${PICK[2]}" "$DENY_P"
@@ -156,7 +169,16 @@ check() { # $1: binary
   grep -q '"permissionDecision":"deny"' <<<"$out" && grep -q "$OTHER" <<<"$out" ||
     { echo "team-claims.sh: the edit of another's file was not denied naming $OTHER: $out" >&2; exit 1; }
 }
-checks() { for b in "$BIN" ${BASE_BIN:+"$BASE_BIN"}; do check "$b"; done; }
+check_shell() { # (d): the pre-tool hook keeps every file the others hold; the post-tool check says nothing
+  local kept out
+  allow "$SHELL_PRE"
+  kept=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$(git rev-parse --git-common-dir)/mas/shell/$HOLD/manifest.json")
+  [ "$kept" -ge $((2 * OTHERS)) ] || { echo "team-claims.sh: the shell call kept $kept files" >&2; exit 1; }
+  out=$("$BIN" gate --host claude-code --post-tool <"$SHELL_POST" 2>&1)
+  [ -z "$out" ] || { echo "team-claims.sh: the post-tool check said: $out" >&2; exit 1; }
+  [ ! -e "$(git rev-parse --git-common-dir)/mas/shell/$HOLD" ] || { echo "team-claims.sh: the check left its files" >&2; exit 1; }
+}
+checks() { for b in "$BIN" ${BASE_BIN:+"$BASE_BIN"}; do check "$b"; done; check_shell; }
 checks
 
 records() { git rev-list --count "refs/mas/focus/$CLAIM" --; }
@@ -168,6 +190,8 @@ CMDS=(
   -n "(b) edit of a claimed file" --prepare true "sh -c '$BIN gate --host claude-code < $HOLD_P'"
   -n "(b) the same through git mas" --prepare true "sh -c 'git mas gate --host claude-code < $HOLD_P'"
   -n "(c) denied edit" --prepare true "sh -c '$BIN gate --host claude-code < $DENY_P'"
+  -n "(d) post-tool check of a shell call" --prepare "sh -c '$BIN gate --host claude-code < $SHELL_PRE'"
+  "sh -c '$BIN gate --host claude-code --post-tool < $SHELL_POST'"
 )
 [ -z "${BASE_BIN:-}" ] || CMDS+=(
   -n "(a) claim of a new file, base build" --prepare "$RELEASE" "sh -c '$BASE_BIN gate --host claude-code < $CLAIM_P'"
@@ -221,7 +245,9 @@ for name in res["loose"]:
         cells += [f"{w:.2f}", f"{w/dw:.2f}x", f"{c:.2f}", f"{c/dc:.2f}x"]
     print(f"| {name} | " + " | ".join(cells) + " |")
 targets = {"(a) claim of a new file": 2.0, "(b) edit of a claimed file": 1.0, "(c) denied edit": 1.0}
+targets_extra = {"(d) post-tool check of a shell call": 1.0}
 targets.update({f"{k}, base build": t for k, t in targets.items() if f"{k}, base build" in res["loose"]})
+targets.update(targets_extra)
 for s in ("loose", "packed"):
     dw = res[s][diff][0]
     for name, t in targets.items():

@@ -50,7 +50,7 @@
 use super::board::{Board, FocusPayload, Liveness, Rejection};
 use super::claims::{self, Lease, Next};
 use super::focus_store::{self, load_board, release_focus};
-use super::frame::{FrameError, current_frame_hash, read_frame};
+use super::frame::{FrameError, current_frame_hash, frame_file, read_frame};
 use super::gate::{Block, Touched};
 use super::gate_io::{FileId, add_linked, symbol_files};
 use super::rule::MAX_BOARD_AGENTS;
@@ -204,7 +204,7 @@ pub enum TeamEdit {
 
 /// Decides `caller`'s edit of `touched` (plus files hard-linked to a held file, `linked`) and
 /// claims what it touches when allowed. `key` loads the caller's signing key (only when
-/// something must be written); `publish_frame` publishes a frame when there is none.
+/// something must be written); `publish_frame` publishes a frame when there is none (true: it wrote one).
 #[allow(clippy::too_many_arguments)]
 pub fn edit(
     store: &Store,
@@ -214,7 +214,7 @@ pub fn edit(
     lease: Lease,
     now: u64,
     key: &mut dyn FnMut() -> Result<AgentKey, TeamError>,
-    publish_frame: &mut dyn FnMut(&AgentKey) -> Result<(), TeamError>,
+    publish_frame: &mut dyn FnMut(&AgentKey) -> Result<bool, TeamError>,
 ) -> Result<TeamEdit, TeamError> {
     let root = store.workdir()?.to_path_buf();
     let read = |touched: &[Touched]| -> Result<(Option<String>, Board, Vec<Touched>), TeamError> {
@@ -239,12 +239,8 @@ pub fn edit(
     }
     // 2. Write: the frame if there is none, then the claim under the lock.
     let key = key()?;
-    let published_frame = if head.is_none() {
-        publish_frame(&key)?;
-        true
-    } else {
-        false
-    };
+    // Another session may publish the same frame first: only a new frame record is reported.
+    let published_frame = if head.is_none() { publish_frame(&key)? } else { false };
     let _lock = lock(store)?;
     let (head, board, all) = read(&touched)?;
     let Some(frame) = head else {
@@ -256,7 +252,9 @@ pub fn edit(
     let paths = paths_of(&all);
     let lapsed = lapsed(&board, caller, &paths);
     let exists = |p: &str| root.join(p).symlink_metadata().is_ok();
-    let ranks = ranks(store, &frame)?;
+    let mut candidates = paths.clone();
+    candidates.extend(board.entry(caller).into_iter().flat_map(|e| e.focus.targets.iter().cloned()));
+    let ranks = ranks(store, &frame, &candidates)?;
     let rank = |t: &str| ranks.get(t).copied();
     let next = claims::next_claims(board.entry(caller), &frame, &paths, &exists, &rank, lease, now);
     let (targets, claimed, dropped) = match next {
@@ -342,13 +340,34 @@ fn blocked(
     Ok(Some(TeamEdit::Blocked { lapsed: lapsed(board, caller, &held), blocks }))
 }
 
-/// Each target's place in the current frame's snapshot.
-fn ranks(store: &Store, frame: &str) -> Result<BTreeMap<String, usize>, TeamError> {
+/// The place of each of `targets` in the current frame's snapshot (absent: not listed).
+///
+/// Read from the snapshot's canonical bytes, not parsed: its keys are sorted, so every listed
+/// target is an object starting `{"id":<the id as a JSON string>`, in the snapshot's order, after
+/// `"targets":[`; the byte offset of that object orders the targets. Parsing the whole snapshot
+/// (up to 4,096 targets, hundreds of KB) for at most a few ids was most of a claim's cost.
+fn ranks(store: &Store, frame: &str, targets: &[String]) -> Result<BTreeMap<String, usize>, TeamError> {
     let Some((commit, hash)) = current_frame_hash(store)? else { return Ok(BTreeMap::new()) };
-    if hash != frame {
+    if hash != frame || targets.is_empty() {
         return Ok(BTreeMap::new());
     }
-    Ok(read_frame(store, commit)?.snapshot.targets.iter().enumerate().map(|(i, t)| (t.id.clone(), i)).collect())
+    let Some(bytes) = frame_file(store, commit, "snapshot.json")? else { return Ok(BTreeMap::new()) };
+    Ok(ranks_in(&bytes, targets))
+}
+
+/// [`ranks`] on a snapshot's canonical bytes.
+fn ranks_in(bytes: &[u8], targets: &[String]) -> BTreeMap<String, usize> {
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    let Some(start) = find(bytes, b"\"targets\":[") else { return BTreeMap::new() };
+    let list = &bytes[start..];
+    targets
+        .iter()
+        .filter_map(|t| {
+            let id = serde_json::to_string(t).ok()?;
+            let needle = format!("{{\"id\":{id}");
+            find(list, needle.as_bytes()).map(|at| (t.clone(), at))
+        })
+        .collect()
 }
 
 /// Ends `caller`'s claims (a session that ended): appends a release when it holds anything.
@@ -360,4 +379,30 @@ pub fn end(store: &Store, caller: &str, key: &AgentKey, now: u64) -> Result<Vec<
     let held = entry.focus.targets.clone();
     release_focus(store, caller, key, now)?;
     Ok(held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attention::snapshot::{Snapshot, Target};
+
+    #[test]
+    fn ranks_read_from_the_canonical_bytes_follow_the_snapshots_order() {
+        let target = |id: &str| Target { id: id.into(), saliency: 0.5, signals: Default::default(), lines: None };
+        let snapshot = Snapshot::of_targets(
+            ["src/z.rs", "src/a \"q\".rs", "src/lib.rs#Thing.f", "src/lib.rs"].into_iter().map(target).collect(),
+        );
+        let bytes = snapshot.canonical_bytes();
+        let want = ["src/lib.rs", "src/z.rs", "src/a \"q\".rs", "missing.rs", "src/lib.rs#Thing.f"];
+        let got = ranks_in(&bytes, &want.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let parsed: Snapshot = serde_json::from_slice(&bytes).unwrap();
+        let place = |id: &str| parsed.targets.iter().position(|t| t.id == id);
+        let mut by_bytes: Vec<&str> = want.iter().copied().filter(|t| got.contains_key(*t)).collect();
+        by_bytes.sort_by_key(|t| got[*t]);
+        let mut by_parse: Vec<&str> = want.iter().copied().filter(|t| place(t).is_some()).collect();
+        by_parse.sort_by_key(|t| place(t));
+        assert_eq!(by_bytes, by_parse);
+        assert_eq!(by_bytes.len(), 4, "{got:?}");
+        assert!(!got.contains_key("missing.rs"));
+    }
 }

@@ -93,12 +93,12 @@ fn decide(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId])
         let c = ctx.caller_as(caller.to_string()).map_err(|e| TeamError::Caller(e.render(false).trim_end().into()))?;
         Ok(c.key)
     };
-    let mut publish_frame = |key: &AgentKey| -> Result<(), TeamError> {
+    let mut publish_frame = |key: &AgentKey| -> Result<bool, TeamError> {
         let files = read_inputs(store, &InputArgs::default())
             .map_err(|e| TeamError::Caller(e.render(false).trim_end().into()))?;
         let (snapshot, view) = frame::snapshot_now(store, &files)?;
-        frame::publish(store, caller, key, &snapshot, &view, &files)?;
-        Ok(())
+        let published = frame::publish(store, caller, key, &snapshot, &view, &files)?;
+        Ok(matches!(published, frame::Published::New { .. }))
     };
     team::edit(store, caller, touched, linked, lease, now_secs(), &mut key, &mut publish_frame).map_err(team_error)
 }
