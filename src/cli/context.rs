@@ -112,6 +112,11 @@ impl Context {
         self.store.get().ok_or_else(|| CliError::internal("the repository could not be opened"))
     }
 
+    /// The identity pinned by `--agent` or `GIT_MAS_AGENT`, if any (no repository read).
+    pub fn pinned_agent(&self) -> Option<&str> {
+        self.agent.as_deref()
+    }
+
     /// The caller's name and where it came from, without loading the key.
     pub fn caller_name(&self) -> Result<(String, IdentitySource), CliError> {
         if let Some(name) = self.agent.clone() {

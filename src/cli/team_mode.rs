@@ -1,7 +1,7 @@
 //! Team mode as the hooks meet it: who a hook call is (a session agent unless an identity is
 //! pinned), and the answer to its edit ([`git_mas::attention::team`]).
 
-use super::context::{Context, IdentitySource};
+use super::context::Context;
 use super::error::CliError;
 use super::inputs::{InputArgs, read_inputs};
 use git_mas::attention::edit_gate;
@@ -29,8 +29,9 @@ use std::path::PathBuf;
 /// is that session's agent, `<principal>.<host>-<8 hex>` ([`session_agent`]); one without is the
 /// principal itself.
 pub fn edit_caller(ctx: &Context, host: Host, session: Option<&str>) -> Result<String, CliError> {
-    if let Ok((name, IdentitySource::FlagOrEnv)) = ctx.caller_name() {
-        return Ok(name);
+    if let Some(name) = ctx.pinned_agent() {
+        git_mas::identity::validate_name(name)?;
+        return Ok(name.to_string());
     }
     let store = ctx.store()?;
     if let Some(name) = store.worktree_config_string("mas.agent").filter(|n| !n.is_empty()) {
@@ -273,8 +274,9 @@ fn event_caller<'a>(ctx: &'a Context, host: Host, bytes: &[u8]) -> Result<Option
 /// this worktree's own `mas.agent`), else the session whose shell ran `git commit`
 /// ([`ancestry::find`]); `None` when neither says.
 pub fn commit_caller(ctx: &Context) -> Result<Option<String>, CliError> {
-    if let Ok((name, IdentitySource::FlagOrEnv)) = ctx.caller_name() {
-        return Ok(Some(name));
+    if let Some(name) = ctx.pinned_agent() {
+        git_mas::identity::validate_name(name)?;
+        return Ok(Some(name.to_string()));
     }
     let store = ctx.store()?;
     if let Some(name) = store.worktree_config_string("mas.agent").filter(|n| !n.is_empty()) {
