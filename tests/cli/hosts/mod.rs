@@ -26,6 +26,7 @@ mod mcp_session;
 mod opencode;
 mod server;
 mod team;
+mod team_mode;
 mod trust;
 
 /// The folder `tests/hosts/install.sh` installs into.
