@@ -93,6 +93,34 @@
 //!   documentation/docs/guides/context-engineering/hooks.md) lists `SessionStart`, `SessionEnd`,
 //!   `PreToolUse`, `PostToolUse` and `PostToolUseFailure`, with `session_id` in every payload.
 //!
+//! What team mode needs of the hosts, measured 2026-12-02 with two real sessions at once
+//! (`cargo test --test cli hosts::team_mode`: one host twice, two hosts side by side, two linked
+//! worktrees), and what was changed for it:
+//!
+//! - The shell must reach the pre-tool gate: before a shell call the files other sessions hold
+//!   are kept, and the post-tool gate puts back only what was kept. Claude Code's `Bash`, codex's
+//!   shell (named `Bash` in its hook payloads) and OpenCode's `bash` were not routed (claude's
+//!   matcher named the edit tools only; the plugin counted `bash` as reading), so a session's
+//!   `echo x > f` over another's file stayed. They are routed now ([`matcher`]).
+//! - Codex runs only trusted hooks, each handler on its own: with the pre-tool entry alone
+//!   trusted, its `PostToolUse` and `SessionEnd` entries were skipped without a word (a claim
+//!   outlived its session). `hooks install --host codex --trust` trusts all three
+//!   ([`super::trust`]); codex gives a `SessionEnd` hook at most 3 s.
+//! - Where the post-tool answer reaches the model: claude-code as a text of its own after the
+//!   call ("PostToolUse:Bash hook blocking error from command: …"), codex in the call's output
+//!   and a developer message, gemini in the call's result (`<hook_context>`), copilot as the
+//!   call's result when the hook answers a `modifiedResult` (1.0.102 hands the model that text;
+//!   it shows no `additionalContext`), opencode in the call's output through the plugin. So
+//!   each of the five is told at once ([`super::reply::post_tool`]), and no later call of the
+//!   session is refused to tell it.
+//! - Every host's session-end hook ran as its non-interactive session ended (`-p`, `exec`, `-s`,
+//!   headless gemini) and released the session's claims before the next session's edit.
+//! - In a linked worktree added after the setup was committed, each host ran the hooks it
+//!   reads there (codex the main checkout's trusted `.codex/hooks.json`, in the worktree), and
+//!   sessions in the two worktrees kept off each other's files.
+//! - Two `opencode run` started at one instant with one data folder: one of them failed at once
+//!   ("database is locked"); started a moment apart, both ran.
+//!
 //! What the real hosts need beyond the file, in an agent's linked worktree (run offline against
 //! the scripted model server: `cargo test --test cli hosts::edit_gate`; decisions in
 //! [`session_args`] and [`host_artifacts`]):
