@@ -219,7 +219,7 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
 
 /// The post-tool hook of `host` (its payload in `bytes`): compares the files kept before the
 /// caller's shell call, puts back what it changed, and tells the agent — in the post-tool answer
-/// where the host shows it to the agent, else at its next pre-tool call.
+/// where the host shows it to the agent ([`reply::post_tool`]), else at its next pre-tool call.
 pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply>, CliError> {
     let Some((caller, store)) = event_caller(ctx, host, bytes)? else { return Ok(None) };
     if !shell_guard::pending(store, &caller) {
@@ -231,7 +231,7 @@ pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply
         return Ok(None);
     }
     let message = shell_guard::describe(&restored);
-    match reply::post_tool(host, &message) {
+    match reply::post_tool(host, &message, payload::post_tool_result(host, bytes).as_ref()) {
         Some(reply) => Ok(Some(reply)),
         None => {
             shell_guard::save_notice(store, &caller, &message)

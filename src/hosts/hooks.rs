@@ -17,8 +17,9 @@
 //! `… --session-end` when a session ends (its claims are released). They are added in that order
 //! and taken out in the reverse one, so uninstall still gives back the user's bytes; a file an
 //! earlier release wrote with the pre-tool entry alone is upgraded by install and cleared by
-//! uninstall. OpenCode's plugin runs the post-tool gate from `tool.execute.after`; it has no
-//! session-end event.
+//! uninstall. OpenCode's plugin runs the post-tool gate from `tool.execute.after`; OpenCode has
+//! no session-end event, so the plugin sends the session-end gate, for each session it served,
+//! when the opencode process exits.
 //!
 //! The formats, as the hosts' documentation gives them (checked 2026-12):
 //!
@@ -72,7 +73,7 @@
 //! | codex | `session_id` | `PostToolUse` | `SessionEnd` (`reason: "other"` at the end of `exec`) | 0.171.0 |
 //! | copilot | `sessionId` | `postToolUse` | `sessionEnd` (`reason: "complete"`) | 1.0.102 |
 //! | gemini | `session_id` | `AfterTool` | `SessionEnd` (`reason: "exit"`) | 0.61.0 |
-//! | opencode | `sessionID` | `tool.execute.after` | none | 1.18.33 |
+//! | opencode | `sessionID` | `tool.execute.after` | none (the plugin: when opencode exits) | 1.18.33 |
 //! | cursor | `conversation_id` | `postToolUse` | `sessionEnd` | its documentation, 2026-12-02 |
 //! | goose | `session_id` | `PostToolUse` | `SessionEnd` | its documentation, 2026-12-02 |
 //!
@@ -82,12 +83,43 @@
 //!   `{args}`, and `tool.execute.after` the input `{tool, sessionID, callID, args}` (its 1.18.33
 //!   binary, and what a plugin saved in the capture run). It has no session-end hook: a plugin's
 //!   `event` hook sees bus events such as `session.idle` and `session.deleted`, but a session
-//!   that is idle may go on and one that ends is not deleted.
+//!   that is idle may go on and one that ends is not deleted. What does end is the process: a
+//!   plugin's `process.on("exit")` handler ran as `opencode run` ended (after `session.idle`),
+//!   and a `spawnSync` in it ran to its end; so the plugin keeps the sessions that asked the gate
+//!   and ends each there.
 //! - Cursor's documentation (cursor.com/docs/hooks.md) lists `sessionStart`/`sessionEnd` and
 //!   `preToolUse`/`postToolUse`/`postToolUseFailure` for its agent, and `conversation_id` among
 //!   every event's fields; goose's (block/goose
 //!   documentation/docs/guides/context-engineering/hooks.md) lists `SessionStart`, `SessionEnd`,
 //!   `PreToolUse`, `PostToolUse` and `PostToolUseFailure`, with `session_id` in every payload.
+//!
+//! What team mode needs of the hosts, measured 2026-12-02 with two real sessions at once
+//! (`cargo test --test cli hosts::team_mode`: one host twice, two hosts side by side, two linked
+//! worktrees), and what was changed for it:
+//!
+//! - The shell must reach the pre-tool gate: before a shell call the files other sessions hold
+//!   are kept, and the post-tool gate puts back only what was kept. Claude Code's `Bash`, codex's
+//!   shell (named `Bash` in its hook payloads) and OpenCode's `bash` were not routed (claude's
+//!   matcher named the edit tools only; the plugin counted `bash` as reading), so a session's
+//!   `echo x > f` over another's file stayed. They are routed now ([`matcher`]).
+//! - Codex runs only trusted hooks, each handler on its own: with the pre-tool entry alone
+//!   trusted, its `PostToolUse` and `SessionEnd` entries were skipped without a word (a claim
+//!   outlived its session). `hooks install --host codex --trust` trusts all three
+//!   ([`super::trust`]); codex gives a `SessionEnd` hook at most 3 s.
+//! - Where the post-tool answer reaches the model: claude-code as a text of its own after the
+//!   call ("PostToolUse:Bash hook blocking error from command: …"), codex in the call's output
+//!   and a developer message, gemini in the call's result (`<hook_context>`), copilot as the
+//!   call's result when the hook answers a `modifiedResult` (1.0.102 hands the model that text;
+//!   it shows no `additionalContext`), opencode in the call's output through the plugin. So
+//!   each of the five is told at once ([`super::reply::post_tool`]), and no later call of the
+//!   session is refused to tell it.
+//! - Every host's session-end hook ran as its non-interactive session ended (`-p`, `exec`, `-s`,
+//!   headless gemini) and released the session's claims before the next session's edit.
+//! - In a linked worktree added after the setup was committed, each host ran the hooks it
+//!   reads there (codex the main checkout's trusted `.codex/hooks.json`, in the worktree), and
+//!   sessions in the two worktrees kept off each other's files.
+//! - Two `opencode run` started at one instant with one data folder: one of them failed at once
+//!   ("database is locked"); started a moment apart, both ran.
 //!
 //! What the real hosts need beyond the file, in an agent's linked worktree (run offline against
 //! the scripted model server: `cargo test --test cli hosts::edit_gate`; decisions in
@@ -456,9 +488,8 @@ pub fn plan_install(host: Host, file: &HookFile, current: Option<&str>) -> Resul
 /// The bytes earlier releases wrote for a file of ours whose bytes are now `ours`: such a file is
 /// replaced on install and removed on uninstall like the current one (any other content is
 /// someone's, refused). Before the post-tool and session-end entries, the file held the pre-tool
-/// entry alone (the OpenCode plugin had no `tool.execute.after`); before the matchers routed
-/// every writing tool, goose's matcher was `^developer__(write|edit)$` and the OpenCode plugin
-/// asked only about its five edit tools.
+/// entry alone; before the matchers routed every writing tool, goose's matcher was
+/// `^developer__(write|edit)$`. The OpenCode plugin's releases are [`OpenCodeRelease::EARLIER`].
 fn earlier_releases(host: Host, ours: &str) -> Vec<String> {
     // Goose's plugin manifest has not changed.
     if ours != own_content(host) {
@@ -472,20 +503,7 @@ fn earlier_releases(host: Host, ours: &str) -> Vec<String> {
             let narrow = pre_only.replace(&format!("\"{}\"", matcher(host)), "\"^developer__(write|edit)$\"");
             vec![pre_only, narrow]
         }
-        Host::OpenCode => {
-            let ours = ours.replace(&opencode_after(host), "");
-            let edit_tools = ours.replace(
-                OPENCODE_ROUTING,
-                "const EDIT_TOOLS = new Set([\"edit\", \"write\", \"patch\", \"multiedit\", \"apply_patch\"]);\n\n\
-                 export const GitMasGate = async ({ directory, worktree } = {}) => ({\n  \
-                 \"tool.execute.before\": async (input, output) => {\n    if (!EDIT_TOOLS.has(input.tool)) return;",
-            );
-            let no_session = |text: &str| {
-                text.replace(OPENCODE_PAYLOAD, OPENCODE_PAYLOAD_NO_SESSION)
-                    .replace(OPENCODE_PAYLOAD_NOTE, OPENCODE_PAYLOAD_NOTE_NO_SESSION)
-            };
-            vec![no_session(&ours), no_session(&edit_tools), ours]
-        }
+        Host::OpenCode => OpenCodeRelease::EARLIER.iter().map(|r| opencode_plugin(host, r)).collect(),
         _ => Vec::new(),
     }
 }
@@ -716,12 +734,15 @@ fn entry_value(host: Host, stage: Stage) -> serde_json::Value {
 }
 
 /// The tools a host's hook entry routes to the gate: every tool of the host that can write a
-/// file. Where the host's own tools are listed, every MCP tool is routed too (another server's
-/// `write_file` writes files as well; the gate lets a tool that names no path, or only reads,
-/// through at once). Gemini CLI and Goose get every tool (`.*`): their MCP tools' names carry no
-/// fixed prefix, and a tool that writes nothing is answered before the repository is opened.
-/// Copilot's entry has no matcher (every tool comes), OpenCode's plugin sends every tool but the
-/// ones it documents as reading.
+/// file, and its shell tool (in team mode the files other sessions hold are kept before a shell
+/// call, so that the post-tool entry can put back what the call changed in them; without the
+/// pre-tool call nothing is kept and a shell write to a held file stays, as Claude Code 2.1.332
+/// showed before `Bash` was routed). Where the host's own tools are listed, every MCP tool is
+/// routed too (another server's `write_file` writes files as well; the gate lets a tool that
+/// names no path, or only reads, through at once). Gemini CLI and Goose get every tool (`.*`):
+/// their MCP tools' names carry no fixed prefix, and a tool that writes nothing is answered
+/// before the repository is opened. Copilot's entry has no matcher (every tool comes), OpenCode's
+/// plugin sends every tool but the ones it documents as only reading.
 pub fn matcher(host: Host) -> &'static str {
     host.facts().hooks.matcher
 }
@@ -751,12 +772,7 @@ fn new_file(host: Host) -> String {
 /// The bytes of a file that is entirely ours.
 fn own_content(host: Host) -> String {
     match host {
-        Host::OpenCode => OPENCODE_PLUGIN
-            .replace("@AFTER@", &opencode_after(host))
-            .replace("@ROUTING@", OPENCODE_ROUTING)
-            .replace("@PAYLOAD_NOTE@", OPENCODE_PAYLOAD_NOTE)
-            .replace("@PAYLOAD@", OPENCODE_PAYLOAD)
-            .replace("@COMMAND@", &gate_command(host)),
+        Host::OpenCode => opencode_plugin(host, &OpenCodeRelease::CURRENT),
         _ => edit::pretty(&skeleton(host)),
     }
 }
@@ -769,13 +785,123 @@ fn goose_manifest() -> String {
     }))
 }
 
-/// The OpenCode plugin's choice of the tools it asks the gate about (in [`OPENCODE_PLUGIN`]).
-const OPENCODE_ROUTING: &str = r#"// Every tool but those that only read goes to the gate: an unknown tool naming a path is a write.
-const READ_ONLY = new Set(["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite", "task"]);
+/// What one release of the OpenCode plugin did: the plugin is rendered from these
+/// ([`opencode_plugin`]), the current one and every earlier one, so that a file an earlier
+/// release wrote is recognised byte for byte (`tests/fixtures/opencode-plugin/` holds what each
+/// wrote).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OpenCodeRelease {
+    /// The tools it asked the gate about.
+    routing: OpenCodeRouting,
+    /// It sent the session's id (`input.sessionID`).
+    session_id: bool,
+    /// It ran the post-tool gate from `tool.execute.after`.
+    post_tool: bool,
+    /// It ended the sessions it served when opencode exits.
+    session_end: bool,
+}
 
-export const GitMasGate = async ({ directory, worktree } = {}) => ({
-  "tool.execute.before": async (input, output) => {
-    if (READ_ONLY.has(input.tool)) return;"#;
+/// Which tools an OpenCode plugin release asked the gate about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpenCodeRouting {
+    /// Its five edit tools only.
+    EditTools,
+    /// Every tool but the reading ones and the shell.
+    AllButReadingAndShell,
+    /// Every tool but the reading ones.
+    AllButReading,
+}
+
+impl OpenCodeRelease {
+    /// What `hooks install --host opencode` writes.
+    pub(crate) const CURRENT: OpenCodeRelease = OpenCodeRelease {
+        routing: OpenCodeRouting::AllButReading,
+        session_id: true,
+        post_tool: true,
+        session_end: true,
+    };
+
+    /// What the releases before wrote, oldest first: the five edit tools; every tool but the
+    /// reading ones and the shell; the session's id sent; the post-tool gate run.
+    pub(crate) const EARLIER: [OpenCodeRelease; 4] = [
+        OpenCodeRelease {
+            routing: OpenCodeRouting::EditTools,
+            session_id: false,
+            post_tool: false,
+            session_end: false,
+        },
+        OpenCodeRelease {
+            routing: OpenCodeRouting::AllButReadingAndShell,
+            session_id: false,
+            post_tool: false,
+            session_end: false,
+        },
+        OpenCodeRelease {
+            routing: OpenCodeRouting::AllButReadingAndShell,
+            session_id: true,
+            post_tool: false,
+            session_end: false,
+        },
+        OpenCodeRelease {
+            routing: OpenCodeRouting::AllButReadingAndShell,
+            session_id: true,
+            post_tool: true,
+            session_end: false,
+        },
+    ];
+}
+
+/// The OpenCode plugin as `release` wrote it: node and bun builtins only.
+fn opencode_plugin(host: Host, release: &OpenCodeRelease) -> String {
+    let (routing, guard) = match release.routing {
+        OpenCodeRouting::EditTools => (
+            "const EDIT_TOOLS = new Set([\"edit\", \"write\", \"patch\", \"multiedit\", \"apply_patch\"]);\n",
+            "if (!EDIT_TOOLS.has(input.tool)) return;",
+        ),
+        OpenCodeRouting::AllButReadingAndShell => (
+            "// Every tool but those that only read goes to the gate: an unknown tool naming a path is a write.\n\
+             const READ_ONLY = new Set([\"read\", \"glob\", \"grep\", \"list\", \"webfetch\", \"bash\", \"todoread\", \
+             \"todowrite\", \"task\"]);\n",
+            "if (READ_ONLY.has(input.tool)) return;",
+        ),
+        OpenCodeRouting::AllButReading => (OPENCODE_READ_ONLY, "if (READ_ONLY.has(input.tool)) return;"),
+    };
+    let (note, payload) = match release.session_id {
+        true => (r#"{"tool","args","cwd","sessionID"}"#, OPENCODE_PAYLOAD),
+        false => (
+            r#"{"tool","args","cwd"}"#,
+            "const payload = JSON.stringify({ tool: input.tool, args: (output && output.args) || {}, cwd });",
+        ),
+    };
+    let (session_end, record) = match release.session_end {
+        true => (
+            OPENCODE_SESSION_END.replace("@END_COMMAND@", &Stage::SessionEnd.command(host)),
+            "if (input.sessionID) SESSIONS.set(input.sessionID, cwd);\n    ",
+        ),
+        false => (String::new(), ""),
+    };
+    let after = match release.post_tool {
+        true => OPENCODE_AFTER.replace("@POST_COMMAND@", &Stage::PostTool.command(host)),
+        false => String::new(),
+    };
+    OPENCODE_PLUGIN
+        .replace("@ROUTING@", routing)
+        .replace("@SESSION_END@", &session_end)
+        .replace("@GUARD@", guard)
+        .replace("@RECORD@", record)
+        .replace("@AFTER@", &after)
+        .replace("@PAYLOAD_NOTE@", note)
+        .replace("@PAYLOAD@", payload)
+        .replace("@COMMAND@", &gate_command(host))
+}
+
+/// The tools the OpenCode plugin does not ask the gate about: those its documentation lists as
+/// only reading. The shell (`bash`) is asked about: in team mode the files other sessions hold
+/// are kept before a shell call, so that what it changes in them can be put back after it.
+const OPENCODE_READ_ONLY: &str = r#"// Every tool but those that only read goes to the gate (the shell too: before it, team mode keeps
+// the files other sessions hold): an unknown tool naming a path is a write.
+const READ_ONLY = new Set(["read", "glob", "grep", "list", "webfetch", "todoread", "todowrite", "task"]);
+"#;
 
 /// The plugin's payload: the tool, its arguments, the directory and the session's id
 /// (`input.sessionID`, which opencode 1.18.33 passes to `tool.execute.before` with `tool` and
@@ -784,14 +910,26 @@ const OPENCODE_PAYLOAD: &str = concat!(
     "const payload = JSON.stringify({ tool: input.tool, args: (output && output.args) || {}, cwd, ",
     "sessionID: input.sessionID });"
 );
-/// The payload of the releases before the session's id was sent.
-const OPENCODE_PAYLOAD_NO_SESSION: &str =
-    "const payload = JSON.stringify({ tool: input.tool, args: (output && output.args) || {}, cwd });";
-/// The plugin's header words on the payload, now and before the session's id was sent.
-const OPENCODE_PAYLOAD_NOTE: &str = r#"{"tool","args","cwd","sessionID"}"#;
-const OPENCODE_PAYLOAD_NOTE_NO_SESSION: &str = r#"{"tool","args","cwd"}"#;
 
-/// The OpenCode plugin: node and bun builtins only.
+/// The plugin's session end. OpenCode has no session-end event (a plugin's `event` hook sees
+/// `session.idle`, after which a session may go on). So the plugin keeps the sessions it asked
+/// the gate about, each with its directory, and when the opencode process exits (node's
+/// `process.on("exit")`, which opencode 1.18.33's Bun fires as `opencode run` ends, and in
+/// which `spawnSync` runs to its end) sends `--session-end` each one's id. A process that is
+/// killed releases nothing: its claims lapse after their time to live, as any host's do.
+const OPENCODE_SESSION_END: &str = r#"
+// OpenCode has no session-end event: when this process exits, `@END_COMMAND@` ends each
+// session it served (their claims are released), sent {"sessionID","cwd"}.
+const SESSIONS = new Map();
+process.on("exit", () => {
+  for (const [sessionID, cwd] of SESSIONS) {
+    const payload = JSON.stringify({ sessionID, cwd });
+    spawnSync("sh", ["-c", "@END_COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
+  }
+});
+"#;
+
+/// The OpenCode plugin's template ([`opencode_plugin`]).
 const OPENCODE_PLUGIN: &str = r#"// git-mas edit gate for OpenCode: written by `git mas hooks install --host opencode`,
 // removed by `git mas hooks uninstall --host opencode`. Before a tool edits a file, runs
 // `@COMMAND@` with @PAYLOAD_NOTE@ on stdin and reads its one JSON line:
@@ -799,9 +937,12 @@ const OPENCODE_PLUGIN: &str = r#"// git-mas edit gate for OpenCode: written by `
 // Anything else (the gate missing, crashed, timed out, or answering nonsense) refuses too.
 import { spawnSync } from "node:child_process";
 
-@ROUTING@
+@ROUTING@@SESSION_END@
+export const GitMasGate = async ({ directory, worktree } = {}) => ({
+  "tool.execute.before": async (input, output) => {
+    @GUARD@
     const cwd = directory || worktree || process.cwd();
-    @PAYLOAD@
+    @RECORD@@PAYLOAD@
     const run = spawnSync("sh", ["-c", "@COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
     if (run.error || run.status !== 0) {
       const why = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || "").trim()}`;
@@ -821,14 +962,10 @@ import { spawnSync } from "node:child_process";
 @AFTER@});
 "#;
 
-/// The plugin's `tool.execute.after` hook (in [`OPENCODE_PLUGIN`]), which the releases before it
-/// did not have: the post-tool gate, sent the fields the pre-tool one is (opencode passes the
-/// tool's arguments in `input.args` here). The tool has run, so nothing is thrown: what the gate
-/// says (or that it failed) is added to the tool's output, which the model reads.
-fn opencode_after(host: Host) -> String {
-    OPENCODE_AFTER.replace("@POST_COMMAND@", &Stage::PostTool.command(host))
-}
-
+/// The plugin's `tool.execute.after` hook (in [`OPENCODE_PLUGIN`]): the post-tool gate, sent the
+/// fields the pre-tool one is (opencode passes the tool's arguments in `input.args` here). The
+/// tool has run, so nothing is thrown: what the gate says (or that it failed) is added to the
+/// tool's output, which the model reads.
 const OPENCODE_AFTER: &str = r#"  // After every tool (the shell's too), `@POST_COMMAND@` is sent the same fields, so
   // that what the tool changed in a file another agent holds is found; what it answers (its
   // reason or message) is added to the tool's output for the model.

@@ -194,10 +194,9 @@ fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
         let file = hook_files(host, &project(), &ProcessEnv).unwrap().pop().unwrap();
         let FileKind::Own(ours) = &file.kind else { panic!("{host:?}") };
         let earlier = earlier_releases(host, ours);
-        // Goose: the pre-tool entry alone, and with the narrower matcher. OpenCode: the plugin
-        // without `tool.execute.after`, and without the session's id, with today's routing and
-        // with the five edit tools.
-        assert_eq!(earlier.len(), if host == Host::OpenCode { 3 } else { 2 }, "{host:?}");
+        // Goose: the pre-tool entry alone, and with the narrower matcher. OpenCode: each of its
+        // plugin's earlier releases.
+        assert_eq!(earlier.len(), if host == Host::OpenCode { 4 } else { 2 }, "{host:?}");
         for text in &earlier {
             assert_ne!(text, ours, "{host:?}");
             assert!(text.contains(GATE_COMMAND_PREFIX), "{host:?}");
@@ -207,10 +206,44 @@ fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
     }
 }
 
+/// The bytes each earlier release of the OpenCode plugin wrote, oldest first.
+const OPENCODE_RELEASES: [&str; 4] = [
+    include_str!("../../tests/fixtures/opencode-plugin/1-edit-tools.js"),
+    include_str!("../../tests/fixtures/opencode-plugin/2-all-but-reading.js"),
+    include_str!("../../tests/fixtures/opencode-plugin/3-session-id.js"),
+    include_str!("../../tests/fixtures/opencode-plugin/4-post-tool.js"),
+];
+
+#[test]
+fn every_earlier_opencode_plugin_is_recognised_byte_for_byte() {
+    let ours = own_content(Host::OpenCode);
+    assert_eq!(earlier_releases(Host::OpenCode, &ours), OPENCODE_RELEASES.map(String::from));
+    assert!(!OPENCODE_RELEASES.contains(&ours.as_str()), "the current release is a new one");
+}
+
+#[test]
+fn the_opencode_plugin_ends_the_sessions_it_served_when_opencode_exits() {
+    let plugin = own_content(Host::OpenCode);
+    // One handler for the process, not one per plugin instance.
+    let (top, hooks) = plugin.split_once("export const GitMasGate").unwrap();
+    assert!(top.contains("const SESSIONS = new Map();\nprocess.on(\"exit\", () => {"), "{top}");
+    assert!(top.contains("\"git mas gate --host opencode --session-end\""), "{top}");
+    assert!(top.contains("JSON.stringify({ sessionID, cwd })"), "{top}");
+    // Every session that asked the gate is ended, before its call is decided.
+    let before = hooks.split("\"tool.execute.after\"").next().unwrap();
+    let record = before.find("SESSIONS.set(input.sessionID, cwd)").expect("the session is kept");
+    assert!(record < before.find("spawnSync").unwrap(), "{before}");
+    // The session-end payload is one the gate reads as the session's.
+    let event =
+        crate::hosts::payload::parse_session_event(Host::OpenCode, br#"{"sessionID": "ses_1", "cwd": "/r"}"#).unwrap();
+    assert_eq!(event.session.as_deref(), Some("ses_1"));
+}
+
 #[test]
 fn the_opencode_plugin_sends_the_session_id_it_is_given() {
     let plugin = own_content(Host::OpenCode);
-    let payload = plugin.lines().find(|l| l.trim_start().starts_with("const payload")).unwrap();
+    let before = plugin.split("\"tool.execute.before\"").nth(1).unwrap();
+    let payload = before.lines().find(|l| l.trim_start().starts_with("const payload")).unwrap();
     assert!(payload.contains("sessionID: input.sessionID"), "{payload}");
     assert!(plugin.contains(r#"{"tool","args","cwd","sessionID"}"#), "{plugin}");
     // The releases before it sent none, and are still recognised as ours.
@@ -237,13 +270,20 @@ fn the_matchers_route_every_writing_tool() {
             assert!(re.is_match(tool), "{host:?}: {tool} is not routed by {}", matcher(host));
         }
     }
+    // The shell tools too: team mode keeps the files other sessions hold before a shell call, or
+    // the post-tool entry has nothing to put back (codex names its shell `Bash` in hook payloads).
+    for (host, shell) in [(Host::ClaudeCode, "Bash"), (Host::Codex, "Bash"), (Host::Cursor, "Shell")] {
+        assert!(host.facts().payload.shell_tools.contains(&shell), "{host:?}");
+        let re = regex::Regex::new(&format!("^(?:{})$", matcher(host))).unwrap();
+        assert!(re.is_match(shell), "{host:?}: {shell} is not routed by {}", matcher(host));
+    }
     // Copilot's entry has no matcher at all (every tool comes).
     assert!(entry_value(Host::Copilot, Stage::PreTool).get("matcher").is_none());
     // OpenCode's plugin skips only the reading tools.
     let plugin = own_content(Host::OpenCode);
     assert!(plugin.contains("if (READ_ONLY.has(input.tool)) return;"), "{plugin}");
     let read_only = plugin.lines().find(|l| l.starts_with("const READ_ONLY")).unwrap();
-    for writer in ["edit", "write", "patch", "multiedit", "apply_patch"] {
+    for writer in ["edit", "write", "patch", "multiedit", "apply_patch", "bash"] {
         assert!(!read_only.contains(&format!("\"{writer}\"")), "{writer}: {read_only}");
     }
 }

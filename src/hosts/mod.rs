@@ -166,7 +166,9 @@ pub struct HookFacts {
     pub post_tool_event: Option<&'static str>,
     /// The event when a session ends; `None` where the host has none.
     pub session_end_event: Option<&'static str>,
-    /// The tools the entry routes to the gate (a regular expression; see [`hooks::matcher`]).
+    /// The tools the pre-tool entry routes to the gate (a regular expression; see
+    /// [`hooks::matcher`]): every tool that writes a file, and the shell tools, before which team
+    /// mode keeps the files other sessions hold.
     pub matcher: &'static str,
     /// Whether the host reads comments in the file.
     pub comments: bool,
@@ -362,7 +364,7 @@ pub const TABLE: [Facts; 7] = [
             event: "PreToolUse",
             post_tool_event: Some("PostToolUse"),
             session_end_event: Some("SessionEnd"),
-            matcher: "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
+            matcher: "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
             comments: false,
         },
         payload: PayloadFacts {
@@ -411,7 +413,7 @@ pub const TABLE: [Facts; 7] = [
             event: "PreToolUse",
             post_tool_event: Some("PostToolUse"),
             session_end_event: Some("SessionEnd"),
-            matcher: "apply_patch|mcp__.*",
+            matcher: "apply_patch|Bash|mcp__.*",
             comments: false,
         },
         payload: PayloadFacts {
@@ -547,7 +549,7 @@ pub const TABLE: [Facts; 7] = [
             event: "preToolUse",
             post_tool_event: Some("postToolUse"),
             session_end_event: Some("sessionEnd"),
-            matcher: "Write|StrReplace|Edit|Delete|TabWrite|MCP:.*",
+            matcher: "Write|StrReplace|Edit|Delete|TabWrite|Shell|MCP:.*",
             comments: false,
         },
         payload: PayloadFacts {

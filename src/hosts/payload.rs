@@ -324,6 +324,18 @@ pub fn parse_session_event(host: Host, bytes: &[u8]) -> Result<SessionEvent, Pay
     Ok(SessionEvent { session: envelope.session, cwd: envelope.cwd })
 }
 
+/// The tool's result in `host`'s post-tool payload, where a hook may hand the host a replaced one
+/// (Copilot CLI's `toolResult`, `{resultType, textResultForLlm}`, whose `modifiedResult` answer
+/// takes its place: [`super::reply::post_tool`]); `None` for the other hosts, and for a payload
+/// that carries none.
+pub fn post_tool_result(host: Host, bytes: &[u8]) -> Option<Value> {
+    if host != Host::Copilot || bytes.len() as u64 > MAX_PAYLOAD {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    v.get("toolResult").filter(|r| r.is_object()).cloned()
+}
+
 /// Reads `host`'s hook payload.
 pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
     let envelope = envelope(host, object(bytes)?)?;

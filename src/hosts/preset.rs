@@ -265,7 +265,7 @@ mod tests {
         let codex = Host::Codex.session_command_line(None, GATE, "a");
         assert!(
             codex.starts_with(
-                "codex exec --dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[{matcher=\"apply_patch|mcp__.*\""
+                "codex exec --dangerously-bypass-hook-trust -c 'hooks.PreToolUse=[{matcher=\"apply_patch|Bash|mcp__.*\""
             ),
             "{codex}"
         );

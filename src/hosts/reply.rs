@@ -97,9 +97,12 @@ pub fn reply(host: Host, answer: &Answer) -> Reply {
 /// a host whose post-tool answer reaches the agent: Claude Code and Codex read `{decision:
 /// "block", reason}` after a call (the call already ran; the reason goes to the model), Gemini
 /// appends `hookSpecificOutput.additionalContext` to the tool's result, git-mas's OpenCode plugin
-/// adds `message` to the tool's output. `None` for the other hosts: the message then waits for
-/// the session's next pre-tool call.
-pub fn post_tool(host: Host, message: &str) -> Option<Reply> {
+/// adds a `message` to the tool's output, and Copilot CLI (1.0.102) gives the model a
+/// `modifiedResult` in place of the tool's result, so it gets `result` (the payload's
+/// `toolResult`, [`super::payload::post_tool_result`]) back with the message after its text.
+/// `None` for the other hosts, and for Copilot without a result to keep: the message then waits
+/// for the session's next pre-tool call.
+pub fn post_tool(host: Host, message: &str, result: Option<&Value>) -> Option<Reply> {
     use serde_json::json;
     let stdout = match host {
         Host::ClaudeCode | Host::Codex => line(json!({
@@ -111,9 +114,15 @@ pub fn post_tool(host: Host, message: &str) -> Option<Reply> {
             "systemMessage": message,
             "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": message}
         })),
-        // git-mas's plugin adds the answer's message to the tool's output.
         Host::OpenCode => line(json!({"message": message})),
-        Host::Copilot | Host::Cursor | Host::Goose => return None,
+        Host::Copilot => {
+            let mut kept = result.and_then(Value::as_object).cloned()?;
+            let text = kept.get("textResultForLlm").and_then(Value::as_str)?;
+            let told = if text.is_empty() { message.to_string() } else { format!("{text}\n\n{message}") };
+            kept.insert("textResultForLlm".into(), told.into());
+            line(json!({"modifiedResult": kept}))
+        }
+        Host::Cursor | Host::Goose => return None,
     };
     Some(Reply { stdout, stderr: format!("{message}\n"), code: 0 })
 }
@@ -177,15 +186,27 @@ mod tests {
     }
 
     #[test]
-    fn a_post_tool_message_reaches_the_model_where_the_host_shows_it() {
-        let said = |host| post_tool(host, "put back").map(|r| json_of(&r));
-        assert_eq!(said(ClaudeCode).unwrap()["decision"], "block");
-        assert_eq!(said(Codex).unwrap()["reason"], "put back");
-        assert_eq!(said(Gemini).unwrap()["hookSpecificOutput"]["additionalContext"], "put back");
-        assert_eq!(said(OpenCode).unwrap()["message"], "put back");
-        for host in [Copilot, Cursor, Goose] {
-            assert!(said(host).is_none(), "{host:?}");
+    fn a_post_tool_message_reaches_the_agent_where_the_host_shows_it() {
+        let told = "your shell command changed src/lib.rs";
+        let result = serde_json::json!({"resultType": "success", "textResultForLlm": "done\n<exit 0>"});
+        let shown = |host: Host, result: Option<&Value>| post_tool(host, told, result).map(|r| json_of(&r));
+        for host in [ClaudeCode, Codex] {
+            let v = shown(host, None).unwrap();
+            assert_eq!((v["decision"].as_str(), v["reason"].as_str()), (Some("block"), Some(told)), "{host:?}");
         }
+        assert_eq!(shown(Gemini, None).unwrap()["hookSpecificOutput"]["additionalContext"], told);
+        assert_eq!(shown(OpenCode, None).unwrap()["message"], told);
+        // Copilot: the tool's result, whole, with the message after its text.
+        let v = shown(Copilot, Some(&result)).unwrap();
+        assert_eq!(v["modifiedResult"]["textResultForLlm"], format!("done\n<exit 0>\n\n{told}"));
+        assert_eq!(v["modifiedResult"]["resultType"], "success");
+        let empty = serde_json::json!({"resultType": "success", "textResultForLlm": ""});
+        assert_eq!(shown(Copilot, Some(&empty)).unwrap()["modifiedResult"]["textResultForLlm"], told);
+        // Nothing to keep, or a host that shows no post-tool answer: the next call tells it.
+        assert_eq!(shown(Copilot, None), None);
+        assert_eq!(shown(Copilot, Some(&serde_json::json!({"resultType": "success"}))), None);
+        assert_eq!(shown(Cursor, Some(&result)), None);
+        assert_eq!(shown(Goose, None), None);
     }
 
     #[test]

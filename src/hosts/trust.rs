@@ -16,6 +16,11 @@
 //!   sorted keys; `codex-rs/hooks/src/engine/discovery.rs` `command_hook_hash`,
 //!   `codex-rs/config/src/fingerprint.rs` `version_for_toml`). A different hash is a hook changed
 //!   since it was trusted, and codex skips it without a word. `enabled = false` there disables it.
+//!   Each handler is trusted on its own, under its event's name (`pre_tool_use`, `post_tool_use`,
+//!   `session_end`): with the pre-tool entry alone trusted, codex 0.171.0 ran it and skipped the
+//!   post-tool and session-end entries, so a team-mode session's claims outlived it. Its
+//!   app-server's `hooks/list` gave each entry's key and `currentHash`; a `SessionEnd` hook's
+//!   timeout is clamped to 3 s, and the clamped value is what is hashed.
 //! - Copilot CLI 1.0.102: `trusted_folders` in `$COPILOT_HOME/config.json` (else
 //!   `~/.copilot/config.json`), a list of absolute folders; a folder trusts what is under it.
 //! - Gemini CLI 0.61.0: `~/.gemini/trustedFolders.json` (`$GEMINI_CLI_TRUSTED_FOLDERS_PATH` when
@@ -65,42 +70,81 @@ pub fn codex_config(env: &dyn Env) -> Option<PathBuf> {
     Some(dir.join("config.toml"))
 }
 
-/// The key codex files a hook's trust under: the hooks file's absolute path, the event, the
-/// group's index in the event's list and the handler's in the group.
-pub fn codex_hook_key(hooks_file: &Path, group: usize, handler: usize) -> String {
-    format!("{}:pre_tool_use:{group}:{handler}", hooks_file.display())
+/// One handler of ours in a codex hooks file, as codex names and hashes it for its trust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodexHook {
+    /// Codex's name of its event (`pre_tool_use`, `post_tool_use`, `session_end`).
+    pub event: &'static str,
+    /// The group's index in the event's list.
+    pub group: usize,
+    /// The handler's index in the group.
+    pub handler: usize,
+    /// The hash codex computes for it ([`codex_hook_hash`]).
+    pub hash: String,
 }
 
-/// Where our handler sits in a codex hooks file (`hooks.PreToolUse[group].hooks[handler]`), with
-/// the hash codex computes for it; `None` when the file holds no handler of ours.
-pub fn codex_our_hook(text: &str) -> Option<(usize, usize, String)> {
-    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
-    let groups = doc.get("hooks")?.get("PreToolUse")?.as_array()?;
-    for (g, group) in groups.iter().enumerate() {
-        let Some(handlers) = group.get("hooks").and_then(|h| h.as_array()) else { continue };
-        for (h, handler) in handlers.iter().enumerate() {
-            let ours = handler
-                .get("command")
-                .and_then(|c| c.as_str())
-                .is_some_and(|c| c.trim_start().starts_with(super::hooks::GATE_COMMAND_PREFIX));
-            if ours {
-                return Some((g, h, codex_hook_hash(group.get("matcher").and_then(|m| m.as_str()), handler)));
+impl CodexHook {
+    /// The key codex files the hook's trust under in `hooks_file` (absolute).
+    pub fn key(&self, hooks_file: &Path) -> String {
+        codex_hook_key(hooks_file, self.event, self.group, self.handler)
+    }
+}
+
+/// The key codex files a hook's trust under: the hooks file's absolute path, codex's name of the
+/// event, the group's index in the event's list and the handler's in the group.
+pub fn codex_hook_key(hooks_file: &Path, event: &str, group: usize, handler: usize) -> String {
+    format!("{}:{event}:{group}:{handler}", hooks_file.display())
+}
+
+/// Codex's name of each event our entries go under, as its trust keys and hashes spell it (its
+/// 0.171.0 binary names them so).
+const CODEX_EVENTS: [(&str, &str); 3] =
+    [("PreToolUse", "pre_tool_use"), ("PostToolUse", "post_tool_use"), ("SessionEnd", "session_end")];
+
+/// Every handler of ours in a codex hooks file (`hooks.<Event>[group].hooks[handler]`), pre-tool
+/// first, each with the hash codex computes for it; none when the file holds no handler of ours.
+pub fn codex_our_hooks(text: &str) -> Vec<CodexHook> {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else { return Vec::new() };
+    let mut found = Vec::new();
+    for (name, event) in CODEX_EVENTS {
+        let groups = doc.get("hooks").and_then(|h| h.get(name)).and_then(|g| g.as_array());
+        for (g, group) in groups.into_iter().flatten().enumerate() {
+            let Some(handlers) = group.get("hooks").and_then(|h| h.as_array()) else { continue };
+            for (h, handler) in handlers.iter().enumerate() {
+                let ours = handler
+                    .get("command")
+                    .and_then(|c| c.as_str())
+                    .is_some_and(|c| c.trim_start().starts_with(super::hooks::GATE_COMMAND_PREFIX));
+                if ours {
+                    let matcher = group.get("matcher").and_then(|m| m.as_str());
+                    let hash = codex_hook_hash(event, matcher, handler);
+                    found.push(CodexHook { event, group: g, handler: h, hash });
+                }
             }
         }
     }
-    None
+    found
 }
 
-/// Codex's trust hash of one command handler under `matcher` for `PreToolUse`: SHA-256 of the
-/// compact JSON, keys sorted, of `{event_name, matcher, hooks: [handler]}` with the handler
-/// normalized as codex does (timeout defaulted to 600 s and at least 1, `async` false unless set,
-/// `statusMessage` only when set, no Windows command).
-pub fn codex_hook_hash(matcher: Option<&str>, handler: &serde_json::Value) -> String {
+/// The longest codex 0.171.0 gives a `SessionEnd` hook, in seconds: a longer timeout is clamped
+/// to it ("clamping SessionEnd hook timeout to 3s", its `hooks/list` warns), and the clamped
+/// value is what it hashes.
+pub const CODEX_SESSION_END_MAX_SECS: u64 = 3;
+
+/// Codex's trust hash of one command handler under `matcher` for `event` (codex's name of it):
+/// SHA-256 of the compact JSON, keys sorted, of `{event_name, matcher, hooks: [handler]}` with
+/// the handler normalized as codex does (timeout defaulted to 600 s and at least 1, at most
+/// [`CODEX_SESSION_END_MAX_SECS`] for `session_end`, `async` false unless set, `statusMessage`
+/// only when set, no Windows command).
+pub fn codex_hook_hash(event: &str, matcher: Option<&str>, handler: &serde_json::Value) -> String {
     use serde_json::Value;
     use sha2::Digest as _;
     let command = handler.get("command").and_then(Value::as_str).unwrap_or_default();
-    let timeout =
+    let mut timeout =
         handler.get("timeout").or_else(|| handler.get("timeoutSec")).and_then(Value::as_u64).unwrap_or(600).max(1);
+    if event == "session_end" {
+        timeout = timeout.min(CODEX_SESSION_END_MAX_SECS);
+    }
     let mut normalized: BTreeMap<&str, Value> = BTreeMap::new();
     normalized.insert("type", "command".into());
     normalized.insert("command", command.into());
@@ -110,7 +154,7 @@ pub fn codex_hook_hash(matcher: Option<&str>, handler: &serde_json::Value) -> St
         normalized.insert("statusMessage", m.into());
     }
     let mut identity: BTreeMap<&str, Value> = BTreeMap::new();
-    identity.insert("event_name", "pre_tool_use".into());
+    identity.insert("event_name", event.into());
     identity.insert("hooks", Value::Array(vec![serde_json::to_value(&normalized).unwrap_or_default()]));
     if let Some(m) = matcher {
         identity.insert("matcher", m.into());
@@ -122,15 +166,16 @@ pub fn codex_hook_hash(matcher: Option<&str>, handler: &serde_json::Value) -> St
     format!("sha256:{hex}")
 }
 
-/// What codex's `config` (its text, `None`: no file) says about the hook at `key` with `hash`,
-/// in the project `project` (`None`: the user-wide hooks file, which needs no project trust).
-/// `trust_command` is the command that trusts both.
+/// What codex's `config` (its text, `None`: no file) says about our hooks, each `(key, hash)`
+/// in `hooks`, in the project `project` (`None`: the user-wide hooks file, which needs no
+/// project trust): loaded only when every one of them is trusted (an untrusted one is skipped
+/// without a word, so a post-tool or session-end hook left untrusted is a shell write kept or a
+/// claim that outlives its session). `trust_command` is the command that trusts them all.
 pub fn codex_effect(
     config: Option<&str>,
     config_path: &Path,
     project: Option<&Path>,
-    key: &str,
-    hash: &str,
+    hooks: &[(String, String)],
     trust_command: &str,
 ) -> Effect {
     let doc = config.and_then(|c| c.parse::<toml_edit::DocumentMut>().ok());
@@ -144,7 +189,7 @@ pub fn codex_effect(
     let remedy = |what: &str| {
         format!(
             "run `{trust_command}` (it writes {what} to {}), or trust it in codex (start `codex` here, accept the \
-             project, then open /hooks and trust the git mas hook)",
+             project, then open /hooks and trust the git mas hooks)",
             config_path.display()
         )
     };
@@ -154,38 +199,44 @@ pub fn codex_effect(
         if level.as_ref().and_then(|l| l.as_str()) != Some("trusted") {
             return Effect::not_loaded(
                 "project not trusted by codex",
-                remedy(&format!("[projects.\"{root}\"] trust_level = \"trusted\" and the hook's trusted_hash")),
+                remedy(&format!("[projects.\"{root}\"] trust_level = \"trusted\" and the hooks' trusted_hash")),
             );
         }
     }
-    let state = |field: &str| get(&["hooks", "state", key, field]);
-    if state("enabled").and_then(|e| e.as_bool()) == Some(false) {
-        return Effect::not_loaded(
-            "hook disabled in codex",
-            format!("enable it in codex's /hooks, or remove enabled = false under [hooks.state.\"{key}\"]"),
-        );
+    for (key, hash) in hooks {
+        let state = |field: &str| get(&["hooks", "state", key, field]);
+        if state("enabled").and_then(|e| e.as_bool()) == Some(false) {
+            return Effect::not_loaded(
+                "hook disabled in codex",
+                format!("enable it in codex's /hooks, or remove enabled = false under [hooks.state.\"{key}\"]"),
+            );
+        }
+        match state("trusted_hash").as_ref().and_then(|h| h.as_str()) {
+            Some(h) if h == hash => {}
+            Some(_) => {
+                return Effect::not_loaded(
+                    "hook changed since codex trusted it",
+                    remedy(&format!("the hook's new trusted_hash under [hooks.state.\"{key}\"]")),
+                );
+            }
+            None => {
+                return Effect::not_loaded(
+                    "hook not trusted by codex",
+                    remedy(&format!("trusted_hash = \"{hash}\" under [hooks.state.\"{key}\"]")),
+                );
+            }
+        }
     }
-    match state("trusted_hash").as_ref().and_then(|h| h.as_str()) {
-        Some(h) if h == hash => Effect::loaded("project and hook trusted by codex"),
-        Some(_) => Effect::not_loaded(
-            "hook changed since codex trusted it",
-            remedy(&format!("the hook's new trusted_hash under [hooks.state.\"{key}\"]")),
-        ),
-        None => Effect::not_loaded(
-            "hook not trusted by codex",
-            remedy(&format!("trusted_hash = \"{hash}\" under [hooks.state.\"{key}\"]")),
-        ),
-    }
+    Effect::loaded("project and hooks trusted by codex")
 }
 
-/// Codex's `config` with the project (when given) and the hook at `key` trusted, every other byte
-/// kept; `None` when it already says so.
+/// Codex's `config` with the project (when given) and each of our hooks, `(key, hash)` in
+/// `hooks`, trusted, every other byte kept; `None` when it already says so.
 pub fn codex_trusted(
     config: Option<&str>,
     config_path: &Path,
     project: Option<&Path>,
-    key: &str,
-    hash: &str,
+    hooks: &[(String, String)],
 ) -> Result<Option<String>, HostHookError> {
     use toml_edit::{DocumentMut, Item, Table, value};
     let mut doc = match config {
@@ -215,11 +266,13 @@ pub fn codex_trusted(
             entry.insert("trust_level", value("trusted"));
         }
     }
-    let hooks = table(doc.as_table_mut(), "hooks", true).ok_or_else(|| shape("hooks is not a table"))?;
-    let state = table(hooks, "state", true).ok_or_else(|| shape("hooks.state is not a table"))?;
-    let entry = table(state, key, false).ok_or_else(|| shape("a hooks.state entry is not a table"))?;
-    if entry.get("trusted_hash").and_then(|h| h.as_str()) != Some(hash) {
-        entry.insert("trusted_hash", value(hash));
+    let section = table(doc.as_table_mut(), "hooks", true).ok_or_else(|| shape("hooks is not a table"))?;
+    let state = table(section, "state", true).ok_or_else(|| shape("hooks.state is not a table"))?;
+    for (key, hash) in hooks {
+        let entry = table(state, key, false).ok_or_else(|| shape("a hooks.state entry is not a table"))?;
+        if entry.get("trusted_hash").and_then(|h| h.as_str()) != Some(hash.as_str()) {
+            entry.insert("trusted_hash", value(hash.as_str()));
+        }
     }
     let after = doc.to_string();
     Ok((after != before).then_some(after))
@@ -360,12 +413,15 @@ pub fn effect(host: Host, scope: &Scope, env: &dyn Env) -> Result<Option<Effect>
     let home = env.var("HOME");
     match host {
         Host::Codex if !linked => {
-            let Some((_, key, hash)) = codex_hook(scope, env)? else { return Ok(None) };
+            let hooks = codex_hooks(scope, env)?;
+            if hooks.is_empty() {
+                return Ok(None);
+            }
             let Some(config_path) = codex_config(env) else { return Ok(None) };
             let config = read(&config_path)?;
             let project = root_of(scope);
             let command = trust_command(host, scope);
-            Ok(Some(codex_effect(config.as_deref(), &config_path, project.as_deref(), &key, &hash, &command)))
+            Ok(Some(codex_effect(config.as_deref(), &config_path, project.as_deref(), &hooks, &command)))
         }
         Host::Copilot => {
             let Some(dir) = root_of(scope) else { return Ok(None) };
@@ -386,25 +442,23 @@ pub fn effect(host: Host, scope: &Scope, env: &dyn Env) -> Result<Option<Effect>
     }
 }
 
-/// Our codex hooks file in `scope` (absolute, symlinks resolved), the key of our handler in it
-/// and its hash; `None` when it holds no handler of ours.
-fn codex_hook(scope: &Scope, env: &dyn Env) -> Result<Option<(PathBuf, String, String)>, HostHookError> {
+/// Each handler of ours in the codex hooks file of `scope` as `(key, hash)` (the file's path
+/// absolute, symlinks resolved); none when it holds no handler of ours.
+fn codex_hooks(scope: &Scope, env: &dyn Env) -> Result<Vec<(String, String)>, HostHookError> {
     let files =
         super::hooks::hook_files(Host::Codex, scope, env).ok_or(HostHookError::NoHome { host: Host::Codex.name() })?;
-    let Some(file) = files.first() else { return Ok(None) };
+    let Some(file) = files.first() else { return Ok(Vec::new()) };
     let path = file.path();
-    let Some(text) = read(&path)? else { return Ok(None) };
-    let Some((group, handler, hash)) = codex_our_hook(&text) else { return Ok(None) };
+    let Some(text) = read(&path)? else { return Ok(Vec::new()) };
     let path = std::fs::canonicalize(&path).unwrap_or(path);
-    let key = codex_hook_key(&path, group, handler);
-    Ok(Some((path, key, hash)))
+    Ok(codex_our_hooks(&text).into_iter().map(|h| (h.key(&path), h.hash)).collect())
 }
 
 /// Makes `host`'s installed hook in `scope` effective where that is a file we can write: codex's
-/// project and hook trust in its `config.toml`; gemini's trust of the project's folder in its
-/// `trustedFolders.json` (gemini trusts folders, not hooks: the whole folder's `.gemini/`
-/// settings, other hooks and MCP servers among them, load from then on). Returns the file written
-/// (`None`: nothing to write, or a host whose trust we do not write).
+/// trust of the project and of each of our hooks in its `config.toml`; gemini's trust of the
+/// project's folder in its `trustedFolders.json` (gemini trusts folders, not hooks: the whole
+/// folder's `.gemini/` settings, other hooks and MCP servers among them, load from then on).
+/// Returns the file written (`None`: nothing to write, or a host whose trust we do not write).
 pub fn trust(host: Host, scope: &Scope, env: &dyn Env) -> Result<Option<PathBuf>, HostHookError> {
     if host == Host::Gemini {
         let Some(dir) = root_of(scope) else { return Ok(None) };
@@ -420,11 +474,14 @@ pub fn trust(host: Host, scope: &Scope, env: &dyn Env) -> Result<Option<PathBuf>
     if host != Host::Codex || matches!(scope, Scope::Project(top) if top.join(".git").is_file()) {
         return Ok(None);
     }
-    let Some((_, key, hash)) = codex_hook(scope, env)? else { return Ok(None) };
+    let hooks = codex_hooks(scope, env)?;
+    if hooks.is_empty() {
+        return Ok(None);
+    }
     let config_path = codex_config(env).ok_or(HostHookError::NoHome { host: host.name() })?;
     let config = read(&config_path)?;
     let project = root_of(scope);
-    match codex_trusted(config.as_deref(), &config_path, project.as_deref(), &key, &hash)? {
+    match codex_trusted(config.as_deref(), &config_path, project.as_deref(), &hooks)? {
         Some(text) => {
             write_atomic(&config_path, &text)?;
             Ok(Some(config_path))
@@ -446,7 +503,7 @@ mod tests {
 
     #[test]
     fn the_codex_hash_is_of_the_normalized_identity_with_sorted_keys() {
-        let hash = codex_hook_hash(Some("apply_patch"), &our_handler());
+        let hash = codex_hook_hash("pre_tool_use", Some("apply_patch"), &our_handler());
         let identity = r#"{"event_name":"pre_tool_use","hooks":[{"async":false,"command":"git mas gate --host codex","timeout":10,"type":"command"}],"matcher":"apply_patch"}"#;
         use sha2::Digest as _;
         let want: String = sha2::Sha256::digest(identity.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
@@ -454,29 +511,63 @@ mod tests {
         // Defaults are filled in, so an explicit default hashes the same.
         let explicit =
             json!({"type": "command", "command": "git mas gate --host codex", "timeout": 10, "async": false});
-        assert_eq!(codex_hook_hash(Some("apply_patch"), &explicit), hash);
-        assert_ne!(codex_hook_hash(Some("apply_patch|Bash"), &our_handler()), hash);
+        assert_eq!(codex_hook_hash("pre_tool_use", Some("apply_patch"), &explicit), hash);
+        assert_ne!(codex_hook_hash("pre_tool_use", Some("apply_patch|Bash"), &our_handler()), hash);
+        assert_ne!(codex_hook_hash("post_tool_use", Some("apply_patch"), &our_handler()), hash);
+    }
+
+    /// The `currentHash` codex 0.171.0's app-server (`hooks/list`) gave for each entry
+    /// `hooks install --host codex` writes, and the hash computed here for it.
+    #[test]
+    fn the_codex_hashes_of_our_entries_are_the_ones_codex_computes() {
+        let text = r#"{"hooks": {
+            "PreToolUse": [{"matcher": "apply_patch|Bash|mcp__.*", "hooks": [{"type": "command", "command": "git mas gate --host codex", "timeout": 10}]}],
+            "PostToolUse": [{"matcher": ".*", "hooks": [{"type": "command", "command": "git mas gate --host codex --post-tool", "timeout": 10}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "git mas gate --host codex --session-end", "timeout": 10}]}]
+        }}"#;
+        let measured = [
+            ("pre_tool_use", "sha256:e57d30dc814473411df6f1a9bebbfd923ca7b72509d93d799ce612cc8ccee0ee"),
+            ("post_tool_use", "sha256:b0eac15ddcefb90eff750ddf7d644018624b4f03ad400749f56366aa4def4296"),
+            // Hashed with the timeout clamped to 3 s.
+            ("session_end", "sha256:95d34b7988861806fc1e502259f8ed9a72dfa9fe176d21a6f50b4264270a95df"),
+        ];
+        let found = codex_our_hooks(text);
+        let got: Vec<(&str, &str)> = found.iter().map(|h| (h.event, h.hash.as_str())).collect();
+        assert_eq!(got, measured);
+        let file = Path::new("/r/.codex/hooks.json");
+        assert_eq!(found[2].key(file), "/r/.codex/hooks.json:session_end:0:0");
     }
 
     #[test]
-    fn our_codex_hook_is_found_with_its_position() {
+    fn our_codex_hooks_are_found_with_their_positions() {
         let text = r#"{"hooks": {"PreToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine"}]},
             {"matcher": "apply_patch", "hooks": [{"type": "command", "command": "git mas gate --host codex", "timeout": 10}]}
+        ], "PostToolUse": [
+            {"matcher": ".*", "hooks": [{"type": "command", "command": "mine"}, {"type": "command", "command": "git mas gate --host codex --post-tool", "timeout": 10}]}
+        ], "Stop": [
+            {"hooks": [{"type": "command", "command": "git mas gate --host codex --session-end"}]}
         ]}}"#;
-        let (g, h, hash) = codex_our_hook(text).unwrap();
-        assert_eq!((g, h), (1, 0));
-        assert_eq!(hash, codex_hook_hash(Some("apply_patch"), &our_handler()));
-        assert_eq!(codex_our_hook(r#"{"hooks": {}}"#), None);
+        let found = codex_our_hooks(text);
+        let at: Vec<(&str, usize, usize)> = found.iter().map(|h| (h.event, h.group, h.handler)).collect();
+        // Not under an event our entries never go under.
+        assert_eq!(at, [("pre_tool_use", 1, 0), ("post_tool_use", 0, 1)]);
+        assert_eq!(found[0].hash, codex_hook_hash("pre_tool_use", Some("apply_patch"), &our_handler()));
+        assert_eq!(found[0].key(Path::new("/r/.codex/hooks.json")), "/r/.codex/hooks.json:pre_tool_use:1:0");
+        assert!(codex_our_hooks(r#"{"hooks": {}}"#).is_empty());
+        assert!(codex_our_hooks("not json").is_empty());
     }
 
     #[test]
     fn codex_effect_table() {
         let hash = "sha256:aa";
+        let post = "/r/.codex/hooks.json:post_tool_use:0:0";
+        let hooks = [(KEY.to_string(), hash.to_string()), (post.to_string(), "sha256:cc".to_string())];
         let path = Path::new("/home/u/.codex/config.toml");
         let project = Some(Path::new("/r"));
         let trusted_project = "[projects.\"/r\"]\ntrust_level = \"trusted\"\n";
-        let hook = |h: &str| format!("[hooks.state.\"{KEY}\"]\ntrusted_hash = \"{h}\"\n");
+        let hook = |k: &str, h: &str| format!("[hooks.state.\"{k}\"]\ntrusted_hash = \"{h}\"\n");
+        let both = format!("{}{}", hook(KEY, hash), hook(post, "sha256:cc"));
         let cases: Vec<(Option<String>, Option<&Path>, bool, &str)> = vec![
             (None, project, false, "project not trusted by codex"),
             (Some("model = \"x\"\n".into()), project, false, "project not trusted by codex"),
@@ -488,24 +579,26 @@ mod tests {
             ),
             (Some(trusted_project.into()), project, false, "hook not trusted by codex"),
             (
-                Some(format!("{trusted_project}{}", hook("sha256:bb"))),
+                Some(format!("{trusted_project}{}", hook(KEY, "sha256:bb"))),
                 project,
                 false,
                 "hook changed since codex trusted it",
             ),
             (
-                Some(format!("{trusted_project}{}enabled = false\n", hook(hash))),
+                Some(format!("{trusted_project}{}enabled = false\n", hook(KEY, hash))),
                 project,
                 false,
                 "hook disabled in codex",
             ),
-            (Some(format!("{trusted_project}{}", hook(hash))), project, true, "project and hook trusted by codex"),
+            // The pre-tool entry trusted and the post-tool one not: codex skips it silently.
+            (Some(format!("{trusted_project}{}", hook(KEY, hash))), project, false, "hook not trusted by codex"),
+            (Some(format!("{trusted_project}{both}")), project, true, "project and hooks trusted by codex"),
             // The user-wide hooks file needs no project trust.
-            (Some(hook(hash)), None, true, "project and hook trusted by codex"),
+            (Some(both.clone()), None, true, "project and hooks trusted by codex"),
         ];
         for (config, project, loaded, reason) in cases {
             let e =
-                codex_effect(config.as_deref(), path, project, KEY, hash, "git mas hooks install --host codex --trust");
+                codex_effect(config.as_deref(), path, project, &hooks, "git mas hooks install --host codex --trust");
             assert_eq!((e.loaded, e.reason.as_str()), (loaded, reason), "{config:?}");
             assert_eq!(e.remedy.is_some(), !loaded);
             if let Some(remedy) = e.remedy.filter(|_| reason.contains("trusted")) {
@@ -518,20 +611,27 @@ mod tests {
     fn trusting_codex_keeps_every_other_byte_and_is_idempotent() {
         let path = Path::new("/c/config.toml");
         let project = Some(Path::new("/r"));
+        let post = "/r/.codex/hooks.json:post_tool_use:0:0";
+        let hooks = |pre: &str| vec![(KEY.to_string(), pre.to_string()), (post.to_string(), "sha256:cc".to_string())];
         let user = "# my settings\nmodel = \"gpt-5.5\"  # pinned\n\n[model_providers.mock]\nname = \"mock\"\n";
-        let text = codex_trusted(Some(user), path, project, KEY, "sha256:aa").unwrap().unwrap();
+        let text = codex_trusted(Some(user), path, project, &hooks("sha256:aa")).unwrap().unwrap();
         assert!(text.starts_with(user), "{text}");
         assert!(text.contains("[projects.\"/r\"]\ntrust_level = \"trusted\"\n"), "{text}");
         assert!(text.contains(&format!("[hooks.state.\"{KEY}\"]\ntrusted_hash = \"sha256:aa\"\n")), "{text}");
+        assert!(text.contains(&format!("[hooks.state.\"{post}\"]\ntrusted_hash = \"sha256:cc\"\n")), "{text}");
         assert!(!text.contains("[projects]\n") && !text.contains("[hooks]\n"), "{text}");
-        let e = codex_effect(Some(&text), path, project, KEY, "sha256:aa", "t");
+        let e = codex_effect(Some(&text), path, project, &hooks("sha256:aa"), "t");
         assert!(e.loaded, "{e:?}");
-        assert_eq!(codex_trusted(Some(&text), path, project, KEY, "sha256:aa").unwrap(), None, "nothing more to write");
-        // A changed hook: only the hash moves.
-        let again = codex_trusted(Some(&text), path, project, KEY, "sha256:bb").unwrap().unwrap();
+        assert_eq!(codex_trusted(Some(&text), path, project, &hooks("sha256:aa")).unwrap(), None, "nothing more");
+        // A changed hook: only its hash moves.
+        let again = codex_trusted(Some(&text), path, project, &hooks("sha256:bb")).unwrap().unwrap();
         assert_eq!(again, text.replace("sha256:aa", "sha256:bb"));
-        assert!(codex_trusted(Some("projects = 3\n"), path, project, KEY, "h").is_err());
-        assert!(codex_trusted(Some("not toml ["), path, project, KEY, "h").is_err());
+        // A config that trusted the pre-tool entry alone (an earlier release's) gets the others.
+        let pre_only = codex_trusted(Some(user), path, project, &hooks("sha256:aa")[..1]).unwrap().unwrap();
+        let upgraded = codex_trusted(Some(&pre_only), path, project, &hooks("sha256:aa")).unwrap().unwrap();
+        assert_eq!(upgraded, text);
+        assert!(codex_trusted(Some("projects = 3\n"), path, project, &hooks("h")).is_err());
+        assert!(codex_trusted(Some("not toml ["), path, project, &hooks("h")).is_err());
     }
 
     #[test]

@@ -316,6 +316,49 @@ fn the_opencode_plugin_sends_every_tool_to_the_post_tool_gate_and_tells_the_mode
     assert!(failed.starts_with("done\n\ngit mas gate could not check") && failed.contains("exit 3"), "{failed}");
 }
 
+#[test]
+fn the_opencode_plugin_ends_each_session_it_served_when_opencode_exits() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "opencode"]);
+    let plugin = std::fs::read_to_string(repo.join(".opencode/plugins/git-mas.js")).unwrap();
+    // Stand-ins: the pre-tool gate allows; the session end saves what it was sent.
+    let ended = env.root().join("ended.jsonl");
+    let end = env.root().join("end.sh");
+    std::fs::write(&end, format!("cat >> {}; echo >> {}", ended.display(), ended.display())).unwrap();
+    let copy = repo.join(".opencode/plugins/stand-in.js");
+    let text = plugin
+        .replace("git mas gate --host opencode --session-end", &format!("sh {}", end.display()))
+        .replace("\"git mas gate --host opencode\"", "\"cat >/dev/null; echo '{\\\"decision\\\":\\\"allow\\\"}'\"");
+    std::fs::write(&copy, text).unwrap();
+    // Two sessions ask the gate (one twice), one only reads; then the process ends.
+    let harness = format!(
+        "const m = await import({plugin:?});\n\
+         const hooks = await m.GitMasGate({{ directory: {dir:?}, worktree: {dir:?} }});\n\
+         for (const [tool, sessionID] of [['edit', 's1'], ['bash', 's2'], ['edit', 's1'], ['read', 's3']]) {{\n\
+           await hooks['tool.execute.before']({{ tool, sessionID, callID: 'c' }}, {{ args: {{ filePath: 'x' }} }});\n\
+         }}\n",
+        plugin = copy.to_str().unwrap(),
+        dir = repo.to_str().unwrap(),
+    );
+    let mut cmd = Command::new("node");
+    env.hermetic(&mut cmd);
+    let out = cmd.args(["--input-type=module", "-e", &harness]).current_dir(&repo).output().expect("node is installed");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent: Vec<serde_json::Value> = std::fs::read_to_string(&ended)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let dir = repo.to_str().unwrap();
+    assert_eq!(
+        sent,
+        [serde_json::json!({"sessionID": "s1", "cwd": dir}), serde_json::json!({"sessionID": "s2", "cwd": dir})],
+        "each session that asked the gate, once; not one that only read"
+    );
+}
+
 /// A development agent standing in for a host: notes whether its host's hook file is in its
 /// worktree, writes a note, proposes, endorses, and hands the turn on.
 const STAND_IN: &str = r#"prompt=$(cat)

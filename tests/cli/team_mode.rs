@@ -203,17 +203,42 @@ fn the_holders_own_edit_during_anothers_shell_call_is_not_undone() {
 }
 
 #[test]
+fn copilot_is_told_in_the_shell_calls_result_kept_whole() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let held = std::fs::read(repo.join("src/lib.rs")).unwrap();
+    let call = json!({"sessionId": "cp-1", "cwd": repo, "toolName": "bash", "toolArgs": {"command": "x"}});
+    let pre = event(&env, &repo, "copilot", None, &call);
+    assert!(pre.stdout.is_empty(), "{}", shown(&pre));
+    std::fs::write(repo.join("src/lib.rs"), "clobbered\n").unwrap();
+    let mut after = call.clone();
+    after["toolResult"] = json!({"resultType": "success", "textResultForLlm": "<exited with exit code 0>"});
+    let post = event(&env, &repo, "copilot", Some("--post-tool"), &after);
+    let v: Value = serde_json::from_slice(&post.stdout).unwrap();
+    let text = v["modifiedResult"]["textResultForLlm"].as_str().unwrap();
+    assert!(text.starts_with("<exited with exit code 0>\n\n"), "the call's own result comes first: {text}");
+    assert!(text.contains("src/lib.rs") && text.contains("put back") && text.contains("alice.claude-"), "{text}");
+    assert_eq!(v["modifiedResult"]["resultType"], "success");
+    assert_eq!(std::fs::read(repo.join("src/lib.rs")).unwrap(), held);
+    // Told once: the next call is not refused.
+    let next = event(&env, &repo, "copilot", None, &call);
+    assert!(next.stdout.is_empty(), "{}", shown(&next));
+}
+
+#[test]
 fn a_host_that_does_not_show_post_tool_answers_hears_it_at_its_next_call() {
     let env = TestEnv::new();
     let repo = team_repo(&env);
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
     let held = std::fs::read(repo.join("src/lib.rs")).unwrap();
+    // Copilot's post-tool payload without the tool's result: there is no result to hand back.
     let copilot = |event_cwd: &Path| json!({"sessionId": "cp-1", "cwd": event_cwd, "toolName": "bash", "toolArgs": {"command": "x"}});
     let pre = event(&env, &repo, "copilot", None, &copilot(&repo));
     assert!(pre.stdout.is_empty(), "{}", shown(&pre));
     std::fs::write(repo.join("src/lib.rs"), "clobbered\n").unwrap();
     let post = event(&env, &repo, "copilot", Some("--post-tool"), &copilot(&repo));
-    assert!(post.stdout.is_empty(), "copilot reads no post-tool answer: {}", shown(&post));
+    assert!(post.stdout.is_empty(), "no result to hand back with the message: {}", shown(&post));
     assert_eq!(std::fs::read(repo.join("src/lib.rs")).unwrap(), held, "put back all the same");
     // The next call of that session is refused once, with what happened.
     let next = event(&env, &repo, "copilot", None, &copilot(&repo));

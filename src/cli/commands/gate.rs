@@ -64,9 +64,11 @@ use std::time::Instant;
 /// has left. Claims renew with edits and lapse after `mas.claimTtl` (default 15m); a ninth claim
 /// is refused with the release command. A frame is published when there is none. Before a shell
 /// call (Bash, shell, run_shell_command, …) the files other agents hold are kept; --post-tool
-/// (the host's post-tool hook) puts back what the call changed and tells the agent; at the next
-/// pre-tool call for a host that has no post-tool hook. --session-end (the host's session-end
-/// hook) releases the session's claims at once.
+/// (the host's post-tool hook) puts back what the call changed and tells the agent in its answer
+/// (claude-code, codex, copilot, gemini, opencode), or at its next pre-tool call (cursor, goose,
+/// whose post-tool answers do not reach the agent). --session-end (the host's session-end hook)
+/// releases the session's claims at once (opencode's plugin sends it for each session it served
+/// when opencode exits).
 ///
 /// The hook answers within 6 seconds, under every host's hook timeout: when the payload has not
 /// arrived whole by then (stdin left open) or the board could not be read in time, it refuses.
@@ -268,7 +270,8 @@ fn after(ctx: &Context, host: Host, event: HookEvent, received: Received) -> rep
         Ok(Err(e)) => {
             let text = format!("git mas gate: {}", e.render(false).trim_end());
             match event {
-                HookEvent::PostTool => reply::post_tool(host, &text).unwrap_or_else(|| quiet(format!("{text}\n"))),
+                HookEvent::PostTool => reply::post_tool(host, &text, payload::post_tool_result(host, &bytes).as_ref())
+                    .unwrap_or_else(|| quiet(format!("{text}\n"))),
                 _ => quiet(format!("{text}\n")),
             }
         }

@@ -74,9 +74,10 @@ pub struct HooksArgs {
     /// With --host: the user's configuration, for every project, instead of this working tree's.
     #[arg(long, requires = "hosts")]
     pub global: bool,
-    /// With install --host codex: also trust the project and the hook in codex's own configuration
-    /// ($CODEX_HOME/config.toml or ~/.codex/config.toml, a file of yours for every project; every
-    /// other byte of it is kept), without which codex ignores the hook. With --host gemini: trust
+    /// With install --host codex: also trust the project and each of the hook's entries (pre-tool,
+    /// post-tool, session end) in codex's own configuration ($CODEX_HOME/config.toml or
+    /// ~/.codex/config.toml, a file of yours for every project; every other byte of it is kept),
+    /// without which codex ignores them. With --host gemini: trust
     /// the project's folder in ~/.gemini/trustedFolders.json (gemini then loads all of its
     /// .gemini/settings.json), without which gemini ignores the hook.
     #[arg(long, requires = "hosts")]
@@ -231,7 +232,7 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
             && args.trust
             && let Some(written) = trust::trust(host, &scope, &ProcessEnv).map_err(CliError::from)?
         {
-            let what = if host == Host::Gemini { "the folder" } else { "the project and the hook" };
+            let what = if host == Host::Gemini { "the folder" } else { "the project and the hooks" };
             ctx.status(&format!("{}: trusted {what} in {}", host.name(), written.display()));
         }
         let effect = if installed { trust::effect(host, &scope, &ProcessEnv).map_err(CliError::from)? } else { None };

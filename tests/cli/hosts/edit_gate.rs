@@ -4,7 +4,7 @@
 //! inside an unheld function of a file whose other function is held go through.
 //!
 //! With `GIT_MAS_HOSTS_CAPTURE=DIR` set, every hook payload is also saved in DIR (the source of
-//! `tests/fixtures/hook-payloads/`), the shell tool is hooked too, and so are the host's
+//! `tests/fixtures/hook-payloads/`), the reading tools are hooked too, and so are the host's
 //! post-tool and session-end events of its row in `git_mas::hosts::TABLE` (saved as
 //! `<host>-<event>-….json`; opencode's plugin saves what `tool.execute.after` is given).
 
@@ -59,8 +59,8 @@ fn write_json(path: &Path, value: &serde_json::Value) {
 
 /// Installs `host`'s edit hook in `worktree` with `git mas hooks install --host` (project scope)
 /// and keeps its files out of the proposal through the exclude file. Under
-/// `GIT_MAS_HOSTS_CAPTURE` the installed command becomes the capturing script and the shell tool
-/// is hooked too.
+/// `GIT_MAS_HOSTS_CAPTURE` the installed command becomes the capturing script (and opencode's
+/// reading tools are hooked too).
 pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
     let out = bench.team.ok(worktree, "alice", &["hooks", "install", "--host", host]);
     let gate = Host::from_name(host).unwrap();
@@ -83,19 +83,14 @@ pub fn install_edit_gate(bench: &Bench, host: &str, worktree: &Path) {
 }
 
 /// `text` (a hook file, or a command line) with the gate command replaced by the capturing
-/// script, the shell tool hooked as well as the editing ones, and the host's other events hooked
-/// to a script that only saves their payload.
+/// script (opencode's plugin asking about its reading tools too), and the host's other events
+/// hooked to a script that only saves their payload.
 fn capturing(bench: &Bench, host: &str, text: &str) -> String {
     let gate = Host::from_name(host).unwrap();
     let command = hooks::gate_command(gate);
     // The pre-tool command only: the post-tool and session-end ones are replaced below.
     let text = text.replace(&format!("\"{command}\""), &format!("\"{}\"", gate_command(bench, host)));
     let text = match host {
-        "claude-code" => text.replace(
-            "\"Write|Edit|MultiEdit|NotebookEdit|mcp__.*\"",
-            "\"Write|Edit|MultiEdit|NotebookEdit|mcp__.*|Bash\"",
-        ),
-        "codex" => text.replace("\"apply_patch|mcp__.*\"", "\"apply_patch|mcp__.*|Bash\""),
         "opencode" => text.replace("if (READ_ONLY.has(input.tool)) return;", ""),
         _ => text,
     };
@@ -167,7 +162,7 @@ fn save_command(bench: &Bench, host: &str, event: &str) -> String {
 /// @opencode-ai/plugin@<its version>` in each (writing package.json, package-lock.json and
 /// node_modules/) and waits for it before it loads any plugin: that needs the network and took 35 s
 /// here. The git-mas plugin imports nothing.
-fn seed_opencode_dependencies(dir: &Path) {
+pub(super) fn seed_opencode_dependencies(dir: &Path) {
     let version = "1.18.33";
     let deps = json!({ "@opencode-ai/plugin": version });
     write_json(&dir.join("package.json"), &json!({ "dependencies": deps }));

@@ -26,6 +26,7 @@ mod mcp_session;
 mod opencode;
 mod server;
 mod team;
+mod team_mode;
 mod trust;
 
 /// The folder `tests/hosts/install.sh` installs into.
@@ -156,63 +157,18 @@ impl Bench {
         self.team.env.root().join("home")
     }
 
-    /// The hermetic environment plus the hosts on PATH, no proxy, and `extra`.
+    /// [`host_command`] in the worktree, acting for alice in the run.
     pub fn command(&self, line: &str, extra: &[(&str, String)]) -> Command {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c").arg(line).current_dir(&self.worktree);
-        self.team.env.hermetic(&mut cmd);
-        cmd.env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin()))
-            .env("GIT_MAS_AGENT", "alice")
-            .env("GIT_MAS_RUN", &self.run)
-            .env("GIT_MAS_WORKTREE", &self.worktree)
-            // The test's root, not its `tmp/`: copilot lets a shell command read the temporary
-            // directory without asking, and the team's check script lies in the root.
-            .env("TMPDIR", self.team.env.root())
-            .env("NO_PROXY", "*")
-            .env_remove("HTTP_PROXY")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("https_proxy")
-            .env_remove("ALL_PROXY");
-        for (k, v) in extra {
-            cmd.env(k, v);
-        }
+        let mut cmd = host_command(&self.team.env, &self.worktree, line, extra);
+        cmd.env("GIT_MAS_AGENT", "alice").env("GIT_MAS_RUN", &self.run).env("GIT_MAS_WORKTREE", &self.worktree);
         cmd
     }
 
     /// Runs `line` under `sh -c` in the worktree, `prompt` on stdin, killed after `limit`.
     pub fn run(&self, line: &str, extra: &[(&str, String)], prompt: &str, limit: Duration) -> HostRun {
-        let started = Instant::now();
-        let out_path = self.team.env.root().join("host.stdout");
-        let err_path = self.team.env.root().join("host.stderr");
-        let mut cmd = self.command(line, extra);
-        cmd.stdin(Stdio::piped())
-            .stdout(std::fs::File::create(&out_path).unwrap())
-            .stderr(std::fs::File::create(&err_path).unwrap())
-            .process_group(0);
-        let mut child = cmd.spawn().expect("start sh");
-        let mut stdin = child.stdin.take().unwrap();
-        let _ = stdin.write_all(prompt.as_bytes());
-        drop(stdin);
-        let code = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status.code();
-            }
-            if started.elapsed() > limit {
-                kill_group(child.id());
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        // Whatever the host left running is its process group's; stop it.
-        kill_group(child.id());
-        HostRun {
-            code,
-            stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
-            stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
-            elapsed: started.elapsed(),
-        }
+        let root = self.team.env.root();
+        Running::spawn(self.command(line, extra), prompt, &root.join("host.stdout"), &root.join("host.stderr"))
+            .wait(limit)
     }
 
     /// Every tool result text the host sent back to the model, joined.
@@ -222,6 +178,96 @@ impl Bench {
             collect_results(&body, &mut out);
         }
         out
+    }
+}
+
+/// `sh -c LINE` in `dir` with the hermetic environment of `env`, the hosts on PATH, no proxy,
+/// and `extra`.
+pub fn host_command(env: &TestEnv, dir: &Path, line: &str, extra: &[(&str, String)]) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(line).current_dir(dir);
+    env.hermetic(&mut cmd);
+    cmd.env("PATH", format!("{}:{}", hosts_bin().display(), path_with_bin()))
+        // The test's root, not its `tmp/`: copilot lets a shell command read the temporary
+        // directory without asking, and the team's check script lies in the root.
+        .env("TMPDIR", env.root())
+        .env("NO_PROXY", "*")
+        .env_remove("HTTP_PROXY")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("https_proxy")
+        .env_remove("ALL_PROXY");
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// A host started in a process group of its own, its prompt given on stdin and closed, its
+/// output going to files.
+pub struct Running {
+    child: std::process::Child,
+    stdout: PathBuf,
+    stderr: PathBuf,
+    started: Instant,
+}
+
+impl Running {
+    /// Starts `cmd`, `prompt` on its stdin, its stdout and stderr to these files.
+    pub fn spawn(mut cmd: Command, prompt: &str, stdout: &Path, stderr: &Path) -> Running {
+        let started = Instant::now();
+        cmd.stdin(Stdio::piped())
+            .stdout(std::fs::File::create(stdout).unwrap())
+            .stderr(std::fs::File::create(stderr).unwrap())
+            .process_group(0);
+        let mut child = cmd.spawn().expect("start sh");
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(prompt.as_bytes());
+        drop(stdin);
+        Running { child, stdout: stdout.to_path_buf(), stderr: stderr.to_path_buf(), started }
+    }
+
+    /// Waits for the host to exit, killing it `limit` after it started; whatever it left running
+    /// in its process group is stopped.
+    pub fn wait(self, limit: Duration) -> HostRun {
+        self.wait_lingering(limit, Duration::ZERO)
+    }
+
+    /// [`Running::wait`], giving what the host left running in its group (a hook it did not wait
+    /// for) up to `linger` to end by itself before it is stopped.
+    pub fn wait_lingering(mut self, limit: Duration, linger: Duration) -> HostRun {
+        let code = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status.code();
+            }
+            if self.started.elapsed() > limit {
+                kill_group(self.child.id());
+                let _ = self.child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let exited = Instant::now();
+        while exited.elapsed() < linger && !group_members(self.child.id()).is_empty() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        kill_group(self.child.id());
+        HostRun {
+            code,
+            stdout: std::fs::read_to_string(&self.stdout).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&self.stderr).unwrap_or_default(),
+            elapsed: self.started.elapsed(),
+        }
+    }
+}
+
+impl Drop for Running {
+    /// A host abandoned by a failing test is stopped with its group.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            kill_group(self.child.id());
+            let _ = self.child.wait();
+        }
     }
 }
 

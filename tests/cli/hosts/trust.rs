@@ -88,7 +88,7 @@ fn codex_with_the_hook_trusted_by_install_is_refused_a_held_file() {
     assert!(config.contains("[model_providers.mock]") && config.contains("trust_level = \"trusted\""), "{config}");
     let effect = status(&bench).hosts[0].effect.clone().expect("codex's trust is read");
     assert!(effect.loaded && effect.remedy.is_none(), "{effect:?}");
-    assert_eq!(effect.reason, "project and hook trusted by codex");
+    assert_eq!(effect.reason, "project and hooks trusted by codex");
 
     let before = std::fs::read(bench.team.repo.join(HELD)).unwrap();
     let run = run_codex(&bench);

@@ -1,0 +1,496 @@
+//! Team mode with the real hosts: after `git mas init --team --host H` and nothing else of
+//! git-mas's, two sessions (of one host, of two hosts side by side, or in two linked worktrees of
+//! one repository) run at once against one scripted model server and keep off each other's files
+//! by their hooks alone: no `GIT_MAS_AGENT`, no focus published, no `git config mas.*`.
+//!
+//! Each pair plays one scenario. A reads and edits `f` (allowed: A's session agent claims it),
+//! then in a shell step marks that and waits for B. B waits for that mark, is refused its edit
+//! of `f` naming A's agent (`alice.<host>-…`), edits `g` (allowed, claimed), overwrites `f` with
+//! the shell (put back after the call, and B is told at once), makes one more call (it runs: no
+//! call is refused to tell B), marks that it is done and waits for a mark the test makes once
+//! A's host has exited; then B edits `f` again, allowed, as A's session end released it. While
+//! both run the test reads `git mas focus list --json` (A's agent holds `f`, B's `g`) and the
+//! files (`f` is A's, byte for byte); after each host exits, its agent holds nothing. The
+//! branches of the scenario are chosen by a word of each session's prompt, so one server plays
+//! both; a session waits only inside a shell step, never inside a hook.
+//!
+//! Each host runs as a user of team mode runs it unattended, with what the host needs to load a
+//! project's hooks, which is the host's own setting (the setup's notes name each):
+//!
+//! - claude-code: `claude -p`, its edits accepted and the shell allowed.
+//! - codex: `codex exec`, the project and each of its hooks trusted by `git mas hooks install
+//!   --host codex --trust` (codex runs no untrusted hook, and says nothing). In a linked worktree
+//!   it runs the main checkout's trusted hooks, in the worktree.
+//! - copilot: `copilot -s --trust-folder` (in prompt mode it loads `.github/hooks/` only in a
+//!   trusted folder).
+//! - gemini: `GEMINI_CLI_TRUST_WORKSPACE=true` (it reads a project's settings only in a trusted
+//!   folder).
+//! - opencode: `opencode run`, its config folders' npm dependency marked as installed (else it
+//!   npm-installs into them before it loads a plugin).
+//!
+//! What the hosts did (claude-code 2.1.332, codex 0.171.0, copilot 1.0.102, gemini 0.61.0,
+//! opencode 1.18.33; the changes they called for are in `git_mas::hosts::hooks`' module docs):
+//!
+//! - Every host's session-end hook ran as its session ended, before its process was gone or
+//!   within [`LINGER`] of it; opencode, which has none, ends its sessions from its plugin when
+//!   the process exits.
+//! - The message that a shell write was put back reaches the model: in the shell call's own
+//!   result for codex, copilot, gemini and opencode; claude-code adds it as a text of its own
+//!   after the call ("PostToolUse:Bash hook blocking error from command: …").
+//! - Two opencode processes started at one instant with one data folder: one failed at once
+//!   ("database is locked"), so B starts once A has asked its model.
+//! - Gemini refuses a shell command holding `$(…)` ("Command injection detected"), so the marks
+//!   are waited for without one.
+
+use super::claude::claude_env;
+use super::codex::codex_env;
+use super::copilot::copilot_env;
+use super::edit_gate::seed_opencode_dependencies;
+use super::gemini::gemini_env;
+use super::opencode::opencode_env;
+use super::*;
+use crate::json::focus::FocusListOut;
+use git_mas::hosts::Host;
+use git_mas::ops::setup::TeamSetup;
+use server::Branch;
+
+/// The file A claims and B is refused.
+const F: &str = "src/lib.rs";
+/// A's edit of `f`.
+const A_OLD: &str = "pub mod config;";
+const A_NEW: &str = "pub mod config; // A";
+/// B's edit of `f` (another line of it: the whole file is held).
+const B_OLD: &str = "pub mod error;";
+const B_NEW: &str = "pub mod error; // B";
+/// The file B claims.
+const G: &str = "src/money.rs";
+const G_OLD: &str = "pub struct Money(i64);";
+const G_NEW: &str = "pub struct Money(i64); // B";
+/// What B's shell writes over `f`.
+const CLOBBER: &str = "clobbered by the shell of B";
+/// What B's call after its shell write prints (not the words of the command itself).
+const NEXT_CALL: &str = "echo next call | tr a-z A-Z";
+const NEXT_CALL_RAN: &str = "NEXT CALL";
+
+/// The word of each session's prompt that chooses its branch of the scenario.
+const A_WORD: &str = "TEAM-SESSION-A";
+const B_WORD: &str = "TEAM-SESSION-B";
+
+/// How long a host may run, and how long a shell step waits for a mark.
+const LIMIT: Duration = Duration::from_secs(90);
+const MARK_WAIT_SECS: u32 = 60;
+/// How long a host's session-end hook, which it may leave running as it exits, has to end.
+const LINGER: Duration = Duration::from_secs(10);
+
+type HostEnv = fn(&Path, &str) -> Vec<(&'static str, String)>;
+
+/// One host as a team-mode session runs it (see the module docs).
+#[derive(Clone, Copy)]
+struct Kind {
+    host: Host,
+    program: &'static str,
+    env: HostEnv,
+    line: &'static str,
+    /// Whether the post-tool hook's message reaches the model inside the shell call's own result
+    /// (else as a text of the host's own beside it: Claude Code's "PostToolUse:Bash hook blocking
+    /// error from command: …").
+    told_in_result: bool,
+}
+
+const CLAUDE: Kind = Kind {
+    host: Host::ClaudeCode,
+    program: "claude",
+    env: claude_env,
+    line: "claude -p --permission-mode acceptEdits --allowedTools Bash",
+    told_in_result: false,
+};
+const CODEX: Kind = Kind {
+    host: Host::Codex,
+    program: "codex",
+    env: codex_env,
+    line: "codex exec --sandbox danger-full-access --ephemeral --color never -",
+    told_in_result: true,
+};
+const COPILOT: Kind = Kind {
+    host: Host::Copilot,
+    program: "copilot",
+    env: copilot_env,
+    line: "copilot -s --allow-all-tools --no-ask-user --trust-folder",
+    told_in_result: true,
+};
+const GEMINI: Kind = Kind {
+    host: Host::Gemini,
+    program: "gemini",
+    env: gemini_env,
+    line: "GEMINI_CLI_TRUST_WORKSPACE=true gemini --approval-mode yolo",
+    told_in_result: true,
+};
+const OPENCODE: Kind = Kind {
+    host: Host::OpenCode,
+    program: "opencode",
+    env: opencode_env,
+    line: "opencode run --auto",
+    told_in_result: true,
+};
+
+/// Where B runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// In A's checkout.
+    OneCheckout,
+    /// In a linked worktree added after the setup was committed.
+    Worktrees,
+}
+
+/// The marks the two sessions and the test leave for each other, outside the repository.
+struct Marks {
+    dir: PathBuf,
+}
+
+impl Marks {
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+
+    /// A shell line that waits (at most [`MARK_WAIT_SECS`]) for mark `name`, and says whether it
+    /// came. No `$(…)`: gemini refuses a command holding one ("Command injection detected").
+    fn wait(&self, name: &str) -> String {
+        let path = self.path(name);
+        format!(
+            "timeout {MARK_WAIT_SECS} sh -c 'until [ -e {path} ]; do sleep 0.1; done'; \
+             if [ -e {path} ]; then echo saw {name}; else echo no {name}; fi"
+        )
+    }
+
+    fn touch(&self, name: &str) -> String {
+        format!("touch {}", self.path(name))
+    }
+
+    fn exists(&self, name: &str) -> bool {
+        self.dir.join(name).exists()
+    }
+}
+
+/// A's and B's scripts; `a` and `b` are their checkouts. Each file is read before it is edited
+/// (claude-code and opencode edit only a file read since it last changed).
+fn scenario(marks: &Marks, a: &Path, b: &Path) -> Scenario {
+    let at = |dir: &Path, p: &str| dir.join(p).display().to_string();
+    let a_steps = vec![
+        Step::Read { path: at(a, F) },
+        Step::Edit { path: at(a, F), old: A_OLD.into(), new: A_NEW.into() },
+        Step::Shell(format!("{} && {}", marks.touch("a-edited"), marks.wait("b-done"))),
+    ];
+    let b_steps = vec![
+        Step::Shell(marks.wait("a-edited")),
+        Step::Read { path: at(b, F) },
+        Step::Edit { path: at(b, F), old: B_OLD.into(), new: B_NEW.into() },
+        Step::Read { path: at(b, G) },
+        Step::Edit { path: at(b, G), old: G_OLD.into(), new: G_NEW.into() },
+        Step::Shell(format!("echo '{CLOBBER}' > {}", at(b, F))),
+        Step::Shell(NEXT_CALL.into()),
+        Step::Shell(format!("{} && {}", marks.touch("b-done"), marks.wait("a-ended"))),
+        Step::Read { path: at(b, F) },
+        Step::Edit { path: at(b, F), old: B_OLD.into(), new: B_NEW.into() },
+    ];
+    let branch = |when: &str, steps, reply: &str| Branch { when: when.into(), steps, reply: reply.into() };
+    Scenario {
+        branches: vec![branch(A_WORD, a_steps, "A is done.\nDONE"), branch(B_WORD, b_steps, "B is done.\nDONE")],
+    }
+}
+
+/// A repository set up for team mode for two hosts, B's checkout, the marks and the server.
+struct TeamBench {
+    env: TestEnv,
+    repo: PathBuf,
+    /// Where B runs.
+    b_dir: PathBuf,
+    marks: Marks,
+    server: ModelServer,
+}
+
+impl TeamBench {
+    /// The repository after `git mas init --team --host A --host B` (and, for codex, the trust of
+    /// its hooks; in [`Layout::Worktrees`], the setup committed as it says and B's worktree
+    /// added), with each host's environment.
+    fn new(kinds: [Kind; 2], layout: Layout) -> (TeamBench, [Vec<(&'static str, String)>; 2]) {
+        for k in kinds {
+            host(k.program);
+        }
+        let env = TestEnv::new();
+        let repo = env.repo("repo");
+        let b_dir = match layout {
+            Layout::OneCheckout => repo.clone(),
+            Layout::Worktrees => env.root().join("wt-b"),
+        };
+        let marks = Marks { dir: env.root().join("marks") };
+        std::fs::create_dir_all(&marks.dir).unwrap();
+        let server = ModelServer::start(scenario(&marks, &repo, &b_dir));
+        let home = env.root().join("home");
+        // Each host's own files first: codex's config.toml then gets the trust written into it.
+        let mut envs = kinds.map(|k| (k.env)(&home, &server.url()));
+        if kinds[0].host == kinds[1].host {
+            envs[1] = envs[0].clone();
+        }
+        let mut args = vec!["init", "--team", "--name", "alice", "--json"];
+        for k in kinds {
+            args.extend(["--host", k.host.name()]);
+        }
+        let out = env.mas_ok(&repo, &args);
+        let setup: TeamSetup = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        if kinds.iter().any(|k| k.host == Host::Codex) {
+            env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "codex", "--trust"]);
+        }
+        if layout == Layout::Worktrees {
+            let commit = setup.commit.expect("the setup has files to commit");
+            let mut sh = Command::new("sh");
+            env.hermetic(&mut sh);
+            let made = sh.args(["-c", &commit.command]).current_dir(&repo).output().unwrap();
+            assert!(made.status.success(), "{}", shown(&made));
+            env.git_quiet_ok(&repo, &["worktree", "add", "--quiet", "-b", "b", b_dir.to_str().unwrap()]);
+        }
+        if kinds.iter().any(|k| k.host == Host::OpenCode) {
+            seed_opencode_dependencies(&home.join(".config/opencode"));
+            for dir in [&repo, &b_dir] {
+                seed_opencode_dependencies(&dir.join(".opencode"));
+            }
+        }
+        (TeamBench { env, repo, b_dir, marks, server }, envs)
+    }
+
+    fn start(&self, kind: Kind, dir: &Path, word: &str, env: &[(&'static str, String)]) -> Running {
+        let cmd = host_command(&self.env, dir, kind.line, env);
+        let prompt = format!("{word}: edit the files as the scenario says, then answer DONE.");
+        let root = self.env.root();
+        Running::spawn(cmd, &prompt, &root.join(format!("{word}.stdout")), &root.join(format!("{word}.stderr")))
+    }
+
+    /// Under `GIT_MAS_HOSTS_DEBUG=DIR`, every request whole, in DIR/<the test's name>.
+    fn save_debug(&self) {
+        let Some(dir) = std::env::var_os("GIT_MAS_HOSTS_DEBUG") else { return };
+        let name = std::thread::current().name().unwrap_or("host").replace("::", "-");
+        let full: Vec<String> =
+            self.server.log().iter().map(|r| format!("{} {}\n{}\n", r.method, r.path, r.body)).collect();
+        std::fs::write(Path::new(&dir).join(name), full.join("\n")).unwrap();
+    }
+
+    /// The latest request of the session whose prompt holds `word` (each carries the whole
+    /// conversation).
+    fn latest(&self, word: &str) -> serde_json::Value {
+        self.server.turns().into_iter().rev().find(|b| b.to_string().contains(word)).unwrap_or_default()
+    }
+
+    /// The tool results that session sent its model.
+    fn results(&self, word: &str) -> String {
+        let mut out = String::new();
+        collect_results(&self.latest(word), &mut out);
+        out
+    }
+
+    /// Every text of that session's conversation: the tool results, and what the host added
+    /// beside them.
+    fn conversation(&self, word: &str) -> String {
+        fn strings(v: &serde_json::Value, out: &mut String) {
+            match v {
+                serde_json::Value::String(s) => {
+                    out.push_str(s);
+                    out.push('\n');
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+                serde_json::Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+                _ => {}
+            }
+        }
+        let body = self.latest(word);
+        let mut out = String::new();
+        for key in ["messages", "input", "contents"] {
+            strings(&body[key], &mut out);
+        }
+        out
+    }
+
+    /// The live agents of the board and the files each holds.
+    fn live(&self) -> Vec<(String, Vec<String>)> {
+        let out = self.env.mas_ok(&self.repo, &["focus", "list", "--json"]);
+        let board: FocusListOut = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        board.board.live().map(|f| (f.agent.clone(), f.targets.clone())).collect()
+    }
+
+    /// What to show when an assertion fails: both hosts' output, the results each sent its model
+    /// and the board.
+    fn context(&self, what: &str) -> String {
+        self.save_debug();
+        let read = |name: String| std::fs::read_to_string(self.env.root().join(name)).unwrap_or_default();
+        let mut text = format!("{what}\n");
+        for word in [A_WORD, B_WORD] {
+            text.push_str(&format!(
+                "--- {word} stdout:\n{}\n--- {word} stderr:\n{}\n--- {word}'s tool results:\n{}\n",
+                read(format!("{word}.stdout")),
+                read(format!("{word}.stderr")),
+                self.results(word)
+            ));
+        }
+        text.push_str(&format!("--- board: {:?}\n", self.live()));
+        text
+    }
+}
+
+/// Waits until `done` holds (polling every 100 ms), at most `limit`; whether it did.
+fn until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    done()
+}
+
+/// `text` with `old` (which occurs once) replaced by `new`.
+fn edited(text: &str, old: &str, new: &str) -> String {
+    assert_eq!(text.matches(old).count(), 1, "{old:?}");
+    text.replacen(old, new, 1)
+}
+
+fn read(path: PathBuf) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Plays the scenario with A a session of `a` in the repository and B one of `b` (in the same
+/// checkout or a linked worktree), and asserts what is seen of it: the tool results each model
+/// got, the files' bytes and the board.
+fn pair(a: Kind, b: Kind, layout: Layout) {
+    let started = Instant::now();
+    let (bench, envs) = TeamBench::new([a, b], layout);
+    let original = read(bench.repo.join(F));
+    let a_version = edited(&original, A_OLD, A_NEW);
+    let g_version = edited(&read(bench.b_dir.join(G)), G_OLD, G_NEW);
+    let context = |what: &str| bench.context(what);
+
+    let a_run = bench.start(a, &bench.repo, A_WORD, &envs[0]);
+    // B starts once A has asked its model: two opencode processes starting at one instant with
+    // one data folder fail one of them ("database is locked").
+    let asked = until(LIMIT, || bench.server.log().iter().any(|r| r.body.contains(A_WORD)));
+    assert!(asked, "{}", context("A never asked its model"));
+    let b_run = bench.start(b, &bench.b_dir, B_WORD, &envs[1]);
+
+    // While both run: B was refused f naming A's agent and claimed g; f is A's, byte for byte.
+    assert!(until(LIMIT, || bench.marks.exists("b-done")), "{}", context("B never got to its end"));
+    let live = bench.live();
+    let holder = |file: &str| live.iter().find(|(_, t)| t.iter().any(|x| x == file)).map(|(agent, _)| agent.clone());
+    let a_agent = holder(F).unwrap_or_else(|| panic!("{}", context("nobody holds f")));
+    let b_agent = holder(G).unwrap_or_else(|| panic!("{}", context("nobody holds g")));
+    let named = |k: Kind, agent: &str| agent.starts_with(&format!("alice.{}-", k.host.session_name()));
+    assert!(named(a, &a_agent) && named(b, &b_agent), "{}", context("the session agents' names"));
+    assert_ne!(a_agent, b_agent, "{}", context("A and B are one agent"));
+    assert_eq!(live.len(), 2, "{}", context("two agents hold files"));
+    let refused = format!("{F} is held by {a_agent}");
+    assert!(bench.results(B_WORD).contains(&refused), "{}", context("B's refusal does not name A's agent"));
+    assert_eq!(read(bench.repo.join(F)), a_version, "{}", context("f is not A's"));
+    if layout == Layout::Worktrees {
+        assert_eq!(read(bench.b_dir.join(F)), original, "{}", context("B's f is not as committed"));
+    }
+    assert_eq!(read(bench.b_dir.join(G)), g_version, "{}", context("B's edit of g"));
+    // B's shell write to f was put back after the call, B was told at once, and its next call ran.
+    let told = format!("your shell command changed {F}, which {a_agent} holds; it was put back");
+    let (results, conversation) = (bench.results(B_WORD), bench.conversation(B_WORD));
+    let seen = if b.told_in_result { &results } else { &conversation };
+    assert!(seen.contains(&told), "{}", context("B was not told its shell write was put back"));
+    assert!(results.contains(NEXT_CALL_RAN), "{}", context("B's next call did not run"));
+
+    // A ends, and with its session its claim.
+    let a_done = a_run.wait_lingering(LIMIT, LINGER);
+    assert_eq!(a_done.code, Some(0), "{}", context("A failed"));
+    assert!(a_done.stdout.contains("DONE"), "{}", context("A's reply"));
+    let released = until(LINGER, || !bench.live().iter().any(|(agent, _)| *agent == a_agent));
+    assert!(released, "{}", context("A's claim outlived A"));
+    std::fs::write(bench.marks.dir.join("a-ended"), "").unwrap();
+
+    // B's edit of f is allowed now; B ends, and with its session its claims.
+    let b_done = b_run.wait_lingering(LIMIT, LINGER);
+    assert_eq!(b_done.code, Some(0), "{}", context("B failed"));
+    assert!(b_done.stdout.contains("DONE"), "{}", context("B's reply"));
+    let results = bench.results(B_WORD);
+    assert_eq!(results.matches(&refused).count(), 1, "{}", context("B's last edit of f was refused"));
+    let b_version = match layout {
+        Layout::OneCheckout => edited(&a_version, B_OLD, B_NEW),
+        Layout::Worktrees => edited(&original, B_OLD, B_NEW),
+    };
+    assert_eq!(read(bench.b_dir.join(F)), b_version, "{}", context("B's last edit of f"));
+    assert!(until(LINGER, || bench.live().is_empty()), "{}", context("B's claims outlived B"));
+    bench.save_debug();
+    eprintln!(
+        "{} + {} ({}): A {:.1?}, B {:.1?}, the whole test {:.1?}",
+        a.host.name(),
+        b.host.name(),
+        if layout == Layout::OneCheckout { "one checkout" } else { "two worktrees" },
+        a_done.elapsed,
+        b_done.elapsed,
+        started.elapsed()
+    );
+}
+
+#[test]
+fn two_claude_code_sessions_in_one_checkout_keep_off_each_others_files() {
+    pair(CLAUDE, CLAUDE, Layout::OneCheckout);
+}
+
+#[test]
+fn two_codex_sessions_in_one_checkout_keep_off_each_others_files() {
+    pair(CODEX, CODEX, Layout::OneCheckout);
+}
+
+#[test]
+fn two_copilot_sessions_in_one_checkout_keep_off_each_others_files() {
+    pair(COPILOT, COPILOT, Layout::OneCheckout);
+}
+
+#[test]
+fn two_gemini_sessions_in_one_checkout_keep_off_each_others_files() {
+    pair(GEMINI, GEMINI, Layout::OneCheckout);
+}
+
+#[test]
+fn two_opencode_sessions_in_one_checkout_keep_off_each_others_files() {
+    pair(OPENCODE, OPENCODE, Layout::OneCheckout);
+}
+
+#[test]
+fn claude_code_and_codex_side_by_side_keep_off_each_others_files() {
+    pair(CLAUDE, CODEX, Layout::OneCheckout);
+}
+
+#[test]
+fn copilot_and_opencode_side_by_side_keep_off_each_others_files() {
+    pair(COPILOT, OPENCODE, Layout::OneCheckout);
+}
+
+#[test]
+fn gemini_and_claude_code_side_by_side_keep_off_each_others_files() {
+    pair(GEMINI, CLAUDE, Layout::OneCheckout);
+}
+
+#[test]
+fn claude_code_sessions_in_two_worktrees_keep_off_each_others_files() {
+    pair(CLAUDE, CLAUDE, Layout::Worktrees);
+}
+
+#[test]
+fn codex_sessions_in_two_worktrees_keep_off_each_others_files() {
+    pair(CODEX, CODEX, Layout::Worktrees);
+}
+
+#[test]
+fn copilot_sessions_in_two_worktrees_keep_off_each_others_files() {
+    pair(COPILOT, COPILOT, Layout::Worktrees);
+}
+
+#[test]
+fn gemini_sessions_in_two_worktrees_keep_off_each_others_files() {
+    pair(GEMINI, GEMINI, Layout::Worktrees);
+}
+
+#[test]
+fn opencode_sessions_in_two_worktrees_keep_off_each_others_files() {
+    pair(OPENCODE, OPENCODE, Layout::Worktrees);
+}
