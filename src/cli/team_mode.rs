@@ -29,13 +29,7 @@ use std::path::PathBuf;
 /// is that session's agent, `<principal>.<host>-<8 hex>` ([`session_agent`]); one without is the
 /// principal itself.
 pub fn edit_caller(ctx: &Context, host: Host, session: Option<&str>) -> Result<String, CliError> {
-    if let Some(name) = ctx.pinned_agent() {
-        git_mas::identity::validate_name(name)?;
-        return Ok(name.to_string());
-    }
-    let store = ctx.store()?;
-    if let Some(name) = store.worktree_config_string("mas.agent").filter(|n| !n.is_empty()) {
-        git_mas::identity::validate_name(&name)?;
+    if let Some(name) = pinned(ctx)? {
         return Ok(name);
     }
     let principal = principal(ctx)?;
@@ -274,15 +268,24 @@ fn event_caller<'a>(ctx: &'a Context, host: Host, bytes: &[u8]) -> Result<Option
 /// this worktree's own `mas.agent`), else the session whose shell ran `git commit`
 /// ([`ancestry::find`]); `None` when neither says.
 pub fn commit_caller(ctx: &Context) -> Result<Option<String>, CliError> {
-    if let Some(name) = ctx.pinned_agent() {
-        git_mas::identity::validate_name(name)?;
-        return Ok(Some(name.to_string()));
+    match pinned(ctx)? {
+        Some(name) => Ok(Some(name)),
+        None => Ok(ancestry::find(ctx.store()?)),
     }
-    let store = ctx.store()?;
-    if let Some(name) = store.worktree_config_string("mas.agent").filter(|n| !n.is_empty()) {
-        return Ok(Some(name));
-    }
-    Ok(ancestry::find(store))
+}
+
+/// The identity pinned for one session: `--agent` or `GIT_MAS_AGENT`, else `mas.agent` in this
+/// worktree's own config (a worktree dedicated to one agent).
+fn pinned(ctx: &Context) -> Result<Option<String>, CliError> {
+    let name = match ctx.pinned_agent() {
+        Some(name) => name.to_string(),
+        None => match ctx.store()?.worktree_config_string("mas.agent").filter(|n| !n.is_empty()) {
+            Some(name) => name,
+            None => return Ok(None),
+        },
+    };
+    git_mas::identity::validate_name(&name)?;
+    Ok(Some(name))
 }
 
 /// The commit gate in team mode: the caller ([`commit_caller`]) and team mode's verdict on the
