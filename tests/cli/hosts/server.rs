@@ -740,14 +740,48 @@ fn anthropic(scenario: &Scenario, body: &Value, streaming: bool) -> Response {
 const OUTPUT_ITEMS: [&str; 4] =
     ["function_call_output", "custom_tool_call_output", "local_shell_call_output", "shell_call_output"];
 
+/// Where the call ids of polls start (steps count from 0).
+const POLL_IDS: usize = 5000;
+
+/// The text of a Responses tool output (a string, or content items).
+fn output_text(item: &Value) -> String {
+    match &item["output"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The session id in a codex `exec_command` result whose command still runs ("Process running
+/// with session ID N"): the command outlived the call's `yield_time_ms`.
+fn still_running(output: &str) -> Option<u64> {
+    let rest = output.split("Process running with session ID ").nth(1)?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
 fn responses(scenario: &Scenario, body: &Value) -> Response {
-    let done = body["input"]
+    let outputs: Vec<&Value> = body["input"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|i| i["type"].as_str().is_some_and(|t| OUTPUT_ITEMS.contains(&t)))
-        .count();
-    let item = match turn(scenario, body, done) {
+        .collect();
+    // A step is done when its command has ended: a result saying it still runs is not a step,
+    // and is polled as a model would, with `write_stdin`, until the command ends.
+    let done = outputs.iter().filter(|o| still_running(&output_text(o)).is_none()).count();
+    let running = body["input"]
+        .as_array()
+        .and_then(|items| items.last())
+        .filter(|last| last["type"] == "function_call_output")
+        .and_then(|last| still_running(&output_text(last)));
+    let poll = running.and_then(|session| {
+        let tools = tools(body);
+        let tool = tools.iter().find(|t| t.name == "write_stdin")?;
+        let args = json!({"session_id": session, "chars": "", "yield_time_ms": 30_000});
+        // Each poll a call id of its own, apart from the steps'.
+        Some(Turn::Call(POLL_IDS + outputs.len(), Call::new(tool, args.to_string())))
+    });
+    let item = match poll.unwrap_or_else(|| turn(scenario, body, done)) {
         Turn::Call(i, call) if call.kind == "custom" => json!({
             "type": "custom_tool_call", "id": format!("ctc_{i:04}"), "call_id": format!("call_{i:04}"),
             "name": call.name, "input": call.arguments, "status": "completed"

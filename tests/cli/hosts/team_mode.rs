@@ -4,15 +4,17 @@
 //! by their hooks alone: no `GIT_MAS_AGENT`, no focus published, no `git config mas.*`.
 //!
 //! Each pair plays one scenario. A reads and edits `f` (allowed: A's session agent claims it),
-//! then in a shell step marks that and waits for B. B waits for that mark, is refused its edit
-//! of `f` naming A's agent (`alice.<host>-…`), edits `g` (allowed, claimed), overwrites `f` with
-//! the shell (put back after the call, and B is told at once), makes one more call (it runs: no
-//! call is refused to tell B), marks that it is done and waits for a mark the test makes once
-//! A's host has exited; then B edits `f` again, allowed, as A's session end released it. While
-//! both run the test reads `git mas focus list --json` (A's agent holds `f`, B's `g`) and the
-//! files (`f` is A's, byte for byte); after each host exits, its agent holds nothing. The
-//! branches of the scenario are chosen by a word of each session's prompt, so one server plays
-//! both; a session waits only inside a shell step, never inside a hook.
+//! then in a shell step marks that and waits for the test's mark that it has seen B done. B
+//! waits for A's mark, is refused its edit of `f` naming A's agent (`alice.<host>-…`), edits `g`
+//! (allowed, claimed), overwrites `f` with the shell (put back after the call, and B is told at
+//! once), makes one more call (it runs: no call is refused to tell B), marks that it is done and
+//! waits for a mark the test makes once A's host has exited; then B edits `f` again, allowed, as
+//! A's session end released it. While both run the test reads `git mas focus list --json` (A's
+//! agent holds `f`, B's `g`) and the files (`f` is A's, byte for byte); after each host exits,
+//! its agent holds nothing. The branches of the scenario are chosen by a word of each session's
+//! prompt, so one server plays both; a session waits only inside a shell step, never inside a
+//! hook. A shell step may outlive the host's wait for it (codex's `exec_command` yields after
+//! 10 s): the server then polls it, as a model would, until it ends.
 //!
 //! Each host runs as a user of team mode runs it unattended, with what the host needs to load a
 //! project's hooks, which is the host's own setting (the setup's notes name each):
@@ -178,7 +180,9 @@ fn scenario(marks: &Marks, a: &Path, b: &Path) -> Scenario {
     let a_steps = vec![
         Step::Read { path: at(a, F) },
         Step::Edit { path: at(a, F), old: A_OLD.into(), new: A_NEW.into() },
-        Step::Shell(format!("{} && {}", marks.touch("a-edited"), marks.wait("b-done"))),
+        // The test's mark, made once it has read the board while both ran: A ending at B's
+        // mark would race the test's reading.
+        Step::Shell(format!("{} && {}", marks.touch("a-edited"), marks.wait("b-seen"))),
     ];
     let b_steps = vec![
         Step::Shell(marks.wait("a-edited")),
@@ -397,6 +401,8 @@ fn pair(a: Kind, b: Kind, layout: Layout) {
     let seen = if b.told_in_result { &results } else { &conversation };
     assert!(seen.contains(&told), "{}", context("B was not told its shell write was put back"));
     assert!(results.contains(NEXT_CALL_RAN), "{}", context("B's next call did not run"));
+
+    std::fs::write(bench.marks.dir.join("b-seen"), "").unwrap();
 
     // A ends, and with its session its claim.
     let a_done = a_run.wait_lingering(LIMIT, LINGER);
