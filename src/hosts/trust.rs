@@ -278,6 +278,111 @@ pub fn codex_trusted(
     Ok((after != before).then_some(after))
 }
 
+/// The codex hooks file of the project at `top` (absolute; `top` as given).
+pub fn codex_project_hooks(top: &Path) -> PathBuf {
+    let facts = Host::Codex.facts().hooks;
+    top.join(facts.project_dir).join(facts.file)
+}
+
+/// Codex's `config` with the project at `top` and each handler of ours in its hooks file (whose
+/// text is `hooks_text`, at `hooks_file`) trusted, as [`codex_trusted`]; `None` when it says so
+/// already or the hooks file holds none of ours.
+pub fn codex_project_trusted(
+    config: Option<&str>,
+    config_path: &Path,
+    top: &Path,
+    hooks_file: &Path,
+    hooks_text: &str,
+) -> Result<Option<String>, HostHookError> {
+    let hooks: Vec<(String, String)> =
+        codex_our_hooks(hooks_text).into_iter().map(|h| (h.key(hooks_file), h.hash)).collect();
+    if hooks.is_empty() {
+        return Ok(None);
+    }
+    codex_trusted(config, config_path, Some(top), &hooks)
+}
+
+/// Codex's `config` (`current`, changed since the trust was written) with that trust taken back:
+/// the project's entry `projects."<top>"` and every `hooks.state` entry of `hooks_file` as they
+/// were in `before` (removed when `before` has none), every other byte as it is now. What an undo
+/// of the team setup writes when codex (or the user) changed the file after the setup.
+pub fn codex_trust_taken_back(
+    current: &str,
+    before: Option<&str>,
+    config_path: &Path,
+    top: &Path,
+    hooks_file: &Path,
+) -> Result<String, HostHookError> {
+    use toml_edit::DocumentMut;
+    let parse = |text: &str| {
+        text.parse::<DocumentMut>().map_err(|e| HostHookError::Invalid {
+            path: config_path.to_path_buf(),
+            syntax: "TOML",
+            reason: e.to_string(),
+        })
+    };
+    let mut doc = parse(current)?;
+    let before = before.map(parse).transpose()?;
+    let project = top.display().to_string();
+    let prefix = format!("{}:", hooks_file.display());
+    let old = |section: &str, sub: Option<&str>, key: &str| -> Option<toml_edit::Item> {
+        let mut table = before.as_ref()?.get(section)?.as_table()?;
+        if let Some(sub) = sub {
+            table = table.get(sub)?.as_table()?;
+        }
+        table.get(key).cloned()
+    };
+    if let Some(projects) = doc.get_mut("projects").and_then(|p| p.as_table_mut()) {
+        match old("projects", None, &project) {
+            Some(item) => {
+                projects.insert(&project, item);
+            }
+            None => {
+                projects.remove(&project);
+            }
+        }
+    }
+    let state = doc.get_mut("hooks").and_then(|h| h.as_table_mut()).and_then(|h| h.get_mut("state"));
+    if let Some(state) = state.and_then(|s| s.as_table_mut()) {
+        let ours: Vec<String> = state.iter().map(|(k, _)| k.to_string()).filter(|k| k.starts_with(&prefix)).collect();
+        for key in ours {
+            match old("hooks", Some("state"), &key) {
+                Some(item) => {
+                    state.insert(&key, item);
+                }
+                None => {
+                    state.remove(&key);
+                }
+            }
+        }
+    }
+    // Tables left empty by the removal, when they were not there before.
+    for (section, sub) in [("hooks", Some("state")), ("hooks", None), ("projects", None)] {
+        let had = before.as_ref().is_some_and(|b| match sub {
+            Some(sub) => b.get(section).and_then(|t| t.as_table()).is_some_and(|t| t.contains_key(sub)),
+            None => b.contains_key(section),
+        });
+        if had {
+            continue;
+        }
+        match sub {
+            Some(sub) => {
+                if let Some(t) = doc.get_mut(section).and_then(|t| t.as_table_mut())
+                    && t.get(sub).and_then(|s| s.as_table()).is_some_and(|s| s.is_empty())
+                {
+                    t.remove(sub);
+                }
+            }
+            None => {
+                if doc.get(section).and_then(|t| t.as_table()).is_some_and(|t| t.is_empty()) {
+                    doc.remove(section);
+                }
+            }
+        }
+    }
+    Ok(doc.to_string())
+}
+
 /// Whether `dir` is `folder` or under it.
 fn under(dir: &Path, folder: &Path) -> bool {
     dir.starts_with(folder)
@@ -496,6 +601,32 @@ mod tests {
     use serde_json::json;
 
     const KEY: &str = "/r/.codex/hooks.json:pre_tool_use:0:0";
+
+    #[test]
+    fn the_codex_trust_written_for_a_project_is_taken_back_leaving_later_changes() {
+        let hooks_text = r#"{"hooks": {"PreToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": "git mas gate --host codex", "timeout": 10}]}]}}"#;
+        let (top, file, config) = (Path::new("/r"), Path::new("/r/.codex/hooks.json"), Path::new("/h/config.toml"));
+        assert_eq!(codex_project_hooks(top), file);
+        let before = "model = \"o3\"\n\n[projects.\"/other\"]\ntrust_level = \"trusted\"\n";
+        let trusted = codex_project_trusted(Some(before), config, top, file, hooks_text).unwrap().unwrap();
+        assert!(trusted.contains("[projects.\"/r\"]") && trusted.contains(KEY), "{trusted}");
+        assert_eq!(codex_project_trusted(Some(&trusted), config, top, file, hooks_text).unwrap(), None);
+        // Codex changed the file since: our entries go, its change and the rest stay.
+        let later = format!("{trusted}\n[projects.\"/third\"]\ntrust_level = \"trusted\"\n");
+        let back = codex_trust_taken_back(&later, Some(before), config, top, file).unwrap();
+        assert!(!back.contains("\"/r\"") && !back.contains(KEY) && !back.contains("[hooks"), "{back}");
+        assert!(back.starts_with(before) && back.contains("[projects.\"/third\"]"), "{back}");
+        // A project trusted before keeps its entry; a file created by the trust loses every table.
+        let was = "[projects.\"/r\"]\ntrust_level = \"untrusted\"\n";
+        let written = codex_project_trusted(Some(was), config, top, file, hooks_text).unwrap().unwrap();
+        let back = codex_trust_taken_back(&format!("{written}x = 1\n"), Some(was), config, top, file).unwrap();
+        assert!(back.contains("trust_level = \"untrusted\"") && !back.contains(KEY), "{back}");
+        let created = codex_project_trusted(None, config, top, file, hooks_text).unwrap().unwrap();
+        let back = codex_trust_taken_back(&format!("x = 1\n{created}"), None, config, top, file).unwrap();
+        assert_eq!(back.trim(), "x = 1");
+        // No handler of ours: nothing to trust.
+        assert_eq!(codex_project_trusted(None, config, top, file, "{}").unwrap(), None);
+    }
 
     fn our_handler() -> serde_json::Value {
         json!({"type": "command", "command": "git mas gate --host codex", "timeout": 10})

@@ -218,7 +218,22 @@ fn setup_in_a_fresh_repository_writes_every_part_and_says_what_to_commit() {
         s.hosts.iter().map(|h| (h.host, h.chosen)).collect::<Vec<_>>(),
         [(Host::ClaudeCode, Chosen::Named), (Host::Codex, Chosen::Named)]
     );
-    assert!(s.hosts[1].notes.iter().any(|n| n.contains("--trust")), "codex says how to trust: {:?}", s.hosts[1]);
+    // Codex's trust of the project and of each of the three hooks, in the user's codex config:
+    // codex runs no untrusted hook.
+    let user_codex = env.root().join("home/.codex/config.toml");
+    let trust = std::fs::read_to_string(&user_codex).unwrap();
+    let top = std::fs::canonicalize(&repo).unwrap();
+    assert!(trust.contains(&format!("[projects.\"{}\"]\ntrust_level = \"trusted\"", top.display())), "{trust}");
+    assert_eq!(trust.matches("trusted_hash = \"sha256:").count(), 3, "{trust}");
+    let trust_file = s.files.iter().find(|f| f.path == user_codex).expect("the trust file is listed");
+    assert_eq!((&trust_file.parts[..], trust_file.change), (&[Part::Trust][..], FileChange::Created));
+    assert!(
+        s.hosts[1].notes.iter().any(|n| n.contains("trusted") && n.contains(&user_codex.display().to_string())),
+        "codex's note names the trust it got: {:?}",
+        s.hosts[1]
+    );
+    let status = env.mas_ok(&repo, &["hooks", "status", "--host", "codex", "--json"]);
+    assert!(status.contains("project and hooks trusted by codex"), "{status}");
 
     // A frame, published as alice, which this checkout verifies before anything is committed.
     assert!(s.frame.published);
@@ -261,11 +276,14 @@ fn a_second_setup_changes_no_byte_and_no_time() {
     env.mas_quiet_ok(&repo, &["frame"]);
     let before = stamped(&repo);
     let keys = stamped(&env.keys());
+    let user_codex = env.root().join("home/.codex");
+    let trust = stamped(&user_codex);
     let again = env.mas(&repo, &[&["init", "--team"][..], &args].concat());
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     assert!(stderr(&again).contains("nothing changed"), "{}", stderr(&again));
     assert_eq!(touched(&before, &stamped(&repo)), Vec::<String>::new(), "no file written, in the git dir neither");
     assert_eq!(touched(&keys, &stamped(&env.keys())), Vec::<String>::new());
+    assert_eq!(touched(&trust, &stamped(&user_codex)), Vec::<String>::new(), "codex's trust is in place");
     let json = setup_json(&env, &repo, &args);
     assert!(!json.changed(), "{json:?}");
     assert!(json.files.iter().all(|f| f.change == FileChange::Unchanged), "{:?}", json.files);
@@ -298,6 +316,7 @@ fn undo_gives_every_byte_back_and_keeps_the_key_and_the_frame() {
     assert_eq!(restored(".git/hooks/pre-commit"), Some(FileRestored::Restored));
     assert_eq!(restored(".git/hooks/commit-msg"), Some(FileRestored::Removed));
     assert_eq!(restored(".github/hooks/git-mas.json"), Some(FileRestored::Removed));
+    assert!(!env.root().join("home/.codex/config.toml").exists(), "the codex trust the setup created is gone");
     assert!(u.dirs.iter().any(|d| rel(&repo, &d.path) == ".codex" && d.removed), "{:?}", u.dirs);
     let gate = u.config.iter().find(|c| c.key == "mas.gate").unwrap();
     assert_eq!((gate.value.as_deref(), gate.change), (Some("warn"), ConfigRestored::Restored));
@@ -312,6 +331,31 @@ fn undo_gives_every_byte_back_and_keeps_the_key_and_the_frame() {
     assert_eq!(none.status.code(), Some(1));
     assert!(stderr(&none).contains("there is no team setup to undo here"), "{}", stderr(&none));
     assert_eq!(state(&env, &repo), original);
+}
+
+/// Codex writes its own config.toml (a project trusted at its prompt): an undo after that takes
+/// back the setup's trust entries and keeps codex's change, without --force.
+#[test]
+fn undo_takes_back_codexs_trust_and_keeps_what_codex_wrote_since() {
+    let env = TestEnv::new();
+    let repo = repo(&env, "repo");
+    let user_codex = env.root().join("home/.codex/config.toml");
+    std::fs::create_dir_all(user_codex.parent().unwrap()).unwrap();
+    let before = "model = \"o3\"\n";
+    std::fs::write(&user_codex, before).unwrap();
+    setup_json(&env, &repo, &["--name", "alice", "--host", "codex"]);
+    let trusted = std::fs::read_to_string(&user_codex).unwrap();
+    assert!(trusted.starts_with(before) && trusted.contains("trusted_hash"), "{trusted}");
+    let codex_wrote = "\n[projects.\"/elsewhere\"]\ntrust_level = \"trusted\"\n";
+    std::fs::write(&user_codex, format!("{trusted}{codex_wrote}")).unwrap();
+
+    let u = undo_json(&env, &repo, &[]);
+    let file = u.files.iter().find(|f| f.path == user_codex).expect("listed");
+    assert_eq!((file.change, file.forced), (FileRestored::Restored, false));
+    let after = std::fs::read_to_string(&user_codex).unwrap();
+    assert!(after.starts_with(before) && after.contains("[projects.\"/elsewhere\"]"), "{after}");
+    assert!(!after.contains("trusted_hash") && !after.contains("[hooks"), "{after}");
+    assert!(!after.contains(&std::fs::canonicalize(&repo).unwrap().display().to_string()), "{after}");
 }
 
 /// A second setup that writes a file again keeps the bytes the file had before the first, and a

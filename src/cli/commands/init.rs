@@ -28,17 +28,19 @@ use std::path::Path;
 /// config mas.agent`, else $USER), `git config mas.agent` naming it (when unset), the git hooks,
 /// for each host (--host, else every host detected here: its program on PATH or its folder in
 /// the project) its hook entries (pre-tool, post-tool, session-end), its MCP registration and
-/// the skills, `git config mas.gate enforce` and `mas.team true`, and a frame when none is
-/// published. It prints each file (created, updated or unchanged), each key and the frame, then
+/// the skills (for codex also its trust of the project and of those hooks, in your
+/// ~/.codex/config.toml: codex skips an untrusted hook without a word), `git config mas.gate
+/// enforce` and `mas.team true`, and a frame when none is published. It prints each file (created, updated or unchanged), each key and the frame, then
 /// the commit that shares the setup with the team; it works in this checkout before that
 /// commit. Run again, it changes nothing.
 ///
 /// With --team --undo, every file the setup wrote gets its bytes before back (the files it
 /// created, and the empty folders it made, are removed), each key its value before (unset when it
 /// was), and the git hooks it installed go (a hook you had is restored). A file or key changed
-/// since the setup is refused, named, and nothing is undone, unless --force. The private key the
-/// setup created stays (a key is not a repository file, and records signed with it stay in
-/// history), and so does the frame (refs/mas is history).
+/// since the setup is refused, named, and nothing is undone, unless --force (codex's config.toml,
+/// which codex writes too, gets only the setup's trust entries back, the rest kept). The private
+/// key the setup created stays (a key is not a repository file, and records signed with it stay
+/// in history), and so does the frame (refs/mas is history).
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = TEAM_HELP)]
 pub struct InitArgs {

@@ -42,6 +42,9 @@ pub enum Part {
     Mcp,
     /// A file of a skill.
     Skill,
+    /// A host's trust of the project and of its hooks, in the user's own file (codex's
+    /// `config.toml`).
+    Trust,
 }
 
 impl Part {
@@ -53,6 +56,7 @@ impl Part {
             Part::Hook => "hooks",
             Part::Mcp => "mcp",
             Part::Skill => "skill",
+            Part::Trust => "trust",
         }
     }
 }

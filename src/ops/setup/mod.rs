@@ -19,7 +19,10 @@
 //! 3. **Each host** named with `--host` (or `all`), else each detected ([`crate::hosts::detect`]):
 //!    its hook file with the pre-tool, post-tool and session-end entries
 //!    ([`crate::hosts::hooks`]), its MCP registration ([`crate::hosts::mcp`]; goose has none) and
-//!    the skills ([`crate::hosts::skills`]).
+//!    the skills ([`crate::hosts::skills`]). For codex, also its trust of the project and of each
+//!    of those hooks, in the user's `config.toml` ([`crate::hosts::trust`]): codex skips an
+//!    untrusted hook without a word, so without it a codex session would edit unprotected. Undo
+//!    takes exactly those entries back, keeping what codex wrote in the file since.
 //! 4. **The configuration**, in the repository's shared config: `mas.agent` (only when unset),
 //!    `mas.gate=enforce`, `mas.team=true`.
 //! 5. **A frame**, published as the member when none is.
@@ -60,7 +63,10 @@
 //! Undo never deletes a private key the setup created (a key is not a repository file, and
 //! records signed with it stay in history) and leaves the frame (`refs/mas` is history). A file
 //! or key changed since the setup (its bytes are neither the setup's nor the ones before) is
-//! refused, named, with nothing undone, unless `force`: then the bytes before the setup win.
+//! refused, named, with nothing undone, unless `force`: then the bytes before the setup win. The
+//! one exception is codex's `config.toml`, a file of the user's that codex itself writes (a
+//! project trusted at its prompt): changed since, only the setup's trust entries in it are put
+//! back as they were.
 
 pub mod journal;
 mod undo;
@@ -595,7 +601,11 @@ fn plan_files(
             };
             plan.put(&path, Part::Hook, Some(host), text.into_bytes(), None)?;
         }
-        setup.notes.extend(host_hooks::notes(host, &scope));
+        if host == Host::Codex && !top.join(".git").is_file() {
+            plan_codex_trust(&mut plan, top, env, setup)?;
+        } else {
+            setup.notes.extend(host_hooks::notes(host, &scope));
+        }
         match mcp::config_file(host, &scope, env) {
             Ok((base, rel)) => {
                 let given = base.join(rel);
@@ -669,6 +679,34 @@ fn plan_files(
         return Err(SkillsError::Conflicts(conflicts).into());
     }
     Ok(plan)
+}
+
+/// Codex's trust of the project and of each of our hooks in its hooks file as planned, in the
+/// user's `config.toml` (`$CODEX_HOME`, else `~/.codex`): codex runs a project's hooks only when
+/// both are trusted, and skips an untrusted one without a word, so a team-mode session of codex
+/// would edit unprotected. The entries are ours to take back: undo restores them even when codex
+/// wrote the file since ([`undo`]). Not in a linked worktree, where codex reads the main
+/// checkout's hooks (the notes say so).
+fn plan_codex_trust(plan: &mut Plan, top: &Path, env: &dyn Env, setup: &mut HostSetup) -> Result<(), SetupError> {
+    let Some(config) = crate::hosts::trust::codex_config(env) else {
+        setup.notes.extend(host_hooks::notes(Host::Codex, &Scope::Project(top.to_path_buf())));
+        return Ok(());
+    };
+    let config = host_hooks::write_target(&config)?;
+    let hooks_file = crate::hosts::trust::codex_project_hooks(top);
+    let hooks_text = plan.text(&host_hooks::write_target(&hooks_file)?)?.unwrap_or_default();
+    let current = plan.text(&config)?;
+    let trusted =
+        crate::hosts::trust::codex_project_trusted(current.as_deref(), &config, top, &hooks_file, &hooks_text)?;
+    if let Some(text) = trusted.or(current) {
+        plan.put(&config, Part::Trust, Some(Host::Codex), text.into_bytes(), None)?;
+    }
+    setup.notes.push(format!(
+        "codex runs a project's hooks only when the project and each hook are trusted: that trust is in {} \
+         (undo takes it back)",
+        config.display()
+    ));
+    Ok(())
 }
 
 /// Sets up team mode in the working tree of `store` (see the module docs); `env` is where hosts'

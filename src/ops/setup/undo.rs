@@ -6,7 +6,7 @@ use super::journal::{self, Journal, Part};
 use super::{Changed, SetupError, git, local_config, record_dir, top_of};
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What undo did to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +85,11 @@ pub struct TeamUndo {
     pub manifest: PathBuf,
 }
 
+/// Whether `path` is a codex project hooks file (`<top>/.codex/hooks.json`).
+fn is_codex_hooks(path: &Path) -> bool {
+    path.parent().is_some_and(|dir| crate::hosts::trust::codex_project_hooks(dir.parent().unwrap_or(dir)) == path)
+}
+
 /// What to do with one file.
 enum Step {
     Keep,
@@ -121,6 +126,36 @@ pub fn undo(store: &Store, force: bool) -> Result<TeamUndo, SetupError> {
             // Killed between its write and its mode: the bytes are back, the mode is not.
             || entry.before.as_ref().is_some_and(|b| hash.as_deref() == Some(b.sha256.as_str()));
         let forced = !as_before && !as_setup_left;
+        // Codex's own file, which codex writes too: changed since, only our entries are taken
+        // back, the rest kept as it is now.
+        if forced
+            && entry.part == Part::Trust
+            && let Some((bytes, mode)) = &current
+        {
+            let text =
+                |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| SetupError::NotText { path: entry.path.clone() });
+            let before = entry.before.as_ref().map(|b| journal.blob(b)).transpose()?;
+            let before = before.as_deref().map(text).transpose()?;
+            // The project as the setup named it (undo may run in another worktree).
+            let hooks_file = manifest
+                .files
+                .iter()
+                .filter(|f| f.part == Part::Hook)
+                .map(|f| &f.path)
+                .find(|p| is_codex_hooks(p))
+                .cloned()
+                .unwrap_or_else(|| crate::hosts::trust::codex_project_hooks(&top));
+            let project = hooks_file.parent().and_then(Path::parent).unwrap_or(&top).to_path_buf();
+            let back = crate::hosts::trust::codex_trust_taken_back(
+                &text(bytes)?,
+                before.as_deref(),
+                &entry.path,
+                &project,
+                &hooks_file,
+            )?;
+            steps.push((entry, Step::Write(back.into_bytes(), *mode), false));
+            continue;
+        }
         if forced {
             let shown = entry.path.strip_prefix(&top).unwrap_or(&entry.path);
             changed.push(Changed { what: shown.display().to_string() });

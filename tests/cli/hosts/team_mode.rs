@@ -20,9 +20,9 @@
 //! project's hooks, which is the host's own setting (the setup's notes name each):
 //!
 //! - claude-code: `claude -p`, its edits accepted and the shell allowed.
-//! - codex: `codex exec`, the project and each of its hooks trusted by `git mas hooks install
-//!   --host codex --trust` (codex runs no untrusted hook, and says nothing). In a linked worktree
-//!   it runs the main checkout's trusted hooks, in the worktree.
+//! - codex: `codex exec`; the setup itself trusts the project and each of its hooks in codex's
+//!   `config.toml` (codex runs no untrusted hook, and says nothing). In a linked worktree it runs
+//!   the main checkout's trusted hooks, in the worktree.
 //! - copilot: `copilot -s --trust-folder` (in prompt mode it loads `.github/hooks/` only in a
 //!   trusted folder).
 //! - gemini: `GEMINI_CLI_TRUST_WORKSPACE=true` (it reads a project's settings only in a trusted
@@ -213,9 +213,8 @@ struct TeamBench {
 }
 
 impl TeamBench {
-    /// The repository after `git mas init --team --host A --host B` (and, for codex, the trust of
-    /// its hooks; in [`Layout::Worktrees`], the setup committed as it says and B's worktree
-    /// added), with each host's environment.
+    /// The repository after `git mas init --team --host A --host B` (in [`Layout::Worktrees`],
+    /// the setup committed as it says and B's worktree added), with each host's environment.
     fn new(kinds: [Kind; 2], layout: Layout) -> (TeamBench, [Vec<(&'static str, String)>; 2]) {
         for k in kinds {
             host(k.program);
@@ -241,9 +240,6 @@ impl TeamBench {
         }
         let out = env.mas_ok(&repo, &args);
         let setup: TeamSetup = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-        if kinds.iter().any(|k| k.host == Host::Codex) {
-            env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "codex", "--trust"]);
-        }
         if layout == Layout::Worktrees {
             let commit = setup.commit.expect("the setup has files to commit");
             let mut sh = Command::new("sh");
