@@ -685,6 +685,13 @@ pub fn frame_file(store: &Store, commit: ObjectId, path: &str) -> Result<Option<
     }
 }
 
+/// The id of `path`'s blob in the frame record `commit`, without reading the blob.
+pub fn frame_file_id(store: &Store, commit: ObjectId, path: &str) -> Result<Option<ObjectId>, FrameError> {
+    let repo = store.repo();
+    let tree = repo.find_commit(commit).map_err(git("reading a frame"))?.tree().map_err(git("reading a frame"))?;
+    Ok(tree.lookup_entry_by_path(path).map_err(git("reading a frame"))?.map(|e| e.object_id()))
+}
+
 /// The outcome of publishing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Published {

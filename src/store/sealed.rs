@@ -5,8 +5,8 @@
 //! mid-write leaves at most that temporary file, which no reader opens. Failing to write costs only
 //! speed: every caller reads afresh what the file does not vouch for.
 //!
-//! Used by the verified-window cache ([`super::windowcache`]) and the roster cache
-//! ([`super::rostercache`]).
+//! Used by the verified-window cache ([`super::windowcache`]), the roster cache
+//! ([`super::rostercache`]) and team mode's frame-order cache (`attention::team`).
 
 use sha2::Digest;
 use std::io::Write as _;
