@@ -403,3 +403,74 @@ fn git_mas_gate_applies_team_modes_rule_too() {
     let out = env.mas(&repo, &["gate", "--paths", "src/money.rs"]);
     assert_eq!(out.status.code(), Some(0), "no focus needed: {}", shown(&out));
 }
+
+/// A session's claims are kept in the frame's order (not the order of its edits), read from a
+/// cache of that order in the common git dir: a cache that is edited, or left from another
+/// frame, is not believed and is written again.
+#[test]
+fn claims_follow_the_frames_order_whatever_the_order_cache_holds() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let cache = repo.join(".git/mas-frame-order");
+    let snapshot_order = |env: &TestEnv| -> Vec<String> {
+        let snapshot = env.git(&repo, &["cat-file", "-p", "refs/mas/frame:snapshot.json"]);
+        let v: Value = serde_json::from_str(&snapshot).unwrap();
+        v["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_string()).collect()
+    };
+    let files = ["src/money.rs", "src/lib.rs", "src/config.rs"];
+    let claim_all = |session: &str| {
+        // The session before lets go of the files first.
+        for agent in board(&env, &repo).board.live().map(|f| f.agent.clone()).collect::<Vec<_>>() {
+            env.mas_quiet_ok(&repo, &["--agent", &agent, "focus", "release"]);
+        }
+        for f in files {
+            assert_eq!(hook(&env, &repo, &write_payload(&repo, session, f)).0, "allow", "{f}");
+        }
+        let b = board(&env, &repo);
+        let mine: Vec<_> = b.board.live().filter(|f| f.agent.ends_with(&session_suffix(session))).collect();
+        assert_eq!(mine.len(), 1, "{b:?}");
+        mine[0].targets.clone()
+    };
+    let expected = |env: &TestEnv| {
+        let order = snapshot_order(env);
+        let mut want: Vec<String> = files.iter().map(|s| s.to_string()).collect();
+        want.sort_by_key(|f| order.iter().position(|t| t == f).unwrap_or(usize::MAX));
+        want
+    };
+
+    let got = claim_all("a");
+    assert_eq!(got, expected(&env), "the frame's order, not the edits'");
+    let blob = env.git(&repo, &["rev-parse", "refs/mas/frame:snapshot.json"]);
+    let written = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(written.lines().nth(1), Some(blob.trim()), "keyed by the snapshot's blob: {written}");
+
+    // An edited cache (the order of two ids swapped, the seal left): not believed.
+    let swapped: Vec<String> = {
+        let mut lines: Vec<String> = written.lines().map(str::to_string).collect();
+        let at = |id: &str| {
+            lines.iter().position(|l| *l == format!("{id:?}")).unwrap_or_else(|| panic!("{id} in {lines:?}"))
+        };
+        let (i, j) = (at(&got[0]), at(&got[2]));
+        lines.swap(i, j);
+        lines
+    };
+    std::fs::write(&cache, swapped.join("\n") + "\n").unwrap();
+    assert_eq!(claim_all("b"), expected(&env), "an edited cache is read afresh");
+    assert_ne!(std::fs::read_to_string(&cache).unwrap(), swapped.join("\n") + "\n", "and written again");
+
+    // A cache of another frame (the working tree changed, a new frame published): written again.
+    std::fs::write(repo.join("src/new_module.rs"), "pub fn f() {}\n").unwrap();
+    env.mas_quiet_ok(&repo, &["snapshot", "--publish"]);
+    let blob2 = env.git(&repo, &["rev-parse", "refs/mas/frame:snapshot.json"]);
+    assert_ne!(blob, blob2);
+    assert_eq!(claim_all("c"), expected(&env));
+    let rewritten = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(rewritten.lines().nth(1), Some(blob2.trim()), "{rewritten}");
+}
+
+/// The end of a session agent's name for session id `session` (`-<8 hex of its sha256>`).
+fn session_suffix(session: &str) -> String {
+    use sha2::Digest as _;
+    let hex: String = sha2::Sha256::digest(session.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    format!("-{}", &hex[..8])
+}
