@@ -133,6 +133,11 @@ impl CliError {
         self.hints.push(hint.into());
     }
 
+    /// Takes every hint away (a caller that shows the first as its own remedy).
+    pub fn clear_hints(&mut self) {
+        self.hints.clear();
+    }
+
     /// Appends any number of hints.
     pub fn extend_hints(&mut self, hints: impl IntoIterator<Item = String>) {
         self.hints.extend(hints);

@@ -74,10 +74,16 @@ pub fn edit_answer(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &
             }
             answer(caller, edit, mode)
         }
-        Err(e) => edit_gate::answer(
-            &Verdict::FailClosed { reason: e.render(false).trim_end().to_string(), remedy: "retry the edit".into() },
-            mode,
-        ),
+        Err(e) => {
+            // The error's own remedy when it has one (a stale lock: `git mas doctor --fix`), which
+            // retrying alone would not cure.
+            let remedy = e.hints().first().cloned().unwrap_or_else(|| "retry the edit".into());
+            let mut bare = e;
+            bare.clear_hints();
+            let reason = bare.render(false);
+            let reason = reason.trim_end().trim_start_matches("Error: ").to_string();
+            edit_gate::answer(&Verdict::FailClosed { reason, remedy }, mode)
+        }
     }
 }
 
@@ -98,8 +104,13 @@ fn decide(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId])
     team::edit(store, caller, touched, linked, lease, now_secs(), &mut key, &mut publish_frame).map_err(team_error)
 }
 
+/// The error with the hints of its kind (a stale ref lock names `git mas doctor --fix`).
 fn team_error(e: TeamError) -> CliError {
-    CliError::user(e.to_string())
+    match e {
+        TeamError::Store(e) => CliError::from(e),
+        TeamError::Frame(e) => CliError::from(e),
+        e => CliError::user(e.to_string()),
+    }
 }
 
 /// The host's answer for a team-mode decision.

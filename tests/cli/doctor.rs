@@ -27,7 +27,7 @@ fn doctor_json(env: &TestEnv, repo: &Path, args: &[&str]) -> (Option<i32>, Value
 }
 
 /// Sets a file's modification time with touch(1), e.g. "1 hour ago".
-fn touch(path: &Path, when: &str) {
+pub fn touch(path: &Path, when: &str) {
     let ok = std::process::Command::new("touch").arg("-d").arg(when).arg(path).status().unwrap().success();
     assert!(ok, "touch -d {when} {}", path.display());
 }

@@ -474,3 +474,23 @@ fn session_suffix(session: &str) -> String {
     let hex: String = sha2::Sha256::digest(session.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
     format!("-{}", &hex[..8])
 }
+
+/// A ref lock left on a session's chain by a process that died: the session's next claim is
+/// refused with the remedy that cures it (`git mas doctor --fix`), not only "retry"; once fixed,
+/// the claim is made.
+#[test]
+fn a_claim_blocked_by_a_stale_ref_lock_names_doctor_fix() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let agent = format!("alice.claude{}", session_suffix("a"));
+    let lock = repo.join(format!(".git/refs/mas/focus/{agent}.lock"));
+    std::fs::write(&lock, b"").unwrap();
+    crate::doctor::touch(&lock, "1 hour ago");
+    let (verdict, reason) = hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs"));
+    assert_eq!(verdict, "deny", "{reason}");
+    assert!(reason.contains(&format!("{agent}.lock")) && reason.contains("git mas doctor --fix"), "{reason}");
+    assert_eq!(reason.matches("git mas doctor --fix").count(), 1, "said once: {reason}");
+    env.mas_quiet_ok(&repo, &["doctor", "--fix"]);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs")).0, "allow");
+}
