@@ -351,8 +351,50 @@ pub(crate) fn sweep_temp_indexes(ctx: &Context) {
 }
 
 /// Entry point: parse, dispatch, report.
+/// The parser of the hosts' hook calls (`git mas gate --host H`, with `--post-tool` or
+/// `--session-end`): they run on every tool call of every session, and building the whole
+/// command tree to parse them was a tenth of such a call (BENCHMARKS.md, "Team mode"). It knows
+/// only `gate` and the global options, with the same definitions; whatever it does not take
+/// whole (help, a version, an error, another command) goes to [`Cli`], so every message printed
+/// is the full parser's.
+#[derive(Debug, Parser)]
+#[command(name = "git-mas", bin_name = "git mas")]
+struct HookCli {
+    #[arg(short = 'C', global = true, value_name = "PATH")]
+    directory: Option<std::path::PathBuf>,
+    #[arg(long, global = true, env = "GIT_MAS_AGENT", value_name = "NAME")]
+    agent: Option<String>,
+    #[arg(long, global = true, value_enum, default_value_t = output::ColorChoice::Auto)]
+    color: output::ColorChoice,
+    #[command(subcommand)]
+    command: HookCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HookCommand {
+    Gate(commands::gate::GateArgs),
+}
+
+/// The command line, parsed: a hook call's by [`HookCli`], any other by [`Cli`].
+fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    let asks_help = |a: &std::ffi::OsString| matches!(a.to_str(), Some("-h" | "--help" | "-V" | "--version" | "help"));
+    if args.iter().any(|a| a == "gate")
+        && !args.iter().any(asks_help)
+        && let Ok(hook) = HookCli::try_parse_from(&args)
+    {
+        let HookCommand::Gate(gate) = hook.command;
+        return Ok(Cli {
+            directory: hook.directory,
+            agent: hook.agent,
+            color: hook.color,
+            command: Command::Gate(gate),
+        });
+    }
+    Cli::try_parse_from(args)
+}
+
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
@@ -376,6 +418,40 @@ pub fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hook_call_is_parsed_as_the_full_parser_parses_it() {
+        let os = |line: &str| line.split(' ').map(std::ffi::OsString::from).collect::<Vec<_>>();
+        let full = |line: &str| Cli::try_parse_from(os(line)).map(|c| format!("{c:?}")).map_err(|e| e.to_string());
+        for line in [
+            "git-mas gate --host claude-code",
+            "git-mas gate --host codex --post-tool",
+            "git-mas gate --host gemini --session-end",
+            "git-mas -C /tmp/x --agent bob gate --host copilot",
+            "git-mas gate --host opencode --agent bob --color never",
+            "git-mas gate --staged --json",
+            "git-mas gate --paths a b",
+        ] {
+            let fast = HookCli::try_parse_from(os(line));
+            assert!(fast.is_ok(), "{line}: {fast:?}");
+            assert_eq!(parse(os(line)).map(|c| format!("{c:?}")).map_err(|e| e.to_string()), full(line), "{line}");
+        }
+        // Help, versions, errors and other commands: the full parser's own answer.
+        for line in [
+            "git-mas gate --help",
+            "git-mas gate -h",
+            "git-mas --version",
+            "git-mas gate --host nosuch",
+            "git-mas gate --post-tool",
+            "git-mas gate --host claude-code --post-tool --session-end",
+            "git-mas focus list",
+            "git-mas record append --kind gate",
+        ] {
+            let got = parse(os(line)).map(|c| format!("{c:?}")).map_err(|e| (e.kind(), e.to_string()));
+            let want = Cli::try_parse_from(os(line)).map(|c| format!("{c:?}")).map_err(|e| (e.kind(), e.to_string()));
+            assert_eq!(got, want, "{line}");
+        }
+    }
 
     #[test]
     fn the_readme_gives_every_outcome_as_help_does() {
