@@ -14,8 +14,12 @@
 //!
 //! What a SIGKILL leaves: during [`keep`], copies without a manifest (or the previous manifest),
 //! which the next [`keep`] overwrites and [`check`] ignores; during [`check`], a file either
-//! still changed or put back whole (the copy is renamed over it), and the manifest stays until
-//! every file is checked, so the next call (pre- or post-tool) of the same agent checks again.
+//! still changed or put back whole (the copy is written to `.<name>.git-mas-restore` beside it
+//! and renamed over it; a temporary left by a kill is removed by the next check), and the
+//! manifest stays until every file is checked, so the next call (pre- or post-tool) of the same
+//! agent checks again; killed after the manifest was removed, only unnamed copies are left in the
+//! agent's folder, which its next shell call or its session's end removes. Killed at each of
+//! these points in `tests/cli/team_crash.rs`.
 
 use super::board::{Board, Liveness};
 use super::claims::file_of;
@@ -137,8 +141,13 @@ pub fn check(store: &Store, root: &Path, agent: &str) -> std::io::Result<Vec<Res
     let dir = dir_of(store, agent);
     let kept = read_manifest(&dir);
     let mut done = Vec::new();
-    for k in kept.iter().filter(|k| !k.holder_edited) {
+    for k in kept.iter() {
         let file = root.join(&k.path);
+        // A put-back killed before its rename left its temporary file beside the file.
+        let _ = std::fs::remove_file(restore_tmp(&file));
+        if k.holder_edited {
+            continue;
+        }
         let now = std::fs::symlink_metadata(&file).ok();
         let unchanged = match (&now, &k.stat) {
             (None, None) => true,
@@ -165,8 +174,18 @@ pub fn check(store: &Store, root: &Path, agent: &str) -> std::io::Result<Vec<Res
         };
         done.push(Restored { path: k.path.clone(), holder: k.holder.clone(), action });
     }
+    // The manifest first: killed after it, the call is checked and what is left is copies that
+    // no manifest names (removed by the agent's next shell call, or when its session ends).
+    let manifest = dir.join("manifest.json");
+    std::fs::remove_file(&manifest).or_else(|e| if manifest.exists() { Err(e) } else { Ok(()) })?;
     std::fs::remove_dir_all(&dir).or_else(|e| if dir.exists() { Err(e) } else { Ok(()) })?;
     Ok(done)
+}
+
+/// The temporary file a put-back of `file` writes first, beside it.
+fn restore_tmp(file: &Path) -> PathBuf {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    file.with_file_name(format!(".{name}.git-mas-restore"))
 }
 
 /// Writes `copy`'s bytes over `file` whole: to a temporary file beside it, then renamed.
@@ -174,8 +193,7 @@ fn put_back(copy: &Path, file: &Path) -> std::io::Result<()> {
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = file.with_file_name(format!(".{name}.git-mas-restore"));
+    let tmp = restore_tmp(file);
     if file.symlink_metadata().is_ok_and(|m| m.is_dir()) {
         std::fs::remove_dir_all(file)?;
     }

@@ -319,3 +319,130 @@ fn a_release_killed_at_any_instant_is_whole_or_absent() {
 fn a_partial_release_killed_at_any_instant_is_whole_or_absent() {
     release_sweep(&["focus", "release", "--targets", "src/report.rs"], &["src/lib.rs"]);
 }
+
+/// SIGKILL at every instant of the post-tool check of a shell call (`gate --host claude-code
+/// --post-tool`) that overwrote a file another session holds and created one it claimed: each
+/// file is either as the call left it or put back whole, never a mix; the kept bytes stay until
+/// every file is checked, so the check run again puts back what is left and then leaves nothing
+/// pending; and no other file changes.
+#[test]
+fn a_post_tool_check_killed_at_any_instant_puts_back_whole_or_leaves_it_for_the_next() {
+    use crate::team_mode::{bash_payload, event};
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    for f in ["src/lib.rs", "src/planned.rs"] {
+        assert_eq!(hook(&env, &repo, &write_payload(&repo, "session-a", f)).0, "allow", "{f}");
+    }
+    let held = std::fs::read(repo.join("src/lib.rs")).unwrap();
+    // B's shell call: its pre-tool hook keeps A's files; the call overwrites one and creates the other.
+    let pre = event(&env, &repo, "claude-code", None, &bash_payload(&repo, "session-b", "PreToolUse"));
+    assert!(pre.stdout.is_empty(), "{}", shown(&pre));
+    std::fs::write(repo.join("src/lib.rs"), "clobbered\n").unwrap();
+    std::fs::write(repo.join("src/planned.rs"), "mine\n").unwrap();
+    let git_dir = killpoints::git_dir(&env, &repo);
+    let shell_dir = git_dir.join("mas/shell");
+    // A shell call is pending while its manifest names its kept files.
+    let pending = || -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&shell_dir) else { return Vec::new() };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.path().join("manifest.json").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(pending().len(), 1, "B's kept files are pending");
+    let pristine = env.root().join("pristine");
+    cp(&repo, &pristine);
+    let restore = || {
+        std::fs::remove_dir_all(&repo).unwrap();
+        cp(&pristine, &repo);
+    };
+    let others = |repo: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        tree(repo)
+            .into_iter()
+            .filter(|(p, _)| p != Path::new("src/lib.rs") && p != Path::new("src/planned.rs"))
+            .collect()
+    };
+    let others_before = others(&repo);
+    let payload = bash_payload(&repo, "session-b", "PostToolUse").to_string();
+    let triggers = vec![Trigger::on(RENAMES), Trigger::on("?unlink,unlinkat"), Trigger::on("write")];
+    let mut rows = Vec::new();
+    let mut completed = Vec::new();
+    let swept = killpoints::sweep_fed(
+        &triggers,
+        payload.as_bytes(),
+        |_, _| {
+            restore();
+            let mut cmd = env.mas_cmd(&repo);
+            cmd.args(["gate", "--host", "claude-code", "--post-tool"]);
+            cmd
+        },
+        |attempt: &Attempt| {
+            let point = attempt.point();
+            let mut problems = Vec::new();
+            // Beside the files only a put-back's temporary may be new (killed before its rename).
+            let temp = Path::new("src/.lib.rs.git-mas-restore");
+            let now: Vec<_> = others(&repo).into_iter().filter(|(p, _)| p != temp).collect();
+            if now != others_before {
+                problems.push("a file the call did not touch changed".into());
+            }
+            let lib = std::fs::read(repo.join("src/lib.rs")).ok();
+            let planned = std::fs::read(repo.join("src/planned.rs")).ok();
+            let state = format!(
+                "lib.rs {}, planned.rs {}",
+                match &lib {
+                    Some(b) if *b == held => "put back",
+                    Some(b) if b == b"clobbered\n" => "as the call left it",
+                    Some(_) => "MIXED",
+                    None => "GONE",
+                },
+                match planned.as_deref() {
+                    None => "removed",
+                    Some(b"mine\n") => "as the call left it",
+                    Some(_) => "MIXED",
+                }
+            );
+            if state.contains("MIXED") || state.contains("GONE") {
+                problems.push(format!("a file is neither as the call left it nor put back: {state}"));
+            }
+            if !attempt.killed {
+                if lib.as_deref() != Some(&held[..]) || planned.is_some() || !pending().is_empty() {
+                    completed.push(format!("{point}: {state}, pending {:?}", pending()));
+                }
+                return;
+            }
+            let left = pending();
+            let untouched_left = lib.as_deref() != Some(&held[..]) || planned.is_some();
+            if untouched_left && left.is_empty() {
+                problems.push(format!("{state}, and nothing is pending to put it back"));
+            }
+            // The check again (the session's next call): everything put back, nothing pending.
+            let again =
+                fed(env.mas_cmd(&repo).args(["gate", "--host", "claude-code", "--post-tool"]), payload.as_bytes());
+            if again.status.code() != Some(0) {
+                problems.push(format!("the check again: {}", shown(&again)));
+            }
+            if std::fs::read(repo.join("src/lib.rs")).ok().as_deref() != Some(&held[..]) {
+                problems.push("after the check again, src/lib.rs is not put back".into());
+            }
+            if repo.join("src/planned.rs").exists() {
+                problems.push("after the check again, src/planned.rs is still there".into());
+            }
+            if !pending().is_empty() {
+                problems.push(format!("after the check again, pending: {:?}", pending()));
+            }
+            if others(&repo) != others_before {
+                problems
+                    .push("after the check again, a file the call did not touch differs (a temporary left?)".into());
+            }
+            if untouched_left && !stdout(&again).contains("put back") && !stdout(&again).contains("removed") {
+                problems.push(format!("B is not told what the check again undid: {}", shown(&again)));
+            }
+            problems.extend(killpoints::check_repository(&env, &repo));
+            rows.push(Row { point, held: vec![state], left, problems });
+        },
+    );
+    report("gate --host claude-code --post-tool (B's shell call changed A's files)", &swept, &rows, &completed);
+}

@@ -139,7 +139,7 @@ fn a_ninth_claim_is_refused_naming_what_to_release() {
 }
 
 /// A Claude Code payload of `event` (PreToolUse, PostToolUse) for a Bash call of `session`.
-fn bash_payload(repo: &Path, session: &str, event: &str) -> Value {
+pub fn bash_payload(repo: &Path, session: &str, event: &str) -> Value {
     json!({
         "session_id": session,
         "cwd": repo,
@@ -150,7 +150,7 @@ fn bash_payload(repo: &Path, session: &str, event: &str) -> Value {
 }
 
 /// Runs `git mas gate --host HOST [FLAG]` with `payload`.
-fn event(env: &TestEnv, repo: &Path, host: &str, flag: Option<&str>, payload: &Value) -> std::process::Output {
+pub fn event(env: &TestEnv, repo: &Path, host: &str, flag: Option<&str>, payload: &Value) -> std::process::Output {
     let mut cmd = env.mas_cmd(repo);
     cmd.args(["gate", "--host", host]);
     if let Some(f) = flag {
