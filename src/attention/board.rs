@@ -71,6 +71,10 @@ pub struct BoardEntry {
     pub liveness: Liveness,
     /// Unix seconds when the focus stops holding (for a live one).
     pub expires_at: u64,
+    /// Unix seconds when its last record (a focus, a claim or its renewal, a release) was
+    /// published: the agent's last activity on the board.
+    #[serde(default)]
+    pub published_at: u64,
     /// The record's commit.
     pub commit: String,
 }
@@ -292,8 +296,16 @@ pub fn fold(chains: &[(String, ChainRecords)], now: u64, in_frame: &dyn Fn(&str,
                     let expires_at = p.published_at.saturating_add(p.ttl_secs);
                     let liveness = if now < expires_at { Liveness::Live } else { Liveness::Expired };
                     let focus = Focus { agent: agent.clone(), frame: p.frame, seq: record.seq, targets: p.targets };
-                    current =
-                        Some((BoardEntry { focus, liveness, expires_at, commit: commit.clone() }, p.published_at));
+                    current = Some((
+                        BoardEntry {
+                            focus,
+                            liveness,
+                            expires_at,
+                            published_at: p.published_at,
+                            commit: commit.clone(),
+                        },
+                        p.published_at,
+                    ));
                 }
                 RELEASE_KIND => {
                     let at =
@@ -301,7 +313,13 @@ pub fn fold(chains: &[(String, ChainRecords)], now: u64, in_frame: &dyn Fn(&str,
                     let frame = current.as_ref().map(|(e, _)| e.focus.frame.clone()).unwrap_or_default();
                     let focus = Focus { agent: agent.clone(), frame, seq: record.seq, targets: Vec::new() };
                     current = Some((
-                        BoardEntry { focus, liveness: Liveness::Released, expires_at: at, commit: commit.clone() },
+                        BoardEntry {
+                            focus,
+                            liveness: Liveness::Released,
+                            expires_at: at,
+                            published_at: at,
+                            commit: commit.clone(),
+                        },
                         at,
                     ));
                 }
@@ -417,7 +435,7 @@ mod tests {
 
     fn entry(agent: &str, frame: &str, liveness: Liveness) -> BoardEntry {
         let focus = Focus { agent: agent.into(), frame: frame.into(), seq: 1, targets: vec!["a.rs".into()] };
-        BoardEntry { focus, liveness, expires_at: 0, commit: String::new() }
+        BoardEntry { focus, liveness, expires_at: 0, published_at: 0, commit: String::new() }
     }
 
     #[test]

@@ -649,7 +649,7 @@ pub fn read_frame(store: &Store, commit: ObjectId) -> Result<Frame, FrameError> 
 /// The current frame's record: the newest frame record that verifies ([`Store::newest_verified`]).
 /// A frame record that does not verify (unsigned, by an agent not on the roster, a spoof or a
 /// replay) never becomes current, wherever it sits in the chain.
-fn current_frame_entry(store: &Store) -> Result<Option<Entry>, FrameError> {
+pub fn current_frame_entry(store: &Store) -> Result<Option<Entry>, FrameError> {
     if store.tip(FRAME_REF)?.is_none() {
         return Ok(None);
     }

@@ -5,6 +5,7 @@
 pub mod ancestry;
 pub mod board;
 pub mod claims;
+pub mod denials;
 pub mod edit_gate;
 pub mod focus_store;
 pub mod frame;

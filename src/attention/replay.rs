@@ -174,6 +174,7 @@ pub fn with_unreceipted(board: &mut Board, frame: &str) {
         focus: Focus { agent: NO_RECEIPT.to_string(), frame: frame.to_string(), seq: 0, targets: Vec::new() },
         liveness: Liveness::Live,
         expires_at: u64::MAX,
+        published_at: 0,
         commit: String::new(),
     });
 }

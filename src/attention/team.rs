@@ -190,6 +190,8 @@ pub enum TeamEdit {
         blocks: Vec<Block>,
         /// The caller's own claims on those files that lapsed (it held them, the TTL passed).
         lapsed: Vec<String>,
+        /// The files the caller holds now (to name a deadlock: a holder refused one of them).
+        mine: Vec<String>,
     },
     /// It would make the caller hold more than the cap.
     OverCap {
@@ -337,7 +339,12 @@ fn blocked(
         return Ok(None);
     }
     let held: Vec<String> = blocks.iter().map(|b| claims::file_of(&b.target).to_string()).collect();
-    Ok(Some(TeamEdit::Blocked { lapsed: lapsed(board, caller, &held), blocks }))
+    let mine = board
+        .entry(caller)
+        .filter(|e| e.liveness == Liveness::Live)
+        .map(|e| e.focus.targets.iter().map(|t| claims::file_of(t).to_string()).collect())
+        .unwrap_or_default();
+    Ok(Some(TeamEdit::Blocked { lapsed: lapsed(board, caller, &held), blocks, mine }))
 }
 
 /// The place of each of `targets` in the current frame's snapshot (absent: not listed).

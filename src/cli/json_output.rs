@@ -12,6 +12,7 @@ impl JsonOutput for json::agent::NewAgentOut {}
 impl JsonOutput for json::agent::SignRosterOut {}
 impl JsonOutput for json::agent::ListedAgent {}
 impl JsonOutput for json::agent::WhoamiOut {}
+impl JsonOutput for json::status::StatusOut {}
 impl JsonOutput for json::record::AppendOut {}
 impl JsonOutput for git_mas::sync::SyncReport {}
 impl JsonOutput for json::doctor::DoctorOut {}

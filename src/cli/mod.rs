@@ -252,6 +252,7 @@ pub enum Command {
     #[command(subcommand)]
     Agent(commands::agent::AgentCommand),
     Whoami(commands::whoami::WhoamiArgs),
+    Status(commands::status::StatusArgs),
     #[command(subcommand)]
     Record(commands::record::RecordCommand),
     Log(commands::log::LogArgs),
@@ -303,6 +304,7 @@ pub(crate) fn dispatch(ctx: &mut Context, command: Command) -> Result<Outcome, C
         Command::Init(args) => commands::init::run(ctx, args),
         Command::Agent(cmd) => commands::agent::run(ctx, cmd),
         Command::Whoami(args) => commands::whoami::run(ctx, args),
+        Command::Status(args) => commands::status::run(ctx, args),
         Command::Record(cmd) => commands::record::run(ctx, cmd),
         Command::Log(args) => commands::log::run(ctx, args),
         Command::Sync(args) => commands::sync::run(ctx, args),

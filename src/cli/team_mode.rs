@@ -65,6 +65,15 @@ pub fn edit_answer(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &
     }
     let paths: Vec<String> = touched.iter().map(|t| t.path.clone()).collect();
     match decide(ctx, caller, touched, linked) {
+        Ok(TeamEdit::Blocked { blocks, lapsed, mine }) => {
+            let deadlock = ctx.store().ok().and_then(|store| note_denials(store, caller, &blocks, &mine));
+            match answer(caller, TeamEdit::Blocked { blocks, lapsed, mine }, mode) {
+                Answer::Deny { reason } if deadlock.is_some() => {
+                    Answer::Deny { reason: format!("{reason}\n{}", deadlock.unwrap_or_default()) }
+                }
+                other => other,
+            }
+        }
         Ok(edit) => {
             if matches!(edit, TeamEdit::Allowed { .. })
                 && let Ok(store) = ctx.store()
@@ -104,6 +113,45 @@ fn decide(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId])
     team::edit(store, caller, touched, linked, lease, now_secs(), &mut key, &mut publish_frame).map_err(team_error)
 }
 
+/// Appends `caller`'s refusals to the denial log (`git mas status` reads who waits on whom), and
+/// says so when a holder is itself waiting on a file the caller holds: a deadlock, which neither
+/// ends by waiting.
+fn note_denials(
+    store: &git_mas::store::Store,
+    caller: &str,
+    blocks: &[git_mas::attention::gate::Block],
+    mine: &[String],
+) -> Option<String> {
+    use git_mas::attention::denials::{self, Denial};
+    let now = now_secs();
+    let refused: Vec<Denial> = blocks
+        .iter()
+        .map(|b| Denial {
+            at: now,
+            agent: caller.to_string(),
+            holder: b.holder.clone(),
+            file: git_mas::attention::claims::file_of(&b.target).to_string(),
+        })
+        .collect();
+    let log = if mine.is_empty() { Vec::new() } else { denials::read(store.common_dir()) };
+    // A failed write of the log changes no answer.
+    let _ = denials::record(store.common_dir(), &refused);
+    let recent = |d: &&Denial| d.at.saturating_add(denials::WAITING_WINDOW_SECS) >= now;
+    let (holder, theirs, wanted) = refused.iter().find_map(|r| {
+        let d = log
+            .iter()
+            .filter(recent)
+            .rev()
+            .find(|d| d.agent == r.holder && d.holder == caller && mine.contains(&d.file))?;
+        Some((r.holder.clone(), d.file.clone(), r.file.clone()))
+    })?;
+    Some(format!(
+        "Deadlock: {holder} is waiting on {theirs}, which {caller} holds, while {caller} waits on {wanted}: neither \
+         gets on by waiting. One of you releases: `git mas --agent {caller} focus release --targets {theirs}` (or \
+         {holder} releases {wanted})."
+    ))
+}
+
 /// The error with the hints of its kind (a stale ref lock names `git mas doctor --fix`).
 fn team_error(e: TeamError) -> CliError {
     match e {
@@ -132,7 +180,7 @@ fn answer(caller: &str, edit: TeamEdit, mode: Mode) -> Answer {
             }
             Answer::Allow { note: (!notes.is_empty()).then(|| notes.join("; ")) }
         }
-        TeamEdit::Blocked { blocks, lapsed } => match edit_gate::answer(&Verdict::Block { blocks }, mode) {
+        TeamEdit::Blocked { blocks, lapsed, .. } => match edit_gate::answer(&Verdict::Block { blocks }, mode) {
             Answer::Deny { reason } if !lapsed.is_empty() => Answer::Deny {
                 reason: format!(
                     "{caller}'s claim on {} expired (no edit within its time to live), and another agent claimed it \

@@ -36,6 +36,7 @@ mod roster_trail;
 mod session_agents;
 mod skills;
 mod snapshot;
+mod status;
 mod sync;
 mod team_crash;
 mod team_frames;

@@ -29,6 +29,7 @@ pub mod report;
 pub mod run;
 pub mod skills;
 pub mod snapshot;
+pub mod status;
 pub mod sync;
 pub mod tally;
 pub mod watch;

@@ -109,6 +109,7 @@ pub mod report;
 pub mod run;
 pub mod skills;
 pub mod snapshot;
+pub mod status;
 pub mod tally;
 pub mod watch;
 pub mod worktree;

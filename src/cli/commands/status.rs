@@ -1,0 +1,205 @@
+//! `git mas status`: the one view of the team — the frame, every live agent and session with what
+//! it holds and how long, who waits on whom, and deadlocks.
+//!
+//! Read-only: it reads the board (`refs/mas/focus/`), the current frame's record (not its
+//! snapshot) and the gate's denial log ([`git_mas::attention::denials`]); it writes nothing but
+//! the caches every board reader keeps.
+
+use crate::cli::context::Context;
+use crate::cli::error::CliError;
+use crate::cli::json::status::{Deadlock, StatusAgent, StatusFrame, StatusOut};
+use crate::cli::output::JsonFlag;
+use crate::cli::{Done, Outcome};
+use git_mas::attention::board::Liveness;
+use git_mas::attention::claims::left;
+use git_mas::attention::{denials, focus_store, frame};
+use git_mas::hosts::Host;
+use std::fmt::Write as _;
+
+/// Show the team: the frame, every live agent and session with its claims and the time each has
+/// left, whom each waits on, and deadlocks.
+///
+/// "Waits on" comes from the gate's refusals of the last 30 minutes (a bounded log under the git
+/// dir, `mas/denials.log`, not signed records), counted while the holder still holds the file. A
+/// deadlock is two agents each refused a file the other holds: neither gets on by waiting, and
+/// the refusal itself says so.
+///
+/// With --json: {now, frame: {hash, commit, publisher, published_at} | null, agents: [{agent, host,
+/// claims, expires_at, last_activity, frame}], not_live, waiting: [{agent, holder, file, times,
+/// since, last}], deadlocks: [{a, b}]}.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub output: JsonFlag,
+}
+
+/// Runs `status`.
+pub fn run(ctx: &mut Context, args: StatusArgs) -> Result<Outcome, CliError> {
+    let done = status(ctx, &args)?;
+    ctx.ui().emit(args.output, &done.value, human)?;
+    Ok(done.outcome)
+}
+
+/// The host of a team-mode session agent (`alice.claude-3f2a9c1b` → claude-code).
+fn host_of(agent: &str) -> Option<Host> {
+    let (_, session) = agent.rsplit_once('.')?;
+    let (name, hex) = session.rsplit_once('-')?;
+    if hex.len() != 8 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Host::ALL.into_iter().find(|h| h.session_name() == name)
+}
+
+/// Gathers the view.
+pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliError> {
+    let store = ctx.store()?;
+    let roster = store.roster()?;
+    ctx.warn_all(&roster.warnings);
+    let now = focus_store::now_secs();
+    let frame = match frame::current_frame_entry(store)? {
+        Some(entry) => {
+            let record = entry.record.as_ref().ok();
+            let published_at = store
+                .repo()
+                .find_commit(entry.commit)
+                .ok()
+                .and_then(|c| c.time().ok())
+                .map_or(0, |t| u64::try_from(t.seconds).unwrap_or(0));
+            Some(StatusFrame {
+                hash: record
+                    .and_then(|r| r.payload.get("hash"))
+                    .and_then(|h| h.as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+                commit: entry.commit.to_string(),
+                publisher: record.map(|r| r.agent.clone()).unwrap_or_default(),
+                published_at,
+            })
+        }
+        None => None,
+    };
+    let board = focus_store::load_board(store, &roster, now, None)?;
+    let agents = board
+        .entries
+        .iter()
+        .filter(|e| e.liveness == Liveness::Live)
+        .map(|e| StatusAgent {
+            agent: e.focus.agent.clone(),
+            host: host_of(&e.focus.agent).map(|h| h.name().to_string()),
+            claims: e.focus.targets.clone(),
+            expires_at: e.expires_at,
+            last_activity: e.published_at,
+            frame: e.focus.frame.clone(),
+        })
+        .collect();
+    let not_live = board.entries.iter().filter(|e| e.liveness != Liveness::Live).count();
+    let waiting = denials::waiting(&denials::read(store.common_dir()), &board, now);
+    let deadlocks = denials::deadlocks(&waiting).into_iter().map(|(a, b)| Deadlock { a, b }).collect();
+    Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks }))
+}
+
+/// "40 s ago", "5 min ago", "3 h ago", "12 d ago".
+fn ago(now: u64, then: u64) -> String {
+    let secs = now.saturating_sub(then);
+    let amount = match secs {
+        0..120 => format!("{secs} s"),
+        120..7_200 => format!("{} min", secs / 60),
+        7_200..172_800 => format!("{} h", secs / 3_600),
+        _ => format!("{} d", secs / 86_400),
+    };
+    format!("{amount} ago")
+}
+
+fn human(s: &StatusOut) -> String {
+    let mut o = String::new();
+    match &s.frame {
+        Some(f) => {
+            let _ = writeln!(
+                o,
+                "frame      {} published by {} {}",
+                &f.hash[..f.hash.len().min(12)],
+                f.publisher,
+                ago(s.now, f.published_at)
+            );
+        }
+        None => o.push_str("frame      none published yet (the first edit in team mode publishes one)\n"),
+    }
+    let _ = writeln!(
+        o,
+        "agents     {} live{}",
+        s.agents.len(),
+        if s.not_live > 0 { format!(" ({} ended, released or lapsed)", s.not_live) } else { String::new() }
+    );
+    for a in &s.agents {
+        let host = a.host.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
+        let stale = match &s.frame {
+            Some(f) if f.hash != a.frame => ", on an older frame",
+            _ => "",
+        };
+        let _ = writeln!(
+            o,
+            "  {}{host}: holds {} for {} more, active {}{stale}",
+            a.agent,
+            if a.claims.is_empty() { "nothing".to_string() } else { a.claims.join(", ") },
+            left(a.expires_at.saturating_sub(s.now)),
+            ago(s.now, a.last_activity),
+        );
+        for w in s.waiting.iter().filter(|w| w.agent == a.agent) {
+            let _ = writeln!(
+                o,
+                "    waits on {} for {}: refused {} time{}, first {}",
+                w.holder,
+                w.file,
+                w.times,
+                if w.times == 1 { "" } else { "s" },
+                ago(s.now, w.since)
+            );
+        }
+    }
+    if !s.deadlocks.is_empty() {
+        o.push_str("deadlocks\n");
+        for d in &s.deadlocks {
+            let files = |x: &str, y: &str| {
+                s.waiting.iter().filter(|w| w.agent == x && w.holder == y).map(|w| w.file.as_str()).collect::<Vec<_>>()
+            };
+            let _ = writeln!(
+                o,
+                "  {} waits on {} ({}) and {} on {} ({}): one of them releases (`git mas --agent {} focus release \
+                 --targets {}`)",
+                d.a,
+                d.b,
+                files(&d.a, &d.b).join(", "),
+                d.b,
+                d.a,
+                files(&d.b, &d.a).join(", "),
+                d.a,
+                files(&d.b, &d.a).first().copied().unwrap_or("FILE"),
+            );
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_in_the_largest_whole_unit() {
+        let at = |secs: u64| ago(1_000_000, 1_000_000 - secs);
+        assert_eq!(
+            [at(0), at(119), at(120), at(7_199), at(7_200), at(172_799), at(172_800)],
+            ["0 s ago", "119 s ago", "2 min ago", "119 min ago", "2 h ago", "47 h ago", "2 d ago"]
+        );
+        assert_eq!(ago(5, 10), "0 s ago", "a clock behind the record's reads as now");
+    }
+
+    #[test]
+    fn a_session_agent_names_its_host() {
+        assert_eq!(host_of("alice.claude-3f2a9c1b"), Some(Host::ClaudeCode));
+        assert_eq!(host_of("bob.codex-00ff00ff"), Some(Host::Codex));
+        assert_eq!(host_of("alice"), None);
+        assert_eq!(host_of("alice.claude-xyz"), None);
+        assert_eq!(host_of("alice.nosuch-3f2a9c1b"), None);
+    }
+}

@@ -1,0 +1,60 @@
+//! `git mas status --json`.
+
+use git_mas::attention::denials::Waiting;
+use serde::{Deserialize, Serialize};
+
+/// The one view of the team.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusOut {
+    /// The reader's clock, unix seconds: every age and time left is against it.
+    pub now: u64,
+    /// The current frame; `None` before any was published.
+    pub frame: Option<StatusFrame>,
+    /// Every live agent and session, by name.
+    pub agents: Vec<StatusAgent>,
+    /// How many agents on the board ended, released or lapsed (not listed).
+    pub not_live: usize,
+    /// Who waits on whom: recent refusals of files the holder still holds.
+    pub waiting: Vec<Waiting>,
+    /// Pairs of agents each waiting on a file the other holds.
+    pub deadlocks: Vec<Deadlock>,
+}
+
+/// The current frame.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusFrame {
+    /// Its hash.
+    pub hash: String,
+    /// Its record's commit.
+    pub commit: String,
+    /// Who published it.
+    pub publisher: String,
+    /// When, unix seconds (the record's commit time).
+    pub published_at: u64,
+}
+
+/// One live agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusAgent {
+    /// Its name.
+    pub agent: String,
+    /// The host of a team-mode session (`claude-code`, `codex`, …); `None` for another agent.
+    pub host: Option<String>,
+    /// What it holds, in the frame's order.
+    pub claims: Vec<String>,
+    /// When its hold lapses unless renewed, unix seconds.
+    pub expires_at: u64,
+    /// Its last record on the board (a claim, a renewal, a focus), unix seconds.
+    pub last_activity: u64,
+    /// The frame its focus is on.
+    pub frame: String,
+}
+
+/// Two agents each waiting on the other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deadlock {
+    /// One of them (the smaller name).
+    pub a: String,
+    /// The other.
+    pub b: String,
+}

@@ -1,0 +1,95 @@
+//! `git mas status`: the team in one view, from the board and the gate's denial log, with real
+//! hook calls making the claims, the waits and a deadlock.
+
+use crate::common::*;
+use crate::json::status::StatusOut;
+use crate::team_mode::{event, hook, team_repo, write_payload};
+use serde_json::json;
+use std::path::Path;
+
+fn status(env: &TestEnv, repo: &Path) -> StatusOut {
+    let out = env.mas_ok(repo, &["status", "--json"]);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn status_shows_who_holds_what_who_waits_on_whom_and_a_deadlock() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let s = status(&env, &repo);
+    assert!(s.frame.is_none() && s.agents.is_empty() && s.waiting.is_empty(), "{s:?}");
+    let empty = env.mas_ok(&repo, &["status"]);
+    assert!(empty.contains("none published yet") && empty.contains("0 live"), "{empty}");
+
+    // A and B claim a file each; C claims one and its session ends.
+    for (session, file) in [("a", "src/lib.rs"), ("b", "src/money.rs"), ("c", "src/config.rs")] {
+        assert_eq!(hook(&env, &repo, &write_payload(&repo, session, file)).0, "allow", "{file}");
+    }
+    let end = json!({"session_id": "c", "cwd": repo, "hook_event_name": "SessionEnd", "reason": "other"});
+    event(&env, &repo, "claude-code", Some("--session-end"), &end);
+    // B is refused A's file twice: B waits on A.
+    for _ in 0..2 {
+        let (verdict, reason) = hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs"));
+        assert_eq!(verdict, "deny", "{reason}");
+        assert!(!reason.contains("Deadlock"), "one way is no deadlock: {reason}");
+    }
+    let s = status(&env, &repo);
+    let frame = s.frame.clone().expect("the first edit published a frame");
+    assert!(frame.publisher.starts_with("alice.claude-"), "the first edit's session published it: {frame:?}");
+    // Its commit's time (the tests fix the committer date).
+    assert_eq!(frame.published_at, 1_767_225_600, "{frame:?}");
+    let names: Vec<&str> = s.agents.iter().map(|a| a.agent.as_str()).collect();
+    assert_eq!(names.len(), 2, "C ended, so it is not live: {s:?}");
+    assert_eq!(s.not_live, 1);
+    let by = |file: &str| s.agents.iter().find(|a| a.claims.iter().any(|c| c == file)).unwrap();
+    let (a, b) = (by("src/lib.rs").agent.clone(), by("src/money.rs").agent.clone());
+    for agent in &s.agents {
+        assert_eq!(agent.host.as_deref(), Some("claude-code"));
+        assert_eq!(agent.frame, frame.hash);
+        let left = agent.expires_at - s.now;
+        assert!((800..=900).contains(&left), "a fresh claim has about 15 min left: {left}");
+        assert!(s.now - agent.last_activity < 300);
+    }
+    assert_eq!(s.waiting.len(), 1, "{:?}", s.waiting);
+    let w = &s.waiting[0];
+    assert_eq!(
+        (w.agent.as_str(), w.holder.as_str(), w.file.as_str(), w.times),
+        (b.as_str(), a.as_str(), "src/lib.rs", 2)
+    );
+    assert!(s.deadlocks.is_empty());
+
+    // A is refused B's file while B waits on A's: a deadlock, named in A's refusal and in status.
+    let (verdict, reason) = hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs"));
+    assert_eq!(verdict, "deny");
+    assert!(
+        reason.contains("Deadlock") && reason.contains(&b) && reason.contains("focus release --targets src/lib.rs"),
+        "{reason}"
+    );
+    let s = status(&env, &repo);
+    assert_eq!(s.deadlocks.len(), 1, "{s:?}");
+    let pair = [s.deadlocks[0].a.clone(), s.deadlocks[0].b.clone()];
+    let mut want = [a.clone(), b.clone()];
+    want.sort();
+    assert_eq!(pair, want);
+    let human = env.mas_ok(&repo, &["status"]);
+    let mut ages = insta::Settings::clone_current();
+    ages.add_filter(r"\b\d+ (s|min|h|d) ago\b", "[AGE] ago");
+    ages.bind(|| redacted(&env, || insta::assert_snapshot!("status_with_a_deadlock", human)));
+
+    // A releases the file B waits on: B waits no more, and the deadlock is gone.
+    env.mas_quiet_ok(&repo, &["--agent", &a, "focus", "release", "--targets", "src/lib.rs"]);
+    let s = status(&env, &repo);
+    assert!(s.waiting.iter().all(|w| w.agent != b) && s.deadlocks.is_empty(), "{s:?}");
+}
+
+#[test]
+fn status_outside_a_repository_and_with_bad_arguments_says_so() {
+    let env = TestEnv::new();
+    let out = env.mas(env.root(), &["status"]);
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    assert!(stderr(&out).contains("git repository"), "{}", shown(&out));
+    let repo = team_repo(&env);
+    assert_eq!(env.mas(&repo, &["status", "--nosuch"]).status.code(), Some(2));
+    let help = env.mas_ok(&repo, &["status", "--help"]);
+    assert!(help.contains("waits on") && help.contains("--json") && help.contains("denials.log"), "{help}");
+}
