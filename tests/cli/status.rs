@@ -93,3 +93,41 @@ fn status_outside_a_repository_and_with_bad_arguments_says_so() {
     let help = env.mas_ok(&repo, &["status", "--help"]);
     assert!(help.contains("waits on") && help.contains("--json") && help.contains("denials.log"), "{help}");
 }
+
+#[test]
+fn status_shows_the_runs_in_progress_and_what_a_crash_left() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let s = status(&env, &repo);
+    assert!(s.runs.is_empty() && s.debris.problems == 0 && s.debris.remedy.is_none(), "{s:?}");
+
+    // A run mid-round, and one that ended (not listed).
+    for id in ["r1", "r2"] {
+        env.mas_quiet_ok(&repo, &["--agent", "alice", "run", "start", "--id", id, "--goal", &format!("goal of {id}")]);
+    }
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "run", "abort", "r2", "--reason", "not needed"]);
+    // A lock left by a process that died an hour ago.
+    let lock = repo.join(".git/refs/mas/focus/ghost.lock");
+    std::fs::write(&lock, b"").unwrap();
+    crate::doctor::touch(&lock, "1 hour ago");
+
+    let s = status(&env, &repo);
+    let runs: Vec<(&str, String, Option<&str>)> =
+        s.runs.iter().map(|r| (r.id.as_str(), r.phase.to_string(), r.goal.as_deref())).collect();
+    assert_eq!(runs, [("r1", "open".to_string(), Some("goal of r1"))]);
+    assert_eq!(s.debris.problems, 1, "{:?}", s.debris);
+    assert!(s.debris.stale_locks.iter().any(|p| p.ends_with("refs/mas/focus/ghost.lock")), "{:?}", s.debris);
+    assert_eq!(s.debris.remedy.as_deref(), Some("git mas doctor --fix"));
+    let human = env.mas_ok(&repo, &["status"]);
+    assert!(human.contains("runs       1 in progress") && human.contains("r1 (open): goal of r1"), "{human}");
+    assert!(
+        human.contains("1 stale lock") && human.contains("ghost.lock") && human.contains("git mas doctor --fix"),
+        "{human}"
+    );
+
+    // Cleared as it says.
+    env.mas_quiet_ok(&repo, &["doctor", "--fix"]);
+    let s = status(&env, &repo);
+    assert_eq!(s.debris.problems, 0, "{:?}", s.debris);
+}

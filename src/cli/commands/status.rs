@@ -2,22 +2,28 @@
 //! it holds and how long, who waits on whom, and deadlocks.
 //!
 //! Read-only: it reads the board (`refs/mas/focus/`), the current frame's record (not its
-//! snapshot) and the gate's denial log ([`git_mas::attention::denials`]); it writes nothing but
-//! the caches every board reader keeps.
+//! snapshot), the gate's denial log ([`git_mas::attention::denials`]), the runs' definitions and
+//! what `git mas doctor` looks at; it writes nothing but the caches every board reader keeps.
 
+use crate::cli::commands::run::ListArgs;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::json::status::{Deadlock, StatusAgent, StatusFrame, StatusOut};
+use crate::cli::error::Kind;
+use crate::cli::json::PhaseName;
+use crate::cli::json::status::{Deadlock, StatusAgent, StatusDebris, StatusFrame, StatusOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
 use git_mas::attention::board::Liveness;
 use git_mas::attention::claims::left;
 use git_mas::attention::{denials, focus_store, frame};
 use git_mas::hosts::Host;
+use git_mas::hosts::ProcessEnv;
 use std::fmt::Write as _;
+use std::time::SystemTime;
 
 /// Show the team: the frame, every live agent and session with its claims and the time each has
-/// left, whom each waits on, and deadlocks.
+/// left, whom each waits on, deadlocks, the development runs in progress, and what a crash left
+/// (stale locks, temporary files, interrupted landings: `git mas doctor --fix` clears them).
 ///
 /// "Waits on" comes from the gate's refusals of the last 30 minutes (a bounded log under the git
 /// dir, `mas/denials.log`, not signed records), counted while the holder still holds the file. A
@@ -26,7 +32,8 @@ use std::fmt::Write as _;
 ///
 /// With --json: {now, frame: {hash, commit, publisher, published_at} | null, agents: [{agent, host,
 /// claims, expires_at, last_activity, frame}], not_live, waiting: [{agent, holder, file, times,
-/// since, last}], deadlocks: [{a, b}]}.
+/// since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal, created_at_ms, problem}], debris:
+/// {problems, stale_locks, stale_temp_files, interrupted, remedy}}.
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     #[command(flatten)]
@@ -95,7 +102,22 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
     let not_live = board.entries.iter().filter(|e| e.liveness != Liveness::Live).count();
     let waiting = denials::waiting(&denials::read(store.common_dir()), &board, now);
     let deadlocks = denials::deadlocks(&waiting).into_iter().map(|(a, b)| Deadlock { a, b }).collect();
-    Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks }))
+    let runs = crate::cli::commands::run::run_list(ctx, &ListArgs { output: JsonFlag::default() })?
+        .value
+        .into_iter()
+        .filter(|r| matches!(r.phase, PhaseName::Open | PhaseName::Landing | PhaseName::Unreadable))
+        .collect();
+    let findings = git_mas::doctor::examine(store, &std::env::temp_dir(), &ProcessEnv, SystemTime::now())
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot look for what a crash left", e))?;
+    let problems = findings.problem_count();
+    let debris = StatusDebris {
+        problems,
+        stale_locks: findings.locks.iter().filter(|d| d.stale).map(|d| d.path.clone()).collect(),
+        stale_temp_files: findings.temp_files.iter().filter(|d| d.stale).count(),
+        interrupted: findings.half_finished.len(),
+        remedy: (problems > 0).then(|| "git mas doctor --fix".to_string()),
+    };
+    Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks, runs, debris }))
 }
 
 /// "40 s ago", "5 min ago", "3 h ago", "12 d ago".
@@ -155,6 +177,34 @@ fn human(s: &StatusOut) -> String {
                 ago(s.now, w.since)
             );
         }
+    }
+    if !s.runs.is_empty() {
+        let _ = writeln!(o, "runs       {} in progress", s.runs.len());
+        for r in &s.runs {
+            let what = r.goal.as_deref().or(r.problem.as_deref()).unwrap_or_default();
+            let _ = writeln!(o, "  {} ({}): {what}", r.id, r.phase);
+        }
+    }
+    let d = &s.debris;
+    if d.problems > 0 {
+        let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+        let mut parts = Vec::new();
+        if !d.stale_locks.is_empty() {
+            let names: Vec<String> = d.stale_locks.iter().map(|p| p.display().to_string()).collect();
+            parts.push(format!("{}: {}", plural(names.len(), "stale lock"), names.join(", ")));
+        }
+        if d.stale_temp_files > 0 {
+            parts.push(plural(d.stale_temp_files, "stale temporary file"));
+        }
+        if d.interrupted > 0 {
+            parts.push(plural(d.interrupted, "interrupted operation"));
+        }
+        let _ = writeln!(
+            o,
+            "debris     {}; `{}` clears them",
+            parts.join("; "),
+            d.remedy.as_deref().unwrap_or("git mas doctor --fix")
+        );
     }
     if !s.deadlocks.is_empty() {
         o.push_str("deadlocks\n");

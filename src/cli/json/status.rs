@@ -18,6 +18,25 @@ pub struct StatusOut {
     pub waiting: Vec<Waiting>,
     /// Pairs of agents each waiting on a file the other holds.
     pub deadlocks: Vec<Deadlock>,
+    /// Development runs in progress (open, or landing) and unreadable ones.
+    pub runs: Vec<super::run::Listed>,
+    /// What a crash left (`git mas doctor`'s findings).
+    pub debris: StatusDebris,
+}
+
+/// What a crash left, as `git mas doctor` finds it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusDebris {
+    /// Stale locks and temporary files, and interrupted operations.
+    pub problems: usize,
+    /// The stale locks (each blocks updating its ref until removed).
+    pub stale_locks: Vec<std::path::PathBuf>,
+    /// Stale temporary files.
+    pub stale_temp_files: usize,
+    /// Interrupted operations (a landing to complete).
+    pub interrupted: usize,
+    /// The command that clears them, when there is anything.
+    pub remedy: Option<String>,
 }
 
 /// The current frame.
