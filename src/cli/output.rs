@@ -165,6 +165,11 @@ impl Ui {
         if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
     }
 
+    /// Whether stdout is a terminal (never for a collecting Ui, which has no stdout).
+    pub fn stdout_is_terminal(&self) -> bool {
+        self.notes.is_none() && std::io::stdout().is_terminal()
+    }
+
     /// Whether stderr is a terminal.
     pub fn stderr_is_terminal(&self) -> bool {
         self.notes.is_none() && std::io::stderr().is_terminal()

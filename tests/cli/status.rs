@@ -131,3 +131,95 @@ fn status_shows_the_runs_in_progress_and_what_a_crash_left() {
     let s = status(&env, &repo);
     assert_eq!(s.debris.problems, 0, "{:?}", s.debris);
 }
+
+/// Reads `reader` on a thread into a shared buffer, so that a test can wait for text to appear.
+fn collect(mut reader: impl std::io::Read + Send + 'static) -> std::sync::Arc<std::sync::Mutex<Vec<u8>>> {
+    let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let out = buf.clone();
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            out.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    });
+    buf
+}
+
+/// Waits (at most 20 s) until `buf` holds `count` occurrences of `text`.
+fn wait_for(buf: &std::sync::Mutex<Vec<u8>>, text: &str, count: usize) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        let now = String::from_utf8_lossy(&buf.lock().unwrap()).into_owned();
+        if now.matches(text).count() >= count || started.elapsed() > std::time::Duration::from_secs(20) {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn status_watch_prints_a_view_per_change_and_stops_cleanly_on_ctrl_c() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let mut child = GroupChild::spawn(
+        env.mas_cmd(&repo)
+            .args(["status", "--watch"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+    )
+    .unwrap();
+    let out = collect(child.stdout.take().unwrap());
+    let err = collect(child.stderr.take().unwrap());
+    let first = wait_for(&out, "agents     1 live", 1);
+    assert!(first.contains("agents     1 live") && !first.contains('\x1b'), "plain lines off a terminal: {first}");
+    // Quiet while nothing changes.
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert_eq!(String::from_utf8_lossy(&out.lock().unwrap()).matches("agents").count(), 1, "no change, no view");
+    // A claim in another process: a new view.
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/money.rs")).0, "allow");
+    let second = wait_for(&out, "agents     2 live", 1);
+    assert!(second.contains("agents     2 live") && second.contains("src/money.rs"), "{second}");
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "Ctrl-C is a clean stop: {}", String::from_utf8_lossy(&err.lock().unwrap()));
+}
+
+/// In a terminal (a pseudo-terminal made by `script`), each view replaces the last, and Ctrl-C
+/// typed at it stops the command with the terminal as it was.
+#[test]
+fn status_watch_in_a_terminal_redraws_and_a_typed_ctrl_c_stops_it() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let bin = env.mas_cmd(&repo).get_program().to_string_lossy().into_owned();
+    let mut cmd = std::process::Command::new("script");
+    env.hermetic(&mut cmd);
+    cmd.args(["-qefc", &format!("exec '{bin}' status --watch"), "/dev/null"])
+        .current_dir(&repo)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = GroupChild::spawn(&mut cmd).unwrap();
+    let mut typed = child.stdin.take().unwrap();
+    let out = collect(child.stdout.take().unwrap());
+    let first = wait_for(&out, "(watching; Ctrl-C to stop)", 1);
+    assert!(first.contains("\x1b[H\x1b[2J") && first.contains("agents     1 live"), "a terminal view: {first:?}");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/money.rs")).0, "allow");
+    let second = wait_for(&out, "\x1b[H\x1b[2J", 2);
+    assert_eq!(second.matches("\x1b[H\x1b[2J").count(), 2, "{second:?}");
+    assert!(second.contains("agents     2 live"), "{second:?}");
+    typed.write_all(b"\x03").unwrap();
+    typed.flush().unwrap();
+    let status = child.wait().unwrap();
+    let all = String::from_utf8_lossy(&out.lock().unwrap()).into_owned();
+    assert_eq!(status.code(), Some(0), "{all:?}");
+    assert!(all.contains("stopped"), "{all:?}");
+    // Nothing but the clear-and-home it draws with: no mode set that would need undoing.
+    assert!(!all.contains("\x1b[?"), "no terminal mode changed: {all:?}");
+}

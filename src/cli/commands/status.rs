@@ -34,17 +34,129 @@ use std::time::SystemTime;
 /// claims, expires_at, last_activity, frame}], not_live, waiting: [{agent, holder, file, times,
 /// since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal, created_at_ms, problem}], debris:
 /// {problems, stale_locks, stale_temp_files, interrupted, remedy}}.
+///
+/// With --watch: the same view again whenever `refs/mas`, the index, the roster or the denial log
+/// changes, or a claim lapses — nothing while nothing does. On a terminal each view replaces the
+/// last; otherwise (and with --json, one object per line) each is printed after the last. Ctrl-C
+/// stops it, leaving the terminal as it was.
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
+    /// Show the view again on every change, until Ctrl-C.
+    #[arg(long)]
+    pub watch: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }
 
 /// Runs `status`.
 pub fn run(ctx: &mut Context, args: StatusArgs) -> Result<Outcome, CliError> {
+    if args.watch {
+        return watch(ctx, &args);
+    }
     let done = status(ctx, &args)?;
     ctx.ui().emit(args.output, &done.value, human)?;
     Ok(done.outcome)
+}
+
+enum Signal {
+    Changed,
+    Stop,
+}
+
+/// What makes two views the same for `--watch` (times aside: a view is not drawn again because a
+/// clock moved).
+fn sameness(s: &StatusOut) -> String {
+    let agents: Vec<(&str, &[String], &str)> =
+        s.agents.iter().map(|a| (a.agent.as_str(), a.claims.as_slice(), a.frame.as_str())).collect();
+    let waiting: Vec<(&str, &str, &str, usize)> =
+        s.waiting.iter().map(|w| (w.agent.as_str(), w.holder.as_str(), w.file.as_str(), w.times)).collect();
+    let runs: Vec<(&str, String)> = s.runs.iter().map(|r| (r.id.as_str(), r.phase.to_string())).collect();
+    format!(
+        "{:?}|{agents:?}|{}|{waiting:?}|{:?}|{runs:?}|{:?}",
+        s.frame.as_ref().map(|f| &f.hash),
+        s.not_live,
+        s.deadlocks,
+        s.debris.stale_locks
+    )
+}
+
+/// `status --watch`.
+fn watch(ctx: &mut Context, args: &StatusArgs) -> Result<Outcome, CliError> {
+    let store = ctx.store()?;
+    let common = store.common_dir().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel::<Signal>();
+    let stop = tx.clone();
+    ctrlc::set_handler(move || {
+        let _ = stop.send(Signal::Stop);
+    })
+    .map_err(|e| CliError::with_message(Kind::Internal, "cannot install the Ctrl-C handler", e))?;
+    let mut debouncer = notify_debouncer_full::new_debouncer(
+        std::time::Duration::from_millis(150),
+        None,
+        move |result: notify_debouncer_full::DebounceEventResult| {
+            if result.is_ok_and(|batch| batch.iter().any(|e| !matches!(e.event.kind, notify::EventKind::Access(_)))) {
+                let _ = tx.send(Signal::Changed);
+            }
+        },
+    )
+    .map_err(|e| CliError::with_message(Kind::Internal, "cannot start the file watcher", e))?;
+    // refs/mas (every chain), the common dir (packed-refs, the main index), the gate's denial
+    // log, this worktree's git dir (its index) and the roster's folder.
+    let refs = common.join("refs/mas");
+    let _ = std::fs::create_dir_all(&refs);
+    let _ = std::fs::create_dir_all(common.join("mas"));
+    let mut watched = vec![(refs, notify::RecursiveMode::Recursive)];
+    watched.push((common.clone(), notify::RecursiveMode::NonRecursive));
+    watched.push((common.join("mas"), notify::RecursiveMode::NonRecursive));
+    watched.push((store.repo().path().to_path_buf(), notify::RecursiveMode::NonRecursive));
+    if let Ok(dir) = store.workdir() {
+        let roster = dir.join(".mas");
+        watched.push((if roster.is_dir() { roster } else { dir.to_path_buf() }, notify::RecursiveMode::NonRecursive));
+    }
+    for (dir, mode) in &watched {
+        debouncer
+            .watch(dir, *mode)
+            .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot watch {}", dir.display()), e))?;
+    }
+    let terminal = !args.output.json && ctx.ui().stdout_is_terminal();
+    let mut last: Option<String> = None;
+    loop {
+        let view = status(ctx, args)?.value;
+        let key = sameness(&view);
+        if last.as_deref() != Some(key.as_str()) {
+            if args.output.json {
+                ctx.ui().json(&view)?;
+            } else if terminal {
+                // Home and clear, then the view: the screen shows one view, and nothing else is
+                // changed in the terminal.
+                ctx.ui().out(&format!("\x1b[H\x1b[2J{}\n(watching; Ctrl-C to stop)\n", human(&view)))?;
+            } else {
+                ctx.ui().out(&format!("{}\n", human(&view)))?;
+            }
+            last = Some(key);
+        }
+        // Wake up when the next claim lapses, or on a change.
+        let next = view.agents.iter().map(|a| a.expires_at).filter(|&t| t > view.now).min();
+        let wait = next.map(|t| std::time::Duration::from_secs(t - view.now + 1));
+        let signal = match wait {
+            Some(w) => match rx.recv_timeout(w) {
+                Ok(s) => Some(s),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Some(Signal::Stop),
+            },
+            None => Some(rx.recv().unwrap_or(Signal::Stop)),
+        };
+        if matches!(signal, Some(Signal::Stop)) {
+            break;
+        }
+        // Collapse a burst (a Ctrl-C inside it still stops).
+        if rx.try_iter().any(|s| matches!(s, Signal::Stop)) {
+            break;
+        }
+    }
+    drop(debouncer);
+    ctx.status("stopped");
+    Ok(Outcome::Ok)
 }
 
 /// The host of a team-mode session agent (`alice.claude-3f2a9c1b` → claude-code).

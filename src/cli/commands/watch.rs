@@ -132,8 +132,18 @@ pub fn run(ctx: &mut Context, args: WatchArgs) -> Result<Outcome, CliError> {
     loop {
         match rx.recv() {
             Ok(Signal::Changed) => {
-                // Collapse a burst that arrived while we were busy.
-                while let Ok(Signal::Changed) = rx.try_recv() {}
+                // Collapse a burst that arrived while we were busy (a Ctrl-C inside it still stops).
+                let mut stopping = false;
+                for signal in rx.try_iter() {
+                    match signal {
+                        Signal::Changed => {}
+                        Signal::Stop => stopping = true,
+                        Signal::Failed(reason) => ctx.warn(&format!("watcher: {reason}")),
+                    }
+                }
+                if stopping {
+                    break;
+                }
                 match publish_now(ctx, store, &caller, &args.inputs, &mut last) {
                     // Nobody reads the stream any more: stop, quietly.
                     Err(e) if e.is_broken_pipe() => return Err(e),
