@@ -223,3 +223,42 @@ fn status_watch_in_a_terminal_redraws_and_a_typed_ctrl_c_stops_it() {
     // Nothing but the clear-and-home it draws with: no mode set that would need undoing.
     assert!(!all.contains("\x1b[?"), "no terminal mode changed: {all:?}");
 }
+
+/// A run mid-round: its proposals with endorsements and checks, and what keeps it from landing —
+/// then that it can land.
+#[test]
+fn status_shows_a_runs_proposals_endorsements_and_what_blocks_its_landing() {
+    let env = TestEnv::new();
+    let repo = env.team(&["alice", "bob", "carol"]).build().repo;
+    let start = ["--agent", "alice", "run", "start", "--id", "r1", "--goal", "say ok", "--quorum", "2"];
+    env.mas_quiet_ok(&repo, &[&start[..], &["--check", "grep -qx ok status.txt"]].concat());
+    let s = status(&env, &repo);
+    assert_eq!(s.runs.len(), 1);
+    assert_eq!((s.runs[0].quorum, s.runs[0].blocks_landing.as_deref()), (2, Some("no proposal yet")));
+    let wt = |name: &str| {
+        std::path::PathBuf::from(env.mas_ok(&repo, &["--agent", name, "worktree", "add", name, "--run", "r1"]).trim())
+    };
+    let (alice, bob, carol) = (wt("alice"), wt("bob"), wt("carol"));
+    std::fs::write(alice.join("status.txt"), "ok\n").unwrap();
+    env.mas_quiet_ok(&alice, &["propose", "-m", "say ok"]);
+    env.mas_quiet_ok(&bob, &["endorse", "alice"]);
+    let s = status(&env, &repo);
+    let r = &s.runs[0];
+    assert_eq!(r.proposals.len(), 1, "{r:?}");
+    let p = &r.proposals[0];
+    assert_eq!(
+        (p.agent.as_str(), p.endorsers.as_slice(), p.checks_passed, p.checks_run, p.at_quorum),
+        ("alice", &["bob".to_string()][..], 1, 1, false)
+    );
+    assert_eq!(r.blocks_landing.as_deref(), Some("no proposal at quorum (1 of 2 valid endorsements at most)"));
+    let human = env.mas_ok(&repo, &["status"]);
+    assert!(
+        human.contains("alice: 1 endorsement (bob), checks 1/1")
+            && human.contains("not landing: no proposal at quorum"),
+        "{human}"
+    );
+    env.mas_quiet_ok(&carol, &["endorse", "alice"]);
+    let s = status(&env, &repo);
+    assert_eq!(s.runs[0].blocks_landing, None, "{:?}", s.runs[0]);
+    assert!(env.mas_ok(&repo, &["status"]).contains("can land: `git mas land r1`"));
+}

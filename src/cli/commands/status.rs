@@ -6,11 +6,14 @@
 //! what `git mas doctor` looks at; it writes nothing but the caches every board reader keeps.
 
 use crate::cli::commands::run::ListArgs;
+use crate::cli::commands::tally::TallyArgs;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::error::Kind;
 use crate::cli::json::PhaseName;
-use crate::cli::json::status::{Deadlock, StatusAgent, StatusDebris, StatusFrame, StatusOut};
+use crate::cli::json::status::{
+    Deadlock, StatusAgent, StatusDebris, StatusFrame, StatusOut, StatusProposal, StatusRun,
+};
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
 use git_mas::attention::board::Liveness;
@@ -32,8 +35,10 @@ use std::time::SystemTime;
 ///
 /// With --json: {now, frame: {hash, commit, publisher, published_at} | null, agents: [{agent, host,
 /// claims, expires_at, last_activity, frame}], not_live, waiting: [{agent, holder, file, times,
-/// since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal, created_at_ms, problem}], debris:
-/// {problems, stale_locks, stale_temp_files, interrupted, remedy}}.
+/// since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal, problem, quorum, rounds,
+/// max_rounds, proposals: [{agent, endorsers, checks_passed, checks_run, at_quorum}], leader,
+/// conflicts, blocks_landing}], debris: {problems, stale_locks, stale_temp_files, interrupted,
+/// remedy}}.
 ///
 /// With --watch: the same view again whenever `refs/mas`, the index, the roster or the denial log
 /// changes, or a claim lapses — nothing while nothing does. On a terminal each view replaces the
@@ -218,6 +223,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         .value
         .into_iter()
         .filter(|r| matches!(r.phase, PhaseName::Open | PhaseName::Landing | PhaseName::Unreadable))
+        .map(|r| run_detail(ctx, r))
         .collect();
     let findings = git_mas::doctor::examine(store, &std::env::temp_dir(), &ProcessEnv, SystemTime::now())
         .map_err(|e| CliError::with_message(Kind::Internal, "cannot look for what a crash left", e))?;
@@ -230,6 +236,64 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         remedy: (problems > 0).then(|| "git mas doctor --fix".to_string()),
     };
     Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks, runs, debris }))
+}
+
+/// A run in progress with its tally (when it can be read).
+fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun {
+    let mut run = StatusRun {
+        id: listed.id,
+        phase: listed.phase,
+        goal: listed.goal,
+        problem: listed.problem,
+        quorum: 0,
+        rounds: 0,
+        max_rounds: None,
+        proposals: Vec::new(),
+        leader: None,
+        conflicts: 0,
+        blocks_landing: None,
+    };
+    if run.phase == PhaseName::Unreadable {
+        return run;
+    }
+    let args = TallyArgs { run: Some(run.id.clone()), output: JsonFlag::default() };
+    let tally = match crate::cli::commands::tally::tally(ctx, &args) {
+        Ok(done) => done.value.out(),
+        Err(e) => {
+            run.problem = Some(e.message());
+            return run;
+        }
+    };
+    run.quorum = tally.quorum;
+    run.rounds = tally.rounds;
+    run.max_rounds = tally.max_rounds;
+    run.leader = tally.leader.clone();
+    run.conflicts = tally.conflicts.len();
+    run.proposals = tally
+        .proposals
+        .iter()
+        .map(|p| {
+            let (checks_passed, checks_run) = p.checks();
+            StatusProposal {
+                agent: p.agent.clone(),
+                endorsers: p.endorsers.clone(),
+                checks_passed,
+                checks_run,
+                at_quorum: p.at_quorum,
+            }
+        })
+        .collect();
+    run.blocks_landing = if run.phase == PhaseName::Landing {
+        None
+    } else if run.proposals.is_empty() {
+        Some("no proposal yet".into())
+    } else if !tally.quorum_reached {
+        let best = run.proposals.iter().map(|p| p.endorsers.len()).max().unwrap_or(0);
+        Some(format!("no proposal at quorum ({best} of {} valid endorsements at most)", tally.quorum))
+    } else {
+        None
+    };
+    run
 }
 
 /// "40 s ago", "5 min ago", "3 h ago", "12 d ago".
@@ -295,6 +359,40 @@ fn human(s: &StatusOut) -> String {
         for r in &s.runs {
             let what = r.goal.as_deref().or(r.problem.as_deref()).unwrap_or_default();
             let _ = writeln!(o, "  {} ({}): {what}", r.id, r.phase);
+            if r.phase == PhaseName::Unreadable {
+                continue;
+            }
+            let limit = r.max_rounds.map(|m| format!(" of {m}")).unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "    round {}{limit}, quorum {}, {} proposal{}{}",
+                r.rounds,
+                r.quorum,
+                r.proposals.len(),
+                if r.proposals.len() == 1 { "" } else { "s" },
+                if r.conflicts > 0 { format!(", {} conflicts", r.conflicts) } else { String::new() }
+            );
+            for p in &r.proposals {
+                let _ = writeln!(
+                    o,
+                    "    {}: {} endorsement{}{}, checks {}/{}{}",
+                    p.agent,
+                    p.endorsers.len(),
+                    if p.endorsers.len() == 1 { "" } else { "s" },
+                    if p.endorsers.is_empty() { String::new() } else { format!(" ({})", p.endorsers.join(", ")) },
+                    p.checks_passed,
+                    p.checks_run,
+                    if p.at_quorum { ", at quorum" } else { "" }
+                );
+            }
+            match &r.blocks_landing {
+                Some(why) => {
+                    let _ = writeln!(o, "    not landing: {why}");
+                }
+                None => {
+                    let _ = writeln!(o, "    can land: `git mas land {}`", r.id);
+                }
+            }
         }
     }
     let d = &s.debris;

@@ -19,7 +19,7 @@ pub struct StatusOut {
     /// Pairs of agents each waiting on a file the other holds.
     pub deadlocks: Vec<Deadlock>,
     /// Development runs in progress (open, or landing) and unreadable ones.
-    pub runs: Vec<super::run::Listed>,
+    pub runs: Vec<StatusRun>,
     /// What a crash left (`git mas doctor`'s findings).
     pub debris: StatusDebris,
 }
@@ -76,4 +76,46 @@ pub struct Deadlock {
     pub a: String,
     /// The other.
     pub b: String,
+}
+
+/// A development run in progress.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusRun {
+    /// The run id.
+    pub id: String,
+    /// `open`, `landing` or `unreadable`.
+    pub phase: super::PhaseName,
+    /// Its goal (`None` when unreadable).
+    pub goal: Option<String>,
+    /// Why it is unreadable.
+    pub problem: Option<String>,
+    /// Valid endorsements a proposal needs.
+    pub quorum: u32,
+    /// The highest round count, and the limit.
+    pub rounds: u64,
+    /// The round limit.
+    pub max_rounds: Option<u64>,
+    /// Each proposal: its agent, valid endorsers, checks passed of those run, at quorum.
+    pub proposals: Vec<StatusProposal>,
+    /// The proposal with the most valid endorsements.
+    pub leader: Option<String>,
+    /// Conflicts the convergence report sees.
+    pub conflicts: usize,
+    /// What keeps it from landing now, in words; `None` when it can land.
+    pub blocks_landing: Option<String>,
+}
+
+/// One proposal of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusProposal {
+    /// The proposer.
+    pub agent: String,
+    /// Its valid endorsers.
+    pub endorsers: Vec<String>,
+    /// Checks that passed on its current tree, and checks that ran.
+    pub checks_passed: u64,
+    /// Checks that ran.
+    pub checks_run: u64,
+    /// Whether it is at quorum.
+    pub at_quorum: bool,
 }
