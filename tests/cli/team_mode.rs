@@ -281,7 +281,18 @@ fn in_session(env: &TestEnv, repo: &Path, session: &str, script: &str) -> std::p
             sh.env(k, v);
         }
     }
-    sh.current_dir(repo).args(["-c", &whole]).output().unwrap()
+    sh.current_dir(repo).args(["-c", &whole]);
+    // The copy was just written: a child another test thread forked meanwhile may still hold its
+    // write descriptor until that child execs, and exec then fails with ETXTBSY. Try again.
+    for _ in 0..100 {
+        match sh.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    panic!("{} stayed busy", host.display())
 }
 
 #[test]
