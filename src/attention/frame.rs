@@ -633,12 +633,17 @@ pub struct Frame {
     pub snapshot: Snapshot,
 }
 
+/// The frame hash a frame record names (empty when it names none).
+pub fn recorded_hash(record: &crate::store::record::Record) -> String {
+    record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string()
+}
+
 /// Reads the frame stored in `commit`.
 pub fn read_frame(store: &Store, commit: ObjectId) -> Result<Frame, FrameError> {
     let entry = store.entry(commit)?;
     let record =
         entry.record.map_err(|e| FrameError::Incomplete { commit: commit.to_string(), what: e.to_string() })?;
-    let hash = record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string();
+    let hash = recorded_hash(&record);
     let bytes = frame_file(store, commit, "snapshot.json")?
         .ok_or_else(|| FrameError::Incomplete { commit: commit.to_string(), what: "snapshot.json".into() })?;
     let snapshot: Snapshot = serde_json::from_slice(&bytes)
@@ -663,7 +668,7 @@ pub fn current_frame_hash(store: &Store) -> Result<Option<(ObjectId, String)>, F
     let commit = entry.commit;
     let record =
         entry.record.map_err(|e| FrameError::Incomplete { commit: commit.to_string(), what: e.to_string() })?;
-    let hash = record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string();
+    let hash = recorded_hash(&record);
     Ok(Some((commit, hash)))
 }
 
@@ -798,7 +803,7 @@ pub fn verify(store: &Store, commit: ObjectId) -> Result<Verification, FrameErro
     let entry = store.entry(commit)?;
     let record =
         entry.record.map_err(|e| FrameError::Incomplete { commit: commit.to_string(), what: e.to_string() })?;
-    let recorded_hash = record.payload.get("hash").and_then(|h| h.as_str()).unwrap_or_default().to_string();
+    let recorded_hash = recorded_hash(&record);
     let root = PathBuf::from(record.payload.get("root").and_then(|h| h.as_str()).unwrap_or("/"));
     let stored_bytes =
         frame_file(store, commit, "snapshot.json")?.ok_or_else(|| incomplete(commit, "snapshot.json"))?;

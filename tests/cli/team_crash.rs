@@ -71,6 +71,22 @@ impl Scene {
         Ok(t)
     }
 
+    /// What a killed (or completed) run left, as every sweep checks it first: the problems (the
+    /// working tree changed since `tree_before`, the repository does not check clean, the board
+    /// is unreadable) and what K holds.
+    fn observe(&self, env: &TestEnv, tree_before: &[(PathBuf, Vec<u8>)]) -> (Vec<String>, Vec<String>) {
+        let mut problems = Vec::new();
+        if tree(&self.repo) != tree_before {
+            problems.push("the working tree changed".into());
+        }
+        problems.extend(killpoints::check_repository(env, &self.repo));
+        let held = self.k_holds(env).unwrap_or_else(|e| {
+            problems.push(format!("the board is unreadable: {e}"));
+            Vec::new()
+        });
+        (problems, held)
+    }
+
     /// The focus ref's lock file, relative to the git dir, when a kill left it.
     fn ref_lock(&self) -> Option<String> {
         let lock = format!("refs/mas/focus/{}.lock", self.k);
@@ -161,15 +177,7 @@ fn a_claim_killed_at_any_instant_is_whole_or_absent_and_leaves_the_lock_free() {
         },
         |attempt: &Attempt| {
             let point = attempt.point();
-            let mut problems = Vec::new();
-            if tree(repo) != tree_before {
-                problems.push("the working tree changed".into());
-            }
-            problems.extend(killpoints::check_repository(&env, repo));
-            let held = scene.k_holds(&env).unwrap_or_else(|e| {
-                problems.push(format!("the board is unreadable: {e}"));
-                Vec::new()
-            });
+            let (mut problems, held) = scene.observe(&env, &tree_before);
             if !attempt.killed {
                 let out = &attempt.output;
                 if !out.stdout.is_empty() || held != whole {
@@ -267,15 +275,7 @@ fn release_sweep(args: &[&str], released: &[&str]) {
         },
         |attempt: &Attempt| {
             let point = attempt.point();
-            let mut problems = Vec::new();
-            if tree(repo) != tree_before {
-                problems.push("the working tree changed".into());
-            }
-            problems.extend(killpoints::check_repository(&env, repo));
-            let held = scene.k_holds(&env).unwrap_or_else(|e| {
-                problems.push(format!("the board is unreadable: {e}"));
-                Vec::new()
-            });
+            let (mut problems, held) = scene.observe(&env, &tree_before);
             if !attempt.killed {
                 if !attempt.output.status.success() || held != released {
                     completed.push(format!("{point}: {} / K holds {held:?}", shown(&attempt.output)));

@@ -190,11 +190,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
                 .and_then(|c| c.time().ok())
                 .map_or(0, |t| u64::try_from(t.seconds).unwrap_or(0));
             Some(StatusFrame {
-                hash: record
-                    .and_then(|r| r.payload.get("hash"))
-                    .and_then(|h| h.as_str())
-                    .unwrap_or_default()
-                    .to_string(),
+                hash: record.map(frame::recorded_hash).unwrap_or_default(),
                 commit: entry.commit.to_string(),
                 publisher: record.map(|r| r.agent.clone()).unwrap_or_default(),
                 published_at,
