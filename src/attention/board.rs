@@ -263,39 +263,85 @@ pub fn check_focus(p: &FocusPayload, now: u64, in_frame: Option<&dyn Fn(&str) ->
 /// One agent's focus chain, oldest first: (commit id, the record or why it did not parse, verdict).
 pub type ChainRecords = Vec<(String, Result<Record, String>, Verdict)>;
 
+/// What the fold needs of one record of a focus chain: its verdict and payload, decoded once.
+/// A pure function of the record and its verdict ([`item`]), so it can be kept per chain tip
+/// ([`super::board_cache`]); nothing here depends on the reader's clock or frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum Item {
+    /// The record did not verify (the verdict's label).
+    Unverified { verdict: String },
+    /// The record is not readable: skipped without a word (its verdict already says so).
+    Unreadable,
+    /// A focus record.
+    Focus { seq: u64, payload: FocusPayload },
+    /// A release record (its time; 0 when it names none).
+    Release { seq: u64, at: u64 },
+    /// A focus whose payload does not decode, or a record of another kind.
+    Malformed { detail: String },
+}
+
+/// One agent's focus chain as the fold reads it, oldest first: (commit id, item).
+pub type ChainItems = Vec<(String, Item)>;
+
+/// What the fold needs of one record.
+pub fn item(record: &Result<Record, String>, verdict: &Verdict) -> Item {
+    if !verdict.is_verified() {
+        return Item::Unverified { verdict: verdict.label().to_string() };
+    }
+    let Ok(record) = record else { return Item::Unreadable };
+    match record.kind.as_str() {
+        FOCUS_KIND => match FocusPayload::deserialize(&record.payload) {
+            Ok(payload) => Item::Focus { seq: record.seq, payload },
+            Err(e) => Item::Malformed { detail: e.to_string() },
+        },
+        RELEASE_KIND => Item::Release {
+            seq: record.seq,
+            at: ReleasePayload::deserialize(&record.payload).map_or(0, |p| p.published_at),
+        },
+        other => Item::Malformed { detail: format!("unknown kind {other:?}") },
+    }
+}
+
+/// A chain's records as the fold reads them.
+pub fn items(records: &ChainRecords) -> ChainItems {
+    records.iter().map(|(commit, record, verdict)| (commit.clone(), item(record, verdict))).collect()
+}
+
 /// Folds the chains: `chains` holds, per agent, its records oldest first with their verdicts and
 /// commit ids. `in_frame(frame, target)` answers for frames whose snapshot is at hand.
 pub fn fold(chains: &[(String, ChainRecords)], now: u64, in_frame: &dyn Fn(&str, &str) -> Option<bool>) -> Board {
+    let chains: Vec<(String, ChainItems)> = chains.iter().map(|(agent, r)| (agent.clone(), items(r))).collect();
+    fold_items(&chains, now, in_frame)
+}
+
+/// [`fold`] of chains already read as items.
+pub fn fold_items(chains: &[(String, ChainItems)], now: u64, in_frame: &dyn Fn(&str, &str) -> Option<bool>) -> Board {
     let mut board = Board::default();
     let mut latest: Vec<(BoardEntry, u64)> = Vec::new();
-    for (agent, records) in chains {
+    for (agent, items) in chains {
         let mut current: Option<(BoardEntry, u64)> = None;
-        for (commit, record, verdict) in records {
+        for (commit, item) in items {
             let reject = |rejection| Rejected { agent: agent.clone(), commit: commit.clone(), rejection };
-            if !verdict.is_verified() {
-                board.rejected.push(reject(Rejection::Unverified { verdict: verdict.label().to_string() }));
-                continue;
-            }
-            let Ok(record) = record else { continue };
-            match record.kind.as_str() {
-                FOCUS_KIND => {
-                    let p: FocusPayload = match serde_json::from_value(record.payload.clone()) {
-                        Ok(p) => p,
-                        Err(e) => {
-                            board.rejected.push(reject(Rejection::Malformed { detail: e.to_string() }));
-                            continue;
-                        }
-                    };
-                    let frame = p.frame.clone();
-                    let check = |t: &str| in_frame(&frame, t).unwrap_or(true);
-                    let has_snapshot = in_frame(&frame, "").is_some();
-                    if let Err(r) = check_focus(&p, now, if has_snapshot { Some(&check) } else { None }) {
+            match item {
+                Item::Unverified { verdict } => {
+                    board.rejected.push(reject(Rejection::Unverified { verdict: verdict.clone() }));
+                }
+                Item::Unreadable => {}
+                Item::Malformed { detail } => {
+                    board.rejected.push(reject(Rejection::Malformed { detail: detail.clone() }))
+                }
+                Item::Focus { seq, payload: p } => {
+                    let check = |t: &str| in_frame(&p.frame, t).unwrap_or(true);
+                    let has_snapshot = in_frame(&p.frame, "").is_some();
+                    if let Err(r) = check_focus(p, now, if has_snapshot { Some(&check) } else { None }) {
                         board.rejected.push(reject(r));
                         continue;
                     }
                     let expires_at = p.published_at.saturating_add(p.ttl_secs);
                     let liveness = if now < expires_at { Liveness::Live } else { Liveness::Expired };
-                    let focus = Focus { agent: agent.clone(), frame: p.frame, seq: record.seq, targets: p.targets };
+                    let focus =
+                        Focus { agent: agent.clone(), frame: p.frame.clone(), seq: *seq, targets: p.targets.clone() };
                     current = Some((
                         BoardEntry {
                             focus,
@@ -307,24 +353,19 @@ pub fn fold(chains: &[(String, ChainRecords)], now: u64, in_frame: &dyn Fn(&str,
                         p.published_at,
                     ));
                 }
-                RELEASE_KIND => {
-                    let at =
-                        serde_json::from_value::<ReleasePayload>(record.payload.clone()).map_or(0, |p| p.published_at);
+                Item::Release { seq, at } => {
                     let frame = current.as_ref().map(|(e, _)| e.focus.frame.clone()).unwrap_or_default();
-                    let focus = Focus { agent: agent.clone(), frame, seq: record.seq, targets: Vec::new() };
+                    let focus = Focus { agent: agent.clone(), frame, seq: *seq, targets: Vec::new() };
                     current = Some((
                         BoardEntry {
                             focus,
                             liveness: Liveness::Released,
-                            expires_at: at,
-                            published_at: at,
+                            expires_at: *at,
+                            published_at: *at,
                             commit: commit.clone(),
                         },
-                        at,
+                        *at,
                     ));
-                }
-                other => {
-                    board.rejected.push(reject(Rejection::Malformed { detail: format!("unknown kind {other:?}") }))
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! Reading and writing focus chains (`refs/mas/focus/<agent>`), and loading the board.
 
-use super::board::{self, Board, ChainRecords, FOCUS_KIND, FocusPayload, RELEASE_KIND, Rejection, ReleasePayload};
+use super::board::{self, Board, ChainItems, FOCUS_KIND, FocusPayload, RELEASE_KIND, Rejection, ReleasePayload};
+use super::board_cache;
 use super::frame::Frame;
 use super::rule::MAX_BOARD_AGENTS;
 use crate::identity::{AgentKey, Roster};
@@ -34,22 +35,47 @@ pub const BOARD_WINDOW: usize = 32;
 /// call. Targets are checked against `frame`'s snapshot when a focus is on
 /// that frame.
 pub fn load_board(store: &Store, roster: &Roster, now: u64, frame: Option<&Frame>) -> Result<Board, StoreError> {
-    let mut chains: Vec<(String, ChainRecords)> = Vec::new();
-    for (refname, window) in store.verified_windows(FOCUS_PREFIX, roster, BOARD_WINDOW)? {
-        let Some(agent) = crate::store::owner_of(&refname) else { continue };
-        let records = window
-            .into_iter()
-            .map(|(e, v)| (e.commit.to_string(), e.record.map_err(|err| err.to_string()), v))
-            .collect();
-        chains.push((agent.to_string(), records));
-    }
+    let chains = board_chains(store, roster)?;
     let ids: Option<(String, BTreeSet<&str>)> =
         frame.map(|f| (f.hash.clone(), f.snapshot.targets.iter().map(|t| t.id.as_str()).collect()));
     let in_frame = |hash: &str, target: &str| -> Option<bool> {
         let (h, set) = ids.as_ref()?;
         (h == hash).then(|| target.is_empty() || set.contains(target))
     };
-    Ok(board::fold(&chains, now, &in_frame))
+    Ok(board::fold_items(&chains, now, &in_frame))
+}
+
+/// Every focus chain's window as the fold reads it, sorted by ref name: from the board's read
+/// cache ([`board_cache`]) when every listed focus ref is where it says, else read through the
+/// store's window cache and kept there for the next reader.
+fn board_chains(store: &Store, roster: &Roster) -> Result<Vec<(String, ChainItems)>, StoreError> {
+    let digest = crate::store::windowcache::roster_digest(roster);
+    let listed: Option<Vec<(String, String)>> =
+        store.list(FOCUS_PREFIX)?.into_iter().map(|info| Some((info.name, info.target?))).collect();
+    if let Some(listed) = &listed
+        && let Some(kept) = board_cache::hit(board_cache::load(store.common_dir(), &digest, BOARD_WINDOW), listed)
+    {
+        return Ok(kept
+            .into_iter()
+            .filter_map(|c| Some((crate::store::owner_of(&c.refname)?.to_string(), c.items)))
+            .collect());
+    }
+    let mut chains = Vec::new();
+    let mut keep = Vec::new();
+    for (refname, window) in store.verified_windows(FOCUS_PREFIX, roster, BOARD_WINDOW)? {
+        let Some(agent) = crate::store::owner_of(&refname) else { continue };
+        let tip = window.last().map(|(e, _)| e.commit.to_string());
+        let items: ChainItems = window
+            .into_iter()
+            .map(|(e, v)| (e.commit.to_string(), board::item(&e.record.map_err(|err| err.to_string()), &v)))
+            .collect();
+        if let Some(tip) = tip {
+            keep.push(board_cache::Chain { refname: refname.clone(), tip, items: items.clone() });
+        }
+        chains.push((agent.to_string(), items));
+    }
+    board_cache::save(store.common_dir(), &digest, BOARD_WINDOW, keep);
+    Ok(chains)
 }
 
 /// Why a publication was refused before anything was written.

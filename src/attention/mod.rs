@@ -4,6 +4,7 @@
 
 pub mod ancestry;
 pub mod board;
+pub mod board_cache;
 pub mod claims;
 pub mod denials;
 pub mod edit_gate;

@@ -21,6 +21,7 @@ pub mod team_mode;
 use clap::{CommandFactory, Parser, Subcommand};
 use context::Context;
 use error::CliError;
+use git_mas::hosts::Host;
 use std::process::ExitCode;
 
 /// How a command ends: each outcome is one exit code scripts rely on, one name (what `--json`
@@ -353,46 +354,51 @@ pub(crate) fn sweep_temp_indexes(ctx: &Context) {
 }
 
 /// Entry point: parse, dispatch, report.
-/// The parser of the hosts' hook calls (`git mas gate --host H`, with `--post-tool` or
-/// `--session-end`): they run on every tool call of every session, and building the whole
-/// command tree to parse them was a tenth of such a call (BENCHMARKS.md, "Team mode"). It knows
-/// only `gate` and the global options, with the same definitions; whatever it does not take
-/// whole (help, a version, an error, another command) goes to [`Cli`], so every message printed
-/// is the full parser's.
-#[derive(Debug, Parser)]
-#[command(name = "git-mas", bin_name = "git mas")]
-struct HookCli {
-    #[arg(short = 'C', global = true, value_name = "PATH")]
-    directory: Option<std::path::PathBuf>,
-    #[arg(long, global = true, env = "GIT_MAS_AGENT", value_name = "NAME")]
-    agent: Option<String>,
-    #[arg(long, global = true, value_enum, default_value_t = output::ColorChoice::Auto)]
-    color: output::ColorChoice,
-    #[command(subcommand)]
-    command: HookCommand,
+/// The hosts' hook calls, parsed by hand: `git mas gate --host H` (or `--host=H`), alone or with
+/// `--post-tool` or `--session-end`, the caller from `GIT_MAS_AGENT` as the full parser takes it.
+/// These run on every tool call of every session, and building clap's command tree to parse them
+/// was a tenth of such a call (BENCHMARKS.md, "Team mode"). Any other shape — another option, a
+/// help or version request, an unknown host, a `GIT_MAS_AGENT` that is not Unicode — goes to
+/// [`Cli`], so every message printed is the full parser's; a unit test compares the two.
+fn parse_hook(args: &[std::ffi::OsString]) -> Option<Cli> {
+    let words: Vec<&str> = args.iter().skip(1).map(|a| a.to_str()).collect::<Option<_>>()?;
+    let (host, rest) = match words.as_slice() {
+        ["gate", "--host", host, rest @ ..] => (*host, rest),
+        ["gate", flag, rest @ ..] => (flag.strip_prefix("--host=")?, rest),
+        _ => return None,
+    };
+    let host = Host::from_name(host)?;
+    let (post_tool, session_end) = match rest {
+        [] => (false, false),
+        ["--post-tool"] => (true, false),
+        ["--session-end"] => (false, true),
+        _ => return None,
+    };
+    let agent = match std::env::var_os("GIT_MAS_AGENT") {
+        None => None,
+        Some(a) => Some(a.into_string().ok()?),
+    };
+    Some(Cli {
+        directory: None,
+        agent,
+        color: output::ColorChoice::Auto,
+        command: Command::Gate(commands::gate::GateArgs {
+            staged: false,
+            paths: Vec::new(),
+            host: Some(host),
+            post_tool,
+            session_end,
+            output: output::JsonFlag { json: false },
+        }),
+    })
 }
 
-#[derive(Debug, Subcommand)]
-enum HookCommand {
-    Gate(commands::gate::GateArgs),
-}
-
-/// The command line, parsed: a hook call's by [`HookCli`], any other by [`Cli`].
+/// The command line, parsed: a hook call's by [`parse_hook`], any other by [`Cli`].
 fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
-    let asks_help = |a: &std::ffi::OsString| matches!(a.to_str(), Some("-h" | "--help" | "-V" | "--version" | "help"));
-    if args.iter().any(|a| a == "gate")
-        && !args.iter().any(asks_help)
-        && let Ok(hook) = HookCli::try_parse_from(&args)
-    {
-        let HookCommand::Gate(gate) = hook.command;
-        return Ok(Cli {
-            directory: hook.directory,
-            agent: hook.agent,
-            color: hook.color,
-            command: Command::Gate(gate),
-        });
+    match parse_hook(&args) {
+        Some(cli) => Ok(cli),
+        None => Cli::try_parse_from(args),
     }
-    Cli::try_parse_from(args)
 }
 
 pub fn main() -> ExitCode {
@@ -425,17 +431,28 @@ mod tests {
     fn a_hook_call_is_parsed_as_the_full_parser_parses_it() {
         let os = |line: &str| line.split(' ').map(std::ffi::OsString::from).collect::<Vec<_>>();
         let full = |line: &str| Cli::try_parse_from(os(line)).map(|c| format!("{c:?}")).map_err(|e| e.to_string());
+        // The shapes the hosts' hooks are installed with: parsed by hand, as clap parses them.
         for line in [
             "git-mas gate --host claude-code",
             "git-mas gate --host codex --post-tool",
             "git-mas gate --host gemini --session-end",
+            "git-mas gate --host=copilot",
+            "git-mas gate --host=opencode --post-tool",
+        ] {
+            let fast = parse_hook(&os(line));
+            assert!(fast.is_some(), "{line}");
+            assert_eq!(fast.map(|c| format!("{c:?}")).ok_or_else(String::new), full(line), "{line}");
+        }
+        // Any other shape goes to clap.
+        for line in [
             "git-mas -C /tmp/x --agent bob gate --host copilot",
             "git-mas gate --host opencode --agent bob --color never",
+            "git-mas gate --host claude-code --json",
+            "git-mas gate --post-tool --host claude-code",
             "git-mas gate --staged --json",
             "git-mas gate --paths a b",
         ] {
-            let fast = HookCli::try_parse_from(os(line));
-            assert!(fast.is_ok(), "{line}: {fast:?}");
+            assert!(parse_hook(&os(line)).is_none(), "{line}");
             assert_eq!(parse(os(line)).map(|c| format!("{c:?}")).map_err(|e| e.to_string()), full(line), "{line}");
         }
         // Help, versions, errors and other commands: the full parser's own answer.
@@ -444,6 +461,9 @@ mod tests {
             "git-mas gate -h",
             "git-mas --version",
             "git-mas gate --host nosuch",
+            "git-mas gate --host=nosuch",
+            "git-mas gate --host",
+            "git-mas gate --host claude-code --post-tool --help",
             "git-mas gate --post-tool",
             "git-mas gate --host claude-code --post-tool --session-end",
             "git-mas focus list",

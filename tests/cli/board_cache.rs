@@ -1,7 +1,9 @@
-//! The verified-board cache (`mas-windows-focus` in the common git dir): whatever state it was left
-//! in — current, stale, expired leases, another roster, tampered, torn, another repository's — the
-//! gate decides exactly as a fresh read does. Each case runs the gate with the cache as the last call
-//! left it, then again with the cache removed, and asserts both give the expected verdict.
+//! The board's caches in the common git dir — the verified windows of the focus chains
+//! (`mas-windows-focus`) and the board's read cache in front of it (`mas-board-focus`): whatever
+//! state they were left in — current, stale, expired leases, another roster, tampered, torn,
+//! another repository's — the gate decides exactly as a fresh read does. Each case runs the gate
+//! with the caches as the last call left them, then again with both removed, and asserts both give
+//! the expected verdict.
 
 use crate::common::*;
 use crate::json::gate::GateOut;
@@ -11,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 const CACHE: &str = "mas-windows-focus";
+const BOARD: &str = "mas-board-focus";
 
 /// A repository with agents alice, bob and carol, a frame published by bob, alice holding
 /// src/report.rs and bob src/config.rs.
@@ -28,6 +31,25 @@ fn team() -> (TestEnv, PathBuf) {
 
 fn cache_path(repo: &Path) -> PathBuf {
     repo.join(".git").join(CACHE)
+}
+
+fn board_path(repo: &Path) -> PathBuf {
+    repo.join(".git").join(BOARD)
+}
+
+/// Removes both caches, returning what they held (for [`put_back`]).
+fn take_caches(repo: &Path) -> [Vec<u8>; 2] {
+    [cache_path(repo), board_path(repo)].map(|p| {
+        let kept = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        std::fs::remove_file(&p).unwrap();
+        kept
+    })
+}
+
+fn put_back(repo: &Path, kept: [Vec<u8>; 2]) {
+    let [windows, board] = kept;
+    std::fs::write(cache_path(repo), windows).unwrap();
+    std::fs::write(board_path(repo), board).unwrap();
 }
 
 /// Bob's gate on src/money.rs: the holder blocking it, or `None` when allowed.
@@ -51,8 +73,8 @@ fn gate_once(env: &TestEnv, repo: &Path) -> Option<String> {
 fn decides(env: &TestEnv, repo: &Path, want: Option<&str>, what: &str) {
     let cached = gate_once(env, repo);
     assert_eq!(cached.as_deref(), want, "{what}: with the cache as it was left");
-    assert!(cache_path(repo).exists(), "{what}: the gate leaves a cache");
-    std::fs::remove_file(cache_path(repo)).unwrap();
+    assert!(cache_path(repo).exists() && board_path(repo).exists(), "{what}: the gate leaves both caches");
+    take_caches(repo);
     let fresh = gate_once(env, repo);
     assert_eq!(fresh.as_deref(), want, "{what}: read fresh");
 }
@@ -76,10 +98,12 @@ fn a_lease_lapses_with_the_cache_untouched() {
     assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
     let refs = env.refs(&repo);
     let cache = std::fs::read(cache_path(&repo)).unwrap();
+    let board = std::fs::read(board_path(&repo)).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(3500));
     assert_eq!(gate_once(&env, &repo), None, "the lease lapsed");
     assert_eq!(env.refs(&repo), refs, "no ref moved");
-    assert_eq!(std::fs::read(cache_path(&repo)).unwrap(), cache, "the board came from the cache");
+    assert_eq!(std::fs::read(cache_path(&repo)).unwrap(), cache, "the windows were not read again");
+    assert_eq!(std::fs::read(board_path(&repo)).unwrap(), board, "the board came from its cache");
     decides(&env, &repo, None, "expired");
 }
 
@@ -120,26 +144,41 @@ fn a_tampered_or_torn_cache_is_read_fresh() {
     let (env, repo) = team();
     env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
     assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
-    let good = std::fs::read_to_string(cache_path(&repo)).unwrap();
-    assert!(good.contains("src/money.rs"), "the cache holds alice's record");
-    // An edited record (alice holding something else), its checksum not recomputed.
-    std::fs::write(cache_path(&repo), good.replace("src/money.rs", "src/other.rs")).unwrap();
-    decides(&env, &repo, Some("alice"), "tampered");
-    // Torn writes: cut anywhere, and garbage.
-    for cut in [0, 1, 64, 65, good.len() / 3, good.len() - 1] {
-        std::fs::write(cache_path(&repo), &good.as_bytes()[..cut]).unwrap();
-        decides(&env, &repo, Some("alice"), &format!("torn at {cut}"));
+    // Each cache in turn; the windows' with the board's cache gone, so that the board reads them.
+    for (name, path, in_front) in
+        [(CACHE, cache_path(&repo), Some(board_path(&repo))), (BOARD, board_path(&repo), None)]
+    {
+        let unused = || {
+            if let Some(p) = &in_front {
+                std::fs::remove_file(p).unwrap();
+            }
+        };
+        assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
+        let good = std::fs::read_to_string(&path).unwrap();
+        assert!(good.contains("src/money.rs"), "{name}: the cache holds alice's record");
+        // An edited record (alice holding something else), its checksum not recomputed.
+        std::fs::write(&path, good.replace("src/money.rs", "src/other.rs")).unwrap();
+        unused();
+        decides(&env, &repo, Some("alice"), &format!("{name}: tampered"));
+        // Torn writes: cut anywhere, and garbage.
+        for cut in [0, 1, 64, 65, good.len() / 3, good.len() - 1] {
+            std::fs::write(&path, &good.as_bytes()[..cut]).unwrap();
+            unused();
+            decides(&env, &repo, Some("alice"), &format!("{name}: torn at {cut}"));
+        }
+        std::fs::write(&path, b"\x00\xff not a cache\n{}").unwrap();
+        unused();
+        decides(&env, &repo, Some("alice"), &format!("{name}: garbage"));
+        // A temporary file left by a writer killed before its rename is never read.
+        std::fs::write(repo.join(".git").join(format!("{name}.tmp.1")), &good.as_bytes()[..good.len() / 2]).unwrap();
+        decides(&env, &repo, Some("alice"), &format!("{name}: a stray temporary file"));
+        // A cache that is not a file at all.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        unused();
+        assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"), "{name}: a directory where the cache was");
+        std::fs::remove_dir(&path).unwrap();
     }
-    std::fs::write(cache_path(&repo), b"\x00\xff not a cache\n{}").unwrap();
-    decides(&env, &repo, Some("alice"), "garbage");
-    // A temporary file left by a writer killed before its rename is never read.
-    std::fs::write(repo.join(".git").join(format!("{CACHE}.tmp.1")), &good.as_bytes()[..good.len() / 2]).unwrap();
-    decides(&env, &repo, Some("alice"), "a stray temporary file");
-    // A cache that is not a file at all.
-    std::fs::remove_file(cache_path(&repo)).unwrap();
-    std::fs::create_dir(cache_path(&repo)).unwrap();
-    assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"), "a directory where the cache was");
-    std::fs::remove_dir(cache_path(&repo)).unwrap();
 }
 
 #[test]
@@ -149,18 +188,19 @@ fn a_cache_from_another_repository_is_not_used() {
     assert_eq!(gate_once(&env, &repo).as_deref(), Some("alice"));
     let copy = env.root().join("copy");
     copy_dir(&repo, &copy);
-    let copied = std::fs::read(cache_path(&copy)).unwrap();
+    let copied = [std::fs::read(cache_path(&copy)).unwrap(), std::fs::read(board_path(&copy)).unwrap()];
     assert_eq!(gate_once(&env, &copy).as_deref(), Some("alice"));
-    assert_ne!(std::fs::read(cache_path(&copy)).unwrap(), copied, "the copy's cache was made anew");
+    assert_ne!(std::fs::read(board_path(&copy)).unwrap(), copied[1], "the copy's board cache was made anew");
+    assert_ne!(std::fs::read(cache_path(&copy)).unwrap(), copied[0], "the copy's window cache was made anew");
     // And the other way round: another repository's cache where this one's was.
     let other = {
         let (env2, other) = team();
         env2.mas_quiet_ok(&other, &["--agent", "alice", "focus", "release"]);
         assert_eq!(gate_once(&env2, &other), None);
-        std::fs::read(cache_path(&other)).unwrap()
+        [std::fs::read(cache_path(&other)).unwrap(), std::fs::read(board_path(&other)).unwrap()]
     };
-    std::fs::write(cache_path(&repo), other).unwrap();
-    decides(&env, &repo, Some("alice"), "another repository's cache");
+    put_back(&repo, other);
+    decides(&env, &repo, Some("alice"), "another repository's caches");
 }
 
 #[test]
@@ -187,7 +227,7 @@ fn the_edit_hook_decides_from_the_cache_as_from_a_fresh_read() {
         let held = hook("src/money.rs");
         assert!(held.contains("\"deny\"") && held.contains("alice"), "{round}: {held}");
         assert_eq!(hook("src/lib.rs"), "", "{round}: a file nobody holds");
-        assert!(cache_path(&repo).exists(), "{round}");
+        assert!(cache_path(&repo).exists() && board_path(&repo).exists(), "{round}");
     }
 }
 
@@ -251,10 +291,10 @@ fn a_chain_that_moved_on_is_read_back_to_its_cached_tip_as_a_fresh_read_would_be
         // Read with the cache as the previous step's read left it (the chain moved on from it),
         // then fresh; and the cache put back, so that the next step reads onto it again.
         let onto = listed();
-        let kept = std::fs::read(cache_path(&repo)).unwrap();
-        std::fs::remove_file(cache_path(&repo)).unwrap();
+        let kept = take_caches(&repo);
         assert_eq!(onto, listed(), "step {step}: the board read onto the cached window differs from a fresh read");
-        std::fs::write(cache_path(&repo), kept).unwrap();
+        put_back(&repo, kept);
+        assert_eq!(onto, listed(), "step {step}: the board read from its cache differs from a fresh read");
     }
     let board = listed();
     let rejected = board["board"]["rejected"].to_string();

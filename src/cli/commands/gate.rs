@@ -14,9 +14,8 @@ use git_mas::attention::team;
 use git_mas::hosts::Host;
 use git_mas::hosts::payload::{self, MAX_PAYLOAD};
 use git_mas::hosts::reply::{self, Answer};
-use std::io::Read as _;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Decide whether the calling agent may commit a change, against every other live focus.
@@ -197,13 +196,7 @@ fn run_host(ctx: &mut Context, host: Host, event: HookEvent) -> Result<Outcome, 
     let started = Instant::now();
     let answered = Arc::new(Mutex::new(false));
     spawn_watchdog(ctx.ui().clone(), host, event, answered.clone(), started);
-    let (sender, payload) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let read = std::io::stdin().lock().take(MAX_PAYLOAD + 1).read_to_end(&mut bytes);
-        let _ = sender.send(read.map(|_| bytes));
-    });
-    let received = payload.recv_timeout(payload::DEADLINE.saturating_sub(started.elapsed()));
+    let received = read_payload(started + payload::DEADLINE);
     let ctx: &Context = ctx;
     let reply = match event {
         HookEvent::PreTool => reply::reply(host, &pre_tool(ctx, host, received)),
@@ -223,7 +216,54 @@ fn run_host(ctx: &mut Context, host: Host, event: HookEvent) -> Result<Outcome, 
     Ok(Outcome::of_code(reply.code))
 }
 
-type Received = Result<std::io::Result<Vec<u8>>, mpsc::RecvTimeoutError>;
+/// The payload, or why not: `Err(Late)` when it had not arrived whole by the deadline.
+type Received = Result<std::io::Result<Vec<u8>>, Late>;
+
+/// The payload did not arrive whole before the deadline.
+#[derive(Debug)]
+struct Late;
+
+/// Reads stdin to its end (at most [`MAX_PAYLOAD`] + 1 bytes: more is refused by the parser) on
+/// this thread, waiting for each read with `poll` so that a host that leaves stdin open is given
+/// up on at `deadline`. (A thread of its own for the read cost a thread start and a hand-over on
+/// every tool call.)
+fn read_payload(deadline: Instant) -> Received {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use std::os::fd::AsFd as _;
+    let stdin = std::io::stdin();
+    let fd = stdin.as_fd();
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Late);
+        }
+        let timeout = Timespec {
+            tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(0) => return Err(Late),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Ok(Err(e.into())),
+        }
+        match rustix::io::read(fd, &mut chunk) {
+            Ok(0) => return Ok(Ok(bytes)),
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if bytes.len() as u64 > MAX_PAYLOAD {
+                    bytes.truncate(usize::try_from(MAX_PAYLOAD + 1).unwrap_or(usize::MAX));
+                    return Ok(Ok(bytes));
+                }
+            }
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+            Err(e) => return Ok(Err(e.into())),
+        }
+    }
+}
 
 /// The pre-tool answer.
 fn pre_tool(ctx: &Context, host: Host, received: Received) -> Answer {
