@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the tests need beyond Rust and git, installed where missing: man (for `git mas --help`),
 # python3 (the fixture project's own test suite, the team's check in the demo and the aggregate
-# tests, runs its stockcheck unittests), strace (the crash tests kill git-mas at chosen syscalls with its fault injection) and the real
+# tests, runs its stockcheck unittests), strace (the crash tests kill git-mas at chosen syscalls with its fault injection),
+# chromium (the `git mas report --html` tests open the page in it, headless) and the real
 # coding-agent CLIs the host tests drive, at pinned versions, into target/hosts (never globally),
 # with the MCP Inspector and its own Node (tests/hosts/install.sh).
 # Run from anywhere; a second run installs nothing.
@@ -15,4 +16,5 @@ need() { # need <command> <debian package>
 need man man-db
 need strace strace
 need python3 python3
+need chromium chromium
 bash tests/hosts/install.sh

@@ -37,6 +37,7 @@ impl JsonOutput for json::snapshot::VerifyOut {}
 impl JsonOutput for json::watch::WatchEventOut {}
 impl JsonOutput for json::land::LandOut {}
 impl JsonOutput for json::report::ReportEventOut {}
+impl JsonOutput for json::report::HtmlWrittenOut {}
 impl JsonOutput for json::coordinate::ContinueOut {}
 impl JsonOutput for git_mas::convergence::ConvergenceReport {}
 impl JsonOutput for git_mas::coordinate::scalar::Report {}

@@ -7,6 +7,7 @@ pub mod context;
 pub mod error;
 pub mod focus_board;
 pub mod gating;
+pub mod html_report;
 pub mod inputs;
 pub mod json;
 mod json_output;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// A repository (the fixture) with the driver `lead` and `agents` on its committed roster, a
 /// configured snapshot input (so the driver publishes a frame), and a check that fails on any
 /// tree containing the word BROKEN.
-fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
+pub fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
     env.team(&[&["lead"][..], agents].concat())
         .config("mas.check", "! grep -rq BROKEN --exclude-dir=.git .")
         .config("mas.task", "fix the pricing and the stock check")
@@ -64,7 +64,7 @@ next=$(field next)
 if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT $next"; fi
 "##;
 
-fn agent(env: &TestEnv, name: &str, mode: &str) -> String {
+pub fn agent(env: &TestEnv, name: &str, mode: &str) -> String {
     splitting(env, name, mode, "")
 }
 
@@ -93,7 +93,7 @@ impl Aggregate for JsonRun {
     }
 }
 
-fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> JsonRun {
+pub fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> JsonRun {
     // The reference agents' run checks with the fixture's check.sh, which runs cargo.
     let out = with_toolchain(&mut env.mas_cmd(repo))
         .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--wait", "2s"])

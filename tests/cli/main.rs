@@ -32,6 +32,7 @@ mod output;
 mod pipe;
 mod readme;
 mod records;
+mod report_html;
 mod roster_trail;
 mod session_agents;
 mod skills;

@@ -1,9 +1,12 @@
 //! `git mas report [RUN]`: for development runs the convergence report — status, the one
-//! termination reason, conflicts and how they were resolved, consensus, budget, rounds, quality.
+//! termination reason, conflicts and how they were resolved, consensus, budget, rounds, quality;
+//! with `--html FILE`, the run's whole story as one self-contained page
+//! ([`crate::cli::html_report`]).
 
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
-use crate::cli::json::report::ReportEventOut;
+use crate::cli::error::{CliError, Kind};
+use crate::cli::html_report::{ConvergeStory, DevStory, converge_page, dev_page};
+use crate::cli::json::report::{HtmlWrittenOut, ReportEventOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::reports::{converge_report, dev_summary};
 use crate::cli::runs::load_view;
@@ -11,6 +14,7 @@ use crate::cli::{Done, Outcome};
 use git_mas::convergence::{self, ConvergenceReport};
 use git_mas::coordinate::scalar::Report;
 use git_mas::devrun::now_ms;
+use std::path::{Path, PathBuf};
 
 /// Show why a run ended (or where it stands): the convergence report.
 ///
@@ -21,9 +25,20 @@ use git_mas::devrun::now_ms;
 /// was never measured (no check ran, no budget set) is shown as unknown, never as 0 or 100.
 /// --events prints the report as the six convergence event types, one JSON object per line.
 ///
+/// --html FILE writes the run's story as one HTML page: the goal, the roster and the plan, every
+/// round with its proposals and endorsements (each check's result and the tail of its output),
+/// the conflicts and how they were resolved, the landing commit with its trailers and the
+/// convergence report, with the timeline of rounds and the board drawn as pictures; a converge
+/// run's page embeds its plot and lists every hop. The page is self-contained and loads nothing
+/// (no script, font or image from anywhere: open it offline, attach it to a CI job, print it). It
+/// is written to a temporary file beside FILE and renamed over it, so a crash leaves FILE as it
+/// was or whole, never half-written; the folder must exist. `--html -` prints the page instead.
+/// For example `git mas report --html run.html` writes the page of the run `git mas report`
+/// picks; `git mas report r-1a2b --html - > r.html` that of run r-1a2b.
+///
 /// With --json: the convergence report {run, status, termination_reason, consensus_score,
 /// conflicts, quality_state, budget_state, rounds_state, winners, unresolved_risks, …}. With
-/// --events: one {type, …the event's fields} per line.
+/// --events: one {type, …the event's fields} per line. With --html FILE: {html: FILE}.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
     /// The run (default: `mas.run`, else the only open run, else the latest).
@@ -34,6 +49,9 @@ pub struct ReportArgs {
     /// convergence.reached/failed as JSON lines.
     #[arg(long, conflicts_with = "json")]
     pub events: bool,
+    /// Write the run's story as one self-contained HTML page to FILE (`-`: standard output).
+    #[arg(long, value_name = "FILE", conflicts_with = "events")]
+    pub html: Option<PathBuf>,
 }
 
 /// A run's report: a development run's convergence report, or a converge run's report rendered
@@ -50,6 +68,9 @@ pub enum RunReport {
 
 /// Runs `report`.
 pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<Outcome, CliError> {
+    if let Some(path) = &args.html {
+        return html(ctx, &args, path);
+    }
     let done = report(ctx, &args)?;
     match &done.value {
         RunReport::Development(report) if args.events => {
@@ -78,4 +99,77 @@ pub fn report(ctx: &Context, args: &ReportArgs) -> Result<Done<RunReport>, CliEr
     }
     let view = load_view(ctx, args.run.as_deref())?;
     Ok(Done::ok(RunReport::Development(view.report(now_ms()))))
+}
+
+/// `--html FILE`: the page, written whole or printed.
+fn html(ctx: &Context, args: &ReportArgs, path: &Path) -> Result<Outcome, CliError> {
+    let to_stdout = path == Path::new("-");
+    if to_stdout && args.output.json {
+        return Err(CliError::usage("--html - prints the page on standard output, where --json would print too")
+            .hinted("write the page to a file (`--html run.html --json`), or drop --json"));
+    }
+    if !to_stdout {
+        check_html_target(path)?;
+    }
+    let done = page(ctx, args.run.as_deref())?;
+    if to_stdout {
+        ctx.ui().out(&done.value)?;
+        return Ok(done.outcome);
+    }
+    git_mas::ops::setup::journal::write_atomic(path, done.value.as_bytes(), 0o644).map_err(|e| {
+        CliError::with_message(Kind::User, format!("--html: cannot write {}", path.display()), e)
+            .hinted("check that the folder is writable and has room")
+    })?;
+    let written = HtmlWrittenOut { html: path.display().to_string() };
+    ctx.ui().emit(args.output, &written, |w| format!("{}\n", w.html))?;
+    Ok(done.outcome)
+}
+
+/// Refuses a FILE that cannot be written, before any work: its folder must exist and FILE must
+/// not be a folder.
+fn check_html_target(path: &Path) -> Result<(), CliError> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(CliError::user(format!("--html: the folder {} does not exist", parent.display()))
+            .hinted(format!("create it first (`mkdir -p {}`), or write the page elsewhere", parent.display())));
+    }
+    if path.is_dir() {
+        return Err(CliError::user(format!("--html: {} is a folder", path.display()))
+            .hinted(format!("name a file in it, e.g. --html {}", path.join("report.html").display())));
+    }
+    Ok(())
+}
+
+/// The page of the run `run` names (the run `git mas report` picks when none is named), and the
+/// outcome the report ends with.
+pub fn page(ctx: &Context, run: Option<&str>) -> Result<Done<String>, CliError> {
+    if let Some(run) = run
+        && ctx.store().is_ok_and(|store| git_mas::devrun::is_converge_run(store, run))
+    {
+        let (hops, done) = super::report::recorded(ctx, run)?;
+        let mut doubts = Vec::new();
+        if done.outcome != Outcome::Ok {
+            doubts.push(
+                "the recording does not reproduce this report (see `git mas report` for why); it is shown as the \
+                 recorded events give it"
+                    .to_owned(),
+            );
+        }
+        let plot = git_mas::coordinate::scalar::plot::render_svg(&done.value).map_err(|e| e.to_string());
+        let story = ConvergeStory { report: done.value, hops, plot, doubts };
+        return Ok(Done::ended(converge_page(&story), done.outcome));
+    }
+    let view = load_view(ctx, run)?;
+    let report = view.report(now_ms());
+    let message = view.meta.landing().and_then(|(_, _, landing)| {
+        let store = ctx.store().ok()?;
+        let id = gix::ObjectId::from_hex(landing.commit.as_bytes()).ok()?;
+        let commit = store.repo().find_commit(id).ok()?;
+        commit.message_raw().ok().map(|m| String::from_utf8_lossy(m).into_owned())
+    });
+    let story = DevStory::of(&view, report, message.as_deref());
+    Ok(Done::ok(dev_page(&story)))
 }

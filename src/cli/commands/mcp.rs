@@ -788,7 +788,7 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn report(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
-        let args = dev_report::ReportArgs { run: p.run, output: NO_FLAG, events: false };
+        let args = dev_report::ReportArgs { run: p.run, output: NO_FLAG, events: false, html: None };
         self.call("report", ignored(&p.unknown), move |ctx| answer(dev_report::report(ctx, &args)?)).await
     }
 

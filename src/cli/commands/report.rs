@@ -5,7 +5,7 @@ use crate::cli::error::CliError;
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
 use git_mas::coordinate::scalar::record::load_run;
-use git_mas::coordinate::scalar::{Report, build_report};
+use git_mas::coordinate::scalar::{HopRecord, Report, RunEvent, build_report};
 use git_mas::store::canonical::to_canonical_vec;
 
 /// Render a converge run's report again from its recording in refs/mas/runs/<run>/.
@@ -28,10 +28,15 @@ pub struct ReportArgs {
 /// The converge run's report, rebuilt from its recording; unverified when the replay or the
 /// recorded report disagree with it.
 pub fn report(ctx: &Context, args: &ReportArgs) -> Result<Done<Report>, CliError> {
+    Ok(recorded(ctx, &args.run)?.1)
+}
+
+/// The converge run's recorded hops, in order, and its report as [`report`] gives it.
+pub fn recorded(ctx: &Context, run: &str) -> Result<(Vec<HopRecord>, Done<Report>), CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     // A record that does not verify is exit 4 (`Kind::Unverified`).
-    let recorded = load_run(store, &roster, &args.run)?;
+    let recorded = load_run(store, &roster, run)?;
     ctx.warn_all(&roster.warnings);
     let report = build_report(&recorded.meta, &recorded.events);
     let mut trusted = true;
@@ -48,5 +53,13 @@ pub fn report(ctx: &Context, args: &ReportArgs) -> Result<Done<Report>, CliError
     } else {
         ctx.warn("the recording has no final report: the run did not finish");
     }
-    Ok(Done::ended(report, if trusted { Outcome::Ok } else { Outcome::Unverified }))
+    let hops = recorded
+        .events
+        .into_iter()
+        .filter_map(|e| match e {
+            RunEvent::Hop(hop) => Some(hop),
+            _ => None,
+        })
+        .collect();
+    Ok((hops, Done::ended(report, if trusted { Outcome::Ok } else { Outcome::Unverified })))
 }

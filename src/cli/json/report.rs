@@ -24,3 +24,10 @@ impl ReportEventOut {
         ReportEventOut { kind, fields }
     }
 }
+
+/// `git mas report --html FILE --json`: where the page was written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HtmlWrittenOut {
+    /// The file the page was written to.
+    pub html: String,
+}
