@@ -239,7 +239,8 @@ pub struct Memory {
 }
 
 /// What a roster is parsed from: the integration branch, its committed file, the worktree's file.
-type RosterSources = (String, Option<Vec<u8>>, Option<Vec<u8>>);
+/// What a roster is parsed from: the integration branch, its tip, the worktree's file.
+type RosterSources = (String, Option<ObjectId>, Option<Vec<u8>>);
 
 impl Store {
     /// Finds the repository containing `start` (any subdirectory, any linked worktree, or a bare
@@ -388,7 +389,7 @@ impl Store {
     /// agent's key).
     pub fn roster(&self) -> Result<Roster, StoreError> {
         let branch = self.integration_branch();
-        let committed = self.committed_file(&branch, ROSTER_PATH)?;
+        let tip = self.tip(&format!("refs/heads/{branch}"))?;
         let worktree = match self.repo.workdir() {
             Some(dir) => {
                 let path = dir.join(ROSTER_PATH);
@@ -400,22 +401,28 @@ impl Store {
             }
             None => None,
         };
-        let sources = (branch, committed, worktree);
+        let sources = (branch, tip, worktree);
         if let Some((seen, roster)) = self.roster_parsed.borrow().as_ref()
             && *seen == sources
         {
             return Ok(roster.clone());
         }
-        let (branch, committed, worktree) = &sources;
-        let digest = rostercache::sources_digest(branch, committed.as_deref(), worktree.as_deref());
+        let (branch, tip, worktree) = &sources;
+        // The tip names the committed file: its bytes are read only when the cache has no entry.
+        let tip_hex = tip.map(|t| t.to_string());
+        let digest = rostercache::sources_digest(branch, tip_hex.as_deref().map(str::as_bytes), worktree.as_deref());
         let (committed, worktree) = match rostercache::load(&self.common_dir, &digest) {
             Some(parsed) => parsed,
             None => {
+                let committed = match tip {
+                    Some(tip) => self.file_in_commit(*tip, branch, ROSTER_PATH)?,
+                    None => None,
+                };
                 let parse = |bytes: &Option<Vec<u8>>, origin: &str| match bytes {
                     Some(b) => identity::parse_roster(b, origin),
                     None => Ok(Vec::new()),
                 };
-                let parsed = (parse(committed, &format!("{branch}:{ROSTER_PATH}"))?, parse(worktree, ROSTER_PATH)?);
+                let parsed = (parse(&committed, &format!("{branch}:{ROSTER_PATH}"))?, parse(worktree, ROSTER_PATH)?);
                 rostercache::save(&self.common_dir, &digest, &parsed.0, &parsed.1);
                 parsed
             }
@@ -430,6 +437,11 @@ impl Store {
         let Some(tip) = self.tip(&format!("refs/heads/{branch}"))? else {
             return Ok(None);
         };
+        self.file_in_commit(tip, branch, path)
+    }
+
+    /// A file's bytes as committed in `tip` (a commit of `branch`, named in errors), if it exists.
+    fn file_in_commit(&self, tip: ObjectId, branch: &str, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let key = (tip, path.to_string());
         if let Some(found) = self.committed_files.borrow().get(&key) {
             return Ok(found.clone());

@@ -1,12 +1,14 @@
-//! A cache of the parsed roster, keyed by the exact bytes it was parsed from.
+//! A cache of the parsed roster, keyed by exactly what it was parsed from.
 //!
 //! Parsing `.mas/roster` checks that every did:key decodes to an ed25519 point: 64 point
 //! decompressions for 64 agents, the largest single cost of an edit-time gate once the board comes
 //! from the window cache ([`super::windowcache`]). Parsing is a pure function of the integration
-//! branch's name, the committed file and the worktree's file, so the entries parsed from those bytes
-//! are kept (`mas-roster` in the common git dir) under a SHA-256 of them, and taken from there while
-//! the bytes are the same. Any other bytes are parsed afresh; bytes that do not parse are never
-//! cached, so their error is reported on every read.
+//! branch's name, the committed file and the worktree's file — and the committed file is named by
+//! the branch's tip commit (a commit id names its tree and every blob in it). So the entries parsed
+//! are kept (`mas-roster` in the common git dir) under a SHA-256 of the branch name, the tip's id
+//! and the worktree file's bytes, and taken from there while those are the same: a reader whose
+//! branch has not moved reads no object at all. Anything else is parsed afresh; bytes that do not
+//! parse are never cached, so their error is reported on every read.
 //!
 //! **Doubt means a fresh parse.** The file starts with a SHA-256 over the common git dir and the
 //! body: a torn or edited file, or one from another repository, is ignored. A forged file with a
@@ -23,13 +25,14 @@ use std::path::{Path, PathBuf};
 /// The cache file's name in the common git dir.
 pub const CACHE_FILE: &str = "mas-roster";
 
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// (name, did:key) pairs, in file order, as `identity::parse_roster` returns them.
 pub type Pairs = Vec<(String, String)>;
 
-/// A digest of what a roster is parsed from: the integration branch's name, the committed file
-/// and the worktree's file (each possibly absent).
+/// A digest of what a roster is parsed from: the integration branch's name, the id of the commit
+/// the committed file is read from (hex; absent without the branch) and the worktree's file
+/// (absent without one).
 pub fn sources_digest(branch: &str, committed: Option<&[u8]>, worktree: Option<&[u8]>) -> String {
     let mut h = sha2::Sha256::new();
     h.update(branch.as_bytes());
