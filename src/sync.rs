@@ -741,6 +741,22 @@ fn run_round(store: &Store, remote: &str, staging: &str, round: u32, ex: &mut Ex
     Ok(retry)
 }
 
+/// Moves each staging ref to the tip the remote accepted from our push, so that the staging
+/// namespace holds the remote's refs as of this sync's last exchange with it, not only as of its
+/// last fetch ([`standing`] reads it). Best effort: a staging ref left behind makes `standing`
+/// say "ahead" until the next sync, and changes no decision (nothing but `standing` reads it
+/// outside a sync, and every sync fetches it anew).
+fn record_pushed(store: &Store, staging: &str, ex: &Exchange) {
+    for (name, tip) in &ex.observed {
+        let (Some(tip), Some(rest)) = (tip, name.strip_prefix(REF_PREFIX)) else { continue };
+        let staged = format!("{staging}{rest}");
+        let Ok(current) = store.tip(&staged) else { continue };
+        if current != Some(*tip) {
+            let _ = store.cas(&staged, current, *tip, "git mas sync: pushed");
+        }
+    }
+}
+
 /// The final word: every local ref against the remote tip last observed, and every observed ref
 /// that no longer exists locally; what disagrees and is not already stuck is moving.
 fn settle(store: &Store, ex: &mut Exchange) -> Result<(), SyncError> {
@@ -791,6 +807,55 @@ pub fn remote_problem(remote: &str) -> Option<&'static str> {
     None
 }
 
+/// How `refs/mas/` stands against a remote as of the last sync's fetch (its staging namespace,
+/// [`staging_prefix`]): nothing here talks to the remote.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Standing {
+    /// Whether a sync has fetched from this remote (its staging namespace holds any ref).
+    pub fetched: bool,
+    /// Refs at the same commit on both sides.
+    pub same: usize,
+    /// Refs the remote lacks or is behind on: the next sync pushes them.
+    pub ahead: Vec<String>,
+    /// Refs the remote has newer or that only it has: the next sync takes them.
+    pub behind: Vec<String>,
+    /// Refs that moved on both sides.
+    pub diverged: Vec<String>,
+}
+
+/// [`Standing`] of `refs/mas/` against `remote`'s refs as the last sync fetched them.
+pub fn standing(store: &Store, remote: &str) -> Result<Standing, StoreError> {
+    let staging = staging_prefix(remote);
+    let tips = |prefix: &str, strip: &str| -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        Ok(store
+            .list(prefix)?
+            .into_iter()
+            .filter_map(|r| {
+                let tip = tip_of(r.target.as_deref())?;
+                Some((format!("{REF_PREFIX}{}", r.name.strip_prefix(strip)?), tip))
+            })
+            .collect())
+    };
+    let local = tips(REF_PREFIX, REF_PREFIX)?;
+    let remote_tips = tips(&staging, &staging)?;
+    let mut out = Standing { fetched: !remote_tips.is_empty(), ..Standing::default() };
+    let names: BTreeSet<&String> = local.keys().chain(remote_tips.keys()).collect();
+    for name in names {
+        match (local.get(name), remote_tips.get(name)) {
+            (Some(l), Some(r)) if l == r => out.same += 1,
+            (Some(_), None) => out.ahead.push(name.clone()),
+            (None, Some(_)) => out.behind.push(name.clone()),
+            (Some(&l), Some(&r)) => match merge_base(store, l, r)? {
+                Some(b) if b == r => out.ahead.push(name.clone()),
+                Some(b) if b == l => out.behind.push(name.clone()),
+                _ => out.diverged.push(name.clone()),
+            },
+            (None, None) => {}
+        }
+    }
+    Ok(out)
+}
+
 /// Syncs `refs/mas/*` with `remote`.
 pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
     if let Some(why) = remote_problem(remote) {
@@ -817,6 +882,7 @@ pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
         }
     }
     settle(store, &mut ex)?;
+    record_pushed(store, &staging, &ex);
     let unresolved =
         std::mem::take(&mut ex.stuck).into_iter().map(|(refname, why)| Unresolved { refname, why }).collect();
     let mut parked = Vec::new();

@@ -267,8 +267,32 @@ pub fn observe(store: &Store) -> Result<TreeView, FrameError> {
         let tree = repo.find_commit(base).map_err(git("reading HEAD"))?.tree_id().map_err(git("reading HEAD"))?;
         tree_files(repo, tree.detach(), "", &mut view.files, &mut view.non_utf8_paths)?;
     }
+    let (touched, non_utf8) = touched_paths(repo)?;
+    view.non_utf8_paths += non_utf8;
+    for path in touched {
+        let Some((change, content)) = change_at(repo, &workdir, &path, view.files.get(&path).copied())? else {
+            continue;
+        };
+        match content {
+            Some((id, bytes)) => {
+                view.files.insert(path, id);
+                view.contents.insert(id, bytes);
+            }
+            None => {
+                view.files.remove(&path);
+            }
+        }
+        view.changes.push(change);
+    }
+    view.changes.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(view)
+}
+
+/// The paths `git status` would show as staged, unstaged or untracked (not ignored; untracked
+/// files one by one, not collapsed into their directory), and how many were not UTF-8.
+fn touched_paths(repo: &gix::Repository) -> Result<(BTreeSet<String>, u64), FrameError> {
     let mut touched: BTreeSet<String> = BTreeSet::new();
-    // Untracked files one by one (not collapsed into their directory), ignored ones left out.
+    let mut non_utf8 = 0;
     let status = repo
         .status(gix::progress::Discard)
         .map_err(git("starting status"))?
@@ -280,43 +304,98 @@ pub fn observe(store: &Store) -> Result<TreeView, FrameError> {
             Ok(p) => {
                 touched.insert(p.to_string());
             }
-            Err(_) => view.non_utf8_paths += 1,
+            Err(_) => non_utf8 += 1,
         }
     }
-    let hash_kind = repo.object_hash();
+    Ok((touched, non_utf8))
+}
+
+/// The change at a touched `path` against its blob in the base (`in_base`), with the new content
+/// and its id when the file is there; `None` when there is no change to list (content equal to the
+/// base's, a directory or special file, or a deletion of a file the base does not have).
+#[allow(clippy::type_complexity)]
+fn change_at(
+    repo: &gix::Repository,
+    workdir: &Path,
+    path: &str,
+    in_base: Option<ObjectId>,
+) -> Result<Option<(WorktreeChange, Option<(ObjectId, Vec<u8>)>)>, FrameError> {
+    let abs = workdir.join(path);
+    match std::fs::symlink_metadata(&abs) {
+        Ok(m) if m.is_file() || m.is_symlink() => {
+            let bytes = if m.is_symlink() {
+                std::fs::read_link(&abs).map(|t| t.to_string_lossy().into_owned().into_bytes())
+            } else {
+                std::fs::read(&abs)
+            }
+            .map_err(|source| FrameError::ReadInput { path: abs.clone(), source })?;
+            let id =
+                gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes).map_err(git("hashing"))?;
+            if in_base == Some(id) {
+                // Staged and then restored, or a stat-only change: content equals the base.
+                return Ok(None);
+            }
+            let status = if in_base.is_some() { "modified" } else { "added" };
+            let change = WorktreeChange { path: path.to_string(), status: status.into(), blob: Some(id.to_string()) };
+            Ok(Some((change, Some((id, bytes)))))
+        }
+        Ok(_) => Ok(None), // a directory (untracked, collapsed) or a special file
+        Err(_) if in_base.is_none() => Ok(None),
+        Err(_) => Ok(Some((WorktreeChange { path: path.to_string(), status: "deleted".into(), blob: None }, None))),
+    }
+}
+
+/// How the working tree stands against a frame's snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Since {
+    /// HEAD and the working tree's changes are what the snapshot saw.
+    Same,
+    /// HEAD is another commit than the snapshot's base.
+    HeadMoved,
+    /// HEAD is the same, the working tree's changes are not.
+    WorktreeChanged,
+}
+
+/// Whether HEAD or the working tree moved on since the frame in `commit` was computed: HEAD
+/// against the base the frame recorded, then the working tree's changes (as [`observe`] lists
+/// them, looking up only the touched paths in HEAD) against the change list the frame recorded
+/// (`inputs/worktree.json`). `None` when that cannot be told: no working tree, or a frame without
+/// that file.
+pub fn since(store: &Store, commit: ObjectId) -> Result<Option<Since>, FrameError> {
+    #[derive(Deserialize)]
+    struct Then {
+        base: Option<String>,
+    }
+    let Ok(workdir) = store.workdir().map(Path::to_path_buf) else { return Ok(None) };
+    let Some(recorded) = frame_file(store, commit, "inputs/worktree.json")? else { return Ok(None) };
+    let Ok(then) = serde_json::from_slice::<Then>(&recorded) else { return Ok(None) };
+    let repo = store.repo();
+    let base = repo.head_id().ok().map(|id| id.detach());
+    if then.base != base.map(|b| b.to_string()) {
+        return Ok(Some(Since::HeadMoved));
+    }
+    let tree = match base {
+        Some(b) => Some(repo.find_commit(b).map_err(git("reading HEAD"))?.tree().map_err(git("reading HEAD"))?),
+        None => None,
+    };
+    let (touched, _) = touched_paths(repo)?;
+    let mut view = TreeView { base, ..Default::default() };
     for path in touched {
-        let abs = workdir.join(&path);
-        let meta = std::fs::symlink_metadata(&abs);
-        let change = match meta {
-            Ok(m) if m.is_file() || m.is_symlink() => {
-                let bytes = if m.is_symlink() {
-                    std::fs::read_link(&abs).map(|t| t.to_string_lossy().into_owned().into_bytes())
-                } else {
-                    std::fs::read(&abs)
-                }
-                .map_err(|source| FrameError::ReadInput { path: abs.clone(), source })?;
-                let id = gix::objs::compute_hash(hash_kind, gix::objs::Kind::Blob, &bytes).map_err(git("hashing"))?;
-                let status = if view.files.contains_key(&path) { "modified" } else { "added" };
-                if view.files.get(&path) == Some(&id) {
-                    // Staged and then restored, or a stat-only change: content equals the base.
-                    continue;
-                }
-                view.files.insert(path.clone(), id);
-                view.contents.insert(id, bytes);
-                WorktreeChange { path, status: status.into(), blob: Some(id.to_string()) }
-            }
-            Ok(_) => continue, // a directory (untracked, collapsed) or a special file
-            Err(_) => {
-                if view.files.remove(&path).is_none() {
-                    continue;
-                }
-                WorktreeChange { path, status: "deleted".into(), blob: None }
-            }
+        let in_base = match &tree {
+            Some(t) => t
+                .lookup_entry_by_path(&path)
+                .map_err(git("reading HEAD"))?
+                .filter(|e| e.mode().is_blob() || e.mode().is_link())
+                .map(|e| e.object_id()),
+            None => None,
         };
-        view.changes.push(change);
+        if let Some((change, _)) = change_at(repo, &workdir, &path, in_base)? {
+            view.changes.push(change);
+        }
     }
     view.changes.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(view)
+    Ok(Some(if view.changes_bytes() == recorded { Since::Same } else { Since::WorktreeChanged }))
 }
 
 /// Changed paths between two trees (by id; no rename detection), descending only into subtrees

@@ -19,7 +19,8 @@ pub fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
 
 /// An aggregate agent: publishes its focus from its slice, marks its slice's top file, proposes;
 /// endorses what it is asked to. `MODE`: `slice` (only its slice), `clash` (also rewrites the
-/// first line of README.md, until a hop names a conflict), `broken` (its slice says BROKEN).
+/// first line of README.md, until a hop names a conflict), `broken` (its slice says BROKEN),
+/// `held` (proposes only once the file `$LOG.go` exists).
 const AGENT: &str = r##"prompt=$(cat)
 exec 2>>"$LOG.${GIT_MAS_AGENT:-$GIT_MAS_PEER}.err"
 field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
@@ -46,6 +47,7 @@ case "$(field task)" in
       if [ -z "$(field conflict)" ]; then echo marked > "$GIT_MAS_AGENT.mark"; else rm -f "$GIT_MAS_AGENT.mark"; fi
     fi
     if [ "$MODE" = hang ]; then echo $$ > "$LOG.hang.pid"; sleep 60; fi
+    if [ "$MODE" = held ]; then while [ ! -e "$LOG.go" ]; do sleep 0.1; done; fi
     if [ "$MODE" = mover ] && [ "$(field round)" = 1 ]; then
       main=$(cd "$(git rev-parse --git-common-dir)/.." && pwd)
       echo "main moved" > "$main/MOVED.md" && git -C "$main" add MOVED.md && git -C "$main" commit -qm "main moved" >&2

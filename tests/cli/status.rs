@@ -120,7 +120,11 @@ fn status_shows_the_runs_in_progress_and_what_a_crash_left() {
     assert!(s.debris.stale_locks.iter().any(|p| p.ends_with("refs/mas/focus/ghost.lock")), "{:?}", s.debris);
     assert_eq!(s.debris.remedy.as_deref(), Some("git mas doctor --fix"));
     let human = env.mas_ok(&repo, &["status"]);
-    assert!(human.contains("runs       1 in progress") && human.contains("r1 (open): goal of r1"), "{human}");
+    assert!(
+        human.contains("runs       1 in progress") && human.contains("r1 (open, best-of-n): goal of r1"),
+        "{human}"
+    );
+    assert_eq!((s.runs[0].class.as_deref(), s.runs[0].barrier_holds), (Some("best_of_n"), None));
     assert!(
         human.contains("1 stale lock") && human.contains("ghost.lock") && human.contains("git mas doctor --fix"),
         "{human}"
@@ -261,4 +265,110 @@ fn status_shows_a_runs_proposals_endorsements_and_what_blocks_its_landing() {
     let s = status(&env, &repo);
     assert_eq!(s.runs[0].blocks_landing, None, "{:?}", s.runs[0]);
     assert!(env.mas_ok(&repo, &["status"]).contains("can land: `git mas land r1`"));
+}
+
+#[test]
+fn status_shows_an_aggregate_run_mid_round_with_its_slices_and_the_barrier() {
+    let env = TestEnv::new();
+    let repo = crate::aggregate::setup(&env, &["alice", "bob", "carol"]);
+    let agents = [
+        crate::aggregate::agent(&env, "alice", "slice"),
+        crate::aggregate::agent(&env, "bob", "held"),
+        crate::aggregate::agent(&env, "carol", "slice"),
+    ];
+    let mut run = GroupChild::spawn(
+        with_toolchain(&mut env.mas_cmd(&repo))
+            .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--wait", "2s"])
+            .args(["--agents", &agents.join(","), "--quorum", "2"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    )
+    .unwrap();
+    // Mid-round: alice has proposed and bob, asked next, holds his proposal back.
+    let started = std::time::Instant::now();
+    let s = loop {
+        let s = status(&env, &repo);
+        let proposed = s.runs.first().is_some_and(|r| r.proposals.iter().any(|p| p.agent == "alice"));
+        if proposed && env.root().join("prompts.bob").exists() {
+            break s;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run never got to bob: {s:?}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let r = &s.runs[0];
+    assert_eq!((r.phase.to_string().as_str(), r.class.as_deref()), ("open", Some("aggregate")), "{r:?}");
+    let slices: Vec<(&str, &str)> = r.slices.iter().map(|sl| (sl.agent.as_str(), sl.status.as_str())).collect();
+    assert_eq!(slices, [("alice", "waiting"), ("bob", "missing"), ("carol", "missing")], "{r:?}");
+    assert!(r.slices.iter().all(|sl| sl.files > 0), "{r:?}");
+    assert_eq!(r.barrier_holds, Some(false));
+    let blocks = r.blocks_landing.as_deref().unwrap_or_default();
+    assert!(blocks.starts_with("the barrier waits for") && blocks.contains("bob (missing)"), "{blocks}");
+    let human = env.mas_ok(&repo, &["status"]);
+    assert!(human.contains("(open, aggregate): fix the bugs") && human.contains("barrier waits"), "{human}");
+    assert!(human.contains("alice waiting") && human.contains("bob missing"), "{human}");
+
+    // Bob goes on: the run lands and is no longer in progress.
+    std::fs::write(env.root().join("prompts.go"), b"").unwrap();
+    let started = std::time::Instant::now();
+    let code = loop {
+        if let Some(code) = run.try_wait().unwrap() {
+            break code.code();
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(300), "the run did not end");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(code, Some(0));
+    assert!(status(&env, &repo).runs.is_empty());
+}
+
+#[test]
+fn status_says_whether_the_checkout_moved_on_since_the_frame_and_how_refs_mas_stands_against_the_remote() {
+    use git_mas::attention::frame::Since;
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let (verdict, _) = hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs"));
+    assert_eq!(verdict, "allow");
+    let since = |env: &TestEnv| status(env, &repo).frame.expect("a frame").since;
+    assert_eq!(since(&env), Some(Since::Same));
+    assert!(status(&env, &repo).remote.is_none(), "no remote, no sync");
+    std::fs::write(repo.join("NOTES.md"), "a new file\n").unwrap();
+    assert_eq!(since(&env), Some(Since::WorktreeChanged));
+    let human = env.mas_ok(&repo, &["status"]);
+    assert!(human.contains("the working tree changed since") && human.contains("snapshot --publish"), "{human}");
+    std::fs::remove_file(repo.join("NOTES.md")).unwrap();
+    assert_eq!(since(&env), Some(Since::Same), "back as it was");
+    std::fs::write(repo.join("NOTES.md"), "a new file\n").unwrap();
+    env.git_quiet_ok(&repo, &["add", "NOTES.md"]);
+    env.git_quiet_ok(&repo, &["commit", "--quiet", "-m", "notes"]);
+    assert_eq!(since(&env), Some(Since::HeadMoved));
+    assert!(env.mas_ok(&repo, &["status"]).contains("HEAD moved on since"));
+
+    // A remote never synced with, then in sync, then one record ahead.
+    let remote = env.root().join("remote.git");
+    env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    let r = status(&env, &repo).remote.expect("origin is configured");
+    assert!(!r.fetched, "{r:?}");
+    assert!(env.mas_ok(&repo, &["status"]).contains("remote     origin: never synced"));
+    env.mas_quiet_ok(&repo, &["sync"]);
+    let r = status(&env, &repo).remote.unwrap();
+    assert!(r.fetched && r.same > 0 && r.ahead == 0 && r.behind == 0 && r.diverged.is_empty(), "{r:?}");
+    let session = status(&env, &repo).agents[0].agent.clone();
+    env.mas_quiet_ok(&repo, &["--agent", &session, "focus", "release"]);
+    let r = status(&env, &repo).remote.unwrap();
+    assert_eq!((r.ahead, r.behind), (1, 0), "{r:?}");
+    assert!(env.mas_ok(&repo, &["status"]).contains("1 ahead as of the last sync"));
+
+    // Alice's own chain moved on in another clone too: diverged, and left so by sync.
+    env.git_quiet_ok(&repo, &["push", "--quiet", "origin", "main"]);
+    let other = env.root().join("other");
+    env.git_quiet_ok(env.root(), &["clone", "--quiet", remote.to_str().unwrap(), other.to_str().unwrap()]);
+    env.git_quiet_ok(&other, &["fetch", "--quiet", "origin", "+refs/mas/*:refs/mas/*"]);
+    env.mas_quiet_ok(&other, &["--agent", "alice", "focus", "publish", "--targets", "src/config.rs"]);
+    env.mas_quiet_ok(&other, &["sync"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
+    assert_eq!(env.mas(&repo, &["sync"]).status.code(), Some(5), "diverged");
+    let r = status(&env, &repo).remote.unwrap();
+    assert_eq!(r.diverged, ["refs/mas/focus/alice"], "{r:?}");
+    assert!(env.mas_ok(&repo, &["status"]).contains("1 diverged (refs/mas/focus/"));
 }

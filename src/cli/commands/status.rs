@@ -1,9 +1,12 @@
-//! `git mas status`: the one view of the team — the frame, every live agent and session with what
-//! it holds and how long, who waits on whom, and deadlocks.
+//! `git mas status`: the one view of the team — the frame and whether the checkout moved on since,
+//! every live agent and session with what it holds and how long, who waits on whom, deadlocks,
+//! the runs in progress, what a crash left, and how refs/mas stands against the remote.
 //!
-//! Read-only: it reads the board (`refs/mas/focus/`), the current frame's record (not its
-//! snapshot), the gate's denial log ([`git_mas::attention::denials`]), the runs' definitions and
-//! what `git mas doctor` looks at; it writes nothing but the caches every board reader keeps.
+//! Read-only: it reads the board (`refs/mas/focus/`), the current frame's record and its recorded
+//! change list (not its snapshot), `git status`'s list of touched paths, the gate's denial log
+//! ([`git_mas::attention::denials`]), the runs' definitions and records, what `git mas doctor`
+//! looks at, and the remote's refs as the last sync fetched them (it does not talk to the remote);
+//! it writes nothing but the caches every board reader keeps.
 
 use crate::cli::commands::run::ListArgs;
 use crate::cli::commands::tally::TallyArgs;
@@ -12,33 +15,39 @@ use crate::cli::error::CliError;
 use crate::cli::error::Kind;
 use crate::cli::json::PhaseName;
 use crate::cli::json::status::{
-    Deadlock, StatusAgent, StatusDebris, StatusFrame, StatusOut, StatusProposal, StatusRun,
+    Deadlock, StatusAgent, StatusDebris, StatusFrame, StatusOut, StatusProposal, StatusRemote, StatusRun, StatusSlice,
 };
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
 use git_mas::attention::board::Liveness;
 use git_mas::attention::claims::left;
+use git_mas::attention::frame::Since;
 use git_mas::attention::{denials, focus_store, frame};
 use git_mas::hosts::Host;
 use git_mas::hosts::ProcessEnv;
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
-/// Show the team: the frame, every live agent and session with its claims and the time each has
-/// left, whom each waits on, deadlocks, the development runs in progress, and what a crash left
-/// (stale locks, temporary files, interrupted landings: `git mas doctor --fix` clears them).
+/// Show the team: the frame (and whether HEAD or the working tree moved on since), every live
+/// agent and session with its claims and the time each has left, whom each waits on, deadlocks,
+/// the development runs in progress (best-of-N or aggregate: proposals, endorsements, checks,
+/// slices and the barrier, what keeps each from landing), what a crash left (stale locks,
+/// temporary files, interrupted landings: `git mas doctor --fix` clears them), and how refs/mas
+/// stands against the remote (`mas.remote`, else origin) as of the last `git mas sync`.
 ///
 /// "Waits on" comes from the gate's refusals of the last 30 minutes (a bounded log under the git
 /// dir, `mas/denials.log`, not signed records), counted while the holder still holds the file. A
 /// deadlock is two agents each refused a file the other holds: neither gets on by waiting, and
 /// the refusal itself says so.
 ///
-/// With --json: {now, frame: {hash, commit, publisher, published_at} | null, agents: [{agent, host,
-/// claims, expires_at, last_activity, frame}], not_live, waiting: [{agent, holder, file, times,
-/// since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal, problem, quorum, rounds,
-/// max_rounds, proposals: [{agent, endorsers, checks_passed, checks_run, at_quorum}], leader,
-/// conflicts, blocks_landing}], debris: {problems, stale_locks, stale_temp_files, interrupted,
-/// remedy}}.
+/// With --json: {now, frame: {hash, commit, publisher, published_at, since} | null, agents:
+/// [{agent, host, claims, expires_at, last_activity, frame}], not_live, waiting: [{agent, holder,
+/// file, times, since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal, problem, class,
+/// slices: [{agent, files, status, detail}], barrier_holds, quorum, rounds, max_rounds, proposals:
+/// [{agent, endorsers, checks_passed, checks_run, at_quorum}], leader, conflicts,
+/// blocks_landing}], debris: {problems, stale_locks, stale_temp_files, interrupted, remedy},
+/// remote: {name, fetched, same, ahead, behind, diverged} | null}. `since` is `same`,
+/// `head_moved` or `worktree_changed` (null when it cannot be told).
 ///
 /// With --watch: the same view again whenever `refs/mas`, the index, the roster or the denial log
 /// changes, or a claim lapses — nothing while nothing does. On a terminal each view replaces the
@@ -189,7 +198,11 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
                 .ok()
                 .and_then(|c| c.time().ok())
                 .map_or(0, |t| u64::try_from(t.seconds).unwrap_or(0));
+            let since = frame::since(store, entry.commit).map_err(|e| {
+                CliError::with_message(Kind::Internal, "cannot compare the frame with the working tree", e)
+            })?;
             Some(StatusFrame {
+                since,
                 hash: record.map(frame::recorded_hash).unwrap_or_default(),
                 commit: entry.commit.to_string(),
                 publisher: record.map(|r| r.agent.clone()).unwrap_or_default(),
@@ -231,7 +244,18 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         interrupted: findings.half_finished.len(),
         remedy: (problems > 0).then(|| "git mas doctor --fix".to_string()),
     };
-    Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks, runs, debris }))
+    let remote_name = store.config_string("mas.remote").filter(|r| !r.is_empty()).unwrap_or_else(|| "origin".into());
+    let standing = git_mas::sync::standing(store, &remote_name)?;
+    let configured = store.config_string(&format!("remote.{remote_name}.url")).is_some();
+    let remote = (configured || standing.fetched).then_some(StatusRemote {
+        name: remote_name,
+        fetched: standing.fetched,
+        same: standing.same,
+        ahead: standing.ahead.len(),
+        behind: standing.behind.len(),
+        diverged: standing.diverged,
+    });
+    Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks, runs, debris, remote }))
 }
 
 /// A run in progress with its tally (when it can be read).
@@ -241,6 +265,9 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         phase: listed.phase,
         goal: listed.goal,
         problem: listed.problem,
+        class: None,
+        slices: Vec::new(),
+        barrier_holds: None,
         quorum: 0,
         rounds: 0,
         max_rounds: None,
@@ -253,13 +280,36 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         return run;
     }
     let args = TallyArgs { run: Some(run.id.clone()), output: JsonFlag::default() };
-    let tally = match crate::cli::commands::tally::tally(ctx, &args) {
-        Ok(done) => done.value.out(),
+    let (tally, plan) = match crate::cli::commands::tally::tally(ctx, &args) {
+        Ok(done) => {
+            let t = &done.value;
+            let plan = t.view.meta.def.slices.as_ref().map(|plan| {
+                let barrier = git_mas::coordinate::develop::barrier(plan, &t.view.tally);
+                let slices: Vec<StatusSlice> = plan
+                    .slices
+                    .iter()
+                    .zip(barrier)
+                    .map(|(slice, b)| StatusSlice {
+                        agent: slice.agent.clone(),
+                        files: slice.targets.len(),
+                        status: b.status.name().to_string(),
+                        detail: b.detail,
+                    })
+                    .collect();
+                slices
+            });
+            (t.out(), plan)
+        }
         Err(e) => {
             run.problem = Some(e.message());
             return run;
         }
     };
+    run.class = Some(if plan.is_some() { "aggregate" } else { "best_of_n" }.to_string());
+    if let Some(slices) = plan {
+        run.barrier_holds = Some(slices.iter().all(|s| matches!(s.status.as_str(), "at_quorum" | "judged_against")));
+        run.slices = slices;
+    }
     run.quorum = tally.quorum;
     run.rounds = tally.rounds;
     run.max_rounds = tally.max_rounds;
@@ -279,8 +329,19 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
             }
         })
         .collect();
+    let waiting: Vec<String> = run
+        .slices
+        .iter()
+        .filter(|s| !matches!(s.status.as_str(), "at_quorum" | "judged_against" | "landed"))
+        .map(|s| match &s.detail {
+            Some(d) => format!("{} ({}, {d})", s.agent, s.status),
+            None => format!("{} ({})", s.agent, s.status),
+        })
+        .collect();
     run.blocks_landing = if run.phase == PhaseName::Landing {
         None
+    } else if run.barrier_holds == Some(false) {
+        Some(format!("the barrier waits for {}", waiting.join(", ")))
     } else if run.proposals.is_empty() {
         Some("no proposal yet".into())
     } else if !tally.quorum_reached {
@@ -315,6 +376,14 @@ fn human(s: &StatusOut) -> String {
                 f.publisher,
                 ago(s.now, f.published_at)
             );
+            let moved = match f.since {
+                Some(Since::HeadMoved) => Some("HEAD moved on"),
+                Some(Since::WorktreeChanged) => Some("the working tree changed"),
+                _ => None,
+            };
+            if let Some(moved) = moved {
+                let _ = writeln!(o, "           {moved} since; `git mas snapshot --publish` publishes a new frame");
+            }
         }
         None => o.push_str("frame      none published yet (the first edit in team mode publishes one)\n"),
     }
@@ -354,7 +423,8 @@ fn human(s: &StatusOut) -> String {
         let _ = writeln!(o, "runs       {} in progress", s.runs.len());
         for r in &s.runs {
             let what = r.goal.as_deref().or(r.problem.as_deref()).unwrap_or_default();
-            let _ = writeln!(o, "  {} ({}): {what}", r.id, r.phase);
+            let class = r.class.as_deref().map(|c| format!(", {}", c.replace('_', "-"))).unwrap_or_default();
+            let _ = writeln!(o, "  {} ({}{class}): {what}", r.id, r.phase);
             if r.phase == PhaseName::Unreadable {
                 continue;
             }
@@ -381,6 +451,23 @@ fn human(s: &StatusOut) -> String {
                     if p.at_quorum { ", at quorum" } else { "" }
                 );
             }
+            if let Some(holds) = r.barrier_holds {
+                let slices: Vec<String> = r
+                    .slices
+                    .iter()
+                    .map(|sl| {
+                        format!(
+                            "{} {} ({} file{})",
+                            sl.agent,
+                            sl.status.replace('_', " "),
+                            sl.files,
+                            if sl.files == 1 { "" } else { "s" }
+                        )
+                    })
+                    .collect();
+                let _ =
+                    writeln!(o, "    slices: {}; barrier {}", slices.join(", "), if holds { "holds" } else { "waits" });
+            }
             match &r.blocks_landing {
                 Some(why) => {
                     let _ = writeln!(o, "    not landing: {why}");
@@ -390,6 +477,28 @@ fn human(s: &StatusOut) -> String {
                 }
             }
         }
+    }
+    if let Some(r) = &s.remote {
+        let line = if !r.fetched {
+            "never synced: `git mas sync` exchanges refs/mas with it".to_string()
+        } else {
+            let mut parts = Vec::new();
+            if r.ahead > 0 {
+                parts.push(format!("{} ahead", r.ahead));
+            }
+            if r.behind > 0 {
+                parts.push(format!("{} behind", r.behind));
+            }
+            if !r.diverged.is_empty() {
+                parts.push(format!("{} diverged ({})", r.diverged.len(), r.diverged.join(", ")));
+            }
+            if parts.is_empty() {
+                format!("in sync as of the last sync ({} refs)", r.same)
+            } else {
+                format!("{} as of the last sync; `git mas sync` settles it", parts.join(", "))
+            }
+        };
+        let _ = writeln!(o, "remote     {}: {line}", r.name);
     }
     let d = &s.debris;
     if d.problems > 0 {

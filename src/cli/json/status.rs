@@ -22,6 +22,9 @@ pub struct StatusOut {
     pub runs: Vec<StatusRun>,
     /// What a crash left (`git mas doctor`'s findings).
     pub debris: StatusDebris,
+    /// How refs/mas stands against the remote (`mas.remote`, else `origin`) as of the last sync;
+    /// `None` when there is no such remote and no sync fetched from it.
+    pub remote: Option<StatusRemote>,
 }
 
 /// What a crash left, as `git mas doctor` finds it.
@@ -50,6 +53,9 @@ pub struct StatusFrame {
     pub publisher: String,
     /// When, unix seconds (the record's commit time).
     pub published_at: u64,
+    /// Whether HEAD or the working tree moved on since the frame was computed (`same`,
+    /// `head_moved`, `worktree_changed`); `None` when that cannot be told.
+    pub since: Option<git_mas::attention::frame::Since>,
 }
 
 /// One live agent.
@@ -89,6 +95,13 @@ pub struct StatusRun {
     pub goal: Option<String>,
     /// Why it is unreadable.
     pub problem: Option<String>,
+    /// `best_of_n` (every agent works the whole goal, one proposal lands) or `aggregate` (the
+    /// goal split into slices, all landing merged); `None` when unreadable.
+    pub class: Option<String>,
+    /// An aggregate run's slices in merge order, each with where its proposal stands.
+    pub slices: Vec<StatusSlice>,
+    /// An aggregate run's wait-all barrier: whether every slice is in (`None` for best-of-N).
+    pub barrier_holds: Option<bool>,
     /// Valid endorsements a proposal needs.
     pub quorum: u32,
     /// The highest round count, and the limit.
@@ -118,4 +131,34 @@ pub struct StatusProposal {
     pub checks_run: u64,
     /// Whether it is at quorum.
     pub at_quorum: bool,
+}
+
+/// One slice of an aggregate run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusSlice {
+    /// The agent.
+    pub agent: String,
+    /// Its files.
+    pub files: usize,
+    /// `at_quorum`, `judged_against`, `waiting`, `missing` (or `landed`).
+    pub status: String,
+    /// Why it was judged against, or what it waits for.
+    pub detail: Option<String>,
+}
+
+/// refs/mas against a remote, as of the last sync's fetch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusRemote {
+    /// The remote.
+    pub name: String,
+    /// Whether a sync has fetched from it.
+    pub fetched: bool,
+    /// Refs at the same commit on both sides.
+    pub same: usize,
+    /// Refs the next sync pushes.
+    pub ahead: usize,
+    /// Refs the next sync takes.
+    pub behind: usize,
+    /// Refs that moved on both sides.
+    pub diverged: Vec<String>,
 }
