@@ -372,3 +372,55 @@ fn status_says_whether_the_checkout_moved_on_since_the_frame_and_how_refs_mas_st
     assert_eq!(r.diverged, ["refs/mas/focus/alice"], "{r:?}");
     assert!(env.mas_ok(&repo, &["status"]).contains("1 diverged (refs/mas/focus/"));
 }
+
+#[test]
+fn status_lists_a_converge_run_until_its_report_is_recorded_and_run_list_leaves_it_out() {
+    let env = TestEnv::new();
+    let repo = env.team(&["alice"]).build().repo;
+    // A reference peer that answers only once the mark exists.
+    let mark = env.root().join("go");
+    let peer = env.root().join("held.sh");
+    std::fs::write(
+        &peer,
+        format!("while [ ! -e '{}' ]; do sleep 0.1; done\nexec git-mas peer reference\n", mark.display()),
+    )
+    .unwrap();
+    let mut run = GroupChild::spawn(
+        env.mas_cmd(&repo)
+            .args(["--agent", "alice", "converge", "--pattern", "preference", "--max-rounds", "20", "--agents"])
+            .arg(format!("builtin:reference,cmd:sh {}", peer.display()))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let s = loop {
+        let s = status(&env, &repo);
+        if !s.converging.is_empty() {
+            break s;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the run was never listed: {s:?}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let c = &s.converging[0];
+    assert_eq!((c.class.as_str(), c.driver.as_str(), c.peers.len()), ("preference", "alice", 2), "{c:?}");
+    assert!(s.runs.is_empty(), "a converge run is not a development run: {:?}", s.runs);
+    let human = env.mas_ok(&repo, &["status"]);
+    assert!(human.contains(&format!("converge   {} (preference, driven by alice", c.id)), "{human}");
+    assert!(human.contains("no report yet"), "{human}");
+
+    std::fs::write(&mark, b"").unwrap();
+    let started = std::time::Instant::now();
+    let code = loop {
+        if let Some(code) = run.try_wait().unwrap() {
+            break code.code();
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run did not end");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(code, Some(0));
+    let s = status(&env, &repo);
+    assert!(s.converging.is_empty() && s.runs.is_empty(), "{s:?}");
+    let listed = env.mas_ok(&repo, &["run", "list"]);
+    assert!(!listed.contains(&c.id) && !listed.contains("unreadable"), "{listed}");
+}

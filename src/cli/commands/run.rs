@@ -7,6 +7,7 @@ use crate::cli::output::JsonFlag;
 use crate::cli::render::{describe_phase, short};
 use crate::cli::runs::resolve;
 use crate::cli::{Done, Outcome};
+use git_mas::coordinate::scalar::record::is_converge_run_id;
 use git_mas::devrun::{self, NewRun, RunMeta};
 use std::fmt::Write as _;
 
@@ -174,7 +175,9 @@ pub fn run_list(ctx: &Context, _args: &ListArgs) -> Result<Done<Vec<Listed>>, Cl
     let store = ctx.store()?;
     let roster = store.roster()?;
     let mut out = Vec::new();
-    for id in devrun::list_ids(store)? {
+    // Converge runs share refs/mas/runs/ (`git mas report` shows them; status lists those still
+    // going): their ids say which they are.
+    for id in devrun::list_ids(store)?.into_iter().filter(|id| !is_converge_run_id(id)) {
         match devrun::load_meta(store, &roster, &id) {
             Ok(meta) => out.push(Listed {
                 id,

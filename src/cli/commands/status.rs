@@ -15,7 +15,8 @@ use crate::cli::error::CliError;
 use crate::cli::error::Kind;
 use crate::cli::json::PhaseName;
 use crate::cli::json::status::{
-    Deadlock, StatusAgent, StatusDebris, StatusFrame, StatusOut, StatusProposal, StatusRemote, StatusRun, StatusSlice,
+    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusFrame, StatusOut, StatusProposal, StatusRemote,
+    StatusRun, StatusSlice,
 };
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
@@ -31,9 +32,10 @@ use std::time::SystemTime;
 /// Show the team: the frame (and whether HEAD or the working tree moved on since), every live
 /// agent and session with its claims and the time each has left, whom each waits on, deadlocks,
 /// the development runs in progress (best-of-N or aggregate: proposals, endorsements, checks,
-/// slices and the barrier, what keeps each from landing), what a crash left (stale locks,
-/// temporary files, interrupted landings: `git mas doctor --fix` clears them), and how refs/mas
-/// stands against the remote (`mas.remote`, else origin) as of the last `git mas sync`.
+/// slices and the barrier, what keeps each from landing), converge runs with no report yet, what a
+/// crash left (stale locks, temporary files, interrupted landings: `git mas doctor --fix` clears
+/// them), and how refs/mas stands against the remote (`mas.remote`, else origin) as of the last
+/// `git mas sync`.
 ///
 /// "Waits on" comes from the gate's refusals of the last 30 minutes (a bounded log under the git
 /// dir, `mas/denials.log`, not signed records), counted while the holder still holds the file. A
@@ -45,7 +47,8 @@ use std::time::SystemTime;
 /// file, times, since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal, problem, class,
 /// slices: [{agent, files, status, detail}], barrier_holds, quorum, rounds, max_rounds, proposals:
 /// [{agent, endorsers, checks_passed, checks_run, at_quorum}], leader, conflicts,
-/// blocks_landing}], debris: {problems, stale_locks, stale_temp_files, interrupted, remedy},
+/// blocks_landing}], converging: [{id, class, goal, driver, peers, last}], debris: {problems,
+/// stale_locks, stale_temp_files, interrupted, remedy},
 /// remote: {name, fetched, same, ahead, behind, diverged} | null}. `since` is `same`,
 /// `head_moved` or `worktree_changed` (null when it cannot be told).
 ///
@@ -234,6 +237,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         .filter(|r| matches!(r.phase, PhaseName::Open | PhaseName::Landing | PhaseName::Unreadable))
         .map(|r| run_detail(ctx, r))
         .collect();
+    let converging = converging(store, &roster)?;
     let findings = git_mas::doctor::examine(store, &std::env::temp_dir(), &ProcessEnv, SystemTime::now())
         .map_err(|e| CliError::with_message(Kind::Internal, "cannot look for what a crash left", e))?;
     let problems = findings.problem_count();
@@ -255,7 +259,34 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         behind: standing.behind.len(),
         diverged: standing.diverged,
     });
-    Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks, runs, debris, remote }))
+    Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks, runs, converging, debris, remote }))
+}
+
+/// The converge runs whose driver recorded no report yet (one that cannot be read is left out:
+/// `git mas report <run>` says why).
+fn converging(
+    store: &git_mas::store::Store,
+    roster: &git_mas::identity::Roster,
+) -> Result<Vec<StatusConverge>, CliError> {
+    use git_mas::coordinate::scalar::record;
+    let ids = git_mas::devrun::list_ids(store)
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot list the runs", e))?;
+    let mut out = Vec::new();
+    for id in ids.into_iter().filter(|id| record::is_converge_run_id(id)) {
+        let Ok((meta, last)) = record::progress(store, roster, &id) else { continue };
+        if last.as_deref() == Some("report") {
+            continue;
+        }
+        out.push(StatusConverge {
+            id,
+            class: meta.pattern.name().to_string(),
+            goal: meta.goal,
+            driver: meta.driver,
+            peers: meta.peers.into_iter().map(|p| p.name).collect(),
+            last,
+        });
+    }
+    Ok(out)
 }
 
 /// A run in progress with its tally (when it can be read).
@@ -477,6 +508,21 @@ fn human(s: &StatusOut) -> String {
                 }
             }
         }
+    }
+    for c in &s.converging {
+        let last = match c.last.as_deref() {
+            Some(kind) => format!("last recorded: {kind}"),
+            None => "nothing recorded yet".to_string(),
+        };
+        let _ = writeln!(
+            o,
+            "converge   {} ({}, driven by {}, peers {}): {}; {last}, no report yet (running, or stopped by a crash)",
+            c.id,
+            c.class,
+            c.driver,
+            c.peers.join(", "),
+            c.goal
+        );
     }
     if let Some(r) = &s.remote {
         let line = if !r.fetched {

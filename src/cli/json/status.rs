@@ -25,6 +25,9 @@ pub struct StatusOut {
     /// How refs/mas stands against the remote (`mas.remote`, else `origin`) as of the last sync;
     /// `None` when there is no such remote and no sync fetched from it.
     pub remote: Option<StatusRemote>,
+    /// Converge runs (`git mas converge`, or `coordinate` on a scalar class) whose driver has
+    /// recorded no report yet: running now, or stopped by a crash.
+    pub converging: Vec<StatusConverge>,
 }
 
 /// What a crash left, as `git mas doctor` finds it.
@@ -161,4 +164,22 @@ pub struct StatusRemote {
     pub behind: usize,
     /// Refs that moved on both sides.
     pub diverged: Vec<String>,
+}
+
+/// A converge run without a report yet.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusConverge {
+    /// The run id.
+    pub id: String,
+    /// Its class (`preference`, `cascade`, `resource`, …).
+    pub class: String,
+    /// Its goal.
+    pub goal: String,
+    /// The agent driving it.
+    pub driver: String,
+    /// Its peers.
+    pub peers: Vec<String>,
+    /// The kind of the newest record its driver appended (`hop`, `converge-start`, `halt`), `None`
+    /// when none yet.
+    pub last: Option<String>,
 }

@@ -190,6 +190,48 @@ fn verified_payloads(
     Ok(out)
 }
 
+/// Whether `run` is a converge run's id as [`new_run_id`] makes them (`<UTC time>-<8 hex>`,
+/// upper-case `T` and `Z` inside): development runs share `refs/mas/runs/` but their ids are
+/// lower-case names, so no id is both.
+pub fn is_converge_run_id(run: &str) -> bool {
+    let Some((time, hex)) = run.split_once('-') else { return false };
+    let b = time.as_bytes();
+    b.len() == 16
+        && b[8] == b'T'
+        && b[15] == b'Z'
+        && b[..8].iter().chain(&b[9..15]).all(u8::is_ascii_digit)
+        && hex.len() == 8
+        && hex.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+}
+
+/// A converge run read only as far as status needs: its definition (the meta chain's first
+/// record) and the kind of the newest record its driver appended (`report` once it ended).
+pub fn progress(store: &Store, roster: &Roster, run: &str) -> Result<(RunMeta, Option<String>), RecordError> {
+    validate_run_id(run)?;
+    let meta_ref = meta_ref(run);
+    let Some((commit, kind, payload)) = verified_payloads(store, roster, &meta_ref)?.into_iter().next() else {
+        return Err(RecordError::NotFound { run: run.to_owned() });
+    };
+    let malformed = |why: String| RecordError::Malformed { refname: meta_ref.clone(), commit: commit.clone(), why };
+    if kind != META_KIND {
+        return Err(malformed(format!("its kind is {kind:?}, not {META_KIND:?}")));
+    }
+    let meta: RunMeta = serde_json::from_value(payload).map_err(|e| malformed(e.to_string()))?;
+    let events_ref = events_ref(run, &meta.driver);
+    let last = match store.verified_window(&events_ref, roster, 1)?.pop() {
+        Some((entry, Verdict::Verified)) => entry.record.ok().map(|r| r.kind),
+        Some((entry, verdict)) => {
+            return Err(RecordError::Unverified {
+                refname: events_ref,
+                commit: entry.commit.to_string(),
+                verdict: verdict.label().to_owned(),
+            });
+        }
+        None => None,
+    };
+    Ok((meta, last))
+}
+
 /// Reads run `run` back: its definition and the driver's verified events.
 pub fn load_run(store: &Store, roster: &Roster, run: &str) -> Result<RecordedRun, RecordError> {
     validate_run_id(run)?;
