@@ -15,7 +15,8 @@
 //! What a SIGKILL leaves: during [`keep`], copies without a manifest (or the previous manifest),
 //! which the next [`keep`] overwrites and [`check`] ignores; during [`check`], a file either
 //! still changed or put back whole (the copy is written to `.<name>.git-mas-restore` beside it
-//! and renamed over it; a temporary left by a kill is removed by the next check), and the
+//! and renamed over it; a temporary left by a kill is removed by the next check, which knows to
+//! look from the `restoring` file the killed check created first), and the
 //! manifest stays until every file is checked, so the next call (pre- or post-tool) of the same
 //! agent checks again; killed after the manifest was removed, only unnamed copies are left in the
 //! agent's folder, which its next shell call or its session's end removes. Killed at each of
@@ -141,10 +142,17 @@ pub fn check(store: &Store, root: &Path, agent: &str) -> std::io::Result<Vec<Res
     let dir = dir_of(store, agent);
     let kept = read_manifest(&dir);
     let mut done = Vec::new();
+    // A check marks the folder before it first changes the working tree: only after a check
+    // that was killed can a put-back's temporary file be left beside a kept file.
+    let marker = dir.join(RESTORING);
+    let after_a_kill = marker.exists();
+    let mut marked = after_a_kill;
     for k in kept.iter() {
         let file = root.join(&k.path);
-        // A put-back killed before its rename left its temporary file beside the file.
-        let _ = std::fs::remove_file(restore_tmp(&file));
+        if after_a_kill {
+            // A put-back killed before its rename left its temporary file beside the file.
+            let _ = std::fs::remove_file(restore_tmp(&file));
+        }
         if k.holder_edited {
             continue;
         }
@@ -156,6 +164,10 @@ pub fn check(store: &Store, root: &Path, agent: &str) -> std::io::Result<Vec<Res
         };
         if unchanged {
             continue;
+        }
+        if !marked && (k.copy.is_some() || k.stat.is_none()) {
+            std::fs::File::create(&marker)?;
+            marked = true;
         }
         let action = match (&k.copy, &k.stat) {
             (None, None) => {
@@ -181,6 +193,11 @@ pub fn check(store: &Store, root: &Path, agent: &str) -> std::io::Result<Vec<Res
     std::fs::remove_dir_all(&dir).or_else(|e| if dir.exists() { Err(e) } else { Ok(()) })?;
     Ok(done)
 }
+
+/// The file a check creates in the agent's folder before it first puts a file back or removes
+/// one: a check that finds it was killed after that, and looks for temporary files beside the
+/// kept files (a check that finds none knows there are none, and spares a `unlink` per file).
+const RESTORING: &str = "restoring";
 
 /// The temporary file a put-back of `file` writes first, beside it.
 fn restore_tmp(file: &Path) -> PathBuf {

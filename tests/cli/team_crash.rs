@@ -1,7 +1,8 @@
-//! SIGKILL at every instant of a team-mode claim (`git mas gate --host claude-code`) and of a
-//! release (`git mas focus release`, whole and `--targets`): the board stays readable and shows
-//! the claim (or release) whole or not at all, the claims lock is never left held, and no file
-//! of the working tree changes.
+//! SIGKILL at every instant of a team-mode claim (`git mas gate --host claude-code`), of a
+//! release (`git mas focus release`, whole and `--targets`), of a session's end (`--session-end`)
+//! and of the post-tool check of a shell call: the board stays readable and shows the claim (or
+//! release) whole or not at all, the claims lock is never left held, and no file of the working
+//! tree changes (but for what the post-tool check puts back).
 //!
 //! The kill points are strace's ([`crate::killpoints`]), swept call by call:
 //!
@@ -445,4 +446,88 @@ fn a_post_tool_check_killed_at_any_instant_puts_back_whole_or_leaves_it_for_the_
         },
     );
     report("gate --host claude-code --post-tool (B's shell call changed A's files)", &swept, &rows, &completed);
+}
+
+/// SIGKILL at every instant of a session's end (`gate --host claude-code --session-end`): the
+/// release of everything the session holds, then a prune of the board's ended chains and the
+/// removal of its shell folder. K holds all it held or nothing; another session's edit of K's
+/// file is allowed exactly when the board shows it released; and the hook run again (after `git
+/// mas doctor --fix` when the kill left the focus ref's lock, which its report names) ends with K
+/// holding nothing.
+#[test]
+fn a_session_end_killed_at_any_instant_releases_whole_or_not_at_all() {
+    use crate::team_mode::event;
+    let env = TestEnv::new();
+    let scene = Scene::new(&env, &["src/lib.rs", "src/report.rs"]);
+    let (repo, git_dir, k) = (&scene.repo, &scene.git_dir, &scene.k);
+    let before: Vec<String> = strs(&["src/lib.rs", "src/report.rs"]);
+    let payload = serde_json::json!({"session_id": "session-k", "cwd": repo, "hook_event_name": "SessionEnd",
+        "reason": "other"})
+    .to_string();
+    let ref_lock = git_dir.join(format!("refs/mas/focus/{k}.lock"));
+    let triggers = vec![
+        Trigger::on(RENAMES),
+        Trigger::on_paths("openat", [ref_lock.clone()]),
+        Trigger::on_paths(RENAMES, [ref_lock]),
+        Trigger::on("write"),
+    ];
+    let end = || event(&env, repo, "claude-code", Some("--session-end"), &serde_json::from_str(&payload).unwrap());
+    let tree_before = tree(repo);
+    let mut rows = Vec::new();
+    let mut completed = Vec::new();
+    let swept = killpoints::sweep_fed(
+        &triggers,
+        payload.as_bytes(),
+        |_, _| {
+            scene.restore();
+            let mut cmd = env.mas_cmd(repo);
+            cmd.args(["gate", "--host", "claude-code", "--session-end"]);
+            cmd
+        },
+        |attempt: &Attempt| {
+            let point = attempt.point();
+            let (mut problems, held) = scene.observe(&env, &tree_before);
+            if !attempt.killed {
+                if !attempt.output.status.success() || !held.is_empty() {
+                    completed.push(format!("{point}: {} / K holds {held:?}", shown(&attempt.output)));
+                }
+                return;
+            }
+            let left = killpoints::leftovers(git_dir);
+            if held != before && !held.is_empty() {
+                problems.push(format!("K holds {held:?}: neither {before:?} nor nothing"));
+            }
+            problems.extend(other_claims(&env, repo, "src/error.rs"));
+            let (verdict, reason) = hook(&env, repo, &write_payload(repo, "session-o", "src/report.rs"));
+            let expected = if held.is_empty() { "allow" } else { "deny" };
+            if verdict != expected || (verdict == "deny" && !reason.contains(k.as_str())) {
+                problems.push(format!(
+                    "K holds {held:?}, yet another session's edit of src/report.rs: {verdict}: {reason}"
+                ));
+            }
+            // Run again: beside a left ref lock it reports the lock (a session-end hook decides
+            // nothing and exits 0); doctor --fix clears it, and the next run releases.
+            if let Some(lock) = scene.ref_lock() {
+                let again = end();
+                if !stderr(&again).contains(&lock) {
+                    problems.push(format!("the hook beside {lock} did not name it: {}", shown(&again)));
+                }
+                let fixed = env.mas(repo, &["doctor", "--fix"]);
+                if !fixed.status.success() || scene.ref_lock().is_some() {
+                    problems.push(format!("doctor --fix left {lock}: {}", shown(&fixed)));
+                }
+            }
+            let again = end();
+            if !again.status.success() {
+                problems.push(format!("the hook run again: {}", shown(&again)));
+            }
+            match scene.k_holds(&env) {
+                Ok(h) if h.is_empty() => {}
+                other => problems.push(format!("after the hook ran again K holds {other:?}")),
+            }
+            problems.extend(killpoints::check_repository(&env, repo).into_iter().map(|p| format!("after: {p}")));
+            rows.push(Row { point, held, left, problems });
+        },
+    );
+    report("gate --host claude-code --session-end", &swept, &rows, &completed);
 }

@@ -268,3 +268,30 @@ pub fn load_run(store: &Store, roster: &Roster, run: &str) -> Result<RecordedRun
     });
     Ok(RecordedRun { meta, events, stored_report })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converge_run_ids_are_told_from_development_run_ids() {
+        for secs in [0, 1_767_225_600, 4_102_444_799] {
+            let id = new_run_id(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+            assert!(is_converge_run_id(&id), "{id}");
+            assert!(validate_run_id(&id).is_ok(), "{id}");
+            assert!(crate::devrun::validate_run_id(&id).is_err(), "a development run cannot be named {id}");
+        }
+        for id in [
+            "r1",
+            "fix-tax",
+            "20261202t102900z-1efeaeaa",
+            "20261202T102900Z-1EFEAEAA",
+            "20261202T102900Z-1efeaea",
+            "20261202T1029000Z-1efeaeaa",
+            "2026120XT102900Z-1efeaeaa",
+            "20261202T102900Z",
+        ] {
+            assert!(!is_converge_run_id(id), "{id}");
+        }
+    }
+}
