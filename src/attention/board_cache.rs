@@ -89,6 +89,37 @@ pub fn save(common_dir: &Path, roster: &str, window: usize, chains: Vec<Chain>) 
     sealed::replace(&path(common_dir), &sealed::seal(common_dir, &json));
 }
 
+/// A read's chains, to be written to the file when the reader is done — unless it then appends to
+/// a focus chain, which would make the file stale at once ([`Pending::forget`]). Written when
+/// dropped.
+#[derive(Debug)]
+pub struct Pending {
+    common_dir: PathBuf,
+    roster: String,
+    window: usize,
+    chains: Option<Vec<Chain>>,
+}
+
+impl Pending {
+    /// What [`save`] would write.
+    pub fn new(common_dir: &Path, roster: &str, window: usize, chains: Vec<Chain>) -> Pending {
+        Pending { common_dir: common_dir.to_path_buf(), roster: roster.to_string(), window, chains: Some(chains) }
+    }
+
+    /// Drops it unwritten: the reader is about to move a focus chain.
+    pub fn forget(mut self) {
+        self.chains = None;
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(chains) = self.chains.take() {
+            save(&self.common_dir, &self.roster, self.window, chains);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,30 +35,45 @@ pub const BOARD_WINDOW: usize = 32;
 /// call. Targets are checked against `frame`'s snapshot when a focus is on
 /// that frame.
 pub fn load_board(store: &Store, roster: &Roster, now: u64, frame: Option<&Frame>) -> Result<Board, StoreError> {
-    let chains = board_chains(store, roster)?;
+    Ok(read_board(store, roster, now, frame)?.0)
+}
+
+/// [`load_board`], with the board's read cache still to be written when it missed: written when
+/// the [`board_cache::Pending`] is dropped, or not at all when the reader forgets it because it
+/// is about to append to a focus chain (a claim), which would make the file stale at once.
+pub fn read_board(
+    store: &Store,
+    roster: &Roster,
+    now: u64,
+    frame: Option<&Frame>,
+) -> Result<(Board, Option<board_cache::Pending>), StoreError> {
+    let (chains, pending) = board_chains(store, roster)?;
     let ids: Option<(String, BTreeSet<&str>)> =
         frame.map(|f| (f.hash.clone(), f.snapshot.targets.iter().map(|t| t.id.as_str()).collect()));
     let in_frame = |hash: &str, target: &str| -> Option<bool> {
         let (h, set) = ids.as_ref()?;
         (h == hash).then(|| target.is_empty() || set.contains(target))
     };
-    Ok(board::fold_items(&chains, now, &in_frame))
+    Ok((board::fold_items(&chains, now, &in_frame), pending))
 }
 
 /// Every focus chain's window as the fold reads it, sorted by ref name: from the board's read
 /// cache ([`board_cache`]) when every listed focus ref is where it says, else read through the
-/// store's window cache and kept there for the next reader.
-fn board_chains(store: &Store, roster: &Roster) -> Result<Vec<(String, ChainItems)>, StoreError> {
+/// store's window cache, with what to keep for the next reader.
+#[allow(clippy::type_complexity)]
+fn board_chains(
+    store: &Store,
+    roster: &Roster,
+) -> Result<(Vec<(String, ChainItems)>, Option<board_cache::Pending>), StoreError> {
     let digest = crate::store::windowcache::roster_digest(roster);
     let listed: Option<Vec<(String, String)>> =
         store.list(FOCUS_PREFIX)?.into_iter().map(|info| Some((info.name, info.target?))).collect();
     if let Some(listed) = &listed
         && let Some(kept) = board_cache::hit(board_cache::load(store.common_dir(), &digest, BOARD_WINDOW), listed)
     {
-        return Ok(kept
-            .into_iter()
-            .filter_map(|c| Some((crate::store::owner_of(&c.refname)?.to_string(), c.items)))
-            .collect());
+        let chains =
+            kept.into_iter().filter_map(|c| Some((crate::store::owner_of(&c.refname)?.to_string(), c.items))).collect();
+        return Ok((chains, None));
     }
     let mut chains = Vec::new();
     let mut keep = Vec::new();
@@ -74,8 +89,7 @@ fn board_chains(store: &Store, roster: &Roster) -> Result<Vec<(String, ChainItem
         }
         chains.push((agent.to_string(), items));
     }
-    board_cache::save(store.common_dir(), &digest, BOARD_WINDOW, keep);
-    Ok(chains)
+    Ok((chains, Some(board_cache::Pending::new(store.common_dir(), &digest, BOARD_WINDOW, keep))))
 }
 
 /// Why a publication was refused before anything was written.

@@ -48,6 +48,7 @@
 //! passed since the last renewal, so after any edit at least TTL − 60 s remain.
 
 use super::board::{Board, FocusPayload, Liveness, Rejection};
+use super::board_cache::Pending;
 use super::claims::{self, Lease, Next};
 use super::focus_store::{self, load_board, release_focus};
 use super::frame::{FrameError, current_frame_hash, frame_file, frame_file_id, read_frame};
@@ -219,16 +220,19 @@ pub fn edit(
     publish_frame: &mut dyn FnMut(&AgentKey) -> Result<bool, TeamError>,
 ) -> Result<TeamEdit, TeamError> {
     let root = store.workdir()?.to_path_buf();
-    let read = |touched: &[Touched]| -> Result<(Option<String>, Board, Vec<Touched>), TeamError> {
+    // The board's read cache is written when this returns without a claim (a claim's append
+    // would make it stale at once): each read's `Pending` is dropped at the return, or forgotten.
+    #[allow(clippy::type_complexity)]
+    let read = |touched: &[Touched]| -> Result<(Option<String>, Board, Vec<Touched>, Option<Pending>), TeamError> {
         let roster = store.roster()?;
         let head = current_frame_hash(store)?;
-        let board = load_board(store, &roster, now, None)?;
+        let (board, pending) = focus_store::read_board(store, &roster, now, None)?;
         let mut touched = touched.to_vec();
         add_linked(&board, caller, &root, linked, &mut touched);
-        Ok((head.map(|(_, h)| h), board, touched))
+        Ok((head.map(|(_, h)| h), board, touched, pending))
     };
     // 1. Without the lock or a write: a denial, or an edit of the caller's own fresh claims.
-    let (head, board, all) = read(&touched)?;
+    let (head, board, all, first_read) = read(&touched)?;
     if let Some(frame) = &head {
         if let Some(blocked) = blocked(store, caller, frame, &board, &all, now)? {
             return Ok(blocked);
@@ -244,7 +248,11 @@ pub fn edit(
     // Another session may publish the same frame first: only a new frame record is reported.
     let published_frame = if head.is_none() { publish_frame(&key)? } else { false };
     let _lock = lock(store)?;
-    let (head, board, all) = read(&touched)?;
+    // The read under the lock supersedes the first one.
+    if let Some(p) = first_read {
+        p.forget();
+    }
+    let (head, board, all, pending) = read(&touched)?;
     let Some(frame) = head else {
         return Err(TeamError::Caller("no frame could be published".into()));
     };
@@ -271,6 +279,9 @@ pub fn edit(
     let payload =
         FocusPayload { frame: frame.clone(), targets, ttl_secs: lease.ttl_secs, published_at: now, claims: true };
     super::board::check_focus(&payload, now, None).map_err(|r| TeamError::Caller(rejected(&r)))?;
+    if let Some(p) = pending {
+        p.forget();
+    }
     focus_store::append_focus(store, caller, &key, &payload)?;
     Ok(allowed(&frame, claimed, dropped, true, published_frame, lapsed))
 }

@@ -267,6 +267,37 @@ fn status_shows_a_runs_proposals_endorsements_and_what_blocks_its_landing() {
     assert!(env.mas_ok(&repo, &["status"]).contains("can land: `git mas land r1`"));
 }
 
+/// The status once `ready` holds of it, asked for at most `limit_secs`.
+fn status_when(
+    env: &TestEnv,
+    repo: &Path,
+    limit_secs: u64,
+    what: &str,
+    ready: impl Fn(&StatusOut) -> bool,
+) -> StatusOut {
+    let started = std::time::Instant::now();
+    loop {
+        let s = status(env, repo);
+        if ready(&s) {
+            return s;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(limit_secs), "never: {what}: {s:?}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The exit code of `run`, waited for at most `limit_secs`.
+fn exit_code(run: &mut GroupChild, limit_secs: u64) -> Option<i32> {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(limit_secs), "the run did not end");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn status_shows_an_aggregate_run_mid_round_with_its_slices_and_the_barrier() {
     let env = TestEnv::new();
@@ -285,16 +316,10 @@ fn status_shows_an_aggregate_run_mid_round_with_its_slices_and_the_barrier() {
     )
     .unwrap();
     // Mid-round: alice has proposed and bob, asked next, holds his proposal back.
-    let started = std::time::Instant::now();
-    let s = loop {
-        let s = status(&env, &repo);
-        let proposed = s.runs.first().is_some_and(|r| r.proposals.iter().any(|p| p.agent == "alice"));
-        if proposed && env.root().join("prompts.bob").exists() {
-            break s;
-        }
-        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run never got to bob: {s:?}");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    let s = status_when(&env, &repo, 120, "the run got to bob", |s| {
+        s.runs.first().is_some_and(|r| r.proposals.iter().any(|p| p.agent == "alice"))
+            && env.root().join("prompts.bob").exists()
+    });
     let r = &s.runs[0];
     assert_eq!((r.phase.to_string().as_str(), r.class.as_deref()), ("open", Some("aggregate")), "{r:?}");
     let slices: Vec<(&str, &str)> = r.slices.iter().map(|sl| (sl.agent.as_str(), sl.status.as_str())).collect();
@@ -309,15 +334,7 @@ fn status_shows_an_aggregate_run_mid_round_with_its_slices_and_the_barrier() {
 
     // Bob goes on: the run lands and is no longer in progress.
     std::fs::write(env.root().join("prompts.go"), b"").unwrap();
-    let started = std::time::Instant::now();
-    let code = loop {
-        if let Some(code) = run.try_wait().unwrap() {
-            break code.code();
-        }
-        assert!(started.elapsed() < std::time::Duration::from_secs(300), "the run did not end");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
-    assert_eq!(code, Some(0));
+    assert_eq!(exit_code(&mut run, 300), Some(0));
     assert!(status(&env, &repo).runs.is_empty());
 }
 
@@ -393,15 +410,7 @@ fn status_lists_a_converge_run_until_its_report_is_recorded_and_run_list_leaves_
             .stderr(std::process::Stdio::null()),
     )
     .unwrap();
-    let started = std::time::Instant::now();
-    let s = loop {
-        let s = status(&env, &repo);
-        if !s.converging.is_empty() {
-            break s;
-        }
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the run was never listed: {s:?}");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
+    let s = status_when(&env, &repo, 60, "the run is listed", |s| !s.converging.is_empty());
     let c = &s.converging[0];
     assert_eq!((c.class.as_str(), c.driver.as_str(), c.peers.len()), ("preference", "alice", 2), "{c:?}");
     assert!(s.runs.is_empty(), "a converge run is not a development run: {:?}", s.runs);
@@ -410,15 +419,7 @@ fn status_lists_a_converge_run_until_its_report_is_recorded_and_run_list_leaves_
     assert!(human.contains("no report yet"), "{human}");
 
     std::fs::write(&mark, b"").unwrap();
-    let started = std::time::Instant::now();
-    let code = loop {
-        if let Some(code) = run.try_wait().unwrap() {
-            break code.code();
-        }
-        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run did not end");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
-    assert_eq!(code, Some(0));
+    assert_eq!(exit_code(&mut run, 120), Some(0));
     let s = status(&env, &repo);
     assert!(s.converging.is_empty() && s.runs.is_empty(), "{s:?}");
     let listed = env.mas_ok(&repo, &["run", "list"]);

@@ -2,8 +2,8 @@
 //! together — exactly one claims it, every other one is denied naming the one that did.
 //!
 //! How a round starts them together: every process is spawned with its stdin open, and the test
-//! waits until each has started the thread that reads the payload (the hook's reader and
-//! watchdog threads exist: it is past start-up and waits for its input); then every payload is
+//! waits until each waits for its payload (its watchdog thread exists and its main thread is in
+//! `poll` on stdin: it is past start-up); then every payload is
 //! written, and only then are all the stdins closed, one after another in a loop (the hook reads
 //! to the end of its input). What is left between the first and the last process is the kernel
 //! waking sixteen readers on two cores.
@@ -48,12 +48,16 @@ struct Answer {
     text: String,
 }
 
-/// Whether the hook process `pid` is waiting for its payload: its reader and watchdog threads
-/// exist (three tasks), or it has already ended.
+/// Whether the hook process `pid` is waiting for its payload: its watchdog thread exists (two
+/// tasks) and its main thread is in `poll` (7) or `ppoll` (271) on stdin; or it has already ended.
 fn waiting_for_payload(pid: u32) -> bool {
-    match std::fs::read_dir(format!("/proc/{pid}/task")) {
-        Ok(tasks) => tasks.count() >= 3,
-        Err(_) => true,
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return true };
+    if tasks.count() < 2 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+        Ok(call) => matches!(call.split_whitespace().next(), Some("7" | "271")),
+        Err(_) => !std::path::Path::new(&format!("/proc/{pid}")).exists(),
     }
 }
 
@@ -75,7 +79,8 @@ fn race(env: &TestEnv, racers: &[(PathBuf, String)], path: &str) -> Vec<Answer> 
         })
         .collect();
     let started = Instant::now();
-    while !children.iter().all(|(c, _, _)| waiting_for_payload(c.id())) && started.elapsed() < Duration::from_secs(5) {
+    while !children.iter().all(|(c, _, _)| waiting_for_payload(c.id())) {
+        assert!(started.elapsed() < Duration::from_secs(5), "the hooks never all waited for their payload");
         std::thread::sleep(Duration::from_millis(1));
     }
     for (child, _, payload) in &mut children {
