@@ -826,7 +826,7 @@ impl Driver<'_> {
 
 #[path = "develop_aggregate.rs"]
 mod aggregate;
-pub use aggregate::barrier;
+pub use aggregate::{barrier, barrier_holds};
 
 #[cfg(test)]
 mod tests {

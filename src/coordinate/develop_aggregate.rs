@@ -46,6 +46,11 @@ pub fn barrier(plan: &SlicePlan, tally: &Tally) -> Vec<BarrierSlice> {
         .collect()
 }
 
+/// Whether the wait-all barrier holds: every slice is in, at quorum or judged against.
+pub fn barrier_holds(slices: &[BarrierSlice]) -> bool {
+    slices.iter().all(|s| matches!(s.status, SliceStatus::AtQuorum | SliceStatus::JudgedAgainst))
+}
+
 /// What `party` is told of `conflict` in its next propose hop.
 pub fn conflict_note(conflict: &RecordedConflict, party: &str) -> String {
     let others: Vec<&str> = conflict.parties.iter().map(String::as_str).filter(|p| *p != party).collect();
@@ -75,7 +80,7 @@ impl Driver<'_> {
         let Some(aggregate) = self.setup.aggregate.as_ref() else { return Ok(None) };
         let partial = aggregate.partial;
         let slices = barrier(&aggregate.plan, &view.tally);
-        let holds = slices.iter().all(|s| matches!(s.status, SliceStatus::AtQuorum | SliceStatus::JudgedAgainst));
+        let holds = barrier_holds(&slices);
         self.emit(DevEvent::Barrier { round, holds, slices: slices.clone() })?;
         self.notes.clear();
         for s in slices.iter().filter(|s| s.status == SliceStatus::JudgedAgainst) {

@@ -316,6 +316,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
             let t = &done.value;
             let plan = t.view.meta.def.slices.as_ref().map(|plan| {
                 let barrier = git_mas::coordinate::develop::barrier(plan, &t.view.tally);
+                let holds = git_mas::coordinate::develop::barrier_holds(&barrier);
                 let slices: Vec<StatusSlice> = plan
                     .slices
                     .iter()
@@ -327,7 +328,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
                         detail: b.detail,
                     })
                     .collect();
-                slices
+                (slices, holds)
             });
             (t.out(), plan)
         }
@@ -337,8 +338,8 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         }
     };
     run.class = Some(if plan.is_some() { "aggregate" } else { "best_of_n" }.to_string());
-    if let Some(slices) = plan {
-        run.barrier_holds = Some(slices.iter().all(|s| matches!(s.status.as_str(), "at_quorum" | "judged_against")));
+    if let Some((slices, holds)) = plan {
+        run.barrier_holds = Some(holds);
         run.slices = slices;
     }
     run.quorum = tally.quorum;
