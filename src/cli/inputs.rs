@@ -38,13 +38,6 @@ fn config_path(store: &Store, key: &str) -> Option<PathBuf> {
     Some(if p.is_relative() { store.workdir().map(|w| w.join(&p)).unwrap_or(p) } else { p })
 }
 
-/// Whether git config names any snapshot input (the keys [`read_inputs`] falls back to).
-pub fn inputs_configured(store: &Store) -> bool {
-    let set = |key: &str| store.config_string(key).is_some_and(|v| !v.trim().is_empty());
-    ["mas.task", "mas.taskFile", "mas.scip", "mas.editorFile"].iter().any(|k| set(k))
-        || store.config_strings("mas.diagnostics").iter().any(|v| !v.trim().is_empty())
-}
-
 /// Reads the inputs named by flags, falling back to git config.
 pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliError> {
     let read_text = |p: &Path, kind: InputKind| {

@@ -39,6 +39,7 @@ impl JsonOutput for json::land::LandOut {}
 impl JsonOutput for json::report::ReportEventOut {}
 impl JsonOutput for json::report::HtmlWrittenOut {}
 impl JsonOutput for json::coordinate::ContinueOut {}
+impl JsonOutput for json::coordinate::PreflightOut {}
 impl JsonOutput for git_mas::convergence::ConvergenceReport {}
 impl JsonOutput for git_mas::coordinate::scalar::Report {}
 impl JsonOutput for git_mas::coordinate::scalar::RunEvent {}

@@ -13,6 +13,7 @@ pub mod json;
 mod json_output;
 pub mod mcp_stdio;
 pub mod output;
+pub mod preflight;
 pub mod render;
 pub mod reports;
 pub mod runs;

@@ -374,12 +374,17 @@ impl ConvergenceReport {
 
 fn verdict_conflict(proposer: &str, v: &VerdictView) -> Option<(ConflictType, String)> {
     match &v.judgement {
-        Judgement::Failed { command, exit_status, .. } => Some((
+        Judgement::Failed { command, exit_status, delta, .. } => Some((
             ConflictType::TestFailure,
-            match exit_status {
-                Some(code) => format!("{}'s check `{command}` of {proposer}'s proposal exited {code}", v.endorser),
-                None => format!("{}'s check `{command}` of {proposer}'s proposal was killed or timed out", v.endorser),
-            },
+            format!(
+                "{}'s check `{command}` of {proposer}'s proposal {}{}",
+                v.endorser,
+                match exit_status {
+                    Some(code) => format!("exited {code}"),
+                    None => "was killed or timed out".to_string(),
+                },
+                delta.as_ref().and_then(|d| d.shortfall()).map(|why| format!(": {why}")).unwrap_or_default()
+            ),
         )),
         Judgement::Rejected { reason } => {
             Some((ConflictType::ReviewDisagreement, format!("{} rejected {proposer}'s proposal: {reason}", v.endorser)))

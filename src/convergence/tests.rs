@@ -25,6 +25,7 @@ fn tally(quorum: u32, max_rounds: Option<u64>, script: &[&str]) -> Tally {
                 duration_ms: 1,
                 output_digest: "sha256:0".into(),
                 subject: tree.into(),
+                differential: None,
             },
             "accept" | "reject" => {
                 SemanticPayload::Review { subject: tree.into(), accept: verb == "accept", reason: "because".into() }

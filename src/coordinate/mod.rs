@@ -31,6 +31,7 @@
 
 pub mod builtin;
 pub mod develop;
+pub mod preflight;
 pub mod scalar;
 
 use crate::assembly::{Handoff, parse_handoff};

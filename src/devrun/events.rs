@@ -178,11 +178,30 @@ struct EventForm {
 #[derive(Serialize, Deserialize)]
 #[serde(remote = "SemanticPayload")]
 enum PayloadForm {
-    ScalarProposal { value: f64 },
-    Ballot { vote: Vote },
-    ExternalBytes { digest: String, len: u64 },
-    ToolResult { command: String, exit_status: Option<i32>, duration_ms: u64, output_digest: String, subject: String },
-    Review { subject: String, accept: bool, reason: String },
+    ScalarProposal {
+        value: f64,
+    },
+    Ballot {
+        vote: Vote,
+    },
+    ExternalBytes {
+        digest: String,
+        len: u64,
+    },
+    ToolResult {
+        command: String,
+        exit_status: Option<i32>,
+        duration_ms: u64,
+        output_digest: String,
+        subject: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        differential: Option<crate::runtime::TestDelta>,
+    },
+    Review {
+        subject: String,
+        accept: bool,
+        reason: String,
+    },
 }
 
 /// A digest of the roster's names and keys: verdicts depend on nothing else.
@@ -394,6 +413,13 @@ mod tests {
                     duration_ms: 7,
                     output_digest: "sha256:00".into(),
                     subject: tree.clone(),
+                    differential: Some(crate::runtime::TestDelta {
+                        format: "unittest".into(),
+                        fixed: vec!["t.T.test_a".into()],
+                        broken: Vec::new(),
+                        lost: vec!["the suite: 3 of 4 tests ran".into()],
+                        still_failing: 2,
+                    }),
                 },
             ),
             stamped(3, SemanticPayload::Review { subject: tree, accept: false, reason: "no tests".into() }),

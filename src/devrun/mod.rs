@@ -336,6 +336,16 @@ pub struct NewRun {
     pub slices: Option<slices::SlicePlan>,
 }
 
+/// The quorum of a run of `size` agents asked for `requested`: the request capped at the size
+/// (with the request kept when it was capped), else a strict majority.
+pub fn quorum_for(size: u32, requested: Option<u32>) -> (u32, Option<u32>) {
+    match requested {
+        Some(q) if q > size => (size, Some(q)),
+        Some(q) => (q, None),
+        None => (size / 2 + 1, None),
+    }
+}
+
 /// Builds the definition of a new run (pure): checks the settings, caps the quorum.
 pub fn define(
     new: &NewRun,
@@ -374,12 +384,10 @@ pub fn define(
         return Err(SettingError::EmptyRoster.into());
     }
     let size = u32::try_from(members.len()).unwrap_or(u32::MAX);
-    let (quorum, requested_quorum) = match new.quorum {
-        Some(0) => return Err(SettingError::ZeroQuorum.into()),
-        Some(q) if q > size => (size, Some(q)),
-        Some(q) => (q, None),
-        None => (size / 2 + 1, None),
-    };
+    if new.quorum == Some(0) {
+        return Err(SettingError::ZeroQuorum.into());
+    }
+    let (quorum, requested_quorum) = quorum_for(size, new.quorum);
     if new.max_rounds == Some(0) {
         return Err(SettingError::ZeroMaxRounds.into());
     }

@@ -512,6 +512,7 @@ mod tests {
             duration_ms: 3,
             output_digest: "sha256:x".into(),
             subject: "t".into(),
+            differential: None,
         };
         let review = |accept| SemanticPayload::Review { subject: "t".into(), accept, reason: "r".into() };
         let table = [

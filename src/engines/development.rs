@@ -32,7 +32,7 @@
 
 use crate::runtime::{
     CoordinationEngine, EpochBook, EpochSummary, EventOutcome, PatternKind, RejectReason, SemanticEvent,
-    SemanticPayload,
+    SemanticPayload, TestDelta,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -90,6 +90,25 @@ pub enum Judgement {
         duration_ms: u64,
         /// Output digest.
         output_digest: String,
+        /// What the proposal changed, test by test, when the runner's report could be read
+        /// (it does not improve the base: it breaks, loses or fixes nothing).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delta: Option<TestDelta>,
+    },
+    /// A check ran and failed, and its test runner's report says the proposal improves the base:
+    /// it makes failing tests pass and breaks none, while the suite still fails for other work
+    /// (another slice's bug). It endorses; the merged whole must still pass before it lands.
+    Improved {
+        /// The command.
+        command: String,
+        /// Its exit status.
+        exit_status: Option<i32>,
+        /// Wall time.
+        duration_ms: u64,
+        /// Output digest.
+        output_digest: String,
+        /// What the proposal changed.
+        delta: TestDelta,
     },
     /// Accepted by review alone, no tool run.
     Accepted {
@@ -106,7 +125,7 @@ pub enum Judgement {
 impl Judgement {
     /// Whether it endorses.
     pub fn endorses(&self) -> bool {
-        matches!(self, Judgement::Passed { .. } | Judgement::Accepted { .. })
+        matches!(self, Judgement::Passed { .. } | Judgement::Improved { .. } | Judgement::Accepted { .. })
     }
 
     /// Whether a check ran and failed: the endorsement records a test failure (`endorse` exits 9).
@@ -116,7 +135,25 @@ impl Judgement {
 
     /// Whether a check ran (a quality signal).
     pub fn is_check(&self) -> bool {
-        matches!(self, Judgement::Passed { .. } | Judgement::Failed { .. })
+        matches!(self, Judgement::Passed { .. } | Judgement::Failed { .. } | Judgement::Improved { .. })
+    }
+
+    /// Why it does not endorse, in one line (`None` when it does).
+    pub fn why_not(&self) -> Option<String> {
+        match self {
+            Judgement::Failed { exit_status, delta, .. } => {
+                let status = match exit_status {
+                    Some(code) => format!("the check failed with exit status {code}"),
+                    None => "the check was killed or timed out".to_string(),
+                };
+                Some(match delta.as_ref().and_then(TestDelta::shortfall) {
+                    Some(why) => format!("{status} and {why}"),
+                    None => status,
+                })
+            }
+            Judgement::Rejected { reason } => Some(format!("rejected by review: {reason}")),
+            _ => None,
+        }
     }
 
     /// What an endorsement's payload judges: a check that exited 0 passed, any other exit (or
@@ -124,19 +161,9 @@ impl Judgement {
     /// not an endorsement.
     pub fn of(payload: &SemanticPayload) -> Option<Judgement> {
         Some(match payload {
-            SemanticPayload::ToolResult { command, exit_status: Some(0), duration_ms, output_digest, .. } => {
-                Judgement::Passed {
-                    command: command.clone(),
-                    duration_ms: *duration_ms,
-                    output_digest: output_digest.clone(),
-                }
+            SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, differential, .. } => {
+                check_judgement(command, *exit_status, *duration_ms, output_digest, differential.as_ref())
             }
-            SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, .. } => Judgement::Failed {
-                command: command.clone(),
-                exit_status: *exit_status,
-                duration_ms: *duration_ms,
-                output_digest: output_digest.clone(),
-            },
             SemanticPayload::Review { accept: true, reason, .. } => Judgement::Accepted { reason: reason.clone() },
             SemanticPayload::Review { accept: false, reason, .. } => Judgement::Rejected { reason: reason.clone() },
             _ => return None,
@@ -148,6 +175,7 @@ impl Judgement {
         match self {
             Judgement::Passed { .. } => "passed",
             Judgement::Failed { .. } => "failed",
+            Judgement::Improved { .. } => "improved",
             Judgement::Accepted { .. } => "accepted",
             Judgement::Rejected { .. } => "rejected",
         }
@@ -576,12 +604,13 @@ impl DevelopmentEngine {
             SemanticPayload::ExternalBytes { digest, len } => {
                 self.propose(sender, source, digest, *len, &event.metadata.event_id)?
             }
-            SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject } => {
+            SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject, differential } => {
                 Self::check_subject(subject)?;
                 if !self.allow_self_endorse && self.proposes_now(sender, subject) {
                     return Err(self_endorsement(source));
                 }
-                let judgement = check_judgement(command, *exit_status, *duration_ms, output_digest);
+                let judgement =
+                    check_judgement(command, *exit_status, *duration_ms, output_digest, differential.as_ref());
                 self.record_verdict(sender, subject, judgement)
             }
             SemanticPayload::Review { subject, accept, reason } => {
@@ -649,12 +678,25 @@ impl DevelopmentEngine {
 }
 
 /// The verdict a check gives: passed when it exited 0, failed otherwise.
-fn check_judgement(command: &str, exit_status: Option<i32>, duration_ms: u64, output_digest: &str) -> Judgement {
+/// A check's verdict: exit 0 passes; a failure whose test report shows the proposal improving
+/// the base is `Improved` (it endorses); any other failure fails.
+fn check_judgement(
+    command: &str,
+    exit_status: Option<i32>,
+    duration_ms: u64,
+    output_digest: &str,
+    differential: Option<&TestDelta>,
+) -> Judgement {
     let (command, output_digest) = (command.to_owned(), output_digest.to_owned());
     if exit_status == Some(0) {
-        Judgement::Passed { command, duration_ms, output_digest }
-    } else {
-        Judgement::Failed { command, exit_status, duration_ms, output_digest }
+        return Judgement::Passed { command, duration_ms, output_digest };
+    }
+    match differential {
+        // A check killed or timed out tells nothing, whatever its output said so far.
+        Some(delta) if delta.improves() && exit_status.is_some() => {
+            Judgement::Improved { command, exit_status, duration_ms, output_digest, delta: delta.clone() }
+        }
+        _ => Judgement::Failed { command, exit_status, duration_ms, output_digest, delta: differential.cloned() },
     }
 }
 
@@ -737,6 +779,7 @@ mod tests {
                     duration_ms: 5,
                     output_digest: "sha256:00".into(),
                     subject: tree.into(),
+                    differential: None,
                 },
             }
         }
@@ -762,10 +805,27 @@ mod tests {
     fn verdicts_are_judged_from_their_payloads() {
         let checks = [(Some(0), true), (Some(1), false), (Some(-1), false), (None, false)];
         for (exit, passed) in checks {
-            let j = check_judgement("sh check.sh", exit, 5, "sha256:0");
+            let j = check_judgement("sh check.sh", exit, 5, "sha256:0", None);
             assert_eq!(matches!(j, Judgement::Passed { .. }), passed, "{exit:?}");
             assert!(j.is_check());
         }
+        // A failed check whose report shows the proposal improving the base endorses; one that
+        // breaks a test, or a check killed or timed out, does not.
+        let delta = |broken: &[&str]| TestDelta {
+            format: "unittest".into(),
+            fixed: vec!["m.T.test_a".into()],
+            broken: broken.iter().map(|b| b.to_string()).collect(),
+            lost: Vec::new(),
+            still_failing: 1,
+        };
+        let improved = check_judgement("python3 -m unittest", Some(1), 5, "sha256:0", Some(&delta(&[])));
+        assert!(matches!(improved, Judgement::Improved { .. }) && improved.endorses() && improved.is_check());
+        assert!(!improved.is_test_failure());
+        let breaks = check_judgement("python3 -m unittest", Some(1), 5, "sha256:0", Some(&delta(&["m.T.test_b"])));
+        assert!(breaks.is_test_failure() && !breaks.endorses());
+        assert!(breaks.why_not().unwrap().contains("m.T.test_b"), "{:?}", breaks.why_not());
+        let killed = check_judgement("python3 -m unittest", None, 5, "sha256:0", Some(&delta(&[])));
+        assert!(killed.is_test_failure());
         let accepted = |r: &str| Ok(Judgement::Accepted { reason: r.into() });
         let rejected = |r: &str| Ok(Judgement::Rejected { reason: r.into() });
         let no_reason = || Err(RejectReason::IncompatiblePayload { why: "a rejection needs a reason".into() });

@@ -228,12 +228,13 @@ impl ReferenceEngine {
                 self.propose(source, digest, *len, &event.metadata.event_id)?;
                 digest
             }
-            SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject } => {
+            SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject, differential } => {
                 Self::check_subject(subject)?;
                 if !self.allow_self_endorse && self.proposals.get(source).is_some_and(|p| p.tree == *subject) {
                     return Err(self_endorsement(source));
                 }
-                let judgement = check_judgement(command, *exit_status, *duration_ms, output_digest);
+                let judgement =
+                    check_judgement(command, *exit_status, *duration_ms, output_digest, differential.as_ref());
                 self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
                 subject
             }

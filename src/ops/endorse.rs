@@ -89,6 +89,7 @@ impl Verdict {
                 duration_ms: s.duration_ms,
                 output_digest: s.output_digest.clone(),
                 subject: tree.into(),
+                differential: run.delta.clone(),
             },
             extra: vec![("output.txt".to_string(), output)],
             note: (!s.passed()).then(|| run.tail(20)),
@@ -254,6 +255,8 @@ mod tests {
                 },
                 output: lines.clone().into_bytes(),
                 timed_out: false,
+                report: None,
+                delta: None,
             };
             let v = Verdict::of_check("t", &run, output);
             assert_eq!(v.note, note, "{exit_status:?}");

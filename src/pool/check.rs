@@ -13,8 +13,10 @@
 //! machine, and `git mas doctor` lists only its own repository's. Every new scratch first sweeps the ones whose process is
 //! gone (`pool::sweep_dead`), so what a crash leaves lives until the next check.
 
+use super::testreport::{self, TestReport};
 use super::{PoolError, io_err};
 use crate::devrun::CheckSummary;
+use crate::runtime::TestDelta;
 use crate::store::Store;
 use gix::ObjectId;
 use sha2::{Digest, Sha256};
@@ -122,6 +124,11 @@ pub struct CheckRun {
     pub output: Vec<u8>,
     /// Whether it was killed for running past the timeout.
     pub timed_out: bool,
+    /// The test runner's report in the output, when it is in a format [`testreport`] reads.
+    pub report: Option<TestReport>,
+    /// What the checked tree changes against its base, test by test, when the caller compared
+    /// the two ([`differential`]).
+    pub delta: Option<TestDelta>,
 }
 
 impl CheckRun {
@@ -186,6 +193,8 @@ pub fn run(
     let mut output = Vec::new();
     let mut file = std::fs::File::open(&log_path).map_err(io_err(&log_path))?;
     let mut buf = vec![0u8; 64 * 1024];
+    // The whole output, for the test report, up to REPORT_READ; past that there is none.
+    let mut whole: Option<Vec<u8>> = Some(Vec::new());
     loop {
         let n = file.read(&mut buf).map_err(io_err(&log_path))?;
         if n == 0 {
@@ -194,8 +203,16 @@ pub fn run(
         digest.update(&buf[..n]);
         let room = OUTPUT_KEEP.saturating_sub(output.len());
         output.extend_from_slice(&buf[..n.min(room)]);
+        if let Some(w) = whole.as_mut() {
+            if w.len() + n > REPORT_READ {
+                whole = None;
+            } else {
+                w.extend_from_slice(&buf[..n]);
+            }
+        }
     }
     let _ = std::fs::remove_file(&log_path);
+    let report = if timed_out { None } else { whole.and_then(|w| testreport::parse(&String::from_utf8_lossy(&w))) };
     let hex: String = digest.finalize().iter().map(|b| format!("{b:02x}")).collect();
     let exit_status = if timed_out { None } else { status.code() };
     Ok(CheckRun {
@@ -207,7 +224,38 @@ pub fn run(
         },
         output,
         timed_out,
+        report,
+        delta: None,
     })
+}
+
+/// The most output read for a test report: a check that writes more has none.
+const REPORT_READ: usize = 64 << 20;
+
+/// Runs the check on `base` (a commit) too, when the check failed on `tree` and its output holds a test
+/// report, and compares the two ([`testreport::compare`]); `run.delta` says what `tree` changes.
+/// The base's check runs with the same environment, `GIT_MAS_TREE` naming the base and
+/// `GIT_MAS_BASELINE=1` added.
+pub fn differential(
+    repo: &gix::Repository,
+    base: ObjectId,
+    run: &mut CheckRun,
+    env: &[(&str, String)],
+    timeout: Option<Duration>,
+) -> Result<(), PoolError> {
+    let Some(report) = run.report.as_ref().filter(|_| !run.summary.passed() && !run.timed_out) else {
+        return Ok(());
+    };
+    let git_err = |e: Box<dyn std::error::Error + Send + Sync>| {
+        PoolError::Store(crate::store::StoreError::Git { context: format!("reading the base {base}"), source: e })
+    };
+    let base_tree =
+        repo.find_object(base).map_err(|e| git_err(Box::new(e)))?.peel_to_tree().map_err(|e| git_err(Box::new(e)))?.id;
+    let mut env = env.to_vec();
+    env.push(("GIT_MAS_BASELINE", "1".to_string()));
+    let on_base = check_tree(repo, base_tree, &run.summary.command, &env, timeout)?;
+    run.delta = on_base.report.as_ref().and_then(|b| testreport::compare(b, report));
+    Ok(())
 }
 
 /// Checks out `tree` into a scratch directory and runs `command` there.

@@ -14,6 +14,7 @@
 
 pub mod check;
 pub mod proposal;
+pub mod testreport;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};

@@ -66,6 +66,10 @@ pub enum SemanticPayload {
         output_digest: String,
         /// What it ran against (for development: the proposal's tree id).
         subject: String,
+        /// When the check failed and its test runner's report could be read on the subject and on
+        /// its base: what the subject changed, test by test.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        differential: Option<TestDelta>,
     },
     /// A reviewer's verdict on a subject without running a tool (for development: an endorsement
     /// by review alone, or a rejection with its reason).
@@ -88,6 +92,50 @@ impl SemanticPayload {
             SemanticPayload::ExternalBytes { .. } => "external-bytes",
             SemanticPayload::ToolResult { .. } => "tool-result",
             SemanticPayload::Review { .. } => "review",
+        }
+    }
+}
+
+/// What a change does to a test suite, read from its runner's report on the change and on its
+/// base: the tests it makes pass, the tests it makes fail, the suites in which fewer tests ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestDelta {
+    /// The report's format (`libtest`, `unittest`, `pytest`, `tap`).
+    pub format: String,
+    /// Tests that failed on the base and pass on the change.
+    pub fixed: Vec<String>,
+    /// Tests that passed on the base and fail on the change.
+    pub broken: Vec<String>,
+    /// Suites in which fewer tests ran than on the base, or that did not finish.
+    pub lost: Vec<String>,
+    /// How many tests still fail on the change.
+    pub still_failing: u64,
+}
+
+impl TestDelta {
+    /// Whether the change improves the base: it fixes at least one test, and breaks and loses
+    /// none.
+    pub fn improves(&self) -> bool {
+        !self.fixed.is_empty() && self.broken.is_empty() && self.lost.is_empty()
+    }
+
+    /// Why it does not improve the base, in one line (`None` when it does).
+    pub fn shortfall(&self) -> Option<String> {
+        let list = |v: &[String]| {
+            let mut s = v.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+            if v.len() > 3 {
+                s.push_str(&format!(" and {} more", v.len() - 3));
+            }
+            s
+        };
+        if !self.broken.is_empty() {
+            Some(format!("it breaks {} test(s) that pass on the base: {}", self.broken.len(), list(&self.broken)))
+        } else if !self.lost.is_empty() {
+            Some(format!("fewer tests ran than on the base: {}", list(&self.lost)))
+        } else if self.fixed.is_empty() {
+            Some("it makes no failing test of the base pass".to_string())
+        } else {
+            None
         }
     }
 }

@@ -26,7 +26,9 @@ mod event;
 mod pattern;
 
 pub use epoch::EpochBook;
-pub use event::{EpochSummary, EventMetadata, EventOutcome, RejectReason, SemanticEvent, SemanticPayload, Vote};
+pub use event::{
+    EpochSummary, EventMetadata, EventOutcome, RejectReason, SemanticEvent, SemanticPayload, TestDelta, Vote,
+};
 pub use pattern::{PatternError, PatternKind, ProtocolPhase};
 
 use serde::{Deserialize, Serialize};

@@ -96,9 +96,14 @@ impl Aggregate for JsonRun {
 }
 
 pub fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> JsonRun {
+    coordinate_on(env, repo, "fix the bugs", agents, extra)
+}
+
+/// [`coordinate`] with `goal`.
+pub fn coordinate_on(env: &TestEnv, repo: &Path, goal: &str, agents: &[String], extra: &[&str]) -> JsonRun {
     // The reference agents' run checks with the fixture's check.sh, which runs cargo.
     let out = with_toolchain(&mut env.mas_cmd(repo))
-        .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--wait", "2s"])
+        .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", goal])
         .args(["--agents", &agents.join(",")])
         .args(extra)
         .output()
@@ -238,19 +243,21 @@ fn a_failing_slice_blocks_the_landing_and_partial_lands_the_others() {
 }
 
 #[test]
-fn aggregate_without_a_frame_is_refused_with_the_fix() {
+fn aggregate_without_a_frame_publishes_the_goals_frame_and_splits_it() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice", "bob"]);
+    env.git_quiet_ok(&repo, &["config", "mas.check", "! grep -rq BROKEN --exclude-dir=.git ."]);
+    assert!(env.git(&repo, &["for-each-ref", "refs/mas/frame"]).is_empty(), "no frame yet");
     let agents = vec![agent(&env, "alice", "slice"), agent(&env, "bob", "slice")];
-    let out = coordinate(&env, &repo, &agents, &[]);
-    assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("no frame is published") && out.stderr.contains("git mas snapshot --publish"),
-        "{}",
-        out.stderr
-    );
-    assert!(env.git(&repo, &["for-each-ref", "refs/mas/runs/"]).is_empty(), "no run was started");
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "1"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // The driver published the frame of the goal (no snapshot input is configured) and dealt
+    // the plan from it.
+    let frame: Value = serde_json::from_str(&env.mas_ok(&repo, &["frame", "--json"])).unwrap();
+    let plan = &out.events("plan")[0]["plan"];
+    assert_eq!(plan["frame"], frame["hash"], "{frame}");
+    assert_eq!(out.events("preflight")[0]["frame"]["current"], false);
 }
 
 #[test]
@@ -358,7 +365,7 @@ fn interrupted_mid_round(signal: &str, code: Option<i32>) {
     let agents = [agent(&env, "alice", "slice"), agent(&env, "bob", "hang")];
     let child = env
         .mas_cmd(&repo)
-        .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--wait", "2s"])
+        .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs", "--quorum", "1"])
         .args(["--agents", &agents.join(",")])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -421,18 +428,12 @@ fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice", "bob", "carol"]);
     env.git_quiet_ok(&repo, &["config", "mas.check", "sh check.sh"]);
-    env.git_quiet_ok(
-        &repo,
-        &[
-            "config",
-            "mas.task",
-            "fix the tax rounding in src/pricing/tax.rs and the reorder point in tools/stockcheck/reorder.py",
-        ],
-    );
+    // The goal names the files: the frame of the goal ranks them first.
+    let goal = "fix the tax rounding in src/pricing/tax.rs and the reorder point in tools/stockcheck/reorder.py";
     let base = env.git(&repo, &["rev-parse", "main"]);
     assert_eq!(fixture_suite(&env, &repo, &base), Some(1), "the fixture's bugs fail its tests");
     let agents: Vec<String> = ["alice", "bob", "carol"].iter().map(|a| format!("{a}=builtin:reference")).collect();
-    let out = coordinate(&env, &repo, &agents, &["--quorum", "2"]);
+    let out = coordinate_on(&env, &repo, goal, &agents, &["--quorum", "2"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
     let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);

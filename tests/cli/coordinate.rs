@@ -125,8 +125,9 @@ fn three_agents_with_quorum_two_land_once_on_main_and_converge() {
 fn no_landable_quorum_within_max_rounds_halts_and_aborts_the_run() {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice", "bob"]);
-    let agents = [dev_agent(&env, "alice", "BROKEN"), dev_agent(&env, "bob", "good")].join(",");
-    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents, "--quorum", "2", "--max-rounds", "2"]);
+    // Both proposals fail the check: neither gets the one endorsement it needs.
+    let agents = [dev_agent(&env, "alice", "BROKEN"), dev_agent(&env, "bob", "BROKEN")].join(",");
+    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents, "--quorum", "1", "--max-rounds", "2"]);
     assert_eq!(out.code, Some(8), "{}", out.stderr);
     assert_eq!(out.events("tally").len(), 2, "two rounds");
     assert_eq!(out.events("halt")[0]["halt"], "max-rounds-reached");
@@ -228,7 +229,7 @@ fn an_agent_that_times_out_is_asked_again_then_the_run_halts_and_is_aborted() {
     let slow = script(&env, "slow.sh", &format!("cat >/dev/null\nsleep 30 &\necho $! >> '{}'\nwait\n", pids.display()));
     let agents = format!("{},bob=cmd:{slow}", dev_agent(&env, "alice", "good"));
     let started = std::time::Instant::now();
-    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents, "--hop-timeout", "1s", "--wait", "1s"]);
+    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents, "--hop-timeout", "1s", "--quorum", "1"]);
     assert_eq!(out.code, Some(8), "{}", out.stderr);
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     let bob: Vec<&Value> = out.events("hop").into_iter().filter(|h| h["peer"] == "bob").collect();
@@ -263,7 +264,7 @@ fn an_unreadable_reply_is_asked_again_with_the_reason_then_the_run_halts() {
         &format!("cat >> '{}'\necho '=====' >> '{}'\necho 'I worked hard.'\n", log.display(), log.display()),
     );
     let agents = format!("alice=cmd:{mumble},{}", dev_agent(&env, "bob", "good"));
-    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents]);
+    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents, "--quorum", "1"]);
     assert_eq!(out.code, Some(8), "{}", out.stderr);
     let hops = out.events("hop");
     assert_eq!(hops.len(), 2, "alice twice, nobody after: {hops:?}");
@@ -286,8 +287,9 @@ fn agents_off_the_roster_and_bad_patterns_are_refused_before_anything_is_written
     let out =
         env.mas(&repo, &["--agent", "lead", "coordinate", "--goal", "g", "--agents", "alice=builtin:reference,codex"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("'codex-1' (codex) is not on the repository's roster"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("alice=codex"), "the hint names the peer syntax: {}", stderr(&out));
+    assert!(stderr(&out).contains("'codex-1' (codex) is not on the roster"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--agents <agent>=codex"), "the fix names the peer syntax: {}", stderr(&out));
+    assert!(stderr(&out).contains("git mas agent new codex-1"), "{}", stderr(&out));
     let out = env.mas(
         &repo,
         &["--agent", "lead", "coordinate", "--goal", "g", "--agents", "alice=builtin:reference", "--pattern", "chess"],
@@ -343,6 +345,8 @@ fn assembly_before_development_names_the_class_then_the_team_lands() {
 fn ctrl_c_stops_every_agent_and_leaves_the_refs_readable() {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice"]);
+    // One agent: its own endorsement must count for the preflight to let the run start.
+    env.git_quiet_ok(&repo, &["config", "mas.allowSelfEndorse", "true"]);
     let pids = env.root().join("hang.pids");
     let hang = script(&env, "hang.sh", &format!("cat >/dev/null\nsleep 60 &\necho $! >> '{}'\nwait\n", pids.display()));
     let child = env

@@ -17,6 +17,7 @@ mod board_cache;
 mod concurrency;
 mod converge;
 mod coordinate;
+mod coordinate_any;
 mod crash;
 mod development;
 mod doctor;

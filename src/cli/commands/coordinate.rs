@@ -4,15 +4,15 @@ use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
 use crate::cli::exit;
-use crate::cli::inputs::{InputArgs, inputs_configured, read_inputs};
-use crate::cli::json::coordinate::ContinueOut;
+use crate::cli::json::coordinate::{ContinueOut, FramePlanOut, PreflightOut};
 use crate::cli::output::JsonFlag;
+use crate::cli::preflight::{self, GoalFrame};
 use crate::cli::reports::{converge_report, dev_summary};
 use crate::cli::team::{
     JsonLines, MAX_GOAL_BYTES, async_runtime, check_writable, execute, install_interrupt_handler, millis, team,
     write_file,
 };
-use git_mas::attention::frame::{self, Published, current_frame_hash};
+use git_mas::attention::frame::{self, Published};
 use git_mas::coordinate::TeamWiring;
 use git_mas::coordinate::develop::{Aggregate, DevEvent, DevHalt, DevSetup, SinkError, develop};
 use git_mas::coordinate::scalar::record::new_run_id;
@@ -29,13 +29,23 @@ use std::path::PathBuf;
 
 /// Drive a team of agents through ASSEMBLY and CONVERGE on this repository.
 ///
+/// Before the first hop a preflight checks everything the run needs and refuses (exit 1, nothing
+/// started) naming each missing piece with the command that fixes it: an identity for the driver;
+/// every agent on the roster with its key here (development); every agent's program there — a
+/// cmd: line's first program on PATH, a preset's CLI on PATH and answering `--version`; a check
+/// command and a quorum the agents can reach without self-endorsement (development: with two
+/// agents the default majority, 2, never holds — say --quorum 1); a checkout of the integration
+/// branch that a landing can update; the goal's frame. --dry-run prints the preflight and the
+/// plan (an aggregate run's slices) and starts nothing, exit 0 when the run could start.
+///
 /// --pattern development (the default) converges on code: the driver starts a run (`git mas run
-/// start`), publishes a frame when snapshot inputs are configured (`mas.task`, `mas.taskFile`,
-/// `mas.scip`, `mas.diagnostics`, `mas.editorFile`), creates one worktree per agent, and each round
+/// start`), publishes the goal's frame (the working tree, with the goal as the task and the
+/// configured inputs: `mas.scip`, `mas.diagnostics`, `mas.editorFile`) unless it is current,
+/// creates one worktree per agent, and each round
 /// hops to every agent in ring order — phase=CONVERGE, the goal, its worktree and what to run
 /// (focus, gate, edit, `git mas propose`) — then again for endorsements (`git mas endorse`, which
-/// runs the team's check: --check, else `git config mas.check`). After each hop it waits (--wait)
-/// for the agent's record in refs/mas; then it tallies and, when the leader has its quorum, lands
+/// runs the team's check: --check, else `git config mas.check`). After each hop it looks for the
+/// agent's record in refs/mas (a missing one fails the hop at once; --wait to wait for it); then it tallies and, when the leader has its quorum, lands
 /// it on main exactly once and ends with the convergence report (stored under
 /// refs/mas/runs/<run>/report). Agents do their own work under their own identity: every peer's
 /// name must be an agent on the committed roster with its key here (`alice=claude-code`). The
@@ -43,7 +53,7 @@ use std::path::PathBuf;
 /// first.
 ///
 /// --aggregate makes the run complementary instead of best-of-N: the goal is split into one
-/// slice per agent, taken from the current frame (its files dealt out in turn, highest saliency
+/// slice per agent, taken from the goal's frame (its files dealt out in turn, highest saliency
 /// first, never .mas/; no file in two slices, so the rule says Parallel for every pair). The plan
 /// is recorded, signed, in the run's definition and shown before the first hop; each propose hop
 /// names the agent's slice (`slice=`, `subgoal=`), and the agent publishes its focus from it.
@@ -110,11 +120,13 @@ use std::path::PathBuf;
 /// failure halts the run with that reason. Ctrl-C kills every agent process; refs/mas stays as of
 /// its last completed write (each is one transaction).
 ///
-/// Exit status: 0 landed (development), or a scalar run with a result, or an unmapped class; 6
-/// the landing is blocked; 8 the run ended without a result (no landable quorum in
+/// Exit status: 0 landed (development), or a scalar run with a result, or an unmapped class, or
+/// --dry-run with nothing missing; 1 the preflight found something missing; 6 the landing is
+/// blocked; 8 the run ended without a result (no landable quorum in
 /// --max-rounds, an unreadable reply, the budget, a missing rule).
 ///
-/// With --json: one JSON line per event (development: run-started, plan, worktree, hop, recorded,
+/// With --json: the preflight first ({event: preflight, ok, items: [{check, ok, detail, fix}],
+/// frame, plan, dry_run}), then one JSON line per event (development: run-started, plan, worktree, hop, recorded,
 /// missing, tally, barrier, conflict, not-landable, landed, halt, report; the scalar classes as
 /// `git mas converge --json`), and {event: continue, class, assembly_run} when ASSEMBLY hands
 /// over to development.
@@ -149,8 +161,11 @@ pub struct CoordinateArgs {
     /// How long the whole run has; when it runs out the run halts budget-exhausted.
     #[arg(long, value_name = "DURATION", default_value = "2h")]
     pub budget: humantime::Duration,
-    /// How long to wait, after an agent's reply, for its record to appear in refs/mas (development).
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    /// How long to look for an agent's records in refs/mas after its reply (development). The
+    /// agent's process and everything it started are gone when its hop ends, so by default (0s)
+    /// a missing record fails the hop at once; give a duration only for an agent that leaves its
+    /// work to a process outside its own group.
+    #[arg(long, value_name = "DURATION", default_value = "0s")]
     pub wait: humantime::Duration,
     /// Also write the final report, as JSON, to FILE.
     #[arg(long, value_name = "FILE")]
@@ -171,6 +186,10 @@ pub struct CoordinateArgs {
     /// (or when the rounds end), instead of nothing; the report names the missing ones.
     #[arg(long, requires = "aggregate")]
     pub partial: bool,
+    /// Print the preflight and the plan, and start nothing (exit 0 when the run could start, 1
+    /// when something is missing).
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -181,24 +200,22 @@ fn parse_pattern(value: &str) -> Result<PatternKind, String> {
     })
 }
 
-/// Publishes a frame from the configured inputs when there are any; returns the current frame's
-/// hash either way.
-fn frame_for_run(ctx: &mut Context) -> Result<Option<String>, CliError> {
-    if inputs_configured(ctx.store()?) {
-        let caller = ctx.caller()?;
-        let store = ctx.store()?;
-        let inputs = InputArgs::default();
-        let files = read_inputs(store, &inputs)?;
-        let (snapshot, view) = frame::snapshot_now(store, &files)?;
-        let hash = snapshot.frame_hash();
-        match frame::publish(store, &caller.name, &caller.key, &snapshot, &view, &files)? {
-            Published::New { .. } => ctx.status(&format!("published frame {hash} from the configured inputs")),
-            Published::Unchanged { .. } => ctx.status(&format!("frame {hash} is current")),
-        }
-        return Ok(Some(hash));
+/// Publishes the goal's frame (the working tree with the goal as its task, and the configured
+/// inputs) unless it is the published one already; returns its hash.
+fn publish_goal_frame(ctx: &Context, frame: &GoalFrame) -> Result<String, CliError> {
+    if frame.current {
+        ctx.status(&format!("frame {} is current", frame.hash));
+        return Ok(frame.hash.clone());
     }
+    let caller = ctx.caller()?;
     let store = ctx.store()?;
-    Ok(current_frame_hash(store)?.map(|(_, h)| h).filter(|h| !h.is_empty()))
+    match frame::publish(store, &caller.name, &caller.key, &frame.snapshot, &frame.view, &frame.files)? {
+        Published::New { .. } => {
+            ctx.status(&format!("published frame {} from the goal and the configured inputs", frame.hash))
+        }
+        Published::Unchanged { .. } => ctx.status(&format!("frame {} is current", frame.hash)),
+    }
+    Ok(frame.hash.clone())
 }
 
 fn narrate(ctx: &Context, event: &DevEvent) {
@@ -294,15 +311,10 @@ fn plan_source(plan: &SlicePlan) -> &'static str {
 /// The most files an ASSEMBLY is offered to split.
 const MAX_SPLIT_FILES: usize = 32;
 
-fn no_frame() -> CliError {
-    CliError::user("--aggregate splits the goal by the current frame, and no frame is published")
-        .hinted("publish one with `git mas snapshot --publish` (configure its inputs with `git mas init`)")
-}
-
-/// The current frame's files an ASSEMBLY before an aggregate run may split, highest first.
-fn split_files(ctx: &mut Context) -> Result<Vec<String>, CliError> {
-    frame_for_run(ctx)?;
-    let frame = frame::current_frame(ctx.store()?)?.ok_or_else(no_frame)?;
+/// The goal frame's files an ASSEMBLY before an aggregate run may split, highest first (the
+/// frame published first).
+fn split_files(ctx: &Context, frame: &GoalFrame) -> Result<Vec<String>, CliError> {
+    publish_goal_frame(ctx, frame)?;
     let mut files = slices::frame_files(&frame.snapshot);
     files.truncate(MAX_SPLIT_FILES);
     Ok(files)
@@ -315,11 +327,11 @@ fn aggregate_plan(
     args: &CoordinateArgs,
     peers: &[PeerEntry],
     assembly: Option<&[String]>,
+    frame: &GoalFrame,
 ) -> Result<Option<Aggregate>, CliError> {
     if !args.aggregate {
         return Ok(None);
     }
-    let frame = frame::current_frame(ctx.store()?)?.ok_or_else(no_frame)?;
     let agents: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
     let (plan, choice) = slices::choose_plan(&args.goal, &agents, &frame.snapshot, &frame.hash, assembly)?;
     match choice {
@@ -388,11 +400,19 @@ fn development(
     args: &CoordinateArgs,
     peers: Vec<PeerEntry>,
     assembly: Option<&[String]>,
+    goal_frame: Option<GoalFrame>,
 ) -> Result<Outcome, CliError> {
+    // After an ASSEMBLY that named development, what development needs is checked now.
+    let goal_frame = match goal_frame {
+        Some(f) => f,
+        None => {
+            preflight(ctx, args, &peers, true)?.ok_or_else(|| CliError::internal("no frame after the preflight"))?
+        }
+    };
     check_roster(ctx, &peers)?;
     let caller = ctx.caller()?;
-    let frame = frame_for_run(ctx)?;
-    let aggregate = aggregate_plan(ctx, args, &peers, assembly)?;
+    let frame = Some(publish_goal_frame(ctx, &goal_frame)?);
+    let aggregate = aggregate_plan(ctx, args, &peers, assembly, &goal_frame)?;
     let setup = DevSetup {
         goal: args.goal.clone(),
         quorum: args.quorum,
@@ -461,11 +481,19 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError>
     if let Some(path) = &args.report {
         check_writable(path, "--report")?;
     }
+    let develops = args.pattern == PatternKind::Development || args.aggregate;
+    if args.dry_run {
+        return dry_run(ctx, &args, &peers, develops);
+    }
+    let goal_frame = preflight(ctx, &args, &peers, develops)?;
     if route(args.pattern, args.assembly) == Route::Development {
-        return development(ctx, &args, peers, None);
+        return development(ctx, &args, peers, None, goal_frame);
     }
     let caller = ctx.caller()?;
-    let split = if args.aggregate { split_files(ctx)? } else { Vec::new() };
+    let split = match (&goal_frame, args.aggregate) {
+        (Some(f), true) => split_files(ctx, f)?,
+        _ => Vec::new(),
+    };
     let meta = RunMeta {
         run: new_run_id(std::time::SystemTime::now()),
         goal: args.goal.clone(),
@@ -494,7 +522,7 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError>
                 report.run
             ));
         }
-        return development(ctx, &args, peers, Some(&replies));
+        return development(ctx, &args, peers, Some(&replies), goal_frame);
     }
     if let Some(path) = &args.report {
         let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::internal(e.to_string()))?;
@@ -513,4 +541,115 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError>
         }
     }
     Ok(Outcome::of_code(if report.incomplete() { exit::RUN_INCOMPLETE } else { exit::OK }))
+}
+
+/// The preflight before the first hop: prints it (`--json`: its one line) and refuses with every
+/// missing piece named; the goal's frame when `development`.
+fn preflight(
+    ctx: &Context,
+    args: &CoordinateArgs,
+    peers: &[PeerEntry],
+    development: bool,
+) -> Result<Option<GoalFrame>, CliError> {
+    let ask =
+        preflight::Ask { goal: &args.goal, peers, development, check: args.check.as_deref(), quorum: args.quorum };
+    let gathered = preflight::gather(ctx, &ask);
+    show_preflight(ctx, args, &gathered, None)?;
+    if !gathered.preflight.passed() {
+        return Err(refused(&gathered));
+    }
+    Ok(gathered.frame)
+}
+
+/// The refusal after a preflight that found something missing.
+fn refused(gathered: &preflight::Gathered) -> CliError {
+    let missing: Vec<&str> = gathered.preflight.missing().map(|i| i.check).collect();
+    CliError::user(format!(
+        "the preflight found {} missing piece(s) ({}): no run was started, no agent was asked",
+        missing.len(),
+        missing.join(", ")
+    ))
+    .hinted("each MISSING line above names the command that fixes it; `git mas coordinate --dry-run …` checks again")
+}
+
+/// Prints the preflight: in full when something is missing or with --dry-run, else one line.
+fn show_preflight(
+    ctx: &Context,
+    args: &CoordinateArgs,
+    gathered: &preflight::Gathered,
+    plan: Option<&SlicePlan>,
+) -> Result<(), CliError> {
+    let p = &gathered.preflight;
+    if args.output.json {
+        let out = PreflightOut {
+            event: crate::cli::json::PreflightEvent::Preflight,
+            ok: p.passed(),
+            items: p.items.clone(),
+            frame: gathered.frame.as_ref().map(|f| FramePlanOut {
+                hash: f.hash.clone(),
+                current: f.current,
+                files: f.snapshot.targets.len(),
+            }),
+            plan: plan.cloned(),
+            dry_run: args.dry_run,
+        };
+        ctx.ui().json(&out)?;
+        return Ok(());
+    }
+    if p.passed() && !args.dry_run {
+        let checks: Vec<&str> =
+            p.items.iter().map(|i| i.check).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        ctx.status(&format!("preflight: {} check(s) hold ({})", p.items.len(), checks.join(", ")));
+        return Ok(());
+    }
+    let head = if p.passed() {
+        "preflight: everything the run needs is here".to_string()
+    } else {
+        format!("preflight: {} missing piece(s)", p.missing().count())
+    };
+    let text = format!("{head}\n{}", p.render().trim_end());
+    if args.dry_run {
+        ctx.ui().out(&format!("{text}\n"))?
+    } else {
+        ctx.status(&text)
+    }
+    Ok(())
+}
+
+/// `--dry-run`: the preflight and the plan; nothing started, nothing written.
+fn dry_run(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], development: bool) -> Result<Outcome, CliError> {
+    let ask =
+        preflight::Ask { goal: &args.goal, peers, development, check: args.check.as_deref(), quorum: args.quorum };
+    let gathered = preflight::gather(ctx, &ask);
+    let plan = match (&gathered.frame, args.aggregate && !args.assembly) {
+        (Some(f), true) => {
+            let agents: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
+            Some(slices::choose_plan(&args.goal, &agents, &f.snapshot, &f.hash, None)?.0)
+        }
+        _ => None,
+    };
+    show_preflight(ctx, args, &gathered, plan.as_ref())?;
+    if !args.output.json {
+        let route = match route(args.pattern, args.assembly) {
+            Route::Development if args.aggregate => {
+                "development, aggregate: one slice per agent, the merged whole lands once"
+            }
+            Route::Development => "development, best-of-N: the proposal at quorum lands",
+            Route::AssemblyFirst => "ASSEMBLY first, then CONVERGE on the class the team names",
+        };
+        let mut text = format!(
+            "plan: {route}; agents {} in ring order",
+            peers.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+        );
+        if let Some(plan) = &plan {
+            for s in &plan.slices {
+                text.push_str(&format!("\n  {:<12} {}", s.agent, s.targets.join(", ")));
+            }
+        }
+        if args.aggregate && args.assembly {
+            text.push_str("\n  (the agents propose the split in ASSEMBLY; the frame's deal is the fallback)");
+        }
+        ctx.ui().out(&format!("{text}\nnothing was started (--dry-run)\n"))?;
+    }
+    Ok(Outcome::of_code(if gathered.preflight.passed() { exit::OK } else { exit::USER }))
 }

@@ -21,18 +21,39 @@ use std::fmt::Write as _;
 /// Endorse AGENT's proposal: run the check in a scratch checkout of it and record the result.
 ///
 /// The check is --check, else the run's check, else `git config mas.check`; it runs with `sh -c`
-/// at the root of a fresh checkout of the proposal's tree (outside every repository), with
-/// GIT_MAS_RUN, GIT_MAS_PROPOSER and GIT_MAS_TREE set. The endorsement records the command, its
-/// exit status, duration, a digest of its output and the proposal's tree id: it counts for that
-/// content only, so a re-proposal of identical content keeps it and changed content voids it. A
-/// failing check records a failed endorsement (a test failure) and exits 9. --reject records a
-/// review disagreement instead (no check runs); --no-check endorses by review alone (no quality
-/// signal). One verdict per endorser and content: the latest counts. Endorsing your own proposal
-/// is refused unless `git config mas.allowSelfEndorse true`.
+/// at the root of a fresh checkout of the proposal's tree (outside every repository). The
+/// endorsement records the command, its exit status, duration, a digest of its output and the
+/// proposal's tree id: it counts for that content only, so a re-proposal of identical content
+/// keeps it and changed content voids it. --reject records a review disagreement instead (no
+/// check runs); --no-check endorses by review alone (no quality signal). One verdict per endorser
+/// and content: the latest counts. Endorsing your own proposal is refused unless `git config
+/// mas.allowSelfEndorse true`.
+///
+/// A check that exits 0 passes. When it fails and its output is a test runner's report — cargo
+/// test (libtest), python -m unittest, pytest, or TAP — the same check runs on the run's base
+/// too, and the proposal is judged by what it changes: the tests it makes pass (fixed), the tests
+/// that pass on the base and fail on it (broken), the suites in which fewer tests ran (lost). A
+/// proposal that fixes at least one test and breaks and loses none is `improved`: it endorses,
+/// though the suite still fails for other work (another slice's bug, in an aggregate run; the
+/// merged whole must pass the whole check before it lands). Any other failure is `failed`: a
+/// failed endorsement (a test failure), exit 9, saying what broke. With no report in the output,
+/// the exit status alone decides. A plain `python3 -m unittest` or `cargo test` is a check.
+///
+/// What the check sees in its environment:
+///   GIT_MAS_RUN        the run
+///   GIT_MAS_PROPOSER   whose proposal
+///   GIT_MAS_ENDORSER   who endorses
+///   GIT_MAS_TREE       the tree checked out
+///   GIT_MAS_SLICE      the proposer's slice's files, comma-separated (aggregate runs)
+///   GIT_MAS_CHANGED    the paths the proposal changes from the base, one per line (aggregate)
+///   GIT_MAS_BASELINE   1 when the check runs on the base, to compare (see above)
+/// GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE are removed, and GIT_CEILING_DIRECTORIES keeps git
+/// from finding a repository above the checkout.
 ///
 /// With --json: {run, endorser, proposer, tree, verdict, command, exit_status, duration_ms,
-/// output_digest, reason, valid_endorsements, quorum, at_quorum}.
+/// output_digest, reason, differential, valid_endorsements, quorum, at_quorum}.
 #[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
 pub struct EndorseArgs {
     /// Whose proposal.
     #[arg(id = "proposer", value_name = "AGENT")]
@@ -145,7 +166,19 @@ fn run_check(
         ("GIT_MAS_ENDORSER", endorser.to_string()),
     ];
     env.extend(check::slice_env(ctx.store()?, &run.def, &args.agent, prepared.tree_id)?);
-    Ok(check::check_tree(ctx.store()?.repo(), prepared.tree_id, command, &env, Some(args.timeout.into()))?)
+    let repo = ctx.store()?.repo();
+    let timeout = Some(args.timeout.into());
+    let mut result = check::check_tree(repo, prepared.tree_id, command, &env, timeout)?;
+    if let Some(report) = result.report.as_ref().filter(|_| !result.summary.passed() && !result.timed_out) {
+        ctx.status(&format!(
+            "the check failed; its {} report names {} failing test(s): running it on the run's base to see what the proposal changed…",
+            report.format,
+            report.failed.len()
+        ));
+        let base = run.def.base_id().map_err(|e| CliError::internal(e.to_string()))?;
+        check::differential(repo, base, &mut result, &env, timeout)?;
+    }
+    Ok(result)
 }
 
 /// The endorsement as recorded, and where the proposal stands after it.
@@ -153,14 +186,21 @@ fn endorsed(run: &str, endorser: &str, proposer: &str, tree: String, e: Endorsed
     let verdict = match e.judgement {
         Judgement::Passed { .. } => EndorseVerdict::Passed,
         Judgement::Failed { .. } => EndorseVerdict::Failed,
+        Judgement::Improved { .. } => EndorseVerdict::Improved,
         Judgement::Accepted { .. } => EndorseVerdict::Accepted,
         Judgement::Rejected { .. } => EndorseVerdict::Rejected,
+    };
+    let differential = match &e.judgement {
+        Judgement::Improved { delta, .. } => Some(delta.clone()),
+        Judgement::Failed { delta, .. } => delta.clone(),
+        _ => None,
     };
     let (command, exit_status, duration_ms, output_digest, reason) = match e.judgement {
         Judgement::Passed { command, duration_ms, output_digest } => {
             (Some(command), Some(0), Some(duration_ms), Some(output_digest), None)
         }
-        Judgement::Failed { command, exit_status, duration_ms, output_digest } => {
+        Judgement::Failed { command, exit_status, duration_ms, output_digest, .. }
+        | Judgement::Improved { command, exit_status, duration_ms, output_digest, .. } => {
             (Some(command), exit_status, Some(duration_ms), Some(output_digest), None)
         }
         Judgement::Accepted { reason } | Judgement::Rejected { reason } => (None, None, None, None, Some(reason)),
@@ -176,6 +216,7 @@ fn endorsed(run: &str, endorser: &str, proposer: &str, tree: String, e: Endorsed
         duration_ms,
         output_digest,
         reason,
+        differential,
         valid_endorsements: e.valid_endorsements,
         quorum: e.quorum,
         at_quorum: e.at_quorum,
@@ -193,6 +234,15 @@ fn status(out: &EndorsedOut, judgement: &Judgement, check: Option<&CheckRun>) ->
             (false, Some(code)) => format!("`{}` failed with exit status {code}", c.summary.command),
             (false, None) => format!("`{}` was killed by a signal", c.summary.command),
         },
+        (Judgement::Improved { delta, .. }, Some(c)) => format!(
+            "`{}` failed with exit status {}, but the proposal improves the base ({} report): it makes {} failing test(s) pass ({}) and breaks none; {} still fail, for other work",
+            c.summary.command,
+            c.summary.exit_status.map_or("?".to_string(), |s| s.to_string()),
+            delta.format,
+            delta.fixed.len(),
+            delta.fixed.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+            delta.still_failing
+        ),
         (Judgement::Rejected { .. }, _) => "rejected".to_string(),
         _ => "accepted by review (no check run)".to_string(),
     };

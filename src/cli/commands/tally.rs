@@ -36,7 +36,13 @@ pub struct TallyArgs {
 fn verdict_text(v: &Judgement) -> String {
     match v {
         Judgement::Passed { .. } => "passed".into(),
-        Judgement::Failed { exit_status, .. } => render::failed(*exit_status),
+        Judgement::Failed { exit_status, delta, .. } => match delta.as_ref().and_then(|d| d.shortfall()) {
+            Some(why) => format!("{} — {why}", render::failed(*exit_status)),
+            None => render::failed(*exit_status),
+        },
+        Judgement::Improved { delta, .. } => {
+            format!("improved (fixes {} test(s), breaks none; {} still fail)", delta.fixed.len(), delta.still_failing)
+        }
         Judgement::Accepted { .. } => "accepted (review)".into(),
         Judgement::Rejected { reason } => format!("REJECTED: {reason}"),
     }

@@ -217,6 +217,14 @@ fn verdict_text(j: &Judgement) -> String {
             exit_status.map_or("killed or timed out".to_owned(), |c| format!("exit {c}")),
             duration(*duration_ms)
         ),
+        Judgement::Improved { command, exit_status, duration_ms, delta, .. } => format!(
+            "check <code>{}</code> failed ({}) in {}, but the proposal improves the base: it makes {} failing test(s) pass and breaks none ({} still fail)",
+            esc(command),
+            exit_status.map_or("killed or timed out".to_owned(), |c| format!("exit {c}")),
+            duration(*duration_ms),
+            delta.fixed.len(),
+            delta.still_failing
+        ),
         Judgement::Accepted { reason } => format!("accepted by review: {}", esc(reason)),
         Judgement::Rejected { reason } => format!("rejected by review: {}", esc(reason)),
     }

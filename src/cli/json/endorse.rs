@@ -13,7 +13,8 @@ pub struct EndorsedOut {
     pub proposer: String,
     /// The proposal's tree the endorsement binds to.
     pub tree: String,
-    /// `passed`, `failed`, `accepted` (review, no check) or `rejected`.
+    /// `passed`, `failed`, `improved` (failed, but fixes tests of the base and breaks none),
+    /// `accepted` (review, no check) or `rejected`.
     pub verdict: EndorseVerdict,
     /// The check command, when one ran.
     pub command: Option<String>,
@@ -25,6 +26,11 @@ pub struct EndorsedOut {
     pub output_digest: Option<String>,
     /// The review's reason (with --reject or --no-check).
     pub reason: Option<String>,
+    /// What the proposal changes against the run's base, test by test, when the check failed
+    /// and its test runner's report could be read on both: {format, fixed, broken, lost,
+    /// still_failing}.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differential: Option<git_mas::runtime::TestDelta>,
     /// The proposal's valid endorsers now.
     pub valid_endorsements: Vec<String>,
     /// The run's quorum.
@@ -40,6 +46,9 @@ names! {
         Passed = "passed",
         /// The check failed.
         Failed = "failed",
+        /// The check failed, and its test report shows the proposal improving the base: it
+        /// makes failing tests pass and breaks none. It endorses.
+        Improved = "improved",
         /// Accepted by review, without a check.
         Accepted = "accepted",
         /// Rejected, with a reason.

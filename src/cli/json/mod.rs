@@ -90,6 +90,14 @@ names! {
     }
 }
 
+names! {
+    /// The first line of `coordinate --json`.
+    pub enum PreflightEvent {
+        /// What the preflight checked.
+        Preflight = "preflight",
+    }
+}
+
 pub mod agent;
 pub mod check;
 pub mod coordinate;

@@ -1,0 +1,202 @@
+//! `git mas coordinate` on a project that is not the fixture: a small Python project whose plain
+//! `python3 -m unittest` is the team's check, configured with nothing but the roster and that
+//! check — the preflight, `--dry-run`, and an aggregate run whose slices are judged by what they
+//! change.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The project: two modules with one bug each, and their tests. The goal names neither file.
+const FILES: &[(&str, &str)] = &[
+    ("README.md", "# shop\n\nPrices and stock.\n"),
+    ("pricing.py", "def total(prices):\n    return sum(prices[1:])\n"),
+    ("stock.py", "def in_stock(count):\n    return count > 1\n"),
+    (
+        "test_pricing.py",
+        "import unittest\nfrom pricing import total\n\n\nclass Total(unittest.TestCase):\n    def test_sums_every_price(self):\n        self.assertEqual(total([1, 2, 3]), 6)\n\n    def test_empty(self):\n        self.assertEqual(total([]), 0)\n",
+    ),
+    (
+        "test_stock.py",
+        "import unittest\nfrom stock import in_stock\n\n\nclass InStock(unittest.TestCase):\n    def test_one_left(self):\n        self.assertTrue(in_stock(1))\n\n    def test_none_left(self):\n        self.assertFalse(in_stock(0))\n",
+    ),
+];
+
+const GOAL: &str = "make the test suite pass";
+
+/// The project committed on main, `lead` and `agents` on its committed roster; no frame, no
+/// snapshot input, no check unless `check`.
+fn project(env: &TestEnv, agents: &[&str], check: Option<&str>) -> PathBuf {
+    let dir = env.root().join("shop");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in FILES {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    env.git_quiet_ok(&dir, &["init", "--quiet", "-b", "main"]);
+    env.git_quiet_ok(&dir, &["add", "."]);
+    env.git_quiet_ok(&dir, &["commit", "--quiet", "-m", "shop"]);
+    env.agents(&dir, &[&["lead"][..], agents].concat());
+    if let Some(check) = check {
+        env.git_quiet_ok(&dir, &["config", "mas.check", check]);
+    }
+    dir
+}
+
+/// An agent that fixes the bugs it finds in its own slice's files (and nothing else), proposes,
+/// and endorses what it is asked to; it leaves a mark that it was asked at all.
+const FIXER: &str = r##"prompt=$(cat)
+exec 2>>"$LOG.$GIT_MAS_AGENT.err"
+field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
+touch "$LOG.asked"
+printf '%s\n=====\n' "$prompt" >> "$LOG.$GIT_MAS_AGENT"
+case "$(field task)" in
+  propose)
+    for f in $(field slice | tr , ' '); do
+      case "$f" in
+        pricing.py) sed -i 's/prices\[1:\]/prices/' pricing.py ;;
+        stock.py) sed -i 's/count > 1/count >= 1/' stock.py ;;
+      esac
+    done
+    git mas propose -m "$GIT_MAS_AGENT's slice" >&2 ;;
+  endorse) for p in $(field endorse | tr , ' '); do git mas endorse "$p" >&2; done ;;
+esac
+next=$(field next)
+if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT $next"; fi
+"##;
+
+fn fixer(env: &TestEnv, name: &str) -> String {
+    let path = env.root().join(format!("{name}.sh"));
+    let log = env.root().join("log");
+    std::fs::write(&path, format!("LOG='{}'\n{FIXER}", log.display())).unwrap();
+    format!("{name}=cmd:sh {}", path.display())
+}
+
+fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> (JsonRun, Duration) {
+    let started = Instant::now();
+    let out = env
+        .mas_cmd(repo)
+        .args(["--agent", "lead", "coordinate", "--json", "--goal", GOAL, "--wait", "2s"])
+        .args(["--agents", &agents.join(",")])
+        .args(extra)
+        .output()
+        .unwrap();
+    (JsonRun::of(&out), started.elapsed())
+}
+
+fn missing(preflight: &Value) -> Vec<(String, String, String)> {
+    preflight["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["ok"] == false)
+        .map(|i| {
+            (
+                i["check"].as_str().unwrap().to_string(),
+                i["detail"].as_str().unwrap().to_string(),
+                i["fix"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_that_cannot_end_well_is_refused_before_round_one_with_every_missing_piece_named() {
+    let env = TestEnv::new();
+    // No check, two agents under the default quorum, an agent whose program does not exist, and
+    // a checkout of main with uncommitted changes.
+    let repo = project(&env, &["alice", "bob"], None);
+    std::fs::write(repo.join("README.md"), "# shop, edited by hand\n").unwrap();
+    let refs_before = env.refs(&repo);
+    let agents = vec![fixer(&env, "alice"), "bob=cmd:no-such-agent-program --fast".to_string()];
+    let (out, took) = coordinate(&env, &repo, &agents, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(took < Duration::from_secs(1), "the refusal took {took:?}");
+    let pre = &out.events("preflight")[0];
+    assert_eq!(pre["ok"], false);
+    let missing = missing(pre);
+    let checks: Vec<&str> = missing.iter().map(|m| m.0.as_str()).collect();
+    assert_eq!(checks, ["agent", "check", "quorum", "checkout"], "{missing:#?}");
+    assert!(missing[0].1.contains("no-such-agent-program"), "{:?}", missing[0]);
+    assert!(missing[1].2.contains("git config mas.check"), "{:?}", missing[1]);
+    assert_eq!(missing[2].2, "--quorum 1");
+    assert!(missing[3].1.contains("uncommitted changes") && missing[3].2.contains("stash"), "{:?}", missing[3]);
+    assert!(out.stderr.contains("missing piece(s)"), "{}", out.stderr);
+    // Nothing was started: no agent asked, no ref written (no run, no frame), no worktree.
+    assert!(!env.root().join("log.asked").exists(), "an agent was asked");
+    assert_eq!(env.refs(&repo), refs_before);
+    assert_eq!(env.git(&repo, &["worktree", "list"]).lines().count(), 1);
+
+    // In words, each missing piece is one line with its fix.
+    let text = env
+        .mas_cmd(&repo)
+        .args(["--agent", "lead", "coordinate", "--goal", GOAL, "--agents", &agents.join(",")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert_eq!(text.status.code(), Some(1));
+    assert_eq!(stderr.lines().filter(|l| l.trim_start().starts_with("MISSING ")).count(), 4, "{stderr}");
+    assert!(stderr.contains("fix: --quorum 1"), "{stderr}");
+}
+
+#[test]
+fn a_dry_run_prints_the_preflight_and_the_plan_and_starts_nothing() {
+    let env = TestEnv::new();
+    let repo = project(&env, &["alice", "bob"], Some("python3 -m unittest"));
+    let refs_before = env.refs(&repo);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+    let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1", "--dry-run"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let pre = &out.events("preflight")[0];
+    assert_eq!(pre["ok"], true, "{pre:#}");
+    assert_eq!(pre["dry_run"], true);
+    assert_eq!(pre["frame"]["current"], false, "no frame is published: the run would publish the goal's");
+    let slices = pre["plan"]["slices"].as_array().unwrap();
+    assert_eq!(slices.len(), 2);
+    assert_eq!(out.lines.len(), 1, "--dry-run --json is the preflight alone");
+    assert!(!env.root().join("log.asked").exists(), "an agent was asked");
+    assert_eq!(env.refs(&repo), refs_before, "--dry-run wrote a ref");
+}
+
+#[test]
+fn an_aggregate_run_with_a_plain_unittest_check_lands_every_fix_once() {
+    let env = TestEnv::new();
+    let repo = project(&env, &["alice", "bob"], Some("python3 -m unittest"));
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+    let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1"]);
+    // The two bugs are in two slices: each slice alone leaves the other's test failing.
+    let plan = &out.events("plan")[0]["plan"]["slices"];
+    let owner = |file: &str| {
+        plan.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["targets"].as_array().unwrap().iter().any(|t| t == file))
+            .map(|s| s["agent"].as_str().unwrap().to_string())
+    };
+    let (p, s) = (owner("pricing.py"), owner("stock.py"));
+    assert!(p.is_some() && s.is_some() && p != s, "the plan: {plan:#}");
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, env_log(&env));
+    // Every endorsement counted as an improvement of the base, naming the test it fixed.
+    let improved: Vec<String> = env
+        .mas_ok(&repo, &["log", "--json"])
+        .lines()
+        .filter(|l| l.contains("\"differential\""))
+        .map(str::to_string)
+        .collect();
+    assert!(!improved.is_empty(), "no endorsement recorded a differential");
+    // One landing on main, with both fixes, and the project's own tests pass there.
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    assert!(env.git(&repo, &["show", "main:pricing.py"]).contains("sum(prices)"));
+    assert!(env.git(&repo, &["show", "main:stock.py"]).contains("count >= 1"));
+    let tests = std::process::Command::new("python3").args(["-m", "unittest"]).current_dir(&repo).output().unwrap();
+    assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
+}
+
+fn env_log(env: &TestEnv) -> String {
+    ["alice", "bob"]
+        .iter()
+        .map(|a| std::fs::read_to_string(env.root().join(format!("log.{a}.err"))).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
