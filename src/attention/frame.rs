@@ -647,7 +647,7 @@ fn add_diagnostics(
 fn add_task_and_editor(input: &mut SnapshotInput, files: &InputFiles) {
     if let Some(task) = &files.task {
         input.sources.task = Some("text".into());
-        input.inputs.task = Some(format!("sha256:{}", sha256_hex(task.as_bytes())));
+        input.inputs.task = Some(task_id(task));
     }
     input.editor = files.editor.iter().map(|p| normalize_rel(p)).collect();
     if !files.editor.is_empty() {
@@ -710,6 +710,11 @@ pub struct Frame {
     pub publisher: String,
     /// The snapshot.
     pub snapshot: Snapshot,
+}
+
+/// The input id of a task text, as a snapshot's `inputs.task` names it.
+pub fn task_id(task: &str) -> String {
+    format!("sha256:{}", sha256_hex(task.as_bytes()))
 }
 
 /// The frame hash a frame record names (empty when it names none).

@@ -6,7 +6,7 @@
 
 use crate::cli::context::Context;
 use crate::cli::inputs::{InputArgs, read_inputs};
-use git_mas::attention::frame::{self, InputFiles, TreeView, current_frame_hash};
+use git_mas::attention::frame::{self, InputFiles, TreeView};
 use git_mas::attention::snapshot::Snapshot;
 use git_mas::coordinate::preflight::{Item, Preflight, Program, find_program, is_executable, program, quorum_item};
 use git_mas::hosts::preset::{CommandSource, Wiring, resolve_command};
@@ -27,19 +27,25 @@ pub struct Gathered {
     pub frame: Option<GoalFrame>,
 }
 
-/// The frame of the goal: the snapshot of the working tree with the goal as its task and the
-/// configured inputs.
+/// The run's frame: the published frame when there is one, else a snapshot of the working tree
+/// with the goal as its task and the configured inputs, to publish.
+///
+/// Decision (narrower than "publish the goal's frame when the goal is not the frame's task"): a
+/// published frame is the team's shared frame, and publishing another makes every focus on it
+/// stale — a person's or a session's hold on a file would stop holding while the run works. So
+/// the driver publishes only when no frame is published; the preflight says when the frame's task
+/// is not the goal.
 pub struct GoalFrame {
     /// The snapshot.
     pub snapshot: Snapshot,
-    /// The tree it was taken of.
-    pub view: TreeView,
-    /// Its inputs.
-    pub files: InputFiles,
     /// Its hash.
     pub hash: String,
     /// Whether it is the published frame already.
     pub current: bool,
+    /// Whether the goal is its task.
+    pub of_goal: bool,
+    /// What publishing it takes (the tree it was taken of, its inputs), when it is not current.
+    pub publish: Option<(TreeView, InputFiles)>,
 }
 
 /// What the run is.
@@ -288,24 +294,27 @@ fn checkout(store: &git_mas::store::Store, p: &mut Preflight) {
 fn goal_frame(ctx: &Context, goal: &str, p: &mut Preflight) -> Option<GoalFrame> {
     let computed = (|| -> Result<GoalFrame, crate::cli::error::CliError> {
         let store = ctx.store()?;
+        // A published frame is the run's frame, whatever moved since: publishing another would
+        // leave every focus on it stale.
+        if let Some(f) = frame::current_frame(store)? {
+            let of_goal = f.snapshot.inputs.task.as_deref() == Some(frame::task_id(goal).as_str());
+            return Ok(GoalFrame { snapshot: f.snapshot, hash: f.hash, current: true, of_goal, publish: None });
+        }
         let inputs = InputArgs { task: Some(goal.to_string()), ..InputArgs::default() };
         let files = read_inputs(store, &inputs)?;
         let (snapshot, view) = frame::snapshot_now(store, &files)?;
         let hash = snapshot.frame_hash();
-        let current = current_frame_hash(store)?.is_some_and(|(_, h)| h == hash);
-        Ok(GoalFrame { snapshot, view, files, hash, current })
+        Ok(GoalFrame { snapshot, hash, current: false, of_goal: true, publish: Some((view, files)) })
     })();
     match computed {
         Ok(f) => {
             let n = f.snapshot.targets.len();
-            let what = if f.current { "is the published frame" } else { "is published when the run starts" };
-            p.push(Item::ok(
-                "frame",
-                format!(
-                    "frame {} of the goal and the configured inputs ({n} targets) {what}",
-                    &f.hash[..f.hash.len().min(12)]
-                ),
-            ));
+            let short = &f.hash[..f.hash.len().min(12)];
+            p.push(Item::ok("frame", match (f.current, f.of_goal) {
+                (false, _) => format!("frame {short} of the goal and the configured inputs ({n} targets) is published when the run starts"),
+                (true, true) => format!("the published frame {short} ({n} targets) has the goal as its task"),
+                (true, false) => format!("the published frame {short} ({n} targets) is kept, though its task is not the goal: publishing another would leave every focus on it stale"),
+            }));
             Some(f)
         }
         Err(e) => {

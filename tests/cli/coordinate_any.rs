@@ -58,7 +58,9 @@ case "$(field task)" in
         stock.py) sed -i 's/count > 1/count >= 1/' stock.py ;;
       esac
     done
-    git mas propose -m "$GIT_MAS_AGENT's slice" >&2 ;;
+    git mas propose -m "$GIT_MAS_AGENT's slice" >&2
+    # bob keeps a scratch file he never proposes.
+    [ "$GIT_MAS_AGENT" = bob ] && echo "my notes" > scratch.txt ;;
   endorse) for p in $(field endorse | tr , ' '); do git mas endorse "$p" >&2; done ;;
 esac
 next=$(field next)
@@ -191,6 +193,17 @@ fn an_aggregate_run_with_a_plain_unittest_check_lands_every_fix_once() {
     assert!(env.git(&repo, &["show", "main:stock.py"]).contains("count >= 1"));
     let tests = std::process::Command::new("python3").args(["-m", "unittest"]).current_dir(&repo).output().unwrap();
     assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
+    // The run landed: alice's worktree is gone; bob's stays, it holds a file he never proposed.
+    for w in out.events("worktree") {
+        let path = Path::new(w["path"].as_str().unwrap());
+        assert_eq!(path.exists(), w["agent"] == "bob", "{}", path.display());
+    }
+    assert_eq!(env.git(&repo, &["worktree", "list"]).lines().count(), 2);
+    assert!(
+        out.stderr.contains("bob's worktree") && out.stderr.contains("1 path(s) not in bob's proposal"),
+        "{}",
+        out.stderr
+    );
 }
 
 fn env_log(env: &TestEnv) -> String {

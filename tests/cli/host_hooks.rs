@@ -398,7 +398,8 @@ fn coordinate_stand_ins(
     let out = env
         .mas_cmd(repo)
         .args(["--agent", "lead", "coordinate", "--json", "--goal", "notes", "--agents", agents])
-        .args(["--quorum", "1", "--wait", "2s"])
+        // The test looks into each agent's worktree after the run.
+        .args(["--quorum", "1", "--keep-worktrees"])
         .args(extra)
         .output()
         .unwrap();

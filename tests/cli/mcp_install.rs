@@ -193,7 +193,8 @@ fn coordinate(env: &TestEnv, repo: &Path, extra: &[&str]) -> (Option<i32>, Vec<V
     let out = env
         .mas_cmd(repo)
         .args(["--agent", "lead", "coordinate", "--json", "--goal", "notes", "--agents", "alice=claude-code,bob=codex"])
-        .args(["--quorum", "1", "--wait", "2s"])
+        // The test looks into each agent's worktree after the run.
+        .args(["--quorum", "1", "--keep-worktrees"])
         .args(extra)
         .output()
         .unwrap();

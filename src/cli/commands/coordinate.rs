@@ -40,8 +40,9 @@ use std::path::PathBuf;
 ///
 /// --pattern development (the default) converges on code: the driver starts a run (`git mas run
 /// start`), publishes the goal's frame (the working tree, with the goal as the task and the
-/// configured inputs: `mas.scip`, `mas.diagnostics`, `mas.editorFile`) unless it is current,
-/// creates one worktree per agent, and each round
+/// configured inputs: `mas.scip`, `mas.diagnostics`, `mas.editorFile`) when no frame is published
+/// (a published frame is kept: another would leave every focus on it stale), creates one
+/// worktree per agent, and each round
 /// hops to every agent in ring order — phase=CONVERGE, the goal, its worktree and what to run
 /// (focus, gate, edit, `git mas propose`) — then again for endorsements (`git mas endorse`, which
 /// runs the team's check: --check, else `git config mas.check`). After each hop it looks for the
@@ -115,6 +116,10 @@ use std::path::PathBuf;
 /// named by an OPENCODE_CONFIG_CONTENT assignment before `opencode run`. A command line from git
 /// config is run as written: add those there to gate such an agent.
 ///
+/// After a landed run the agents' worktrees are removed (a worktree holding changes its agent
+/// never proposed stays, with a warning); --keep-worktrees keeps them all. An unlanded run keeps
+/// them for inspection.
+///
 /// Every reply ends with `NEXT <agent>` or `DONE`. A failed call (an error exit, a timeout: the
 /// process group is killed) or an unreadable reply is asked once more with the reason; a second
 /// failure halts the run with that reason. Ctrl-C kills every agent process; refs/mas stays as of
@@ -186,6 +191,10 @@ pub struct CoordinateArgs {
     /// (or when the rounds end), instead of nothing; the report names the missing ones.
     #[arg(long, requires = "aggregate")]
     pub partial: bool,
+    /// Keep the agents' worktrees after a landed run (they are removed, unless one holds changes
+    /// its agent never proposed; an unlanded run always keeps them for inspection).
+    #[arg(long)]
+    pub keep_worktrees: bool,
     /// Print the preflight and the plan, and start nothing (exit 0 when the run could start, 1
     /// when something is missing).
     #[arg(long)]
@@ -203,13 +212,13 @@ fn parse_pattern(value: &str) -> Result<PatternKind, String> {
 /// Publishes the goal's frame (the working tree with the goal as its task, and the configured
 /// inputs) unless it is the published one already; returns its hash.
 fn publish_goal_frame(ctx: &Context, frame: &GoalFrame) -> Result<String, CliError> {
-    if frame.current {
+    let Some((view, files)) = frame.publish.as_ref().filter(|_| !frame.current) else {
         ctx.status(&format!("frame {} is current", frame.hash));
         return Ok(frame.hash.clone());
-    }
+    };
     let caller = ctx.caller()?;
     let store = ctx.store()?;
-    match frame::publish(store, &caller.name, &caller.key, &frame.snapshot, &frame.view, &frame.files)? {
+    match frame::publish(store, &caller.name, &caller.key, &frame.snapshot, view, files)? {
         Published::New { .. } => {
             ctx.status(&format!("published frame {} from the goal and the configured inputs", frame.hash))
         }
@@ -428,6 +437,7 @@ fn development(
     let wired = TeamWiring::of(&peers, !args.no_edit_gate, !args.no_mcp);
     // The check the run will record (`--check`, else `mas.check`): claude-code may run it.
     let check = ctx.store().ok().and_then(|s| check_command(s, args.check.as_deref(), None));
+    let agent_names: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
     let mut team = team(ctx, peers, &dir, check.as_deref(), &|name| wired.wiring(name))?;
     install_interrupt_handler()?;
     let runtime = async_runtime()?;
@@ -454,11 +464,26 @@ fn development(
         let bytes = serde_json::to_vec_pretty(&outcome.report).map_err(|e| CliError::internal(e.to_string()))?;
         write_file(path, &bytes, "--report")?;
     }
+    let kept = if outcome.halt == DevHalt::Landed && !args.keep_worktrees {
+        remove_worktrees(ctx, &outcome.run, &agent_names)
+    } else {
+        agent_names.clone()
+    };
     if !json {
         ctx.ui().out(&dev_summary(&outcome.report))?;
+        let worktrees = if kept.is_empty() {
+            "the agents' worktrees are removed (--keep-worktrees keeps them)".to_string()
+        } else {
+            format!(
+                "{} worktree(s) stay for inspection ({}: `git mas worktree remove <agent> --run {}`)",
+                kept.len(),
+                kept.join(", "),
+                outcome.run
+            )
+        };
         ctx.status(&format!(
-            "report stored under refs/mas/runs/{}/report (`git mas report {}`); worktrees stay for inspection (`git mas worktree remove <agent> --run {}`)",
-            outcome.run, outcome.run, outcome.run
+            "report stored under refs/mas/runs/{}/report (`git mas report {}`); {worktrees}",
+            outcome.run, outcome.run
         ));
     }
     Ok(Outcome::of_code(match outcome.halt {
@@ -652,4 +677,46 @@ fn dry_run(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], developmen
         ctx.ui().out(&format!("{text}\nnothing was started (--dry-run)\n"))?;
     }
     Ok(Outcome::of_code(if gathered.preflight.passed() { exit::OK } else { exit::USER }))
+}
+
+/// Removes the worktrees of a landed run's agents, each unless it holds changes its agent never
+/// proposed (those are kept, with a warning); the agents whose worktree is kept.
+fn remove_worktrees(ctx: &Context, run: &str, agents: &[String]) -> Vec<String> {
+    let mut kept = Vec::new();
+    let Ok(store) = ctx.store() else { return agents.to_vec() };
+    let Ok(meta) = git_mas::devrun::load_meta(store, &store.roster().unwrap_or_default(), run) else {
+        return agents.to_vec();
+    };
+    for agent in agents {
+        let found = match git_mas::pool::worktree::find(store.common_dir(), run, agent) {
+            Ok(Some(w)) => w,
+            Ok(None) => continue,
+            Err(_) => {
+                kept.push(agent.clone());
+                continue;
+            }
+        };
+        match git_mas::pool::worktree::unproposed(store, &meta, &found) {
+            Ok(None) => {
+                if let Err(e) = git_mas::pool::worktree::remove(store, &found) {
+                    ctx.warn(&format!("{agent}'s worktree {} stays: {e}", found.path.display()));
+                    kept.push(agent.clone());
+                }
+            }
+            Ok(Some(lost)) => {
+                ctx.warn(&format!(
+                    "{agent}'s worktree {} stays: it holds {} path(s) not in {}",
+                    found.path.display(),
+                    lost.paths.len(),
+                    lost.against
+                ));
+                kept.push(agent.clone());
+            }
+            Err(e) => {
+                ctx.warn(&format!("{agent}'s worktree {} stays: {e}", found.path.display()));
+                kept.push(agent.clone());
+            }
+        }
+    }
+    kept
 }

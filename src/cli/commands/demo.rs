@@ -451,10 +451,12 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     let check = demo_check(d, &t)?;
     d.git(&t, &["config", "mas.agent", "erin"])?;
     d.git(&t, &["config", "mas.check", check])?;
-    d.git(&t, &["config", "mas.task", AGGREGATE_TASK])?;
     check_main(d, &t, check, "team-before", 1)?;
     let agents = "erin=builtin:reference,frank=builtin:reference,grace=builtin:reference,dave=builtin:faulty";
-    d.mas(&t, &["coordinate", "--aggregate", "--partial", "--goal", TASK, "--agents", agents, "--quorum", "2"])?;
+    d.mas(
+        &t,
+        &["coordinate", "--aggregate", "--partial", "--goal", AGGREGATE_TASK, "--agents", agents, "--quorum", "2"],
+    )?;
     d.git(&t, &["log", "-1", "--format=%B", "main"])?;
     d.say("\n   the same check on main's tip after the aggregate landing: the project's tests pass")?;
     check_main(d, &t, check, "team-after", 0)?;

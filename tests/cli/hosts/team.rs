@@ -197,6 +197,10 @@ fn a_host_that_is_not_logged_in_is_a_failed_call_quoting_its_words() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice"]);
+    // One agent: its own endorsement must count for the preflight to let the run start, and a
+    // check must be there.
+    env.git_quiet_ok(&repo, &["config", "mas.allowSelfEndorse", "true"]);
+    env.git_quiet_ok(&repo, &["config", "mas.check", "true"]);
     // claude with no credentials and no model server: it says so on stdout and exits 1.
     let out = env
         .mas_cmd(&repo)
@@ -229,6 +233,10 @@ fn a_host_whose_model_never_answers_is_stopped_at_the_hop_timeout() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice"]);
+    // One agent: its own endorsement must count for the preflight to let the run start, and a
+    // check must be there.
+    env.git_quiet_ok(&repo, &["config", "mas.allowSelfEndorse", "true"]);
+    env.git_quiet_ok(&repo, &["config", "mas.check", "true"]);
     // A model endpoint that accepts connections and never answers.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", silent.local_addr().unwrap());
