@@ -258,7 +258,7 @@ pub enum SliceStatus {
     JudgedAgainst,
     /// Its proposal waits for endorsements.
     Waiting,
-    /// No proposal (or, after a landing, left out of it).
+    /// No proposal.
     Missing,
 }
 
@@ -540,10 +540,19 @@ fn dependency_conflicts(issues: &[DependencyIssue], standing: &Standing<'_>) -> 
         .collect()
 }
 
-/// The quality gate, measured on the winners' checks (and the merged tree's, once landed).
+/// The quality gate, measured on the winners' checks (and the merged tree's, once landed); with
+/// no winner, on every proposal's checks (so that checks that ran and failed are never reported
+/// as no check at all), and never reached.
 fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
     let (mut passed, mut total) = (0u64, 0u64);
-    for agent in winners {
+    let everyone: Vec<String>;
+    let measured: &[String] = if winners.is_empty() {
+        everyone = state.tally.proposals.iter().map(|p| p.agent.clone()).collect();
+        &everyone
+    } else {
+        winners
+    };
+    for agent in measured {
         if let Some(p) = state.tally.proposal(agent) {
             let (a, b) = p.checks();
             passed += a;
@@ -561,7 +570,8 @@ fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
     let basis = match (&state.outcome, winners.is_empty()) {
         (Outcome::Landed { .. }, _) => format!("checks of the landed content ({})", winners.join(", ")),
         (_, false) => format!("checks of the leading proposal ({})", winners.join(", ")),
-        (_, true) => "no proposal leads yet".to_string(),
+        (_, true) if measured.is_empty() => "no proposal yet".to_string(),
+        (_, true) => format!("checks of every proposal, none leading ({})", measured.join(", ")),
     };
     let basis = if state.slices.is_empty() || missing.is_empty() {
         basis
@@ -574,7 +584,7 @@ fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
         total,
         pass_rate,
         threshold: state.quality_threshold,
-        reached: pass_rate.map(|r| r >= state.quality_threshold && missing.is_empty()),
+        reached: pass_rate.map(|r| !winners.is_empty() && r >= state.quality_threshold && missing.is_empty()),
     }
 }
 
@@ -589,14 +599,16 @@ fn slice_reports(state: &RunState, conflicts: &[Conflict]) -> Vec<SliceReport> {
         .iter()
         .map(|(agent, targets)| {
             let p = state.tally.proposal(agent);
+            // A slice a landing left out says why: judged against, or still waiting; "missing"
+            // only when it was never proposed.
             let status = match (landed, p) {
                 (Some(w), _) if w.contains(agent) => SliceStatus::Landed,
-                (Some(_), _) | (None, None) => SliceStatus::Missing,
-                (None, Some(p)) if p.at_quorum => SliceStatus::AtQuorum,
-                (None, Some(p)) if p.failures().next().is_some() || p.rejections().next().is_some() => {
+                (_, None) => SliceStatus::Missing,
+                (_, Some(p)) if p.at_quorum => SliceStatus::AtQuorum,
+                (_, Some(p)) if p.failures().next().is_some() || p.rejections().next().is_some() => {
                     SliceStatus::JudgedAgainst
                 }
-                (None, Some(_)) => SliceStatus::Waiting,
+                (_, Some(_)) => SliceStatus::Waiting,
             };
             SliceReport {
                 agent: agent.clone(),

@@ -101,7 +101,11 @@ impl Driver<'_> {
                 .filter(|s| s.status != SliceStatus::AtQuorum)
                 .map(|s| format!("{} ({})", s.agent, s.detail.as_deref().unwrap_or("no proposal")))
                 .collect();
-            let why = if holds { "nothing lands until every slice is in" } else { "the barrier waits" };
+            let why = if holds {
+                "every slice is judged, but nothing lands until every slice is at quorum"
+            } else {
+                "the barrier waits"
+            };
             self.emit(DevEvent::NotLandable { round, detail: format!("{why}: {}", open.join(", ")) })?;
             return Ok(None);
         }

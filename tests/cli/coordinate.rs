@@ -134,6 +134,11 @@ fn no_landable_quorum_within_max_rounds_halts_and_aborts_the_run() {
     assert!(out.events("landed").is_empty());
     let report = &out.last()["report"];
     assert_ne!(report["status"], "converged", "{report}");
+    // Checks ran and failed: the quality line says so, never "no check ran".
+    let q = &report["quality_state"];
+    assert!(q["total"].as_u64().unwrap() >= 2 && q["passed"] == 0, "{q}");
+    assert_eq!(q["reached"], false, "{q}");
+    assert!(q["basis"].as_str().unwrap().contains("none leading"), "{q}");
     let run = report["run"].as_str().unwrap();
     let shown: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "show", run, "--json"])).unwrap();
     assert_eq!(shown["phase"]["phase"], "aborted", "{shown}");

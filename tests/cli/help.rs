@@ -105,7 +105,7 @@ fn the_demo_runs_end_to_end() {
     assert!(plan < first_hop, "the plan comes before the first hop");
     assert!(aggregate.contains("landed erin, frank, grace on main as"), "{aggregate}");
     assert!(aggregate.contains("Mas-Termination: tasks_completed"), "{aggregate}");
-    assert!(aggregate.contains("dave         missing"), "the report names the missing slice:\n{aggregate}");
+    assert!(aggregate.contains("dave         judged_against"), "the report names the slice left out:\n{aggregate}");
     let before = aggregate.find("team-before && git -C team archive main").unwrap();
     let after = aggregate.find("team-after && git -C team archive main").unwrap();
     assert!(aggregate[before..first_hop].contains("check.sh: FAILED: rust python"), "{aggregate}");

@@ -67,7 +67,7 @@ use std::path::PathBuf;
 /// (artifact_mismatch) or a merged tree failing the check (test_failure) is recorded and handed to
 /// the agents concerned in the next round's hop (`conflict=`); only when the rounds run out does
 /// the run end unlanded. --partial lands the slices at quorum once the barrier holds without the
-/// others (the report names the missing ones, never quality_reached).
+/// others (the report names the slices left out, never quality_reached).
 ///
 /// --pattern preference|cascade|resource|unmapped runs ASSEMBLY first (each peer ends with
 /// `CLASS <name>` and `UPDATE <rule>`), then CONVERGE on the class the team named, exactly as
@@ -188,7 +188,7 @@ pub struct CoordinateArgs {
     #[arg(long)]
     pub aggregate: bool,
     /// With --aggregate: land the slices at quorum without the others once every slice is judged
-    /// (or when the rounds end), instead of nothing; the report names the missing ones.
+    /// (or when the rounds end), instead of nothing; the report names the slices left out.
     #[arg(long, requires = "aggregate")]
     pub partial: bool,
     /// Keep the agents' worktrees after a landed run (they are removed, unless one holds changes
@@ -293,7 +293,7 @@ fn narrate_aggregate(ctx: &Context, event: &DevEvent) {
         }
         DevEvent::Barrier { round, holds, slices } => {
             let mut text =
-                format!("barrier after round {round}: {}", if *holds { "every slice is in" } else { "waiting" });
+                format!("barrier after round {round}: {}", if *holds { "every slice is judged" } else { "waiting" });
             for s in slices {
                 let detail = s.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
                 text.push_str(&format!("\n  {:<12} {}{detail}", s.agent, s.status.name()));

@@ -437,7 +437,7 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     d.say("   by the frame (`coordinate --aggregate`): each agent gets a slice of files no one else holds, works it")?;
     d.say("   alone and proposes; dave is faulty and breaks his slice; a wait-all barrier holds until every slice")?;
     d.say("   is judged, then the slices at quorum are merged, checked as a whole and land as one commit")?;
-    d.say("   (--partial: without dave's, which the report names as missing)")?;
+    d.say("   (--partial: without dave's, which the report names as judged against)")?;
     std::fs::create_dir_all(&t)?;
     write_fixture(&t)?;
     d.git(&t, &["init", "--quiet", "-b", "main"])?;
