@@ -118,14 +118,45 @@ pub enum SliceError {
     },
 }
 
+/// Lock files package managers write: regenerated, never the work of a slice.
+const LOCK_FILES: &[&str] = &[
+    "Cargo.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lockb",
+    "bun.lock",
+    "poetry.lock",
+    "Pipfile.lock",
+    "uv.lock",
+    "pdm.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "flake.lock",
+    "mix.lock",
+    "pubspec.lock",
+    "Podfile.lock",
+    "packages.lock.json",
+];
+
+/// Whether `path` is generated rather than written: a package manager's lock file, or a minified
+/// script or style sheet (`*.min.js`, `*.min.css`).
+pub fn is_generated(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    LOCK_FILES.contains(&name) || name.ends_with(".min.js") || name.ends_with(".min.css")
+}
+
 /// The frame's files (targets without `#`), highest saliency first, without git-mas's own
-/// (`.mas/`: the roster is the team's state, not its work).
+/// (`.mas/`: the roster is the team's state, not its work) and without generated files
+/// ([`is_generated`]: a lock file is not a slice of the goal).
 pub fn frame_files(snapshot: &Snapshot) -> Vec<String> {
     let mut seen = BTreeSet::new();
     snapshot
         .targets
         .iter()
-        .filter(|t| !t.id.contains('#') && !t.id.starts_with(".mas/"))
+        .filter(|t| !t.id.contains('#') && !t.id.starts_with(".mas/") && !is_generated(&t.id))
         .filter(|t| seen.insert(t.id.clone()))
         .map(|t| t.id.clone())
         .collect()

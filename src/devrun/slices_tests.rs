@@ -120,3 +120,12 @@ fn the_plan_is_the_agents_last_split_else_dealt_from_the_frame() {
     assert_eq!(plan.source, SliceSource::Frame);
     assert!(matches!(choice, PlanChoice::Refused(why) if why.contains("src/nope.rs")), "refused naming the target");
 }
+
+#[test]
+fn lock_and_minified_files_are_in_no_slice() {
+    let frame = ["Cargo.lock", "src/tax.rs", "web/package-lock.json", "src/money.rs", "web/app.min.js", "go.sum"];
+    assert_eq!(frame_files(&snapshot(&frame)), names(&["src/tax.rs", "src/money.rs"]));
+    for kept in ["src/lock.rs", "Cargo.toml", "docs/yarn.lock.md", "app.js"] {
+        assert!(!is_generated(kept), "{kept}");
+    }
+}
