@@ -109,10 +109,8 @@ fn unittest(output: &str) -> Option<TestReport> {
     let mut ran = None;
     for line in output.lines() {
         let line = line.trim_end();
-        for tag in ["FAIL: ", "ERROR: "] {
-            if let Some(rest) = line.strip_prefix(tag) {
-                r.failed.insert((WHOLE.to_string(), unittest_id(rest)));
-            }
+        if let Some(rest) = after_tag(line, &["FAIL: ", "ERROR: "]) {
+            r.failed.insert((WHOLE.to_string(), unittest_id(rest)));
         }
         if let Some((head, result)) = line.rsplit_once(" ... ")
             && matches!(result, "FAIL" | "ERROR")
@@ -132,6 +130,11 @@ fn unittest(output: &str) -> Option<TestReport> {
     Some(r)
 }
 
+/// What follows the first of `tags` that `line` starts with.
+fn after_tag<'a>(line: &'a str, tags: &[&str]) -> Option<&'a str> {
+    tags.iter().find_map(|t| line.strip_prefix(t))
+}
+
 /// `test_x (pkg.mod.Class.test_x)` (3.11+) or `test_x (pkg.mod.Class)` → `pkg.mod.Class.test_x`.
 fn unittest_id(text: &str) -> String {
     let text = text.trim();
@@ -146,11 +149,9 @@ fn pytest(output: &str) -> Option<TestReport> {
     let mut total = None;
     for line in output.lines() {
         let line = line.trim_end();
-        for tag in ["FAILED ", "ERROR "] {
-            if let Some(rest) = line.strip_prefix(tag) {
-                let id = rest.split(" - ").next().unwrap_or(rest).trim();
-                r.failed.insert((WHOLE.to_string(), id.to_string()));
-            }
+        if let Some(rest) = after_tag(line, &["FAILED ", "ERROR "]) {
+            let id = rest.split(" - ").next().unwrap_or(rest).trim();
+            r.failed.insert((WHOLE.to_string(), id.to_string()));
         }
         if let Some((id, result)) = line.split_once(' ')
             && id.contains("::")

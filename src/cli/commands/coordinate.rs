@@ -576,9 +576,7 @@ fn preflight(
     peers: &[PeerEntry],
     development: bool,
 ) -> Result<Option<GoalFrame>, CliError> {
-    let ask =
-        preflight::Ask { goal: &args.goal, peers, development, check: args.check.as_deref(), quorum: args.quorum };
-    let gathered = preflight::gather(ctx, &ask);
+    let gathered = gather(ctx, args, peers, development);
     show_preflight(ctx, args, &gathered, None)?;
     if !gathered.preflight.passed() {
         return Err(refused(&gathered));
@@ -641,11 +639,16 @@ fn show_preflight(
     Ok(())
 }
 
-/// `--dry-run`: the preflight and the plan; nothing started, nothing written.
-fn dry_run(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], development: bool) -> Result<Outcome, CliError> {
+/// The preflight of this command line (the rules: [`preflight::gather`]).
+fn gather(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], development: bool) -> preflight::Gathered {
     let ask =
         preflight::Ask { goal: &args.goal, peers, development, check: args.check.as_deref(), quorum: args.quorum };
-    let gathered = preflight::gather(ctx, &ask);
+    preflight::gather(ctx, &ask)
+}
+
+/// `--dry-run`: the preflight and the plan; nothing started, nothing written.
+fn dry_run(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], development: bool) -> Result<Outcome, CliError> {
+    let gathered = gather(ctx, args, peers, development);
     let plan = match (&gathered.frame, args.aggregate && !args.assembly) {
         (Some(f), true) => {
             let agents: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
