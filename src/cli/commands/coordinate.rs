@@ -355,23 +355,6 @@ fn aggregate_plan(
     Ok(Some(Aggregate { plan, partial: args.partial }))
 }
 
-fn check_roster(ctx: &Context, peers: &[PeerEntry]) -> Result<(), CliError> {
-    let roster = ctx.store()?.roster()?;
-    for p in peers {
-        if roster.get(&p.name).is_none() {
-            return Err(CliError::user(format!(
-                "agent '{}' ({}) is not on the repository's roster: in a development run every agent signs its own proposals and endorsements",
-                p.name, p.spec
-            ))
-            .hinted(format!(
-                "name each peer after an agent, e.g. --agents alice={}, and create agents with `git mas agent new <name>` (commit .mas/roster)",
-                p.spec
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Installs the edit hook (`gated`) and registers the MCP server (`served`) in `agent`'s new
 /// worktree, each when that agent is named there.
 fn prepare_worktree(
@@ -418,7 +401,6 @@ fn development(
             preflight(ctx, args, &peers, true)?.ok_or_else(|| CliError::internal("no frame after the preflight"))?
         }
     };
-    check_roster(ctx, &peers)?;
     let caller = ctx.caller()?;
     let frame = Some(publish_goal_frame(ctx, &goal_frame)?);
     let aggregate = aggregate_plan(ctx, args, &peers, assembly, &goal_frame)?;
