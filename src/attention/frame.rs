@@ -228,7 +228,7 @@ impl TreeView {
 }
 
 /// Lists a tree's files recursively (blobs, executables and symlinks), skipping non-UTF-8 names.
-fn tree_files(
+pub fn tree_files(
     repo: &gix::Repository,
     tree: ObjectId,
     prefix: &str,

@@ -9,6 +9,7 @@ use crate::cli::inputs::{InputArgs, read_inputs};
 use git_mas::attention::frame::{self, InputFiles, TreeView};
 use git_mas::attention::snapshot::Snapshot;
 use git_mas::coordinate::preflight::{Item, Preflight, Program, find_program, is_executable, program, quorum_item};
+use git_mas::devrun::slices::Coverage;
 use git_mas::hosts::preset::{CommandSource, Wiring, resolve_command};
 use git_mas::ops::land::commit::branch_worktrees;
 use git_mas::peers::{PeerEntry, PeerSpec};
@@ -46,6 +47,9 @@ pub struct GoalFrame {
     pub of_goal: bool,
     /// What publishing it takes (the tree it was taken of, its inputs), when it is not current.
     pub publish: Option<(TreeView, InputFiles)>,
+    /// What an aggregate run's goal concerns in it, when everything else holds (the plan covers
+    /// it).
+    pub coverage: Option<Coverage>,
 }
 
 /// What the run is.
@@ -60,6 +64,8 @@ pub struct Ask<'a> {
     pub check: Option<&'a str>,
     /// `--quorum`.
     pub quorum: Option<u32>,
+    /// An aggregate run: its plan needs what the goal concerns (the check is run on the base).
+    pub aggregate: bool,
 }
 
 /// Checks everything `ask` needs.
@@ -100,8 +106,65 @@ pub fn gather(ctx: &Context, ask: &Ask) -> Gathered {
         checkout(store, &mut p);
         frame = goal_frame(ctx, ask.goal, &mut p);
     }
+    if let (Some(f), Some(c)) = (frame.as_mut(), &check)
+        && ask.aggregate
+        && p.passed()
+    {
+        f.coverage = concerns(store, f, c, &mut p);
+    }
     Gathered { preflight: p, frame }
 }
+
+/// What the goal concerns for an aggregate run's plan: the team's check run once on the base
+/// (the integration branch's tip) and read for the files it names, the frame's named and erring
+/// files, their neighbours.
+fn concerns(store: &git_mas::store::Store, f: &GoalFrame, check: &str, p: &mut Preflight) -> Option<Coverage> {
+    let branch = store.integration_branch();
+    let base = store.tip(&format!("refs/heads/{branch}")).ok().flatten()?;
+    let ran = match git_mas::coordinate::coverage::base_check(store, base, check, Some(BASE_CHECK_TIMEOUT)) {
+        Ok(run) => {
+            let how = match (&run.summary.exit_status, run.timed_out) {
+                (_, true) => format!("did not finish in {} s", BASE_CHECK_TIMEOUT.as_secs()),
+                (Some(0), _) => "passes".to_string(),
+                (Some(code), _) => match &run.report {
+                    Some(r) if !r.failed.is_empty() => {
+                        format!("fails {} test(s) ({} report, exit {code})", r.failed.len(), r.format)
+                    }
+                    Some(r) => format!("fails (exit {code}; its {} report names no failing test)", r.format),
+                    None => format!("fails (exit {code}; no test report read)"),
+                },
+                (None, _) => "was killed by a signal".to_string(),
+            };
+            let secs = run.summary.duration_ms as f64 / 1000.0;
+            p.push(Item::ok("base", format!("`{check}` on {branch} {how} in {secs:.1} s")));
+            Some(run)
+        }
+        Err(e) => {
+            p.push(Item::ok("base", format!("`{check}` could not run on {branch} ({e}): the plan does without it")));
+            None
+        }
+    };
+    let scip = match &f.publish {
+        Some((_, files)) => files.scip.as_ref().map(|(_, b)| b.clone()),
+        None => frame::current_frame_entry(store)
+            .ok()
+            .flatten()
+            .and_then(|e| frame::frame_file(store, e.commit, "inputs/index.scip").ok().flatten()),
+    };
+    match git_mas::coordinate::coverage::coverage(store, base, &f.snapshot, ran.as_ref(), scip.as_deref()) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            p.push(Item::ok(
+                "base",
+                format!("what the goal concerns could not be read ({e}): the plan is dealt from the frame"),
+            ));
+            None
+        }
+    }
+}
+
+/// How long the check may run on the base in the preflight.
+const BASE_CHECK_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Every agent of a development run is on the roster with its key here.
 fn roster(ctx: &Context, peers: &[PeerEntry], p: &mut Preflight) {
@@ -298,13 +361,20 @@ fn goal_frame(ctx: &Context, goal: &str, p: &mut Preflight) -> Option<GoalFrame>
         // leave every focus on it stale.
         if let Some(f) = frame::current_frame(store)? {
             let of_goal = f.snapshot.inputs.task.as_deref() == Some(frame::task_id(goal).as_str());
-            return Ok(GoalFrame { snapshot: f.snapshot, hash: f.hash, current: true, of_goal, publish: None });
+            return Ok(GoalFrame {
+                snapshot: f.snapshot,
+                hash: f.hash,
+                current: true,
+                of_goal,
+                publish: None,
+                coverage: None,
+            });
         }
         let inputs = InputArgs { task: Some(goal.to_string()), ..InputArgs::default() };
         let files = read_inputs(store, &inputs)?;
         let (snapshot, view) = frame::snapshot_now(store, &files)?;
         let hash = snapshot.frame_hash();
-        Ok(GoalFrame { snapshot, hash, current: false, of_goal: true, publish: Some((view, files)) })
+        Ok(GoalFrame { snapshot, hash, current: false, of_goal: true, publish: Some((view, files)), coverage: None })
     })();
     match computed {
         Ok(f) => {

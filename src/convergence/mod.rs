@@ -244,6 +244,9 @@ pub struct RunState {
     pub quality_threshold: f64,
     /// An aggregate run's slices, in merge order: (agent, targets). Empty for best-of-N.
     pub slices: Vec<(String, Vec<String>)>,
+    /// The rounds a driver held, when it recorded them: the rounds used are the more of these
+    /// and the highest proposal round (agents that never proposed still held their rounds).
+    pub rounds_held: Option<u64>,
 }
 
 /// Where one slice of an aggregate run stands.
@@ -720,11 +723,8 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         used_ms: state.used_ms,
         exhausted: state.budget_ms.map(|limit| state.used_ms >= limit),
     };
-    let rounds_state = RoundsState {
-        used: tally.rounds,
-        max: tally.max_rounds,
-        reached: tally.max_rounds.map(|max| tally.rounds >= max),
-    };
+    let used = tally.rounds.max(state.rounds_held.unwrap_or(0));
+    let rounds_state = RoundsState { used, max: tally.max_rounds, reached: tally.max_rounds.map(|max| used >= max) };
     let quality_state = quality_state(state, &winners);
 
     let blocked_now = !landed && state.blocked.iter().any(|b| b.current);

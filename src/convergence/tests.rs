@@ -59,6 +59,7 @@ fn state(tally: Tally, outcome: Outcome) -> RunState {
         used_ms: 1000,
         quality_threshold: 1.0,
         slices: Vec::new(),
+        rounds_held: None,
     }
 }
 

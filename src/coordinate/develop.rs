@@ -80,6 +80,8 @@ pub struct Aggregate {
     /// Land the slices at quorum when the rounds end without the others (`--partial`), instead
     /// of nothing.
     pub partial: bool,
+    /// The plan's files the frame lists: a focus can name only those.
+    pub listed: std::collections::BTreeSet<String>,
 }
 
 /// Where one slice stands at the barrier.
@@ -483,6 +485,11 @@ impl Driver<'_> {
         let name = &self.names[a.i];
         let next = self.names.get(a.i + 1).cloned();
         let worktree = self.worktrees[a.i].1.display().to_string();
+        let slice = self.setup.aggregate.as_ref().and_then(|g| g.plan.slice(name)).filter(|_| a.task == Task::Propose);
+        let focus = match (&self.setup.aggregate, slice) {
+            (Some(g), Some(s)) => s.focus(|t| g.listed.contains(t)),
+            _ => Vec::new(),
+        };
         let prompt = DevPrompt {
             run: &self.run,
             agent: name,
@@ -498,7 +505,8 @@ impl Driver<'_> {
             winners: a.landed.map_or(&[], |(_, w)| w),
             attempt: a.attempt,
             reason: a.reason,
-            slice: self.setup.aggregate.as_ref().and_then(|g| g.plan.slice(name)).filter(|_| a.task == Task::Propose),
+            slice,
+            focus: &focus,
             notes: self.notes.get(name).map_or(&[], Vec::as_slice),
         }
         .render();
@@ -627,10 +635,15 @@ impl Driver<'_> {
         Ok(Landing::Landed(commit, winners))
     }
 
-    /// Ends an unlanded run: abort with the reason (unless a blocked landing already records it).
-    fn end_unlanded(&mut self, halt: DevHalt, detail: &str) -> Result<(), DevError> {
+    /// Ends an unlanded run after `rounds` rounds: abort with the reason (unless a blocked
+    /// landing already records it). An agent that could not be worked with (its reply unusable
+    /// twice, its record never made) is a blocking risk: the report says blocked / risk_blocked,
+    /// not that the rounds ran out.
+    fn end_unlanded(&mut self, halt: DevHalt, detail: &str, rounds: u64) -> Result<(), DevError> {
         if halt != DevHalt::LandBlocked {
-            devrun::abort(self.store, &self.roster, &self.run, detail, false, self.driver, self.key)?;
+            let risk = halt == DevHalt::UnreadableReply;
+            let stop = devrun::Stop { reason: detail, risk, rounds: Some(rounds) };
+            devrun::abort(self.store, &self.roster, &self.run, stop, self.driver, self.key)?;
         }
         Ok(())
     }
@@ -813,7 +826,7 @@ impl Driver<'_> {
                 }
             }
         } else {
-            self.end_unlanded(halt, &detail)?;
+            self.end_unlanded(halt, &detail, last_round)?;
         }
         self.emit(DevEvent::Halt { halt, peer, detail })?;
         let report = self.view()?.report(now_ms());

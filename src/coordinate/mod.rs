@@ -30,6 +30,7 @@
 //! record (there is nothing else to replay), and they are stored as `git mas converge` stores them.
 
 pub mod builtin;
+pub mod coverage;
 pub mod develop;
 pub mod preflight;
 pub mod scalar;
@@ -134,6 +135,9 @@ pub struct DevPrompt<'a> {
     pub reason: Option<&'a str>,
     /// The agent's slice, in an aggregate run.
     pub slice: Option<&'a Slice>,
+    /// What the agent's focus names first: its slice's files the frame lists, at most
+    /// [`crate::attention::rule::MAX_FOCUS_TARGETS`].
+    pub focus: &'a [String],
     /// What the last round left for this agent to resolve (conflicts with whom, a failed check).
     pub notes: &'a [String],
 }
@@ -226,8 +230,16 @@ impl DevPrompt<'_> {
              2. Change only your slice's files (other agents hold the others; the gate refuses them).\n\
              3. Run `git mas propose` in your worktree: your worktree's content becomes your slice's proposal.",
             slice.subgoal,
-            slice.targets.join(" ")
+            self.focus.join(" ")
         );
+        if !slice.why.is_empty() {
+            out.push_str("Why these files are yours:\n");
+            for t in &slice.targets {
+                if let Some(why) = slice.why.get(t) {
+                    let _ = writeln!(out, "  {t}: {}", one_line(why));
+                }
+            }
+        }
         for note in self.notes {
             let _ = writeln!(out, "To resolve from the last round: {note}");
         }
@@ -370,7 +382,9 @@ mod tests {
             agent: "alice".into(),
             subgoal: "fix the bugs — your slice: src/tax.rs, src/lib.rs".into(),
             targets: vec!["src/tax.rs".into(), "src/lib.rs".into()],
+            why: [("src/tax.rs".to_string(), "the failing check names it (tax::rounds)".to_string())].into(),
         };
+        let focus = slice.targets.clone();
         let notes = vec!["artifact_mismatch with bob in README.md: both changed line 1".to_owned()];
         let text = DevPrompt {
             run: "r1",
@@ -388,6 +402,7 @@ mod tests {
             attempt: 1,
             reason: None,
             slice: Some(&slice),
+            focus: &focus,
             notes: &notes,
         }
         .render();
@@ -418,6 +433,7 @@ mod tests {
             attempt: 2,
             reason: Some("no DONE"),
             slice: None,
+            focus: &[],
             notes: &[],
         }
         .render();

@@ -35,6 +35,7 @@
 //!   budget, and event time stamps only order events from different chains deterministically.
 
 pub mod artifact;
+pub mod cover;
 pub mod events;
 pub mod rules;
 pub mod settle;
@@ -461,6 +462,11 @@ pub struct AbortPayload {
     /// Whether the reason is a blocking risk (the report then says blocked / risk_blocked).
     #[serde(default)]
     pub risk: bool,
+    /// The rounds the driver held before it stopped the run (absent: not driven, or recorded
+    /// before it was kept). The report counts them: a run whose agents never proposed still held
+    /// its rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u64>,
     /// When.
     pub at_ms: u64,
 }
@@ -942,21 +948,32 @@ pub fn resolve(store: &Store, roster: &Roster, given: Option<&str>) -> Result<Ru
     }
 }
 
+/// Why a run is stopped, as an abort records it.
+#[derive(Debug, Clone, Copy)]
+pub struct Stop<'a> {
+    /// The reason.
+    pub reason: &'a str,
+    /// Whether it is a blocking risk.
+    pub risk: bool,
+    /// The rounds a driver held ([`AbortPayload::rounds`]).
+    pub rounds: Option<u64>,
+}
+
 /// Appends an abort record, refusing when the run already ended.
 pub fn abort(
     store: &Store,
     roster: &Roster,
     id: &str,
-    reason: &str,
-    risk: bool,
+    stop: Stop<'_>,
     agent: &str,
     key: &AgentKey,
 ) -> Result<AbortPayload, RunError> {
+    let Stop { reason, risk, rounds } = stop;
     let reason = reason.trim();
     if reason.is_empty() {
         return Err(SettingError::EmptyReason.into());
     }
-    let payload = AbortPayload { reason: reason.into(), risk, at_ms: now_ms() };
+    let payload = AbortPayload { reason: reason.into(), risk, rounds, at_ms: now_ms() };
     let value = encode(&payload, "an abort")?;
     store.append_with(&meta_ref(id), agent, key, ABORT_KIND, &[], |_tip| -> Result<Option<Append>, RunError> {
         // Re-read on every attempt: a landing or abort may just have been appended.

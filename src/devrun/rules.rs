@@ -317,7 +317,10 @@ mod tests {
     }
 
     fn aborted() -> Phase {
-        Phase::Aborted { by: "bob".into(), abort: AbortPayload { reason: "no".into(), risk: false, at_ms: 5 } }
+        Phase::Aborted {
+            by: "bob".into(),
+            abort: AbortPayload { reason: "no".into(), risk: false, rounds: None, at_ms: 5 },
+        }
     }
 
     fn name(r: Result<(), Refusal>) -> &'static str {

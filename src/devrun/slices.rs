@@ -2,9 +2,11 @@
 //! from the frame (seed 001 §7: a seed task decomposed into sub-tasks whose outputs do not
 //! overlap, each output to the pool, a wait-all barrier, one merged landing).
 //!
-//! A slice is an agent's sub-goal and its targets: whole files of the frame, highest saliency
-//! first, the first its top target. [`plan_from_frame`] deals the frame's files out so that no
-//! two slices share any file, so every pair of the slices' foci is Parallel under the
+//! A slice is an agent's sub-goal and its targets: whole files, highest saliency first, the first
+//! its top target, each with why it is there. [`plan_from_frame`] covers what the goal concerns
+//! ([`super::cover`]: the files the goal names, the files with errors, the files the failing check
+//! names, and their neighbours, in coherent groups), or deals the frame's ranking when nothing
+//! says what the goal concerns; either way no two slices share any file, so every pair of the slices' foci is Parallel under the
 //! coordination rule, the gate never blocks inside the team, and the slices' changes merge
 //! cleanly as long as each agent keeps to its files. Agents may instead propose the split
 //! themselves ([`parse_slice_lines`]: `SLICE <agent> <target>…`), which is held to the rule's
@@ -17,6 +19,7 @@
 //! The plan is recorded, signed, in the run's definition ([`super::RunDef::slices`]): the
 //! aggregate landing merges the slices in the plan's order, and the report judges each slice.
 
+use super::cover;
 use crate::attention::rule::{self, Decision, Focus, MAX_FOCUS_TARGETS};
 use crate::attention::snapshot::Snapshot;
 use serde::{Deserialize, Serialize};
@@ -32,6 +35,24 @@ pub struct Slice {
     pub subgoal: String,
     /// Its files, highest saliency first (the first is its top target).
     pub targets: Vec<String>,
+    /// Why each file is in this slice ([`super::cover`]); empty in a split the agents proposed
+    /// and in plans recorded before it was kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub why: BTreeMap<String, String>,
+}
+
+impl Slice {
+    /// A slice of `targets` (highest first), with why each is there; `ranked`: whether the frame
+    /// lists a file (a focus can name only those).
+    pub fn new(agent: &str, goal: &str, targets: Vec<String>, why: BTreeMap<String, String>) -> Self {
+        Slice { agent: agent.to_string(), subgoal: subgoal(goal, &targets), targets, why }
+    }
+
+    /// What its agent's focus names first: its files the frame lists (`listed`), at most
+    /// [`MAX_FOCUS_TARGETS`] — the slice is the plan, the focus what the agent works on now.
+    pub fn focus(&self, listed: impl Fn(&str) -> bool) -> Vec<String> {
+        self.targets.iter().filter(|t| listed(t)).take(MAX_FOCUS_TARGETS).cloned().collect()
+    }
 }
 
 /// Where a plan came from.
@@ -40,6 +61,8 @@ pub struct Slice {
 pub enum SliceSource {
     /// Dealt from the frame's ranking.
     Frame,
+    /// What the goal concerns, in coherent groups ([`super::cover`]).
+    Concerns,
     /// Proposed by the agents (`SLICE` lines).
     Agents,
 }
@@ -179,28 +202,53 @@ pub fn deal(files: &[String], agents: &[String]) -> Option<Vec<Vec<String>>> {
     Some((0..n).map(|i| files.iter().skip(i).step_by(n).take(MAX_FOCUS_TARGETS).cloned().collect()).collect())
 }
 
-/// Deals the frame's files to `agents` (pure): agent `i` gets the `i`-th file as its top target,
-/// then every `n`-th file after it, at most [`MAX_FOCUS_TARGETS`] each; no file in two slices.
-/// The slices are in the agents' order.
+/// The plan from the frame (pure): the slices that cover what the goal concerns
+/// ([`cover::plan_covering`]) when `coverage` has a seed; else the frame's files dealt to
+/// `agents` — agent `i` gets the `i`-th file as its top target, then every `n`-th file after it,
+/// at most [`MAX_FOCUS_TARGETS`] each. No file in two slices; the slices in the agents' order.
 pub fn plan_from_frame(
     goal: &str,
     agents: &[String],
     snapshot: &Snapshot,
     frame: &str,
+    coverage: Option<&Coverage>,
 ) -> Result<SlicePlan, SliceError> {
     let files = frame_files(snapshot);
+    if let Some(c) = coverage
+        && let Some(plan) = cover::plan_covering(goal, agents, &files, frame, &c.seeds, &c.neighbours)
+    {
+        return plan.map_err(|files| SliceError::TooFewTargets { files, agents: agents.len() });
+    }
     let dealt = deal(&files, agents).ok_or(SliceError::TooFewTargets { files: files.len(), agents: agents.len() })?;
+    let rank: BTreeMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.as_str(), i + 1)).collect();
     let slices = agents
         .iter()
         .zip(dealt)
-        .map(|(agent, targets)| Slice { agent: agent.clone(), subgoal: subgoal(goal, &targets), targets })
+        .map(|(agent, targets)| {
+            let why = targets
+                .iter()
+                .map(|t| (t.clone(), format!("ranked #{} in the frame", rank.get(t.as_str()).copied().unwrap_or(0))))
+                .collect();
+            Slice { agent: agent.clone(), subgoal: subgoal(goal, &targets), targets, why }
+        })
         .collect();
     Ok(SlicePlan { frame: frame.into(), source: SliceSource::Frame, slices })
 }
 
+/// What the goal concerns, for [`plan_from_frame`]: the seeds and their neighbours
+/// ([`super::cover`]).
+#[derive(Debug, Clone, Default)]
+pub struct Coverage {
+    /// The seeds and why.
+    pub seeds: BTreeMap<String, Vec<cover::Evidence>>,
+    /// Each seed's neighbours.
+    pub neighbours: BTreeMap<String, Vec<(String, cover::Via)>>,
+}
+
 /// The slices proposed by `SLICE <agent> <target>…` lines in `text` (other lines are ignored),
-/// checked: every agent of `agents` exactly once, every target a file of the frame, at most
-/// [`MAX_FOCUS_TARGETS`] (the rest dropped), no two slices with one top target. `Ok(None)` when
+/// checked: every agent of `agents` exactly once, every target a file of the frame, no two
+/// slices with one top target. A slice may hold more files than a focus: the slice is the plan,
+/// the focus what its agent works on now. `Ok(None)` when
 /// the text has no `SLICE` line. The slices are in the lines' order.
 pub fn parse_slice_lines(
     text: &str,
@@ -237,8 +285,7 @@ pub fn parse_slice_lines(
                 own.push(target.into());
             }
         }
-        own.truncate(MAX_FOCUS_TARGETS);
-        slices.push(Slice { agent: agent.into(), subgoal: subgoal(goal, &own), targets: own });
+        slices.push(Slice { agent: agent.into(), subgoal: subgoal(goal, &own), targets: own, why: BTreeMap::new() });
     }
     if slices.is_empty() {
         return Ok(None);
@@ -273,6 +320,7 @@ pub fn choose_plan(
     snapshot: &Snapshot,
     frame: &str,
     assembly: Option<&[String]>,
+    coverage: Option<&Coverage>,
 ) -> Result<(SlicePlan, PlanChoice), SliceError> {
     let said = |reply: &&String| reply.lines().any(|l| l.trim_start().starts_with("SLICE "));
     let choice = match assembly {
@@ -286,7 +334,7 @@ pub fn choose_plan(
             }
         }
     };
-    Ok((plan_from_frame(goal, agents, snapshot, frame)?, choice))
+    Ok((plan_from_frame(goal, agents, snapshot, frame, coverage)?, choice))
 }
 
 /// Checks the plan against the coordination rule: every pair of its slices' foci (on its frame)

@@ -25,7 +25,8 @@ const FRAME: &[&str] =
 
 #[test]
 fn the_frame_is_dealt_out_top_first_and_no_file_is_in_two_slices() {
-    let plan = plan_from_frame("fix the bugs", &names(&["alice", "bob", "carol"]), &snapshot(FRAME), "f1").unwrap();
+    let plan =
+        plan_from_frame("fix the bugs", &names(&["alice", "bob", "carol"]), &snapshot(FRAME), "f1", None).unwrap();
     let targets: Vec<Vec<&str>> = plan.slices.iter().map(|s| s.targets.iter().map(String::as_str).collect()).collect();
     assert_eq!(
         targets,
@@ -42,16 +43,17 @@ fn the_frame_is_dealt_out_top_first_and_no_file_is_in_two_slices() {
 fn a_slice_holds_at_most_a_focus_worth_of_files() {
     let many: Vec<String> = (0..40).map(|i| format!("f{i:02}.rs")).collect();
     let ids: Vec<&str> = many.iter().map(String::as_str).collect();
-    let plan = plan_from_frame("g", &names(&["a", "b"]), &snapshot(&ids), "f").unwrap();
+    let plan = plan_from_frame("g", &names(&["a", "b"]), &snapshot(&ids), "f", None).unwrap();
     assert!(plan.slices.iter().all(|s| s.targets.len() == MAX_FOCUS_TARGETS));
     assert_eq!(plan.slices[1].targets[..2], ["f01.rs".to_string(), "f03.rs".to_string()]);
 }
 
 #[test]
 fn too_few_files_for_the_team_is_refused() {
-    let err = plan_from_frame("g", &names(&["a", "b", "c"]), &snapshot(&["x.rs", "x.rs#f", "y.rs"]), "f").unwrap_err();
+    let err =
+        plan_from_frame("g", &names(&["a", "b", "c"]), &snapshot(&["x.rs", "x.rs#f", "y.rs"]), "f", None).unwrap_err();
     assert_eq!(err, SliceError::TooFewTargets { files: 2, agents: 3 });
-    assert!(plan_from_frame("g", &[], &snapshot(&["x.rs"]), "f").is_err());
+    assert!(plan_from_frame("g", &[], &snapshot(&["x.rs"]), "f", None).is_err());
 }
 
 #[test]
@@ -102,7 +104,7 @@ fn slice_lines_are_checked_by_name() {
 fn the_plan_is_the_agents_last_split_else_dealt_from_the_frame() {
     let team = names(&["alice", "bob"]);
     let s = snapshot(FRAME);
-    let choose = |replies: Option<&[String]>| choose_plan("g", &team, &s, "f1", replies).unwrap();
+    let choose = |replies: Option<&[String]>| choose_plan("g", &team, &s, "f1", replies, None).unwrap();
     let (plan, choice) = choose(None);
     assert_eq!((plan.source, choice), (SliceSource::Frame, PlanChoice::Frame));
     // The last reply that says SLICE decides: bob amended alice's split.

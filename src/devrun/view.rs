@@ -111,6 +111,10 @@ impl RunView {
             used_ms: end.saturating_sub(def.created_at_ms),
             quality_threshold: QUALITY_THRESHOLD,
             slices: def.slices.iter().flat_map(|p| &p.slices).map(|s| (s.agent.clone(), s.targets.clone())).collect(),
+            rounds_held: match &self.meta.phase {
+                Phase::Aborted { abort, .. } => abort.rounds,
+                _ => None,
+            },
         }
     }
 

@@ -257,6 +257,7 @@ mod tests {
                 timed_out: false,
                 report: None,
                 delta: None,
+                dir: std::path::PathBuf::new(),
             };
             let v = Verdict::of_check("t", &run, output);
             assert_eq!(v.note, note, "{exit_status:?}");

@@ -129,6 +129,8 @@ pub struct CheckRun {
     /// What the checked tree changes against its base, test by test, when the caller compared
     /// the two ([`differential`]).
     pub delta: Option<TestDelta>,
+    /// The directory it ran in (its output names files under it).
+    pub dir: PathBuf,
 }
 
 impl CheckRun {
@@ -226,6 +228,7 @@ pub fn run(
         timed_out,
         report,
         delta: None,
+        dir: dir.to_path_buf(),
     })
 }
 

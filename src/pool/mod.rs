@@ -14,6 +14,7 @@
 
 pub mod check;
 pub mod proposal;
+pub mod testfiles;
 pub mod testreport;
 pub mod worktree;
 

@@ -126,6 +126,28 @@ pub const MAX_SCIP_BYTES: u64 = 1 << 30;
 
 /// Reads a SCIP index (the bytes of `index.scip`) into reference counts.
 pub fn read_scip(bytes: &[u8]) -> Result<ScipCounts, ScipError> {
+    Ok(accumulate(bytes)?.finish())
+}
+
+/// Which documents use which: each document's path → the other documents defining a symbol it
+/// references (references to symbols no document defines lead nowhere).
+pub fn read_scip_edges(bytes: &[u8]) -> Result<BTreeMap<String, std::collections::BTreeSet<String>>, ScipError> {
+    let acc = accumulate(bytes)?;
+    let mut out: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for (doc, document) in acc.documents.iter().enumerate() {
+        for id in document.refs.keys() {
+            if let Some(def) = acc.definitions[*id as usize]
+                && def.document != doc
+            {
+                out.entry(document.path.clone()).or_default().insert(acc.documents[def.document].path.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Decodes an index's documents into the accumulator.
+fn accumulate(bytes: &[u8]) -> Result<Accumulator, ScipError> {
     if bytes.is_empty() {
         return Err(ScipError::Empty);
     }
@@ -175,7 +197,7 @@ pub fn read_scip(bytes: &[u8]) -> Result<ScipCounts, ScipError> {
     if !saw_metadata && acc.counts.documents_total == 0 {
         return Err(ScipError::NotAnIndex);
     }
-    Ok(acc.finish())
+    Ok(acc)
 }
 
 /// A cursor over protobuf wire format, for the top-level `Index` message only.

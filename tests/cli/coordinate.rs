@@ -282,6 +282,43 @@ fn an_unreadable_reply_is_asked_again_with_the_reason_then_the_run_halts() {
     let second = prompts.split("=====").nth(1).unwrap();
     assert!(second.contains("attempt=2\n") && second.contains("reason=the reply has no `NEXT"), "{second}");
     assert_eq!(out.last()["event"], "report");
+    // The report tells it as it happened: an agent that could not be worked with blocked the run
+    // in its first round; the rounds did not run out.
+    let report = &out.last()["report"];
+    assert_eq!(
+        (report["status"].as_str(), report["termination_reason"].as_str()),
+        (Some("blocked"), Some("risk_blocked"))
+    );
+    let risks = report["unresolved_risks"].as_array().unwrap();
+    assert!(risks.iter().any(|r| r.as_str().unwrap().contains("alice's reply could not be used")), "{risks:?}");
+    assert_eq!(report["rounds_state"]["used"], 1, "{report}");
+}
+
+#[test]
+fn a_run_whose_agents_never_propose_reports_the_rounds_it_held() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    // Agents that answer every hop and never propose.
+    let idle = script(
+        &env,
+        "idle.sh",
+        "prompt=$(cat)\nnext=$(printf '%s\\n' \"$prompt\" | sed -n 's/^next=//p' | head -n 1)\nif [ \"$next\" = DONE ]; then echo DONE; else echo \"NEXT $next\"; fi\n",
+    );
+    let agents = format!("alice=cmd:{idle},bob=cmd:{idle}");
+    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents, "--quorum", "1", "--max-rounds", "2"]);
+    assert_eq!(out.code, Some(8), "{}", out.stderr);
+    assert_eq!(out.events("halt")[0]["halt"], "max-rounds-reached");
+    let report = &out.last()["report"];
+    assert_eq!(report["proposals"], 0, "{report}");
+    // Two rounds were held, and they ran out: not "0 of 2", not "tasks_completed".
+    assert_eq!(report["rounds_state"]["used"], 2, "{report}");
+    assert_eq!(report["rounds_state"]["reached"], true, "{report}");
+    assert_eq!(
+        (report["status"].as_str(), report["termination_reason"].as_str()),
+        (Some("failed"), Some("max_rounds_reached"))
+    );
+    let human = env.mas_ok(&repo, &["report", report["run"].as_str().unwrap()]);
+    assert!(human.contains("rounds:      2 of 2"), "{human}");
 }
 
 #[test]

@@ -54,8 +54,8 @@ case "$(field task)" in
   propose)
     for f in $(field slice | tr , ' '); do
       case "$f" in
-        pricing.py) sed -i 's/prices\[1:\]/prices/' pricing.py ;;
-        stock.py) sed -i 's/count > 1/count >= 1/' stock.py ;;
+        pricing.py|shop/pricing.py) sed -i 's/prices\[1:\]/prices/' "$f" ;;
+        stock.py|shop/stock.py) sed -i 's/count > 1/count >= 1/' "$f" ;;
       esac
     done
     git mas propose -m "$GIT_MAS_AGENT's slice" >&2
@@ -204,6 +204,95 @@ fn an_aggregate_run_with_a_plain_unittest_check_lands_every_fix_once() {
         "{}",
         out.stderr
     );
+}
+
+/// A larger project in packages: the bugs in `shop/`, the failing tests in `tests/`, and more
+/// files than two slices of eight: docs, configuration, a lock file, modules and tests that pass.
+fn packaged(env: &TestEnv, agents: &[&str]) -> PathBuf {
+    let dir = env.root().join("shop-pkg");
+    let mut files: Vec<(String, String)> = vec![
+        ("README.md".into(), "# shop\n".into()),
+        (".gitignore".into(), "__pycache__/\n".into()),
+        ("setup.cfg".into(), "[metadata]\nname = shop\n".into()),
+        ("poetry.lock".into(), "# generated\n".into()),
+        ("shop/__init__.py".into(), String::new()),
+        ("tests/__init__.py".into(), String::new()),
+        ("shop/pricing.py".into(), "def total(prices):\n    return sum(prices[1:])\n".into()),
+        ("shop/stock.py".into(), "def in_stock(count):\n    return count > 1\n".into()),
+        (
+            "tests/test_pricing.py".into(),
+            "import unittest\nfrom shop.pricing import total\n\n\nclass Total(unittest.TestCase):\n    def test_sums_every_price(self):\n        self.assertEqual(total([1, 2, 3]), 6)\n".into(),
+        ),
+        (
+            "tests/test_stock.py".into(),
+            "import unittest\nfrom shop.stock import in_stock\n\n\nclass InStock(unittest.TestCase):\n    def test_one_left(self):\n        self.assertTrue(in_stock(1))\n".into(),
+        ),
+    ];
+    for i in 0..8 {
+        files.push((format!("docs/part{i}.md"), format!("# part {i}\n")));
+        files.push((format!("shop/extra{i}.py"), format!("def f{i}():\n    return {i}\n")));
+        files.push((
+            format!("tests/test_extra{i}.py"),
+            format!("import unittest\nfrom shop.extra{i} import f{i}\n\n\nclass T(unittest.TestCase):\n    def test_f(self):\n        self.assertEqual(f{i}(), {i})\n"),
+        ));
+    }
+    for (name, text) in &files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    env.git_quiet_ok(&dir, &["init", "--quiet", "-b", "main"]);
+    env.git_quiet_ok(&dir, &["add", "."]);
+    env.git_quiet_ok(&dir, &["commit", "--quiet", "-m", "shop"]);
+    env.agents(&dir, &[&["lead"][..], agents].concat());
+    env.git_quiet_ok(&dir, &["config", "mas.check", "python3 -m unittest"]);
+    dir
+}
+
+#[test]
+fn an_aggregate_run_covers_the_files_the_failing_check_names_and_lands_with_every_test_fixed() {
+    let env = TestEnv::new();
+    let repo = packaged(&env, &["alice", "bob"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+
+    // The plan, before anything runs: the failing check ran once on main and was read.
+    let dry = env
+        .mas_cmd(&repo)
+        .args(["--agent", "lead", "coordinate", "--goal", GOAL, "--aggregate", "--quorum", "1", "--dry-run"])
+        .args(["--agents", &agents.join(",")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert_eq!(dry.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&dry.stderr));
+    assert!(text.contains("python3 -m unittest` on main fails 2 test(s)"), "{text}");
+    assert!(text.contains("slices (covering what the goal concerns)"), "{text}");
+    assert!(text.contains("tests/test_pricing.py: the failing check names it (Total.test_sums_every_price)"), "{text}");
+    assert!(text.contains("shop/pricing.py: tests/test_pricing.py imports it"), "{text}");
+
+    let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1"]);
+    let plan = &out.events("plan")[0]["plan"];
+    assert_eq!(plan["source"], "concerns", "{plan:#}");
+    let slices = plan["slices"].as_array().unwrap();
+    let owner = |file: &str| {
+        slices
+            .iter()
+            .find(|s| s["targets"].as_array().unwrap().iter().any(|t| t == file))
+            .map(|s| s["agent"].as_str().unwrap().to_string())
+    };
+    // Every file the failing check names is in a slice, with the module it imports; the two
+    // failures are in two slices; nothing else is work.
+    for (test, module) in [("tests/test_pricing.py", "shop/pricing.py"), ("tests/test_stock.py", "shop/stock.py")] {
+        assert!(owner(test).is_some(), "{test} is in no slice: {plan:#}");
+        assert_eq!(owner(test), owner(module), "{plan:#}");
+    }
+    assert_ne!(owner("shop/pricing.py"), owner("shop/stock.py"));
+    let held: usize = slices.iter().map(|s| s["targets"].as_array().unwrap().len()).sum();
+    assert_eq!(held, 4, "{plan:#}");
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, env_log(&env));
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let tests = std::process::Command::new("python3").args(["-m", "unittest"]).current_dir(&repo).output().unwrap();
+    assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
 }
 
 fn env_log(env: &TestEnv) -> String {

@@ -111,6 +111,46 @@ fn the_demo_runs_end_to_end() {
     assert!(aggregate[before..first_hop].contains("check.sh: FAILED: rust python"), "{aggregate}");
     assert!(aggregate[after..].contains("check.sh: all tests passed (rust python)"), "{aggregate}");
     assert_eq!(std::fs::read_to_string(dir.join("team-after/src/pricing/tax.rs")).unwrap(), tax, "the same fix");
+    assert_narration_matches_the_landing(aggregate);
+}
+
+/// The aggregate step's narration says whose slices landed and who was left out exactly as the
+/// landing commit's `Mas-Winner:` trailers do.
+fn assert_narration_matches_the_landing(aggregate: &str) {
+    let winners: Vec<&str> = aggregate
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Mas-Winner: "))
+        .map(str::trim)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert!(!winners.is_empty(), "{aggregate}");
+    let team = ["erin", "frank", "grace", "dave"];
+    let landed: Vec<&str> = team.iter().copied().filter(|a| winners.contains(a)).collect();
+    let left: Vec<&str> = team.iter().copied().filter(|a| !winners.contains(a)).collect();
+    let told = if left.is_empty() {
+        format!("one commit on main holds the slices of {}; every slice landed", landed.join(", "))
+    } else {
+        format!("one commit on main holds the slices of {}; left out: {}", landed.join(", "), left.join(", "))
+    };
+    assert!(aggregate.contains(&told), "the narration does not say {told:?}:\n{aggregate}");
+    let done = format!("({}) landed as one commit, the check passing on it.", landed.join(", "));
+    assert!(aggregate.contains(&done), "{done:?}:\n{aggregate}");
+    assert!(!aggregate.contains("the merged whole landed once"), "{aggregate}");
+}
+
+#[test]
+fn the_demo_without_cargo_says_which_check_ran_and_what_landed() {
+    let env = TestEnv::new();
+    let dir = env.root().join("demo");
+    // Without the toolchain's home, cargo does not run: the demo checks with the Python suite alone.
+    let out = env.mas_cmd(env.root()).args(["demo", "--dir", dir.to_str().unwrap()]).output().unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("cargo does not run here: the team's check is the stockcheck tests alone"), "{text}");
+    let aggregate = &text[text.find("\n== 10.").expect("the aggregate step")..];
+    assert!(aggregate.contains("check.sh: all tests passed (python)"), "{aggregate}");
+    assert_narration_matches_the_landing(aggregate);
 }
 
 #[test]

@@ -54,10 +54,15 @@ use std::path::PathBuf;
 /// first.
 ///
 /// --aggregate makes the run complementary instead of best-of-N: the goal is split into one
-/// slice per agent, taken from the goal's frame (its files dealt out in turn, highest saliency
-/// first, never .mas/; no file in two slices, so the rule says Parallel for every pair). The plan
-/// is recorded, signed, in the run's definition and shown before the first hop; each propose hop
-/// names the agent's slice (`slice=`, `subgoal=`), and the agent publishes its focus from it.
+/// slice per agent covering what the goal concerns — the files it names, the files with error
+/// diagnostics, the files the check names when the preflight runs it once on main (its failing
+/// tests, the paths in its output), each with its neighbours (the modules it imports; with a SCIP
+/// index, the files it uses or that use it) in one slice. With nothing to go on the frame's files
+/// are dealt out in turn, highest saliency first. Never .mas/ or a lock file; no file in two
+/// slices, so the rule says Parallel for every pair; a slice may hold more files than a focus. The
+/// plan says why each file is where it is; it is recorded, signed, in the run's definition and
+/// shown before the first hop; each propose hop names the agent's slice (`slice=`, `subgoal=`),
+/// and the agent publishes its focus from its first files.
 /// With --assembly the agents may propose the split themselves (`SLICE <agent> <file>…` lines;
 /// a split with a shared top target or a file the frame lacks is refused by name, and the frame's
 /// split is used). After each round a wait-all barrier looks at every slice: the merged whole
@@ -284,12 +289,8 @@ fn narrate(ctx: &Context, event: &DevEvent) {
 fn narrate_aggregate(ctx: &Context, event: &DevEvent) {
     match event {
         DevEvent::Plan { plan } => {
-            let mut text =
-                format!("plan: {} slices from frame {} ({}):", plan.slices.len(), plan.frame, plan_source(plan));
-            for s in &plan.slices {
-                text.push_str(&format!("\n  {:<12} {}", s.agent, s.targets.join(", ")));
-            }
-            ctx.status(&text);
+            let text = format!("plan: {} slices from frame {} ({}):", plan.slices.len(), plan.frame, plan_source(plan));
+            ctx.status(&format!("{text}{}", plan_lines(plan)));
         }
         DevEvent::Barrier { round, holds, slices } => {
             let mut text =
@@ -312,9 +313,24 @@ fn narrate_aggregate(ctx: &Context, event: &DevEvent) {
 
 fn plan_source(plan: &SlicePlan) -> &'static str {
     match plan.source {
-        SliceSource::Frame => "dealt from the frame",
+        SliceSource::Frame => "dealt from the frame's ranking",
+        SliceSource::Concerns => "covering what the goal concerns",
         SliceSource::Agents => "proposed by the agents",
     }
+}
+
+/// Each slice of `plan` on a line, and under it why each of its files is there.
+fn plan_lines(plan: &SlicePlan) -> String {
+    let mut text = String::new();
+    for s in &plan.slices {
+        text.push_str(&format!("\n  {:<12} {}", s.agent, s.targets.join(", ")));
+        for t in &s.targets {
+            if let Some(why) = s.why.get(t) {
+                text.push_str(&format!("\n  {:<12}   {t}: {why}", ""));
+            }
+        }
+    }
+    text
 }
 
 /// The most files an ASSEMBLY is offered to split.
@@ -342,7 +358,8 @@ fn aggregate_plan(
         return Ok(None);
     }
     let agents: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
-    let (plan, choice) = slices::choose_plan(&args.goal, &agents, &frame.snapshot, &frame.hash, assembly)?;
+    let (plan, choice) =
+        slices::choose_plan(&args.goal, &agents, &frame.snapshot, &frame.hash, assembly, frame.coverage.as_ref())?;
     match choice {
         PlanChoice::Unsaid => {
             ctx.status("ASSEMBLY proposed no split (no SLICE lines): the plan is dealt from the frame")
@@ -352,7 +369,9 @@ fn aggregate_plan(
         }
         PlanChoice::Agents | PlanChoice::Frame => {}
     }
-    Ok(Some(Aggregate { plan, partial: args.partial }))
+    let listed: std::collections::BTreeSet<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
+    let listed = plan.slices.iter().flat_map(|s| &s.targets).filter(|t| listed.contains(t.as_str())).cloned().collect();
+    Ok(Some(Aggregate { plan, partial: args.partial, listed }))
 }
 
 /// Installs the edit hook (`gated`) and registers the MCP server (`served`) in `agent`'s new
@@ -623,18 +642,26 @@ fn show_preflight(
 
 /// The preflight of this command line (the rules: [`preflight::gather`]).
 fn gather(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], development: bool) -> preflight::Gathered {
-    let ask =
-        preflight::Ask { goal: &args.goal, peers, development, check: args.check.as_deref(), quorum: args.quorum };
+    let ask = preflight::Ask {
+        goal: &args.goal,
+        peers,
+        development,
+        check: args.check.as_deref(),
+        quorum: args.quorum,
+        aggregate: args.aggregate,
+    };
     preflight::gather(ctx, &ask)
 }
 
 /// `--dry-run`: the preflight and the plan; nothing started, nothing written.
 fn dry_run(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], development: bool) -> Result<Outcome, CliError> {
     let gathered = gather(ctx, args, peers, development);
-    let plan = match (&gathered.frame, args.aggregate && !args.assembly) {
+    // The plan rests on what the preflight found (the check's run on the base above all): none
+    // is shown while a piece is missing.
+    let plan = match (&gathered.frame, args.aggregate && !args.assembly && gathered.preflight.passed()) {
         (Some(f), true) => {
             let agents: Vec<String> = peers.iter().map(|p| p.name.clone()).collect();
-            Some(slices::choose_plan(&args.goal, &agents, &f.snapshot, &f.hash, None)?.0)
+            Some(slices::choose_plan(&args.goal, &agents, &f.snapshot, &f.hash, None, f.coverage.as_ref())?.0)
         }
         _ => None,
     };
@@ -652,9 +679,7 @@ fn dry_run(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], developmen
             peers.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
         );
         if let Some(plan) = &plan {
-            for s in &plan.slices {
-                text.push_str(&format!("\n  {:<12} {}", s.agent, s.targets.join(", ")));
-            }
+            text.push_str(&format!("\nslices ({}):{}", plan_source(plan), plan_lines(plan)));
         }
         if args.aggregate && args.assembly {
             text.push_str("\n  (the agents propose the split in ASSEMBLY; the frame's deal is the fallback)");

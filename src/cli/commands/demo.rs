@@ -434,10 +434,11 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     d.say(
         "\n== 10. complementary work: a fresh copy of the project, its two bugs back; a team of four splits the goal",
     )?;
-    d.say("   by the frame (`coordinate --aggregate`): each agent gets a slice of files no one else holds, works it")?;
-    d.say("   alone and proposes; dave is faulty and breaks his slice; a wait-all barrier holds until every slice")?;
-    d.say("   is judged, then the slices at quorum are merged, checked as a whole and land as one commit")?;
-    d.say("   (--partial: without dave's, which the report names as judged against)")?;
+    d.say("   (`coordinate --aggregate`): each agent gets a slice of files no one else holds — what the goal")?;
+    d.say("   concerns, the failing tests' files with the modules they import — works it alone and proposes;")?;
+    d.say("   dave is faulty and breaks whatever he holds; a wait-all barrier holds until every slice is judged,")?;
+    d.say("   then the slices at quorum are merged, checked as a whole and land as one commit (--partial: the")?;
+    d.say("   others are left out, and the report names each with why)")?;
     std::fs::create_dir_all(&t)?;
     write_fixture(&t)?;
     d.git(&t, &["init", "--quiet", "-b", "main"])?;
@@ -457,8 +458,19 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
         &t,
         &["coordinate", "--aggregate", "--partial", "--goal", AGGREGATE_TASK, "--agents", agents, "--quorum", "2"],
     )?;
-    d.git(&t, &["log", "-1", "--format=%B", "main"])?;
-    d.say("\n   the same check on main's tip after the aggregate landing: the project's tests pass")?;
+    let message = d.git(&t, &["log", "-1", "--format=%B", "main"])?;
+    let team = ["erin", "frank", "grace", "dave"];
+    let (landed, left) = landed_slices(&message, &team);
+    if landed.is_empty() {
+        return Err(CliError::internal("the aggregate run landed no slice"));
+    }
+    let out = if left.is_empty() {
+        "every slice landed".to_string()
+    } else {
+        format!("left out: {} (the report above says why)", left.join(", "))
+    };
+    d.say(&format!("\n   one commit on main holds the slices of {}; {out}", landed.join(", ")))?;
+    d.say("   the same check on main's tip after the aggregate landing: the project's tests pass")?;
     check_main(d, &t, check, "team-after", 0)?;
 
     d.say("\n== done: every record above was signed, stored in refs/mas/, verified against the committed roster,")?;
@@ -466,8 +478,19 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     d.say("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice's work")?;
     d.say("   landed; the team's proposals were checked by the project's tests and exactly one landed on main,")?;
     d.say("   with its report: the tests that failed on main before the run pass on it now. Then a team split the")?;
-    d.say("   goal into slices, each agent fixed its own, and the merged whole landed once, the tests passing.")?;
+    let whole = if left.is_empty() { "every slice" } else { "the slices at quorum" };
+    d.say(&format!(
+        "   goal into slices and {whole} ({}) landed as one commit, the check passing on it.",
+        landed.join(", ")
+    ))?;
     Ok(Outcome::Ok)
+}
+
+/// The agents of `team` whose slices a landing commit's `message` names (`Mas-Winner:`), and the
+/// others, each in `team`'s order.
+fn landed_slices<'a>(message: &str, team: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
+    let winners: Vec<&str> = message.lines().filter_map(|l| l.strip_prefix("Mas-Winner: ")).map(str::trim).collect();
+    team.iter().partition(|a| winners.contains(a))
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), CliError> {

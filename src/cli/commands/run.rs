@@ -250,7 +250,10 @@ fn abort(ctx: &mut Context, args: AbortArgs) -> Result<Outcome, CliError> {
     let meta = resolve(ctx, args.run.as_deref())?;
     let store = ctx.store()?;
     let roster = store.roster()?;
-    let payload = devrun::abort(store, &roster, &meta.def.id, &args.reason, args.risk, &caller.name, &caller.key)?;
+    let payload = {
+        let stop = devrun::Stop { reason: &args.reason, risk: args.risk, rounds: None };
+        devrun::abort(store, &roster, &meta.def.id, stop, &caller.name, &caller.key)?
+    };
     // The run ended: store its convergence report.
     let ended = git_mas::devrun::load_meta(store, &roster, &meta.def.id)?;
     let view =

@@ -303,6 +303,7 @@ fn plan(o: &mut String, s: &DevStory) {
         if plan.slices.len() == 1 { "" } else { "s" },
         match plan.source {
             git_mas::devrun::slices::SliceSource::Frame => "the frame's ranking",
+            git_mas::devrun::slices::SliceSource::Concerns => "what the goal concerns",
             git_mas::devrun::slices::SliceSource::Agents => "the agents' own split",
         },
         oid(&plan.frame)

@@ -387,8 +387,10 @@ mod tests {
     fn where_a_landing_starts_follows_the_phase_and_the_lander() {
         let landed = Phase::Landed { by: "alice".into(), record: "r".into(), landing: landing() };
         let pending = Phase::Landing { by: "alice".into(), record: "r".into(), landing: landing() };
-        let aborted =
-            Phase::Aborted { by: "alice".into(), abort: AbortPayload { reason: "stop".into(), risk: false, at_ms: 0 } };
+        let aborted = Phase::Aborted {
+            by: "alice".into(),
+            abort: AbortPayload { reason: "stop".into(), risk: false, rounds: None, at_ms: 0 },
+        };
         let table: &[(&Phase, Option<&str>, bool, Start)] = &[
             (&Phase::Open, None, false, Start::Plan),
             (&Phase::Open, Some("bob"), false, Start::Plan),

@@ -1,0 +1,126 @@
+//! Gathering what an aggregate run's goal concerns, for its plan (the rules:
+//! [`crate::devrun::cover`]): the team's check run once on the run's base, the seeds' neighbours
+//! from the configured SCIP index and from the seeds' own text.
+//!
+//! Nothing here writes: the check runs in a scratch checkout of the base's tree
+//! ([`crate::pool::check::check_tree`]), with `GIT_MAS_BASELINE=1` as in a differential
+//! endorsement.
+
+use crate::attention::frame::{FrameError, tree_files};
+use crate::attention::snapshot::Snapshot;
+use crate::devrun::cover::{self, NameIndex, Via};
+use crate::devrun::slices::Coverage;
+use crate::pool::PoolError;
+use crate::pool::check::{CheckRun, check_tree};
+use crate::store::Store;
+use gix::ObjectId;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// The largest seed read for the module names it holds: a larger file is not read for names.
+const MAX_NAMES_READ: usize = 1 << 20;
+
+/// The base's tree and its files (without git-mas's own and generated files).
+fn base_files(store: &Store, base: ObjectId) -> Result<(ObjectId, BTreeMap<String, ObjectId>), FrameError> {
+    let repo = store.repo();
+    let git = |what: &str, e: &dyn std::fmt::Display| FrameError::Git {
+        context: format!("{what} {base}"),
+        reason: e.to_string(),
+    };
+    let tree = repo
+        .find_object(base)
+        .map_err(|e| git("reading the base", &e))?
+        .peel_to_tree()
+        .map_err(|e| git("reading the tree of", &e))?
+        .id;
+    let mut files = BTreeMap::new();
+    let mut bad = 0;
+    tree_files(repo, tree, "", &mut files, &mut bad)?;
+    files.retain(|path, _| !path.starts_with(".mas/") && !cover_skips(path));
+    Ok((tree, files))
+}
+
+fn cover_skips(path: &str) -> bool {
+    crate::devrun::slices::is_generated(path)
+}
+
+/// Runs `command` on `base`'s tree (a commit), with `GIT_MAS_BASELINE=1`, killed after `timeout`.
+pub fn base_check(
+    store: &Store,
+    base: ObjectId,
+    command: &str,
+    timeout: Option<Duration>,
+) -> Result<CheckRun, PoolError> {
+    let repo = store.repo();
+    let tree = repo.find_object(base).ok().and_then(|o| o.peel_to_tree().ok()).map(|t| t.id).ok_or_else(|| {
+        PoolError::Store(crate::store::StoreError::Git {
+            context: format!("reading the base {base}"),
+            source: "not a commit".into(),
+        })
+    })?;
+    check_tree(repo, tree, command, &[("GIT_MAS_BASELINE", "1".to_string())], timeout)
+}
+
+/// What the goal concerns on `base`: the seeds ([`cover::seeds`]: from `snapshot` and, when it
+/// failed, the base's `check`) and their neighbours (SCIP edges from `scip`, the index's bytes;
+/// module names in each seed's text).
+pub fn coverage(
+    store: &Store,
+    base: ObjectId,
+    snapshot: &Snapshot,
+    check: Option<&CheckRun>,
+    scip: Option<&[u8]>,
+) -> Result<Coverage, FrameError> {
+    let (_, files) = base_files(store, base)?;
+    let names: BTreeSet<String> = files.keys().cloned().collect();
+    let mut check_named = match check {
+        Some(run) if !run.summary.passed() => crate::pool::testfiles::check_files(
+            &String::from_utf8_lossy(&run.output),
+            run.report.as_ref(),
+            &run.dir.display().to_string(),
+            &names,
+        ),
+        _ => BTreeMap::new(),
+    };
+    // The check's own script (`sh check.sh`) is named in its output for its own lines: not work.
+    if let Some(run) = check {
+        for word in run.summary.command.split_whitespace() {
+            check_named.remove(word.trim_start_matches("./"));
+        }
+    }
+    let seeds = cover::seeds(snapshot, &check_named);
+    // SCIP edges both ways, when an index is given and reads.
+    let edges = scip.and_then(|b| crate::signals::scip::read_scip_edges(b).ok()).unwrap_or_default();
+    let index = NameIndex::new(names.iter().map(String::as_str));
+    let repo = store.repo();
+    let mut neighbours: BTreeMap<String, Vec<(String, Via)>> = BTreeMap::new();
+    for seed in seeds.keys() {
+        let mut list: Vec<(String, Via)> = Vec::new();
+        let mut push = |file: &String, via: Via| {
+            if names.contains(file) && file != seed && !list.iter().any(|(f, _)| f == file) {
+                list.push((file.clone(), via));
+            }
+        };
+        for file in edges.get(seed).into_iter().flatten() {
+            push(file, Via::References);
+        }
+        for (from, to) in &edges {
+            if to.contains(seed) {
+                push(from, Via::ReferencedBy);
+            }
+        }
+        if let Some(id) = files.get(seed)
+            && let Ok(blob) = repo.find_object(*id)
+            && blob.data.len() <= MAX_NAMES_READ
+            && let Ok(text) = std::str::from_utf8(&blob.data)
+        {
+            for file in index.named_in(seed, text) {
+                push(&file, Via::NamedBySeed);
+            }
+        }
+        if !list.is_empty() {
+            neighbours.insert(seed.clone(), list);
+        }
+    }
+    Ok(Coverage { seeds, neighbours })
+}

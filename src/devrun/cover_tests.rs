@@ -1,0 +1,102 @@
+use super::*;
+
+fn set(files: &[&str]) -> BTreeSet<String> {
+    files.iter().map(|f| f.to_string()).collect()
+}
+
+#[test]
+fn a_seed_names_the_modules_it_imports_in_the_common_spellings() {
+    let index = NameIndex::new([
+        "shop/__init__.py",
+        "shop/pricing.py",
+        "shop/stock.py",
+        "src/money.rs",
+        "src/lib.rs",
+        "web/cart.js",
+        "web/util.js",
+        "other/cart.js",
+        "README.md",
+    ]);
+    let py = "import unittest\nfrom shop.pricing import total\n";
+    assert_eq!(index.named_in("tests/test_pricing.py", py), set(&["shop/pricing.py"]));
+    let rs = "use crate::money::Money;\nfn main() {}\n";
+    assert_eq!(index.named_in("src/lib.rs", rs), set(&["src/money.rs"]));
+    // A stem two files share counts only beside the seed; a name every project has never alone.
+    let js = "const cart = require('./cart');\nconst u = require('./util');\n";
+    assert_eq!(index.named_in("web/app.js", js), set(&["web/cart.js"]));
+    // A file never names itself; a whole path does.
+    assert_eq!(index.named_in("shop/pricing.py", "see shop/pricing.py and README.md"), set(&["README.md"]));
+    // A bare word that is one file's stem.
+    assert_eq!(index.named_in("tests/test_stock.py", "from stock import in_stock"), set(&["shop/stock.py"]));
+    assert!(index.named_in("x.py", "nothing here names a module").is_empty());
+}
+
+fn agents(n: usize) -> Vec<String> {
+    ["alice", "bob", "carol", "dave"][..n].iter().map(|a| a.to_string()).collect()
+}
+
+fn check_seed(test: &str) -> Vec<Evidence> {
+    vec![Evidence::Check(set(&[test]))]
+}
+
+#[test]
+fn a_failing_test_and_the_module_it_imports_are_one_slice_and_every_seed_is_covered() {
+    let ranked: Vec<String> = ["README.md", "setup.cfg", "shop/stock.py", "shop/pricing.py", "tests/test_pricing.py"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let seeds: BTreeMap<String, Vec<Evidence>> = [
+        ("tests/test_pricing.py".to_string(), check_seed("Total.test_sums")),
+        ("tests/test_stock.py".to_string(), check_seed("InStock.test_one")),
+    ]
+    .into();
+    let neighbours: BTreeMap<String, Vec<(String, Via)>> = [
+        ("tests/test_pricing.py".to_string(), vec![("shop/pricing.py".to_string(), Via::NamedBySeed)]),
+        ("tests/test_stock.py".to_string(), vec![("shop/stock.py".to_string(), Via::NamedBySeed)]),
+    ]
+    .into();
+    let plan = plan_covering("make the tests pass", &agents(2), &ranked, "f", &seeds, &neighbours).unwrap().unwrap();
+    assert_eq!(plan.source, SliceSource::Concerns);
+    let slices: Vec<BTreeSet<String>> = plan.slices.iter().map(|s| s.targets.iter().cloned().collect()).collect();
+    assert!(slices.contains(&set(&["tests/test_pricing.py", "shop/pricing.py"])), "{slices:?}");
+    assert!(slices.contains(&set(&["tests/test_stock.py", "shop/stock.py"])), "{slices:?}");
+    // Ranked files first: the module the frame ranks is the top target.
+    let pricing = plan.slices.iter().find(|s| s.targets.contains(&"shop/pricing.py".to_string())).unwrap();
+    assert_eq!(pricing.targets[0], "shop/pricing.py");
+    assert_eq!(pricing.why["shop/pricing.py"], "tests/test_pricing.py imports it");
+    assert_eq!(pricing.why["tests/test_pricing.py"], "the failing check names it (Total.test_sums)");
+    crate::devrun::slices::check_plan(&plan).unwrap();
+}
+
+#[test]
+fn nothing_is_cut_at_the_focus_cap_and_an_agent_without_a_group_gets_a_ranked_file() {
+    let many: Vec<(String, Via)> = (0..12).map(|i| (format!("src/m{i:02}.rs"), Via::NamedBySeed)).collect();
+    let seeds: BTreeMap<String, Vec<Evidence>> = [("src/lib.rs".to_string(), vec![Evidence::Errors])].into();
+    let neighbours: BTreeMap<String, Vec<(String, Via)>> = [("src/lib.rs".to_string(), many)].into();
+    let ranked: Vec<String> = ["Cargo.lock", "README.md", "src/lib.rs"].iter().map(|s| s.to_string()).collect();
+    let plan = plan_covering("fix it", &agents(2), &ranked, "f", &seeds, &neighbours).unwrap().unwrap();
+    assert_eq!(plan.slices[0].targets.len(), 13, "{:?}", plan.slices[0]);
+    assert_eq!(plan.slices[0].targets[0], "src/lib.rs");
+    // bob: the highest-ranked file nobody holds that is not generated.
+    assert_eq!(plan.slices[1].targets, vec!["README.md".to_string()]);
+    assert!(plan.slices[1].why["README.md"].starts_with("ranked #2 in the frame"), "{:?}", plan.slices[1].why);
+    // Too few files for a top target each.
+    assert_eq!(plan_covering("fix it", &agents(3), &ranked, "f", &seeds, &[].into()), Some(Err(2)));
+    // No seed: the caller deals the ranking.
+    assert_eq!(plan_covering("fix it", &agents(2), &ranked, "f", &BTreeMap::new(), &neighbours), None);
+}
+
+#[test]
+fn groups_are_dealt_largest_first_to_the_agent_holding_fewest() {
+    let seeds: BTreeMap<String, Vec<Evidence>> =
+        ["a.py", "b.py", "c.py"].iter().map(|f| (f.to_string(), vec![Evidence::Named])).collect();
+    let neighbours: BTreeMap<String, Vec<(String, Via)>> =
+        [("a.py".to_string(), vec![("a1.py".to_string(), Via::References), ("a2.py".to_string(), Via::ReferencedBy)])]
+            .into();
+    let plan = plan_covering("g", &agents(2), &[], "f", &seeds, &neighbours).unwrap().unwrap();
+    let sizes: Vec<usize> = plan.slices.iter().map(|s| s.targets.len()).collect();
+    assert_eq!(sizes, vec![3, 2], "{:?}", plan.slices);
+    assert_eq!(plan.slices[1].targets, vec!["b.py".to_string(), "c.py".to_string()]);
+    assert_eq!(plan.slices[0].why["a1.py"], "a.py uses what it defines (SCIP)");
+    assert_eq!(plan.slices[0].why["a2.py"], "it uses what a.py defines (SCIP)");
+}

@@ -1,0 +1,82 @@
+use super::*;
+use crate::pool::testreport;
+
+fn set(files: &[&str]) -> BTreeSet<String> {
+    files.iter().map(|f| f.to_string()).collect()
+}
+
+#[test]
+fn a_failing_unittest_run_names_its_test_files_by_traceback_and_by_id() {
+    let output = "\
+.F
+======================================================================
+FAIL: test_sums (tests.test_pricing.Total.test_sums)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File \"/tmp/git-mas-check-1/tests/test_pricing.py\", line 7, in test_sums
+    self.assertEqual(total([1, 2, 3]), 6)
+AssertionError: 5 != 6
+
+----------------------------------------------------------------------
+Ran 2 tests in 0.001s
+
+FAILED (failures=1)
+";
+    let files = set(&["tests/test_pricing.py", "tests/__init__.py", "shop/pricing.py", "tests/test_stock.py"]);
+    let report = testreport::parse(output).unwrap();
+    let named = check_files(output, Some(&report), "/tmp/git-mas-check-1", &files);
+    assert_eq!(named.keys().cloned().collect::<BTreeSet<_>>(), set(&["tests/test_pricing.py"]));
+    assert_eq!(named["tests/test_pricing.py"], set(&["Total.test_sums"]));
+    // Without the report, the traceback alone still names the file.
+    let named = check_files(output, None, "/tmp/git-mas-check-1/", &files);
+    assert_eq!(named.keys().cloned().collect::<BTreeSet<_>>(), set(&["tests/test_pricing.py"]));
+}
+
+#[test]
+fn a_failing_cargo_run_names_the_panic_site_and_the_test_module_not_warnings_or_passing_suites() {
+    let output = "\
+warning: unused variable: `x`
+ --> src/tax.rs:3:9
+  |
+3 |     let x = 1;
+
+     Running unittests src/lib.rs (target/debug/deps/shop-0123)
+
+running 2 tests
+test tax::tests::ok ... ok
+test money::tests::adds ... FAILED
+
+failures:
+
+---- money::tests::adds stdout ----
+
+thread 'money::tests::adds' panicked at src/money.rs:12:5:
+assertion `left == right` failed
+
+failures:
+    money::tests::adds
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+    let files = set(&["src/lib.rs", "src/money.rs", "src/tax.rs", "tests/api.rs"]);
+    let report = testreport::parse(output).unwrap();
+    let named = check_files(output, Some(&report), "/tmp/x", &files);
+    assert_eq!(named.keys().cloned().collect::<BTreeSet<_>>(), set(&["src/lib.rs", "src/money.rs"]));
+    assert_eq!(named["src/money.rs"], set(&["tests::adds"]));
+}
+
+#[test]
+fn a_pytest_node_id_names_its_file() {
+    let output = "\
+tests/test_a.py::test_ok PASSED
+tests/test_b.py::test_bad FAILED
+=========================== short test summary info ============================
+FAILED tests/test_b.py::test_bad - assert 1 == 2
+========================= 1 failed, 1 passed in 0.02s ==========================
+";
+    let files = set(&["tests/test_a.py", "tests/test_b.py"]);
+    let report = testreport::parse(output).unwrap();
+    let named = check_files(output, Some(&report), "/tmp/x", &files);
+    assert_eq!(named.keys().cloned().collect::<BTreeSet<_>>(), set(&["tests/test_b.py"]));
+    assert_eq!(named["tests/test_b.py"], set(&["test_bad"]));
+}
