@@ -17,8 +17,11 @@
 //!   proposals (complementary work needs that), but a second verdict on the same tree replaces the
 //!   first.
 //! - **Self-endorsement** counts only when the configuration allows it. An endorsement of the
-//!   sender's own current tree is refused outright; one that becomes self-endorsement later (the
-//!   endorser proposes identical content) is kept but not counted.
+//!   sender's own current tree is refused outright — unless another agent proposes that very tree
+//!   too: two agents who made the identical change each vouch for the other's proposal, so the
+//!   endorsement is kept and counts for the other proposers, never for the sender's own. One that
+//!   becomes self-endorsement later (the endorser proposes identical content) is kept and counts
+//!   the same way: for the others with that tree, not for the endorser.
 //! - **Rounds are content changes.** An agent's round count is the number of distinct trees it has
 //!   proposed in sequence (re-proposing identical content is not a new round); the engine's epoch
 //!   is the highest round count. With `max_rounds`, a proposal that would start round
@@ -452,9 +455,12 @@ impl DevelopmentEngine {
         }
     }
 
-    /// Whether `source` proposes `subject` now (a verdict on it would be self-endorsement).
-    fn proposes_now(&self, source: AgentIx, subject: &str) -> bool {
-        self.current[source].is_some_and(|t| self.trees.get(subject) == Some(&t))
+    /// Whether `source` alone proposes `subject` now (a verdict on it would endorse nobody's
+    /// proposal but its own).
+    fn sole_proposer(&self, source: AgentIx, subject: &str) -> bool {
+        self.current[source].is_some_and(|t| {
+            self.trees.get(subject) == Some(&t) && self.tree_states[t].proposers.iter().all(|&a| a == source)
+        })
     }
 
     /// The state now.
@@ -606,7 +612,7 @@ impl DevelopmentEngine {
             }
             SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject, differential } => {
                 Self::check_subject(subject)?;
-                if !self.allow_self_endorse && self.proposes_now(sender, subject) {
+                if !self.allow_self_endorse && self.sole_proposer(sender, subject) {
                     return Err(self_endorsement(source));
                 }
                 let judgement =
@@ -615,7 +621,7 @@ impl DevelopmentEngine {
             }
             SemanticPayload::Review { subject, accept, reason } => {
                 Self::check_subject(subject)?;
-                let own = !self.allow_self_endorse && self.proposes_now(sender, subject);
+                let own = !self.allow_self_endorse && self.sole_proposer(sender, subject);
                 let judgement = review_judgement(source, *accept, reason, own)?;
                 self.record_verdict(sender, subject, judgement)
             }
@@ -940,6 +946,30 @@ mod tests {
         let mut rt = MasRuntime::new(engine(1, None, true));
         rt.apply(ids.propose("alice", T1));
         assert_eq!(code(&rt.apply(ids.check("alice", T1, Some(0)))), "finalized");
+    }
+
+    #[test]
+    fn two_agents_with_the_identical_change_each_vouch_for_the_others_proposal() {
+        let mut ids = Ids(0);
+        let mut rt = MasRuntime::new(engine(1, None, false));
+        rt.apply(ids.propose("alice", T1));
+        rt.apply(ids.propose("bob", T1));
+        // alice's check of T1 counts for bob's proposal of it, never for her own.
+        assert_eq!(code(&rt.apply(ids.check("alice", T1, Some(0)))), "finalized");
+        let t = rt.engine().tally();
+        assert_eq!(t.proposal("bob").unwrap().endorsers, ["alice"]);
+        assert!(t.proposal("alice").unwrap().endorsers.is_empty());
+        assert_eq!(t.leader.as_deref(), Some("bob"));
+        rt.apply(ids.check("bob", T1, Some(0)));
+        let t = rt.engine().tally();
+        assert_eq!(t.proposal("alice").unwrap().endorsers, ["bob"]);
+        assert_eq!(t.leader.as_deref(), Some("alice"), "a tie goes to the first");
+        // Once bob moves on, alice alone proposes T1: her verdict on it stays hers, uncounted, and
+        // a new one is refused.
+        rt.apply(ids.propose("bob", T2));
+        let t = rt.engine().tally();
+        assert_eq!(t.proposal("alice").unwrap().endorsers, ["bob"], "bob's verdict on T1 still counts for alice");
+        assert_eq!(code(&rt.apply(ids.review("alice", T1, true, "mine"))), "incompatible-payload");
     }
 
     #[test]

@@ -230,7 +230,7 @@ impl ReferenceEngine {
             }
             SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, subject, differential } => {
                 Self::check_subject(subject)?;
-                if !self.allow_self_endorse && self.proposals.get(source).is_some_and(|p| p.tree == *subject) {
+                if !self.allow_self_endorse && self.sole_proposer(source, subject) {
                     return Err(self_endorsement(source));
                 }
                 let judgement =
@@ -240,7 +240,7 @@ impl ReferenceEngine {
             }
             SemanticPayload::Review { subject, accept, reason } => {
                 Self::check_subject(subject)?;
-                let own = !self.allow_self_endorse && self.proposals.get(source).is_some_and(|p| p.tree == *subject);
+                let own = !self.allow_self_endorse && self.sole_proposer(source, subject);
                 let judgement = review_judgement(source, *accept, reason, own)?;
                 self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
                 subject
@@ -248,6 +248,12 @@ impl ReferenceEngine {
             other => return Err(not_development(other)),
         };
         Ok((source.to_owned(), subject.clone()))
+    }
+
+    /// Whether `source` proposes `subject` now and no other agent does.
+    fn sole_proposer(&self, source: &str, subject: &str) -> bool {
+        self.proposals.get(source).is_some_and(|p| p.tree == subject)
+            && self.proposals.iter().all(|(a, p)| a == source || p.tree != subject)
     }
 
     /// A proposal of `digest`: the sender's artifact is now that tree.

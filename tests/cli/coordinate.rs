@@ -295,6 +295,42 @@ fn an_unreadable_reply_is_asked_again_with_the_reason_then_the_run_halts() {
 }
 
 #[test]
+fn two_agents_who_make_the_identical_change_endorse_each_other_and_it_lands_once() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    // Both write the same file with the same words: one tree, proposed twice.
+    let same = DEV_AGENT
+        .replace(r#"echo "$WORK by $GIT_MAS_AGENT" > "notes/$GIT_MAS_AGENT.md""#, r#"echo "$WORK" > notes/fix.md"#);
+    assert_ne!(same, DEV_AGENT);
+    let log = env.root().join("prompts");
+    let agent = |name: &str| {
+        let body = format!("LOG='{}'\nWORK='the fix'\n{same}", log.display());
+        format!("{name}=cmd:{}", script(&env, &format!("{name}.sh"), &body))
+    };
+    let agents = [agent("alice"), agent("bob")].join(",");
+    let out = coordinate(&env, &repo, &["--goal", "g", "--agents", &agents, "--quorum", "1"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let trees: Vec<String> = ["alice", "bob"]
+        .iter()
+        .map(|a| {
+            env.git(
+                &repo,
+                &[
+                    "rev-parse",
+                    &format!("refs/mas/runs/{}/proposals/{a}^{{tree}}", out.last()["report"]["run"].as_str().unwrap()),
+                ],
+            )
+        })
+        .collect();
+    assert_eq!(trees[0], trees[1], "the identical change");
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    assert_eq!(env.git(&repo, &["show", "main:notes/fix.md"]), "the fix");
+    let report = &out.last()["report"];
+    assert_eq!(report["status"], "converged", "{report}");
+}
+
+#[test]
 fn a_run_whose_agents_never_propose_reports_the_rounds_it_held() {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice", "bob"]);
