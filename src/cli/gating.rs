@@ -6,9 +6,10 @@ use super::context::Context;
 use super::error::CliError;
 use super::exit;
 use super::team_mode;
+use git_mas::attention::denials::Denial;
 use git_mas::attention::edit_gate;
 use git_mas::attention::focus_store::now_secs;
-use git_mas::attention::gate::{Touched, Verdict};
+use git_mas::attention::gate::{Block, Touched, Verdict};
 use git_mas::attention::gate_io::{self, GateOutcome, Ungathered};
 use git_mas::attention::git_hooks::{Mode, mode_of};
 use git_mas::attention::own_ground;
@@ -133,6 +134,14 @@ pub fn edit_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answe
     if touched.is_empty() && linked.is_empty() {
         return Ok(Answer::Allow { note });
     }
+    // In an aggregate run's worktree, another agent's slice is that agent's, whatever the board.
+    if let Ok((caller, _)) = ctx.caller_name() {
+        let paths: Vec<String> = touched.iter().map(|t| t.path.clone()).collect();
+        let blocks = slice_blocks(store, &caller, &paths);
+        if !blocks.is_empty() {
+            return Ok(with_note(edit_gate::answer(&Verdict::Block { blocks }, mode), note));
+        }
+    }
     if team::enabled(store) {
         let answer = match team_mode::edit_caller(ctx, host, payload.session.as_deref()) {
             Ok(caller) => {
@@ -222,6 +231,57 @@ fn regular_text(path: &Path) -> Option<String> {
         return None;
     }
     std::fs::read_to_string(path).ok()
+}
+
+/// The files `caller` may not edit in its aggregate run's worktree: each of `paths` that is in
+/// another agent's slice, as a block naming that agent (recorded as a denial, which the run's
+/// driver hands to both in the next round). Empty outside a run's worktree (`mas.run` unset), for
+/// a run that ended or has no plan, and for an agent without a slice. A file in no slice is not
+/// blocked here: the board decides (in team mode the edit claims it).
+pub fn slice_blocks(store: &git_mas::store::Store, caller: &str, paths: &[String]) -> Vec<Block> {
+    let Some(run) = store.config_string("mas.run").filter(|r| !r.trim().is_empty()) else { return Vec::new() };
+    let Ok(roster) = store.roster() else { return Vec::new() };
+    let Ok(meta) = git_mas::devrun::load_meta(store, &roster, &run) else { return Vec::new() };
+    if meta.ensure_open().is_err() {
+        return Vec::new();
+    }
+    let Some(plan) = meta.def.slices.as_ref().filter(|p| p.slice(caller).is_some()) else { return Vec::new() };
+    let mut blocks = Vec::new();
+    let mut denials = Vec::new();
+    for path in paths {
+        let Some(owner) = plan.owner_of(path).filter(|o| *o != caller) else { continue };
+        blocks.push(Block {
+            holder: owner.to_string(),
+            target: path.clone(),
+            why: format!("it is in {owner}'s slice of run {run}"),
+            remedy: format!(
+                "leave {path} to {owner} and say in your reply what it needs: the driver hands the conflict to you both in the next round"
+            ),
+        });
+        denials.push(Denial {
+            at: now_secs(),
+            agent: caller.to_string(),
+            holder: owner.to_string(),
+            file: path.clone(),
+        });
+    }
+    // Best effort: the log changes no verdict.
+    let _ = git_mas::attention::denials::record(store.common_dir(), &denials);
+    blocks
+}
+
+/// `verdict` with `blocks` (files in other agents' slices) added: any such block refuses.
+pub fn with_slice_blocks(verdict: Verdict, blocks: Vec<Block>) -> Verdict {
+    if blocks.is_empty() {
+        return verdict;
+    }
+    match verdict {
+        Verdict::Block { blocks: mut more } => {
+            more.retain(|b| !blocks.iter().any(|s| s.target == b.target));
+            Verdict::Block { blocks: [blocks, more].concat() }
+        }
+        _ => Verdict::Block { blocks },
+    }
 }
 
 /// `paths` (relative to `cwd` or absolute) relative to the top of the working tree.

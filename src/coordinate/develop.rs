@@ -240,6 +240,18 @@ pub enum DevEvent {
         /// Every proposal.
         proposals: Vec<TalliedProposal>,
     },
+    /// The gate denied an agent an edit of a file in another agent's slice (aggregate runs): both
+    /// are told in the next round's hop.
+    SliceDenied {
+        /// The round.
+        round: u64,
+        /// The agent denied.
+        agent: String,
+        /// Whose slice holds the file.
+        holder: String,
+        /// The file.
+        file: String,
+    },
     /// The leader reached quorum but cannot land yet.
     NotLandable {
         /// The round.
@@ -375,6 +387,9 @@ struct Driver<'a> {
     notes: BTreeMap<String, Vec<String>>,
     /// The last aggregate landing was blocked: why.
     blocked: Option<String>,
+    /// The gate's denials already handed on: (time, agent, file), and the time from which the
+    /// log is read (the run's start, in unix seconds).
+    denials_seen: (u64, std::collections::BTreeSet<(u64, String, String)>),
 }
 
 /// One request to an agent: who, what, and the attempt.
@@ -688,6 +703,7 @@ pub async fn develop(
         sink,
         notes: BTreeMap::new(),
         blocked: None,
+        denials_seen: (crate::attention::focus_store::now_secs().saturating_sub(1), Default::default()),
     };
     d.emit(DevEvent::RunStarted {
         run: def.id.clone(),

@@ -90,6 +90,7 @@ impl Driver<'_> {
                 .or_default()
                 .push(format!("your slice's proposal was judged against ({why}): fix it and propose again"));
         }
+        self.slice_denials(round)?;
         let complete = slices.iter().all(|s| s.status == SliceStatus::AtQuorum);
         let last = round >= self.setup.max_rounds || self.budget.next_timeout().is_none();
         let any = slices.iter().any(|s| s.status == SliceStatus::AtQuorum);
@@ -123,6 +124,40 @@ impl Driver<'_> {
                 Ok(None)
             }
         }
+    }
+
+    /// The gate's denials of this run's agents since the last round, of files in another agent's
+    /// slice (`git mas gate` in a run's worktree records them): each is handed to both agents in
+    /// the next round's hop, and told.
+    fn slice_denials(&mut self, round: u64) -> Result<(), DevError> {
+        let Some(aggregate) = self.setup.aggregate.as_ref() else { return Ok(()) };
+        let from = self.denials_seen.0;
+        let mut found = Vec::new();
+        for d in crate::attention::denials::read(self.store.common_dir()) {
+            let key = (d.at, d.agent.clone(), d.file.clone());
+            if d.at < from
+                || !self.names.contains(&d.agent)
+                || aggregate.plan.owner_of(&d.file) != Some(d.holder.as_str())
+                || self.denials_seen.1.contains(&key)
+                || found.iter().any(|(_, a, _, f): &(u64, String, String, String)| *a == d.agent && *f == d.file)
+            {
+                continue;
+            }
+            self.denials_seen.1.insert(key);
+            found.push((d.at, d.agent, d.holder, d.file));
+        }
+        for (_, agent, holder, file) in found {
+            self.notes.entry(agent.clone()).or_default().push(format!(
+                "the gate denied your edit of {file}: it is in {holder}'s slice, and {holder} is told what you need; \
+                 change only your slice's files and say in your reply what {file} must do for it"
+            ));
+            self.notes.entry(holder.clone()).or_default().push(format!(
+                "{agent} needed {file}, which is in your slice (the gate denied {agent} the edit): make the change \
+                 {agent}'s slice needs there, then propose again"
+            ));
+            self.emit(DevEvent::SliceDenied { round, agent, holder, file })?;
+        }
+        Ok(())
     }
 
     /// How an aggregate run ends when its rounds run out unlanded: blocked when its last landing

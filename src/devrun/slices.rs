@@ -84,6 +84,11 @@ impl SlicePlan {
         self.slices.iter().find(|s| s.agent == agent)
     }
 
+    /// The agent whose slice holds `path`, if any.
+    pub fn owner_of(&self, path: &str) -> Option<&str> {
+        self.slices.iter().find(|s| s.targets.iter().any(|t| t == path)).map(|s| s.agent.as_str())
+    }
+
     /// The agents in merge order.
     pub fn agents(&self) -> Vec<String> {
         self.slices.iter().map(|s| s.agent.clone()).collect()

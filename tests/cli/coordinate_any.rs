@@ -295,6 +295,68 @@ fn an_aggregate_run_covers_the_files_the_failing_check_names_and_lands_with_ever
     assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
 }
 
+#[test]
+fn a_file_in_another_agents_slice_is_denied_naming_its_owner_and_handed_to_both() {
+    let env = TestEnv::new();
+    let repo = project(&env, &["alice", "bob"], Some("python3 -m unittest"));
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    // In round 1 alice asks the gate for bob's file, and proposes work in progress instead of her fix.
+    let log = env.root().join("log");
+    let eager = FIXER.replacen(
+        "  propose)\n",
+        "  propose)\n    if [ \"$GIT_MAS_AGENT\" = alice ] && [ \"$(field round)\" = 1 ]; then\n      git mas gate --paths stock.py > \"$LOG.gate\" 2>&1; echo \"exit $?\" >> \"$LOG.gate\"\n      echo wip > wip.txt; git mas propose -m wip >&2; echo done; echo \"NEXT $(field next)\"; exit 0\n    fi\n    rm -f wip.txt\n",
+        1,
+    );
+    assert_ne!(eager, FIXER);
+    let script = |name: &str| {
+        let path = env.root().join(format!("{name}.sh"));
+        std::fs::write(&path, format!("LOG='{}'\n{eager}", log.display())).unwrap();
+        format!("{name}=cmd:sh {}", path.display())
+    };
+    let agents = vec![script("alice"), script("bob")];
+    let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1", "--max-rounds", "3"]);
+    let slices = out.events("plan")[0]["plan"]["slices"].clone();
+    let owner = |file: &str| {
+        slices
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["targets"].as_array().unwrap().iter().any(|t| t == file))
+            .map(|s| s["agent"].as_str().unwrap().to_string())
+    };
+    assert_eq!(owner("stock.py").as_deref(), Some("bob"), "{slices:#}");
+    // The gate named bob as the file's owner and refused (exit 6: blocked).
+    let gate = std::fs::read_to_string(env.root().join("log.gate")).unwrap();
+    assert!(gate.contains("stock.py") && gate.contains("bob's slice"), "{gate}");
+    assert!(gate.trim_end().ends_with("exit 6"), "{gate}");
+    // The driver handed the denial to both in the next round.
+    let denied = out.events("slice-denied");
+    assert_eq!(denied.len(), 1, "{:?}", out.lines);
+    assert_eq!(
+        (denied[0]["agent"].as_str(), denied[0]["holder"].as_str(), denied[0]["file"].as_str()),
+        (Some("alice"), Some("bob"), Some("stock.py"))
+    );
+    let prompts = |a: &str| std::fs::read_to_string(env.root().join(format!("log.{a}"))).unwrap();
+    let round2 = |a: &str| {
+        prompts(a)
+            .split("=====")
+            .find(|p| p.contains("round=2") && p.contains("task=propose"))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    assert!(
+        round2("alice").contains("conflict=") && round2("alice").contains("the gate denied your edit of stock.py"),
+        "{}",
+        prompts("alice")
+    );
+    assert!(round2("bob").contains("alice needed stock.py"), "{}", prompts("bob"));
+    // And the run still lands both fixes once.
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, env_log(&env));
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    assert!(env.git(&repo, &["show", "main:stock.py"]).contains("count >= 1"));
+    assert!(env.git(&repo, &["show", "main:pricing.py"]).contains("sum(prices)"));
+}
+
 fn env_log(env: &TestEnv) -> String {
     ["alice", "bob"]
         .iter()

@@ -276,6 +276,9 @@ fn narrate(ctx: &Context, event: &DevEvent) {
             ctx.status(&line);
         }
         DevEvent::NotLandable { detail, .. } => ctx.warn(&format!("not landable yet: {detail}")),
+        DevEvent::SliceDenied { agent, holder, file, .. } => ctx.warn(&format!(
+            "the gate denied {agent} an edit of {file}, in {holder}'s slice (handed to them both for the next round)"
+        )),
         DevEvent::Landed { commit, winners, termination } => {
             ctx.status(&format!("landed {} on main as {commit} ({termination})", winners.join(", ")))
         }

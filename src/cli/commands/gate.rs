@@ -159,6 +159,13 @@ pub fn gate(ctx: &Context, args: &GateArgs) -> Result<Done<Gated>, CliError> {
     }
     let (caller, outcome) = gating::evaluate(ctx, &args.paths)?;
     let verdict = gate_io::verdict_of(&outcome);
+    let verdict = match (&outcome, caller.is_empty()) {
+        (Ok(o), false) => {
+            let paths: Vec<String> = o.touched.iter().map(|t| t.path.clone()).collect();
+            gating::with_slice_blocks(verdict, gating::slice_blocks(ctx.store()?, &caller, &paths))
+        }
+        _ => verdict,
+    };
     let mode = gating::mode(ctx)?;
     let touched = outcome
         .map(|o| o.touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect())
