@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the tests need beyond Rust and git, installed where missing: man (for `git mas --help`),
 # python3 (the fixture project's own test suite, the team's check in the demo and the aggregate
-# tests, runs its stockcheck unittests), strace (the crash tests kill git-mas at chosen syscalls with its fault injection),
+# tests, runs its stockcheck unittests; pytest, pinned, for a check that writes JUnit XML), strace (the crash tests kill git-mas at chosen syscalls with its fault injection),
 # chromium (the `git mas report --html` tests open the page in it, headless) and the real
 # coding-agent CLIs the host tests drive, at pinned versions, into target/hosts (never globally),
 # with the MCP Inspector and its own Node (tests/hosts/install.sh).
@@ -17,4 +17,6 @@ need man man-db
 need strace strace
 need python3 python3
 need chromium chromium
+# pytest writes the JUnit XML report the differential endorsement tests read.
+python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q 'pytest==9.2.0'
 bash tests/hosts/install.sh

@@ -171,6 +171,7 @@ pub fn run(
         cmd.env(k, v);
     }
     let started = Instant::now();
+    let started_at = std::time::SystemTime::now();
     let mut child = cmd.spawn().map_err(|source| PoolError::CheckSpawn { command: command.to_string(), source })?;
     let mut timed_out = false;
     let status = loop {
@@ -214,7 +215,11 @@ pub fn run(
         }
     }
     let _ = std::fs::remove_file(&log_path);
-    let report = if timed_out { None } else { whole.and_then(|w| testreport::parse(&String::from_utf8_lossy(&w))) };
+    let report = if timed_out {
+        None
+    } else {
+        junit_written(dir, started_at).or_else(|| whole.and_then(|w| testreport::parse(&String::from_utf8_lossy(&w))))
+    };
     let hex: String = digest.finalize().iter().map(|b| format!("{b:02x}")).collect();
     let exit_status = if timed_out { None } else { status.code() };
     Ok(CheckRun {
@@ -231,6 +236,45 @@ pub fn run(
         dir: dir.to_path_buf(),
     })
 }
+
+/// The JUnit XML reports the check wrote into `dir` while it ran (files ending `.xml` modified at
+/// or after `since`, at most [`JUNIT_DEPTH`] directories down, each at most [`REPORT_READ`]
+/// bytes), merged; `None` when there is none.
+fn junit_written(dir: &Path, since: std::time::SystemTime) -> Option<TestReport> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((at, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else { continue };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if kind.is_dir() && depth < JUNIT_DEPTH {
+                stack.push((path, depth + 1));
+            } else if kind.is_file()
+                && path.extension().is_some_and(|e| e == "xml")
+                && entry.metadata().ok().and_then(|m| m.modified().ok()).is_some_and(|m| m >= since)
+                && entry.metadata().is_ok_and(|m| m.len() <= REPORT_READ as u64)
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    let mut merged: Option<TestReport> = None;
+    for path in found {
+        let Some(r) = std::fs::read_to_string(&path).ok().and_then(|x| testreport::junit(&x)) else { continue };
+        let m = merged.get_or_insert_with(|| TestReport { format: "junit", ..TestReport::default() });
+        for (suite, n) in r.suites {
+            *m.suites.entry(suite).or_default() += n;
+        }
+        m.failed.extend(r.failed);
+        m.unfinished.extend(r.unfinished);
+    }
+    merged
+}
+
+/// How deep under the checkout a JUnit report is looked for.
+const JUNIT_DEPTH: usize = 4;
 
 /// The most output read for a test report: a check that writes more has none.
 const REPORT_READ: usize = 64 << 20;
@@ -358,6 +402,26 @@ mod tests {
         assert_eq!(slow.summary.exit_status, None);
         assert!(!slow.summary.passed());
         assert!(started.elapsed() < Duration::from_secs(3));
+    }
+
+    #[test]
+    fn a_junit_report_the_check_writes_is_its_report_and_one_already_there_is_not() {
+        let dir = Scratch::new(Path::new("/nonexistent/.git")).unwrap();
+        let junit = r#"<testsuites><testsuite name="pytest" tests="2"><testcase classname="tests.test_a" name="test_ok"/><testcase classname="tests.test_a" name="test_bad"><failure message="assert 1 == 2"/></testcase></testsuite></testsuites>"#;
+        // A report in the checkout before the check ran is the tree's, not the run's.
+        std::fs::create_dir_all(dir.path().join("fixtures")).unwrap();
+        std::fs::write(dir.path().join("fixtures/old.xml"), junit.replace("test_bad", "test_old")).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let command = format!("mkdir -p out && printf '%s' '{junit}' > out/report.xml; echo 'no summary here'; exit 1");
+        let ran = run(dir.path(), &command, &[], None).unwrap();
+        let report = ran.report.expect("the JUnit file is read");
+        assert_eq!(report.format, "junit");
+        assert_eq!(report.suites.get("pytest"), Some(&2));
+        let failed: Vec<&str> = report.failed.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(failed, ["tests.test_a.test_bad"]);
+        // Without one, the output is read as before (here: nothing).
+        let plain = run(dir.path(), "echo 'no summary here'; exit 1", &[], None).unwrap();
+        assert!(plain.report.is_none());
     }
 
     #[test]

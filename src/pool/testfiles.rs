@@ -93,8 +93,9 @@ impl<'a> ModuleFiles<'a> {
     /// The files a failing test lives in.
     fn of_test(&self, format: &str, suite: &str, test: &str) -> Vec<String> {
         match format {
-            // `pkg.mod.Class.test_x`: the longest prefix that is a module.
-            "unittest" => {
+            // `pkg.mod.Class.test_x`: the longest prefix that is a module (JUnit's classname is
+            // that module path for pytest and most runners).
+            "unittest" | "junit" => {
                 let parts: Vec<&str> = test.split('.').collect();
                 (1..parts.len())
                     .rev()

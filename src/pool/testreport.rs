@@ -24,6 +24,12 @@
 //! - **TAP**: `ok N - name` / `not ok N - name` (a `# SKIP` or `# TODO` directive is not a
 //!   failure) and the plan `1..N`.
 //!
+//! - **JUnit XML**, read from the files the check writes into its checkout while it runs
+//!   (`pytest --junitxml=report.xml`, jest-junit, surefire, gotestsum, …: [`junit`]): each
+//!   `<testsuite>` is a suite, each `<testcase>` a test (`classname.name`), failed when it holds a
+//!   `<failure>` or an `<error>`, not counted when `<skipped>`. A JUnit file takes precedence
+//!   over the output: it is the runner's own structured report.
+//!
 //! When the output is in none of them, there is no report and the exit status alone decides.
 //! Decision: a test counts as broken only when its suite ran on the base too (cargo stops at
 //! the first failing test binary unless told `--no-fail-fast`: the suites after it never ran on
@@ -51,6 +57,39 @@ const WHOLE: &str = "";
 /// Reads the report from a check's output; `None` when no known format is there.
 pub fn parse(output: &str) -> Option<TestReport> {
     libtest(output).or_else(|| unittest(output)).or_else(|| pytest(output)).or_else(|| tap(output))
+}
+
+/// A JUnit XML report (`<testsuites>` or one `<testsuite>`); `None` when `xml` is not one.
+pub fn junit(xml: &str) -> Option<TestReport> {
+    let doc = roxmltree::Document::parse(xml).ok()?;
+    let root = doc.root_element();
+    let suites: Vec<roxmltree::Node> = match root.tag_name().name() {
+        "testsuites" => root.descendants().filter(|n| n.has_tag_name("testsuite")).collect(),
+        "testsuite" => vec![root],
+        _ => return None,
+    };
+    let mut r = TestReport { format: "junit", ..TestReport::default() };
+    for suite in suites {
+        let name = suite.attribute("name").unwrap_or_default().to_string();
+        let mut count = 0u64;
+        // Only this suite's own test cases (a nested suite counts its own).
+        for case in suite.children().filter(|n| n.has_tag_name("testcase")) {
+            if case.children().any(|c| c.has_tag_name("skipped")) {
+                continue;
+            }
+            count += 1;
+            if case.children().any(|c| c.has_tag_name("failure") || c.has_tag_name("error")) {
+                let test = match (case.attribute("classname"), case.attribute("name")) {
+                    (Some(c), Some(n)) if !c.is_empty() => format!("{c}.{n}"),
+                    (_, Some(n)) => n.to_string(),
+                    _ => format!("#{count}"),
+                };
+                r.failed.insert((name.clone(), test));
+            }
+        }
+        *r.suites.entry(name).or_default() += count;
+    }
+    Some(r)
 }
 
 /// `cargo test`'s output.

@@ -357,6 +357,27 @@ fn a_file_in_another_agents_slice_is_denied_naming_its_owner_and_handed_to_both(
     assert!(env.git(&repo, &["show", "main:pricing.py"]).contains("sum(prices)"));
 }
 
+#[test]
+fn a_check_that_prints_nothing_but_writes_junit_xml_is_judged_test_by_test() {
+    let env = TestEnv::new();
+    // pytest, silenced: the only report is the JUnit file it writes into the checkout.
+    let check = "python3 -m pytest -q -p no:cacheprovider --junitxml=report.xml >/dev/null 2>&1";
+    let repo = project(&env, &["alice", "bob"], Some(check));
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+    let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, env_log(&env));
+    // The plan covered the failing tests' files, read from the JUnit report on main.
+    let pre = &out.events("preflight")[0];
+    let base_item = pre["items"].as_array().unwrap().iter().find(|i| i["check"] == "base").unwrap().clone();
+    assert!(base_item["detail"].as_str().unwrap().contains("fails 2 test(s) (junit report"), "{base_item}");
+    // Every endorsement of a slice was an improvement read from JUnit.
+    let log = env.mas_ok(&repo, &["log", "--json"]);
+    let formats: Vec<&str> = log.lines().filter(|l| l.contains("\"differential\"")).collect();
+    assert!(!formats.is_empty() && formats.iter().all(|l| l.contains("\"junit\"")), "{log}");
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+}
+
 fn env_log(env: &TestEnv) -> String {
     ["alice", "bob"]
         .iter()

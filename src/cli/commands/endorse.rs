@@ -30,7 +30,9 @@ use std::fmt::Write as _;
 /// mas.allowSelfEndorse true`.
 ///
 /// A check that exits 0 passes. When it fails and its output is a test runner's report — cargo
-/// test (libtest), python -m unittest, pytest, or TAP — the same check runs on the run's base
+/// test (libtest), python -m unittest, pytest, or TAP — or it wrote a JUnit XML file into its
+/// checkout while it ran (pytest --junitxml=report.xml, jest-junit, surefire…; the file is read
+/// in preference to the output), the same check runs on the run's base
 /// too, and the proposal is judged by what it changes: the tests it makes pass (fixed), the tests
 /// that pass on the base and fail on it (broken), the suites in which fewer tests ran (lost). A
 /// proposal that fixes at least one test and breaks and loses none is `improved`: it endorses,

@@ -222,3 +222,27 @@ fn a_suite_that_did_not_finish_is_lost() {
 fn reports_in_two_formats_are_not_compared() {
     assert_eq!(compare(&parse(UNITTEST).unwrap(), &parse(PYTEST).unwrap()), None);
 }
+
+#[test]
+fn a_junit_report_counts_its_cases_and_fails_failures_and_errors_not_skips() {
+    // The shape pytest --junitxml writes (xunit2), with a skip, an error and a second suite.
+    let xml = r#"<?xml version="1.0" encoding="utf-8"?>
+<testsuites name="pytest tests">
+  <testsuite name="pytest" errors="1" failures="1" skipped="1" tests="4" time="0.05">
+    <testcase classname="tests.test_pricing" name="test_sums" time="0.001">
+      <failure message="assert 5 == 6">def test_sums(): ...</failure>
+    </testcase>
+    <testcase classname="tests.test_pricing" name="test_empty" time="0.001"/>
+    <testcase classname="tests.test_stock" name="test_one" time="0.001"><error message="boom"/></testcase>
+    <testcase classname="tests.test_stock" name="test_later" time="0.001"><skipped message="later"/></testcase>
+  </testsuite>
+  <testsuite name="other" tests="1"><testcase name="lonely"/></testsuite>
+</testsuites>"#;
+    let r = super::junit(xml).unwrap();
+    assert_eq!(r.format, "junit");
+    assert_eq!(r.suites.get("pytest"), Some(&3), "the skipped case is not counted");
+    assert_eq!(r.suites.get("other"), Some(&1));
+    assert_eq!(failed(&r), ["pytest: tests.test_pricing.test_sums", "pytest: tests.test_stock.test_one"]);
+    assert!(super::junit("<html><body/></html>").is_none());
+    assert!(super::junit("not xml").is_none());
+}
