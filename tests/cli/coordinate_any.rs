@@ -52,7 +52,9 @@ touch "$LOG.asked"
 printf '%s\n=====\n' "$prompt" >> "$LOG.$GIT_MAS_AGENT"
 case "$(field task)" in
   propose)
-    for f in $(field slice | tr , ' '); do
+    # Best-of-N hands every agent the whole goal: it fixes every bug it finds.
+    files=$(field slice | tr , ' '); [ -n "$files" ] || files="pricing.py stock.py"
+    for f in $files; do
       case "$f" in
         pricing.py|shop/pricing.py) sed -i 's/prices\[1:\]/prices/' "$f" ;;
         stock.py|shop/stock.py) sed -i 's/count > 1/count >= 1/' "$f" ;;
@@ -355,6 +357,23 @@ fn a_file_in_another_agents_slice_is_denied_naming_its_owner_and_handed_to_both(
     assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
     assert!(env.git(&repo, &["show", "main:stock.py"]).contains("count >= 1"));
     assert!(env.git(&repo, &["show", "main:pricing.py"]).contains("sum(prices)"));
+}
+
+#[test]
+fn a_best_of_n_run_on_the_plain_project_lands_one_proposal_with_the_tests_passing() {
+    let env = TestEnv::new();
+    let repo = project(&env, &["alice", "bob"], Some("python3 -m unittest"));
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+    let (out, _) = coordinate(&env, &repo, &agents, &["--quorum", "1"]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, env_log(&env));
+    assert!(out.events("plan").is_empty(), "best-of-N has no slices");
+    // One winner, on main once, and the project's own tests pass there.
+    let landed = &out.events("landed")[0];
+    assert_eq!(landed["winners"].as_array().unwrap().len(), 1, "{landed}");
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let tests = std::process::Command::new("python3").args(["-m", "unittest"]).current_dir(&repo).output().unwrap();
+    assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
 }
 
 #[test]
