@@ -494,6 +494,22 @@ mod tests {
     const DEF: i32 = SymbolRole::Definition as i32;
 
     #[test]
+    fn fixture_index_says_which_documents_use_which() {
+        let edges = read_scip_edges(FIXTURE_INDEX).unwrap();
+        // reorder.py uses models.py (Item, levels); nothing uses a document through itself.
+        let reorder = &edges["tools/stockcheck/reorder.py"];
+        assert!(reorder.contains("tools/stockcheck/models.py"), "{reorder:?}");
+        for (from, to) in &edges {
+            assert!(!to.contains(from), "{from} uses itself");
+        }
+        // Every document that uses another is a document of the index.
+        let counts = read_scip(FIXTURE_INDEX).unwrap();
+        assert!(edges.keys().chain(edges.values().flatten()).all(|p| counts.documents.contains_key(p)));
+        // The same refusals as the counts.
+        assert!(matches!(read_scip_edges(&[]), Err(ScipError::Empty)));
+    }
+
+    #[test]
     fn fixture_index_counts_inbound_references_per_document() {
         let counts = read_scip(FIXTURE_INDEX).unwrap();
         assert_eq!(counts.tool.as_deref(), Some("scip-python 0.6.6"));
