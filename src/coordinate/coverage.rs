@@ -36,12 +36,8 @@ fn base_files(store: &Store, base: ObjectId) -> Result<(ObjectId, BTreeMap<Strin
     let mut files = BTreeMap::new();
     let mut bad = 0;
     tree_files(repo, tree, "", &mut files, &mut bad)?;
-    files.retain(|path, _| !path.starts_with(".mas/") && !cover_skips(path));
+    files.retain(|path, _| !path.starts_with(".mas/") && !crate::devrun::slices::is_generated(path));
     Ok((tree, files))
-}
-
-fn cover_skips(path: &str) -> bool {
-    crate::devrun::slices::is_generated(path)
 }
 
 /// Runs `command` on `base`'s tree (a commit), with `GIT_MAS_BASELINE=1`, killed after `timeout`.
@@ -52,12 +48,7 @@ pub fn base_check(
     timeout: Option<Duration>,
 ) -> Result<CheckRun, PoolError> {
     let repo = store.repo();
-    let tree = repo.find_object(base).ok().and_then(|o| o.peel_to_tree().ok()).map(|t| t.id).ok_or_else(|| {
-        PoolError::Store(crate::store::StoreError::Git {
-            context: format!("reading the base {base}"),
-            source: "not a commit".into(),
-        })
-    })?;
+    let tree = crate::pool::check::tree_of(repo, base)?;
     check_tree(repo, tree, command, &[("GIT_MAS_BASELINE", "1".to_string())], timeout)
 }
 

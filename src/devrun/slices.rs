@@ -42,12 +42,6 @@ pub struct Slice {
 }
 
 impl Slice {
-    /// A slice of `targets` (highest first), with why each is there; `ranked`: whether the frame
-    /// lists a file (a focus can name only those).
-    pub fn new(agent: &str, goal: &str, targets: Vec<String>, why: BTreeMap<String, String>) -> Self {
-        Slice { agent: agent.to_string(), subgoal: subgoal(goal, &targets), targets, why }
-    }
-
     /// What its agent's focus names first: its files the frame lists (`listed`), at most
     /// [`MAX_FOCUS_TARGETS`] — the slice is the plan, the focus what the agent works on now.
     pub fn focus(&self, listed: impl Fn(&str) -> bool) -> Vec<String> {

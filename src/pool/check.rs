@@ -293,16 +293,20 @@ pub fn differential(
     let Some(report) = run.report.as_ref().filter(|_| !run.summary.passed() && !run.timed_out) else {
         return Ok(());
     };
-    let git_err = |e: Box<dyn std::error::Error + Send + Sync>| {
-        PoolError::Store(crate::store::StoreError::Git { context: format!("reading the base {base}"), source: e })
-    };
-    let base_tree =
-        repo.find_object(base).map_err(|e| git_err(Box::new(e)))?.peel_to_tree().map_err(|e| git_err(Box::new(e)))?.id;
+    let base_tree = tree_of(repo, base)?;
     let mut env = env.to_vec();
     env.push(("GIT_MAS_BASELINE", "1".to_string()));
     let on_base = check_tree(repo, base_tree, &run.summary.command, &env, timeout)?;
     run.delta = on_base.report.as_ref().and_then(|b| testreport::compare(b, report));
     Ok(())
+}
+
+/// The tree of `base`, a commit (a run's base).
+pub fn tree_of(repo: &gix::Repository, base: ObjectId) -> Result<ObjectId, PoolError> {
+    let git_err = |e: Box<dyn std::error::Error + Send + Sync>| {
+        PoolError::Store(crate::store::StoreError::Git { context: format!("reading the base {base}"), source: e })
+    };
+    Ok(repo.find_object(base).map_err(|e| git_err(Box::new(e)))?.peel_to_tree().map_err(|e| git_err(Box::new(e)))?.id)
 }
 
 /// Checks out `tree` into a scratch directory and runs `command` there.

@@ -171,14 +171,7 @@ fn an_aggregate_run_with_a_plain_unittest_check_lands_every_fix_once() {
     let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1"]);
     // The two bugs are in two slices: each slice alone leaves the other's test failing.
     let plan = &out.events("plan")[0]["plan"]["slices"];
-    let owner = |file: &str| {
-        plan.as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["targets"].as_array().unwrap().iter().any(|t| t == file))
-            .map(|s| s["agent"].as_str().unwrap().to_string())
-    };
-    let (p, s) = (owner("pricing.py"), owner("stock.py"));
+    let (p, s) = (owner(plan, "pricing.py"), owner(plan, "stock.py"));
     assert!(p.is_some() && s.is_some() && p != s, "the plan: {plan:#}");
     assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, env_log(&env));
     // Every endorsement counted as an improvement of the base, naming the test it fixed.
@@ -276,12 +269,7 @@ fn an_aggregate_run_covers_the_files_the_failing_check_names_and_lands_with_ever
     let plan = &out.events("plan")[0]["plan"];
     assert_eq!(plan["source"], "concerns", "{plan:#}");
     let slices = plan["slices"].as_array().unwrap();
-    let owner = |file: &str| {
-        slices
-            .iter()
-            .find(|s| s["targets"].as_array().unwrap().iter().any(|t| t == file))
-            .map(|s| s["agent"].as_str().unwrap().to_string())
-    };
+    let owner = |file: &str| owner(&plan["slices"], file);
     // Every file the failing check names is in a slice, with the module it imports; the two
     // failures are in two slices; nothing else is work.
     for (test, module) in [("tests/test_pricing.py", "shop/pricing.py"), ("tests/test_stock.py", "shop/stock.py")] {
@@ -318,15 +306,7 @@ fn a_file_in_another_agents_slice_is_denied_naming_its_owner_and_handed_to_both(
     let agents = vec![script("alice"), script("bob")];
     let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1", "--max-rounds", "3"]);
     let slices = out.events("plan")[0]["plan"]["slices"].clone();
-    let owner = |file: &str| {
-        slices
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["targets"].as_array().unwrap().iter().any(|t| t == file))
-            .map(|s| s["agent"].as_str().unwrap().to_string())
-    };
-    assert_eq!(owner("stock.py").as_deref(), Some("bob"), "{slices:#}");
+    assert_eq!(owner(&slices, "stock.py").as_deref(), Some("bob"), "{slices:#}");
     // The gate named bob as the file's owner and refused (exit 6: blocked).
     let gate = std::fs::read_to_string(env.root().join("log.gate")).unwrap();
     assert!(gate.contains("stock.py") && gate.contains("bob's slice"), "{gate}");
@@ -395,6 +375,16 @@ fn a_check_that_prints_nothing_but_writes_junit_xml_is_judged_test_by_test() {
     let formats: Vec<&str> = log.lines().filter(|l| l.contains("\"differential\"")).collect();
     assert!(!formats.is_empty() && formats.iter().all(|l| l.contains("\"junit\"")), "{log}");
     assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+}
+
+/// The agent whose slice in a plan's `slices` (JSON) holds `file`.
+fn owner(slices: &Value, file: &str) -> Option<String> {
+    slices
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["targets"].as_array().unwrap().iter().any(|t| t == file))
+        .map(|s| s["agent"].as_str().unwrap().to_string())
 }
 
 fn env_log(env: &TestEnv) -> String {
