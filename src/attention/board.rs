@@ -4,16 +4,32 @@
 //! published) and `release` records to its own chain `refs/mas/focus/<agent>`. The board keeps, per
 //! agent, the latest record that verified and passed the board's own checks; everything else is
 //! listed as rejected, by name. A focus is live until `published_at + ttl`; a released or expired
-//! focus holds nothing. The board admits at most [`MAX_BOARD_AGENTS`] live agents: the earliest
-//! published keep their place, a 65th is rejected as a flood.
+//! focus holds nothing.
+//!
+//! **The flood cap bounds each principal, not the team.** The seed capped the board at 64 live
+//! agents. Since every host session is an agent of its own (a session agent,
+//! [`crate::identity::session`]), that cap refused a team of 20 people with a few sessions each.
+//! Decision: a principal — a roster entry, with every session agent signing with its key
+//! ([`super::rule::principal`]) — holds at most [`MAX_PRINCIPAL_AGENTS`] live agents; the whole
+//! board admits at most [`MAX_BOARD_AGENTS`] (4,096), a backstop far above a team of 1,000. In both
+//! the earliest published keep their places: a later live focus beyond a cap is rejected as a
+//! flood, naming the principal. What it still stops: one agent holds at most
+//! [`MAX_FOCUS_TARGETS`] files; one key — compromised, or driving a runaway spawner of sessions —
+//! holds at most 64 × 8 files and never takes a place from another principal's agents, and its
+//! floods lapse with their leases (24 h at most) or end the moment its entry leaves the roster (a
+//! reviewed, signed commit: its records then fail verification). Only many keys could fill the
+//! board, and each key is a roster commit. Not per run or per frame: a run's agents are roster
+//! entries already (a principal each), and a frame changes whenever the code does, so a cap per
+//! frame would reset under an attacker's feet.
 //!
 //! Time enters here and only here: a lease must lapse without anyone acting, so liveness is judged
 //! against the reader's clock. A TTL is capped at [`MAX_TTL_SECS`] and a publication time more than
 //! [`MAX_CLOCK_SKEW_SECS`] in the reader's future is rejected, so a lease cannot be made endless.
 
-use super::rule::{Focus, MAX_BOARD_AGENTS, MAX_FOCUS_TARGETS};
+use super::rule::{Focus, MAX_BOARD_AGENTS, MAX_FOCUS_TARGETS, MAX_PRINCIPAL_AGENTS, principal};
 use crate::store::record::{Record, Verdict};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Record kind of a focus.
 pub const FOCUS_KIND: &str = "focus";
@@ -101,9 +117,15 @@ pub enum Rejection {
     /// A TTL of zero or above the cap, or a publication time in the future.
     #[error("bad lease: {detail}")]
     BadLease { detail: String },
-    /// The board already has 64 live agents.
+    /// The board already has [`MAX_BOARD_AGENTS`] live agents.
     #[error("the board already holds {MAX_BOARD_AGENTS} live agents (flood cap)")]
     Flood,
+    /// The agent's principal already has [`MAX_PRINCIPAL_AGENTS`] live agents on the board.
+    #[error("{principal} already has {MAX_PRINCIPAL_AGENTS} live agents on the board (the per-principal flood cap)")]
+    PrincipalFlood {
+        /// The principal (a roster entry) whose agents fill its places.
+        principal: String,
+    },
 }
 
 /// A rejected record.
@@ -222,8 +244,31 @@ impl Rejection {
             Rejection::UnknownTarget { .. } => "unknown_target",
             Rejection::BadLease { .. } => "bad_lease",
             Rejection::Flood => "flood",
+            Rejection::PrincipalFlood { .. } => "principal_flood",
         }
     }
+}
+
+/// Whether the board has a place for a live focus of `agent`: always when it holds one already,
+/// else when neither flood cap of the fold is reached on the board as read (so a publisher refuses
+/// what the board would reject, before writing it).
+pub fn admits(board: &Board, agent: &str) -> Result<(), Rejection> {
+    if board.entry(agent).is_some_and(|e| e.liveness == Liveness::Live) {
+        return Ok(());
+    }
+    let p = principal(agent);
+    let (mut mine, mut all) = (0, 0);
+    for f in board.live() {
+        all += 1;
+        mine += usize::from(principal(&f.agent) == p);
+    }
+    if mine >= MAX_PRINCIPAL_AGENTS {
+        return Err(Rejection::PrincipalFlood { principal: p.to_string() });
+    }
+    if all >= MAX_BOARD_AGENTS {
+        return Err(Rejection::Flood);
+    }
+    Ok(())
 }
 
 /// Whether a target id stays inside the repository.
@@ -373,19 +418,30 @@ pub fn fold_items(chains: &[(String, ChainItems)], now: u64, in_frame: &dyn Fn(&
             latest.push(c);
         }
     }
-    // The flood cap: the earliest published live foci keep their places.
+    // The flood caps: the earliest published live foci keep their places, per principal and in all.
     let mut live: Vec<usize> = (0..latest.len()).filter(|&i| latest[i].0.liveness == Liveness::Live).collect();
     live.sort_by(|&a, &b| (latest[a].1, &latest[a].0.focus.agent).cmp(&(latest[b].1, &latest[b].0.focus.agent)));
-    let flooded: Vec<usize> = live.into_iter().skip(MAX_BOARD_AGENTS).collect();
-    for (i, (entry, _)) in latest.into_iter().enumerate() {
-        if flooded.contains(&i) {
-            board.rejected.push(Rejected {
-                agent: entry.focus.agent.clone(),
-                commit: entry.commit,
-                rejection: Rejection::Flood,
-            });
+    let mut flooded: BTreeMap<usize, Rejection> = BTreeMap::new();
+    let mut held: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut admitted = 0;
+    for i in live {
+        let p = principal(&latest[i].0.focus.agent);
+        let n = held.entry(p).or_default();
+        if *n >= MAX_PRINCIPAL_AGENTS {
+            flooded.insert(i, Rejection::PrincipalFlood { principal: p.to_string() });
+        } else if admitted >= MAX_BOARD_AGENTS {
+            flooded.insert(i, Rejection::Flood);
         } else {
-            board.entries.push(entry);
+            *n += 1;
+            admitted += 1;
+        }
+    }
+    for (i, (entry, _)) in latest.into_iter().enumerate() {
+        match flooded.remove(&i) {
+            Some(rejection) => {
+                board.rejected.push(Rejected { agent: entry.focus.agent.clone(), commit: entry.commit, rejection })
+            }
+            None => board.entries.push(entry),
         }
     }
     board.entries.sort_by(|a, b| a.focus.agent.cmp(&b.focus.agent));
@@ -463,15 +519,52 @@ mod tests {
     }
 
     #[test]
-    fn the_sixty_fifth_live_agent_is_a_flood() {
-        let chains: Vec<_> = (0..65)
-            .map(|i| (format!("a{i:02}"), vec![focus(&format!("a{i:02}"), 1, &["x.rs"], 100 + i, 600)]))
+    fn a_principal_holds_at_most_sixty_four_live_agents_and_others_keep_their_places() {
+        // alice and 64 of her sessions, published one a second; bob's session after them all.
+        let mut names = vec!["alice".to_string()];
+        names.extend((0..64).map(|i| format!("alice.claude-{i:08x}")));
+        names.push("bob.codex-0000abcd".into());
+        let chains: Vec<_> = names
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.clone(), vec![focus(a, 1, &["x.rs"], 100 + i as u64, 600)]))
             .collect();
         let board = fold(&chains, 200, &any_frame);
-        assert_eq!(board.live().count(), 64);
+        assert_eq!(board.live().count(), 65, "alice's first 64 and bob's session");
         assert_eq!(board.rejected.len(), 1);
-        assert_eq!(board.rejected[0].agent, "a64");
+        assert_eq!(board.rejected[0].agent, "alice.claude-0000003f", "the latest published of alice's 65");
+        assert_eq!(board.rejected[0].rejection, Rejection::PrincipalFlood { principal: "alice".into() });
+        assert!(board.entry("bob.codex-0000abcd").is_some());
+        assert_eq!(
+            admits(&board, "alice.codex-12345678"),
+            Err(Rejection::PrincipalFlood { principal: "alice".into() })
+        );
+        assert_eq!(admits(&board, "alice"), Ok(()), "a live agent keeps its place");
+        assert_eq!(admits(&board, "carol.gemini-12345678"), Ok(()));
+        // When one of alice's lapses, the flooded session takes its place at the next read.
+        let mut lapsing = chains.clone();
+        lapsing[1].1 = vec![focus(&names[1], 1, &["x.rs"], 101, 50)];
+        let board = fold(&lapsing, 200, &any_frame);
+        assert!(board.rejected.is_empty(), "{:?}", board.rejected);
+        assert_eq!(board.live().count(), 65);
+    }
+
+    #[test]
+    fn a_thousand_principals_fit_and_the_board_stops_at_its_backstop() {
+        let chains: Vec<_> = (0..=MAX_BOARD_AGENTS)
+            .map(|i| {
+                let a = format!("a{i:05}");
+                (a.clone(), vec![focus(&a, 1, &["x.rs"], 100 + i as u64, 80_000)])
+            })
+            .collect();
+        let board = fold(&chains[..1000], 50_000, &any_frame);
+        assert_eq!((board.live().count(), board.rejected.len()), (1000, 0));
+        let board = fold(&chains, 50_000, &any_frame);
+        assert_eq!(board.live().count(), MAX_BOARD_AGENTS);
+        assert_eq!(board.rejected.len(), 1);
+        assert_eq!(board.rejected[0].agent, format!("a{MAX_BOARD_AGENTS:05}"));
         assert_eq!(board.rejected[0].rejection, Rejection::Flood);
+        assert_eq!(admits(&board, "z"), Err(Rejection::Flood));
     }
 
     fn entry(agent: &str, frame: &str, liveness: Liveness) -> BoardEntry {
@@ -541,6 +634,7 @@ mod tests {
             Rejection::UnknownTarget { target: "x".into() },
             Rejection::BadLease { detail: "x".into() },
             Rejection::Flood,
+            Rejection::PrincipalFlood { principal: "alice".into() },
         ];
         for r in all {
             assert_eq!(serde_json::to_value(&r).unwrap()["reason"], r.reason(), "{r:?}");

@@ -3,7 +3,6 @@
 use super::board::{self, Board, ChainItems, FOCUS_KIND, FocusPayload, RELEASE_KIND, Rejection, ReleasePayload};
 use super::board_cache;
 use super::frame::Frame;
-use super::rule::MAX_BOARD_AGENTS;
 use crate::identity::{AgentKey, Roster};
 use crate::store::{Appended, Store, StoreError};
 use std::collections::BTreeSet;
@@ -130,10 +129,7 @@ pub fn publish_focus(
     let ids: BTreeSet<&str> = frame.snapshot.targets.iter().map(|t| t.id.as_str()).collect();
     let in_frame = |t: &str| ids.contains(t);
     board::check_focus(payload, payload.published_at, Some(&in_frame)).map_err(rejected)?;
-    let others_live = board.live().filter(|f| f.agent != agent).count();
-    if others_live >= MAX_BOARD_AGENTS && board.entry(agent).is_none_or(|e| e.liveness != board::Liveness::Live) {
-        return Err(rejected(Rejection::Flood));
-    }
+    board::admits(board, agent).map_err(rejected)?;
     let value = serde_json::to_value(payload)
         .map_err(|e| StoreError::Git { context: "encoding a focus".into(), source: Box::new(e) })?;
     let appended = store.append(&focus_ref(agent), agent, key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))?;

@@ -13,8 +13,19 @@ use thiserror::Error;
 
 /// The most targets one focus may hold.
 pub const MAX_FOCUS_TARGETS: usize = 8;
-/// The most agents the board admits at once (the flood cap).
-pub const MAX_BOARD_AGENTS: usize = 64;
+/// The most live agents one principal holds on the board at once: the principal itself and its
+/// session agents (the per-principal flood cap; see [`super::board`]).
+pub const MAX_PRINCIPAL_AGENTS: usize = 64;
+/// The most live agents the whole board admits at once (the board's flood cap, a backstop far above
+/// a real team; see [`super::board`]).
+pub const MAX_BOARD_AGENTS: usize = 4096;
+
+/// The principal an agent counts against for [`MAX_PRINCIPAL_AGENTS`]: the principal a session
+/// agent's name names, else the agent itself. A pure function of the name, so every reader folds
+/// the same board whatever roster it holds.
+pub fn principal(agent: &str) -> &str {
+    crate::identity::principal_of(agent).unwrap_or(agent)
+}
 
 /// One agent's published focus.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

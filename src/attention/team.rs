@@ -54,7 +54,6 @@ use super::focus_store::{self, load_board, release_focus};
 use super::frame::{FrameError, current_frame_hash, frame_file, frame_file_id, read_frame};
 use super::gate::{Block, Touched};
 use super::gate_io::{FileId, add_linked, symbol_files};
-use super::rule::MAX_BOARD_AGENTS;
 use crate::identity::AgentKey;
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
@@ -201,8 +200,9 @@ pub enum TeamEdit {
         /// The files it would add.
         wanted: Vec<String>,
     },
-    /// The board is full: [`MAX_BOARD_AGENTS`] other agents are live.
-    Flood,
+    /// The board has no place for the caller: its principal's agents, or the whole board, are at
+    /// a flood cap ([`super::board::admits`]).
+    Flood(Rejection),
 }
 
 /// Decides `caller`'s edit of `touched` (plus files hard-linked to a held file, `linked`) and
@@ -272,9 +272,8 @@ pub fn edit(
         Next::OverCap { held, wanted } => return Ok(TeamEdit::OverCap { held, wanted }),
         Next::Publish { targets, claimed, dropped } => (targets, claimed, dropped),
     };
-    let live_caller = board.entry(caller).is_some_and(|e| e.liveness == Liveness::Live);
-    if !live_caller && board.live().filter(|f| f.agent != caller).count() >= MAX_BOARD_AGENTS {
-        return Ok(TeamEdit::Flood);
+    if let Err(rejection) = super::board::admits(&board, caller) {
+        return Ok(TeamEdit::Flood(rejection));
     }
     let payload =
         FocusPayload { frame: frame.clone(), targets, ttl_secs: lease.ttl_secs, published_at: now, claims: true };

@@ -428,7 +428,9 @@ impl From<PublishError> for CliError {
                 Rejection::TooManyTargets { .. } => Some("name fewer targets, or take fewer with --top K"),
                 Rejection::UnknownTarget { .. } => Some("list the frame's targets with `git mas frame --top 50`"),
                 Rejection::PathEscapes { .. } => Some("name a path inside the repository: relative, without `..`"),
-                Rejection::Flood => Some("wait for a focus to lapse, or for its agent to run `git mas focus release`"),
+                Rejection::Flood | Rejection::PrincipalFlood { .. } => {
+                    Some("wait for a focus to lapse, or for its agent to run `git mas focus release`")
+                }
                 Rejection::BadLease { .. } | Rejection::Unverified { .. } | Rejection::Malformed { .. } => None,
             },
         };
@@ -1174,7 +1176,10 @@ mod tests {
             BadLease => Rejection::BadLease { detail: "published in the future".into() }, 1,
                 "Error: bad lease: published in the future\n";
             Flood => Rejection::Flood, 1,
-                "Error: the board already holds 64 live agents (flood cap)\n\
+                "Error: the board already holds 4096 live agents (flood cap)\n\
+                 Hint: wait for a focus to lapse, or for its agent to run `git mas focus release`\n";
+            PrincipalFlood => Rejection::PrincipalFlood { principal: "alice".into() }, 1,
+                "Error: alice already has 64 live agents on the board (the per-principal flood cap)\n\
                  Hint: wait for a focus to lapse, or for its agent to run `git mas focus release`\n";
         ));
         rows.extend(rows!(RecordError via CliError::from;

@@ -202,12 +202,12 @@ fn answer(caller: &str, edit: TeamEdit, mode: Mode) -> Answer {
                 held.first().map(String::as_str).unwrap_or("PATH"),
             ),
         ),
-        TeamEdit::Flood => refuse(
+        TeamEdit::Flood(rejection) => refuse(
             mode,
             format!(
-                "git mas gate: the board already holds {} live agents, so {caller} cannot claim a file. Remedy: wait \
-                 until a session ends or its claims lapse, then retry.",
-                git_mas::attention::rule::MAX_BOARD_AGENTS
+                "git mas gate: {rejection}, so {caller} cannot claim a file. Remedy: end sessions you no longer \
+                 use (`git mas focus list` shows who holds what; each releases with `git mas focus release`), or \
+                 wait until their claims lapse, then retry."
             ),
         ),
     }

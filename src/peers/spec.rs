@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use thiserror::Error;
 
-/// The most peers one run may have (the board's flood cap).
+/// The most peers one run may have (each is a roster entry of its own, a principal on the board).
 pub const MAX_PEERS: usize = 64;
 
 /// git-mas's own peers.

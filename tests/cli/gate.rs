@@ -252,18 +252,29 @@ fn spoofed_and_replayed_focus_records_are_rejected_on_the_board() {
 }
 
 #[test]
-fn the_sixty_fifth_agent_is_refused_as_a_flood() {
+fn a_principals_sixty_fifth_session_is_refused_as_a_flood_and_another_principal_still_publishes() {
     let env = TestEnv::new();
     let repo = env.repo("flood");
-    let names: Vec<String> = (0..65).map(|i| format!("a{i:02}")).collect();
-    env.agents(&repo, &names.iter().map(String::as_str).collect::<Vec<_>>());
-    env.mas_quiet_ok(&repo, &["--agent", "a00", "snapshot", "--publish"]);
-    for n in &names[..64] {
-        env.mas_quiet_ok(&repo, &["--agent", n, "focus", "publish", "--targets", "src/lib.rs"]);
+    env.agents(&repo, &["alice", "bob"]);
+    env.mas_quiet_ok(&repo, &["--agent", "alice", "snapshot", "--publish"]);
+    let sessions: Vec<String> = (0..65).map(|i| format!("alice.claude-{i:08x}")).collect();
+    for s in &sessions[..64] {
+        env.mas_quiet_ok(&repo, &["--agent", s, "focus", "publish", "--targets", "src/lib.rs"]);
     }
-    let out = env.mas(&repo, &["--agent", "a64", "focus", "publish", "--targets", "src/lib.rs"]);
+    let out = env.mas(&repo, &["--agent", &sessions[64], "focus", "publish", "--targets", "src/lib.rs"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("flood cap"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("alice already has 64 live agents on the board (the per-principal flood cap)"),
+        "{}",
+        stderr(&out)
+    );
+    // Another principal is not crowded out: the cap bounds a key, not the team.
+    env.mas_quiet_ok(&repo, &["--agent", "bob", "focus", "publish", "--targets", "src/lib.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", "bob.codex-0000abcd", "focus", "publish", "--targets", "src/lib.rs"]);
+    let out = env.mas_ok(&repo, &["--agent", "bob", "focus", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let live = v["board"]["entries"].as_array().unwrap().iter().filter(|e| e["liveness"] == "live").count();
+    assert_eq!(live, 66, "{v}");
 }
 
 #[test]

@@ -13,7 +13,7 @@
 //! Each round claims a new file (`race/<tag>-<round>.txt`, which does not exist: a claim needs no file),
 //! so claims accumulate and the board at the end must show every file held by the round's
 //! winner alone. A session holds at most eight files, so a session that has won eight rounds is
-//! retired and a new session id takes its place in the next round (the board's 64 live agents
+//! retired and a new session id takes its place in the next round (a principal's 64 live agents
 //! are never reached: 16 + 100 / 8 sessions at most).
 //!
 //! Without the claims lock this test fails: two processes that read the board before either
