@@ -18,10 +18,24 @@
 //! a jittered exponential backoff (so clones that collided once do not collide again in lockstep),
 //! at most [`MAX_ROUNDS`] times. Only a ref still rejected after the last round is reported.
 //!
+//! **A remote that refuses.** A push the remote rejects for a reason of its own — a hook that
+//! declines refs outside branches and tags, `receive.hideRefs`, a hosting service's ref rules — is
+//! not a race: another round would be refused the same way. Such a ref ([`is_refusal`]: `[remote
+//! rejected]` for anything but a lost ref lock or a stale old value) is not retried; it ends the
+//! sync as `refused`, with what the server said on its `remote:` lines.
+//!
+//! **Credentials.** Sync passes the remote to git as given, so git's credential helpers, a URL's
+//! user and git's own HTTP settings apply. A password written in a URL is never printed: the
+//! report, the errors and git's messages show it as `<redacted>` ([`shown_remote`]). git asks for
+//! a missing password only when sync's standard input is a terminal (`GIT_TERMINAL_PROMPT=0`
+//! otherwise), so a sync run by an agent or a hook fails at once instead of waiting on a prompt
+//! nobody sees.
+//!
 //! **Honest ending.** A sync is complete only when every ref under `refs/mas/` agrees with the
 //! remote as of sync's last exchange with it: the tip fetched last, or the tip the remote accepted
 //! from our push. Every ref that does not is listed in [`SyncReport::unresolved`] with why —
-//! `rejected` (the remote kept refusing our push), `diverged` (an agent's own chain moved on both
+//! `rejected` (the remote kept rejecting our push as behind), `refused` (the remote refuses the ref
+//! itself), `diverged` (an agent's own chain moved on both
 //! sides), `locked` (a `.lock` file, typically left by a crashed writer, is in the way of the local
 //! update; its path and age are given) or `moving` (local writers kept moving the ref during the
 //! sync). A remote that moves on after our last exchange is the next sync's business.
@@ -134,7 +148,8 @@ pub enum RefAction {
     Rebased { records: usize, onto: String },
     /// Pushed to the remote.
     Pushed { to: String },
-    /// The remote refused our push (it moved since our fetch).
+    /// The remote rejected our push: it moved since our fetch, or it refuses the ref itself
+    /// ([`is_refusal`] of the reason).
     Rejected { reason: String },
     /// Both sides moved on a per-agent chain; left untouched.
     Diverged { local: String, remote: String },
@@ -159,8 +174,15 @@ pub struct RefEvent {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Unsettled {
-    /// The remote refused our push in every round.
+    /// The remote rejected our push as behind in every round.
     Rejected { summary: String },
+    /// The remote refuses the ref itself ([`is_refusal`]): not retried.
+    Refused {
+        /// git's summary (`[remote rejected] (pre-receive hook declined)`).
+        summary: String,
+        /// What the remote said on its `remote:` lines, in order.
+        remote_said: Vec<String>,
+    },
     /// Both sides moved on a per-agent chain.
     Diverged { local: String, remote: String },
     /// Lock files are in the way of the local update.
@@ -212,7 +234,7 @@ pub struct Parked {
 /// The outcome of a sync.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SyncReport {
-    /// The remote synced with.
+    /// The remote synced with, as given (a URL's password shown as `<redacted>`).
     pub remote: String,
     /// Every ref event, in order.
     pub events: Vec<RefEvent>,
@@ -298,9 +320,41 @@ pub fn staging_prefix(remote: &str) -> String {
 }
 
 fn git(store: &Store) -> Command {
+    use std::io::IsTerminal as _;
     let mut cmd = crate::git::command(store.common_dir());
     cmd.arg("--git-dir").arg(store.common_dir());
+    if !std::io::stdin().is_terminal() {
+        cmd.env("GIT_TERMINAL_PROMPT", "0");
+    }
     cmd
+}
+
+/// `remote` as sync shows it: a URL's password (`https://user:secret@host/…`) replaced by
+/// `<redacted>`; anything else unchanged.
+pub fn shown_remote(remote: &str) -> String {
+    match password_span(remote) {
+        Some((start, end)) => format!("{}<redacted>{}", &remote[..start], &remote[end..]),
+        None => remote.to_string(),
+    }
+}
+
+/// The byte range of a URL's password: between the first `:` of the user part and the `@` that
+/// ends it, in `scheme://user:password@host…`.
+fn password_span(remote: &str) -> Option<(usize, usize)> {
+    let after_scheme = remote.find("://")? + 3;
+    let rest = &remote[after_scheme..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let at = authority.rfind('@')?;
+    let colon = authority[..at].find(':')?;
+    Some((after_scheme + colon + 1, after_scheme + at))
+}
+
+/// `text` (git's messages) with `remote`'s password, wherever it appears, shown as `<redacted>`.
+fn scrub(text: &str, remote: &str) -> String {
+    match password_span(remote) {
+        Some((start, end)) if end > start => text.replace(&remote[start..end], "<redacted>"),
+        _ => text.to_string(),
+    }
 }
 
 /// Runs `git fetch` of `refs/mas/*` into the staging namespace.
@@ -313,8 +367,8 @@ fn fetch(store: &Store, remote: &str) -> Result<(), SyncError> {
         .map_err(|source| SyncError::Spawn { source })?;
     if !out.status.success() {
         return Err(SyncError::Fetch {
-            remote: remote.into(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().into(),
+            remote: shown_remote(remote),
+            stderr: scrub(String::from_utf8_lossy(&out.stderr).trim(), remote),
         });
     }
     Ok(())
@@ -667,8 +721,15 @@ fn refs_to_push(store: &Store, ex: &mut Exchange) -> Result<Vec<(String, ObjectI
     Ok(to_push)
 }
 
+/// What `git push` reported: per-ref statuses (ref, rejected?, summary) and what the remote said
+/// on its `remote:` lines (a hook's message, at most [`REMOTE_LINES`] of them).
+type Pushed = (Vec<(String, bool, String)>, Vec<String>);
+
+/// The most `remote:` lines of a push kept for the report.
+const REMOTE_LINES: usize = 8;
+
 /// Runs `git push --porcelain` of `to_push` (without force) and returns its per-ref statuses.
-fn push(store: &Store, remote: &str, to_push: &[(String, ObjectId)]) -> Result<Vec<(String, bool, String)>, SyncError> {
+fn push(store: &Store, remote: &str, to_push: &[(String, ObjectId)]) -> Result<Pushed, SyncError> {
     let mut cmd = git(store);
     // Hooks run as for any push (git-mas's own pre-push hook gates branches only and lets
     // refs/mas/* through).
@@ -678,29 +739,76 @@ fn push(store: &Store, remote: &str, to_push: &[(String, ObjectId)]) -> Result<V
     }
     let out = cmd.output().map_err(|source| SyncError::Spawn { source })?;
     let statuses = parse_porcelain(&String::from_utf8_lossy(&out.stdout));
+    let stderr = scrub(&String::from_utf8_lossy(&out.stderr), remote);
     if statuses.is_empty() && !out.status.success() {
-        return Err(SyncError::Push {
-            remote: remote.into(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().into(),
-        });
+        return Err(SyncError::Push { remote: shown_remote(remote), stderr: stderr.trim().into() });
     }
-    Ok(statuses)
+    let said = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote:"))
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .take(REMOTE_LINES)
+        .collect();
+    Ok((statuses, said))
+}
+
+/// What to do about a failed fetch or push, from git's message: wrong or missing credentials, a
+/// server that does not let this user push, an address nothing answers at. `None` when git's
+/// message names none of them.
+pub fn transport_hint(stderr: &str) -> Option<&'static str> {
+    let s = stderr.to_ascii_lowercase();
+    if s.contains("could not read username") || s.contains("could not read password") {
+        Some(
+            "git has no credentials for the remote and cannot ask (it asks only when git mas's standard input is a \
+             terminal): store them with a credential helper (`git config credential.helper`), or run the sync \
+             from a terminal",
+        )
+    } else if s.contains("authentication failed") {
+        Some(
+            "the remote did not accept the credentials git gave it: check the user and password (or token) in \
+             git's credential helper (`git config credential.helper`) or in the remote's URL; git mas only passes \
+             them through to git",
+        )
+    } else if s.contains("returned error: 403") {
+        Some(
+            "the server refuses this user (HTTP 403): for a push, it must let the user push (git http-backend \
+             lets only an authenticated user push, unless http.receivepack is set)",
+        )
+    } else if s.contains("returned error: 404") || s.contains("does not appear to be a git repository") {
+        Some("no repository answers at that address: check the URL with `git remote -v`")
+    } else if s.contains("could not connect") || s.contains("connection refused") || s.contains("failed to connect") {
+        Some("nothing answers at the remote's address: is the server running, and the host and port right?")
+    } else {
+        None
+    }
+}
+
+/// Whether a rejected push's summary is the remote refusing the ref itself, which another round
+/// would not change: `[remote rejected]` for any reason but a lost race on the remote's ref
+/// (a ref lock taken, an old value that no longer holds). `[rejected]` (behind: fetch first,
+/// non-fast-forward, stale info) is always a race.
+pub fn is_refusal(summary: &str) -> bool {
+    const RACES: [&str; 5] =
+        ["cannot lock ref", "failed to lock", "unable to lock", "failed to update ref", "incorrect old value"];
+    summary.starts_with("[remote rejected]") && !RACES.iter().any(|r| summary.contains(r))
 }
 
 /// Records what the remote said of each pushed ref; returns whether a ref must be tried again
 /// (rejected, or not mentioned by git and so not known to have landed).
-fn record_push(
-    round: u32,
-    to_push: &[(String, ObjectId)],
-    statuses: &[(String, bool, String)],
-    ex: &mut Exchange,
-) -> bool {
+fn record_push(round: u32, to_push: &[(String, ObjectId)], pushed: &Pushed, ex: &mut Exchange) -> bool {
+    let (statuses, said) = pushed;
     let mut retry = false;
     for (name, tip) in to_push {
         match statuses.iter().find(|(dst, _, _)| dst == name) {
             Some((_, true, summary)) => {
-                retry = true;
-                ex.stuck.insert(name.clone(), Unsettled::Rejected { summary: summary.clone() });
+                let why = if is_refusal(summary) {
+                    Unsettled::Refused { summary: summary.clone(), remote_said: said.clone() }
+                } else {
+                    retry = true;
+                    Unsettled::Rejected { summary: summary.clone() }
+                };
+                ex.stuck.insert(name.clone(), why);
                 ex.events.push(RefEvent {
                     round,
                     refname: name.clone(),
@@ -735,8 +843,8 @@ fn run_round(store: &Store, remote: &str, staging: &str, round: u32, ex: &mut Ex
     let to_push = refs_to_push(store, ex)?;
     let mut retry = ex.stuck.values().any(|w| matches!(w, Unsettled::Moving { .. }));
     if !to_push.is_empty() {
-        let statuses = push(store, remote, &to_push)?;
-        retry |= record_push(round, &to_push, &statuses, ex);
+        let pushed = push(store, remote, &to_push)?;
+        retry |= record_push(round, &to_push, &pushed, ex);
     }
     Ok(retry)
 }
@@ -891,7 +999,7 @@ pub fn sync(store: &Store, remote: &str) -> Result<SyncReport, SyncError> {
             parked.extend(parked_in(store, &roster, refname, |c| got.contains(c))?);
         }
     }
-    Ok(SyncReport { remote: remote.into(), events: ex.events, unresolved, parked, swept, rounds })
+    Ok(SyncReport { remote: shown_remote(remote), events: ex.events, unresolved, parked, swept, rounds })
 }
 
 #[cfg(test)]
@@ -935,16 +1043,71 @@ mod tests {
             (Some((false, "[up to date]")), false, Some(a), None, 0),
             (Some((true, "[rejected] (fetch first)")), true, None, Some(rejected()), 1),
             (None, true, None, Some(Unsettled::Rejected { summary: "no status from git push".into() }), 0),
+            (
+                Some((true, "[remote rejected] (pre-receive hook declined)")),
+                false,
+                None,
+                Some(Unsettled::Refused {
+                    summary: "[remote rejected] (pre-receive hook declined)".into(),
+                    remote_said: vec!["only branches and tags".into()],
+                }),
+                1,
+            ),
         ];
         for (status, retry, observed, unsettled, events) in table {
             let statuses: Vec<(String, bool, String)> =
                 status.iter().map(|(bad, summary)| (name.clone(), *bad, summary.to_string())).collect();
             let mut ex = Exchange::default();
-            assert_eq!(record_push(1, &[(name.clone(), a)], &statuses, &mut ex), retry, "{status:?}");
+            let pushed = (statuses, vec!["only branches and tags".to_string()]);
+            assert_eq!(record_push(1, &[(name.clone(), a)], &pushed, &mut ex), retry, "{status:?}");
             assert_eq!(ex.seen(&name), observed, "{status:?}");
             assert_eq!(ex.stuck.get(&name), unsettled.as_ref(), "{status:?}");
             assert_eq!(ex.events.len(), events, "{status:?}");
         }
+    }
+
+    #[test]
+    fn a_remote_refusing_the_ref_is_told_from_a_race() {
+        for refusal in [
+            "[remote rejected] (pre-receive hook declined)",
+            "[remote rejected] (hook declined)",
+            "[remote rejected] (deny updating a hidden ref)",
+            "[remote rejected] (shallow update not allowed)",
+        ] {
+            assert!(is_refusal(refusal), "{refusal}");
+        }
+        for race in [
+            "[rejected] (fetch first)",
+            "[rejected] (non-fast-forward)",
+            "[rejected] (stale info)",
+            "[remote rejected] (cannot lock ref 'refs/mas/shared/x': is at 1 but expected 2)",
+            "[remote rejected] (failed to update ref)",
+            "[remote rejected] (incorrect old value provided)",
+            "",
+        ] {
+            assert!(!is_refusal(race), "{race}");
+        }
+    }
+
+    #[test]
+    fn a_password_in_a_url_is_never_shown() {
+        let cases = [
+            ("https://alice:s3cret@example.com/team.git", "https://alice:<redacted>@example.com/team.git"),
+            ("http://alice:p%40ss@127.0.0.1:8080/git/t.git", "http://alice:<redacted>@127.0.0.1:8080/git/t.git"),
+            ("https://alice@example.com/team.git", "https://alice@example.com/team.git"),
+            ("https://example.com/a:b@c", "https://example.com/a:b@c"),
+            ("git@example.com:team.git", "git@example.com:team.git"),
+            ("origin", "origin"),
+            ("/srv/git/team.git", "/srv/git/team.git"),
+        ];
+        for (given, shown) in cases {
+            assert_eq!(shown_remote(given), shown, "{given}");
+        }
+        let url = "https://alice:s3cret@example.com/team.git";
+        assert_eq!(
+            scrub("fatal: unable to access 'https://alice:s3cret@example.com/'", url),
+            "fatal: unable to access 'https://alice:<redacted>@example.com/'"
+        );
     }
 
     #[test]

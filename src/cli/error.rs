@@ -503,9 +503,10 @@ impl From<SyncError> for CliError {
             SyncError::BadRemote { .. } => {
                 (Kind::Usage, Some("name a remote `git remote` lists, or give a URL or a path"))
             }
-            SyncError::Fetch { .. } | SyncError::Push { .. } => {
-                (Kind::User, Some("check the remote with `git remote -v`"))
-            }
+            SyncError::Fetch { stderr, .. } | SyncError::Push { stderr, .. } => (
+                Kind::User,
+                Some(git_mas::sync::transport_hint(stderr).unwrap_or("check the remote with `git remote -v`")),
+            ),
         };
         let mut err = CliError::new(kind, e);
         err.extend_hints(hint.map(str::to_string));

@@ -40,6 +40,7 @@ mod skills;
 mod snapshot;
 mod status;
 mod sync;
+mod sync_http;
 mod team_crash;
 mod team_frames;
 mod team_mode;

@@ -21,12 +21,16 @@ use std::fmt::Write as _;
 /// `parked` with its verdict and the agent it claims; `git mas check --records` lists them all.
 ///
 /// Exits 0 only when every ref under refs/mas/ agrees with the remote at the end. Exits 5 when some
-/// ref does not, naming why: still rejected by the remote, diverged (an agent's own chain written
+/// ref does not, naming why: still rejected by the remote (it moved on in every round), refused (the
+/// remote does not take refs/mas/* at all: a hook or a hosting rule; not retried, and what the
+/// server said is shown), diverged (an agent's own chain written
 /// from two machines), locked (a lock file, typically left by a crashed writer, is in the way: its
 /// path is given; remove it once no git or git-mas process is running) or moving (local writers kept
 /// changing it).
 ///
-/// The remote defaults to `git config mas.remote`, else `origin`.
+/// The remote defaults to `git config mas.remote`, else `origin`. Any remote git can push to works:
+/// a path, ssh, git://, or HTTP(S) with git's credential helpers. A password in a URL is never
+/// printed; git asks for a missing one only when standard input is a terminal.
 ///
 /// With --json: {remote, events: [{round, ref, action, …}], unresolved: [{ref, reason, …}],
 /// parked: [{ref, commit, verdict, agent, kind, seq, tip}], swept, rounds}.
@@ -62,6 +66,14 @@ pub fn run(ctx: &mut Context, args: SyncArgs) -> Result<Outcome, CliError> {
     for u in &report.unresolved {
         ctx.warn(&format!("not synced: {}: {}", u.refname, why_unresolved(u, report.rounds)));
     }
+    if report.unresolved.iter().any(|u| matches!(u.why, Unsettled::Refused { .. })) {
+        ctx.ui().hint(&format!(
+            "{} does not accept refs under refs/mas/, where git mas keeps the team's records; have it \
+             accept refs/mas/* (a pre-receive hook, receive.hideRefs, or the hosting service's ref rules), or \
+             sync through a remote that does (`git mas sync <remote>`, or `git config mas.remote <remote>`)",
+            report.remote
+        ));
+    }
     Ok(done.outcome)
 }
 
@@ -90,6 +102,9 @@ fn events_text(report: &SyncReport) -> String {
                 format!("{records} local record(s) re-parented onto {}", short(onto))
             }
             RefAction::Pushed { to } => format!("pushed {}", short(to)),
+            RefAction::Rejected { reason } if git_mas::sync::is_refusal(reason) => {
+                format!("push refused by the remote {reason} (round {})", ev.round)
+            }
             RefAction::Rejected { reason } => format!("push rejected {reason} (round {})", ev.round),
             RefAction::Diverged { local, remote } => {
                 format!("diverged (local {}, remote {}); left as it is", short(local), short(remote))
@@ -110,6 +125,11 @@ fn events_text(report: &SyncReport) -> String {
 fn why_unresolved(u: &Unresolved, rounds: u32) -> String {
     match &u.why {
         Unsettled::Rejected { summary } => format!("the remote still rejects the push {summary} after {rounds} rounds"),
+        Unsettled::Refused { summary, remote_said } => {
+            let said =
+                if remote_said.is_empty() { String::new() } else { format!("; it said: {}", remote_said.join(" / ")) };
+            format!("the remote refuses the ref {summary}{said}")
+        }
         Unsettled::Diverged { .. } => "diverged: this agent's chain moved on both sides".into(),
         Unsettled::Locked { locks } => {
             let named: Vec<String> = locks
