@@ -24,6 +24,12 @@
 //! rejected]` for anything but a lost ref lock or a stale old value) is not retried; it ends the
 //! sync as `refused`, with what the server said on its `remote:` lines.
 //!
+//! **At scale.** The fetch speaks protocol v2 and asks only for `refs/mas/` (`ref-prefix`), so
+//! the remote's branches and tags are never advertised to it. A push is git's `receive-pack`,
+//! which has no v2: its advertisement lists every ref of the remote, as any `git push` does. From
+//! [`PATTERN_PUSH_FROM`] refs to push on, sync pushes the pattern `refs/mas/*` rather than one
+//! refspec per ref (git matches each refspec against every ref: quadratic).
+//!
 //! **Credentials.** Sync passes the remote to git as given, so git's credential helpers, a URL's
 //! user and git's own HTTP settings apply. A password written in a URL is never printed: the
 //! report, the errors and git's messages show it as `<redacted>` ([`shown_remote`]). git asks for
@@ -360,8 +366,11 @@ fn scrub(text: &str, remote: &str) -> String {
 /// Runs `git fetch` of `refs/mas/*` into the staging namespace.
 fn fetch(store: &Store, remote: &str) -> Result<(), SyncError> {
     let staging = staging_prefix(remote);
+    // Protocol v2 whatever the clone's configuration says: its `ls-refs` asks for `ref-prefix
+    // refs/mas/`, so a remote with thousands of branches and tags advertises only the team's refs
+    // (a server that speaks only v0 still answers, with everything).
     let out = git(store)
-        .args(["fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", remote])
+        .args(["-c", "protocol.version=2", "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", remote])
         .arg(format!("+{REF_PREFIX}*:{staging}*"))
         .output()
         .map_err(|source| SyncError::Spawn { source })?;
@@ -728,14 +737,30 @@ type Pushed = (Vec<(String, bool, String)>, Vec<String>);
 /// The most `remote:` lines of a push kept for the report.
 const REMOTE_LINES: usize = 8;
 
+/// From this many refs to push on, one pattern refspec (`refs/mas/*:refs/mas/*`) is pushed instead
+/// of one refspec per ref: git matches every explicit refspec against every ref (10,000 refspecs
+/// took 110 s here, the pattern under 3 s).
+pub const PATTERN_PUSH_FROM: usize = 64;
+
 /// Runs `git push --porcelain` of `to_push` (without force) and returns its per-ref statuses.
+///
+/// Up to [`PATTERN_PUSH_FROM`] refs, each is named; beyond, the pattern pushes every local ref
+/// under `refs/mas/` that differs from the remote's. The refs it pushes beyond `to_push` are
+/// ones sync left alone this round: a diverged or locked one is behind or beside the remote, and
+/// the remote rejects it (never forced); a moving one is ahead and lands, as the next sync would
+/// push it. Either way only `to_push`'s statuses are read, and [`settle`] judges every ref
+/// against the remote afterwards as before.
 fn push(store: &Store, remote: &str, to_push: &[(String, ObjectId)]) -> Result<Pushed, SyncError> {
     let mut cmd = git(store);
     // Hooks run as for any push (git-mas's own pre-push hook gates branches only and lets
     // refs/mas/* through).
     cmd.args(["push", "--porcelain", remote]);
-    for (name, _) in to_push {
-        cmd.arg(format!("{name}:{name}"));
+    if to_push.len() >= PATTERN_PUSH_FROM {
+        cmd.arg(format!("{REF_PREFIX}*:{REF_PREFIX}*"));
+    } else {
+        for (name, _) in to_push {
+            cmd.arg(format!("{name}:{name}"));
+        }
     }
     let out = cmd.output().map_err(|source| SyncError::Spawn { source })?;
     let statuses = parse_porcelain(&String::from_utf8_lossy(&out.stdout));
@@ -798,9 +823,11 @@ pub fn is_refusal(summary: &str) -> bool {
 /// (rejected, or not mentioned by git and so not known to have landed).
 fn record_push(round: u32, to_push: &[(String, ObjectId)], pushed: &Pushed, ex: &mut Exchange) -> bool {
     let (statuses, said) = pushed;
+    let by_ref: std::collections::HashMap<&str, (bool, &String)> =
+        statuses.iter().map(|(dst, bad, summary)| (dst.as_str(), (*bad, summary))).collect();
     let mut retry = false;
     for (name, tip) in to_push {
-        match statuses.iter().find(|(dst, _, _)| dst == name) {
+        match by_ref.get(name.as_str()).map(|&(bad, summary)| (name, bad, summary)) {
             Some((_, true, summary)) => {
                 let why = if is_refusal(summary) {
                     Unsettled::Refused { summary: summary.clone(), remote_said: said.clone() }

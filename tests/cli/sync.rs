@@ -126,6 +126,68 @@ fn an_agents_own_chain_written_from_two_clones_is_reported_diverged_and_left_alo
 }
 
 #[test]
+fn many_refs_go_in_one_pattern_push_which_still_never_forces_a_diverged_chain() {
+    let Pair { env, a, b } = pair();
+    append(&env, &a, "alice", None, 1);
+    env.mas_quiet_ok(&a, &["sync"]);
+    env.mas_quiet_ok(&b, &["sync"]);
+    append(&env, &a, "alice", None, 2);
+    append(&env, &b, "alice", None, 3);
+    env.mas_quiet_ok(&a, &["sync"]);
+    // b has more new refs than sync names one by one, and alice's journal moved on both sides.
+    let many = 70;
+    for i in 0..many {
+        append(&env, &b, "bob", Some(&format!("refs/mas/shared/s{i:03}")), i);
+    }
+    let remote = env.root().join("remote.git");
+    let remote_journal = env.git(&remote, &["rev-parse", "refs/mas/journal/alice"]);
+    let out = env.mas(&b, &["sync", "--json"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unresolved: Vec<(&str, &str)> = report["unresolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["ref"].as_str().unwrap(), u["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(unresolved, [("refs/mas/journal/alice", "diverged")], "{report:#}");
+    let pushed = report["events"].as_array().unwrap().iter().filter(|e| e["action"] == "pushed").count();
+    assert_eq!(pushed, many as usize, "{report:#}");
+    assert_eq!(env.git(&remote, &["rev-parse", "refs/mas/journal/alice"]), remote_journal, "never forced");
+    for i in [0, 35, 69] {
+        let r = format!("refs/mas/shared/s{i:03}");
+        assert_eq!(env.git(&remote, &["rev-parse", &r]), env.git(&b, &["rev-parse", &r]));
+    }
+    env.mas_quiet_ok(&a, &["sync"]);
+    assert_eq!(ns(&env, &a, "refs/mas/shared/s069"), [69]);
+}
+
+#[test]
+fn sync_asks_the_remote_for_refs_mas_only_even_when_the_clone_says_protocol_v0() {
+    let Pair { env, a, b } = pair();
+    // The remote holds branches and tags beside the team's records.
+    for i in 0..20 {
+        env.git_quiet_ok(&a, &["branch", &format!("topic-{i}")]);
+        env.git_quiet_ok(&a, &["tag", &format!("v0.{i}")]);
+    }
+    env.git_quiet_ok(&a, &["push", "--quiet", "origin", "refs/heads/*:refs/heads/*", "refs/tags/*:refs/tags/*"]);
+    append(&env, &a, "alice", None, 1);
+    env.mas_quiet_ok(&a, &["sync"]);
+    env.git_quiet_ok(&b, &["config", "protocol.version", "0"]);
+    let trace = env.root().join("packets.txt");
+    let out = env.mas_cmd(&b).args(["sync"]).env("GIT_TRACE_PACKET", &trace).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let packets = std::fs::read_to_string(&trace).unwrap();
+    let fetch: Vec<&str> = packets.lines().filter(|l| l.contains("fetch<") || l.contains("fetch>")).collect();
+    assert!(fetch.iter().any(|l| l.ends_with("fetch> ref-prefix refs/mas/")), "{fetch:#?}");
+    let advertised: Vec<&str> =
+        fetch.iter().filter_map(|l| l.split("fetch< ").nth(1)).filter(|l| l.contains(" refs/")).collect();
+    assert!(advertised.iter().any(|l| l.ends_with(" refs/mas/journal/alice")), "{advertised:#?}");
+    assert!(advertised.iter().all(|l| l.contains(" refs/mas/")), "only refs/mas/* advertised: {advertised:#?}");
+    assert_eq!(ns(&env, &b, "refs/mas/journal/alice"), [1]);
+}
+
+#[test]
 fn sync_with_a_missing_remote_fails_cleanly() {
     let env = TestEnv::new();
     let repo = env.repo("lonely");
