@@ -318,7 +318,8 @@ pub fn verdict_text(ctx: &Context, caller: &str, verdict: &Verdict) -> String {
     let mut o = String::new();
     match verdict {
         Verdict::Allow { frame, notes } => {
-            let _ = writeln!(o, "git mas gate: allowed for {caller} on frame {}", &frame[..frame.len().min(12)]);
+            let whom = if caller.is_empty() { String::new() } else { format!(" for {caller}") };
+            let _ = writeln!(o, "git mas gate: allowed{whom} on frame {}", &frame[..frame.len().min(12)]);
             for n in notes {
                 let _ = writeln!(o, "  note: {n}");
             }
