@@ -20,6 +20,7 @@ use crate::runtime::TestDelta;
 use crate::store::Store;
 use gix::ObjectId;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -170,8 +171,11 @@ pub fn run(
     for (k, v) in env {
         cmd.env(k, v);
     }
+    // The reports already in the checkout: what the check writes is what is new or changed after
+    // it (file times are kept at the kernel's coarse clock, so "modified since the start" missed
+    // a report written within a few milliseconds of it).
+    let before = xml_files(dir);
     let started = Instant::now();
-    let started_at = std::time::SystemTime::now();
     let mut child = cmd.spawn().map_err(|source| PoolError::CheckSpawn { command: command.to_string(), source })?;
     let mut timed_out = false;
     let status = loop {
@@ -218,7 +222,7 @@ pub fn run(
     let report = if timed_out {
         None
     } else {
-        junit_written(dir, started_at).or_else(|| whole.and_then(|w| testreport::parse(&String::from_utf8_lossy(&w))))
+        junit_written(dir, &before).or_else(|| whole.and_then(|w| testreport::parse(&String::from_utf8_lossy(&w))))
     };
     let hex: String = digest.finalize().iter().map(|b| format!("{b:02x}")).collect();
     let exit_status = if timed_out { None } else { status.code() };
@@ -237,11 +241,13 @@ pub fn run(
     })
 }
 
-/// The JUnit XML reports the check wrote into `dir` while it ran (files ending `.xml` modified at
-/// or after `since`, at most [`JUNIT_DEPTH`] directories down, each at most [`REPORT_READ`]
-/// bytes), merged; `None` when there is none.
-fn junit_written(dir: &Path, since: std::time::SystemTime) -> Option<TestReport> {
-    let mut found: Vec<PathBuf> = Vec::new();
+/// What identifies one version of a file: its modification and change times, size and inode.
+type Stamp = (Option<std::time::SystemTime>, i64, u64, u64);
+
+/// Every `.xml` file under `dir`, at most [`JUNIT_DEPTH`] directories down, with its [`Stamp`].
+fn xml_files(dir: &Path) -> BTreeMap<PathBuf, Stamp> {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut found = BTreeMap::new();
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((at, depth)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&at) else { continue };
@@ -252,13 +258,24 @@ fn junit_written(dir: &Path, since: std::time::SystemTime) -> Option<TestReport>
                 stack.push((path, depth + 1));
             } else if kind.is_file()
                 && path.extension().is_some_and(|e| e == "xml")
-                && entry.metadata().ok().and_then(|m| m.modified().ok()).is_some_and(|m| m >= since)
-                && entry.metadata().is_ok_and(|m| m.len() <= REPORT_READ as u64)
+                && let Ok(m) = entry.metadata()
             {
-                found.push(path);
+                found.insert(path, (m.modified().ok(), m.ctime_nsec() + m.ctime() * 1_000_000_000, m.len(), m.ino()));
             }
         }
     }
+    found
+}
+
+/// The JUnit XML reports the check wrote into `dir` while it ran (`.xml` files that are not in
+/// `before` as they are now, at most [`JUNIT_DEPTH`] directories down, each at most
+/// [`REPORT_READ`] bytes), merged; `None` when there is none.
+fn junit_written(dir: &Path, before: &BTreeMap<PathBuf, Stamp>) -> Option<TestReport> {
+    let mut found: Vec<PathBuf> = xml_files(dir)
+        .into_iter()
+        .filter(|(path, stamp)| before.get(path) != Some(stamp) && stamp.2 <= REPORT_READ as u64)
+        .map(|(path, _)| path)
+        .collect();
     found.sort();
     let mut merged: Option<TestReport> = None;
     for path in found {
@@ -426,6 +443,12 @@ mod tests {
         // Without one, the output is read as before (here: nothing).
         let plain = run(dir.path(), "echo 'no summary here'; exit 1", &[], None).unwrap();
         assert!(plain.report.is_none());
+        // One the check writes again in place, at once, is its report (not the earlier one).
+        let again = junit.replace("test_bad", "test_worse");
+        let command = format!("printf '%s' '{again}' > out/report.xml; exit 1");
+        let ran = run(dir.path(), &command, &[], None).unwrap();
+        let failed: Vec<String> = ran.report.expect("rewritten").failed.into_iter().map(|(_, t)| t).collect();
+        assert_eq!(failed, ["tests.test_a.test_worse"]);
     }
 
     #[test]
