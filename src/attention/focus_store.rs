@@ -57,8 +57,11 @@ pub fn read_board(
 }
 
 /// Every focus chain's window as the fold reads it, sorted by ref name: from the board's read
-/// cache ([`board_cache`]) when every listed focus ref is where it says, else read through the
-/// store's window cache, with what to keep for the next reader.
+/// cache ([`board_cache`]) for every listed focus ref still where the file says; the others
+/// (moved, new) read alone — or all through the store's window cache when there is no such file
+/// (a first read, a roster change, a damaged file) or more than [`REREAD_ALONE`] moved — with what
+/// to keep for the next reader when anything differed from the file. So a claim, which moves one
+/// chain, costs the next reader one chain's read, not the whole board's.
 #[allow(clippy::type_complexity)]
 fn board_chains(
     store: &Store,
@@ -67,12 +70,39 @@ fn board_chains(
     let digest = crate::store::windowcache::roster_digest(roster);
     let listed: Option<Vec<(String, String)>> =
         store.list(FOCUS_PREFIX)?.into_iter().map(|info| Some((info.name, info.target?))).collect();
-    if let Some(listed) = &listed
-        && let Some(kept) = board_cache::hit(board_cache::load(store.common_dir(), &digest, BOARD_WINDOW), listed)
-    {
-        let chains =
-            kept.into_iter().filter_map(|c| Some((crate::store::owner_of(&c.refname)?.to_string(), c.items))).collect();
-        return Ok((chains, None));
+    if let Some(listed) = &listed {
+        let mut kept: std::collections::HashMap<String, board_cache::Chain> =
+            board_cache::load(store.common_dir(), &digest, BOARD_WINDOW)
+                .into_iter()
+                .map(|c| (c.refname.clone(), c))
+                .collect();
+        let moved = listed.iter().filter(|(name, tip)| kept.get(name).is_none_or(|c| c.tip != *tip)).count();
+        if !kept.is_empty() && moved <= REREAD_ALONE {
+            let stale = moved > 0 || kept.len() != listed.len();
+            let mut chains = Vec::with_capacity(listed.len());
+            let mut keep = Vec::with_capacity(listed.len());
+            for (refname, tip) in listed {
+                let Some(agent) = crate::store::owner_of(refname) else { continue };
+                let chain = match kept.remove(refname) {
+                    Some(c) if c.tip == *tip => c,
+                    _ => {
+                        let at = gix::ObjectId::from_hex(tip.as_bytes()).ok();
+                        let window = store.verified_window_at(refname, at, roster, BOARD_WINDOW)?;
+                        let items: ChainItems = window
+                            .into_iter()
+                            .map(|(e, v)| {
+                                (e.commit.to_string(), board::item(&e.record.map_err(|err| err.to_string()), &v))
+                            })
+                            .collect();
+                        board_cache::Chain { refname: refname.clone(), tip: tip.clone(), items }
+                    }
+                };
+                chains.push((agent.to_string(), chain.items.clone()));
+                keep.push(chain);
+            }
+            let pending = stale.then(|| board_cache::Pending::new(store.common_dir(), &digest, BOARD_WINDOW, keep));
+            return Ok((chains, pending));
+        }
     }
     let mut chains = Vec::new();
     let mut keep = Vec::new();
@@ -90,6 +120,10 @@ fn board_chains(
     }
     Ok((chains, Some(board_cache::Pending::new(store.common_dir(), &digest, BOARD_WINDOW, keep))))
 }
+
+/// The most moved or new focus chains a board read reads one by one beside its read cache; more
+/// go through the store's window cache, which reads every chain's cached window.
+pub const REREAD_ALONE: usize = 64;
 
 /// Why a publication was refused before anything was written.
 #[derive(Debug, thiserror::Error)]

@@ -545,7 +545,7 @@ impl Store {
     }
 
     /// [`Store::verified_window`] of the chain as it stands at `tip` (the ref's value as listed).
-    fn verified_window_at(
+    pub fn verified_window_at(
         &self,
         refname: &str,
         tip: Option<ObjectId>,
