@@ -13,6 +13,14 @@
 //! appeared or cannot be listed with a tip, the board is read through the window cache as before
 //! and the file is written again with what that read gave.
 //!
+//! **Lapsed chains are not even parsed** by a reader that needs only the live board (the gate,
+//! the edit hook, a claim: [`crate::attention::focus_store::read_live_board`]). Each chain is
+//! kept with its *horizon*, the latest expiry of any focus record in its window: once the
+//! reader's clock has passed it, no record of the chain can be live, whatever the frame, so the
+//! chain is skipped — its items stay unparsed text in the file. A chain that moves gets a new tip,
+//! and so is read again. With 10,000 lapsed sessions on the board this is what keeps such a read
+//! flat.
+//!
 //! Nothing that depends on the reader's clock or on the frame is kept: the fold ([`board::fold_items`])
 //! runs on every read, so a lease lapses on time with no ref moving and a target is checked
 //! against the frame at hand.
@@ -29,26 +37,63 @@
 //! temporary file, which no reader opens. Two writers at once each rename a whole file, either
 //! correct for the tips it names. Failing to write costs only speed.
 
-use super::board::ChainItems;
+use super::board::{ChainItems, Item};
 use crate::store::sealed;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
 
 /// The file's name in the common git dir.
 pub const CACHE_FILE: &str = "mas-board-focus";
 
 /// The format version: a file of another version is ignored.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
-/// One chain as kept: its ref, the tip its items were read at, and the items, oldest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One chain as kept: its ref, the tip its items were read at, its horizon, and the items, oldest
+/// first, as JSON text parsed only when wanted ([`Chain::items`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Chain {
     /// The focus ref.
     pub refname: String,
     /// The commit the ref pointed at.
     pub tip: String,
-    /// The window's records as the fold reads them.
-    pub items: ChainItems,
+    /// The latest expiry (Unix seconds) of any focus record among the items; 0 when none.
+    pub horizon: u64,
+    /// The window's records as the fold reads them ([`ChainItems`]), as JSON.
+    items: Box<RawValue>,
+}
+
+impl Chain {
+    /// The chain `refname` at `tip` with `items`.
+    pub fn new(refname: String, tip: String, items: &ChainItems) -> Option<Chain> {
+        let raw = serde_json::value::to_raw_value(items).ok()?;
+        Some(Chain { refname, tip, horizon: horizon(items), items: raw })
+    }
+
+    /// The items; `None` when the text does not parse (then the chain is read again).
+    pub fn items(&self) -> Option<ChainItems> {
+        serde_json::from_str(self.items.get()).ok()
+    }
+}
+
+impl PartialEq for Chain {
+    fn eq(&self, other: &Chain) -> bool {
+        (&self.refname, &self.tip, self.horizon, self.items.get())
+            == (&other.refname, &other.tip, other.horizon, other.items.get())
+    }
+}
+
+/// The latest expiry of any focus record among `items` (publication plus TTL, whether or not the
+/// fold will find the record valid): no record of the chain is live at or after it.
+pub fn horizon(items: &ChainItems) -> u64 {
+    items
+        .iter()
+        .filter_map(|(_, item)| match item {
+            Item::Focus { payload, .. } => Some(payload.published_at.saturating_add(payload.ttl_secs)),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -133,15 +178,15 @@ mod tests {
             published_at: 7,
             claims: true,
         };
-        Chain {
-            refname: format!("refs/mas/focus/{name}"),
-            tip: tip.into(),
-            items: vec![
-                ("c1".into(), Item::Focus { seq: 1, payload }),
-                ("c2".into(), Item::Release { seq: 2, at: 9 }),
-                ("c3".into(), Item::Unverified { verdict: "SPOOF".into() }),
-            ],
-        }
+        let items = vec![
+            ("c1".into(), Item::Focus { seq: 1, payload }),
+            ("c2".into(), Item::Release { seq: 2, at: 9 }),
+            ("c3".into(), Item::Unverified { verdict: "SPOOF".into() }),
+        ];
+        let chain = Chain::new(format!("refs/mas/focus/{name}"), tip.into(), &items).unwrap();
+        assert_eq!(chain.items(), Some(items));
+        assert_eq!(chain.horizon, 67, "published at 7, for 60 s");
+        chain
     }
 
     #[test]

@@ -46,7 +46,44 @@ pub fn read_board(
     now: u64,
     frame: Option<&Frame>,
 ) -> Result<(Board, Option<board_cache::Pending>), StoreError> {
-    let (chains, pending) = board_chains(store, roster)?;
+    fold_read(store, roster, now, frame, None)
+}
+
+/// The live board for `caller`: [`read_board`] without the chains its read cache shows lapsed
+/// (every focus record in them expired by `now`, [`board_cache::horizon`]) other than `caller`'s
+/// own. Every live entry, the caller's entry whatever its state, the flood caps and every rejected
+/// live record are as [`read_board`] gives them; other agents' expired and released entries (and
+/// records rejected in lapsed chains) may be missing. For the gate, the edit hook and a claim,
+/// which decide from live foci and the caller's own entry alone.
+pub fn read_live_board(
+    store: &Store,
+    roster: &Roster,
+    now: u64,
+    frame: Option<&Frame>,
+    caller: Option<&str>,
+) -> Result<(Board, Option<board_cache::Pending>), StoreError> {
+    fold_read(store, roster, now, frame, Some((now, caller)))
+}
+
+/// [`read_live_board`]'s board without its pending cache write.
+pub fn load_live_board(
+    store: &Store,
+    roster: &Roster,
+    now: u64,
+    frame: Option<&Frame>,
+    caller: Option<&str>,
+) -> Result<Board, StoreError> {
+    Ok(read_live_board(store, roster, now, frame, caller)?.0)
+}
+
+fn fold_read(
+    store: &Store,
+    roster: &Roster,
+    now: u64,
+    frame: Option<&Frame>,
+    live_for: Option<(u64, Option<&str>)>,
+) -> Result<(Board, Option<board_cache::Pending>), StoreError> {
+    let (chains, pending) = board_chains(store, roster, live_for)?;
     let ids: Option<(String, BTreeSet<&str>)> =
         frame.map(|f| (f.hash.clone(), f.snapshot.targets.iter().map(|t| t.id.as_str()).collect()));
     let in_frame = |hash: &str, target: &str| -> Option<bool> {
@@ -66,6 +103,7 @@ pub fn read_board(
 fn board_chains(
     store: &Store,
     roster: &Roster,
+    live_for: Option<(u64, Option<&str>)>,
 ) -> Result<(Vec<(String, ChainItems)>, Option<board_cache::Pending>), StoreError> {
     let digest = crate::store::windowcache::roster_digest(roster);
     let listed: Option<Vec<(String, String)>> =
@@ -78,27 +116,40 @@ fn board_chains(
                 .collect();
         let moved = listed.iter().filter(|(name, tip)| kept.get(name).is_none_or(|c| c.tip != *tip)).count();
         if !kept.is_empty() && moved <= REREAD_ALONE {
-            let stale = moved > 0 || kept.len() != listed.len();
+            let mut stale = moved > 0 || kept.len() != listed.len();
             let mut chains = Vec::with_capacity(listed.len());
             let mut keep = Vec::with_capacity(listed.len());
             for (refname, tip) in listed {
                 let Some(agent) = crate::store::owner_of(refname) else { continue };
-                let chain = match kept.remove(refname) {
-                    Some(c) if c.tip == *tip => c,
-                    _ => {
+                let cached = kept.remove(refname).filter(|c| c.tip == *tip);
+                let lapsed = |c: &board_cache::Chain| {
+                    live_for.is_some_and(|(now, caller)| c.horizon <= now && caller != Some(agent))
+                };
+                if let Some(c) = cached.as_ref().filter(|c| lapsed(c)) {
+                    keep.push(c.clone());
+                    continue;
+                }
+                let parsed = cached.as_ref().and_then(board_cache::Chain::items);
+                let cached = cached.filter(|_| parsed.is_some());
+                stale |= cached.is_none();
+                let items = match parsed {
+                    Some(items) => items,
+                    None => {
                         let at = gix::ObjectId::from_hex(tip.as_bytes()).ok();
                         let window = store.verified_window_at(refname, at, roster, BOARD_WINDOW)?;
-                        let items: ChainItems = window
+                        window
                             .into_iter()
                             .map(|(e, v)| {
                                 (e.commit.to_string(), board::item(&e.record.map_err(|err| err.to_string()), &v))
                             })
-                            .collect();
-                        board_cache::Chain { refname: refname.clone(), tip: tip.clone(), items }
+                            .collect()
                     }
                 };
-                chains.push((agent.to_string(), chain.items.clone()));
-                keep.push(chain);
+                match cached {
+                    Some(c) => keep.push(c),
+                    None => keep.extend(board_cache::Chain::new(refname.clone(), tip.clone(), &items)),
+                }
+                chains.push((agent.to_string(), items));
             }
             let pending = stale.then(|| board_cache::Pending::new(store.common_dir(), &digest, BOARD_WINDOW, keep));
             return Ok((chains, pending));
@@ -114,7 +165,7 @@ fn board_chains(
             .map(|(e, v)| (e.commit.to_string(), board::item(&e.record.map_err(|err| err.to_string()), &v)))
             .collect();
         if let Some(tip) = tip {
-            keep.push(board_cache::Chain { refname: refname.clone(), tip, items: items.clone() });
+            keep.extend(board_cache::Chain::new(refname.clone(), tip, &items));
         }
         chains.push((agent.to_string(), items));
     }

@@ -2,7 +2,7 @@
 //! receipt a gated commit carries.
 
 use super::board::{Board, Liveness};
-use super::focus_store::load_board;
+use super::focus_store::load_live_board;
 use super::frame::{Frame, FrameError, current_frame_hash, read_frame};
 use super::gate::{Touched, Verdict, gate};
 use super::touched::{self, TouchedError};
@@ -226,7 +226,8 @@ fn evaluate_with(
     // The hash alone is enough unless a symbol target's line range is needed: reading and parsing
     // the snapshot (up to 4,096 targets) is the costliest part of a gate, so it is done on demand.
     let head = current_frame_hash(store).map_err(|source| GateIoError::CurrentFrame { source })?;
-    let board = load_board(store, &roster, now, None).map_err(|source| GateIoError::Board { source })?;
+    let board =
+        load_live_board(store, &roster, now, None, Some(caller)).map_err(|source| GateIoError::Board { source })?;
     let symbol_files = symbol_files(&board);
     let mut touched = touched_of(&symbol_files);
     extend(&board, &mut touched);

@@ -50,7 +50,7 @@
 use super::board::{Board, FocusPayload, Liveness, Rejection};
 use super::board_cache::Pending;
 use super::claims::{self, Lease, Next};
-use super::focus_store::{self, load_board, release_focus};
+use super::focus_store::{self, release_focus};
 use super::frame::{FrameError, current_frame_hash, frame_file, frame_file_id, read_frame};
 use super::gate::{Block, Touched};
 use super::gate_io::{FileId, add_linked, symbol_files};
@@ -226,7 +226,7 @@ pub fn edit(
     let read = |touched: &[Touched]| -> Result<(Option<String>, Board, Vec<Touched>, Option<Pending>), TeamError> {
         let roster = store.roster()?;
         let head = current_frame_hash(store)?;
-        let (board, pending) = focus_store::read_board(store, &roster, now, None)?;
+        let (board, pending) = focus_store::read_live_board(store, &roster, now, None, Some(caller))?;
         let mut touched = touched.to_vec();
         add_linked(&board, caller, &root, linked, &mut touched);
         Ok((head.map(|(_, h)| h), board, touched, pending))
@@ -432,7 +432,7 @@ fn ranks_in(order: &[u8], targets: &[String]) -> BTreeMap<String, usize> {
 /// Returns the files it held.
 pub fn end(store: &Store, caller: &str, key: &AgentKey, now: u64) -> Result<Vec<String>, TeamError> {
     let roster = store.roster()?;
-    let board = load_board(store, &roster, now, None)?;
+    let board = focus_store::load_live_board(store, &roster, now, None, Some(caller))?;
     let Some(entry) = board.entry(caller).filter(|e| e.liveness == Liveness::Live) else { return Ok(Vec::new()) };
     let held = entry.focus.targets.clone();
     release_focus(store, caller, key, now)?;

@@ -5,8 +5,8 @@ use super::context::Context;
 use super::error::CliError;
 use super::inputs::{InputArgs, read_inputs};
 use git_mas::attention::edit_gate;
+use git_mas::attention::focus_store;
 use git_mas::attention::focus_store::now_secs;
-use git_mas::attention::focus_store::{self, load_board};
 use git_mas::attention::frame;
 use git_mas::attention::gate::{Touched, Verdict};
 use git_mas::attention::gate_io::FileId;
@@ -251,7 +251,7 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
     let kept = (|| -> Result<usize, CliError> {
         let store = ctx.store()?;
         let roster = store.roster()?;
-        let board = load_board(store, &roster, now_secs(), None)?;
+        let board = focus_store::load_live_board(store, &roster, now_secs(), None, Some(caller))?;
         // A `git commit` this call runs is this session's (the commit gate finds it so).
         ancestry::record(store, caller)
             .map_err(|e| CliError::user(format!("cannot record the session's processes: {e}")))?;
@@ -365,7 +365,8 @@ pub fn commit_gate(ctx: &Context, paths: &[PathBuf]) -> Result<(Option<String>, 
         };
         let roster = store.roster().map_err(|e| e.to_string())?;
         let head = frame::current_frame_hash(store).map_err(|e| e.to_string())?;
-        let board = load_board(store, &roster, now, None).map_err(|e| e.to_string())?;
+        let board =
+            focus_store::load_live_board(store, &roster, now, None, caller.as_deref()).map_err(|e| e.to_string())?;
         let symbols = symbol_files(&board);
         let touched = touched::touched(&workdir, paths, &symbols, diff_args);
         let ranges: BTreeMap<String, [u32; 2]> = match &head {

@@ -140,6 +140,25 @@ fn a_roster_change_is_not_answered_from_the_cache() {
 }
 
 #[test]
+fn a_lapsed_chain_is_skipped_by_the_gate_and_still_listed_and_a_new_record_brings_it_back() {
+    let (env, repo) = team();
+    env.mas_quiet_ok(&repo, &["--agent", "carol", "focus", "publish", "--targets", "src/money.rs", "--ttl", "2s"]);
+    assert_eq!(gate_once(&env, &repo).as_deref(), Some("carol"));
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // Carol's chain lapsed: the gate (a live reader) leaves it unparsed; the verdict is a fresh read's.
+    decides(&env, &repo, None, "carol's lease lapsed");
+    assert_eq!(gate_once(&env, &repo), None);
+    // The whole board still lists carol, expired.
+    let out = env.mas_ok(&repo, &["focus", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let carol = v["board"]["entries"].as_array().unwrap().iter().find(|e| e["focus"]["agent"] == "carol").cloned();
+    assert_eq!(carol.map(|e| e["liveness"].clone()), Some(serde_json::json!("expired")), "{v}");
+    // A new record moves the chain: read again, live again.
+    env.mas_quiet_ok(&repo, &["--agent", "carol", "focus", "publish", "--targets", "src/money.rs"]);
+    decides(&env, &repo, Some("carol"), "carol published again");
+}
+
+#[test]
 fn a_tampered_or_torn_cache_is_read_fresh() {
     let (env, repo) = team();
     env.mas_quiet_ok(&repo, &["--agent", "alice", "focus", "publish", "--targets", "src/money.rs"]);
