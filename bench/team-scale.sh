@@ -23,6 +23,7 @@
 # Writes bench/team-scale.json and bench/team-scale.svg (the curve).
 #
 #   bench/team-scale.sh                   # builds the release binary; RUNS=30
+#   PACKED=1 bench/team-scale.sh          # the same with every ref packed (git pack-refs --all)
 #   LEVELS="8 64" LAPSED=100 FILES=2000 RUNS=3 GIT_MAS_BIN=target/debug/git-mas bench/team-scale.sh
 #
 # Needs: cargo, git, hyperfine, python3. Scratch: target/bench/ (or $BENCH_DIR).
@@ -153,6 +154,8 @@ for n in $LEVELS fresh; do
   CLAIM=$(cd "$R" && agent_of "$FREE")
   (cd "$R" && "$BIN" --agent "$CLAIM" focus release >/dev/null)
   (cd "$R" && "$BIN" gate --staged >/dev/null) || { echo "team-scale.sh: gate --staged refused at $n" >&2; exit 1; }
+  # PACKED=1: the refs packed, as `git gc` leaves them (loose by default: each record's ref is a file).
+  [ -z "${PACKED:-}" ] || git -C "$R" pack-refs --all
   CMDS+=(-n "gate --staged @$tag" --prepare true "$BIN -C $R gate --staged")
   CMDS+=(-n "edit hook @$tag" --prepare true "sh -c 'cd $R && $BIN gate --host claude-code < $WORK/hold-$tag.json'")
   CMDS+=(-n "claim @$tag" --prepare "$BIN -C $R --agent $CLAIM focus release" "sh -c 'cd $R && $BIN gate --host claude-code < $WORK/claim-$tag.json'")
@@ -164,8 +167,9 @@ echo "load before timing: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 hyperfine -N --style basic --warmup 3 --runs "$RUNS" --export-json "$WORK/scale.json" "${CMDS[@]}" >&2
 echo "load after timing: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-python3 - "$WORK/scale.json" "$SRC/bench/team-scale.json" "$SRC/bench/team-scale.svg" "$LAPSED" "$RUNS" <<'PY'
-import json, sys
+SUFFIX=${PACKED:+-packed}
+python3 - "$WORK/scale.json" "$SRC/bench/team-scale$SUFFIX.json" "$SRC/bench/team-scale$SUFFIX.svg" "$LAPSED" "$RUNS" <<'PY'
+import json, os, sys
 src, out, svg, lapsed, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 res = {r["command"]: r["median"] for r in json.load(open(src))["results"]}
 git = res["git diff --cached --name-only"]
@@ -193,7 +197,7 @@ ys = lambda v: H - B - v / ymax * (H - T - B)
 colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
 parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
          f'<rect width="{W}" height="{H}" fill="white"/>',
-         f'<text x="{L}" y="18" font-size="13">Cost at N live agents / cost at {lo} ({lapsed} lapsed sessions throughout; medians of {runs})</text>']
+         f'<text x="{L}" y="18" font-size="13">Cost at N live agents / cost at {lo} ({lapsed} lapsed sessions throughout; {"packed" if os.environ.get("PACKED") else "loose"} refs; medians of {runs})</text>']
 for v in [0, 0.5, 1, 1.5, 2, 2.5, 3, 4, 5]:
     if v <= ymax:
         parts.append(f'<line x1="{L}" x2="{W - R}" y1="{ys(v):.1f}" y2="{ys(v):.1f}" stroke="{"#c00" if v == 2 else "#ddd"}"' + (' stroke-dasharray="4 3"' if v == 2 else '') + '/>')
@@ -201,7 +205,7 @@ for v in [0, 0.5, 1, 1.5, 2, 2.5, 3, 4, 5]:
 for n in levels:
     parts.append(f'<text x="{xs(n):.1f}" y="{H - B + 18}" text-anchor="middle">{n}</text>')
 parts.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">live agents on the board (log scale)</text>')
-parts.append(f'<text x="{W - R + 4}" y="{ys(2) + 4:.1f}" fill="#c00">target 2x</text>')
+parts.append(f'<text x="{L + 4}" y="{ys(2) - 5:.1f}" fill="#c00">target: 2x</text>')
 for i, row in enumerate(rows):
     pts = " ".join(f"{xs(n):.1f},{ys(table[row][n] / table[row][lo]):.1f}" for n in levels)
     parts.append(f'<polyline points="{pts}" fill="none" stroke="{colors[i]}" stroke-width="2"/>')
