@@ -9,6 +9,9 @@
 #                                     two files (PICK[2i], PICK[2i+1]), and five files nobody holds
 #                                     changed and staged (STAGE); needs BIN, SRC, WORK; leaves the
 #                                     shell in REPO
+#   edit_payload SESSION PATH OUT DIR  OUT: a Claude Code PreToolUse payload of session SESSION's
+#                                     `Edit` of PATH (relative to the repository DIR; it replaces a
+#                                     line that occurs once)
 #   fixture_repo NAME…                REPO: a copy of tests/fixtures-repo committed on main, the
 #                                     agents NAME… in its committed roster, and PRISTINE/RESET: a
 #                                     copy of that state and the command that restores it (a
@@ -75,4 +78,18 @@ fixture_repo() {
   git add .mas/roster && git commit -qm roster
   PRISTINE=$WORK/pristine
   RESET="rm -rf $REPO $REPO-mas && cp -a $PRISTINE $REPO"
+}
+
+edit_payload() {
+  python3 - "$4" "$1" "$2" "$3" <<'PY'
+import collections, json, sys
+repo, session, rel, out = sys.argv[1:]
+lines = open(f"{repo}/{rel}").read().splitlines()
+count = collections.Counter(lines)
+old = next(l for l in lines if l.strip() and count[l] == 1)
+json.dump({"session_id": session, "transcript_path": "/dev/null", "cwd": repo, "permission_mode": "acceptEdits",
+           "hook_event_name": "PreToolUse", "tool_name": "Edit",
+           "tool_input": {"file_path": f"{repo}/{rel}", "old_string": old, "new_string": old + " (edited)",
+                          "replace_all": False}, "tool_use_id": "toolu_bench"}, open(out, "w"))
+PY
 }

@@ -80,19 +80,7 @@ mapfile -t PICK < <(git ls-files -- docs services config | awk 'NR % 61 == 0' | 
 HELD=${PICK[$((2 * OTHERS))]} FREE=${PICK[$((2 * OTHERS + 1))]}
 STAGE=("${PICK[@]:$((2 * OTHERS + 2)):5}")
 
-payload() { # $1: session, $2: repository-relative path, $3: output file
-  python3 - "$REPO" "$1" "$2" "$3" <<'PY'
-import collections, json, sys
-repo, session, rel, out = sys.argv[1:]
-lines = open(f"{repo}/{rel}").read().splitlines()
-count = collections.Counter(lines)
-old = next(l for l in lines if l.strip() and count[l] == 1)
-json.dump({"session_id": session, "transcript_path": "/dev/null", "cwd": repo, "permission_mode": "acceptEdits",
-           "hook_event_name": "PreToolUse", "tool_name": "Edit",
-           "tool_input": {"file_path": f"{repo}/{rel}", "old_string": old, "new_string": old + " (edited)",
-                          "replace_all": False}, "tool_use_id": "toolu_bench"}, open(out, "w"))
-PY
-}
+payload() { edit_payload "$1" "$2" "$3" "$REPO"; } # session, repository-relative path, output file
 allow() { # $1: payload; the hook must allow (no output)
   local out
   out=$("$BIN" gate --host claude-code <"$1" 2>/dev/null)

@@ -59,19 +59,7 @@ NF=${#FILES_ALL[@]}
 HELD=${FILES_ALL[1]} FREE=${FILES_ALL[3]}
 STAGE=("${FILES_ALL[@]:5:5}")
 
-payload() { # $1: session, $2: repository-relative path, $3: output file, $4: repository
-  python3 - "$4" "$1" "$2" "$3" <<'PY'
-import collections, json, sys
-repo, session, rel, out = sys.argv[1:]
-lines = open(f"{repo}/{rel}").read().splitlines()
-count = collections.Counter(lines)
-old = next(l for l in lines if l.strip() and count[l] == 1)
-json.dump({"session_id": session, "transcript_path": "/dev/null", "cwd": repo, "permission_mode": "acceptEdits",
-           "hook_event_name": "PreToolUse", "tool_name": "Edit",
-           "tool_input": {"file_path": f"{repo}/{rel}", "old_string": old, "new_string": old + " (edited)",
-                          "replace_all": False}, "tool_use_id": "toolu_bench"}, open(out, "w"))
-PY
-}
+payload() { edit_payload "$@"; } # session, repository-relative path, output file, repository
 allow() { # $1: payload, $2: repository; the hook must allow (no output)
   local out
   out=$(cd "$2" && "$BIN" gate --host claude-code <"$1" 2>/dev/null)
@@ -192,7 +180,8 @@ json.dump({"levels": levels, "lapsed": lapsed, "runs": runs, "git_diff_s": git, 
 import math
 W, H, L, R, T, B = 640, 360, 60, 150, 30, 50
 xmax, ymax = math.log10(hi), max(2.5, max(table[r][n] / table[r][lo] for r in rows for n in levels) * 1.1)
-xs = lambda n: L + (math.log10(n) - math.log10(lo)) / (xmax - math.log10(lo)) * (W - L - R)
+span = (xmax - math.log10(lo)) or 1.0
+xs = lambda n: L + (math.log10(n) - math.log10(lo)) / span * (W - L - R)
 ys = lambda v: H - B - v / ymax * (H - T - B)
 colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
 parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',

@@ -108,8 +108,9 @@ fn a_stale_push_is_rejected_then_recovered_by_a_refetch_and_never_forced() {
     assert_eq!(env.git(&remote, &["rev-list", "--count", "refs/mas/shared/x"]), "3");
 }
 
-#[test]
-fn an_agents_own_chain_written_from_two_clones_is_reported_diverged_and_left_alone() {
+/// Two clones where alice's journal moved on both sides: a's side is on the remote, b has not
+/// synced since.
+fn diverged_pair() -> Pair {
     let Pair { env, a, b } = pair();
     append(&env, &a, "alice", None, 1);
     env.mas_quiet_ok(&a, &["sync"]);
@@ -117,6 +118,12 @@ fn an_agents_own_chain_written_from_two_clones_is_reported_diverged_and_left_alo
     append(&env, &a, "alice", None, 2);
     append(&env, &b, "alice", None, 3);
     env.mas_quiet_ok(&a, &["sync"]);
+    Pair { env, a, b }
+}
+
+#[test]
+fn an_agents_own_chain_written_from_two_clones_is_reported_diverged_and_left_alone() {
+    let Pair { env, a, b } = diverged_pair();
     let before = env.git(&b, &["rev-parse", "refs/mas/journal/alice"]);
     let out = env.mas(&b, &["sync"]);
     assert_eq!(out.status.code(), Some(5));
@@ -127,13 +134,7 @@ fn an_agents_own_chain_written_from_two_clones_is_reported_diverged_and_left_alo
 
 #[test]
 fn many_refs_go_in_one_pattern_push_which_still_never_forces_a_diverged_chain() {
-    let Pair { env, a, b } = pair();
-    append(&env, &a, "alice", None, 1);
-    env.mas_quiet_ok(&a, &["sync"]);
-    env.mas_quiet_ok(&b, &["sync"]);
-    append(&env, &a, "alice", None, 2);
-    append(&env, &b, "alice", None, 3);
-    env.mas_quiet_ok(&a, &["sync"]);
+    let Pair { env, a, b } = diverged_pair();
     // b has more new refs than sync names one by one, and alice's journal moved on both sides.
     let many = 70;
     for i in 0..many {
