@@ -123,7 +123,7 @@ fn diverged_pair() -> Pair {
 
 #[test]
 fn an_agents_own_chain_written_from_two_clones_is_reported_diverged_and_left_alone() {
-    let Pair { env, a, b } = diverged_pair();
+    let Pair { env, b, .. } = diverged_pair();
     let before = env.git(&b, &["rev-parse", "refs/mas/journal/alice"]);
     let out = env.mas(&b, &["sync"]);
     assert_eq!(out.status.code(), Some(5));
