@@ -128,8 +128,8 @@ impl Outcome {
                  (`git mas snapshot --verify`)"
             }
             Outcome::SyncIncomplete => {
-                "`git mas sync` ended with some refs not agreeing with the remote: rejected, diverged, locked \
-                 or moving"
+                "`git mas sync` ended with some refs not agreeing with the remote: rejected, refused, diverged, \
+                 locked or moving"
             }
             Outcome::Blocked => {
                 "blocked: the gate refuses the change, `git mas check` lists commits (or, with `--records`, \
