@@ -778,37 +778,6 @@ fn push(store: &Store, remote: &str, to_push: &[(String, ObjectId)]) -> Result<P
     Ok((statuses, said))
 }
 
-/// What to do about a failed fetch or push, from git's message: wrong or missing credentials, a
-/// server that does not let this user push, an address nothing answers at. `None` when git's
-/// message names none of them.
-pub fn transport_hint(stderr: &str) -> Option<&'static str> {
-    let s = stderr.to_ascii_lowercase();
-    if s.contains("could not read username") || s.contains("could not read password") {
-        Some(
-            "git has no credentials for the remote and cannot ask (it asks only when git mas's standard input is a \
-             terminal): store them with a credential helper (`git config credential.helper`), or run the sync \
-             from a terminal",
-        )
-    } else if s.contains("authentication failed") {
-        Some(
-            "the remote did not accept the credentials git gave it: check the user and password (or token) in \
-             git's credential helper (`git config credential.helper`) or in the remote's URL; git mas only passes \
-             them through to git",
-        )
-    } else if s.contains("returned error: 403") {
-        Some(
-            "the server refuses this user (HTTP 403): for a push, it must let the user push (git http-backend \
-             lets only an authenticated user push, unless http.receivepack is set)",
-        )
-    } else if s.contains("returned error: 404") || s.contains("does not appear to be a git repository") {
-        Some("no repository answers at that address: check the URL with `git remote -v`")
-    } else if s.contains("could not connect") || s.contains("connection refused") || s.contains("failed to connect") {
-        Some("nothing answers at the remote's address: is the server running, and the host and port right?")
-    } else {
-        None
-    }
-}
-
 /// Whether a rejected push's summary is the remote refusing the ref itself, which another round
 /// would not change: `[remote rejected]` for any reason but a lost race on the remote's ref
 /// (a ref lock taken, an old value that no longer holds). `[rejected]` (behind: fetch first,
@@ -827,8 +796,8 @@ fn record_push(round: u32, to_push: &[(String, ObjectId)], pushed: &Pushed, ex: 
         statuses.iter().map(|(dst, bad, summary)| (dst.as_str(), (*bad, summary))).collect();
     let mut retry = false;
     for (name, tip) in to_push {
-        match by_ref.get(name.as_str()).map(|&(bad, summary)| (name, bad, summary)) {
-            Some((_, true, summary)) => {
+        match by_ref.get(name.as_str()) {
+            Some(&(true, summary)) => {
                 let why = if is_refusal(summary) {
                     Unsettled::Refused { summary: summary.clone(), remote_said: said.clone() }
                 } else {
@@ -842,7 +811,7 @@ fn record_push(round: u32, to_push: &[(String, ObjectId)], pushed: &Pushed, ex: 
                     action: RefAction::Rejected { reason: summary.clone() },
                 });
             }
-            Some((_, false, summary)) => {
+            Some(&(false, summary)) => {
                 ex.observed.insert(name.clone(), Some(*tip));
                 if summary != "[up to date]" {
                     ex.events.push(RefEvent {

@@ -136,13 +136,7 @@ fn board_chains(
                     Some(items) => items,
                     None => {
                         let at = gix::ObjectId::from_hex(tip.as_bytes()).ok();
-                        let window = store.verified_window_at(refname, at, roster, BOARD_WINDOW)?;
-                        window
-                            .into_iter()
-                            .map(|(e, v)| {
-                                (e.commit.to_string(), board::item(&e.record.map_err(|err| err.to_string()), &v))
-                            })
-                            .collect()
+                        chain_items(store.verified_window_at(refname, at, roster, BOARD_WINDOW)?)
                     }
                 };
                 match cached {
@@ -160,16 +154,21 @@ fn board_chains(
     for (refname, window) in store.verified_windows(FOCUS_PREFIX, roster, BOARD_WINDOW)? {
         let Some(agent) = crate::store::owner_of(&refname) else { continue };
         let tip = window.last().map(|(e, _)| e.commit.to_string());
-        let items: ChainItems = window
-            .into_iter()
-            .map(|(e, v)| (e.commit.to_string(), board::item(&e.record.map_err(|err| err.to_string()), &v)))
-            .collect();
+        let items = chain_items(window);
         if let Some(tip) = tip {
             keep.extend(board_cache::Chain::new(refname.clone(), tip, &items));
         }
         chains.push((agent.to_string(), items));
     }
     Ok((chains, Some(board_cache::Pending::new(store.common_dir(), &digest, BOARD_WINDOW, keep))))
+}
+
+/// A verified window as the fold reads it.
+fn chain_items(window: Vec<(crate::store::Entry, crate::store::record::Verdict)>) -> ChainItems {
+    window
+        .into_iter()
+        .map(|(e, v)| (e.commit.to_string(), board::item(&e.record.map_err(|err| err.to_string()), &v)))
+        .collect()
 }
 
 /// The most moved or new focus chains a board read reads one by one beside its read cache; more

@@ -503,14 +503,44 @@ impl From<SyncError> for CliError {
             SyncError::BadRemote { .. } => {
                 (Kind::Usage, Some("name a remote `git remote` lists, or give a URL or a path"))
             }
-            SyncError::Fetch { stderr, .. } | SyncError::Push { stderr, .. } => (
-                Kind::User,
-                Some(git_mas::sync::transport_hint(stderr).unwrap_or("check the remote with `git remote -v`")),
-            ),
+            SyncError::Fetch { stderr, .. } | SyncError::Push { stderr, .. } => {
+                (Kind::User, Some(transport_hint(stderr).unwrap_or("check the remote with `git remote -v`")))
+            }
         };
         let mut err = CliError::new(kind, e);
         err.extend_hints(hint.map(str::to_string));
         err
+    }
+}
+
+/// What to do about a failed fetch or push, from git's message: wrong or missing credentials, a
+/// server that does not let this user push, an address nothing answers at. `None` when git's
+/// message names none of them.
+fn transport_hint(stderr: &str) -> Option<&'static str> {
+    let s = stderr.to_ascii_lowercase();
+    if s.contains("could not read username") || s.contains("could not read password") {
+        Some(
+            "git has no credentials for the remote and cannot ask (it asks only when git mas's standard input is a \
+             terminal): store them with a credential helper (`git config credential.helper`), or run the sync \
+             from a terminal",
+        )
+    } else if s.contains("authentication failed") {
+        Some(
+            "the remote did not accept the credentials git gave it: check the user and password (or token) in \
+             git's credential helper (`git config credential.helper`) or in the remote's URL; git mas only passes \
+             them through to git",
+        )
+    } else if s.contains("returned error: 403") {
+        Some(
+            "the server refuses this user (HTTP 403): for a push, it must let the user push (git http-backend \
+             lets only an authenticated user push, unless http.receivepack is set)",
+        )
+    } else if s.contains("returned error: 404") || s.contains("does not appear to be a git repository") {
+        Some("no repository answers at that address: check the URL with `git remote -v`")
+    } else if s.contains("could not connect") || s.contains("connection refused") || s.contains("failed to connect") {
+        Some("nothing answers at the remote's address: is the server running, and the host and port right?")
+    } else {
+        None
     }
 }
 

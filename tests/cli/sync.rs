@@ -436,13 +436,19 @@ pub(crate) fn assert_nothing_lost(env: &TestEnv, clones: &[PathBuf], names: &[&s
     }
 }
 
-#[test]
-fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
-    let env = TestEnv::new();
+/// A directory to serve (`<root>/served`) holding an empty bare repository `remote.git`.
+fn served_remote(env: &TestEnv) -> (PathBuf, PathBuf) {
     let served = env.root().join("served");
     std::fs::create_dir_all(&served).unwrap();
     let remote = served.join("remote.git");
     env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    (served, remote)
+}
+
+#[test]
+fn six_clones_syncing_through_a_git_daemon_lose_nothing_and_rarely_exit_5() {
+    let env = TestEnv::new();
+    let (served, remote) = served_remote(&env);
     let names = ["c0", "c1", "c2", "c3", "c4", "c5"];
     let seed = env.repo("seed");
     env.agents(&seed, &names);
@@ -509,10 +515,7 @@ fn kill_points() -> Vec<KillPoint> {
 #[test]
 fn a_sync_killed_at_each_rename_and_child_point_is_completed_by_the_next_sync() {
     let env = TestEnv::new();
-    let served = env.root().join("served");
-    std::fs::create_dir_all(&served).unwrap();
-    let remote = served.join("remote.git");
-    env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    let (served, remote) = served_remote(&env);
     let a = env.repo("a");
     env.agents(&a, &["alice", "bob"]);
     // Over git://, so that only this machine's side of the exchange is traced and killed.
