@@ -1,7 +1,6 @@
 //! Embeds `tests/fixtures-repo/` and `skills/` into the binary, so `git mas demo` and
 //! `git mas skills install` work from an installed binary with no source tree at hand; and links
-//! release binaries on x86_64 Linux with identical code folding and packed relative relocations
-//! (see `release_link_args`).
+//! release binaries on x86_64 Linux at a fixed address (see `release_link_args`).
 // A build script talks to cargo through stdout (`cargo:` lines): that is what println! is for here.
 #![allow(clippy::disallowed_macros)]
 
@@ -39,53 +38,35 @@ fn embed(root: &Path, name: &str, doc: &str, out: &str) {
     std::fs::write(out, code).expect("write the embedded file list");
 }
 
-/// Release binaries for x86_64 Linux, where rustc links with its own lld from 1.90 on: fold
-/// identical functions and read-only data (`--icf=all`) and pack the relative relocations
-/// (`-z pack-relative-relocs`, DT_RELR, read by glibc from 2.36). Every git-mas process is short and
-/// most of a hook's time is the kernel mapping the binary and the loader relocating it: with thin
-/// LTO (the release profile's, chosen for a fresh install in under five minutes) the binary has
-/// twice the relocations of a fat-LTO build, and these two flags bring the gate back under the
-/// fat-LTO build's latency (BENCHMARKS.md, "Fresh install"). Rust gives no guarantee that distinct
-/// functions have distinct addresses, so folding them changes nothing a program may rely on.
+/// Release binaries for x86_64 Linux are linked as position-dependent executables (`-no-pie`).
 ///
-/// Left out, and the binary linked as rustc would, when the build is not a release build for that
-/// target, when rustc is older than 1.90 (its default linker there is the system's, which may not
-/// know `--icf`), when the user chose a linker (cargo's `linker` setting, or rustflags naming one),
-/// when glibc is older than 2.36 (the binary would not start), or with `GIT_MAS_PLAIN_LINK=1`.
+/// Every git-mas process is short — a commit's gate, an agent host's edit hook — and a measured
+/// part of one is the dynamic loader relocating a position-independent binary before `main`: it
+/// writes every pointer in the read-only-after-relocation data (vtables, panic locations, string
+/// tables), faulting in and copying each page that holds one. The release profile's thin LTO
+/// (chosen so that a fresh install takes about 5 minutes, not 7.5) leaves twice the relocations
+/// of a fat-LTO build (38,000 against 18,000), and the edit hook paid 12 % for them; linked at a
+/// fixed address the binary has none, and the hook and the gate are faster than the fat-LTO,
+/// position-independent build's (BENCHMARKS.md, "Fresh install").
+///
+/// What it gives up: address-space randomization of the executable's own image (the heap, the
+/// stack and the shared libraries are still randomized), a hardening against memory-corruption
+/// exploits, as Go's default linux/amd64 builds also do without it. Set `GIT_MAS_PIE=1` when
+/// building to keep a position-independent executable (distribution packages with a PIE policy).
+/// Also left position-independent: a build that is not a release build for that target, and one
+/// whose linker the user chose (cargo's `linker` setting, or rustflags with link options).
 fn release_link_args() {
-    for var in ["GIT_MAS_PLAIN_LINK", "CARGO_ENCODED_RUSTFLAGS", "RUSTC_LINKER"] {
+    for var in ["GIT_MAS_PIE", "CARGO_ENCODED_RUSTFLAGS", "RUSTC_LINKER"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let chose_linker = !var("RUSTC_LINKER").is_empty() || var("CARGO_ENCODED_RUSTFLAGS").contains("link");
-    if var("TARGET") != "x86_64-unknown-linux-gnu"
-        || var("PROFILE") != "release"
-        || chose_linker
-        || std::env::var_os("GIT_MAS_PLAIN_LINK").is_some()
+    if var("TARGET") == "x86_64-unknown-linux-gnu"
+        && var("PROFILE") == "release"
+        && !chose_linker
+        && std::env::var_os("GIT_MAS_PIE").is_none()
     {
-        return;
-    }
-    // "rustc 1.95.0 (59807616e 2026-04-14)" and "2.36": the (major, minor) of a version.
-    let major_minor = |text: &str| -> Option<(u32, u32)> {
-        let mut parts = text.trim().split('.');
-        Some((parts.next()?.parse().ok()?, parts.next()?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?))
-    };
-    let output = |program: &str, args: &[&str]| {
-        std::process::Command::new(program)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-    };
-    let rustc = output(&var("RUSTC"), &["--version"]);
-    let rustc = rustc.as_deref().and_then(|v| v.split_whitespace().nth(1)).and_then(major_minor);
-    // `getconf GNU_LIBC_VERSION` prints "glibc 2.36".
-    let glibc = output("getconf", &["GNU_LIBC_VERSION"]);
-    let glibc = glibc.as_deref().and_then(|v| v.split_whitespace().nth(1)).and_then(major_minor);
-    if rustc.is_some_and(|v| v >= (1, 90)) && glibc.is_some_and(|v| v >= (2, 36)) {
-        println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
-        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+        println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }
 

@@ -17,7 +17,7 @@
 # Target (issue 28): install <= 5 minutes on a 2-core machine, the gate and the hook within 10 % of
 # the base build's, measured in the same run.
 #
-# Needs: cargo, git, python3, a network or a filled cargo registry for `cargo fetch`. Scratch: target/bench/
+# Needs: cargo, git, python3, readelf (binutils), a network or a filled cargo registry for `cargo fetch`. Scratch: target/bench/
 # (or $BENCH_DIR); the two clones are built there, so each install starts from nothing.
 set -euo pipefail
 FILES=20000 AGENTS=64
@@ -59,6 +59,14 @@ else
 fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# The two binaries are measured from copies made one after the other just before the runs: how
+# the kernel caches an executable (written by the linker, by cp, or read back from disk) changed
+# the same binary's gate by up to 15 % here, more than the builds differ.
+mkdir -p "$WORK/measured"
+cp "$BIN" "$WORK/measured/this" && cp "$BASE_BIN" "$WORK/measured/base"
+BIN=$WORK/measured/this BASE_BIN=$WORK/measured/base
+ELF_THIS=$(readelf -h "$BIN" | awk '/Type:/ {print $2}') ELF_BASE=$(readelf -h "$BASE_BIN" | awk '/Type:/ {print $2}')
+
 gate_repo
 git config mas.agent a00
 git config mas.gate enforce
@@ -86,11 +94,12 @@ measure loose
 git gc -q
 measure packed
 
-python3 - "$WORK" "$SRC/bench/install.json" "$HEAD_REV" "$BASE_REV" "$NEW_S" "$BASE_S" "$LOAD_BEFORE" "$LOAD_AFTER" <<'PY'
+python3 - "$WORK" "$SRC/bench/install.json" "$HEAD_REV" "$BASE_REV" "$NEW_S" "$BASE_S" "$LOAD_BEFORE" "$LOAD_AFTER" "$ELF_THIS" "$ELF_BASE" <<'PY'
 import json, statistics, sys
-work, out, head, base, new_s, base_s, load_before, load_after = sys.argv[1:]
+work, out, head, base, new_s, base_s, load_before, load_after, elf_this, elf_base = sys.argv[1:]
 res = {"head": head, "base": base, "install_s": {"new": float(new_s), "base": float(base_s) if base_s else None},
-       "load_before_install": load_before, "load_after_install": load_after}
+       "load_before_install": load_before, "load_after_install": load_after, "elf_type": {"this": elf_this, "base": elf_base}}
+print(f"\nELF type: this build {elf_this} ({'position-dependent' if elf_this == 'EXEC' else 'position-independent'}), base {elf_base}")
 print(f"\ninstall (cargo install --locked --path ., fresh clone): this build {float(new_s)/60:.2f} min"
       + (f", base {float(base_s)/60:.2f} min" if base_s else "") + f"; load average before {load_before}, after {load_after}")
 print("| | loose: base ms | this ms | ratio | packed: base ms | this ms | ratio |\n|---|---|---|---|---|---|---|")
