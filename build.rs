@@ -45,9 +45,10 @@ fn embed(root: &Path, name: &str, doc: &str, out: &str) {
 /// writes every pointer in the read-only-after-relocation data (vtables, panic locations, string
 /// tables), faulting in and copying each page that holds one. The release profile's thin LTO
 /// (chosen so that a fresh install takes about 5 minutes, not 7.5) leaves twice the relocations
-/// of a fat-LTO build (38,000 against 18,000), and the edit hook paid 12 % for them; linked at a
-/// fixed address the binary has none, and the hook and the gate are faster than the fat-LTO,
-/// position-independent build's (BENCHMARKS.md, "Fresh install").
+/// of a fat-LTO build (38,000 against 18,000), and the edit hook paid 12 % for them. Linked at a
+/// fixed address the binary has none: the hook and the gate are within 5 % of the fat-LTO,
+/// position-independent build's at the profile's opt-level "s", and 3 % faster at opt-level 3
+/// (BENCHMARKS.md, "Fresh install").
 ///
 /// What it gives up: address-space randomization of the executable's own image (the heap, the
 /// stack and the shared libraries are still randomized), a hardening against memory-corruption
