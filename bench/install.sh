@@ -26,6 +26,7 @@ FILES=20000 AGENTS=64
 need cargo "https://rustup.rs"
 need git "your package manager"
 need python3 "apt-get install python3"
+need readelf "apt-get install binutils"
 [ -n "${BASE_REV:-}" ] || { echo "bench/install.sh: set BASE_REV to the revision to compare with (e.g. the commit before a profile change)" >&2; exit 2; }
 
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ export CARGO_HOME=${CARGO_HOME:-$HOME/.cargo} RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.
 unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
 bench_scratch
 
-install() { # $1: name, $2: revision; prints the seconds the install took, leaves $WORK/$1/bin/git-mas
+install_rev() { # $1: name, $2: revision; prints the seconds the install took, leaves $WORK/$1/bin/git-mas
   git clone -q "$SRC" "$WORK/$1-src" && git -C "$WORK/$1-src" checkout -q "$2"
   (cd "$WORK/$1-src" && cargo fetch --locked -q)
   local t0 t1
@@ -48,13 +49,13 @@ install() { # $1: name, $2: revision; prints the seconds the install took, leave
   python3 -c "print(round($t1 - $t0, 1))"
 }
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-NEW_S=$(install new "$HEAD_REV")
+NEW_S=$(install_rev new "$HEAD_REV")
 BIN=$WORK/new/bin/git-mas
 if [ -n "${BASE_BIN:-}" ]; then
   BASE_S=""
   BASE_BIN=$(realpath "$BASE_BIN")
 else
-  BASE_S=$(install base "$BASE_REV")
+  BASE_S=$(install_rev base "$BASE_REV")
   BASE_BIN=$WORK/base/bin/git-mas
 fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
