@@ -42,7 +42,10 @@ gate_repo() {
   REPO=$WORK/repo
   python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES
   cd "$REPO"
-  git init -q -b main && git add . && git commit -qm "generated repository"
+  # Automatic maintenance in the foreground: a detached `gc --auto` would pack and delete loose
+  # objects while a script copies the repository.
+  git init -q -b main && git config gc.autoDetach false && git config maintenance.autoDetach false
+  git add . && git commit -qm "generated repository"
   AG=()
   for i in $(seq 0 $((AGENTS - 1))); do AG+=("$(printf 'a%02d' "$i")"); done
   for a in "${AG[@]}"; do "$BIN" agent new "$a" >/dev/null 2>&1; done
