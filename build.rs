@@ -57,7 +57,8 @@ fn embed(root: &Path, name: &str, doc: &str, out: &str) {
 /// Also left position-independent: a build that is not a release build for that target, and one
 /// whose linker the user chose (cargo's `linker` setting, or rustflags with link options).
 fn release_link_args() {
-    for var in ["GIT_MAS_PIE", "CARGO_ENCODED_RUSTFLAGS", "RUSTC_LINKER"] {
+    // (A change of rustflags rebuilds everything already.)
+    for var in ["GIT_MAS_PIE", "RUSTC_LINKER"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let var = |name: &str| std::env::var(name).unwrap_or_default();

@@ -41,7 +41,7 @@ for N in 2 8 64; do
   cd "$REPO"
   # Keys per repository: the agents' names repeat across the three.
   export GIT_MAS_KEY_DIR=$WORK/keys-$N
-  git init -q -b main && git add . && git commit -qm "generated repository"
+  init_generated
   AG=()
   for i in $(seq 0 $((N - 1))); do AG+=("$(printf 'a%02d' "$i")"); done
   for a in "${AG[@]}"; do "$BIN" agent new "$a" >/dev/null 2>"$WORK/err" || { cat "$WORK/err" >&2; exit 1; }; done

@@ -9,6 +9,8 @@
 #                                     two files (PICK[2i], PICK[2i+1]), and five files nobody holds
 #                                     changed and staged (STAGE); needs BIN, SRC, WORK; leaves the
 #                                     shell in REPO
+#   init_generated                    a repository of the current directory's files, committed on
+#                                     main, git's automatic maintenance in the foreground
 #   edit_payload SESSION PATH OUT DIR  OUT: a Claude Code PreToolUse payload of session SESSION's
 #                                     `Edit` of PATH (relative to the repository DIR; it replaces a
 #                                     line that occurs once)
@@ -38,14 +40,19 @@ bench_scratch() {
   mkdir -p "$HOME"
 }
 
+# In the current directory: a repository of the files there, committed on main. git's automatic
+# maintenance runs in the foreground: a detached `gc --auto` after the commit packs and deletes
+# loose objects while a script copies the repository (cp: cannot stat …).
+init_generated() {
+  git init -q -b main && git config gc.autoDetach false && git config maintenance.autoDetach false
+  git add . && git commit -qm "generated repository"
+}
+
 gate_repo() {
   REPO=$WORK/repo
   python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES
   cd "$REPO"
-  # Automatic maintenance in the foreground: a detached `gc --auto` would pack and delete loose
-  # objects while a script copies the repository.
-  git init -q -b main && git config gc.autoDetach false && git config maintenance.autoDetach false
-  git add . && git commit -qm "generated repository"
+  init_generated
   AG=()
   for i in $(seq 0 $((AGENTS - 1))); do AG+=("$(printf 'a%02d' "$i")"); done
   for a in "${AG[@]}"; do "$BIN" agent new "$a" >/dev/null 2>&1; done

@@ -96,7 +96,7 @@ git gc -q
 measure packed
 
 python3 - "$WORK" "$SRC/bench/install.json" "$HEAD_REV" "$BASE_REV" "$NEW_S" "$BASE_S" "$LOAD_BEFORE" "$LOAD_AFTER" "$ELF_THIS" "$ELF_BASE" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 work, out, head, base, new_s, base_s, load_before, load_after, elf_this, elf_base = sys.argv[1:]
 res = {"head": head, "base": base, "install_s": {"new": float(new_s), "base": float(base_s) if base_s else None},
        "load_before_install": load_before, "load_after_install": load_after, "elf_type": {"this": elf_this, "base": elf_base}}
@@ -120,5 +120,6 @@ for l in ("loose", "packed"):
     s = statistics.median(data[l]["gate --staged"]["wall_ms"])
     res.setdefault("gate_vs_git_diff", {})[l] = s / g
     print(f"{l}: this build's staged gate = {s / g:.2f}x git diff --cached --name-only -z (same rounds)")
-json.dump(res, open(out, "w"), indent=1)
+json.dump(res, open(out + ".tmp", "w"), indent=1)
+os.replace(out + ".tmp", out)  # whole or not at all
 PY

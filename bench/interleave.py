@@ -36,4 +36,7 @@ for n, _, _ in cmds:
     mw, mc = statistics.median(wall[n]), statistics.median(cpu[n])
     lo, hi = boot(wall[n], wall[ref])
     print(f"{n:34s} wall {mw:7.2f} ms  {mw/statistics.median(wall[ref]):.3f}x (95% {lo:.3f}-{hi:.3f})  cpu {mc:6.2f} ms  {mc/statistics.median(cpu[ref]):.3f}x", flush=True)
-if os.environ.get("JSON"): json.dump({"runs": runs, "commands": {c[0]: {"argv": c[1], "stdin": c[2], "wall_ms": wall[c[0]], "cpu_ms": cpu[c[0]]} for c in cmds}}, open(os.environ["JSON"], "w"))
+if os.environ.get("JSON"):
+    out = os.environ["JSON"]
+    json.dump({"runs": runs, "commands": {c[0]: {"argv": c[1], "stdin": c[2], "wall_ms": wall[c[0]], "cpu_ms": cpu[c[0]]} for c in cmds}}, open(out + ".tmp", "w"))
+    os.replace(out + ".tmp", out)  # whole or not at all

@@ -54,7 +54,7 @@ REPO=$WORK/repo
 python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES --ts-modules $MODULES \
   --sarif "$REPO/results.sarif" --sarif-results $SARIF_RESULTS
 cd "$REPO"
-git init -q -b main && git add . && git commit -qm "generated repository"
+init_generated
 echo "indexing $MODULES TypeScript modules with scip-typescript $SCIP_TYPESCRIPT_VERSION ..."
 "$SCIP_TS" index --no-progress-bar --output index.scip >/dev/null
 INDEX_BYTES=$(stat -c %s index.scip)

@@ -66,7 +66,7 @@ export PATH=$TARGET/release:$PATH
 REPO=$WORK/repo
 python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES
 cd "$REPO"
-git init -q -b main && git add . && git commit -qm "generated repository"
+init_generated
 "$BIN" agent new alice >/dev/null 2>&1
 git add .mas/roster && git commit -qm "roster: alice"
 git config mas.agent alice

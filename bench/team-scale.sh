@@ -46,10 +46,7 @@ export PATH=$(dirname "$BIN"):$PATH
 BASE=$WORK/base
 python3 "$SRC/bench/genrepo.py" "$BASE" --files "$FILES"
 cd "$BASE"
-# git's automatic maintenance runs in the foreground: a detached `gc --auto` after these commits
-# packs and deletes loose objects while the copies below are taken (cp: cannot stat …).
-git init -q -b main && git config gc.autoDetach false && git config maintenance.autoDetach false
-git add . && git commit -qm "generated repository"
+init_generated
 for a in alice old $(seq -f 'p%02g' 0 $((PRINCIPALS - 1))); do "$BIN" agent new "$a" >/dev/null 2>&1; done
 git add .mas/roster && git commit -qm "roster"
 git config mas.agent alice
