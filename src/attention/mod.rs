@@ -3,6 +3,7 @@
 //! repository and storing frames are in [`frame`].
 
 pub mod ancestry;
+pub mod beneath;
 pub mod board;
 pub mod board_cache;
 pub mod claims;

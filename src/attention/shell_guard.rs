@@ -1,82 +1,109 @@
 //! The backstop for the shell: a shell command can write any file, and the edit hooks see only
-//! the edit tools. Before a session's shell call, the files other live agents hold are kept
-//! ([`keep`]); after it, each is compared and put back when the call changed it ([`check`]).
+//! the edit tools. Before a session's shell call, the files other live agents hold are kept, in
+//! every working tree of the repository ([`keep`]); after it (the host's post-tool hook, its
+//! failure hook for a call that failed, the session's next call, or its end), each is compared
+//! and put back when the call changed it ([`check`]).
 //!
-//! Where the bytes are kept: `<common git dir>/mas/shell/<agent>/` — a copy of each held file
-//! (`0`, `1`, …) and `manifest.json` naming, per file, its path, its holder and what it was
-//! (absent, or its size, modification time and inode). The copies are written before the
-//! manifest, and the manifest is written to a temporary file and renamed, so a manifest always
-//! names complete copies. A second shell call of the same agent before the first one's check
-//! adds the files the manifest lacks and keeps the earlier bytes of the rest.
+//! What is compared: the file's type (absent, a regular file, a symbolic link), its content's
+//! SHA-256 and its permission bits — never its size or modification time, which a shell sets at
+//! will (`touch -r`). What is put back: all three. Claims name paths, and a claim holds its path
+//! in every linked worktree (the edit hooks refuse it there too), so a held file is kept in each
+//! worktree: a session's `echo x > ../wt2/f.py` is put back like one in its own.
+//!
+//! Nothing is read or written through a link: [`super::beneath`] opens each folder of a path
+//! without following links, refuses a path whose folder was swapped for a link (it is reported,
+//! not put back, and nothing outside the repository is touched), and writes through a temporary
+//! file created `O_EXCL | O_NOFOLLOW` under a random name, renamed within the checked folder.
+//!
+//! Where the bytes are kept: `<common git dir>/mas/shell/<agent>/` — one copy per content
+//! (`copies/<sha256>`) and `manifest.json` naming, per worktree and file, its holder and what it
+//! was. The copies are written before the manifest, and the manifest is written to a temporary
+//! file and renamed, so a manifest always names complete copies. A second shell call of the same
+//! agent before the first one's check adds the files the manifest lacks and keeps the earlier
+//! state of the rest.
 //!
 //! The holder's own edits between the two are not undone: an allowed edit of a held file marks it
 //! in every pending manifest ([`holder_edited`]), and [`check`] leaves a marked file as it is.
 //!
 //! What a SIGKILL leaves: during [`keep`], copies without a manifest (or the previous manifest),
-//! which the next [`keep`] overwrites and [`check`] ignores; during [`check`], a file either
-//! still changed or put back whole (the copy is written to `.<name>.git-mas-restore` beside it
-//! and renamed over it; a temporary left by a kill is removed by the next check, which knows to
-//! look from the `restoring` file the killed check created first), and the
-//! manifest stays until every file is checked, so the next call (pre- or post-tool) of the same
-//! agent checks again; killed after the manifest was removed, only unnamed copies are left in the
-//! agent's folder, which its next shell call or its session's end removes. Killed at each of
-//! these points in `tests/cli/team_crash.rs`.
+//! which the next [`keep`] reuses and [`check`] ignores; during [`check`], a file either still
+//! changed or put back whole (each put-back's temporary name is appended to the folder's
+//! `restoring` file before the temporary is created, and the next check removes what a killed one
+//! left), and the manifest stays until every file is checked, so the next call (pre- or
+//! post-tool) of the same agent, or its session's end, checks again; killed after the manifest
+//! was removed, only unnamed copies are left in the agent's folder, which its next shell call or
+//! its session's end removes. Killed at each of these points in `tests/cli/team_crash.rs`.
 
+use super::beneath::{self, Now, Open};
 use super::board::{Board, Liveness};
 use super::claims::file_of;
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
-use std::os::unix::fs::MetadataExt as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The largest file kept: a bigger one is checked for change but cannot be put back.
 pub const MAX_KEPT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// What a held file was before a shell call.
+/// What a held file was before a shell call, in one working tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Kept {
+    /// The top of the working tree.
+    pub worktree: String,
     /// Repo-relative path.
     pub path: String,
     /// The agent holding it.
     pub holder: String,
-    /// The copy's name in the agent's directory; `None` when the file did not exist (or was too
-    /// large to keep, with `size` set).
-    pub copy: Option<String>,
-    /// Size, modification time (ns) and inode, when it existed.
-    pub stat: Option<(u64, i64, u64)>,
+    /// What it was.
+    pub was: Was,
     /// The holder edited it since: leave it as it is.
     #[serde(default)]
     pub holder_edited: bool,
 }
 
+/// What a held path was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Was {
+    /// Nothing was there.
+    Absent,
+    /// A regular file: its content's SHA-256, its permission bits, and whether a copy was kept
+    /// (`copies/<sha256>`; not when larger than [`MAX_KEPT_BYTES`]).
+    File { sha256: String, mode: u32, kept: bool },
+    /// A symbolic link to `target` (bytes).
+    Symlink { target: Vec<u8> },
+    /// A folder or a special file: not compared.
+    Other,
+}
+
 /// What [`check`] did to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restored {
+    /// The working tree, when it is not the one the check ran in.
+    pub worktree: Option<String>,
     /// Repo-relative path.
     pub path: String,
     /// Its holder.
     pub holder: String,
     /// What was done.
     pub action: RestoreAction,
+    /// A folder found where the file belongs, moved aside (its new name, beside the file).
+    pub moved_aside: Option<String>,
 }
 
 /// How a changed held file was dealt with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RestoreAction {
-    /// Its bytes from before the call were put back.
+    /// Its content, mode and type from before the call were put back.
     PutBack,
     /// It did not exist before the call and was removed.
     Removed,
-    /// It changed but could not be put back (too large to keep).
-    NotRestorable,
+    /// It changed but could not be put back; why.
+    NotRestorable(String),
 }
 
 fn dir_of(store: &Store, agent: &str) -> PathBuf {
     store.common_dir().join("mas").join("shell").join(agent)
-}
-
-fn stat_of(meta: &std::fs::Metadata) -> (u64, i64, u64) {
-    (meta.len(), meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), meta.ino())
 }
 
 fn read_manifest(dir: &Path) -> Vec<Kept> {
@@ -90,8 +117,45 @@ fn write_manifest(dir: &Path, kept: &[Kept]) -> std::io::Result<()> {
     std::fs::rename(&tmp, dir.join("manifest.json"))
 }
 
-/// Keeps the files other live agents hold, before `agent`'s shell call. Returns how many.
-pub fn keep(store: &Store, root: &Path, agent: &str, board: &Board) -> std::io::Result<usize> {
+/// Writes `bytes` as the copy named by their hash, unless it is there already.
+fn keep_copy(dir: &Path, sha256: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let copies = dir.join("copies");
+    let path = copies.join(sha256);
+    if path.is_file() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&copies)?;
+    let tmp = copies.join(format!("{sha256}.tmp"));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// What `now` is, as a manifest keeps it (its bytes copied into `dir`).
+fn was_of(dir: &Path, now: Now) -> std::io::Result<Was> {
+    Ok(match now {
+        Now::Absent => Was::Absent,
+        Now::File { sha256, mode, bytes } => {
+            if let Some(bytes) = &bytes {
+                keep_copy(dir, &sha256, bytes)?;
+            }
+            Was::File { sha256, mode, kept: bytes.is_some() }
+        }
+        Now::Symlink { target } => Was::Symlink { target },
+        Now::Dir | Now::Other => Was::Other,
+    })
+}
+
+fn same(was: &Was, now: &Now) -> bool {
+    match (was, now) {
+        (Was::Absent, Now::Absent) | (Was::Other, _) => true,
+        (Was::File { sha256, mode, .. }, Now::File { sha256: s, mode: m, .. }) => sha256 == s && mode == m,
+        (Was::Symlink { target }, Now::Symlink { target: t }) => target == t,
+        _ => false,
+    }
+}
+
+/// The files other live agents hold, each once with its holder.
+fn held_by_others(board: &Board, agent: &str) -> Vec<(String, String)> {
     let mut held: Vec<(String, String)> = board
         .entries
         .iter()
@@ -100,32 +164,40 @@ pub fn keep(store: &Store, root: &Path, agent: &str, board: &Board) -> std::io::
         .collect();
     held.sort();
     held.dedup_by(|a, b| a.0 == b.0);
+    held
+}
+
+/// Keeps the files other live agents hold, in every working tree of the repository, before
+/// `agent`'s shell call. Returns how many files the pending manifest names.
+pub fn keep(store: &Store, agent: &str, board: &Board) -> std::io::Result<usize> {
+    let held = held_by_others(board, agent);
     if held.is_empty() {
         return Ok(0);
     }
     let dir = dir_of(store, agent);
     std::fs::create_dir_all(&dir)?;
     let mut kept = read_manifest(&dir);
-    let mut next = kept.iter().filter_map(|k| k.copy.as_ref()?.parse::<usize>().ok()).max().map_or(0, |n| n + 1);
-    for (path, holder) in held {
-        if kept.iter().any(|k| k.path == path) {
-            continue;
+    for root in store.worktree_roots() {
+        let Some(top) = root.to_str().map(str::to_string) else { continue };
+        for (path, holder) in &held {
+            if kept.iter().any(|k| k.worktree == top && k.path == *path) {
+                continue;
+            }
+            let was = match beneath::now(&root, path, MAX_KEPT_BYTES) {
+                Ok(now) => was_of(&dir, now)?,
+                // Nothing is kept through a link or outside the tree, and nothing will be put
+                // back there.
+                Err(Open::Link { .. } | Open::Outside | Open::Missing) => continue,
+                Err(Open::Io(e)) => return Err(e),
+            };
+            kept.push(Kept {
+                worktree: top.clone(),
+                path: path.clone(),
+                holder: holder.clone(),
+                was,
+                holder_edited: false,
+            });
         }
-        let file = root.join(&path);
-        let entry = match std::fs::symlink_metadata(&file) {
-            Err(_) => Kept { path, holder, copy: None, stat: None, holder_edited: false },
-            Ok(meta) if !meta.is_file() => continue,
-            Ok(meta) if meta.len() > MAX_KEPT_BYTES => {
-                Kept { path, holder, copy: None, stat: Some(stat_of(&meta)), holder_edited: false }
-            }
-            Ok(meta) => {
-                let name = next.to_string();
-                next += 1;
-                std::fs::copy(&file, dir.join(&name))?;
-                Kept { path, holder, copy: Some(name), stat: Some(stat_of(&meta)), holder_edited: false }
-            }
-        };
-        kept.push(entry);
     }
     write_manifest(&dir, &kept)?;
     Ok(kept.len())
@@ -136,55 +208,95 @@ pub fn pending(store: &Store, agent: &str) -> bool {
     dir_of(store, agent).join("manifest.json").exists()
 }
 
-/// Compares every file kept before `agent`'s shell call and puts back what changed; then forgets
-/// the call. Returns what was done.
-pub fn check(store: &Store, root: &Path, agent: &str) -> std::io::Result<Vec<Restored>> {
+/// One temporary file a put-back is about to create, as the `restoring` file lists them.
+#[derive(Serialize, Deserialize)]
+struct Temp {
+    worktree: String,
+    path: String,
+    tmp: String,
+}
+
+/// Compares every file kept before `agent`'s shell call (in `here`, the working tree the check
+/// runs in, and every other) and puts back what changed; then forgets the call. Returns what
+/// was done.
+pub fn check(store: &Store, here: &Path, agent: &str) -> std::io::Result<Vec<Restored>> {
     let dir = dir_of(store, agent);
     let kept = read_manifest(&dir);
     let mut done = Vec::new();
-    // A check marks the folder before it first changes the working tree: only after a check
-    // that was killed can a put-back's temporary file be left beside a kept file.
-    let marker = dir.join(RESTORING);
-    let after_a_kill = marker.exists();
-    let mut marked = after_a_kill;
-    for k in kept.iter() {
-        let file = root.join(&k.path);
-        if after_a_kill {
-            // A put-back killed before its rename left its temporary file beside the file.
-            let _ = std::fs::remove_file(restore_tmp(&file));
+    // A check lists each temporary file before it creates it: only a check that was killed
+    // leaves one, and the next removes it.
+    let restoring = dir.join(RESTORING);
+    if let Ok(text) = std::fs::read_to_string(&restoring) {
+        for t in text.lines().filter_map(|l| serde_json::from_str::<Temp>(l).ok()) {
+            beneath::remove_temp(Path::new(&t.worktree), &t.path, &t.tmp);
         }
-        if k.holder_edited {
-            continue;
-        }
-        let now = std::fs::symlink_metadata(&file).ok();
-        let unchanged = match (&now, &k.stat) {
-            (None, None) => true,
-            (Some(m), Some(s)) => m.is_file() && stat_of(m) == *s,
-            _ => false,
+    }
+    let here = std::fs::canonicalize(here).unwrap_or_else(|_| here.to_path_buf());
+    for k in kept.iter().filter(|k| !k.holder_edited && k.was != Was::Other) {
+        let top = Path::new(&k.worktree);
+        let mut told = |action: RestoreAction, moved_aside: Option<String>| {
+            done.push(Restored {
+                worktree: (top != here).then(|| k.worktree.clone()),
+                path: k.path.clone(),
+                holder: k.holder.clone(),
+                action,
+                moved_aside,
+            })
         };
-        if unchanged {
+        let now = match beneath::now(top, &k.path, MAX_KEPT_BYTES) {
+            Ok(now) => Some(now),
+            // A folder of its path is a link now: the file is put back in a folder made again
+            // (the link moved aside), unless there was none to put back.
+            Err(Open::Link { .. }) if k.was != Was::Absent => None,
+            Err(Open::Io(e)) => return Err(e),
+            Err(_) => continue,
+        };
+        if now.as_ref().is_some_and(|now| same(&k.was, now)) {
             continue;
         }
-        if !marked && (k.copy.is_some() || k.stat.is_none()) {
-            std::fs::File::create(&marker)?;
-            marked = true;
-        }
-        let action = match (&k.copy, &k.stat) {
-            (None, None) => {
-                std::fs::remove_file(&file).or_else(|e| if file.exists() { Err(e) } else { Ok(()) })?;
-                RestoreAction::Removed
-            }
-            (None, Some(_)) => RestoreAction::NotRestorable,
-            (Some(copy), _) => {
-                let copy = dir.join(copy);
-                if now.as_ref().is_some_and(|m| m.is_file()) && std::fs::read(&file)? == std::fs::read(&copy)? {
-                    continue; // touched, same bytes
+        let mut record = |tmp: &str| -> std::io::Result<()> {
+            let line =
+                serde_json::to_string(&Temp { worktree: k.worktree.clone(), path: k.path.clone(), tmp: tmp.into() })
+                    .map_err(std::io::Error::other)?;
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&restoring)?;
+            f.write_all(format!("{line}\n").as_bytes())
+        };
+        let opened = |create: bool| match beneath::parent(top, &k.path, create) {
+            Ok(p) => Ok(Ok(p)),
+            Err(Open::Io(e)) => Err(e),
+            Err(other) => Ok(Err(other)),
+        };
+        match &k.was {
+            Was::Other => {}
+            Was::Absent => match opened(false)? {
+                Ok(p) => told(RestoreAction::Removed, beneath::remove(&p)?),
+                Err(why) => told(RestoreAction::NotRestorable(why.to_string()), None),
+            },
+            Was::File { kept: false, .. } => told(
+                RestoreAction::NotRestorable("it is too large to have been kept, so it could not be put back".into()),
+                None,
+            ),
+            Was::File { sha256, mode, kept: true } => {
+                let Ok(bytes) = std::fs::read(dir.join("copies").join(sha256)) else {
+                    told(RestoreAction::NotRestorable("its kept copy is gone".into()), None);
+                    continue;
+                };
+                match opened(true)? {
+                    Ok(p) => {
+                        let moved = beneath::put_file(&p, &bytes, *mode, &mut record)?;
+                        told(RestoreAction::PutBack, aside(&p, moved))
+                    }
+                    Err(why) => told(RestoreAction::NotRestorable(why.to_string()), None),
                 }
-                put_back(&copy, &file)?;
-                RestoreAction::PutBack
             }
-        };
-        done.push(Restored { path: k.path.clone(), holder: k.holder.clone(), action });
+            Was::Symlink { target } => match opened(true)? {
+                Ok(p) => {
+                    let moved = beneath::put_symlink(&p, target, &mut record)?;
+                    told(RestoreAction::PutBack, aside(&p, moved))
+                }
+                Err(why) => told(RestoreAction::NotRestorable(why.to_string()), None),
+            },
+        }
     }
     // The manifest first: killed after it, the call is checked and what is left is copies that
     // no manifest names (removed by the agent's next shell call, or when its session ends).
@@ -194,29 +306,17 @@ pub fn check(store: &Store, root: &Path, agent: &str) -> std::io::Result<Vec<Res
     Ok(done)
 }
 
-/// The file a check creates in the agent's folder before it first puts a file back or removes
-/// one: a check that finds it was killed after that, and looks for temporary files beside the
-/// kept files (a check that finds none knows there are none, and spares a `unlink` per file).
+/// What was moved aside to put a file back: links or files where its folders were, and a folder
+/// where it was.
+fn aside(p: &beneath::Parent, moved: Option<String>) -> Option<String> {
+    let mut all = p.moved.clone();
+    all.extend(moved.map(|m| format!("{m}, beside it")));
+    (!all.is_empty()).then(|| all.join("; "))
+}
+
+/// The file a check appends each put-back's temporary name to before creating it, so that the
+/// check after a killed one removes what it left.
 const RESTORING: &str = "restoring";
-
-/// The temporary file a put-back of `file` writes first, beside it.
-fn restore_tmp(file: &Path) -> PathBuf {
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    file.with_file_name(format!(".{name}.git-mas-restore"))
-}
-
-/// Writes `copy`'s bytes over `file` whole: to a temporary file beside it, then renamed.
-fn put_back(copy: &Path, file: &Path) -> std::io::Result<()> {
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let tmp = restore_tmp(file);
-    if file.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-        std::fs::remove_dir_all(file)?;
-    }
-    std::fs::copy(copy, &tmp)?;
-    std::fs::rename(&tmp, file)
-}
 
 /// Marks `paths` as edited by their holder in every pending shell call's manifest, so that its
 /// check leaves them as they are.
@@ -274,16 +374,27 @@ pub fn describe(restored: &[Restored]) -> String {
     restored
         .iter()
         .map(|r| {
-            let what = match r.action {
-                RestoreAction::PutBack => "it was put back to its bytes from before the command",
-                RestoreAction::Removed => "it did not exist before the command and was removed",
-                RestoreAction::NotRestorable => "it is too large to have been kept, so it could not be put back",
+            let what = match &r.action {
+                RestoreAction::PutBack => {
+                    "it was put back as it was before the command (content, mode and type)".to_string()
+                }
+                RestoreAction::Removed => "it did not exist before the command and was removed".to_string(),
+                RestoreAction::NotRestorable(why) => format!("it could not be put back: {why}"),
+            };
+            let aside = r
+                .moved_aside
+                .as_ref()
+                .map(|m| format!(" (what stood in its way was moved aside, nothing deleted: {m})"))
+                .unwrap_or_default();
+            let path = match &r.worktree {
+                Some(w) => format!("{} in the worktree {w}", r.path),
+                None => r.path.clone(),
             };
             format!(
-                "git mas gate: your shell command changed {path}, which {holder} holds; {what}. Leave {path} alone: \
-                 pick other work, or ask {holder} through the team's channel.",
-                path = r.path,
-                holder = r.holder
+                "git mas gate: your shell command changed {path}, which {holder} holds; {what}{aside}. Leave {file} \
+                 alone: pick other work, or ask {holder} through the team's channel.",
+                holder = r.holder,
+                file = r.path,
             )
         })
         .collect::<Vec<_>>()

@@ -60,9 +60,11 @@ pub fn principal(ctx: &Context) -> Result<String, CliError> {
 
 /// The answer to `caller`'s edit of `touched` in team mode.
 pub fn edit_answer(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId], mode: Mode) -> Answer {
-    if let Some(refused) = settle(ctx, caller, mode) {
-        return refused;
-    }
+    let told = settle(ctx, caller);
+    with_told(edit_answer_now(ctx, caller, touched, linked, mode), told)
+}
+
+fn edit_answer_now(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId], mode: Mode) -> Answer {
     let paths: Vec<String> = touched.iter().map(|t| t.path.clone()).collect();
     match decide(ctx, caller, touched, linked) {
         Ok(TeamEdit::Blocked { blocks, lapsed, mine }) => {
@@ -222,32 +224,42 @@ fn refuse(mode: Mode, text: String) -> Answer {
 }
 
 /// Checks `caller`'s earlier shell call whose post-tool check has not run (a host without a
-/// post-tool hook, or one that did not fire) and delivers what a check found that the agent was
-/// not told yet: the call now asked is refused once, with that message.
-fn settle(ctx: &Context, caller: &str, mode: Mode) -> Option<Answer> {
-    let store = ctx.store().ok()?;
+/// post-tool hook, or one that did not fire) and returns what a check found that the agent was
+/// not told yet. The call now asked is not refused for it: what was changed is put back already,
+/// and the message goes with the call's answer ([`with_told`]).
+fn settle(ctx: &Context, caller: &str) -> Vec<String> {
+    let Ok(store) = ctx.store() else { return Vec::new() };
     let mut told = shell_guard::take_notice(store, caller).into_iter().collect::<Vec<_>>();
     if shell_guard::pending(store, caller) {
-        let root = store.workdir().ok()?;
-        match shell_guard::check(store, root, caller) {
+        let Ok(here) = store.workdir() else { return told };
+        match shell_guard::check(store, here, caller) {
             Ok(restored) if !restored.is_empty() => told.push(shell_guard::describe(&restored)),
             Ok(_) => {}
             Err(e) => told
                 .push(format!("git mas gate: checking the files your last shell command may have changed failed: {e}")),
         }
     }
+    told
+}
+
+/// `answer` with what [`settle`] found told too: a call that would run still runs (the agent is
+/// shown the message beside it), a refused one carries it before its reason.
+fn with_told(answer: Answer, told: Vec<String>) -> Answer {
     if told.is_empty() {
-        return None;
+        return answer;
     }
-    Some(refuse(mode, format!("{}\nThis call was not run: retry it.", told.join("\n"))))
+    let told = told.join("\n");
+    match answer {
+        Answer::Allow { .. } => Answer::Warn { message: told },
+        Answer::Warn { message } => Answer::Warn { message: format!("{told}\n{message}") },
+        Answer::Deny { reason } => Answer::Deny { reason: format!("{told}\n{reason}") },
+    }
 }
 
 /// The pre-tool answer to a shell call of `caller` in team mode: the files other agents hold are
 /// kept, to be compared when the call ends ([`post_tool`]).
 pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
-    if let Some(refused) = settle(ctx, caller, mode) {
-        return refused;
-    }
+    let told = settle(ctx, caller);
     let kept = (|| -> Result<usize, CliError> {
         let store = ctx.store()?;
         let roster = store.roster()?;
@@ -255,10 +267,10 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
         // A `git commit` this call runs is this session's (the commit gate finds it so).
         ancestry::record(store, caller)
             .map_err(|e| CliError::user(format!("cannot record the session's processes: {e}")))?;
-        shell_guard::keep(store, store.workdir()?, caller, &board)
+        shell_guard::keep(store, caller, &board)
             .map_err(|e| CliError::user(format!("cannot keep the files other agents hold: {e}")))
     })();
-    match kept {
+    let answer = match kept {
         Ok(_) => Answer::Allow { note: None },
         Err(e) => edit_gate::answer(
             &Verdict::FailClosed {
@@ -267,7 +279,8 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
             },
             mode,
         ),
-    }
+    };
+    with_told(answer, told)
 }
 
 /// The post-tool hook of `host` (its payload in `bytes`): compares the files kept before the
@@ -284,7 +297,8 @@ pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply
         return Ok(None);
     }
     let message = shell_guard::describe(&restored);
-    match reply::post_tool(host, &message, payload::post_tool_result(host, bytes).as_ref()) {
+    let event = payload::hook_event_name(bytes);
+    match reply::post_tool(host, &message, payload::post_tool_result(host, bytes).as_ref(), event.as_deref()) {
         Some(reply) => Ok(Some(reply)),
         None => {
             shell_guard::save_notice(store, &caller, &message)
@@ -299,7 +313,24 @@ pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply
 pub fn session_end(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Vec<String>, CliError> {
     let Some((caller, store)) = event_caller(ctx, host, bytes)? else { return Ok(Vec::new()) };
     let key = ctx.caller_as(caller.clone())?.key;
-    shell_guard::forget(store, &caller);
+    // What the session's last shell call changed is put back before its claims go.
+    let checked = !shell_guard::pending(store, &caller)
+        || match shell_guard::check(store, store.workdir()?, &caller) {
+            Ok(restored) => {
+                if !restored.is_empty() {
+                    ctx.warn(&shell_guard::describe(&restored));
+                }
+                true
+            }
+            Err(e) => {
+                // The kept state stays for the next check (`git mas doctor` names it).
+                ctx.warn(&format!("checking the files the session's last shell command changed failed: {e}"));
+                false
+            }
+        };
+    if checked {
+        shell_guard::forget(store, &caller);
+    }
     ancestry::forget(store, &caller);
     let now = now_secs();
     let held = team::end(store, &caller, &key, now).map_err(team_error)?;

@@ -69,13 +69,22 @@
 //!
 //! | host | session id | post-tool | session end | checked |
 //! |---|---|---|---|---|
-//! | claude-code | `session_id` | `PostToolUse` | `SessionEnd` (`reason: "other"` at the end of `-p`) | 2.1.332 |
+//! | claude-code | `session_id` | `PostToolUse`; `PostToolUseFailure` for a call that failed | `SessionEnd` (`reason: "other"` at the end of `-p`) | 2.1.332 |
 //! | codex | `session_id` | `PostToolUse` | `SessionEnd` (`reason: "other"` at the end of `exec`) | 0.171.0 |
 //! | copilot | `sessionId` | `postToolUse` | `sessionEnd` (`reason: "complete"`) | 1.0.102 |
 //! | gemini | `session_id` | `AfterTool` | `SessionEnd` (`reason: "exit"`) | 0.61.0 |
 //! | opencode | `sessionID` | `tool.execute.after` | none (the plugin: when opencode exits) | 1.18.33 |
-//! | cursor | `conversation_id` | `postToolUse` | `sessionEnd` | its documentation, 2026-12-02 |
-//! | goose | `session_id` | `PostToolUse` | `SessionEnd` | its documentation, 2026-12-02 |
+//! | cursor | `conversation_id` | `postToolUse`; `postToolUseFailure` | `sessionEnd` | its documentation, 2026-12-02 |
+//! | goose | `session_id` | `PostToolUse`; `PostToolUseFailure` | `SessionEnd` | its documentation, 2026-12-02 |
+//!
+//! - Claude Code runs `PostToolUseFailure`, not `PostToolUse`, after a tool call that failed — a
+//!   shell command that exited non-zero (2.1.332, measured 2026-12-05: `rm f; exit 1` was never
+//!   checked, and the holder's file stayed deleted). So the post-tool check is registered under
+//!   both ([`Stage::PostToolFailure`]), and its answer to the failure event names that event
+//!   (`hookSpecificOutput.additionalContext`, which Claude Code hands the model with the failed
+//!   call). Cursor and goose document the same split and get the same entry. Codex runs its
+//!   `PostToolUse` for a shell command whatever its exit code (the team-mode host test's failing
+//!   call was checked there).
 //!
 //! - Gemini compares a `SessionEnd` entry's matcher with the reason as a plain string (not a
 //!   regular expression): an entry with the matcher `.*` never ran; one without a matcher did.
@@ -242,6 +251,10 @@ pub enum Stage {
     PreTool,
     /// After a tool ran, every tool (the shell's too): what did it change?
     PostTool,
+    /// After a tool call that failed, where the host runs another event for it than for a call
+    /// that succeeded (Claude Code's `PostToolUseFailure` for a shell command that exited
+    /// non-zero): the same check as [`Stage::PostTool`], whose event never sees such a call.
+    PostToolFailure,
     /// The session ended, whatever the reason: no matcher (gemini compares a `SessionEnd`
     /// matcher with the reason as a plain string, so `.*` never matched).
     SessionEnd,
@@ -249,7 +262,7 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in the order install adds their entries.
-    pub const ALL: [Stage; 3] = [Stage::PreTool, Stage::PostTool, Stage::SessionEnd];
+    pub const ALL: [Stage; 4] = [Stage::PreTool, Stage::PostTool, Stage::PostToolFailure, Stage::SessionEnd];
 
     /// The host's event for this stage; `None` where the host has none.
     pub fn event(self, host: Host) -> Option<&'static str> {
@@ -257,6 +270,7 @@ impl Stage {
         match self {
             Stage::PreTool => Some(facts.event),
             Stage::PostTool => facts.post_tool_event,
+            Stage::PostToolFailure => facts.post_tool_failure_event,
             Stage::SessionEnd => facts.session_end_event,
         }
     }
@@ -265,7 +279,7 @@ impl Stage {
     pub fn command(self, host: Host) -> String {
         match self {
             Stage::PreTool => gate_command(host),
-            Stage::PostTool => format!("{} {POST_TOOL_FLAG}", gate_command(host)),
+            Stage::PostTool | Stage::PostToolFailure => format!("{} {POST_TOOL_FLAG}", gate_command(host)),
             Stage::SessionEnd => format!("{} {SESSION_END_FLAG}", gate_command(host)),
         }
     }
@@ -707,7 +721,7 @@ fn entry_value(host: Host, stage: Stage) -> serde_json::Value {
     };
     let matcher = match stage {
         Stage::PreTool => Some(matcher(host)),
-        Stage::PostTool => Some(ANY_TOOL),
+        Stage::PostTool | Stage::PostToolFailure => Some(ANY_TOOL),
         Stage::SessionEnd => None,
     };
     let group = |hook: serde_json::Value| match matcher {
@@ -724,6 +738,7 @@ fn entry_value(host: Host, stage: Stage) -> serde_json::Value {
             let name = match stage {
                 Stage::PreTool => "git-mas-gate",
                 Stage::PostTool => "git-mas-post-tool",
+                Stage::PostToolFailure => "git-mas-post-tool-failure",
                 Stage::SessionEnd => "git-mas-session-end",
             };
             group(hook(json!({"name": name, "timeout": TIMEOUT_SECS * 1000})))

@@ -292,12 +292,12 @@ fn the_matchers_route_every_writing_tool() {
 fn each_stage_of_the_table_gets_its_entry_under_its_event() {
     // (host, the events install fills, in order)
     let cases: [(Host, &[&str]); 7] = [
-        (Host::ClaudeCode, &["PreToolUse", "PostToolUse", "SessionEnd"]),
+        (Host::ClaudeCode, &["PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionEnd"]),
         (Host::Codex, &["PreToolUse", "PostToolUse", "SessionEnd"]),
         (Host::Copilot, &["preToolUse", "postToolUse", "sessionEnd"]),
         (Host::Gemini, &["BeforeTool", "AfterTool", "SessionEnd"]),
-        (Host::Cursor, &["preToolUse", "postToolUse", "sessionEnd"]),
-        (Host::Goose, &["PreToolUse", "PostToolUse", "SessionEnd"]),
+        (Host::Cursor, &["preToolUse", "postToolUse", "postToolUseFailure", "sessionEnd"]),
+        (Host::Goose, &["PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionEnd"]),
         (Host::OpenCode, &["tool.execute.before", "tool.execute.after"]),
     ];
     for (host, events) in cases {
@@ -319,7 +319,9 @@ fn each_stage_of_the_table_gets_its_entry_under_its_event() {
             match stage {
                 Stage::PreTool => assert_eq!(matcher, entry_value(host, stage)["matcher"].as_str()),
                 // Every tool after it ran; at the end, no matcher at all.
-                Stage::PostTool => assert!(matcher.is_none_or(|m| m == ".*"), "{host:?}: {entry}"),
+                Stage::PostTool | Stage::PostToolFailure => {
+                    assert!(matcher.is_none_or(|m| m == ".*"), "{host:?}: {entry}")
+                }
                 Stage::SessionEnd => assert_eq!(matcher, None, "{host:?}: {entry}"),
             }
             let refuses = entry.get("failClosed").is_some() || entry.pointer("/hooks/0/on_failure").is_some();
@@ -327,6 +329,8 @@ fn each_stage_of_the_table_gets_its_entry_under_its_event() {
         }
     }
     assert_eq!(Stage::PostTool.command(Host::Codex), "git mas gate --host codex --post-tool");
+    // A failed call is checked as a call that succeeded is.
+    assert_eq!(Stage::PostToolFailure.command(Host::ClaudeCode), "git mas gate --host claude-code --post-tool");
     assert_eq!(Stage::SessionEnd.command(Host::Gemini), "git mas gate --host gemini --session-end");
 }
 

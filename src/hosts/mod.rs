@@ -164,6 +164,10 @@ pub struct HookFacts {
     pub event: &'static str,
     /// The event after a tool call has run; `None` where the host has none.
     pub post_tool_event: Option<&'static str>,
+    /// The event after a tool call that failed, where the host has one of its own (its
+    /// `post_tool_event` then never sees a failed call); `None` where the post-tool event sees
+    /// every call.
+    pub post_tool_failure_event: Option<&'static str>,
     /// The event when a session ends; `None` where the host has none.
     pub session_end_event: Option<&'static str>,
     /// The tools the pre-tool entry routes to the gate (a regular expression; see
@@ -363,6 +367,7 @@ pub const TABLE: [Facts; 7] = [
             layout: HookLayout::Merged,
             event: "PreToolUse",
             post_tool_event: Some("PostToolUse"),
+            post_tool_failure_event: Some("PostToolUseFailure"),
             session_end_event: Some("SessionEnd"),
             matcher: "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
             comments: false,
@@ -412,6 +417,7 @@ pub const TABLE: [Facts; 7] = [
             layout: HookLayout::Merged,
             event: "PreToolUse",
             post_tool_event: Some("PostToolUse"),
+            post_tool_failure_event: None,
             session_end_event: Some("SessionEnd"),
             matcher: "apply_patch|Bash|mcp__.*",
             comments: false,
@@ -462,6 +468,7 @@ pub const TABLE: [Facts; 7] = [
             layout: HookLayout::OwnFile,
             event: "preToolUse",
             post_tool_event: Some("postToolUse"),
+            post_tool_failure_event: None,
             session_end_event: Some("sessionEnd"),
             matcher: ".*",
             comments: false,
@@ -500,6 +507,7 @@ pub const TABLE: [Facts; 7] = [
             layout: HookLayout::Merged,
             event: "BeforeTool",
             post_tool_event: Some("AfterTool"),
+            post_tool_failure_event: None,
             session_end_event: Some("SessionEnd"),
             matcher: ".*",
             comments: true,
@@ -548,6 +556,7 @@ pub const TABLE: [Facts; 7] = [
             layout: HookLayout::Merged,
             event: "preToolUse",
             post_tool_event: Some("postToolUse"),
+            post_tool_failure_event: Some("postToolUseFailure"),
             session_end_event: Some("sessionEnd"),
             matcher: "Write|StrReplace|Edit|Delete|TabWrite|Shell|MCP:.*",
             comments: false,
@@ -597,6 +606,7 @@ pub const TABLE: [Facts; 7] = [
             layout: HookLayout::Plugin,
             event: "PreToolUse",
             post_tool_event: Some("PostToolUse"),
+            post_tool_failure_event: Some("PostToolUseFailure"),
             session_end_event: Some("SessionEnd"),
             matcher: ".*",
             comments: false,
@@ -629,6 +639,7 @@ pub const TABLE: [Facts; 7] = [
             layout: HookLayout::Module,
             event: "tool.execute.before",
             post_tool_event: Some("tool.execute.after"),
+            post_tool_failure_event: None,
             session_end_event: None,
             matcher: "Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
             comments: false,

@@ -336,6 +336,16 @@ pub fn post_tool_result(host: Host, bytes: &[u8]) -> Option<Value> {
     v.get("toolResult").filter(|r| r.is_object()).cloned()
 }
 
+/// The `hook_event_name` a payload carries (Claude Code's and Codex's `PostToolUse` or
+/// `PostToolUseFailure`, which an answer must name back); `None` when it has none.
+pub fn hook_event_name(bytes: &[u8]) -> Option<String> {
+    if bytes.len() as u64 > MAX_PAYLOAD {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    v.get("hook_event_name").and_then(Value::as_str).filter(|e| e.len() <= 64).map(str::to_string)
+}
+
 /// Reads `host`'s hook payload.
 pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
     let envelope = envelope(host, object(bytes)?)?;

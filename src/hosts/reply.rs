@@ -93,6 +93,9 @@ pub fn reply(host: Host, answer: &Answer) -> Reply {
     Reply { stdout, stderr, code: 0 }
 }
 
+/// Claude Code's event after a tool call that failed (a shell command that exited non-zero).
+pub const POST_TOOL_FAILURE: &str = "PostToolUseFailure";
+
 /// What a post-tool hook writes to tell the agent `message` (a shell call's change undone), for
 /// a host whose post-tool answer reaches the agent: Claude Code and Codex read `{decision:
 /// "block", reason}` after a call (the call already ran; the reason goes to the model), Gemini
@@ -102,9 +105,16 @@ pub fn reply(host: Host, answer: &Answer) -> Reply {
 /// `toolResult`, [`super::payload::post_tool_result`]) back with the message after its text.
 /// `None` for the other hosts, and for Copilot without a result to keep: the message then waits
 /// for the session's next pre-tool call.
-pub fn post_tool(host: Host, message: &str, result: Option<&Value>) -> Option<Reply> {
+///
+/// `event` is the payload's `hook_event_name`: a Claude Code failure hook (`PostToolUseFailure`,
+/// run for a call that exited non-zero) reads only `hookSpecificOutput.additionalContext`, under
+/// its own event's name.
+pub fn post_tool(host: Host, message: &str, result: Option<&Value>, event: Option<&str>) -> Option<Reply> {
     use serde_json::json;
     let stdout = match host {
+        Host::ClaudeCode | Host::Codex if event == Some(POST_TOOL_FAILURE) => line(json!({
+            "hookSpecificOutput": {"hookEventName": POST_TOOL_FAILURE, "additionalContext": message}
+        })),
         Host::ClaudeCode | Host::Codex => line(json!({
             "decision": "block",
             "reason": message,
@@ -189,7 +199,7 @@ mod tests {
     fn a_post_tool_message_reaches_the_agent_where_the_host_shows_it() {
         let told = "your shell command changed src/lib.rs";
         let result = serde_json::json!({"resultType": "success", "textResultForLlm": "done\n<exit 0>"});
-        let shown = |host: Host, result: Option<&Value>| post_tool(host, told, result).map(|r| json_of(&r));
+        let shown = |host: Host, result: Option<&Value>| post_tool(host, told, result, None).map(|r| json_of(&r));
         for host in [ClaudeCode, Codex] {
             let v = shown(host, None).unwrap();
             assert_eq!((v["decision"].as_str(), v["reason"].as_str()), (Some("block"), Some(told)), "{host:?}");

@@ -304,6 +304,24 @@ impl Store {
         self.repo.workdir().ok_or_else(|| StoreError::Bare { path: self.common_dir.clone() })
     }
 
+    /// The top of every working tree of the repository, canonical: this one first, then the main
+    /// one and every linked worktree whose folder exists (`git worktree list`'s, read from the
+    /// common git dir).
+    pub fn worktree_roots(&self) -> Vec<PathBuf> {
+        let canon = |p: &Path| std::fs::canonicalize(p).ok().filter(|p| p.is_dir());
+        let mut roots: Vec<PathBuf> = self.repo.workdir().and_then(canon).into_iter().collect();
+        let bare = self.repo.config_snapshot().boolean("core.bare").unwrap_or(false);
+        if !bare && self.common_dir.file_name().is_some_and(|n| n == ".git") {
+            roots.extend(self.common_dir.parent().and_then(canon));
+        }
+        for proxy in self.repo.worktrees().unwrap_or_default() {
+            roots.extend(proxy.base().ok().as_deref().and_then(canon));
+        }
+        let mut seen = std::collections::HashSet::new();
+        roots.retain(|r| seen.insert(r.clone()));
+        roots
+    }
+
     /// Where git looks for hooks: `core.hooksPath` when set (relative to the top of the working
     /// tree, `~/` for the home directory), else the common git dir's `hooks/` (shared by every
     /// linked worktree).

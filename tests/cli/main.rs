@@ -36,6 +36,7 @@ mod records;
 mod report_html;
 mod roster_trail;
 mod session_agents;
+mod shell_matrix;
 mod skills;
 mod snapshot;
 mod status;

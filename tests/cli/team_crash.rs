@@ -384,8 +384,8 @@ fn a_post_tool_check_killed_at_any_instant_puts_back_whole_or_leaves_it_for_the_
             let point = attempt.point();
             let mut problems = Vec::new();
             // Beside the files only a put-back's temporary may be new (killed before its rename).
-            let temp = Path::new("src/.lib.rs.git-mas-restore");
-            let now: Vec<_> = others(&repo).into_iter().filter(|(p, _)| p != temp).collect();
+            let temp = |p: &Path| p.to_string_lossy().starts_with("src/.lib.rs.git-mas-tmp-");
+            let now: Vec<_> = others(&repo).into_iter().filter(|(p, _)| !temp(p)).collect();
             if now != others_before {
                 problems.push("a file the call did not touch changed".into());
             }

@@ -240,12 +240,13 @@ fn a_host_that_does_not_show_post_tool_answers_hears_it_at_its_next_call() {
     let post = event(&env, &repo, "copilot", Some("--post-tool"), &copilot(&repo));
     assert!(post.stdout.is_empty(), "no result to hand back with the message: {}", shown(&post));
     assert_eq!(std::fs::read(repo.join("src/lib.rs")).unwrap(), held, "put back all the same");
-    // The next call of that session is refused once, with what happened.
+    // The next call of that session runs, told what happened beside it (never refused for a
+    // restore that already happened).
     let next = event(&env, &repo, "copilot", None, &copilot(&repo));
     let v: Value = serde_json::from_slice(&next.stdout).unwrap();
-    assert_eq!(v["permissionDecision"], "deny", "{v}");
+    assert_eq!(v["permissionDecision"], "allow", "{v}");
     let reason = v["permissionDecisionReason"].as_str().unwrap();
-    assert!(reason.contains("src/lib.rs") && reason.contains("retry"), "{reason}");
+    assert!(reason.contains("src/lib.rs") && reason.contains("put back"), "{reason}");
     let again = event(&env, &repo, "copilot", None, &copilot(&repo));
     assert!(again.stdout.is_empty(), "told once: {}", shown(&again));
 }

@@ -317,8 +317,13 @@ fn after(ctx: &Context, host: Host, event: HookEvent, received: Received) -> rep
         Ok(Err(e)) => {
             let text = format!("git mas gate: {}", e.render(false).trim_end());
             match event {
-                HookEvent::PostTool => reply::post_tool(host, &text, payload::post_tool_result(host, &bytes).as_ref())
-                    .unwrap_or_else(|| quiet(format!("{text}\n"))),
+                HookEvent::PostTool => reply::post_tool(
+                    host,
+                    &text,
+                    payload::post_tool_result(host, &bytes).as_ref(),
+                    payload::hook_event_name(&bytes).as_deref(),
+                )
+                .unwrap_or_else(|| quiet(format!("{text}\n"))),
                 _ => quiet(format!("{text}\n")),
             }
         }
