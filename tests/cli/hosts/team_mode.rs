@@ -55,6 +55,7 @@ use crate::json::focus::FocusListOut;
 use git_mas::hosts::Host;
 use git_mas::ops::setup::TeamSetup;
 use server::Branch;
+use std::os::unix::fs::PermissionsExt as _;
 
 /// The file A claims and B is refused.
 const F: &str = "src/lib.rs";
@@ -216,6 +217,15 @@ impl TeamBench {
     /// The repository after `git mas init --team --host A --host B` (in [`Layout::Worktrees`],
     /// the setup committed as it says and B's worktree added), with each host's environment.
     fn new(kinds: [Kind; 2], layout: Layout) -> (TeamBench, [Vec<(&'static str, String)>; 2]) {
+        TeamBench::new_with(kinds, layout, scenario)
+    }
+
+    /// [`TeamBench::new`] with another scenario.
+    fn new_with(
+        kinds: [Kind; 2],
+        layout: Layout,
+        scenario: fn(&Marks, &Path, &Path) -> Scenario,
+    ) -> (TeamBench, [Vec<(&'static str, String)>; 2]) {
         for k in kinds {
             host(k.program);
         }
@@ -495,4 +505,68 @@ fn gemini_sessions_in_two_worktrees_keep_off_each_others_files() {
 #[test]
 fn opencode_sessions_in_two_worktrees_keep_off_each_others_files() {
     pair(OPENCODE, OPENCODE, Layout::Worktrees);
+}
+
+/// A's and B's scripts when B's shell calls fail (exit non-zero): B makes A's file unreadable in a
+/// call that exits 1, makes one more call, and as its last call deletes A's file and exits 1.
+fn failing_scenario(marks: &Marks, a: &Path, b: &Path) -> Scenario {
+    let at = |dir: &Path, p: &str| dir.join(p).display().to_string();
+    let a_steps = vec![
+        Step::Read { path: at(a, F) },
+        Step::Edit { path: at(a, F), old: A_OLD.into(), new: A_NEW.into() },
+        Step::Shell(format!("{} && {}", marks.touch("a-edited"), marks.wait("b-ended"))),
+    ];
+    let b_steps = vec![
+        Step::Shell(marks.wait("a-edited")),
+        Step::Shell(format!("chmod 000 {}; exit 1", at(b, F))),
+        Step::Shell(NEXT_CALL.into()),
+        Step::Shell(format!("rm -f {}; exit 1", at(b, F))),
+    ];
+    let branch = |when: &str, steps, reply: &str| Branch { when: when.into(), steps, reply: reply.into() };
+    Scenario {
+        branches: vec![branch(A_WORD, a_steps, "A is done.\nDONE"), branch(B_WORD, b_steps, "B is done.\nDONE")],
+    }
+}
+
+/// B's shell calls that fail still have their changes to A's file put back: the mode of the
+/// first (the host's failure hook, or the post-tool hook where the host has no other), B's next
+/// call runs unrefused, and the deletion by B's last call is undone by the time B's host has
+/// exited (its failure hook, else its session end).
+fn failing_calls(kind: Kind) {
+    let (bench, envs) = TeamBench::new_with([kind, kind], Layout::OneCheckout, failing_scenario);
+    let original = read(bench.repo.join(F));
+    let a_version = edited(&original, A_OLD, A_NEW);
+    let original_mode = std::fs::metadata(bench.repo.join(F)).unwrap().permissions().mode() & 0o7777;
+    let context = |what: &str| bench.context(what);
+    let a_run = bench.start(kind, &bench.repo, A_WORD, &envs[0]);
+    assert!(until(LIMIT, || bench.marks.exists("a-edited")), "{}", context("A never edited f"));
+    let b_run = bench.start(kind, &bench.repo, B_WORD, &envs[1]);
+    let b_done = b_run.wait_lingering(LIMIT, LINGER);
+    assert_eq!(b_done.code, Some(0), "{}", context("B failed"));
+    let f = bench.repo.join(F);
+    let back = until(LINGER, || std::fs::read_to_string(&f).ok().as_deref() == Some(a_version.as_str()));
+    assert!(back, "{}", context("A's f is not back after B's failing last call"));
+    let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, original_mode, "{}", context("f's mode is not put back"));
+    let results = bench.results(B_WORD);
+    assert!(results.contains(NEXT_CALL_RAN), "{}", context("B's next call did not run"));
+    assert!(!results.contains("was not run"), "{}", context("an innocent call was refused"));
+    let told = format!("your shell command changed {F}");
+    let seen = if kind.told_in_result { results } else { bench.conversation(B_WORD) };
+    assert!(seen.contains(&told), "{}", context("B was not told its failing call was undone"));
+    std::fs::write(bench.marks.dir.join("b-ended"), "").unwrap();
+    let a_done = a_run.wait_lingering(LIMIT, LINGER);
+    assert_eq!(a_done.code, Some(0), "{}", context("A failed"));
+    assert_eq!(read(f), a_version, "{}", context("f is not A's at the end"));
+    bench.save_debug();
+}
+
+#[test]
+fn claude_codes_failing_shell_calls_are_put_back_and_the_next_call_runs() {
+    failing_calls(CLAUDE);
+}
+
+#[test]
+fn codexs_failing_shell_calls_are_put_back_and_the_next_call_runs() {
+    failing_calls(CODEX);
 }
