@@ -20,6 +20,7 @@ pub mod rule;
 pub mod saliency;
 pub mod select;
 pub mod shared_identity;
+pub mod shell_git;
 pub mod shell_guard;
 pub mod snapshot;
 pub mod staged;

@@ -100,6 +100,9 @@ pub enum RestoreAction {
     Removed,
     /// It changed but could not be put back; why.
     NotRestorable(String),
+    /// The call committed it (the commit gate skipped: `--no-verify`), in this commit; the
+    /// commit stays, and both sessions are told.
+    Committed(String),
 }
 
 fn dir_of(store: &Store, agent: &str) -> PathBuf {
@@ -176,6 +179,13 @@ pub fn keep(store: &Store, agent: &str, board: &Board) -> std::io::Result<usize>
     }
     let dir = dir_of(store, agent);
     std::fs::create_dir_all(&dir)?;
+    // HEAD as the first pending call found it: a commit the calls make is compared with it.
+    let head = dir.join(HEAD);
+    if !head.exists()
+        && let Ok(id) = store.repo().head_id()
+    {
+        std::fs::write(&head, id.to_string())?;
+    }
     let mut kept = read_manifest(&dir);
     for root in store.worktree_roots() {
         let Some(top) = root.to_str().map(str::to_string) else { continue };
@@ -298,6 +308,32 @@ pub fn check(store: &Store, here: &Path, agent: &str) -> std::io::Result<Vec<Res
             },
         }
     }
+    // A commit the call made (the commit gate skipped) that holds a file another agent holds.
+    let head_then = std::fs::read_to_string(dir.join(HEAD)).ok();
+    let head_now = store.repo().head_id().ok().map(|id| id.to_string());
+    if let (Some(then), Some(now)) = (head_then.as_deref().map(str::trim), head_now.as_deref())
+        && then != now
+    {
+        let out = crate::git::command(&here).args(["diff", "--name-only", "-z", then, now, "--"]).output()?;
+        let changed: Vec<String> = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for k in &kept {
+            if changed.contains(&k.path) && seen.insert(k.path.clone()) {
+                done.push(Restored {
+                    worktree: None,
+                    path: k.path.clone(),
+                    holder: k.holder.clone(),
+                    action: RestoreAction::Committed(now[..now.len().min(12)].to_string()),
+                    moved_aside: None,
+                });
+            }
+        }
+    }
     // The manifest first: killed after it, the call is checked and what is left is copies that
     // no manifest names (removed by the agent's next shell call, or when its session ends).
     let manifest = dir.join("manifest.json");
@@ -313,6 +349,9 @@ fn aside(p: &beneath::Parent, moved: Option<String>) -> Option<String> {
     all.extend(moved.map(|m| format!("{m}, beside it")));
     (!all.is_empty()).then(|| all.join("; "))
 }
+
+/// The file that keeps HEAD as the first pending shell call found it.
+const HEAD: &str = "head";
 
 /// The file a check appends each put-back's temporary name to before creating it, so that the
 /// check after a killed one removes what it left.
@@ -380,6 +419,7 @@ pub fn describe(restored: &[Restored]) -> String {
                 }
                 RestoreAction::Removed => "it did not exist before the command and was removed".to_string(),
                 RestoreAction::NotRestorable(why) => format!("it could not be put back: {why}"),
+                RestoreAction::Committed(_) => String::new(),
             };
             let aside = r
                 .moved_aside
@@ -390,6 +430,14 @@ pub fn describe(restored: &[Restored]) -> String {
                 Some(w) => format!("{} in the worktree {w}", r.path),
                 None => r.path.clone(),
             };
+            if let RestoreAction::Committed(commit) = &r.action {
+                return format!(
+                    "git mas gate: your shell command committed {path}, which {holder} holds, in {commit}, without the \
+                     commit gate (--no-verify?). The commit stays and {holder} is told; if {path} was not yours to \
+                     commit, undo it with `git reset --soft HEAD~1` and `git restore --staged -- {path}`.",
+                    holder = r.holder,
+                );
+            }
             format!(
                 "git mas gate: your shell command changed {path}, which {holder} holds; {what}{aside}. Leave {file} \
                  alone: pick other work, or ask {holder} through the team's channel.",

@@ -197,7 +197,7 @@ fn shell_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answer, 
         return allow;
     }
     Ok(match team_mode::edit_caller(ctx, host, payload.session.as_deref()) {
-        Ok(caller) => team_mode::shell_call(ctx, &caller, mode),
+        Ok(caller) => team_mode::shell_call(ctx, &caller, mode, payload),
         Err(e) => no_identity(&e, mode),
     })
 }

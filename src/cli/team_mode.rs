@@ -12,6 +12,7 @@ use git_mas::attention::gate::{Touched, Verdict};
 use git_mas::attention::gate_io::FileId;
 use git_mas::attention::gate_io::symbol_files;
 use git_mas::attention::git_hooks::Mode;
+use git_mas::attention::shell_git;
 use git_mas::attention::shell_guard;
 use git_mas::attention::team::{self, TeamEdit, TeamError};
 use git_mas::attention::{ancestry, claims, touched};
@@ -233,13 +234,31 @@ fn settle(ctx: &Context, caller: &str) -> Vec<String> {
     if shell_guard::pending(store, caller) {
         let Ok(here) = store.workdir() else { return told };
         match shell_guard::check(store, here, caller) {
-            Ok(restored) if !restored.is_empty() => told.push(shell_guard::describe(&restored)),
+            Ok(restored) if !restored.is_empty() => {
+                tell_holders(store, caller, &restored);
+                told.push(shell_guard::describe(&restored))
+            }
             Ok(_) => {}
             Err(e) => told
                 .push(format!("git mas gate: checking the files your last shell command may have changed failed: {e}")),
         }
     }
     told
+}
+
+/// Tells each holder of a file `caller`'s shell call committed (the commit gate skipped), at the
+/// holder's next call.
+fn tell_holders(store: &Store, caller: &str, restored: &[shell_guard::Restored]) {
+    for r in restored {
+        if let shell_guard::RestoreAction::Committed(commit) = &r.action {
+            let text = format!(
+                "git mas gate: {caller} committed {path}, which you hold, in {commit}, without the commit gate; your \
+                 working copy of {path} is as you left it. See `git show {commit} -- {path}`.",
+                path = r.path
+            );
+            let _ = shell_guard::save_notice(store, &r.holder, &text);
+        }
+    }
 }
 
 /// `answer` with what [`settle`] found told too: a call that would run still runs (the agent is
@@ -258,12 +277,19 @@ fn with_told(answer: Answer, told: Vec<String>) -> Answer {
 
 /// The pre-tool answer to a shell call of `caller` in team mode: the files other agents hold are
 /// kept, to be compared when the call ends ([`post_tool`]).
-pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
+pub fn shell_call(ctx: &Context, caller: &str, mode: Mode, payload: &payload::Payload) -> Answer {
     let told = settle(ctx, caller);
+    let mut refused = None;
     let kept = (|| -> Result<usize, CliError> {
         let store = ctx.store()?;
         let roster = store.roster()?;
         let board = focus_store::load_live_board(store, &roster, now_secs(), None, Some(caller))?;
+        if let Some(command) = &payload.command {
+            refused = git_refusal(store, caller, &board, command, payload.cwd.as_deref());
+            if refused.is_some() {
+                return Ok(0);
+            }
+        }
         // A `git commit` this call runs is this session's (the commit gate finds it so).
         ancestry::record(store, caller)
             .map_err(|e| CliError::user(format!("cannot record the session's processes: {e}")))?;
@@ -271,6 +297,7 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
             .map_err(|e| CliError::user(format!("cannot keep the files other agents hold: {e}")))
     })();
     let answer = match kept {
+        Ok(_) if refused.is_some() => refuse(mode, refused.unwrap_or_default()),
         Ok(_) => Answer::Allow { note: None },
         Err(e) => edit_gate::answer(
             &Verdict::FailClosed {
@@ -281,6 +308,44 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode) -> Answer {
         ),
     };
     with_told(answer, told)
+}
+
+/// The refusal of a shell command that runs a git command taking the uncommitted work of files
+/// other live agents hold ([`shell_git`]), naming them, their holders and the safe form.
+fn git_refusal(
+    store: &Store,
+    caller: &str,
+    board: &git_mas::attention::board::Board,
+    command: &str,
+    cwd: Option<&str>,
+) -> Option<String> {
+    use git_mas::attention::board::Liveness;
+    let mut holders: BTreeMap<String, String> = BTreeMap::new();
+    for e in board.entries.iter().filter(|e| e.liveness == Liveness::Live && e.focus.agent != caller) {
+        for t in &e.focus.targets {
+            holders.entry(claims::file_of(t).to_string()).or_insert_with(|| e.focus.agent.clone());
+        }
+    }
+    let held: Vec<String> = holders.keys().cloned().collect();
+    let rel = cwd
+        .and_then(|c| std::fs::canonicalize(c).ok())
+        .and_then(|c| {
+            let roots = store.worktree_roots();
+            roots.iter().find_map(|r| c.strip_prefix(r).ok().map(|p| p.to_string_lossy().into_owned()))
+        })
+        .unwrap_or_default();
+    let found = shell_git::refusals(command, &rel, &held);
+    let first = found.first()?;
+    let named: Vec<String> =
+        first.files.iter().map(|f| format!("{f} ({})", holders.get(f).map(String::as_str).unwrap_or("?"))).collect();
+    Some(format!(
+        "git mas gate: this shell command was not run: `{}` would take the uncommitted work of files other \
+         sessions hold: {}. Remedy: limit it to your own files: {}; leave the others' files to them (`git mas \
+         status` shows who holds what).",
+        first.command,
+        named.join(", "),
+        first.safe
+    ))
 }
 
 /// The post-tool hook of `host` (its payload in `bytes`): compares the files kept before the
@@ -296,6 +361,7 @@ pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply
     if restored.is_empty() {
         return Ok(None);
     }
+    tell_holders(store, &caller, &restored);
     let message = shell_guard::describe(&restored);
     let event = payload::hook_event_name(bytes);
     match reply::post_tool(host, &message, payload::post_tool_result(host, bytes).as_ref(), event.as_deref()) {
@@ -318,6 +384,7 @@ pub fn session_end(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Vec<String
         || match shell_guard::check(store, store.workdir()?, &caller) {
             Ok(restored) => {
                 if !restored.is_empty() {
+                    tell_holders(store, &caller, &restored);
                     ctx.warn(&shell_guard::describe(&restored));
                 }
                 true

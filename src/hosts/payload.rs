@@ -121,6 +121,9 @@ pub struct Payload {
     pub session: Option<String>,
     /// The files the call would write; empty for a tool that writes nothing.
     pub writes: Vec<FileWrite>,
+    /// The command line of a shell tool's call (its `command` argument; a list of words is
+    /// joined with spaces), when the arguments carry one.
+    pub command: Option<String>,
 }
 
 /// Why a payload could not be read.
@@ -354,7 +357,16 @@ pub fn parse(host: Host, bytes: &[u8]) -> Result<Payload, PayloadError> {
     if let Some(w) = writes.iter().find(|w| w.path.contains('\0')) {
         return Err(PayloadError::Unstorable { tool, path: w.path.clone(), why: "a NUL byte" });
     }
-    Ok(Payload { tool, cwd: envelope.cwd, session: envelope.session, writes })
+    let command = if host.facts().payload.shell_tools.contains(&tool.as_str()) {
+        args(&tool, &envelope).ok().and_then(|a| match a.get("command") {
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(Value::Array(words)) => Some(words.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")),
+            _ => None,
+        })
+    } else {
+        None
+    };
+    Ok(Payload { tool, cwd: envelope.cwd, session: envelope.session, writes, command })
 }
 
 /// The tool's arguments object.

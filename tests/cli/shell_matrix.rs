@@ -124,7 +124,19 @@ const CASES: &[Case] = &[
     Case { script: "git stash -q -u", own_kept: false },
     Case { script: "git clean -fdq", own_kept: false },
     case("git -C \"$W2\" reset --hard -q"),
+    // The safe forms run.
+    case("echo z >> src/report.rs && git stash push -q -- src/report.rs"),
+    case("echo z >> src/config.rs && git checkout -- src/config.rs"),
+    case("git add src/lib.rs && git commit -q --no-verify -m 'took it'"),
 ];
+
+/// The ways that must be refused before they run (git commands that take others' work).
+fn refused(script: &str) -> bool {
+    ["git checkout -- src/lib.rs", "git restore .", "git checkout -- .", "git reset", "git stash -q", "git clean"]
+        .iter()
+        .any(|p| script.starts_with(p))
+        || script.contains("\"$W2\" reset")
+}
 
 #[test]
 fn every_way_a_shell_call_can_change_a_held_file_is_put_back_or_refused() {
@@ -160,7 +172,15 @@ fn every_way_a_shell_call_can_change_a_held_file_is_put_back_or_refused() {
         if pre.status.code() != Some(0) {
             problems.push(format!("pre-tool hook: {}", shown(&pre)));
         }
-        let refused = String::from_utf8_lossy(&pre.stdout).contains("\"deny\"");
+        let refused_now = String::from_utf8_lossy(&pre.stdout).contains("\"deny\"");
+        if refused_now != refused(c.script) {
+            problems.push(format!(
+                "refused before it ran: {refused_now}, expected {}: {}",
+                refused(c.script),
+                shown(&pre)
+            ));
+        }
+        let refused = refused_now;
         let mut outcome = "refused before".to_string();
         if !refused {
             let mut sh = std::process::Command::new("timeout");
@@ -177,6 +197,9 @@ fn every_way_a_shell_call_can_change_a_held_file_is_put_back_or_refused() {
                 problems.push(format!("post-tool hook: {}", shown(&post)));
             }
             let told = stdout(&post);
+            if c.script.contains("--no-verify") && !told.contains("committed src/lib.rs") {
+                problems.push(format!("a commit of a held file with --no-verify went unsaid: {}", shown(&post)));
+            }
             if changed && !(told.contains("put back") || told.contains("removed")) {
                 problems.push(format!("a held file changed and B was not told: {}", shown(&post)));
             }
@@ -209,6 +232,14 @@ fn every_way_a_shell_call_can_change_a_held_file_is_put_back_or_refused() {
             problems.iter().map(|p| format!("\n     PROBLEM: {p}")).collect::<String>()
         ));
     }
+    // The holder is told of the commit at its next call, which runs.
+    let a_next = gate(&env, &repo, None, &write_payload(&repo, "a", "src/lib.rs"));
+    let a_told = stdout(&a_next);
+    assert!(
+        a_told.contains("committed src/lib.rs, which you hold") && !a_told.contains("\"deny\""),
+        "{}",
+        shown(&a_next)
+    );
     eprintln!("{}", rows.join("\n"));
     assert!(CASES.len() >= 30);
     assert_eq!(failed, 0, "{} of {} ways lost or changed a held file:\n{}", failed, CASES.len(), rows.join("\n"));

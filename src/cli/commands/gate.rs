@@ -62,9 +62,12 @@ use std::time::Instant;
 /// target); a write to a file another holds is refused, naming the holder and the time its claim
 /// has left. Claims renew with edits and lapse after `mas.claimTtl` (default 15m); a ninth claim
 /// is refused with the release command. A frame is published when there is none. Before a shell
-/// call (Bash, shell, run_shell_command, …) the files other agents hold are kept; --post-tool
-/// (the host's post-tool hook) puts back what the call changed and tells the agent in its answer
-/// (claude-code, codex, copilot, gemini, opencode), or at its next pre-tool call (cursor, goose,
+/// call (Bash, shell, run_shell_command, …) the files other agents hold are kept, in every
+/// worktree, and a command running git stash, reset --hard, checkout/restore or clean -f over
+/// them is refused with the safe form; --post-tool (the host's post-tool hook, and Claude Code's
+/// PostToolUseFailure) puts back what the call changed (type, content, mode; never through a
+/// link), says so of a commit of a held file made without the gate, and tells the agent in its
+/// answer (claude-code, codex, copilot, gemini, opencode), or with its next call (cursor, goose,
 /// whose post-tool answers do not reach the agent). --session-end (the host's session-end hook)
 /// releases the session's claims at once (opencode's plugin sends it for each session it served
 /// when opencode exits).
