@@ -755,7 +755,7 @@ impl From<SetupError> for CliError {
             other => other,
         };
         let hint = match &e {
-            SetupError::NoName { .. } => "name the member: git mas init --team --name NAME".to_string(),
+            SetupError::NoName => "name the member: git mas init --team --name NAME".to_string(),
             SetupError::NotHeld { name } => format!(
                 "name another member with --name NAME, or put the key of '{name}' in this machine's key directory \
                  ($GIT_MAS_KEY_DIR)"
@@ -1346,8 +1346,9 @@ mod tests {
                  Hint: nothing was written; move those folders aside (or `git mas skills install --force`) and run it again\n";
             Frame => SetupError::Frame(incomplete()), 1,
                 CliError::from(incomplete()).render(false);
-            NoName => SetupError::NoName { user: None }, 1,
-                "Error: cannot name this machine's roster member: no --name, no `git config mas.agent`, and $USER is None\n\
+            NoName => SetupError::NoName, 1,
+                "Error: cannot name this machine's roster member: no --name, no `git config mas.agent`, and no usable \
+                 name in $USER, $LOGNAME, git's user.email or user.name, or this OS account\n\
                  Hint: name the member: git mas init --team --name NAME\n";
             NotHeld => SetupError::NotHeld { name: "alice".into() }, 1,
                 "Error: agent 'alice' is on the roster, but this machine holds no key for it\n\

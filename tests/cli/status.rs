@@ -350,15 +350,24 @@ fn status_says_whether_the_checkout_moved_on_since_the_frame_and_how_refs_mas_st
     assert!(status(&env, &repo).remote.is_none(), "no remote, no sync");
     std::fs::write(repo.join("NOTES.md"), "a new file\n").unwrap();
     assert_eq!(since(&env), Some(Since::WorktreeChanged));
+    // In team mode the next edit publishes the frame: status asks nobody to.
+    let human = env.mas_ok(&repo, &["status"]);
+    assert!(!human.contains("changed since") && !human.contains("snapshot --publish"), "{human}");
+    assert!(status(&env, &repo).team);
+    env.git_quiet_ok(&repo, &["config", "mas.team", "false"]);
     let human = env.mas_ok(&repo, &["status"]);
     assert!(human.contains("the working tree changed since") && human.contains("snapshot --publish"), "{human}");
+    env.git_quiet_ok(&repo, &["config", "mas.team", "true"]);
     std::fs::remove_file(repo.join("NOTES.md")).unwrap();
     assert_eq!(since(&env), Some(Since::Same), "back as it was");
     std::fs::write(repo.join("NOTES.md"), "a new file\n").unwrap();
     env.git_quiet_ok(&repo, &["add", "NOTES.md"]);
     env.git_quiet_ok(&repo, &["commit", "--quiet", "-m", "notes"]);
     assert_eq!(since(&env), Some(Since::HeadMoved));
+    assert!(!env.mas_ok(&repo, &["status"]).contains("HEAD moved on since"));
+    env.git_quiet_ok(&repo, &["config", "mas.team", "false"]);
     assert!(env.mas_ok(&repo, &["status"]).contains("HEAD moved on since"));
+    env.git_quiet_ok(&repo, &["config", "mas.team", "true"]);
 
     // A remote never synced with, then in sync, then one record ahead.
     let remote = env.root().join("remote.git");

@@ -734,3 +734,16 @@ fn diff(want: &State, got: &State) -> Vec<String> {
     }
     out
 }
+
+#[test]
+fn without_user_the_member_is_named_from_gits_user_email_and_no_rust_none_is_printed() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo");
+    // The hermetic environment has no $USER or $LOGNAME (a container's shell).
+    env.git_quiet_ok(&repo, &["config", "user.email", "Carol.Q@example.org"]);
+    let out = env.mas_cmd(&repo).args(["init", "--team", "--json", "--host", "codex"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    let s: TeamSetup = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((s.member.name.as_str(), s.member.source), ("carol.q", NameSource::User));
+    assert!(!stderr(&out).contains("None"), "{}", stderr(&out));
+}

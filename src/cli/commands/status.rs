@@ -259,7 +259,8 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         behind: standing.behind.len(),
         diverged: standing.diverged,
     });
-    Ok(Done::ok(StatusOut { now, frame, agents, not_live, waiting, deadlocks, runs, converging, debris, remote }))
+    let team = git_mas::attention::team::enabled(store);
+    Ok(Done::ok(StatusOut { now, team, frame, agents, not_live, waiting, deadlocks, runs, converging, debris, remote }))
 }
 
 /// The converge runs whose driver recorded no report yet (one that cannot be read is left out:
@@ -413,7 +414,8 @@ fn human(s: &StatusOut) -> String {
                 Some(Since::WorktreeChanged) => Some("the working tree changed"),
                 _ => None,
             };
-            if let Some(moved) = moved {
+            // In team mode the next edit of any session publishes the frame: nobody runs a command.
+            if let Some(moved) = moved.filter(|_| !s.team) {
                 let _ = writeln!(o, "           {moved} since; `git mas snapshot --publish` publishes a new frame");
             }
         }

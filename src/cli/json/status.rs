@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 pub struct StatusOut {
     /// The reader's clock, unix seconds: every age and time left is against it.
     pub now: u64,
+    /// Whether the repository is in team mode (`mas.team`), where the hooks move the frame.
+    #[serde(default)]
+    pub team: bool,
     /// The current frame; `None` before any was published.
     pub frame: Option<StatusFrame>,
     /// Every live agent and session, by name.

@@ -13,7 +13,7 @@
 //!    `mas.agent` names when there are several); with `--name NAME`, that one. When there is none,
 //!    a key is created (or the key this machine already has for the name is used) and
 //!    `name did:key` appended to `.mas/roster` (created with `git mas init`'s header when
-//!    missing). The name: `--name`, else `git config mas.agent`, else `$USER` made a valid agent
+//!    missing). The name: `--name`, else `git config mas.agent`, else `$USER` (else `$LOGNAME`, git's `user.email` or `user.name`, the OS account) made a valid agent
 //!    name ([`crate::identity::name_from`]).
 //! 2. **The git hooks** (pre-commit, commit-msg, pre-push; `git mas hooks install`).
 //! 3. **Each host** named with `--host` (or `all`), else each detected ([`crate::hosts::detect`]):
@@ -301,11 +301,11 @@ pub enum SetupError {
     #[error(transparent)]
     Frame(#[from] FrameError),
     /// No name for a new member.
-    #[error("cannot name this machine's roster member: no --name, no `git config mas.agent`, and $USER is {user:?}")]
-    NoName {
-        /// `$USER` (`None`: unset).
-        user: Option<String>,
-    },
+    #[error(
+        "cannot name this machine's roster member: no --name, no `git config mas.agent`, and no usable name in \
+         $USER, $LOGNAME, git's user.email or user.name, or this OS account"
+    )]
+    NoName,
     /// The name is on the roster with a key this machine does not hold.
     #[error("agent '{name}' is on the roster, but this machine holds no key for it")]
     NotHeld {
@@ -506,8 +506,14 @@ fn plan_member(store: &Store, options: &Options, env: &dyn Env) -> Result<Planne
         match configured {
             Some(name) => (name, NameSource::Config),
             None => {
-                let user = env.var("USER").map(|u| u.to_string_lossy().into_owned());
-                let name = user.as_deref().and_then(name_from).ok_or(SetupError::NoName { user: user.clone() })?;
+                let var = |v: &str| env.var(v).map(|u| u.to_string_lossy().into_owned());
+                let email_local =
+                    store.config_string("user.email").and_then(|e| e.split('@').next().map(str::to_string));
+                let name = [var("USER"), var("LOGNAME"), email_local, store.config_string("user.name"), account_name()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(|candidate| name_from(&candidate))
+                    .ok_or(SetupError::NoName)?;
                 (name, NameSource::User)
             }
         }
@@ -523,6 +529,18 @@ fn plan_member(store: &Store, options: &Options, env: &dyn Env) -> Result<Planne
     let (key, create_key) =
         if key_path.exists() { (AgentKey::load(&name)?, false) } else { (AgentKey::generate()?, true) };
     Ok(PlannedMember { name, key, source, add: true, create_key, key_path })
+}
+
+/// The name of the OS account this process runs as (`/etc/passwd`), where `$USER` is unset (a
+/// container's shell often has none).
+fn account_name() -> Option<String> {
+    let uid = rustix::process::getuid().as_raw().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        (fields.nth(1)? == uid).then(|| name.to_string())
+    })
 }
 
 /// The hosts to set up, with why each counts as used here.
