@@ -124,12 +124,7 @@ impl Context {
             return Ok((name, IdentitySource::FlagOrEnv));
         }
         let store = self.store()?;
-        // Team mode: a session's shell runs this; the shared mas.agent is only the principal.
-        if git_mas::attention::team::enabled(store)
-            && store.worktree_config_string("mas.agent").is_none_or(|n| n.is_empty())
-            && let Some(name) = git_mas::attention::ancestry::find(store)
-        {
-            validate_name(&name)?;
+        if let Some(name) = self.session_caller()? {
             return Ok((name, IdentitySource::Session));
         }
         let configured = store.config_string("mas.agent").filter(|s| !s.is_empty());
@@ -140,6 +135,34 @@ impl Context {
             }
             None => Err(CliError::user("no agent identity: this command must know who is calling")
                 .hinted("pass --agent NAME, set GIT_MAS_AGENT, or run `git config mas.agent NAME`")),
+        }
+    }
+
+    /// In team mode, the host session whose shell runs this command (`--agent` aside): the
+    /// session id the host put in the shell's environment ([`git_mas::hosts::PayloadFacts`]'s
+    /// `session_env`: Claude Code's `CLAUDE_CODE_SESSION_ID`), else the session whose recorded
+    /// host process this one descends from ([`git_mas::attention::ancestry::find`]). `None`
+    /// outside team mode, in a worktree pinned to one agent, and outside any session.
+    pub fn session_caller(&self) -> Result<Option<String>, CliError> {
+        let store = self.store()?;
+        // The shared mas.agent is only the principal; a worktree's own names its one agent.
+        if !git_mas::attention::team::enabled(store)
+            || store.worktree_config_string("mas.agent").is_some_and(|n| !n.is_empty())
+        {
+            return Ok(None);
+        }
+        for host in git_mas::hosts::Host::ALL {
+            let Some(var) = host.facts().payload.session_env else { continue };
+            let Some(id) = std::env::var(var).ok().filter(|v| !v.is_empty()) else { continue };
+            let principal = super::team_mode::principal(self)?;
+            return Ok(Some(git_mas::identity::session_agent(&principal, host.session_name(), &id)?));
+        }
+        match git_mas::attention::ancestry::find(store) {
+            Some(name) => {
+                validate_name(&name)?;
+                Ok(Some(name))
+            }
+            None => Ok(None),
         }
     }
 

@@ -203,6 +203,10 @@ pub struct PayloadFacts {
     /// other agents hold are kept before such a call and checked after it
     /// (git-mas's shell guard).
     pub shell_tools: &'static [&'static str],
+    /// The environment variable the host sets in its shell tool's processes to its session id
+    /// (the hook payload's), so that a `git mas` command a session's shell runs is that
+    /// session's agent; `None` where the host sets none that was seen.
+    pub session_env: Option<&'static str>,
 }
 
 /// How a host reads its hook's answer on stdout (written by [`reply::reply`]).
@@ -376,6 +380,7 @@ pub const TABLE: [Facts; 7] = [
             shape: PayloadShape::ToolInput,
             session_field: "session_id",
             shell_tools: &["Bash"],
+            session_env: Some("CLAUDE_CODE_SESSION_ID"),
             read_only_tools: &[
                 "Read",
                 "Glob",
@@ -426,6 +431,7 @@ pub const TABLE: [Facts; 7] = [
             shape: PayloadShape::ToolInput,
             session_field: "session_id",
             shell_tools: &["Bash", "shell", "exec_command", "local_shell"],
+            session_env: None,
             read_only_tools: &[
                 "shell",
                 "exec",
@@ -477,6 +483,7 @@ pub const TABLE: [Facts; 7] = [
             shape: PayloadShape::Copilot,
             session_field: "sessionId",
             shell_tools: &["bash", "shell", "write_bash"],
+            session_env: None,
             read_only_tools: &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
         },
         answer: AnswerFormat::PermissionDecision,
@@ -516,6 +523,7 @@ pub const TABLE: [Facts; 7] = [
             shape: PayloadShape::ToolInput,
             session_field: "session_id",
             shell_tools: &["run_shell_command"],
+            session_env: None,
             read_only_tools: &[
                 "read_file",
                 "read_many_files",
@@ -565,6 +573,7 @@ pub const TABLE: [Facts; 7] = [
             shape: PayloadShape::ToolInput,
             session_field: "conversation_id",
             shell_tools: &["Shell"],
+            session_env: None,
             read_only_tools: &[
                 "Read",
                 "Glob",
@@ -615,6 +624,7 @@ pub const TABLE: [Facts; 7] = [
             shape: PayloadShape::ToolInput,
             session_field: "session_id",
             shell_tools: &["developer__shell"],
+            session_env: None,
             read_only_tools: &["developer__shell", "developer__analyze", "developer__list_windows"],
         },
         answer: AnswerFormat::Block,
@@ -648,6 +658,7 @@ pub const TABLE: [Facts; 7] = [
             shape: PayloadShape::OpenCode,
             session_field: "sessionID",
             shell_tools: &["bash"],
+            session_env: None,
             read_only_tools: &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
         },
         answer: AnswerFormat::Decision { message: "message" },

@@ -506,3 +506,51 @@ fn a_claim_blocked_by_a_stale_ref_lock_names_doctor_fix() {
     env.mas_quiet_ok(&repo, &["doctor", "--fix"]);
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs")).0, "allow");
 }
+
+/// Claude Code puts its session id in its shell's environment (`CLAUDE_CODE_SESSION_ID`): a
+/// `git mas` command run there is that session's agent even with no process recorded for it.
+#[test]
+fn claude_codes_session_id_in_the_shell_makes_the_command_the_sessions() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs")).0, "allow");
+    let run = |args: &[&str]| env.mas_cmd(&repo).args(args).env("CLAUDE_CODE_SESSION_ID", "a").output().unwrap();
+    let who: Value = serde_json::from_slice(&run(&["whoami", "--json"]).stdout).unwrap();
+    assert_eq!(who["name"], format!("alice.claude{}", session_suffix("a")), "{who}");
+    assert_eq!(who["identity_from"], "session", "{who}");
+    let out = run(&["focus", "release", "--targets", "src/lib.rs"]);
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "allow", "released by the session");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/money.rs")).0, "deny");
+}
+
+/// Another live session's claims are its uncommitted work's only protection: from a session's
+/// shell, releasing them is refused (with --force too); from a person's terminal it needs
+/// --force, and the holder is told at its next call.
+#[test]
+fn another_sessions_claims_are_released_only_with_force_and_never_from_a_sessions_shell() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let a = format!("alice.claude{}", session_suffix("a"));
+    for force in ["", " --force"] {
+        let out = in_session(&env, &repo, "b", &format!("git mas --agent {a} focus release{force}"));
+        assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+        assert!(stderr(&out).contains(&format!("cannot release the claims of {a}")), "{}", shown(&out));
+        let out =
+            in_session(&env, &repo, "b", &format!("git mas --agent {a} focus release --targets src/lib.rs{force}"));
+        assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    }
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "deny", "A still holds it");
+    // A person's terminal: --force is needed, and A hears of it.
+    let out = env.mas(&repo, &["--agent", &a, "focus", "release"]);
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    assert!(stderr(&out).contains("--force"), "{}", shown(&out));
+    let out = env.mas(&repo, &["--agent", &a, "focus", "release", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "allow", "released");
+    let next = event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/money.rs"));
+    assert!(stdout(&next).contains("were released by `git mas focus release --force`"), "{}", shown(&next));
+    assert!(!stdout(&next).contains("\"deny\""), "{}", shown(&next));
+}

@@ -92,12 +92,21 @@ pub struct ShowArgs {
 /// (a file path releases every target in that file) and keep holding the rest, until the same
 /// time as before.
 ///
+/// In team mode a session's shell acts as that session: a plain `focus release` there frees the
+/// session's own claims. Another live session's claims (`--agent alice.claude-3f2a9c1b`) are
+/// its uncommitted work's only protection: releasing them is refused from inside any host
+/// session's shell, and elsewhere needs --force (for a session that is gone); the holder is told
+/// at its next call.
+///
 /// With --json: {agent, released, seq, kept: [the targets still held]}.
 #[derive(Debug, clap::Args)]
 pub struct ReleaseArgs {
     /// Release only these targets or files.
     #[arg(long, num_args = 1.., value_name = "TARGET")]
     pub targets: Vec<String>,
+    /// Release another live session's claims (not from a session's own shell).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -266,6 +275,7 @@ pub fn focus_release(ctx: &Context, args: &ReleaseArgs) -> Result<Done<FocusRele
     let caller = ctx.caller()?;
     let store = ctx.store()?;
     let now = focus_store::now_secs();
+    let told = another_sessions(ctx, &caller.name, args.force, now)?;
     if !args.targets.is_empty() {
         let roster = store.roster()?;
         let board = focus_store::load_board(store, &roster, now, None)?;
@@ -275,12 +285,54 @@ pub fn focus_release(ctx: &Context, args: &ReleaseArgs) -> Result<Done<FocusRele
             let kept: Vec<String> = e.focus.targets.iter().filter(|t| !named(t)).cloned().collect();
             let appended = focus_store::keep_only(store, &caller.name, &caller.key, e, kept.clone(), now)?
                 .ok_or_else(|| CliError::internal("the release wrote nothing"))?;
+            if let Some(text) = &told {
+                let _ = git_mas::attention::shell_guard::save_notice(store, &caller.name, text);
+            }
             return Ok(Done::ok(FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq, kept }));
         }
     }
     let appended = focus_store::release_focus(store, &caller.name, &caller.key, now)?
         .ok_or_else(|| CliError::internal("the release wrote nothing"))?;
+    if let Some(text) = told {
+        let _ = git_mas::attention::shell_guard::save_notice(store, &caller.name, &text);
+    }
     Ok(Done::ok(FocusReleaseOut { agent: caller.name, released: true, seq: appended.seq, kept: Vec::new() }))
+}
+
+/// Whether releasing `agent`'s claims is another live session's release, and so refused: from
+/// inside a host session's shell always, elsewhere without `force`. With `force`, the text the
+/// holder is told at its next call.
+fn another_sessions(ctx: &Context, agent: &str, force: bool, now: u64) -> Result<Option<String>, CliError> {
+    let store = ctx.store()?;
+    if git_mas::identity::principal_of(agent).is_none() {
+        return Ok(None);
+    }
+    let me = ctx.session_caller()?;
+    if me.as_deref() == Some(agent) {
+        return Ok(None);
+    }
+    let roster = store.roster()?;
+    let board = focus_store::load_board(store, &roster, now, None)?;
+    let Some(entry) = board.entry(agent).filter(|e| e.liveness == Liveness::Live) else { return Ok(None) };
+    let held = entry.focus.targets.iter().map(|t| claims::file_of(t).to_string()).collect::<Vec<_>>().join(", ");
+    match me {
+        Some(me) => Err(CliError::user(format!(
+            "{me} cannot release the claims of {agent}, another live session ({held}): they keep its uncommitted \
+             work from being overwritten"
+        ))
+        .hinted(format!(
+            "ask {agent} through the team's channel, or pick other work; its claims lapse on their own when it \
+             stops editing, and end with its session"
+        ))),
+        None if !force => Err(CliError::user(format!(
+            "{agent} is a live session holding {held}: releasing its claims lets others overwrite its uncommitted work"
+        ))
+        .hinted("if that session is gone, release them with --force (it is told at its next call)")),
+        None => Ok(Some(format!(
+            "git mas: your claims on {held} were released by `git mas focus release --force` outside your session; \
+             edit them again to claim them, if no one else has."
+        ))),
+    }
 }
 
 fn status(ctx: &mut Context, args: StatusArgs) -> Result<Outcome, CliError> {

@@ -656,7 +656,10 @@ impl Server {
     #[tool(description = "Release this agent's focus.", annotations(read_only_hint = false))]
     async fn focus_release(&self, Parameters(p): Parameters<NoArgs>) -> Result<CallToolResult, ErrorData> {
         self.call("focus_release", ignored(&p.unknown), |ctx| {
-            answer(focus::focus_release(ctx, &focus::ReleaseArgs { targets: Vec::new(), output: NO_FLAG })?)
+            answer(focus::focus_release(
+                ctx,
+                &focus::ReleaseArgs { targets: Vec::new(), force: false, output: NO_FLAG },
+            )?)
         })
         .await
     }

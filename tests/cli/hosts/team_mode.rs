@@ -570,3 +570,68 @@ fn claude_codes_failing_shell_calls_are_put_back_and_the_next_call_runs() {
 fn codexs_failing_shell_calls_are_put_back_and_the_next_call_runs() {
     failing_calls(CODEX);
 }
+
+/// A's and B's scripts for releases from the shell: A claims f and g, releases g from its own
+/// shell (a plain `git mas focus release --targets g`), then waits; B tries to release A's
+/// claims by name, with and without --force.
+fn release_scenario(marks: &Marks, a: &Path, b: &Path) -> Scenario {
+    let at = |dir: &Path, p: &str| dir.join(p).display().to_string();
+    let a_steps = vec![
+        Step::Read { path: at(a, F) },
+        Step::Edit { path: at(a, F), old: A_OLD.into(), new: A_NEW.into() },
+        Step::Read { path: at(a, G) },
+        Step::Edit { path: at(a, G), old: G_OLD.into(), new: G_NEW.into() },
+        Step::Shell(format!(
+            "echo \"SID:${{CLAUDE_CODE_SESSION_ID:-unset}}\"; git mas whoami --json; git mas focus release --targets {G}; \
+             echo release-rc=$?; {}",
+            marks.touch("a-released"),
+        )),
+        Step::Shell(marks.wait("b-done")),
+    ];
+    let name = marks.path("a-name");
+    let b_steps = vec![
+        Step::Shell(marks.wait("a-named")),
+        Step::Shell(format!("git mas --agent \"$(cat {name})\" focus release; echo plain-rc=$?")),
+        Step::Shell(format!("git mas --agent \"$(cat {name})\" focus release --force; echo force-rc=$?")),
+        Step::Shell(marks.touch("b-done")),
+    ];
+    let branch = |when: &str, steps, reply: &str| Branch { when: when.into(), steps, reply: reply.into() };
+    let _ = b;
+    Scenario {
+        branches: vec![branch(A_WORD, a_steps, "A is done.\nDONE"), branch(B_WORD, b_steps, "B is done.\nDONE")],
+    }
+}
+
+/// A Claude Code session's shell acts as the session (its `CLAUDE_CODE_SESSION_ID`): its plain
+/// `focus release --targets g` frees g and keeps f; another session's shell cannot release A's
+/// claims, with --force or without, and A still holds f.
+#[test]
+fn a_claude_code_sessions_shell_releases_its_own_claims_and_not_anothers() {
+    let (bench, envs) = TeamBench::new_with([CLAUDE, CLAUDE], Layout::OneCheckout, release_scenario);
+    let context = |what: &str| bench.context(what);
+    let a_run = bench.start(CLAUDE, &bench.repo, A_WORD, &envs[0]);
+    assert!(until(LIMIT, || bench.results(A_WORD).contains("release-rc=")), "{}", context("A never released g"));
+    let live = bench.live();
+    let a_agent = live.iter().find(|(_, t)| t.iter().any(|x| x == F)).map(|(a, _)| a.clone());
+    let a_agent = a_agent.unwrap_or_else(|| panic!("{}", context("nobody holds f")));
+    assert!(!live.iter().any(|(_, t)| t.iter().any(|x| x == G)), "{}", context("g is still held"));
+    let results = bench.results(A_WORD);
+    assert!(!results.contains("SID:unset") && results.contains("SID:"), "{}", context("no session id in the shell"));
+    assert!(
+        results.contains("release-rc=0") && results.contains("\"identity_from\":\"session\""),
+        "{}",
+        context("A's release")
+    );
+    std::fs::write(bench.marks.dir.join("a-name"), &a_agent).unwrap();
+    std::fs::write(bench.marks.dir.join("a-named"), "").unwrap();
+    let b_run = bench.start(CLAUDE, &bench.repo, B_WORD, &envs[1]);
+    let b_done = b_run.wait_lingering(LIMIT, LINGER);
+    assert_eq!(b_done.code, Some(0), "{}", context("B failed"));
+    let results = bench.results(B_WORD);
+    assert!(results.contains("plain-rc=1") && results.contains("force-rc=1"), "{}", context("B released A's claims"));
+    assert!(results.contains(&format!("cannot release the claims of {a_agent}")), "{}", context("B's refusal"));
+    assert!(bench.live().iter().any(|(a, t)| *a == a_agent && t.iter().any(|x| x == F)), "{}", context("A lost f"));
+    let a_done = a_run.wait_lingering(LIMIT, LINGER);
+    assert_eq!(a_done.code, Some(0), "{}", context("A failed"));
+    bench.save_debug();
+}
