@@ -139,7 +139,32 @@ impl Roster {
                 }
             }
         }
+        // A name shaped like a session of another entry is that entry's session's, signed with its
+        // key: an entry of that name under another key would let its holder sign as the session.
+        let impostors: Vec<(String, String)> = roster
+            .entries
+            .values()
+            .filter_map(|e| {
+                let principal = super::session::principal_of(&e.name)?;
+                let owner = roster.entries.get(principal)?;
+                (owner.did != e.did).then(|| (e.name.clone(), principal.to_string()))
+            })
+            .collect();
+        for (name, principal) in impostors {
+            roster.entries.remove(&name);
+            roster.warnings.push(format!(
+                "roster entry '{name}' is refused: the name is shaped like a session of '{principal}' but carries \
+                 another key (records under that name verify against '{principal}''s key)"
+            ));
+        }
         roster
+    }
+
+    /// Whether `name` may be added to this roster with another key than its principal's: not when
+    /// it has a session agent's shape and its principal is on the roster (`alice.claude-3f2a9c1b`
+    /// is alice's session). Returns that principal.
+    pub fn session_of_member<'a>(&self, name: &'a str) -> Option<&'a str> {
+        super::session::principal_of(name).filter(|p| self.entries.contains_key(*p))
     }
 
     /// The entry for `name`.
@@ -175,6 +200,28 @@ mod tests {
     use crate::identity::key::AgentKey;
 
     #[test]
+    fn an_entry_named_like_another_members_session_is_refused_and_the_session_stays_the_members() {
+        let alice = AgentKey::generate().unwrap().did();
+        let bob = AgentKey::generate().unwrap().did();
+        let committed = vec![("alice".to_string(), alice.clone()), ("bob".to_string(), bob.clone())];
+        let impostor = vec![("alice.claude-3f2a9c1b".to_string(), bob.clone())];
+        let r = Roster::merge(committed.clone(), impostor.clone(), "main");
+        assert_eq!(r.signer("alice.claude-3f2a9c1b").map(|e| e.did.as_str()), Some(alice.as_str()));
+        assert!(r.warnings.iter().any(|w| w.contains("shaped like a session of 'alice'")), "{:?}", r.warnings);
+        // Committed too.
+        let mut all = committed.clone();
+        all.extend(impostor);
+        let r = Roster::merge(all, Vec::new(), "main");
+        assert_eq!(r.signer("alice.claude-3f2a9c1b").map(|e| e.did.as_str()), Some(alice.as_str()));
+        // With the member's own key it is the member's (an exact entry wins, as before).
+        let own = vec![("alice.claude-3f2a9c1b".to_string(), alice.clone())];
+        let r = Roster::merge(committed, own, "main");
+        assert!(r.get("alice.claude-3f2a9c1b").is_some());
+        assert_eq!(r.session_of_member("alice.claude-3f2a9c1b"), Some("alice"));
+        assert_eq!(r.session_of_member("carol.claude-3f2a9c1b"), None);
+    }
+
+    #[test]
     fn a_session_agent_signs_with_its_principals_entry_and_an_exact_entry_wins() {
         let roster = Roster::merge(
             vec![("alice".into(), did(1)), ("bob".into(), did(2)), ("alice.codex-00000000".into(), did(3))],
@@ -183,7 +230,8 @@ mod tests {
         );
         assert_eq!(roster.signer("alice.claude-3f2a9c1b").map(|e| e.name.as_str()), Some("alice"));
         assert_eq!(roster.signer("bob.gemini-0123abcd").unwrap().did, did(2));
-        assert_eq!(roster.signer("alice.codex-00000000").unwrap().did, did(3), "the exact entry wins");
+        // An entry shaped like alice's session under another key is refused: alice's key signs.
+        assert_eq!(roster.signer("alice.codex-00000000").unwrap().did, did(1), "not the impostor's key");
         assert!(roster.signer("carol.claude-3f2a9c1b").is_none(), "no principal carol");
         assert!(roster.signer("alice.claude").is_none(), "not a session's shape");
         assert!(roster.get("alice.claude-3f2a9c1b").is_none(), "a session is no roster entry");

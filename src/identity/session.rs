@@ -13,11 +13,14 @@
 //! so a session agent's signature attributes a record to its principal's machine, not to the
 //! session. Agents are kept apart for real by one OS user (or container) each.
 //!
-//! Decision: **an exact roster entry wins.** A name on the roster is that entry's, whatever its
-//! shape; only a name that is not on the roster and has a session agent's shape
-//! ([`principal_of`]) is looked up as its principal's. The session part is strict (`[a-z0-9]+`,
-//! `-`, eight lower-case hex digits), so a dotted name someone chose is never read as a session of
-//! another agent by accident.
+//! Decision: **an exact roster entry wins, unless it impersonates a member's session.** A name on
+//! the roster is that entry's; a name that is not on the roster and has a session agent's shape
+//! ([`principal_of`]) is looked up as its principal's. An entry with a session's shape whose
+//! principal is another entry with a different key would let its key sign as that member's
+//! session (and make the session's own records fail as spoofs), so the roster refuses it with a
+//! warning ([`crate::identity::Roster::merge`]) and `git mas agent new` refuses to create one. The
+//! session part is strict (`[a-z0-9]+`, `-`, eight lower-case hex digits), so a dotted name
+//! someone chose is never read as a session of another agent by accident.
 
 use super::name::{NameError, validate_name};
 use sha2::{Digest, Sha256};

@@ -554,3 +554,34 @@ fn another_sessions_claims_are_released_only_with_force_and_never_from_a_session
     assert!(stdout(&next).contains("were released by `git mas focus release --force`"), "{}", shown(&next));
     assert!(!stdout(&next).contains("\"deny\""), "{}", shown(&next));
 }
+
+/// A roster entry named like another member's session (`alice.claude-<hex>` under bob's key) is
+/// refused by `agent new`, and one committed anyway is ignored with a warning: alice's session's
+/// records still verify against alice's key, and its claim holds.
+#[test]
+fn a_roster_name_shaped_like_another_members_session_is_refused() {
+    let env = TestEnv::new();
+    let team = env
+        .team(&["alice", "bob"])
+        .config("mas.agent", "alice")
+        .config("mas.team", "true")
+        .config("mas.gate", "enforce")
+        .build();
+    let repo = team.repo;
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let session = format!("alice.claude{}", session_suffix("a"));
+    let out = env.mas(&repo, &["agent", "new", &session]);
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    assert!(stderr(&out).contains("shaped like a session of 'alice'"), "{}", shown(&out));
+    // Committed by hand under bob's key.
+    let roster = std::fs::read_to_string(repo.join(".mas/roster")).unwrap();
+    let bob_did = roster.lines().find_map(|l| l.strip_prefix("bob ")).unwrap().to_string();
+    std::fs::write(repo.join(".mas/roster"), format!("{roster}{session} {bob_did}\n")).unwrap();
+    env.git_quiet_ok(&repo, &["commit", "--quiet", "--no-verify", "-am", "impostor"]);
+    let listed = env.mas(&repo, &["focus", "list", "--json"]);
+    assert!(stderr(&listed).contains("is refused"), "{}", shown(&listed));
+    let board: crate::json::focus::FocusListOut = serde_json::from_slice(&listed.stdout).unwrap();
+    let holds: Vec<_> = board.board.live().map(|f| (f.agent.clone(), f.targets.clone())).collect();
+    assert_eq!(holds, [(session.clone(), vec!["src/lib.rs".to_string()])], "alice's session's claim holds");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "deny");
+}

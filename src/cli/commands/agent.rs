@@ -164,6 +164,14 @@ fn new(ctx: &mut Context, args: NewArgs) -> Result<Outcome, CliError> {
         return Err(CliError::user(format!("agent '{}' is already on the roster", args.name))
             .hinted("choose another name, or remove the line from .mas/roster first"));
     }
+    if let Some(principal) = roster.session_of_member(&args.name) {
+        return Err(CliError::user(format!(
+            "'{}' is shaped like a session of '{principal}' (`<member>.<host>-<8 hex>`): only {principal}'s key signs \
+             for it",
+            args.name
+        ))
+        .hinted("choose a name without a session's shape (no `.<host>-<8 hex>` ending)"));
+    }
     let (agent_key, key_path, reused) = if args.reuse_key {
         let key_path = key::key_path(&args.name)?;
         (AgentKey::load(&args.name)?, key_path, true)
