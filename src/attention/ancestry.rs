@@ -56,8 +56,10 @@ fn file(store: &Store, (pid, start): (u32, u64)) -> PathBuf {
 
 /// Programs that run a hook's command line without being the host: the host is the nearest
 /// ancestor that is none of these.
-const RUNNERS: &[&str] =
-    &["sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "nice", "nohup", "xargs", "git", "git-mas"];
+const RUNNERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "nice", "nohup", "xargs", "git", "git-mas", "strace",
+    "ltrace", "stdbuf", "flock",
+];
 
 fn is_runner(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| RUNNERS.contains(&c.trim()))
@@ -108,6 +110,55 @@ pub fn forget(store: &Store, agent: &str) {
             let _ = std::fs::remove_file(e.path());
         }
     }
+}
+
+/// Where each session's host process is kept, one file per agent: `<pid>-<start time>`.
+fn hosts_dir(store: &Store) -> PathBuf {
+    store.common_dir().join("mas").join("hosts")
+}
+
+/// Records this process's host (as [`record`] finds it) as the one `agent`'s claims live with,
+/// when it claims a file: should that process end without the session's end hook (a SIGKILL),
+/// the claims end with it ([`gone`]).
+pub fn record_host(store: &Store, agent: &str) -> std::io::Result<()> {
+    let Some((pid, start)) = ancestors().into_iter().find(|(pid, _)| !is_runner(*pid)) else { return Ok(()) };
+    let path = hosts_dir(store).join(agent);
+    let text = format!("{pid}-{start}");
+    if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(hosts_dir(store))?;
+    // Agent names never start with a dot: a temporary is never read as an agent's.
+    let tmp = hosts_dir(store).join(format!(".{agent}.{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, &path)
+}
+
+/// Forgets `agent`'s host process (its session ended).
+pub fn forget_host(store: &Store, agent: &str) {
+    let _ = std::fs::remove_file(hosts_dir(store).join(agent));
+}
+
+/// The agents whose host process, recorded on this machine when they claimed ([`record_host`]),
+/// has ended: a SIGKILLed host runs no session-end hook, and its claims end with it (the board's
+/// fold treats them as expired). An agent recorded nowhere here (another machine's, or one
+/// whose claims no hook made here) keeps its claims' time to live.
+pub fn gone(store: &Store) -> std::collections::BTreeSet<String> {
+    let Ok(entries) = std::fs::read_dir(hosts_dir(store)) else { return Default::default() };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let agent = e.file_name().to_string_lossy().into_owned();
+            if agent.starts_with('.') {
+                return None;
+            }
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            let (pid, start) = text.trim().split_once('-')?;
+            let (pid, start) = (pid.parse::<u32>().ok()?, start.parse::<u64>().ok()?);
+            let alive = stat(pid).is_some_and(|(_, s)| s == start);
+            (!alive).then_some(agent)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -90,7 +90,24 @@ fn fold_read(
         let (h, set) = ids.as_ref()?;
         (h == hash).then(|| target.is_empty() || set.contains(target))
     };
-    Ok((board::fold_items(&chains, now, &in_frame), pending))
+    let mut board = board::fold_items(&chains, now, &in_frame);
+    end_gone_sessions(store, &mut board);
+    Ok((board, pending))
+}
+
+/// A live session agent whose host process on this machine has ended ([`super::ancestry::gone`])
+/// holds nothing: its entry is folded as expired.
+fn end_gone_sessions(store: &Store, board: &mut Board) {
+    let sessions = |e: &board::BoardEntry| {
+        e.liveness == board::Liveness::Live && crate::identity::principal_of(&e.focus.agent).is_some()
+    };
+    if !board.entries.iter().any(sessions) {
+        return;
+    }
+    let gone = super::ancestry::gone(store);
+    for e in board.entries.iter_mut().filter(|e| sessions(e) && gone.contains(&e.focus.agent)) {
+        e.liveness = board::Liveness::Expired;
+    }
 }
 
 /// Every focus chain's window as the fold reads it, sorted by ref name: from the board's read

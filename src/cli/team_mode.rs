@@ -83,6 +83,10 @@ fn edit_answer_now(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &
             {
                 // The caller's own edit is not a shell call's change to undo.
                 let _ = shell_guard::holder_edited(store, &paths);
+                // A session's claims live with its host process ([`ancestry::gone`]).
+                if git_mas::identity::principal_of(caller).is_some() {
+                    let _ = ancestry::record_host(store, caller);
+                }
             }
             answer(caller, edit, mode)
         }
@@ -399,6 +403,7 @@ pub fn session_end(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Vec<String
         shell_guard::forget(store, &caller);
     }
     ancestry::forget(store, &caller);
+    ancestry::forget_host(store, &caller);
     let now = now_secs();
     let held = team::end(store, &caller, &key, now).map_err(team_error)?;
     // Sessions that ended long ago leave no refs behind.

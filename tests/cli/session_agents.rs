@@ -44,7 +44,7 @@ fn a_session_of_a_principal_holds_files_as_an_agent_of_its_own() {
         let gate: GateOut = serde_json::from_slice(&out.stdout).unwrap();
         let Verdict::Block { blocks } = gate.verdict else { panic!("{other}: {:?}", gate.verdict) };
         assert_eq!(blocks[0].holder, CLAUDE, "{other}");
-        env.mas_quiet_ok(&repo, &["--agent", other, "focus", "release"]);
+        env.mas_quiet_ok(&repo, &["--agent", other, "focus", "release", "--force"]);
     }
     // The session itself may write its file.
     env.mas_quiet_ok(&repo, &["--agent", CLAUDE, "gate", "--paths", "src/lib.rs"]);

@@ -77,7 +77,7 @@ fn status_shows_who_holds_what_who_waits_on_whom_and_a_deadlock() {
     ages.bind(|| redacted(&env, || insta::assert_snapshot!("status_with_a_deadlock", human)));
 
     // A releases the file B waits on: B waits no more, and the deadlock is gone.
-    env.mas_quiet_ok(&repo, &["--agent", &a, "focus", "release", "--targets", "src/lib.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", &a, "focus", "release", "--force", "--targets", "src/lib.rs"]);
     let s = status(&env, &repo);
     assert!(s.waiting.iter().all(|w| w.agent != b) && s.deadlocks.is_empty(), "{s:?}");
 }
@@ -380,7 +380,7 @@ fn status_says_whether_the_checkout_moved_on_since_the_frame_and_how_refs_mas_st
     let r = status(&env, &repo).remote.unwrap();
     assert!(r.fetched && r.same > 0 && r.ahead == 0 && r.behind == 0 && r.diverged.is_empty(), "{r:?}");
     let session = status(&env, &repo).agents[0].agent.clone();
-    env.mas_quiet_ok(&repo, &["--agent", &session, "focus", "release"]);
+    env.mas_quiet_ok(&repo, &["--agent", &session, "focus", "release", "--force"]);
     let r = status(&env, &repo).remote.unwrap();
     assert_eq!((r.ahead, r.behind), (1, 0), "{r:?}");
     assert!(env.mas_ok(&repo, &["status"]).contains("1 ahead as of the last sync"));

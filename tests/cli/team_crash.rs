@@ -262,7 +262,7 @@ fn release_sweep(args: &[&str], released: &[&str]) {
     ];
     let command = || {
         let mut cmd = env.mas_cmd(repo);
-        cmd.args(["--agent", k]).args(args);
+        cmd.args(["--agent", k]).args(args).arg("--force");
         cmd
     };
     let tree_before = tree(repo);

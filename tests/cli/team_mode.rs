@@ -119,7 +119,7 @@ fn a_lapsed_claim_says_it_expired_and_a_partial_release_frees_one_file() {
     // B releases that one file by name with the command the cap message teaches.
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/money.rs")).0, "allow");
     let b_agent = board(&env, &repo).board.live().next().unwrap().agent.clone();
-    env.mas_quiet_ok(&repo, &["--agent", &b_agent, "focus", "release", "--targets", "src/lib.rs"]);
+    env.mas_quiet_ok(&repo, &["--agent", &b_agent, "focus", "release", "--force", "--targets", "src/lib.rs"]);
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/money.rs")).0, "deny", "the rest is still held");
 }
@@ -433,7 +433,7 @@ fn claims_follow_the_frames_order_whatever_the_order_cache_holds() {
     let claim_all = |session: &str| {
         // The session before lets go of the files first.
         for agent in board(&env, &repo).board.live().map(|f| f.agent.clone()).collect::<Vec<_>>() {
-            env.mas_quiet_ok(&repo, &["--agent", &agent, "focus", "release"]);
+            env.mas_quiet_ok(&repo, &["--agent", &agent, "focus", "release", "--force"]);
         }
         for f in files {
             assert_eq!(hook(&env, &repo, &write_payload(&repo, session, f)).0, "allow", "{f}");
@@ -584,4 +584,66 @@ fn a_roster_name_shaped_like_another_members_session_is_refused() {
     let holds: Vec<_> = board.board.live().map(|f| (f.agent.clone(), f.targets.clone())).collect();
     assert_eq!(holds, [(session.clone(), vec!["src/lib.rs".to_string()])], "alice's session's claim holds");
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "deny");
+}
+
+/// A session whose host process is SIGKILLed runs no session-end hook: its claims end with the
+/// process (on this machine), `status` says why, and another session may edit the file at once.
+/// A session whose host ran elsewhere (no process recorded here) keeps its claims' time to live.
+#[test]
+fn a_killed_sessions_claims_end_with_its_host_process() {
+    use crate::json::status::StatusOut;
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    // A host standing for a session's (a copy of `sh` under another name, as a host is not a
+    // shell): it runs the session's edit hook, then lingers.
+    let host = env.root().join("fakehost");
+    std::fs::copy("/bin/sh", &host).unwrap();
+    let payload = write_payload(&repo, "k", "src/lib.rs").to_string().replace('\'', "'\\''");
+    let claimed = env.root().join("claimed");
+    let script = format!(
+        "printf '%s' '{payload}' | git mas gate --host claude-code >/dev/null && touch {}; sleep 60",
+        claimed.display()
+    );
+    let mas = env.mas_cmd(&repo);
+    let mut cmd = std::process::Command::new(&host);
+    cmd.env_clear();
+    for (k, v) in mas.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.current_dir(&repo).args(["-c", &script]);
+    let mut child = loop {
+        match cmd.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => break other.unwrap(),
+        }
+    };
+    let started = std::time::Instant::now();
+    while !claimed.exists() && started.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(claimed.exists(), "the session never claimed");
+    let k = format!("alice.claude{}", session_suffix("k"));
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "deny", "k's host runs");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let s: StatusOut = serde_json::from_str(&env.mas_ok(&repo, &["status", "--json"])).unwrap();
+    assert!(s.agents.iter().all(|a| a.agent != k), "{:?}", s.agents);
+    assert!(s.process_gone.iter().any(|g| g.agent == k && g.claims == ["src/lib.rs"]), "{:?}", s.process_gone);
+    let human = env.mas_ok(&repo, &["status"]);
+    assert!(human.contains(&format!("{k}: ended: process gone")), "{human}");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "allow", "k's claim ended with it");
+
+    // A session recorded nowhere here (its host on another machine) keeps its claims.
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "m", "src/money.rs")).0, "allow");
+    let m = format!("alice.claude{}", session_suffix("m"));
+    let recorded = repo.join(".git/mas/hosts").join(&m);
+    assert!(recorded.is_file(), "the claim recorded its host");
+    std::fs::remove_file(&recorded).unwrap();
+    let s: StatusOut = serde_json::from_str(&env.mas_ok(&repo, &["status", "--json"])).unwrap();
+    assert!(s.agents.iter().any(|a| a.agent == m), "{:?}", s.agents);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "c", "src/money.rs")).0, "deny");
 }

@@ -15,8 +15,8 @@ use crate::cli::error::CliError;
 use crate::cli::error::Kind;
 use crate::cli::json::PhaseName;
 use crate::cli::json::status::{
-    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusFrame, StatusOut, StatusProposal, StatusRemote,
-    StatusRun, StatusSlice,
+    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusFrame, StatusGone, StatusOut, StatusProposal,
+    StatusRemote, StatusRun, StatusSlice,
 };
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
@@ -229,6 +229,13 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         })
         .collect();
     let not_live = board.entries.iter().filter(|e| e.liveness != Liveness::Live).count();
+    let gone = git_mas::attention::ancestry::gone(store);
+    let process_gone = board
+        .entries
+        .iter()
+        .filter(|e| e.liveness == Liveness::Expired && e.expires_at > now && gone.contains(&e.focus.agent))
+        .map(|e| StatusGone { agent: e.focus.agent.clone(), claims: e.focus.targets.clone() })
+        .collect();
     let waiting = denials::waiting(&denials::read(store.common_dir()), &board, now);
     let deadlocks = denials::deadlocks(&waiting).into_iter().map(|(a, b)| Deadlock { a, b }).collect();
     let runs = crate::cli::commands::run::run_list(ctx, &ListArgs { output: JsonFlag::default() })?
@@ -260,7 +267,20 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         diverged: standing.diverged,
     });
     let team = git_mas::attention::team::enabled(store);
-    Ok(Done::ok(StatusOut { now, team, frame, agents, not_live, waiting, deadlocks, runs, converging, debris, remote }))
+    Ok(Done::ok(StatusOut {
+        now,
+        team,
+        frame,
+        agents,
+        not_live,
+        process_gone,
+        waiting,
+        deadlocks,
+        runs,
+        converging,
+        debris,
+        remote,
+    }))
 }
 
 /// The converge runs whose driver recorded no report yet (one that cannot be read is left out:
@@ -427,6 +447,14 @@ fn human(s: &StatusOut) -> String {
         s.agents.len(),
         if s.not_live > 0 { format!(" ({} ended, released or lapsed)", s.not_live) } else { String::new() }
     );
+    for g in &s.process_gone {
+        let _ = writeln!(
+            o,
+            "  {}: ended: process gone (its claims on {} ended with it)",
+            g.agent,
+            if g.claims.is_empty() { "nothing".to_string() } else { g.claims.join(", ") }
+        );
+    }
     for a in &s.agents {
         let host = a.host.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
         let stale = match &s.frame {

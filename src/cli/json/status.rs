@@ -17,6 +17,11 @@ pub struct StatusOut {
     pub agents: Vec<StatusAgent>,
     /// How many agents on the board ended, released or lapsed (not listed).
     pub not_live: usize,
+    /// Sessions whose claims would still run but whose host process on this machine is gone (a
+    /// killed host runs no session-end hook): their claims ended with it. Each with the files it
+    /// held.
+    #[serde(default)]
+    pub process_gone: Vec<StatusGone>,
     /// Who waits on whom: recent refusals of files the holder still holds.
     pub waiting: Vec<Waiting>,
     /// Pairs of agents each waiting on a file the other holds.
@@ -31,6 +36,15 @@ pub struct StatusOut {
     /// Converge runs (`git mas converge`, or `coordinate` on a scalar class) whose driver has
     /// recorded no report yet: running now, or stopped by a crash.
     pub converging: Vec<StatusConverge>,
+}
+
+/// A session that ended because its host process is gone.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusGone {
+    /// The session agent.
+    pub agent: String,
+    /// What it held when its process ended.
+    pub claims: Vec<String>,
 }
 
 /// What a crash left, as `git mas doctor` finds it.
