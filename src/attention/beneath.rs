@@ -139,6 +139,45 @@ pub fn parent(top: &Path, rel: &str, create: bool) -> Result<Parent, Open> {
     Ok(Parent { fd, name: (*name).to_string(), moved })
 }
 
+/// What a path's metadata says of it: enough to know it is unchanged without reading it (its
+/// status-change time moves with every write and `chmod`, and no process can set it back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stamp {
+    /// Device and inode.
+    pub dev: u64,
+    /// Inode.
+    pub ino: u64,
+    /// Size in bytes.
+    pub size: i64,
+    /// Modification time, nanoseconds.
+    pub mtime_ns: i64,
+    /// Status-change time, nanoseconds.
+    pub ctime_ns: i64,
+    /// Type and permission bits.
+    pub mode: u32,
+}
+
+/// `rel`'s [`Stamp`], not following a link; `None` when nothing is there.
+pub fn stamp(top: &Path, rel: &str) -> Result<Option<Stamp>, Open> {
+    let p = match parent(top, rel, false) {
+        Ok(p) => p,
+        Err(Open::Missing) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match rustix::fs::statat(&p.fd, p.name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some(Stamp {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: st.st_size,
+            mtime_ns: st.st_mtime.saturating_mul(1_000_000_000).saturating_add(st.st_mtime_nsec as i64),
+            ctime_ns: st.st_ctime.saturating_mul(1_000_000_000).saturating_add(st.st_ctime_nsec as i64),
+            mode: st.st_mode,
+        })),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(Open::Io(io(e))),
+    }
+}
+
 /// What `rel` beneath `top` is now; a regular file's bytes are kept when at most `limit`.
 pub fn now(top: &Path, rel: &str, limit: u64) -> Result<Now, Open> {
     match parent(top, rel, false) {

@@ -14,6 +14,7 @@ pub mod frame;
 pub mod gate;
 pub mod gate_io;
 pub mod git_hooks;
+pub mod held_guard;
 pub mod own_ground;
 pub mod replay;
 pub mod rule;

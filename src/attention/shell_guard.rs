@@ -134,7 +134,7 @@ fn keep_copy(dir: &Path, sha256: &str, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// What `now` is, as a manifest keeps it (its bytes copied into `dir`).
-fn was_of(dir: &Path, now: Now) -> std::io::Result<Was> {
+pub(super) fn was_of(dir: &Path, now: Now) -> std::io::Result<Was> {
     Ok(match now {
         Now::Absent => Was::Absent,
         Now::File { sha256, mode, bytes } => {
@@ -148,7 +148,7 @@ fn was_of(dir: &Path, now: Now) -> std::io::Result<Was> {
     })
 }
 
-fn same(was: &Was, now: &Now) -> bool {
+pub(super) fn same(was: &Was, now: &Now) -> bool {
     match (was, now) {
         (Was::Absent, Now::Absent) | (Was::Other, _) => true,
         (Was::File { sha256, mode, .. }, Now::File { sha256: s, mode: m, .. }) => sha256 == s && mode == m,
@@ -271,42 +271,8 @@ pub fn check(store: &Store, here: &Path, agent: &str) -> std::io::Result<Vec<Res
             let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&restoring)?;
             f.write_all(format!("{line}\n").as_bytes())
         };
-        let opened = |create: bool| match beneath::parent(top, &k.path, create) {
-            Ok(p) => Ok(Ok(p)),
-            Err(Open::Io(e)) => Err(e),
-            Err(other) => Ok(Err(other)),
-        };
-        match &k.was {
-            Was::Other => {}
-            Was::Absent => match opened(false)? {
-                Ok(p) => told(RestoreAction::Removed, beneath::remove(&p)?),
-                Err(why) => told(RestoreAction::NotRestorable(why.to_string()), None),
-            },
-            Was::File { kept: false, .. } => told(
-                RestoreAction::NotRestorable("it is too large to have been kept, so it could not be put back".into()),
-                None,
-            ),
-            Was::File { sha256, mode, kept: true } => {
-                let Ok(bytes) = std::fs::read(dir.join("copies").join(sha256)) else {
-                    told(RestoreAction::NotRestorable("its kept copy is gone".into()), None);
-                    continue;
-                };
-                match opened(true)? {
-                    Ok(p) => {
-                        let moved = beneath::put_file(&p, &bytes, *mode, &mut record)?;
-                        told(RestoreAction::PutBack, aside(&p, moved))
-                    }
-                    Err(why) => told(RestoreAction::NotRestorable(why.to_string()), None),
-                }
-            }
-            Was::Symlink { target } => match opened(true)? {
-                Ok(p) => {
-                    let moved = beneath::put_symlink(&p, target, &mut record)?;
-                    told(RestoreAction::PutBack, aside(&p, moved))
-                }
-                Err(why) => told(RestoreAction::NotRestorable(why.to_string()), None),
-            },
-        }
+        let (action, moved) = put_back(top, &k.path, &k.was, &dir, &mut record)?;
+        told(action, moved);
     }
     // A commit the call made (the commit gate skipped) that holds a file another agent holds.
     let head_then = std::fs::read_to_string(dir.join(HEAD)).ok();
@@ -340,6 +306,51 @@ pub fn check(store: &Store, here: &Path, agent: &str) -> std::io::Result<Vec<Res
     std::fs::remove_file(&manifest).or_else(|e| if manifest.exists() { Err(e) } else { Ok(()) })?;
     std::fs::remove_dir_all(&dir).or_else(|e| if dir.exists() { Err(e) } else { Ok(()) })?;
     Ok(done)
+}
+
+/// Makes `path` beneath `top` what `was` says (copies in `dir`'s `copies/`): the file's bytes and
+/// mode, the link, or nothing; `record` is handed each temporary name before it is created. Says
+/// what was done and what was moved aside for it.
+pub(super) fn put_back(
+    top: &Path,
+    path: &str,
+    was: &Was,
+    dir: &Path,
+    record: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> std::io::Result<(RestoreAction, Option<String>)> {
+    let opened = |create: bool| match beneath::parent(top, path, create) {
+        Ok(p) => Ok(Ok(p)),
+        Err(Open::Io(e)) => Err(e),
+        Err(other) => Ok(Err(other)),
+    };
+    let not = |why: String| Ok((RestoreAction::NotRestorable(why), None));
+    match was {
+        Was::Other => Ok((RestoreAction::PutBack, None)),
+        Was::Absent => match opened(false)? {
+            Ok(p) => Ok((RestoreAction::Removed, beneath::remove(&p)?)),
+            Err(why) => not(why.to_string()),
+        },
+        Was::File { kept: false, .. } => not("it is too large to have been kept, so it could not be put back".into()),
+        Was::File { sha256, mode, kept: true } => {
+            let Ok(bytes) = std::fs::read(dir.join("copies").join(sha256)) else {
+                return not("its kept copy is gone".into());
+            };
+            match opened(true)? {
+                Ok(p) => {
+                    let moved = beneath::put_file(&p, &bytes, *mode, record)?;
+                    Ok((RestoreAction::PutBack, aside(&p, moved)))
+                }
+                Err(why) => not(why.to_string()),
+            }
+        }
+        Was::Symlink { target } => match opened(true)? {
+            Ok(p) => {
+                let moved = beneath::put_symlink(&p, target, record)?;
+                Ok((RestoreAction::PutBack, aside(&p, moved)))
+            }
+            Err(why) => not(why.to_string()),
+        },
+    }
 }
 
 /// What was moved aside to put a file back: links or files where its folders were, and a folder

@@ -12,6 +12,7 @@ use git_mas::attention::gate::{Touched, Verdict};
 use git_mas::attention::gate_io::FileId;
 use git_mas::attention::gate_io::symbol_files;
 use git_mas::attention::git_hooks::Mode;
+use git_mas::attention::held_guard::{self, Moment};
 use git_mas::attention::shell_git;
 use git_mas::attention::shell_guard;
 use git_mas::attention::team::{self, TeamEdit, TeamError};
@@ -235,19 +236,40 @@ fn refuse(mode: Mode, text: String) -> Answer {
 fn settle(ctx: &Context, caller: &str) -> Vec<String> {
     let Ok(store) = ctx.store() else { return Vec::new() };
     let mut told = shell_guard::take_notice(store, caller).into_iter().collect::<Vec<_>>();
-    if shell_guard::pending(store, caller) {
-        let Ok(here) = store.workdir() else { return told };
-        match shell_guard::check(store, here, caller) {
-            Ok(restored) if !restored.is_empty() => {
-                tell_holders(store, caller, &restored);
-                told.push(shell_guard::describe(&restored))
-            }
-            Ok(_) => {}
-            Err(e) => told
-                .push(format!("git mas gate: checking the files your last shell command may have changed failed: {e}")),
-        }
+    let Ok(here) = store.workdir() else { return told };
+    match guarded(ctx, store, here, caller, Moment::Before) {
+        Ok(mut more) => told.append(&mut more),
+        Err(e) => told.push(format!("git mas gate: checking the files other sessions hold failed: {}", e.message())),
     }
     told
+}
+
+/// The held files' guard at `moment` of `caller`'s call ([`held_guard::step`]), with the pending
+/// shell check run inside it: what the caller is told (the holders are told at their next call).
+fn guarded(
+    ctx: &Context,
+    store: &Store,
+    here: &std::path::Path,
+    caller: &str,
+    moment: Moment,
+) -> Result<Vec<String>, CliError> {
+    let pending = shell_guard::pending(store, caller);
+    let roster = store.roster()?;
+    let board = focus_store::load_live_board(store, &roster, now_secs(), None, Some(caller))?;
+    let check = || if pending { shell_guard::check(store, here, caller) } else { Ok(Vec::new()) };
+    let (restored, noticed) = held_guard::step(store, here, Some(caller), moment, &board, check)
+        .map_err(|e| CliError::user(format!("checking the files other sessions hold failed: {e}")))?;
+    let _ = ctx;
+    let mut told = Vec::new();
+    if !restored.is_empty() {
+        tell_holders(store, caller, &restored);
+        told.push(shell_guard::describe(&restored));
+    }
+    if !noticed.is_empty() {
+        held_guard::tell_holders(store, Some(caller), &noticed);
+        told.push(held_guard::describe(&noticed));
+    }
+    Ok(told)
 }
 
 /// Tells each holder of a file `caller`'s shell call committed (the commit gate skipped), at the
@@ -357,16 +379,11 @@ fn git_refusal(
 /// where the host shows it to the agent ([`reply::post_tool`]), else at its next pre-tool call.
 pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply>, CliError> {
     let Some((caller, store)) = event_caller(ctx, host, bytes)? else { return Ok(None) };
-    if !shell_guard::pending(store, &caller) {
+    let told = guarded(ctx, store, store.workdir()?, &caller, Moment::After)?;
+    if told.is_empty() {
         return Ok(None);
     }
-    let restored = shell_guard::check(store, store.workdir()?, &caller)
-        .map_err(|e| CliError::user(format!("checking the files held by other agents failed: {e}")))?;
-    if restored.is_empty() {
-        return Ok(None);
-    }
-    tell_holders(store, &caller, &restored);
-    let message = shell_guard::describe(&restored);
+    let message = told.join("\n");
     let event = payload::hook_event_name(bytes);
     match reply::post_tool(host, &message, payload::post_tool_result(host, bytes).as_ref(), event.as_deref()) {
         Some(reply) => Ok(Some(reply)),

@@ -531,3 +531,88 @@ fn a_session_end_killed_at_any_instant_releases_whole_or_not_at_all() {
     );
     report("gate --host claude-code --session-end", &swept, &rows, &completed);
 }
+
+/// SIGKILL at every instant of the sweep that puts back a write no hook saw (another session's
+/// pre-tool hook, `gate --host claude-code`): the held file is either as the write left it or
+/// put back whole, never a mix; no other file changes but for a put-back's temporary; and the next
+/// hook call puts it back and leaves no temporary.
+#[test]
+fn a_sweep_killed_at_any_instant_puts_back_whole_or_leaves_it_for_the_next_call() {
+    use crate::team_mode::event;
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let f = repo.join("src/lib.rs");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "session-a", "src/lib.rs")).0, "allow");
+    std::fs::write(&f, "A's version\n").unwrap();
+    let mut done = write_payload(&repo, "session-a", "src/lib.rs");
+    done["hook_event_name"] = serde_json::json!("PostToolUse");
+    event(&env, &repo, "claude-code", Some("--post-tool"), &done);
+    // The write no hook saw.
+    std::fs::write(&f, "foreign\n").unwrap();
+    let pristine = env.root().join("pristine");
+    cp(&repo, &pristine);
+    let restore = || {
+        std::fs::remove_dir_all(&repo).unwrap();
+        cp(&pristine, &repo);
+    };
+    let others = |repo: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        tree(repo)
+            .into_iter()
+            .filter(|(p, _)| {
+                p != Path::new("src/lib.rs") && !p.to_string_lossy().starts_with("src/.lib.rs.git-mas-tmp-")
+            })
+            .collect()
+    };
+    let others_before = others(&repo);
+    let payload = write_payload(&repo, "session-b", "src/money.rs").to_string();
+    let triggers = vec![Trigger::on(RENAMES), Trigger::on("?unlink,unlinkat"), Trigger::on("write")];
+    let mut rows = Vec::new();
+    let mut completed = Vec::new();
+    let swept = killpoints::sweep_fed(
+        &triggers,
+        payload.as_bytes(),
+        |_, _| {
+            restore();
+            let mut cmd = env.mas_cmd(&repo);
+            cmd.args(["gate", "--host", "claude-code"]);
+            cmd
+        },
+        |attempt: &Attempt| {
+            let point = attempt.point();
+            let mut problems = Vec::new();
+            if others(&repo) != others_before {
+                problems.push("a file the sweep does not touch changed".into());
+            }
+            let state = match std::fs::read(&f).ok().as_deref() {
+                Some(b"A's version\n") => "put back",
+                Some(b"foreign\n") => "as the write left it",
+                Some(_) => "MIXED",
+                None => "GONE",
+            };
+            if state == "MIXED" || state == "GONE" {
+                problems.push(format!("src/lib.rs is {state}"));
+            }
+            if !attempt.killed {
+                if state != "put back" {
+                    completed.push(format!("{point}: {state}"));
+                }
+                return;
+            }
+            // The next call of any session puts it back and leaves no temporary.
+            let again = fed(env.mas_cmd(&repo).args(["gate", "--host", "claude-code"]), payload.as_bytes());
+            if again.status.code() != Some(0) {
+                problems.push(format!("the next call: {}", shown(&again)));
+            }
+            if std::fs::read(&f).ok().as_deref() != Some(&b"A's version\n"[..]) {
+                problems.push("after the next call, src/lib.rs is not put back".into());
+            }
+            let temps = tree(&repo).into_iter().filter(|(p, _)| p.to_string_lossy().contains(".git-mas-tmp-")).count();
+            if temps > 0 {
+                problems.push(format!("after the next call, {temps} temporary file(s) left"));
+            }
+            problems.extend(killpoints::check_repository(&env, &repo));
+            rows.push(Row { point, held: vec![state.to_string()], left: Vec::new(), problems });
+        },
+    );
+    report("gate --host claude-code (a sweep putting back a write no hook saw)", &swept, &rows, &completed);
+}

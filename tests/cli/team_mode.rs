@@ -647,3 +647,66 @@ fn a_killed_sessions_claims_end_with_its_host_process() {
     assert!(s.agents.iter().any(|a| a.agent == m), "{:?}", s.agents);
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "c", "src/money.rs")).0, "deny");
 }
+
+/// A Claude Code post-tool payload of session `session`'s Write of `path`.
+fn write_done(repo: &Path, session: &str, path: &str) -> Value {
+    let mut v = write_payload(repo, session, path);
+    v["hook_event_name"] = json!("PostToolUse");
+    v
+}
+
+/// A write no hook saw (a background process) to a held file is put back at the next hook call
+/// of any session, with what it wrote kept and named, and both sessions told; the holder's own
+/// edit during another session's long shell call is not undone; `git mas status` sweeps too.
+#[test]
+fn a_write_no_hook_saw_is_put_back_at_the_next_hook_call_of_any_session() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let f = repo.join("src/lib.rs");
+    // A claims f and writes it (its post-tool hook records its version).
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    std::fs::write(&f, "A's version\n").unwrap();
+    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+    // A background process of B's appends to it later, with no hook running.
+    std::fs::write(&f, "A's version\nforeign line\n").unwrap();
+    // B's next call, of an unrelated file: it runs, and B is told.
+    let b = event(&env, &repo, "claude-code", None, &write_payload(&repo, "b", "src/money.rs"));
+    let told = stdout(&b);
+    assert!(!told.contains("\"deny\""), "{}", shown(&b));
+    assert!(told.contains("src/lib.rs") && told.contains("no hook saw it") && told.contains("put back"), "{told}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's version\n");
+    // What the write left is kept, named in the message.
+    let displaced = repo.join(".git/mas/held/displaced");
+    let kept: Vec<_> = std::fs::read_dir(&displaced).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(std::fs::read_to_string(&kept[0]).unwrap(), "A's version\nforeign line\n");
+    assert!(told.contains(&kept[0].display().to_string()), "{told}");
+    // A is told at its next call, which runs.
+    let a = event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/lib.rs"));
+    assert!(stdout(&a).contains("no hook saw it") && !stdout(&a).contains("\"deny\""), "{}", shown(&a));
+    std::fs::write(&f, "A's second version\n").unwrap();
+    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+
+    // A's own edit during B's long shell call stays.
+    event(&env, &repo, "claude-code", None, &bash_payload(&repo, "b", "PreToolUse"));
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    std::fs::write(&f, "A's third version\n").unwrap();
+    let b_post = event(&env, &repo, "claude-code", Some("--post-tool"), &bash_payload(&repo, "b", "PostToolUse"));
+    assert!(!stdout(&b_post).contains("src/lib.rs"), "{}", shown(&b_post));
+    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's third version\n");
+
+    // A same-size change with its time set back, seen by `git mas status`.
+    let reference = env.root().join("reference");
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c").arg(format!(
+        "cp -p {f} {r} && printf \"B's third version\\n\" > {f} && touch -r {r} {f}",
+        f = f.display(),
+        r = reference.display()
+    ));
+    assert!(sh.status().unwrap().success());
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "B's third version\n");
+    let out = env.mas(&repo, &["status"]);
+    assert!(stderr(&out).contains("no hook saw it"), "{}", shown(&out));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's third version\n");
+}

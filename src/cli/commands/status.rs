@@ -23,6 +23,7 @@ use crate::cli::{Done, Outcome};
 use git_mas::attention::board::Liveness;
 use git_mas::attention::claims::left;
 use git_mas::attention::frame::Since;
+use git_mas::attention::held_guard;
 use git_mas::attention::{denials, focus_store, frame};
 use git_mas::hosts::Host;
 use git_mas::hosts::ProcessEnv;
@@ -215,6 +216,19 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         None => None,
     };
     let board = focus_store::load_board(store, &roster, now, None)?;
+    // A write no hook saw to a held file is put back here too ([`held_guard`]).
+    if git_mas::attention::team::enabled(store)
+        && let Ok(here) = store.workdir()
+    {
+        match held_guard::step(store, here, None, held_guard::Moment::Look, &board, || Ok(Vec::new())) {
+            Ok((_, noticed)) if !noticed.is_empty() => {
+                held_guard::tell_holders(store, None, &noticed);
+                ctx.warn(&held_guard::describe(&noticed));
+            }
+            Ok(_) => {}
+            Err(e) => ctx.warn(&format!("checking the files sessions hold failed: {e}")),
+        }
+    }
     let agents = board
         .entries
         .iter()
