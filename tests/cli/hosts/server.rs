@@ -73,6 +73,14 @@ pub enum Step {
         /// Its arguments (a JSON object).
         arguments: Value,
     },
+    /// The model takes this long before it answers with `then` (the session is between calls
+    /// meanwhile, as a real model's thinking leaves it).
+    Think {
+        /// How long.
+        pause: std::time::Duration,
+        /// The call it then makes.
+        then: Box<Step>,
+    },
 }
 
 /// A scripted conversation: the tool calls, in order, then the final reply.
@@ -165,6 +173,22 @@ fn script(scenario: &Scenario, body: &Value) -> (Vec<Step>, String) {
             }
             Step::Read { path } => steps.push(Step::Read { path: fill(path, &f) }),
             Step::Mcp { tool, arguments } => steps.push(Step::Mcp { tool: tool.clone(), arguments: arguments.clone() }),
+            Step::Think { pause, then } => {
+                let inner = script(
+                    &Scenario {
+                        branches: vec![Branch {
+                            when: branch.when.clone(),
+                            steps: vec![(**then).clone()],
+                            reply: String::new(),
+                        }],
+                    },
+                    body,
+                )
+                .0;
+                for step in inner {
+                    steps.push(Step::Think { pause: *pause, then: Box::new(step) });
+                }
+            }
         }
     }
     (steps, fill(&branch.reply, &f))
@@ -586,6 +610,7 @@ fn mcp_tool<'a>(tools: &'a [Tool], tool: &str) -> Option<&'a Tool> {
 fn call_for(step: &Step, tools: &[Tool]) -> Option<Call> {
     match step {
         Step::ShellEach(_) => None,
+        Step::Think { then, .. } => call_for(then, tools),
         Step::Mcp { tool, arguments } => {
             let tool = mcp_tool(tools, tool)?;
             Some(Call::new(tool, arguments.to_string()))
@@ -649,6 +674,9 @@ fn turn(scenario: &Scenario, body: &Value, done: usize) -> Turn {
     }
     let (steps, reply) = script(scenario, body);
     let Some(step) = steps.get(done) else { return Turn::Text(reply) };
+    if let Step::Think { pause, .. } = step {
+        std::thread::sleep(*pause);
+    }
     let mut visible = advertised.clone();
     visible.extend(searched_tools(body));
     if let Some(call) = call_for(step, &visible) {

@@ -637,3 +637,76 @@ fn a_claude_code_sessions_shell_releases_its_own_claims_and_not_anothers() {
     assert_eq!(a_done.code, Some(0), "{}", context("A failed"));
     bench.save_debug();
 }
+
+/// A's and B's scripts for a write no hook saw: A claims f; B's shell starts a background write
+/// to f that lands after the call ended, waits for it elsewhere, then makes one more call.
+fn background_scenario(marks: &Marks, a: &Path, b: &Path) -> Scenario {
+    let at = |dir: &Path, p: &str| dir.join(p).display().to_string();
+    let f = at(b, F);
+    let landed = marks.path("landed");
+    // A thinks a long while after its edit: it is in no call when the write lands.
+    let a_steps = vec![
+        Step::Read { path: at(a, F) },
+        Step::Edit { path: at(a, F), old: A_OLD.into(), new: A_NEW.into() },
+        Step::Think {
+            pause: Duration::from_secs(20),
+            then: Box::new(Step::Shell(format!(
+                "timeout 600 sh -c 'until [ -e {} ]; do sleep 0.1; done'",
+                marks.path("test-done")
+            ))),
+        },
+    ];
+    // B's background write lands while B thinks, after its shell call ended.
+    let b_steps = vec![
+        // setsid: codex ends a shell call's whole process group when the call returns.
+        Step::Shell(format!(
+            "setsid sh -c \"sleep 2; echo '{CLOBBER}' >> {f}; touch {landed}\" > /dev/null 2>&1 < /dev/null &"
+        )),
+        Step::Think { pause: Duration::from_secs(5), then: Box::new(Step::Shell(NEXT_CALL.into())) },
+    ];
+    let branch = |when: &str, steps, reply: &str| Branch { when: when.into(), steps, reply: reply.into() };
+    Scenario {
+        branches: vec![branch(A_WORD, a_steps, "A is done.\nDONE"), branch(B_WORD, b_steps, "B is done.\nDONE")],
+    }
+}
+
+/// A background write of B's to A's file, landing after B's shell call ended, is put back at the
+/// next hook call (B's own here), B is told, and what it wrote is kept.
+fn background_write(kind: Kind) {
+    let (bench, envs) = TeamBench::new_with([kind, kind], Layout::OneCheckout, background_scenario);
+    let a_version = edited(&read(bench.repo.join(F)), A_OLD, A_NEW);
+    let context = |what: &str| bench.context(what);
+    let a_run = bench.start(kind, &bench.repo, A_WORD, &envs[0]);
+    // A's edit written and its post-tool hook done: A is thinking.
+    let edited = until(LIMIT, || {
+        read(bench.repo.join(F)) == a_version
+            && bench.server.log().iter().filter(|r| r.body.contains(A_WORD)).count() >= 3
+    });
+    assert!(edited, "{}", context("A never edited f"));
+    let b_run = bench.start(kind, &bench.repo, B_WORD, &envs[1]);
+    let b_done = b_run.wait_lingering(LIMIT, LINGER);
+    assert_eq!(b_done.code, Some(0), "{}", context("B failed"));
+    assert!(bench.marks.exists("landed"), "{}", context("the background write never landed"));
+    assert_eq!(read(bench.repo.join(F)), a_version, "{}", context("f is not A's after B's next call"));
+    let told = bench.conversation(B_WORD);
+    assert!(told.contains("no hook saw it") && told.contains(F), "{}", context("B was not told"));
+    let kept = bench.repo.join(".git/mas/held/displaced");
+    let kept: Vec<String> =
+        std::fs::read_dir(kept).map(|d| d.flatten().map(|e| read(e.path())).collect()).unwrap_or_default();
+    assert!(kept.iter().any(|k| k.contains(CLOBBER)), "{}", context("the background write's bytes were not kept"));
+    std::fs::write(bench.marks.dir.join("test-done"), "").unwrap();
+    let a_done = a_run.wait_lingering(LIMIT, LINGER);
+    assert_eq!(a_done.code, Some(0), "{}", context("A failed"));
+    assert_eq!(read(bench.repo.join(F)), a_version, "{}", context("f is not A's at the end"));
+    bench.save_debug();
+}
+
+#[test]
+fn a_claude_code_sessions_background_write_is_put_back_at_the_next_call() {
+    background_write(CLAUDE);
+}
+
+#[test]
+fn a_codex_sessions_background_write_is_put_back_at_the_next_call() {
+    background_write(CODEX);
+}
