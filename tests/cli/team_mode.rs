@@ -710,3 +710,18 @@ fn a_write_no_hook_saw_is_put_back_at_the_next_hook_call_of_any_session() {
     assert!(stderr(&out).contains("no hook saw it"), "{}", shown(&out));
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's third version\n");
 }
+
+/// A session refused before it holds anything is shown waiting, with every refusal counted.
+#[test]
+fn status_counts_every_refusal_of_a_session_that_holds_nothing() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    for _ in 0..12 {
+        assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs")).0, "deny");
+    }
+    let human = env.mas_ok(&repo, &["status"]);
+    let b = format!("alice.claude{}", session_suffix("b"));
+    assert!(human.contains(&format!("{b}: holds nothing")), "{human}");
+    assert!(human.contains("for src/lib.rs: refused 12 times"), "{human}");
+}

@@ -495,6 +495,24 @@ fn human(s: &StatusOut) -> String {
             );
         }
     }
+    // Sessions refused before they held anything are waiting too.
+    let mut idle: Vec<&str> =
+        s.waiting.iter().map(|w| w.agent.as_str()).filter(|w| !s.agents.iter().any(|a| a.agent == *w)).collect();
+    idle.dedup();
+    for agent in idle {
+        let _ = writeln!(o, "  {agent}: holds nothing");
+        for w in s.waiting.iter().filter(|w| w.agent == agent) {
+            let _ = writeln!(
+                o,
+                "    waits on {} for {}: refused {} time{}, first {}",
+                w.holder,
+                w.file,
+                w.times,
+                if w.times == 1 { "" } else { "s" },
+                ago(s.now, w.since)
+            );
+        }
+    }
     if !s.runs.is_empty() {
         let _ = writeln!(o, "runs       {} in progress", s.runs.len());
         for r in &s.runs {
