@@ -725,3 +725,40 @@ fn status_counts_every_refusal_of_a_session_that_holds_nothing() {
     assert!(human.contains(&format!("{b}: holds nothing")), "{human}");
     assert!(human.contains("for src/lib.rs: refused 12 times"), "{human}");
 }
+
+/// A commit made with --no-verify (no receipt) that holds another session's file: `git mas
+/// check` lists it as blocked, naming the session that held the file when it was committed.
+#[test]
+fn check_names_the_holder_at_the_commits_time_of_a_no_verify_commit() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/money.rs")).0, "allow");
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    std::fs::write(repo.join("src/lib.rs"), "A's change\n").unwrap();
+    std::fs::write(repo.join("src/money.rs"), "B's change\n").unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let date = format!("{now} +0000");
+    let out = env
+        .git_cmd(&repo)
+        .args(["commit", "-q", "--no-verify", "-am", "took both"])
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", shown(&out));
+    let out = env.mas(&repo, &["check", "HEAD~1..HEAD", "--json"]);
+    assert_ne!(out.status.code(), Some(0), "{}", shown(&out));
+    let a = format!("alice.claude{}", session_suffix("a"));
+    let b = format!("alice.claude{}", session_suffix("b"));
+    let text = stdout(&out);
+    assert!(text.contains(&a) && text.contains("src/lib.rs"), "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let blocks = v.pointer("/commits/0/verdict/blocks").and_then(Value::as_array).cloned().unwrap_or_default();
+    let holders: Vec<(String, String)> = blocks
+        .iter()
+        .map(|b| (b["target"].as_str().unwrap_or("").to_string(), b["holder"].as_str().unwrap_or("").to_string()))
+        .collect();
+    assert!(holders.contains(&("src/lib.rs".to_string(), a.clone())), "{holders:?} {text}");
+    // B's own file is listed too: without a receipt the commit names no committer.
+    assert!(holders.contains(&("src/money.rs".to_string(), b)), "{holders:?} {text}");
+}
