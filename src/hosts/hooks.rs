@@ -82,9 +82,10 @@
 //!   checked, and the holder's file stayed deleted). So the post-tool check is registered under
 //!   both ([`Stage::PostToolFailure`]), and its answer to the failure event names that event
 //!   (`hookSpecificOutput.additionalContext`, which Claude Code hands the model with the failed
-//!   call). Cursor and goose document the same split and get the same entry. Codex runs its
-//!   `PostToolUse` for a shell command whatever its exit code (the team-mode host test's failing
-//!   call was checked there).
+//!   call). Cursor and goose document the same split and get the same entry. Codex 0.171.0, copilot
+//!   1.0.102, gemini 0.61.0 and opencode 1.18.33 run their post-tool event for a shell command
+//!   whatever its exit code: the team-mode host tests' failing calls (`chmod 000 f; exit 1`, then
+//!   `rm -f f; exit 1` as the last call) were put back there, 2026-12-05.
 //!
 //! - Gemini compares a `SessionEnd` entry's matcher with the reason as a plain string (not a
 //!   regular expression): an entry with the matcher `.*` never ran; one without a matcher did.

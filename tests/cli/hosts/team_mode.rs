@@ -710,3 +710,18 @@ fn a_claude_code_sessions_background_write_is_put_back_at_the_next_call() {
 fn a_codex_sessions_background_write_is_put_back_at_the_next_call() {
     background_write(CODEX);
 }
+
+#[test]
+fn copilots_failing_shell_calls_are_put_back_and_the_next_call_runs() {
+    failing_calls(COPILOT);
+}
+
+#[test]
+fn geminis_failing_shell_calls_are_put_back_and_the_next_call_runs() {
+    failing_calls(GEMINI);
+}
+
+#[test]
+fn opencodes_failing_shell_calls_are_put_back_and_the_next_call_runs() {
+    failing_calls(OPENCODE);
+}
