@@ -181,6 +181,14 @@ pub enum TrailProblem {
         /// The signer.
         agent: String,
     },
+    /// The change adds an entry named like a session of another entry, with another key (its key
+    /// would sign as that member's session): refused whoever signed.
+    Impostor {
+        /// The entry.
+        name: String,
+        /// The member whose session's shape it has.
+        member: String,
+    },
 }
 
 impl fmt::Display for TrailProblem {
@@ -209,6 +217,9 @@ impl fmt::Display for TrailProblem {
             TrailProblem::WrongKey { agent } => {
                 write!(f, "wrong-key: the signature does not verify under '{agent}''s key on the parent's roster")
             }
+            TrailProblem::Impostor { name, member } => {
+                write!(f, "impostor: '{name}' is named like a session of '{member}' but carries another key")
+            }
         }
     }
 }
@@ -229,6 +240,8 @@ pub enum TrailStatus {
     Off,
     /// No valid trail.
     Unsigned,
+    /// An entry named like another member's session ([`TrailProblem::Impostor`]).
+    Refused,
 }
 
 /// The judgment of one commit's roster change.
@@ -251,7 +264,7 @@ pub struct RosterTrail {
 impl RosterTrail {
     /// Whether the commit is listed for it.
     pub fn listed(&self) -> bool {
-        self.status == TrailStatus::Unsigned
+        matches!(self.status, TrailStatus::Unsigned | TrailStatus::Refused)
     }
 }
 
@@ -265,6 +278,21 @@ pub fn judge(change: &RosterChange, trailers: &[String], required: bool) -> Rost
         signed_by: None,
         problems: Vec::new(),
     };
+    // Whatever the trail: an entry named like another entry's session under another key.
+    let impostors: Vec<TrailProblem> = change
+        .after
+        .iter()
+        .filter_map(|(name, did)| {
+            let member = super::session::principal_of(name)?;
+            let (_, owner) = change.after.iter().find(|(n, _)| n == member)?;
+            (owner != did).then(|| TrailProblem::Impostor { name: name.clone(), member: member.to_string() })
+        })
+        .collect();
+    if !impostors.is_empty() {
+        out.status = TrailStatus::Refused;
+        out.problems = impostors;
+        return out;
+    }
     if !required {
         out.status = TrailStatus::Off;
         return out;

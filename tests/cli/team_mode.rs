@@ -578,6 +578,11 @@ fn a_roster_name_shaped_like_another_members_session_is_refused() {
     let bob_did = roster.lines().find_map(|l| l.strip_prefix("bob ")).unwrap().to_string();
     std::fs::write(repo.join(".mas/roster"), format!("{roster}{session} {bob_did}\n")).unwrap();
     env.git_quiet_ok(&repo, &["commit", "--quiet", "--no-verify", "-am", "impostor"]);
+    // `git mas check` lists the roster change, whoever signed it.
+    let checked = env.mas(&repo, &["check", "HEAD~1..HEAD"]);
+    assert_ne!(checked.status.code(), Some(0), "{}", shown(&checked));
+    let said = format!("{}{}", stdout(&checked), stderr(&checked));
+    assert!(said.contains(&format!("impostor: '{session}' is named like a session of 'alice'")), "{said}");
     let listed = env.mas(&repo, &["focus", "list", "--json"]);
     assert!(stderr(&listed).contains("is refused"), "{}", shown(&listed));
     let board: crate::json::focus::FocusListOut = serde_json::from_slice(&listed.stdout).unwrap();
