@@ -245,7 +245,9 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
         });
     }
     if !args.output.json {
-        for note in hosts.iter().flat_map(|h| h.notes.iter().map(move |n| (h, n))) {
+        // A host whose trust files say it loads the hook needs no word on how to trust it.
+        let loaded = |h: &HostHookOut| h.effect.as_ref().is_some_and(|e| e.loaded);
+        for note in hosts.iter().filter(|h| !loaded(h)).flat_map(|h| h.notes.iter().map(move |n| (h, n))) {
             ctx.ui().hint(&format!("{}: {}", note.0.host, note.1));
         }
         for h in &hosts {
@@ -264,6 +266,7 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
                     Some(e) if f.state == FileState::Installed && !e.loaded => {
                         format!("installed, not loaded: {}", e.reason)
                     }
+                    Some(e) if f.state == FileState::Installed => format!("installed, loaded: {}", e.reason),
                     _ => f.state.label().to_string(),
                 };
                 let _ = writeln!(text, "{:<12} {:<14} {}", h.host, state, f.path.display());

@@ -89,6 +89,9 @@ fn codex_with_the_hook_trusted_by_install_is_refused_a_held_file() {
     let effect = status(&bench).hosts[0].effect.clone().expect("codex's trust is read");
     assert!(effect.loaded && effect.remedy.is_none(), "{effect:?}");
     assert_eq!(effect.reason, "project and hooks trusted by codex");
+    // The human view says it is loaded.
+    let said = bench.team.here(&bench.team.repo, &["hooks", "status", "--host", "codex"]);
+    assert!(said.contains("installed, loaded: project and hooks trusted by codex"), "{said}");
 
     let before = std::fs::read(bench.team.repo.join(HELD)).unwrap();
     let run = run_codex(&bench);
