@@ -112,6 +112,15 @@ pub fn forget(store: &Store, agent: &str) {
     }
 }
 
+/// Whether `pid` has ended and waits only to be reaped (a killed host whose parent has not yet
+/// collected it still has a `/proc` entry).
+fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|t| t.rfind(')').map(|i| t[i + 1..].trim_start().starts_with(['Z', 'X'])))
+        .unwrap_or(false)
+}
+
 /// Where each session's host process is kept, one file per agent: `<pid>-<start time>`.
 fn hosts_dir(store: &Store) -> PathBuf {
     store.common_dir().join("mas").join("hosts")
@@ -155,7 +164,7 @@ pub fn gone(store: &Store) -> std::collections::BTreeSet<String> {
             let text = std::fs::read_to_string(e.path()).ok()?;
             let (pid, start) = text.trim().split_once('-')?;
             let (pid, start) = (pid.parse::<u32>().ok()?, start.parse::<u64>().ok()?);
-            let alive = stat(pid).is_some_and(|(_, s)| s == start);
+            let alive = stat(pid).is_some_and(|(_, s)| s == start) && !zombie(pid);
             (!alive).then_some(agent)
         })
         .collect()

@@ -725,3 +725,53 @@ fn geminis_failing_shell_calls_are_put_back_and_the_next_call_runs() {
 fn opencodes_failing_shell_calls_are_put_back_and_the_next_call_runs() {
     failing_calls(OPENCODE);
 }
+
+/// A's script when its host is to be killed: it claims f, then waits in a shell call.
+fn killed_scenario(marks: &Marks, a: &Path, _b: &Path) -> Scenario {
+    let at = |dir: &Path, p: &str| dir.join(p).display().to_string();
+    let a_steps = vec![
+        Step::Read { path: at(a, F) },
+        Step::Edit { path: at(a, F), old: A_OLD.into(), new: A_NEW.into() },
+        Step::Shell(format!("timeout 600 sh -c 'until [ -e {} ]; do sleep 0.1; done'", marks.path("never"))),
+    ];
+    Scenario { branches: vec![Branch { when: A_WORD.into(), steps: a_steps, reply: "A is done.\nDONE".into() }] }
+}
+
+/// A host SIGKILLed mid-session runs no session-end hook: its session's claims end with its
+/// process at once, `status` says "process gone", and another session may edit the file.
+#[test]
+fn a_killed_claude_code_sessions_claims_end_with_its_process() {
+    use crate::json::status::StatusOut;
+    use crate::team_mode::{hook, write_payload};
+    let (bench, envs) = TeamBench::new_with([CLAUDE, CLAUDE], Layout::OneCheckout, killed_scenario);
+    let context = |what: &str| bench.context(what);
+    let a_version = edited(&read(bench.repo.join(F)), A_OLD, A_NEW);
+    let a_run = bench.start(CLAUDE, &bench.repo, A_WORD, &envs[0]);
+    let waiting = until(LIMIT, || {
+        read(bench.repo.join(F)) == a_version
+            && bench.server.log().iter().filter(|r| r.body.contains(A_WORD)).count() >= 3
+    });
+    assert!(waiting, "{}", context("A never edited f"));
+    let a_agent = bench.live().into_iter().find(|(_, t)| t.iter().any(|x| x == F)).map(|(a, _)| a);
+    let a_agent = a_agent.unwrap_or_else(|| panic!("{}", context("nobody holds f")));
+    assert_eq!(hook(&bench.env, &bench.repo, &write_payload(&bench.repo, "z", F)).0, "deny", "A runs");
+    drop(a_run); // SIGKILL to A's whole process group
+    let status = || -> (String, StatusOut) {
+        let out = bench.env.mas_ok(&bench.repo, &["status", "--json"]);
+        let s = serde_json::from_str(&out).unwrap();
+        (out, s)
+    };
+    // The host's process is gone once the kernel has reaped it (its parent, killed too, may take
+    // a moment to be).
+    assert!(until(LINGER, || !status().1.process_gone.is_empty()), "{}", context("A's process never counted as gone"));
+    let (out, s) = status();
+    assert!(s.agents.iter().all(|a| a.agent != a_agent), "{out}");
+    assert!(s.process_gone.iter().any(|g| g.agent == a_agent), "{out}");
+    assert_eq!(
+        hook(&bench.env, &bench.repo, &write_payload(&bench.repo, "z", F)).0,
+        "allow",
+        "{}",
+        context("A's claim outlived A")
+    );
+    bench.save_debug();
+}
