@@ -2,7 +2,7 @@
 //! pinned), and the answer to its edit ([`git_mas::attention::team`]).
 
 use super::context::Context;
-use super::error::CliError;
+use super::error::{CliError, Kind};
 use super::inputs::{InputArgs, read_inputs};
 use git_mas::attention::edit_gate;
 use git_mas::attention::focus_store;
@@ -237,29 +237,22 @@ fn settle(ctx: &Context, caller: &str) -> Vec<String> {
     let Ok(store) = ctx.store() else { return Vec::new() };
     let mut told = shell_guard::take_notice(store, caller).into_iter().collect::<Vec<_>>();
     let Ok(here) = store.workdir() else { return told };
-    match guarded(ctx, store, here, caller, Moment::Before) {
+    match guarded(store, here, caller, Moment::Before) {
         Ok(mut more) => told.append(&mut more),
-        Err(e) => told.push(format!("git mas gate: checking the files other sessions hold failed: {}", e.message())),
+        Err(e) => told.push(format!("git mas gate: {}", e.render(false).trim_end().trim_start_matches("Error: "))),
     }
     told
 }
 
 /// The held files' guard at `moment` of `caller`'s call ([`held_guard::step`]), with the pending
 /// shell check run inside it: what the caller is told (the holders are told at their next call).
-fn guarded(
-    ctx: &Context,
-    store: &Store,
-    here: &std::path::Path,
-    caller: &str,
-    moment: Moment,
-) -> Result<Vec<String>, CliError> {
+fn guarded(store: &Store, here: &std::path::Path, caller: &str, moment: Moment) -> Result<Vec<String>, CliError> {
     let pending = shell_guard::pending(store, caller);
     let roster = store.roster()?;
     let board = focus_store::load_live_board(store, &roster, now_secs(), None, Some(caller))?;
     let check = || if pending { shell_guard::check(store, here, caller) } else { Ok(Vec::new()) };
     let (restored, noticed) = held_guard::step(store, here, Some(caller), moment, &board, check)
-        .map_err(|e| CliError::user(format!("checking the files other sessions hold failed: {e}")))?;
-    let _ = ctx;
+        .map_err(|e| CliError::with_message(Kind::User, "checking the files other sessions hold failed", e))?;
     let mut told = Vec::new();
     if !restored.is_empty() {
         tell_holders(store, caller, &restored);
@@ -379,7 +372,7 @@ fn git_refusal(
 /// where the host shows it to the agent ([`reply::post_tool`]), else at its next pre-tool call.
 pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply>, CliError> {
     let Some((caller, store)) = event_caller(ctx, host, bytes)? else { return Ok(None) };
-    let told = guarded(ctx, store, store.workdir()?, &caller, Moment::After)?;
+    let told = guarded(store, store.workdir()?, &caller, Moment::After)?;
     if told.is_empty() {
         return Ok(None);
     }

@@ -538,15 +538,13 @@ fn a_session_end_killed_at_any_instant_releases_whole_or_not_at_all() {
 /// hook call puts it back and leaves no temporary.
 #[test]
 fn a_sweep_killed_at_any_instant_puts_back_whole_or_leaves_it_for_the_next_call() {
-    use crate::team_mode::event;
+    use crate::team_mode::{event, write_done};
     let env = TestEnv::new();
     let repo = team_repo(&env);
     let f = repo.join("src/lib.rs");
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "session-a", "src/lib.rs")).0, "allow");
     std::fs::write(&f, "A's version\n").unwrap();
-    let mut done = write_payload(&repo, "session-a", "src/lib.rs");
-    done["hook_event_name"] = serde_json::json!("PostToolUse");
-    event(&env, &repo, "claude-code", Some("--post-tool"), &done);
+    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "session-a", "src/lib.rs"));
     // The write no hook saw.
     std::fs::write(&f, "foreign\n").unwrap();
     let pristine = env.root().join("pristine");

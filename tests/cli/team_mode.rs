@@ -654,7 +654,7 @@ fn a_killed_sessions_claims_end_with_its_host_process() {
 }
 
 /// A Claude Code post-tool payload of session `session`'s Write of `path`.
-fn write_done(repo: &Path, session: &str, path: &str) -> Value {
+pub fn write_done(repo: &Path, session: &str, path: &str) -> Value {
     let mut v = write_payload(repo, session, path);
     v["hook_event_name"] = json!("PostToolUse");
     v

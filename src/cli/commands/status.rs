@@ -432,6 +432,21 @@ fn ago(now: u64, then: u64) -> String {
     format!("{amount} ago")
 }
 
+/// The lines saying whom `agent` waits on.
+fn waits(o: &mut String, s: &StatusOut, agent: &str) {
+    for w in s.waiting.iter().filter(|w| w.agent == agent) {
+        let _ = writeln!(
+            o,
+            "    waits on {} for {}: refused {} time{}, first {}",
+            w.holder,
+            w.file,
+            w.times,
+            if w.times == 1 { "" } else { "s" },
+            ago(s.now, w.since)
+        );
+    }
+}
+
 fn human(s: &StatusOut) -> String {
     let mut o = String::new();
     match &s.frame {
@@ -483,17 +498,7 @@ fn human(s: &StatusOut) -> String {
             left(a.expires_at.saturating_sub(s.now)),
             ago(s.now, a.last_activity),
         );
-        for w in s.waiting.iter().filter(|w| w.agent == a.agent) {
-            let _ = writeln!(
-                o,
-                "    waits on {} for {}: refused {} time{}, first {}",
-                w.holder,
-                w.file,
-                w.times,
-                if w.times == 1 { "" } else { "s" },
-                ago(s.now, w.since)
-            );
-        }
+        waits(&mut o, s, &a.agent);
     }
     // Sessions refused before they held anything are waiting too.
     let mut idle: Vec<&str> =
@@ -501,17 +506,7 @@ fn human(s: &StatusOut) -> String {
     idle.dedup();
     for agent in idle {
         let _ = writeln!(o, "  {agent}: holds nothing");
-        for w in s.waiting.iter().filter(|w| w.agent == agent) {
-            let _ = writeln!(
-                o,
-                "    waits on {} for {}: refused {} time{}, first {}",
-                w.holder,
-                w.file,
-                w.times,
-                if w.times == 1 { "" } else { "s" },
-                ago(s.now, w.since)
-            );
-        }
+        waits(&mut o, s, agent);
     }
     if !s.runs.is_empty() {
         let _ = writeln!(o, "runs       {} in progress", s.runs.len());
