@@ -40,13 +40,21 @@ pub fn sweep_snapshots(git_dir: &Path) -> Vec<PathBuf> {
 /// files that are not ignored, deletions — written to the object database without touching the
 /// worktree's index: the index is copied to a temporary file (so unchanged files are not hashed
 /// again), `git add -A` and `git write-tree` run against the copy, and the copy is removed.
+///
+/// The copy keeps the index's modification time ([`copy_index`]). git trusts an entry whose file
+/// still has the size and modification time recorded in the index, except a *racily clean* one: a
+/// file modified in the same second as the index was written (or later) may have changed again
+/// within that second without its stat data showing it, so git compares such a file's content.
+/// Which entries are racy is judged against the index file's own modification time; a copy with
+/// a fresh time would make every one of them look safely old, and an edit that kept a file's size,
+/// made in the second the worktree was checked out, would be missing from the tree.
 pub fn worktree_tree(workdir: &Path) -> Result<ObjectId, PoolError> {
     let git_dir = PathBuf::from(git(workdir, &["rev-parse", "--absolute-git-dir"])?);
     sweep_snapshots(&git_dir);
     let temp = TempFile(git_dir.join(format!("{}.index", super::owned_name(SNAPSHOT_PREFIX))));
     let real = git_dir.join("index");
     if real.exists() {
-        std::fs::copy(&real, &temp.0).map_err(io_err(&real))?;
+        copy_index(&real, &temp.0)?;
     }
     let with_temp_index = || {
         let mut cmd = git_command(workdir);
@@ -56,6 +64,21 @@ pub fn worktree_tree(workdir: &Path) -> Result<ObjectId, PoolError> {
     run_git(with_temp_index(), &["add", "-A", "--", "."])?;
     let tree = run_git(with_temp_index(), &["write-tree"])?;
     ObjectId::from_hex(tree.trim().as_bytes()).map_err(|_| PoolError::WriteTreeOutput { printed: tree.clone() })
+}
+
+/// Copies the index `from` to `to` with `from`'s access and modification times (to the
+/// nanosecond), read before the copy: were the index rewritten in between, the copy would carry an
+/// older time than its content, which only makes git compare more files, never fewer.
+pub fn copy_index(from: &Path, to: &Path) -> Result<(), PoolError> {
+    let meta = std::fs::metadata(from).map_err(io_err(from))?;
+    std::fs::copy(from, to).map_err(io_err(from))?;
+    let mut times = std::fs::FileTimes::new().set_modified(meta.modified().map_err(io_err(from))?);
+    if let Ok(accessed) = meta.accessed() {
+        times = times.set_accessed(accessed);
+    }
+    let file = std::fs::OpenOptions::new().write(true).open(to).map_err(io_err(to))?;
+    file.set_times(times).map_err(io_err(to))?;
+    Ok(())
 }
 
 /// The total size in bytes of the blobs in `tree` (recursively).
@@ -108,4 +131,63 @@ pub fn tree_of(store: &Store, commit: ObjectId) -> Result<ObjectId, PoolError> {
         source: Box::new(e),
     })?;
     Ok(tree.detach())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt as _;
+    use std::time::Duration;
+
+    fn run(dir: &Path, args: &[&str]) -> String {
+        let out =
+            git_command(dir).args(["-c", "user.name=t", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The reproduction, a hundred times: a worktree checked out, a file edited to new
+    /// content of the same size in the second the checkout wrote its index, the snapshot taken
+    /// once that second has passed. A copy of the index with a fresh time missed such edits.
+    #[test]
+    fn an_edit_that_keeps_the_size_in_the_checkouts_second_is_in_the_snapshot_every_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        run(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("f.txt"), "version 0\n").unwrap();
+        std::fs::write(repo.join("g.txt"), "unchanged\n").unwrap();
+        run(&repo, &["add", "."]);
+        run(&repo, &["commit", "-qm", "base"]);
+        let mut racy = Vec::new();
+        let mut attempts = 0;
+        while racy.len() < 100 {
+            attempts += 1;
+            assert!(attempts < 400, "only {} of {attempts} checkouts were edited in their own second", racy.len());
+            let w = tmp.path().join(format!("w{attempts}"));
+            run(&repo, &["worktree", "add", "-q", "--detach", w.to_str().unwrap()]);
+            std::fs::write(w.join("f.txt"), "version 1\n").unwrap();
+            let index = repo.join(".git/worktrees").join(format!("w{attempts}")).join("index");
+            let (index, file) = (std::fs::metadata(index).unwrap(), std::fs::metadata(w.join("f.txt")).unwrap());
+            // Only an edit in the index's own second is racy; one that fell into the next second
+            // shows in its stat data anyway.
+            if index.mtime() == file.mtime() {
+                racy.push(w);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        std::fs::write(tmp.path().join("edited"), "version 1\n").unwrap();
+        let want = run(&repo, &["hash-object", tmp.path().join("edited").to_str().unwrap()]);
+        let mut missed = Vec::new();
+        for w in &racy {
+            let tree = worktree_tree(w).unwrap();
+            let blob = run(w, &["rev-parse", &format!("{tree}:f.txt")]);
+            if blob != want {
+                missed.push(format!("{} {blob} != {want}", w.display()));
+            }
+            // The worktree's own index is left as it was.
+            assert_eq!(run(w, &["diff", "--cached", "--name-only"]), "", "{}", w.display());
+        }
+        assert!(missed.is_empty(), "{} of {} snapshots missed the edit: {missed:?}", missed.len(), racy.len());
+    }
 }

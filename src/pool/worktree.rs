@@ -149,9 +149,16 @@ pub struct Unproposed {
 }
 
 /// The changes in a worktree that the agent's current proposal does not hold (`None`: nothing would
-/// be lost).
+/// be lost). Nothing would be lost only when the worktree's content is exactly the agent's
+/// proposal, the tree the run landed, or — with no proposal — the run's base; the content is read
+/// as a proposal reads it ([`proposal::worktree_tree`], which misses no racily clean edit).
 pub fn unproposed(store: &Store, meta: &RunMeta, w: &AgentWorktree) -> Result<Option<Unproposed>, PoolError> {
     let now = proposal::worktree_tree(&w.path)?;
+    if let crate::devrun::Phase::Landed { landing, .. } = &meta.phase
+        && parse_id(&landing.tree) == Some(now)
+    {
+        return Ok(None);
+    }
     let (against_name, against) = match store.tip(&proposal_ref(&meta.def.id, &w.agent))? {
         Some(commit) => (format!("{}'s proposal", w.agent), proposal::tree_of(store, commit)?),
         None => ("the run's base".to_string(), proposal::tree_of(store, meta.def.base_id()?)?),

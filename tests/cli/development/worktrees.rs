@@ -73,3 +73,40 @@ fn removing_a_worktree_refuses_to_discard_unproposed_changes() {
     let out = team.as_agent(&team.repo, "alice", &["worktree", "remove", "alice"]);
     assert_refused(&team, out, 1, "has no worktree", &team.refs());
 }
+
+/// An edit that keeps a file's size, made in the second the worktree was checked out, is in the
+/// proposal once that second has passed, and the worktree holding exactly the proposal is then
+/// removed without --force (a copy of the index with a fresh time missed the edit, and removing the
+/// worktree lost it).
+#[test]
+fn a_same_second_same_size_edit_is_proposed_and_the_worktree_goes_only_when_nothing_is_lost() {
+    let team = Team::new(&["alice", "bob"]);
+    let run = team.start("alice", &["--id", "r1"]);
+    let original = std::fs::read_to_string(team.repo.join("src/money.rs")).unwrap();
+    let edited = original.replacen('0', "1", 1);
+    assert_ne!(edited, original);
+    assert_eq!(edited.len(), original.len());
+    let mut racy = None;
+    for _ in 0..20 {
+        let wt = PathBuf::from(team.ok(&team.repo, "alice", &["worktree", "add", "alice", "--run", &run]).trim());
+        std::fs::write(wt.join("src/money.rs"), &edited).unwrap();
+        let index = PathBuf::from(team.env.git(&wt, &["rev-parse", "--absolute-git-dir"])).join("index");
+        let second = |p: &Path| {
+            std::fs::metadata(p).unwrap().modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+        };
+        if second(&index) == second(&wt.join("src/money.rs")) {
+            racy = Some(wt);
+            break;
+        }
+        team.quiet_ok(&team.repo, "alice", &["worktree", "remove", "alice", "--force"]);
+    }
+    let wt = racy.expect("an edit in the checkout's own second");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    team.here_quiet_ok(&wt, &["propose", "-m", "one digit"]);
+    let proposed = team.git(&["show", "refs/mas/runs/r1/proposals/alice:src/money.rs"]);
+    assert_eq!(proposed, edited.trim_end(), "the proposal misses the edit");
+    // The worktree holds exactly the proposal: removed without --force, nothing discarded.
+    let json: crate::json::worktree::RemovedOut = team.json_as(&team.repo, "alice", &["worktree", "remove", "alice"]);
+    assert!(json.discarded.is_none(), "{:?}", json.discarded);
+    assert!(!wt.exists());
+}
