@@ -97,6 +97,9 @@ pub enum DoctorError {
     /// Reading refs failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The checkouts a landing owes an update could not be read.
+    #[error("cannot read the checkouts of the integration branch")]
+    Checkout(#[source] Box<crate::pool::PoolError>),
     /// A directory could not be listed.
     #[error("cannot list {}", path.display())]
     Io {
@@ -124,6 +127,9 @@ pub enum DebrisKind {
     ObjectTemp,
     /// A host installer's temporary (`.<name>.git-mas-<pid>.tmp`), renamed over a settings file.
     InstallTemp,
+    /// A worktree's `index.lock` (git's): stale when no process has it open
+    /// ([`crate::pool::lockfile`]), whatever its age.
+    IndexLock,
 }
 
 /// One lock file or temporary file found.
@@ -477,6 +483,30 @@ fn locks_under(dir: &Path, now: SystemTime, out: &mut Vec<Debris>) -> Result<(),
 }
 
 /// The git dirs of every worktree of the repository: the common dir (the main worktree's) and
+/// A worktree's `index.lock`, when there is one (`dir`: its git dir).
+fn index_lock_in(dir: &Path, now: SystemTime) -> Option<Debris> {
+    let path = crate::pool::lockfile::index_lock(dir);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    let (stale, why) = match crate::pool::lockfile::state(&path) {
+        crate::pool::lockfile::LockState::Absent => return None,
+        crate::pool::lockfile::LockState::Held { pid: 0 } => (false, "git took it again while it was looked at".into()),
+        crate::pool::lockfile::LockState::Held { pid } => (false, format!("process {pid} has it open")),
+        crate::pool::lockfile::LockState::Stale => (
+            true,
+            "no process has it open: a killed git left it, and every git command that writes this index fails on it"
+                .into(),
+        ),
+    };
+    Some(Debris {
+        kind: DebrisKind::IndexLock,
+        path,
+        age_secs: age_of(&meta, now).as_secs(),
+        owner_pid: None,
+        stale,
+        why,
+    })
+}
+
 /// `<common>/worktrees/*`.
 fn worktree_git_dirs(common: &Path) -> Vec<PathBuf> {
     let mut dirs = vec![common.to_path_buf()];
@@ -531,6 +561,26 @@ pub fn half_finished_operations(store: &Store) -> Result<(Vec<HalfFinished>, usi
             }
             _ => {}
         }
+    }
+    for p in crate::ops::land::checkout::pending(store).map_err(|e| DoctorError::Checkout(Box::new(e)))? {
+        let lock = match p.index_lock {
+            crate::pool::lockfile::LockState::Stale => "; a killed git left its index.lock",
+            crate::pool::lockfile::LockState::Held { .. } => "; a running git holds its index.lock",
+            crate::pool::lockfile::LockState::Absent => "",
+        };
+        out.push(HalfFinished {
+            run: p.run.clone(),
+            operation: "checkout update".into(),
+            detail: format!(
+                "{} is at {} (run {} landed), but the checkout at {} was not brought from {} to it{lock}",
+                store.integration_branch(),
+                p.commit,
+                p.run,
+                p.path.display(),
+                p.previous
+            ),
+            remedy: format!("git mas land {} (or git mas doctor --fix)", p.run),
+        });
     }
     Ok((out, runs.len()))
 }
@@ -590,6 +640,9 @@ pub fn examine(
             locks.push(lock_debris(path, &meta, now));
         }
     }
+    for dir in worktree_git_dirs(common) {
+        locks.extend(index_lock_in(&dir, now));
+    }
     let mut temp_files = Vec::new();
     for dir in worktree_git_dirs(common) {
         temp_files.extend(snapshot_indexes_in(&dir, now));
@@ -621,6 +674,16 @@ pub fn fix(findings: &Findings, now: SystemTime) -> Repairs {
         let Ok(meta) = std::fs::symlink_metadata(&d.path) else { continue };
         let still_stale = match d.kind {
             DebrisKind::Lock => age_of(&meta, now) > STALE_LOCK_AFTER,
+            DebrisKind::IndexLock => {
+                // Judged and removed in one step, so that a git that took the lock since is never
+                // robbed of it.
+                match crate::pool::lockfile::clear_stale(&d.path) {
+                    Ok(crate::pool::lockfile::LockState::Stale) => repairs.removed.push(d.clone()),
+                    Ok(_) => {}
+                    Err(e) => repairs.failed.push((d.clone(), e.to_string())),
+                }
+                continue;
+            }
             DebrisKind::CacheTemp => age_of(&meta, now) > STALE_CACHE_TEMP_AFTER,
             DebrisKind::ObjectTemp => age_of(&meta, now) > STALE_OBJECT_TEMP_AFTER,
             DebrisKind::SnapshotIndex | DebrisKind::CheckDir | DebrisKind::InstallTemp => {

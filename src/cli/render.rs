@@ -13,14 +13,10 @@ pub fn short(id: &str) -> &str {
 
 /// What a recovery did, in words (`None`: nothing worth saying).
 pub fn describe_recovery(r: &git_mas::ops::land::commit::Recovery) -> Option<String> {
-    use git_mas::ops::land::commit::{RecoveryState, Step};
+    use git_mas::ops::land::commit::RecoveryState;
     let mut lines = Vec::new();
     for step in &r.done {
-        lines.push(match step {
-            Step::MovedBranch { branch, from, to } => format!("moved {branch} from {} to {}", short(from), short(to)),
-            Step::CreatedLanded { refname, record } => format!("created {refname} at {}", short(record)),
-            Step::UpdatedCheckout { path } => format!("updated the checkout at {}", path.display()),
-        });
+        lines.push(describe_step(step));
     }
     for s in &r.stuck {
         match &s.path {
@@ -45,6 +41,26 @@ pub fn describe_recovery(r: &git_mas::ops::land::commit::Recovery) -> Option<Str
         text.push_str(&l);
     }
     Some(text)
+}
+
+/// One step of a landing's recovery, in words.
+pub fn describe_step(step: &git_mas::ops::land::commit::Step) -> String {
+    use git_mas::ops::land::commit::Step;
+    match step {
+        Step::MovedBranch { branch, from, to } => format!("moved {branch} from {} to {}", short(from), short(to)),
+        Step::CreatedLanded { refname, record } => format!("created {refname} at {}", short(record)),
+        Step::UpdatedCheckout { path } => format!("updated the checkout at {}", path.display()),
+        Step::RemovedIndexLock { path } => {
+            format!("removed {}, which a killed git left (no process held it)", path.display())
+        }
+        Step::KeptAside { path, kept } => {
+            format!(
+                "{} held changes made after the landing was interrupted: kept at {}",
+                path.display(),
+                kept.display()
+            )
+        }
+    }
 }
 
 /// A run's phase in words.

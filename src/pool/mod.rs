@@ -13,6 +13,7 @@
 //! index where an index is needed, so no user's index or working tree is touched.
 
 pub mod check;
+pub mod lockfile;
 pub mod proposal;
 pub mod testfiles;
 pub mod testreport;

@@ -74,6 +74,7 @@ fn kind_label(kind: DebrisKind) -> &'static str {
         DebrisKind::CacheTemp => "cache tmp",
         DebrisKind::ObjectTemp => "object tmp",
         DebrisKind::InstallTemp => "install tmp",
+        DebrisKind::IndexLock => "index lock",
     }
 }
 
@@ -142,6 +143,9 @@ fn listing(findings: &Findings, repairs: &Repairs, completed: &Completed, common
     }
     for r in &completed.landings {
         let _ = writeln!(out, "completed landing of run {} ({:?}): {} step(s)", r.run, r.state, r.done.len());
+        for step in &r.done {
+            let _ = writeln!(out, "  {}", crate::cli::render::describe_step(step));
+        }
         for s in &r.stuck {
             let _ = writeln!(out, "stuck    landing of run {}: {}: {}", r.run, s.what, s.why);
         }

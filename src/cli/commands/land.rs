@@ -156,6 +156,20 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<Outcome, CliError> {
         }
         LandOutcome::Recorded { landing, report, .. } => retried(ctx, json, (&run, &branch), &landing, report)?,
     }
+    // Landed, and the checkout of the branch still owes the update (what stopped it was said
+    // above): not done, and scripts must see it.
+    let store = ctx.store()?;
+    let owed: Vec<_> = git_mas::ops::land::checkout::pending(store)?.into_iter().filter(|p| p.run == run).collect();
+    if let Some(first) = owed.first() {
+        return Err(CliError::user(format!(
+            "run {run} landed on {branch} as {}, but the checkout at {} still holds the tree before the landing (or part of it)",
+            short(&first.commit),
+            first.path.display()
+        ))
+        .hinted(format!(
+            "the lines above say what stopped it; once that is out of the way, `git mas land {run}` (or `git mas doctor --fix`) completes the update"
+        )));
+    }
     Ok(Outcome::Ok)
 }
 

@@ -267,6 +267,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         stale_locks: findings.locks.iter().filter(|d| d.stale).map(|d| d.path.clone()).collect(),
         stale_temp_files: findings.temp_files.iter().filter(|d| d.stale).count(),
         interrupted: findings.half_finished.len(),
+        operations: findings.half_finished.clone(),
         remedy: (problems > 0).then(|| "git mas doctor --fix".to_string()),
     };
     let remote_name = store.config_string("mas.remote").filter(|r| !r.is_empty()).unwrap_or_else(|| "origin".into());
@@ -624,6 +625,13 @@ fn human(s: &StatusOut) -> String {
             parts.join("; "),
             d.remedy.as_deref().unwrap_or("git mas doctor --fix")
         );
+        for op in &d.operations {
+            let _ = writeln!(
+                o,
+                "           interrupted {} of run {}: {}; `{}` completes it",
+                op.operation, op.run, op.detail, op.remedy
+            );
+        }
     }
     if !s.deadlocks.is_empty() {
         o.push_str("deadlocks\n");

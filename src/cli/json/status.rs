@@ -58,6 +58,9 @@ pub struct StatusDebris {
     pub stale_temp_files: usize,
     /// Interrupted operations (a landing to complete).
     pub interrupted: usize,
+    /// Each interrupted operation: what, of which run, and the command that completes it.
+    #[serde(default)]
+    pub operations: Vec<git_mas::doctor::HalfFinished>,
     /// The command that clears them, when there is anything.
     pub remedy: Option<String>,
 }

@@ -19,7 +19,7 @@
 //! | 1 | the landing record (intent: `commit` = `C`, `previous` = `P`) appended to the meta chain alone | the chain as it was (a kill at any ref's rename also leaves that ref's `.lock`: a stale lock, for the store to report and `doctor --fix` to remove) | as 0 |
 //! | 2 | main: compare-and-swap `P` → `C` | a pending landing (`Phase::Landing`): main at `P`, the intent on the chain | [`recover`], which every git-mas command that reads the run calls (`land`, `run show`, `tally`, `report`, `propose`, `endorse`, `coordinate`): it moves main |
 //! | 3 | `refs/mas/runs/<run>/landed` created ("must not exist") → the record's commit | landed (main holds `C`), no landed ref | [`recover`] creates it |
-//! | 4 | each clean checkout of main (marked before step 1 with [`CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, some files already `C`'s | [`recover`]: `read-tree -m -u P C` again; when that refuses because files already hold `C`'s content (a `read-tree` killed midway), and every file that differs from the index holds exactly `P`'s or `C`'s content, `read-tree --reset -u C`; anything else (a person's edit) is left alone and reported as stuck |
+//! | 4 | each clean checkout of main (marked before step 1 with [`super::checkout::CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, git's `index.lock`, some files already `C`'s, one half written, one missing | [`recover`], through [`super::checkout::follow`]: a stale `index.lock` removed, then `read-tree -m -u P C` again, or the paths the landing changes finished one by one (nothing else in the checkout is touched; a person's edit of such a path is kept aside first) — the table in [`super::checkout`] |
 //! | 5 | the convergence report appended ([`super::land_run`], or a driver when its run ends) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
 //!
 //! Once the landed ref names the landing record, the landing is taken as complete without walking
@@ -401,6 +401,12 @@ pub fn branch_worktrees(
         if w.bare || w.prunable || w.branch.as_deref() != Some(full.as_str()) || !w.path.is_dir() {
             continue;
         }
+        // An `index.lock` a killed git left would fail every check below with git's raw message:
+        // removed when no process holds it ([`crate::pool::lockfile`]).
+        if let Some(held) = super::checkout::clear_index_lock(&w.path) {
+            out.push((w.path, Some(held)));
+            continue;
+        }
         let status = git(&w.path, &["status", "--porcelain", "--untracked-files=no"])?;
         let problem = if !status.trim().is_empty() {
             Some(format!("it has uncommitted changes ({} path(s))", status.lines().count()))
@@ -462,9 +468,9 @@ pub fn execute(
             why: why.clone(),
         });
     }
-    // Before the intent: the checkouts that are to follow the landing (see [`CHECKOUT_MARKER`]).
+    // Before the intent: the checkouts that are to follow the landing (see [`super::checkout::CHECKOUT_MARKER`]).
     let paths: Vec<PathBuf> = worktrees.iter().map(|(p, _)| p.clone()).collect();
-    mark_checkouts(&def.id, main, commit, &paths)?;
+    super::checkout::mark_checkouts(&def.id, main, commit, &paths)?;
     let record = LandingPayload {
         commit: commit.to_string(),
         previous: plan.main.clone(),
@@ -538,6 +544,19 @@ pub enum Step {
     UpdatedCheckout {
         /// The worktree.
         path: PathBuf,
+    },
+    /// The `index.lock` a killed git left in a checkout was removed (no process held it).
+    RemovedIndexLock {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// A path the landing changes held something no landing wrote (a person's edit after the
+    /// landing was interrupted): kept before the path was written.
+    KeptAside {
+        /// The file in the checkout.
+        path: PathBuf,
+        /// Where its content (or the folder that was in the way) now is.
+        kept: PathBuf,
     },
 }
 
@@ -723,177 +742,7 @@ fn complete_refs(
             ),
         });
     }
-    // Step 4: the checkouts that the landing marked before it began (see [`CHECKOUT_MARKER`]),
-    // while the landing is the branch's tip (once the branch moved on, a checkout's state is
-    // someone else's business). An unmarked checkout is never touched: it followed already, or
-    // whatever its index holds was put there by someone after the landing.
-    if !any_marked(store.common_dir()) {
-        // Nothing to follow (the common case once a landing completed): no git to ask.
-        return Ok(out);
-    }
-    let full = format!("refs/heads/{branch}");
-    let at_tip = store.tip(&full)? == Some(commit);
-    let mine = marker_text(run, previous, commit);
-    for w in worktree::list(store.common_dir())? {
-        if w.bare || w.prunable || w.branch.as_deref() != Some(full.as_str()) || !w.path.is_dir() {
-            continue;
-        }
-        let Some(gitdir) = gitdir_of(&w.path) else { continue };
-        // Marks of this run's other attempts (a concurrent loser, an attempt that never landed):
-        // dropped. Another run's mark is that run's business.
-        for other in markers_in(&gitdir) {
-            if other != marker_path(&gitdir, commit)
-                && std::fs::read_to_string(&other).is_ok_and(|t| t.split_whitespace().next() == Some(run))
-            {
-                let _ = std::fs::remove_file(&other);
-            }
-        }
-        let marker = marker_path(&gitdir, commit);
-        let Ok(text) = std::fs::read_to_string(&marker) else { continue };
-        if text != mine {
-            continue;
-        }
-        if !at_tip {
-            let _ = std::fs::remove_file(&marker);
-            continue;
-        }
-        match update_checkout(store, &w.path, previous, commit) {
-            Ok(updated) => {
-                let _ = std::fs::remove_file(&marker);
-                if updated {
-                    out.done.push(Step::UpdatedCheckout { path: w.path });
-                }
-            }
-            Err(why) => out.stuck.push(Stuck { what: "checkout".into(), path: Some(w.path), why }),
-        }
-    }
+    // Step 4: the checkouts that the landing marked before it began.
+    super::checkout::follow(store, run, branch, previous, commit, &mut out)?;
     Ok(out)
-}
-
-/// The file (`mas-landing-checkout-<commit>`), in the git dir of each clean checkout of the branch,
-/// that a landing writes before it records its intent (`<run> <previous> <commit>`) and removes once the checkout followed: only
-/// a marked checkout is brought to the landing by [`recover`], so a checkout someone changed after
-/// a completed landing (say, `git checkout <previous> -- .` to prepare a revert) is never undone.
-pub const CHECKOUT_MARKER: &str = "mas-landing-checkout";
-
-/// The mark of the landing `commit` in a worktree's git dir: one file per landing commit, so that
-/// two concurrent landings of a run never overwrite each other's mark.
-fn marker_path(gitdir: &std::path::Path, commit: ObjectId) -> PathBuf {
-    gitdir.join(format!("{CHECKOUT_MARKER}-{commit}"))
-}
-
-/// Every landing mark in a worktree's git dir.
-fn markers_in(gitdir: &std::path::Path) -> Vec<PathBuf> {
-    let prefix = format!("{CHECKOUT_MARKER}-");
-    std::fs::read_dir(gitdir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix) && !n.contains(".tmp")))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Whether any worktree of the repository (its git dir `common`) holds a [`CHECKOUT_MARKER`].
-fn any_marked(common: &std::path::Path) -> bool {
-    if !markers_in(common).is_empty() {
-        return true;
-    }
-    std::fs::read_dir(common.join("worktrees"))
-        .map(|entries| entries.flatten().any(|e| !markers_in(&e.path()).is_empty()))
-        .unwrap_or(false)
-}
-
-/// The git dir of the worktree at `path`: its `.git` directory, or where its `.git` file points.
-fn gitdir_of(path: &std::path::Path) -> Option<PathBuf> {
-    let dot = path.join(".git");
-    if dot.is_dir() {
-        return Some(dot);
-    }
-    let text = std::fs::read_to_string(&dot).ok()?;
-    let target = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
-    Some(if target.is_absolute() { target } else { path.join(target) })
-}
-
-fn marker_text(run: &str, previous: ObjectId, commit: ObjectId) -> String {
-    format!("{run} {previous} {commit}\n")
-}
-
-/// Marks the checkouts at `paths` as to follow the landing `previous` → `commit` of `run`.
-fn mark_checkouts(run: &str, previous: ObjectId, commit: ObjectId, paths: &[PathBuf]) -> Result<(), PoolError> {
-    for path in paths {
-        let gitdir = match gitdir_of(path) {
-            Some(dir) => dir,
-            None => PathBuf::from(git(path, &["rev-parse", "--absolute-git-dir"])?),
-        };
-        let marker = marker_path(&gitdir, commit);
-        // A temporary of this process's own (a concurrent landing writes its own), swept when a
-        // killed process left one.
-        let prefix = format!("{CHECKOUT_MARKER}.tmp-");
-        crate::pool::sweep_dead(&gitdir, &prefix);
-        let temp = gitdir.join(crate::pool::owned_name(&prefix));
-        std::fs::write(&temp, marker_text(run, previous, commit)).map_err(crate::pool::io_err(&temp))?;
-        std::fs::rename(&temp, &marker).map_err(crate::pool::io_err(&marker))?;
-    }
-    Ok(())
-}
-
-/// Brings a checkout of the branch from `from` to `to` when its index still holds `from`'s tree;
-/// `Ok(false)` when it already holds `to`'s (or something else that is not ours to touch is
-/// reported as `Err`).
-fn update_checkout(store: &Store, dir: &std::path::Path, from: ObjectId, to: ObjectId) -> Result<bool, String> {
-    let tree = |c: ObjectId| crate::pool::proposal::tree_of(store, c).map_err(|e| e.to_string());
-    let (from_tree, to_tree) = (tree(from)?, tree(to)?);
-    if from_tree == to_tree {
-        return Ok(false);
-    }
-    let index = git(dir, &["write-tree"]).map_err(|e| format!("its index cannot be read: {e}"))?;
-    if index == to_tree {
-        return Ok(false);
-    }
-    if index != from_tree {
-        return Err(format!(
-            "its index holds tree {index}, neither {from_tree} (before the landing) nor {to_tree} (the landing): it was changed by hand"
-        ));
-    }
-    let (f, t) = (from.to_string(), to.to_string());
-    let _ = git(dir, &["update-index", "-q", "--refresh"]);
-    let first = match git(dir, &["read-tree", "-m", "-u", &f, &t]) {
-        Ok(_) => return Ok(true),
-        Err(e) => e.to_string(),
-    };
-    // A `read-tree` killed midway: some files hold the landing's content already. Safe to finish
-    // only when every file that differs from the index holds exactly the content of one side.
-    let changed = crate::pool::proposal::changed_paths(dir, from_tree, to_tree).map_err(|e| e.to_string())?;
-    let dirty = git(dir, &["diff-files", "--name-only", "-z"]).map_err(|e| e.to_string())?;
-    let blobs = |tree: ObjectId| -> Result<std::collections::BTreeMap<String, String>, String> {
-        let listing =
-            git(dir, &["ls-tree", "-r", "-z", "--full-tree", &tree.to_string()]).map_err(|e| e.to_string())?;
-        Ok(listing
-            .split('\0')
-            .filter_map(|line| {
-                let (meta, path) = line.split_once('\t')?;
-                Some((path.to_string(), meta.split_whitespace().nth(2)?.to_string()))
-            })
-            .collect())
-    };
-    let (before, after) = (blobs(from_tree)?, blobs(to_tree)?);
-    for path in dirty.split('\0').filter(|p| !p.is_empty()) {
-        if !changed.iter().any(|c| c == path) {
-            return Err(format!("{first}; {path} has local changes that the landing does not explain"));
-        }
-        let file = dir.join(path);
-        let content = if file.symlink_metadata().is_ok() {
-            Some(git(dir, &["hash-object", "--", path]).map_err(|e| e.to_string())?)
-        } else {
-            None
-        };
-        if content.as_ref() != before.get(path) && content.as_ref() != after.get(path) {
-            return Err(format!("{first}; {path} holds content of neither side of the landing"));
-        }
-    }
-    git(dir, &["read-tree", "--reset", "-u", &t]).map_err(|e| e.to_string())?;
-    Ok(true)
 }

@@ -14,6 +14,7 @@
 //! The decisions in between are pure functions with table tests: where a landing starts given the
 //! run's phase ([`start`]), and what an error of the write means ([`after_error`]).
 
+pub mod checkout;
 pub mod commit;
 
 use crate::attention::frame::{FrameError, current_frame_hash};

@@ -49,7 +49,7 @@ fn midway() -> Trigger {
 
 /// A fresh copy of a prepared team (keys, home and repository), so each kill starts from the same
 /// state without redoing the setup.
-fn copy_team(template: &Team) -> Team {
+pub(super) fn copy_team(template: &Team) -> Team {
     let env = TestEnv::new();
     copy_dir(template.env.root(), env.root());
     let repo = env.root().join("repo");
@@ -61,12 +61,12 @@ fn copy_team(template: &Team) -> Team {
 
 /// What every kill point must leave: a repository git accepts, refs naming objects that exist, and
 /// chains that verify.
-fn assert_consistent(team: &Team, what: &str) {
+pub(super) fn assert_consistent(team: &Team, what: &str) {
     let problems = killpoints::check_repository(&team.env, &team.repo);
     assert!(problems.is_empty(), "{what}: {problems:#?}");
 }
 
-fn tip(team: &Team, refname: &str) -> Option<String> {
+pub(super) fn tip(team: &Team, refname: &str) -> Option<String> {
     let out = team.env.git_cmd(&team.repo).args(["rev-parse", "-q", "--verify", refname]).output().unwrap();
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -82,7 +82,7 @@ fn scratch_left(team: &Team) -> Vec<String> {
 
 /// Counts of what the kills exercised.
 #[derive(Default, Debug)]
-struct Tally {
+pub(super) struct Tally {
     points: u32,
     locks: usize,
     /// What the kills left (landings), by state.
@@ -92,7 +92,7 @@ struct Tally {
 /// Kills `args` at every point of every trigger, each run in a fresh copy of `template` (in the
 /// directory `dir_of` gives, after `prepare`), checking after each with `check(team, what, tally)`.
 /// A run not killed must succeed, and every trigger not [`Trigger::once`] must kill at least once.
-fn every_kill_point(
+pub(super) fn every_kill_point(
     template: &Team,
     triggers: &[Trigger],
     dir_of: &dyn Fn(&Team) -> PathBuf,
