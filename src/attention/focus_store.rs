@@ -139,8 +139,11 @@ fn board_chains(
             let mut keep = Vec::with_capacity(listed.len());
             for (refname, tip) in listed {
                 let Some(agent) = crate::store::owner_of(refname) else { continue };
-                let remembered = kept.remove(refname);
-                let cached = remembered.clone().filter(|c| c.tip == *tip);
+                // The file's chain at another tip is kept aside: a damaged chain's last known window.
+                let (cached, remembered) = match kept.remove(refname) {
+                    Some(c) if c.tip == *tip => (Some(c), None),
+                    other => (None, other),
+                };
                 let lapsed = |c: &board_cache::Chain| {
                     live_for.is_some_and(|(now, caller)| c.horizon <= now && caller != Some(agent))
                 };
