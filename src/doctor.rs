@@ -45,12 +45,18 @@
 //!   milliseconds, so one whose id runs again is a reused id after [`STALE_INSTALL_TEMP_AFTER`]
 //!   (10 min). The settings file itself is never touched.
 //!
+//! - **Damaged chains**: a focus chain that lost an object (`git gc --prune=now` beside a
+//!   writer). Listed with the missing object and the last whole record, and repaired by `--fix`
+//!   ([`chains`], which says how and what a kill leaves).
+//!
 //! Half-finished operations (a landing whose intent is recorded but whose steps did not all
 //! happen) are the fourth kind: [`half_finished_operations`] is their slot in the report.
 //!
 //! Decisions: finding is separate from fixing ([`examine`] returns data, [`fix`] removes only what
 //! [`examine`] judged stale and re-checks each file's age just before removing it), so the command
 //! can print, serialize and exit on the same values; nothing here prints.
+
+pub mod chains;
 
 use crate::store::{REF_PREFIX, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -173,12 +179,17 @@ pub struct Findings {
     pub half_finished: Vec<HalfFinished>,
     /// How many runs were looked at for interrupted operations.
     pub runs_checked: usize,
+    /// Focus chains that lost an object.
+    #[serde(default)]
+    pub damaged_chains: Vec<chains::DamagedChain>,
 }
 
 impl Findings {
     /// The problems: stale debris and interrupted operations.
     pub fn problem_count(&self) -> usize {
-        self.locks.iter().chain(&self.temp_files).filter(|d| d.stale).count() + self.half_finished.len()
+        self.locks.iter().chain(&self.temp_files).filter(|d| d.stale).count()
+            + self.half_finished.len()
+            + self.damaged_chains.len()
     }
 }
 
@@ -658,7 +669,8 @@ pub fn examine(
     locks.sort_by(|a, b| a.path.cmp(&b.path));
     temp_files.sort_by(|a, b| a.path.cmp(&b.path));
     let (half_finished, runs_checked) = half_finished_operations(store)?;
-    Ok(Findings { locks, temp_files, half_finished, runs_checked })
+    let damaged_chains = chains::examine(store)?;
+    Ok(Findings { locks, temp_files, half_finished, runs_checked, damaged_chains })
 }
 
 /// Removes the stale locks and temporary files of `findings`. Each is judged again just before

@@ -147,6 +147,29 @@ pub struct Board {
     pub entries: Vec<BoardEntry>,
     /// Every refused record.
     pub rejected: Vec<Rejected>,
+    /// The focus chains that lost an object ([`crate::store::damage`]): each is folded from what
+    /// could be read of it, and the gate treats it as [`super::damage`] decides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged: Vec<DamagedChain>,
+}
+
+/// A focus chain that lost an object, as the board read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DamagedChain {
+    /// The chain's agent.
+    pub agent: String,
+    /// The chain's ref.
+    pub refname: String,
+    /// The record that cannot be read.
+    pub record: String,
+    /// The missing object.
+    pub missing: String,
+    /// Which object of the record it is.
+    pub part: crate::store::damage::Part,
+    /// Whether the chain's newest record could be read (the break is below it), so that what
+    /// the agent holds now is known. When false, the agent's entry is its last state that could
+    /// be read (below the break, or remembered by the board's read cache), if any.
+    pub newest_known: bool,
 }
 
 impl Board {
@@ -613,7 +636,7 @@ mod tests {
                 entry("gone", "F", Liveness::Expired),
                 entry("done", "G", Liveness::Released),
             ],
-            rejected: Vec::new(),
+            ..Board::default()
         };
         let cases: [(&str, Option<(&str, usize)>); 4] =
             [("live", Some(("F", 1))), ("gone", Some(("F", 0))), ("done", Some(("G", 0))), ("nobody", None)];

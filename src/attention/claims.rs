@@ -73,6 +73,7 @@ pub fn blocks(
             out.push(block(caller, other, target, &note, both, now));
         }
     }
+    super::damage::apply(caller, board, touched, &mut out);
     out
 }
 
@@ -218,7 +219,7 @@ mod tests {
     }
 
     fn board(entries: Vec<BoardEntry>) -> Board {
-        Board { entries, rejected: vec![] }
+        Board { entries, ..Board::default() }
     }
 
     fn file(path: &str) -> Touched {

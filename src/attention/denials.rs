@@ -183,7 +183,7 @@ mod tests {
                 commit: String::new(),
             })
             .collect();
-        Board { entries, rejected: Vec::new() }
+        Board { entries, ..Board::default() }
     }
 
     fn denial(at: u64, agent: &str, holder: &str, file: &str) -> Denial {

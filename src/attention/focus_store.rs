@@ -83,7 +83,7 @@ fn fold_read(
     frame: Option<&Frame>,
     live_for: Option<(u64, Option<&str>)>,
 ) -> Result<(Board, Option<board_cache::Pending>), StoreError> {
-    let (chains, pending) = board_chains(store, roster, live_for)?;
+    let (chains, damaged, pending) = board_chains(store, roster, live_for)?;
     let ids: Option<(String, BTreeSet<&str>)> =
         frame.map(|f| (f.hash.clone(), f.snapshot.targets.iter().map(|t| t.id.as_str()).collect()));
     let in_frame = |hash: &str, target: &str| -> Option<bool> {
@@ -91,6 +91,7 @@ fn fold_read(
         (h == hash).then(|| target.is_empty() || set.contains(target))
     };
     let mut board = board::fold_items(&chains, now, &in_frame);
+    board.damaged = damaged;
     end_gone_sessions(store, &mut board);
     Ok((board, pending))
 }
@@ -116,12 +117,12 @@ fn end_gone_sessions(store: &Store, board: &mut Board) {
 /// (a first read, a roster change, a damaged file) or more than [`REREAD_ALONE`] moved — with what
 /// to keep for the next reader when anything differed from the file. So a claim, which moves one
 /// chain, costs the next reader one chain's read, not the whole board's.
-#[allow(clippy::type_complexity)]
 fn board_chains(
     store: &Store,
     roster: &Roster,
     live_for: Option<(u64, Option<&str>)>,
-) -> Result<(Vec<(String, ChainItems)>, Option<board_cache::Pending>), StoreError> {
+) -> Result<BoardChains, StoreError> {
+    let mut damaged = Vec::new();
     let digest = crate::store::windowcache::roster_digest(roster);
     let listed: Option<Vec<(String, String)>> =
         store.list(FOCUS_PREFIX)?.into_iter().map(|info| Some((info.name, info.target?))).collect();
@@ -138,7 +139,11 @@ fn board_chains(
             let mut keep = Vec::with_capacity(listed.len());
             for (refname, tip) in listed {
                 let Some(agent) = crate::store::owner_of(refname) else { continue };
-                let cached = kept.remove(refname).filter(|c| c.tip == *tip);
+                // The file's chain at another tip is kept aside: a damaged chain's last known window.
+                let (cached, remembered) = match kept.remove(refname) {
+                    Some(c) if c.tip == *tip => (Some(c), None),
+                    other => (None, other),
+                };
                 let lapsed = |c: &board_cache::Chain| {
                     live_for.is_some_and(|(now, caller)| c.horizon <= now && caller != Some(agent))
                 };
@@ -153,7 +158,16 @@ fn board_chains(
                     Some(items) => items,
                     None => {
                         let at = gix::ObjectId::from_hex(tip.as_bytes()).ok();
-                        chain_items(store.verified_window_at(refname, at, roster, BOARD_WINDOW)?)
+                        let (items, broke) = read_chain(store, roster, refname, agent, at, remembered.as_ref())?;
+                        if let Some(d) = broke {
+                            // Not kept at its damaged tip: the next reader reads it again (and
+                            // sees the damage) and still finds its last whole window here.
+                            keep.extend(remembered);
+                            damaged.push(d);
+                            chains.push((agent.to_string(), items));
+                            continue;
+                        }
+                        items
                     }
                 };
                 match cached {
@@ -163,12 +177,18 @@ fn board_chains(
                 chains.push((agent.to_string(), items));
             }
             let pending = stale.then(|| board_cache::Pending::new(store.common_dir(), &digest, BOARD_WINDOW, keep));
-            return Ok((chains, pending));
+            return Ok((chains, damaged, pending));
         }
     }
     let mut chains = Vec::new();
     let mut keep = Vec::new();
-    for (refname, window) in store.verified_windows(FOCUS_PREFIX, roster, BOARD_WINDOW)? {
+    let windows = match store.verified_windows(FOCUS_PREFIX, roster, BOARD_WINDOW) {
+        Ok(windows) => windows,
+        // A chain lost an object: read each chain on its own, the damaged one down to its break.
+        Err(StoreError::MissingObject { .. }) => return board_chains_one_by_one(store, roster, &digest),
+        Err(e) => return Err(e),
+    };
+    for (refname, window) in windows {
         let Some(agent) = crate::store::owner_of(&refname) else { continue };
         let tip = window.last().map(|(e, _)| e.commit.to_string());
         let items = chain_items(window);
@@ -177,8 +197,76 @@ fn board_chains(
         }
         chains.push((agent.to_string(), items));
     }
-    Ok((chains, Some(board_cache::Pending::new(store.common_dir(), &digest, BOARD_WINDOW, keep))))
+    Ok((chains, damaged, Some(board_cache::Pending::new(store.common_dir(), &digest, BOARD_WINDOW, keep))))
 }
+
+/// [`board_chains`] when a chain lost an object: every focus chain read on its own (not through
+/// the window cache), each damaged one down to its break ([`read_chain`]).
+fn board_chains_one_by_one(store: &Store, roster: &Roster, digest: &str) -> Result<BoardChains, StoreError> {
+    let mut remembered: std::collections::HashMap<String, board_cache::Chain> =
+        board_cache::load(store.common_dir(), digest, BOARD_WINDOW)
+            .into_iter()
+            .map(|c| (c.refname.clone(), c))
+            .collect();
+    let (mut chains, mut damaged, mut keep) = (Vec::new(), Vec::new(), Vec::new());
+    for info in store.list(FOCUS_PREFIX)? {
+        let Some(agent) = crate::store::owner_of(&info.name) else { continue };
+        let tip = info.target.as_deref().and_then(|t| gix::ObjectId::from_hex(t.as_bytes()).ok());
+        let before = remembered.remove(&info.name);
+        let (items, broke) = read_chain(store, roster, &info.name, agent, tip, before.as_ref())?;
+        match (broke, tip) {
+            (Some(d), _) => {
+                keep.extend(before);
+                damaged.push(d);
+            }
+            (None, Some(tip)) => keep.extend(board_cache::Chain::new(info.name.clone(), tip.to_string(), &items)),
+            (None, None) => {}
+        }
+        chains.push((agent.to_string(), items));
+    }
+    Ok((chains, damaged, Some(board_cache::Pending::new(store.common_dir(), digest, BOARD_WINDOW, keep))))
+}
+
+/// `refname`'s window at `tip` as the fold reads it. A chain that lost an object
+/// ([`StoreError::MissingObject`]) is read down to the break: its readable newest records when
+/// there are any; else (its newest record is what is lost) its last state that can be read —
+/// the records below the break when the lost record's commit still names its parent, else the
+/// window `remembered` by the board's read cache at an earlier tip — with the damage named.
+fn read_chain(
+    store: &Store,
+    roster: &Roster,
+    refname: &str,
+    agent: &str,
+    tip: Option<gix::ObjectId>,
+    remembered: Option<&board_cache::Chain>,
+) -> Result<(ChainItems, Option<board::DamagedChain>), StoreError> {
+    let tip = match (store.verified_window_at(refname, tip, roster, BOARD_WINDOW), tip) {
+        (Ok(window), _) => return Ok((chain_items(window), None)),
+        (Err(StoreError::MissingObject { .. }), Some(tip)) => tip,
+        (Err(e), _) => return Err(e),
+    };
+    let (window, broke) = store.readable_window_at(refname, tip, roster, BOARD_WINDOW)?;
+    let Some(at) = broke else { return Ok((chain_items(window), None)) };
+    let newest_known = !window.is_empty();
+    let items = match (newest_known, at.parent) {
+        (true, _) => chain_items(window),
+        (false, Some(parent)) => chain_items(store.readable_window_at(refname, parent, roster, BOARD_WINDOW)?.0),
+        (false, None) => remembered.and_then(board_cache::Chain::items).unwrap_or_default(),
+    };
+    let damaged = board::DamagedChain {
+        agent: agent.to_string(),
+        refname: refname.to_string(),
+        record: at.record.to_string(),
+        missing: at.missing.to_string(),
+        part: at.part,
+        newest_known,
+    };
+    Ok((items, Some(damaged)))
+}
+
+/// What [`board_chains`] reads: each chain's items by agent, the damaged chains, and the read
+/// cache to write.
+type BoardChains = (Vec<(String, ChainItems)>, Vec<board::DamagedChain>, Option<board_cache::Pending>);
 
 /// A verified window as the fold reads it.
 fn chain_items(window: Vec<(crate::store::Entry, crate::store::record::Verdict)>) -> ChainItems {

@@ -251,7 +251,19 @@ fn decide_with(caller: &str, hash: Option<&str>, frame: Option<&Frame>, board: &
         .map(|f| f.snapshot.targets.iter().filter_map(|t| Some((t.id.as_str(), t.lines?))).collect())
         .unwrap_or_default();
     let lines_of = |id: &str| ranges.get(id).copied();
-    gate(caller, mine.as_ref(), hash, &others, touched, &lines_of)
+    match gate(caller, mine.as_ref(), hash, &others, touched, &lines_of) {
+        verdict if board.damaged.is_empty() => verdict,
+        Verdict::Allow { frame, notes } => {
+            let mut blocks = Vec::new();
+            super::damage::apply(caller, board, touched, &mut blocks);
+            if blocks.is_empty() { Verdict::Allow { frame, notes } } else { Verdict::Block { blocks } }
+        }
+        Verdict::Block { mut blocks } => {
+            super::damage::apply(caller, board, touched, &mut blocks);
+            Verdict::Block { blocks }
+        }
+        closed @ Verdict::FailClosed { .. } => closed,
+    }
 }
 
 /// The pure decision on gathered inputs.

@@ -7,6 +7,7 @@ pub mod beneath;
 pub mod board;
 pub mod board_cache;
 pub mod claims;
+pub mod damage;
 pub mod denials;
 pub mod edit_gate;
 pub mod focus_store;

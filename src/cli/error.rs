@@ -239,6 +239,10 @@ fn store_hint(e: &StoreError) -> Option<String> {
         StoreError::UnreadableRef { name, .. } => {
             Some(format!("inspect it with `git show-ref {name}`; `git update-ref -d {name}` removes it"))
         }
+        StoreError::MissingObject { .. } => Some(
+            "`git mas doctor` names the damaged chain; `git mas doctor --fix` cuts it back to its last whole record"
+                .to_string(),
+        ),
         StoreError::BadRefName { .. }
         | StoreError::SeqOverflow { .. }
         | StoreError::TooManyRetries { .. }
@@ -257,6 +261,7 @@ impl From<StoreError> for CliError {
             | StoreError::BadRefName { .. }
             | StoreError::SeqOverflow { .. }
             | StoreError::StaleLock { .. }
+            | StoreError::MissingObject { .. }
             | StoreError::UnreadableRef { .. } => Kind::User,
             StoreError::TooManyRetries { .. } | StoreError::Git { .. } | StoreError::Io { .. } => Kind::Internal,
         };
@@ -894,6 +899,15 @@ mod tests {
                 "Error: ref refs/mas/journal/alice is unreadable: it holds \"junk\"\n\
                  Hint: inspect it with `git show-ref refs/mas/journal/alice`; \
                  `git update-ref -d refs/mas/journal/alice` removes it\n";
+            MissingObject => StoreError::MissingObject {
+                record: gix::ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap(),
+                missing: gix::ObjectId::from_hex(b"2222222222222222222222222222222222222222").unwrap(),
+                what: git_mas::store::damage::Part::Blob,
+            }, 1,
+                "Error: record 1111111111111111111111111111111111111111 cannot be read: its record blob \
+                 2222222222222222222222222222222222222222 is missing from the object database\n\
+                 Hint: `git mas doctor` names the damaged chain; `git mas doctor --fix` cuts it back to its last \
+                 whole record\n";
             Git => store_git(), 3,
                 "Error: git: reading the roster\nCaused by: object not found\n";
             Io => StoreError::Io { path: "/repo/.mas/roster".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,

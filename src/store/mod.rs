@@ -17,6 +17,7 @@
 //! compare-and-swap by any roster agent.
 
 pub mod canonical;
+pub mod damage;
 pub mod record;
 pub mod refs;
 pub mod rostercache;
@@ -83,6 +84,10 @@ pub enum StoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A record's commit, tree or blob is not in the object database (`git gc --prune=now` beside
+    /// a writer, a lost pack): its chain is damaged ([`damage`]).
+    #[error("record {record} cannot be read: its {what} {missing} is missing from the object database")]
+    MissingObject { record: ObjectId, missing: ObjectId, what: damage::Part },
     /// A file operation failed.
     #[error("cannot access {}", path.display())]
     Io {
@@ -504,7 +509,9 @@ impl Store {
             // `git gc` may have moved the objects into a new pack and deleted the loose ones while
             // this process's view of the packs was taken: read again through a fresh view.
             Err(first) => match gix::open(self.repo.path()) {
-                Ok(fresh) => Self::entry_in(&fresh, commit).map_err(|_| first),
+                Ok(fresh) => {
+                    Self::entry_in(&fresh, commit).map_err(|_| damage::missing_part(&fresh, commit).unwrap_or(first))
+                }
                 Err(_) => Err(first),
             },
         }

@@ -14,6 +14,7 @@ mod aggregate;
 mod bad_input;
 mod bench_harness;
 mod board_cache;
+mod chain_damage;
 mod concurrency;
 mod converge;
 mod coordinate;

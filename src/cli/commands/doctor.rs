@@ -6,6 +6,7 @@ use crate::cli::error::CliError;
 use crate::cli::exit;
 use crate::cli::json::doctor::{DoctorOut, FailedRemoval};
 use crate::cli::output::JsonFlag;
+use git_mas::doctor::chains::{ChainRepair, DamagedChain, Repair};
 use git_mas::doctor::{self, Completed, Debris, DebrisKind, DoctorError, Findings, HalfFinished, Repairs};
 use git_mas::hosts::ProcessEnv;
 use std::fmt::Write as _;
@@ -37,6 +38,11 @@ use std::time::{Duration, SystemTime};
 ///   - half-finished operations: a landing interrupted between its intent and the integration
 ///     branch, or before its landed ref. --fix completes them (as `git mas land` and every command
 ///     that reads the run would), and brings proposal refs level with their events.
+///   - damaged chains: a focus chain that lost an object (`git gc --prune=now` run beside a
+///     writer). Meanwhile the gate refuses what that chain may hold, naming it. --fix cuts it back
+///     to its last whole record with one new record signed by its owner's key when that key is on
+///     this machine (its newest readable state, re-signed), or else ends it (deletes the ref: its
+///     agent then holds nothing).
 ///
 /// Everything found is listed with its path and age; files that may still be in use (a fresh
 /// lock, a young temporary file) are shown but not counted as problems and never removed.
@@ -108,6 +114,12 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<Outcome, CliError> {
     // Stale locks first: a landing's recovery needs the refs they blocked.
     let completed =
         if args.fix { doctor::complete_half_finished(store).map_err(doctor_error)? } else { Default::default() };
+    let repaired = if args.fix {
+        let now = git_mas::attention::focus_store::now_secs();
+        doctor::chains::repair(store, &findings.damaged_chains, now).map_err(doctor_error)?
+    } else {
+        Vec::new()
+    };
     if args.fix {
         // What is there now, after the removals: the exit code must not claim more than was done.
         findings = doctor::examine(store, &temp, &ProcessEnv, SystemTime::now()).map_err(doctor_error)?;
@@ -121,16 +133,18 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<Outcome, CliError> {
             removed: repairs.removed,
             failed: repairs.failed.into_iter().map(|(debris, error)| FailedRemoval { debris, error }).collect(),
             completed,
+            repaired_chains: repaired,
         })?;
     } else {
         ctx.ui().out(&listing(&findings, &repairs, &completed, &common))?;
+        ctx.ui().out(&chain_listing(&findings.damaged_chains, &repaired))?;
         for (d, error) in &repairs.failed {
             ctx.warn(&format!("could not remove {}: {error}", d.path.display()));
         }
         for (run, error) in &completed.failed {
             ctx.warn(&format!("could not complete run {run}: {error}"));
         }
-        ctx.status(&summary(&findings, &repairs, args.fix));
+        ctx.status(&summary(&findings, &repairs, args.fix, repaired.len()));
     }
     Ok(Outcome::of_code(if problems == 0 { exit::OK } else { exit::USER }))
 }
@@ -162,17 +176,54 @@ fn listing(findings: &Findings, repairs: &Repairs, completed: &Completed, common
     out
 }
 
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+/// The damaged chains repaired, then those found.
+fn chain_listing(found: &[DamagedChain], repaired: &[ChainRepair]) -> String {
+    let mut out = String::new();
+    for r in repaired {
+        let _ = match (&r.error, r.repair, &r.to) {
+            (Some(e), _, _) => writeln!(out, "FAILED   repair of {}: {e}", r.refname),
+            (None, Repair::ReSign, Some(to)) => {
+                writeln!(out, "repaired {}: cut back past a missing object, re-signed as {}", r.refname, short(to))
+            }
+            (None, _, _) => writeln!(out, "ended    {}: its owner's key is not on this machine", r.refname),
+        };
+    }
+    for d in found {
+        let how = match d.repair {
+            Repair::ReSign => "--fix cuts it back and re-signs it with its owner's key",
+            Repair::End => "--fix ends it (its owner's key is not on this machine)",
+        };
+        let _ = writeln!(
+            out,
+            "DAMAGED  {}: record {} lost its {} {}; last whole record: {}; {how}",
+            d.refname,
+            short(&d.record),
+            d.part,
+            short(&d.missing),
+            d.last_whole.as_deref().map_or("none", short),
+        );
+    }
+    out
+}
+
 /// The closing status line.
-fn summary(findings: &Findings, repairs: &Repairs, fixed: bool) -> String {
+fn summary(findings: &Findings, repairs: &Repairs, fixed: bool, repaired_chains: usize) -> String {
     let problems = findings.problem_count();
-    let stale = problems - findings.half_finished.len();
+    let stale = problems - findings.half_finished.len() - findings.damaged_chains.len();
     let checked = format!("{} run(s) checked for interrupted operations", findings.runs_checked);
     match (problems, fixed) {
+        (0, _) if repaired_chains > 0 => format!("repaired {repaired_chains} damaged chain(s); nothing left to repair"),
         (0, _) if repairs.removed.is_empty() => format!("nothing to repair ({checked})"),
         (0, _) => format!("removed {} stale file(s); nothing left to repair", repairs.removed.len()),
         (_, false) => format!(
-            "{problems} problem(s): {stale} stale file(s), {} interrupted operation(s); `git mas doctor --fix` removes the stale files and completes the operations",
-            findings.half_finished.len()
+            "{problems} problem(s): {stale} stale file(s), {} interrupted operation(s), {} damaged chain(s); `git mas \
+             doctor --fix` removes the stale files, completes the operations and repairs the chains",
+            findings.half_finished.len(),
+            findings.damaged_chains.len()
         ),
         (_, true) => format!("{problems} problem(s) remain after --fix (see above)"),
     }

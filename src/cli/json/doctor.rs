@@ -1,5 +1,6 @@
 //! `git mas doctor --json`.
 
+use git_mas::doctor::chains::ChainRepair;
 use git_mas::doctor::{Completed, Debris, Findings};
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,9 @@ pub struct DoctorOut {
     pub failed: Vec<FailedRemoval>,
     /// Interrupted operations --fix completed.
     pub completed: Completed,
+    /// Damaged chains --fix repaired (or failed to).
+    #[serde(default)]
+    pub repaired_chains: Vec<ChainRepair>,
 }
 
 /// A stale file that could not be removed.
