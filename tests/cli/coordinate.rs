@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// A repository with the driver `lead` and the agents on its committed roster, and a check that
 /// fails on any proposal containing the word BROKEN.
-fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
+pub(crate) fn setup(env: &TestEnv, agents: &[&str]) -> PathBuf {
     env.team(&[&["lead"][..], agents].concat()).config("mas.check", "! grep -rq BROKEN .").build().repo
 }
 
@@ -33,7 +33,7 @@ next=$(field next)
 if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT $next"; fi
 "#;
 
-fn dev_agent(env: &TestEnv, name: &str, work: &str) -> String {
+pub(crate) fn dev_agent(env: &TestEnv, name: &str, work: &str) -> String {
     let log = env.root().join("prompts");
     let body = format!("LOG='{}'\nWORK='{work}'\n{DEV_AGENT}", log.display());
     format!("{name}=cmd:{}", script(env, &format!("{name}.sh"), &body))

@@ -543,3 +543,47 @@ pub fn check_repository(env: &TestEnv, repo: &Path) -> Vec<String> {
     }
     problems
 }
+
+/// Every (syscall, path) pair that `cmd` (and its children), run once to the end under strace,
+/// makes on `paths` (relative to its directory; a call on a descriptor counts for the file it
+/// names), with how often — the points a sweep over [`path_triggers`] kills at.
+pub fn calls_on_paths(
+    cmd: &Command,
+    paths: &[&'static str],
+) -> std::collections::BTreeMap<(String, &'static str), usize> {
+    require_strace();
+    let trace = trace_file();
+    let dir = cmd.get_current_dir().expect("a command with a directory").to_path_buf();
+    let mut s = Command::new("strace");
+    s.args(["-f", "-qq", "-y", "-s", "256", "-o"]).arg(trace.path());
+    for p in paths {
+        s.arg("-P").arg(p).arg("-P").arg(dir.join(p));
+    }
+    s.arg("--").arg(cmd.get_program()).args(cmd.get_args());
+    copy_context(cmd, &mut s);
+    let out = s.output().expect("run strace");
+    assert!(out.status.success(), "the traced command failed: {}", String::from_utf8_lossy(&out.stderr));
+    let mut counts = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(trace.path()).unwrap_or_default().lines() {
+        let call = line.split_whitespace().nth(1).and_then(|c| c.split('(').next()).unwrap_or("");
+        if call.is_empty() || !call.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        for p in paths {
+            // `.git/index` is also the start of `.git/index.lock`: a name ends at a quote, a `>`,
+            // a comma or a parenthesis.
+            if ["\"", ">", ",", ")"].iter().any(|end| line.contains(&format!("{p}{end}"))) {
+                *counts.entry((call.to_string(), *p)).or_insert(0) += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// One trigger per (syscall, path) pair of [`calls_on_paths`].
+pub fn path_triggers(calls: &std::collections::BTreeMap<(String, &'static str), usize>) -> Vec<Trigger> {
+    calls
+        .keys()
+        .map(|(call, path)| Trigger::on_paths(Box::leak(call.clone().into_boxed_str()), [PathBuf::from(path)]))
+        .collect()
+}

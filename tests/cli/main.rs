@@ -19,6 +19,7 @@ mod concurrency;
 mod converge;
 mod coordinate;
 mod coordinate_any;
+mod coordinate_crash;
 mod crash;
 mod development;
 mod doctor;

@@ -56,43 +56,6 @@ fn template() -> Team {
     team
 }
 
-/// Every (syscall, path) pair an uninterrupted landing of `template` makes on [`PATHS`] (a call on
-/// a descriptor counts for the file it names), with how often.
-fn calls_on_the_checkout(template: &Team, args: &[&str]) -> BTreeMap<(String, &'static str), usize> {
-    let team = copy_team(template);
-    let trace = tempfile::NamedTempFile::new().unwrap();
-    let cmd = team.env.mas_cmd(&team.repo);
-    let mut s = std::process::Command::new("strace");
-    s.args(["-f", "-qq", "-y", "-s", "256", "-o"]).arg(trace.path());
-    for p in PATHS {
-        s.arg("-P").arg(p).arg("-P").arg(team.repo.join(p));
-    }
-    s.arg("--").arg(cmd.get_program()).args(args).current_dir(&team.repo);
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => s.env(k, v),
-            None => s.env_remove(k),
-        };
-    }
-    let out = s.output().expect("strace");
-    assert!(out.status.success(), "the traced landing failed: {}", stderr(&out));
-    let mut counts = BTreeMap::new();
-    for line in std::fs::read_to_string(trace.path()).unwrap().lines() {
-        let call = line.split_whitespace().nth(1).and_then(|c| c.split('(').next()).unwrap_or("");
-        if call.is_empty() || !call.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        for p in PATHS {
-            // `.git/index` is also the start of `.git/index.lock`: a name ends at a quote, a `>`, a
-            // comma or a parenthesis.
-            if ["\"", ">", ",", ")"].iter().any(|end| line.contains(&format!("{p}{end}"))) {
-                *counts.entry((call.to_string(), p)).or_insert(0) += 1;
-            }
-        }
-    }
-    counts
-}
-
 /// `git status --porcelain` as printed.
 fn porcelain(team: &Team) -> String {
     let out = team.env.git_cmd(&team.repo).args(["status", "--porcelain"]).output().unwrap();
@@ -110,14 +73,14 @@ fn a_landing_killed_at_any_call_on_the_checkout_is_finished_by_one_land_or_docto
     assert!(out.status.success(), "{}", stderr(&out));
     let want_tree = baseline.git(&["rev-parse", "main^{tree}"]);
     assert_eq!(baseline.git(&["status", "--porcelain"]), "?? scratch/");
-    let calls = calls_on_the_checkout(&template, &args);
+    let traced = copy_team(&template);
+    let mut cmd = traced.env.mas_cmd(&traced.repo);
+    cmd.args(args);
+    let calls = killpoints::calls_on_paths(&cmd, &PATHS);
     for (needed, path) in [("openat", "status.txt"), ("write", "docs/landing/notes.md"), ("unlink", "README.md")] {
         assert!(calls.contains_key(&(needed.to_string(), path)), "the landing made no {needed} on {path}: {calls:?}");
     }
-    let triggers: Vec<Trigger> = calls
-        .keys()
-        .map(|(call, path)| Trigger::on_paths(Box::leak(call.clone().into_boxed_str()), [PathBuf::from(path)]))
-        .collect();
+    let triggers = killpoints::path_triggers(&calls);
     let mut states: BTreeMap<&'static str, u32> = BTreeMap::new();
     let mut kills = 0u32;
     let current: RefCell<Option<Team>> = RefCell::new(None);
