@@ -35,6 +35,7 @@ mod readme;
 mod records;
 mod report_html;
 mod roster_trail;
+mod run_claims;
 mod session_agents;
 mod shell_matrix;
 mod skills;
