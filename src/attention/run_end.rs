@@ -113,8 +113,9 @@ pub fn ended_by(entry: &BoardEntry, state: Option<&RunState>, now: u64) -> Optio
     let run = entry.run.as_ref()?;
     match state? {
         RunState::Open => None,
-        RunState::Ended { outcome, at, members } => (*at <= now && members.iter().any(|m| *m == entry.focus.agent))
-            .then(|| RunEnd { run: run.clone(), outcome: *outcome }),
+        RunState::Ended { outcome, at, members } => {
+            (*at <= now && members.contains(&entry.focus.agent)).then(|| RunEnd { run: run.clone(), outcome: *outcome })
+        }
     }
 }
 
@@ -161,7 +162,8 @@ mod tests {
         use RunOutcome::{Aborted, Landed};
         let end = |outcome| Some(RunEnd { run: "r1".into(), outcome });
         // (case, entry, the run's state, the reader's clock, the end that releases it)
-        let cases: Vec<(&str, BoardEntry, Option<RunState>, u64, Option<RunEnd>)> = vec![
+        type Case = (&'static str, BoardEntry, Option<RunState>, u64, Option<RunEnd>);
+        let cases: Vec<Case> = vec![
             ("landed: released", entry("bob", Some("r1"), Live), ended(Landed, &["alice", "bob"]), 150, end(Landed)),
             ("aborted: released", entry("bob", Some("r1"), Live), ended(Aborted, &["bob"]), 150, end(Aborted)),
             ("at the end's instant", entry("bob", Some("r1"), Live), ended(Landed, &["bob"]), 100, end(Landed)),
