@@ -35,7 +35,11 @@
 //! The runs' side lives above this module ([`RunLedger`] is implemented by `devrun`, which reads
 //! the meta chain); the decision ([`ended_by`]) is pure, over plain data. Cost: one read of a run's
 //! meta chain per distinct run named by a live focus, per board read, and none when no live focus
-//! names a run (a team with no run in progress pays nothing).
+//! names a run (a team with no run in progress pays nothing). Measured on the edit hook's
+//! common path (`git mas gate --host claude-code`, a session re-editing its own claim, a live
+//! focus naming an open run beside it; debug build, hyperfine, 100 runs): 907 syscalls against
+//! 879 when the focus names no run, and no difference in median time or CPU above the noise of a
+//! shared machine (10.50 vs 10.49 ms user+system).
 
 use super::board::{Board, BoardEntry, Liveness};
 use serde::{Deserialize, Serialize};
