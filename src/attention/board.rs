@@ -57,6 +57,10 @@ pub struct FocusPayload {
     /// them (a new file, a file with no signal). Absent (false) in a focus chosen from the frame.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub claims: bool,
+    /// The development run the focus was published for (the `mas.run` of the run's worktree it was
+    /// published from): it ends with that run ([`super::run_end`]). Absent for a person's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// A release record's payload.
@@ -93,6 +97,13 @@ pub struct BoardEntry {
     pub published_at: u64,
     /// The record's commit.
     pub commit: String,
+    /// The run the focus was published for ([`FocusPayload::run`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// The end of that run, when it released this focus ([`super::run_end`]): the entry is
+    /// [`Liveness::Released`] and keeps the targets it held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_with: Option<super::run_end::RunEnd>,
 }
 
 /// Why the board refused a record.
@@ -417,6 +428,8 @@ pub fn fold_items(chains: &[(String, ChainItems)], now: u64, in_frame: &dyn Fn(&
                             expires_at,
                             published_at: p.published_at,
                             commit: commit.clone(),
+                            run: p.run.clone(),
+                            ended_with: None,
                         },
                         p.published_at,
                     ));
@@ -431,6 +444,8 @@ pub fn fold_items(chains: &[(String, ChainItems)], now: u64, in_frame: &dyn Fn(&
                             expires_at: *at,
                             published_at: *at,
                             commit: commit.clone(),
+                            run: None,
+                            ended_with: None,
                         },
                         *at,
                     ));
@@ -592,7 +607,15 @@ mod tests {
 
     fn entry(agent: &str, frame: &str, liveness: Liveness) -> BoardEntry {
         let focus = Focus { agent: agent.into(), frame: frame.into(), seq: 1, targets: vec!["a.rs".into()] };
-        BoardEntry { focus, liveness, expires_at: 0, published_at: 0, commit: String::new() }
+        BoardEntry {
+            focus,
+            liveness,
+            expires_at: 0,
+            published_at: 0,
+            commit: String::new(),
+            run: None,
+            ended_with: None,
+        }
     }
 
     #[test]

@@ -46,8 +46,9 @@ use std::path::{Path, PathBuf};
 /// The file's name in the common git dir.
 pub const CACHE_FILE: &str = "mas-board-focus";
 
-/// The format version: a file of another version is ignored.
-const VERSION: u32 = 2;
+/// The format version: a file of another version is ignored (3: a focus may name its run, which a
+/// file written by an earlier version would have dropped).
+const VERSION: u32 = 3;
 
 /// One chain as kept: its ref, the tip its items were read at, its horizon, and the items, oldest
 /// first, as JSON text parsed only when wanted ([`Chain::items`]).
@@ -177,6 +178,7 @@ mod tests {
             ttl_secs: 60,
             published_at: 7,
             claims: true,
+            run: Some("r1".into()),
         };
         let items = vec![
             ("c1".into(), Item::Focus { seq: 1, payload }),

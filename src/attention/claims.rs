@@ -215,7 +215,7 @@ mod tests {
             seq: 1,
             targets: targets.iter().map(|t| t.to_string()).collect(),
         };
-        BoardEntry { focus, liveness, expires_at, published_at: 0, commit: String::new() }
+        BoardEntry { focus, liveness, expires_at, published_at: 0, commit: String::new(), run: None, ended_with: None }
     }
 
     fn board(entries: Vec<BoardEntry>) -> Board {

@@ -180,6 +180,8 @@ mod tests {
                 liveness: *liveness,
                 expires_at: 0,
                 published_at: 0,
+                run: None,
+                ended_with: None,
                 commit: String::new(),
             })
             .collect();

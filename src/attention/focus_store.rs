@@ -3,6 +3,7 @@
 use super::board::{self, Board, ChainItems, FOCUS_KIND, FocusPayload, RELEASE_KIND, Rejection, ReleasePayload};
 use super::board_cache;
 use super::frame::Frame;
+use super::run_end::{self, RunLedger};
 use crate::identity::{AgentKey, Roster};
 use crate::store::{Appended, Store, StoreError};
 use std::collections::BTreeSet;
@@ -14,6 +15,13 @@ pub const FOCUS_PREFIX: &str = "refs/mas/focus/";
 /// An agent's focus chain.
 pub fn focus_ref(agent: &str) -> String {
     format!("{FOCUS_PREFIX}{agent}")
+}
+
+/// The run whose worktree this is: its own `mas.run`, which `git mas worktree add` sets in a run's
+/// worktree, never one inherited from the shared configuration (a person's checkout names none,
+/// so a person's focus never ends with a run: [`run_end`]).
+pub fn worktree_run(store: &Store) -> Option<String> {
+    store.worktree_config_string("mas.run").map(|r| r.trim().to_string()).filter(|r| !r.is_empty())
 }
 
 /// Unix seconds now.
@@ -32,9 +40,16 @@ pub const BOARD_WINDOW: usize = 32;
 /// roster come from the store's window cache (no object read, no signature checked); the fold, and
 /// with it every clock-dependent judgement (expiry, a publication in the future), runs on every
 /// call. Targets are checked against `frame`'s snapshot when a focus is on
-/// that frame.
-pub fn load_board(store: &Store, roster: &Roster, now: u64, frame: Option<&Frame>) -> Result<Board, StoreError> {
-    Ok(read_board(store, roster, now, frame)?.0)
+/// that frame. A focus published for a run that `runs` says ended is released by it
+/// ([`run_end`]).
+pub fn load_board(
+    store: &Store,
+    roster: &Roster,
+    now: u64,
+    frame: Option<&Frame>,
+    runs: &dyn RunLedger,
+) -> Result<Board, StoreError> {
+    Ok(read_board(store, roster, now, frame, runs)?.0)
 }
 
 /// [`load_board`], with the board's read cache still to be written when it missed: written when
@@ -45,8 +60,9 @@ pub fn read_board(
     roster: &Roster,
     now: u64,
     frame: Option<&Frame>,
+    runs: &dyn RunLedger,
 ) -> Result<(Board, Option<board_cache::Pending>), StoreError> {
-    fold_read(store, roster, now, frame, None)
+    fold_read(store, roster, now, frame, None, runs)
 }
 
 /// The live board for `caller`: [`read_board`] without the chains its read cache shows lapsed
@@ -61,8 +77,9 @@ pub fn read_live_board(
     now: u64,
     frame: Option<&Frame>,
     caller: Option<&str>,
+    runs: &dyn RunLedger,
 ) -> Result<(Board, Option<board_cache::Pending>), StoreError> {
-    fold_read(store, roster, now, frame, Some((now, caller)))
+    fold_read(store, roster, now, frame, Some((now, caller)), runs)
 }
 
 /// [`read_live_board`]'s board without its pending cache write.
@@ -72,8 +89,9 @@ pub fn load_live_board(
     now: u64,
     frame: Option<&Frame>,
     caller: Option<&str>,
+    runs: &dyn RunLedger,
 ) -> Result<Board, StoreError> {
-    Ok(read_live_board(store, roster, now, frame, caller)?.0)
+    Ok(read_live_board(store, roster, now, frame, caller, runs)?.0)
 }
 
 fn fold_read(
@@ -82,6 +100,7 @@ fn fold_read(
     now: u64,
     frame: Option<&Frame>,
     live_for: Option<(u64, Option<&str>)>,
+    runs: &dyn RunLedger,
 ) -> Result<(Board, Option<board_cache::Pending>), StoreError> {
     let (chains, damaged, pending) = board_chains(store, roster, live_for)?;
     let ids: Option<(String, BTreeSet<&str>)> =
@@ -93,6 +112,7 @@ fn fold_read(
     let mut board = board::fold_items(&chains, now, &in_frame);
     board.damaged = damaged;
     end_gone_sessions(store, &mut board);
+    run_end::end_runs(&mut board, runs, now);
     Ok((board, pending))
 }
 
@@ -333,7 +353,8 @@ pub fn release_focus(store: &Store, agent: &str, key: &AgentKey, now: u64) -> Re
 
 /// Releases some of a live focus's targets: appends a focus holding only `kept`, on the same
 /// frame, until the same time as before (a partial release never extends a lease). It is a
-/// claim record ([`FocusPayload::claims`]), so `kept` need not be listed by a newer snapshot.
+/// claim record ([`FocusPayload::claims`]), so `kept` need not be listed by a newer snapshot; it
+/// names the run the focus named.
 pub fn keep_only(
     store: &Store,
     agent: &str,
@@ -348,6 +369,7 @@ pub fn keep_only(
         ttl_secs: entry.expires_at.saturating_sub(now).max(1),
         published_at: now,
         claims: true,
+        run: entry.run.clone(),
     };
     append_focus(store, agent, key, &payload)
 }
@@ -390,8 +412,14 @@ pub enum PruneError {
 /// a session left in a run's chains or a landing's trailers stay reachable from those.
 ///
 /// A SIGKILL leaves some chains deleted and the rest as they were; each deletion is whole.
-pub fn prune_sessions(store: &Store, roster: &Roster, now: u64, retention: u64) -> Result<Vec<String>, PruneError> {
-    let board = load_board(store, roster, now, None)?;
+pub fn prune_sessions(
+    store: &Store,
+    roster: &Roster,
+    now: u64,
+    retention: u64,
+    runs: &dyn RunLedger,
+) -> Result<Vec<String>, PruneError> {
+    let board = load_board(store, roster, now, None, runs)?;
     let workdir = store.workdir().map(Path::to_path_buf).unwrap_or_else(|_| store.common_dir().to_path_buf());
     let mut deleted = Vec::new();
     for entry in &board.entries {

@@ -5,6 +5,7 @@ use super::board::{Board, Liveness};
 use super::focus_store::load_live_board;
 use super::frame::{Frame, FrameError, current_frame_hash, read_frame};
 use super::gate::{Touched, Verdict, gate};
+use super::run_end::RunLedger;
 use super::touched::{self, TouchedError};
 use crate::store::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -147,11 +148,13 @@ pub fn evaluate(
     paths: Vec<String>,
     diff_args: &[&str],
     now: u64,
+    runs: &dyn RunLedger,
 ) -> Result<GateOutcome, GateIoError> {
     evaluate_with(
         store,
         caller,
         now,
+        runs,
         |symbol_files| touched::touched(workdir, paths, symbol_files, diff_args),
         |_, _| {},
     )
@@ -178,12 +181,14 @@ pub fn evaluate_touched(
     touched: Vec<Touched>,
     linked: &[FileId],
     now: u64,
+    runs: &dyn RunLedger,
 ) -> Result<GateOutcome, GateIoError> {
     let root = store.workdir().ok().map(Path::to_path_buf);
     evaluate_with(
         store,
         caller,
         now,
+        runs,
         |_| touched,
         |board, touched| {
             if let Some(root) = &root {
@@ -219,6 +224,7 @@ fn evaluate_with(
     store: &Store,
     caller: &str,
     now: u64,
+    runs: &dyn RunLedger,
     touched_of: impl FnOnce(&BTreeSet<String>) -> Vec<Touched>,
     extend: impl FnOnce(&Board, &mut Vec<Touched>),
 ) -> Result<GateOutcome, GateIoError> {
@@ -226,8 +232,8 @@ fn evaluate_with(
     // The hash alone is enough unless a symbol target's line range is needed: reading and parsing
     // the snapshot (up to 4,096 targets) is the costliest part of a gate, so it is done on demand.
     let head = current_frame_hash(store).map_err(|source| GateIoError::CurrentFrame { source })?;
-    let board =
-        load_live_board(store, &roster, now, None, Some(caller)).map_err(|source| GateIoError::Board { source })?;
+    let board = load_live_board(store, &roster, now, None, Some(caller), runs)
+        .map_err(|source| GateIoError::Board { source })?;
     let symbol_files = symbol_files(&board);
     let mut touched = touched_of(&symbol_files);
     extend(&board, &mut touched);

@@ -19,6 +19,7 @@ pub mod held_guard;
 pub mod own_ground;
 pub mod replay;
 pub mod rule;
+pub mod run_end;
 pub mod saliency;
 pub mod select;
 pub mod shared_identity;

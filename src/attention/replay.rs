@@ -19,6 +19,7 @@ use super::frame::{FRAME_REF, Frame, read_frame};
 use super::gate::Verdict;
 use super::gate_io::{claims_rule, decide_on, receipt_of, symbol_files};
 use super::rule::Focus;
+use super::run_end::{self, RunLedger};
 use super::touched::{self, TouchedError};
 use crate::identity::Roster;
 use crate::identity::trail::{self, RosterTrail};
@@ -176,6 +177,8 @@ pub fn with_unreceipted(board: &mut Board, frame: &str) {
         expires_at: u64::MAX,
         published_at: 0,
         commit: String::new(),
+        run: None,
+        ended_with: None,
     });
 }
 
@@ -225,7 +228,12 @@ fn history(store: &Store) -> Result<History, ReplayError> {
 }
 
 /// Replays the gate over `range` (anything `git rev-list` takes), oldest commit first.
-pub fn replay(store: &Store, range: &[String], require_receipts: bool) -> Result<CheckReport, ReplayError> {
+pub fn replay(
+    store: &Store,
+    range: &[String],
+    require_receipts: bool,
+    runs: &dyn RunLedger,
+) -> Result<CheckReport, ReplayError> {
     let workdir = store.workdir()?.to_path_buf();
     let mut args = vec!["rev-list".to_string(), "--reverse".to_string()];
     args.extend(range.iter().cloned());
@@ -233,7 +241,7 @@ pub fn replay(store: &Store, range: &[String], require_receipts: bool) -> Result
     let history = history(store)?;
     let mut out = Vec::new();
     for commit in commits {
-        out.push(judge(store, &workdir, &history, commit, require_receipts)?);
+        out.push(judge(store, &workdir, &history, commit, require_receipts, runs)?);
     }
     Ok(CheckReport { commits: out })
 }
@@ -245,6 +253,7 @@ fn judge(
     h: &History,
     commit: String,
     require_receipts: bool,
+    runs: &dyn RunLedger,
 ) -> Result<Checked, ReplayError> {
     let bad = |e: &dyn std::fmt::Display| ReplayError::Commit { commit: commit.clone(), detail: e.to_string() };
     let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| bad(&e))?;
@@ -261,7 +270,7 @@ fn judge(
         .as_ref()
         .is_some_and(|(agent, frame)| h.roster.signer(agent).is_some() && hashes.iter().any(|(_, f)| f == frame));
     let frame = frame_for(&hashes, receipt.as_ref().map(|(_, f)| f.as_str()), time).map(|i| &h.frames[i].1);
-    let board = board_at(&h.chains, u64::try_from(time).unwrap_or(0), frame, receipt.is_none());
+    let board = board_at(&h.chains, u64::try_from(time).unwrap_or(0), frame, receipt.is_none(), runs);
     let caller = receipt.as_ref().map_or(NO_RECEIPT, |(agent, _)| agent.as_str());
     let paths = touched::commit_paths(workdir, &commit)?;
     let touched = touched::touched(workdir, paths, &symbol_files(&board), &["diff", base.as_str(), commit.as_str()]);
@@ -292,9 +301,16 @@ fn judge(
     })
 }
 
-/// The board as it stood at time `t`, on `frame`; with an empty live focus for [`NO_RECEIPT`]
+/// The board as it stood at time `t`, on `frame` (a run's foci released once it ended by `t`,
+/// as the live gate had them: [`super::run_end`]); with an empty live focus for [`NO_RECEIPT`]
 /// when the commit has no receipt.
-fn board_at(chains: &[(String, ChainRecords)], t: u64, frame: Option<&Frame>, unreceipted: bool) -> Board {
+fn board_at(
+    chains: &[(String, ChainRecords)],
+    t: u64,
+    frame: Option<&Frame>,
+    unreceipted: bool,
+    runs: &dyn RunLedger,
+) -> Board {
     let ids: Option<(&str, BTreeSet<&str>)> =
         frame.map(|f| (f.hash.as_str(), f.snapshot.targets.iter().map(|t| t.id.as_str()).collect()));
     let in_frame = |hash: &str, target: &str| -> Option<bool> {
@@ -302,6 +318,7 @@ fn board_at(chains: &[(String, ChainRecords)], t: u64, frame: Option<&Frame>, un
         (*h == hash).then(|| target.is_empty() || set.contains(target))
     };
     let mut board = board::fold(&chains_at(chains, t), t, &in_frame);
+    run_end::end_runs(&mut board, runs, t);
     if unreceipted && let Some(f) = frame {
         with_unreceipted(&mut board, &f.hash);
     }

@@ -54,6 +54,7 @@ use super::focus_store::{self, release_focus};
 use super::frame::{FrameError, current_frame_hash, frame_file, frame_file_id, read_frame};
 use super::gate::{Block, Touched};
 use super::gate_io::{FileId, add_linked, symbol_files};
+use super::run_end::RunLedger;
 use crate::identity::AgentKey;
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
@@ -206,8 +207,10 @@ pub enum TeamEdit {
 }
 
 /// Decides `caller`'s edit of `touched` (plus files hard-linked to a held file, `linked`) and
-/// claims what it touches when allowed. `key` loads the caller's signing key (only when
-/// something must be written); `publish_frame` publishes a frame when there is none (true: it wrote one).
+/// claims what it touches when allowed, for the run of the worktree it edits in, if any
+/// ([`focus_store::worktree_run`]). `key` loads the caller's signing key (only when something
+/// must be written); `publish_frame` publishes a frame when there is none (true: it wrote one);
+/// `runs` says which runs ended ([`super::run_end`]).
 #[allow(clippy::too_many_arguments)]
 pub fn edit(
     store: &Store,
@@ -218,6 +221,7 @@ pub fn edit(
     now: u64,
     key: &mut dyn FnMut() -> Result<AgentKey, TeamError>,
     publish_frame: &mut dyn FnMut(&AgentKey) -> Result<bool, TeamError>,
+    runs: &dyn RunLedger,
 ) -> Result<TeamEdit, TeamError> {
     let root = store.workdir()?.to_path_buf();
     // The board's read cache is written when this returns without a claim (a claim's append
@@ -226,7 +230,7 @@ pub fn edit(
     let read = |touched: &[Touched]| -> Result<(Option<String>, Board, Vec<Touched>, Option<Pending>), TeamError> {
         let roster = store.roster()?;
         let head = current_frame_hash(store)?;
-        let (board, pending) = focus_store::read_live_board(store, &roster, now, None, Some(caller))?;
+        let (board, pending) = focus_store::read_live_board(store, &roster, now, None, Some(caller), runs)?;
         let mut touched = touched.to_vec();
         add_linked(&board, caller, &root, linked, &mut touched);
         Ok((head.map(|(_, h)| h), board, touched, pending))
@@ -275,8 +279,14 @@ pub fn edit(
     if let Err(rejection) = super::board::admits(&board, caller) {
         return Ok(TeamEdit::Flood(rejection));
     }
-    let payload =
-        FocusPayload { frame: frame.clone(), targets, ttl_secs: lease.ttl_secs, published_at: now, claims: true };
+    let payload = FocusPayload {
+        frame: frame.clone(),
+        targets,
+        ttl_secs: lease.ttl_secs,
+        published_at: now,
+        claims: true,
+        run: focus_store::worktree_run(store),
+    };
     super::board::check_focus(&payload, now, None).map_err(|r| TeamError::Caller(rejected(&r)))?;
     if let Some(p) = pending {
         p.forget();
@@ -430,9 +440,15 @@ fn ranks_in(order: &[u8], targets: &[String]) -> BTreeMap<String, usize> {
 
 /// Ends `caller`'s claims (a session that ended): appends a release when it holds anything.
 /// Returns the files it held.
-pub fn end(store: &Store, caller: &str, key: &AgentKey, now: u64) -> Result<Vec<String>, TeamError> {
+pub fn end(
+    store: &Store,
+    caller: &str,
+    key: &AgentKey,
+    now: u64,
+    runs: &dyn RunLedger,
+) -> Result<Vec<String>, TeamError> {
     let roster = store.roster()?;
-    let board = focus_store::load_live_board(store, &roster, now, None, Some(caller))?;
+    let board = focus_store::load_live_board(store, &roster, now, None, Some(caller), runs)?;
     let Some(entry) = board.entry(caller).filter(|e| e.liveness == Liveness::Live) else { return Ok(Vec::new()) };
     let held = entry.focus.targets.clone();
     release_focus(store, caller, key, now)?;

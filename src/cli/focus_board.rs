@@ -12,7 +12,13 @@ pub fn frame_and_board(ctx: &Context) -> Result<(Option<Frame>, Board), CliError
     let store = ctx.store()?;
     let roster = store.roster()?;
     let frame = frame::current_frame(store)?;
-    let board = focus_store::load_board(store, &roster, focus_store::now_secs(), frame.as_ref())?;
+    let board = focus_store::load_board(
+        store,
+        &roster,
+        focus_store::now_secs(),
+        frame.as_ref(),
+        &git_mas::devrun::ledger::Ledger::new(store),
+    )?;
     ctx.warn_all(&roster.warnings);
     Ok((frame, board))
 }

@@ -51,7 +51,16 @@ pub fn evaluate(ctx: &Context, paths: &[PathBuf]) -> Result<(String, Result<Gate
     } else {
         (repo_relative(paths, &cwd, &workdir)?, vec![])
     };
-    let outcome = gate_io::evaluate(store, &workdir, &caller, paths, &diff_args, now_secs()).map_err(Ungathered::from);
+    let outcome = gate_io::evaluate(
+        store,
+        &workdir,
+        &caller,
+        paths,
+        &diff_args,
+        now_secs(),
+        &git_mas::devrun::ledger::Ledger::new(store),
+    )
+    .map_err(Ungathered::from);
     Ok((caller, outcome))
 }
 
@@ -154,8 +163,15 @@ pub fn edit_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answe
     }
     let answer = match ctx.caller_name() {
         Ok((caller, _)) => {
-            let outcome =
-                gate_io::evaluate_touched(store, &caller, touched, &linked, now_secs()).map_err(Ungathered::from);
+            let outcome = gate_io::evaluate_touched(
+                store,
+                &caller,
+                touched,
+                &linked,
+                now_secs(),
+                &git_mas::devrun::ledger::Ledger::new(store),
+            )
+            .map_err(Ungathered::from);
             shared(store, &caller, payload, edit_gate::answer(&gate_io::verdict_of(&outcome), mode))
         }
         Err(_) => edit_gate::answer(&gate_io::verdict_of(&Err(Ungathered::no_identity("edit"))), mode),
@@ -341,7 +357,8 @@ pub fn verdict_text(ctx: &Context, caller: &str, verdict: &Verdict) -> String {
 
 /// Replays the gate over `range` ([`replay::replay`]).
 pub fn replay(ctx: &Context, range: &[String], require_receipts: bool) -> Result<CheckReport, CliError> {
-    Ok(replay::replay(ctx.store()?, range, require_receipts)?)
+    let store = ctx.store()?;
+    Ok(replay::replay(store, range, require_receipts, &git_mas::devrun::ledger::Ledger::new(store))?)
 }
 
 /// Prints the listed commits for people: each on stdout, its verdict on stderr.

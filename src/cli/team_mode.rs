@@ -118,7 +118,18 @@ fn decide(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId])
         let published = frame::publish(store, caller, key, &snapshot, &view, &files)?;
         Ok(matches!(published, frame::Published::New { .. }))
     };
-    team::edit(store, caller, touched, linked, lease, now_secs(), &mut key, &mut publish_frame).map_err(team_error)
+    team::edit(
+        store,
+        caller,
+        touched,
+        linked,
+        lease,
+        now_secs(),
+        &mut key,
+        &mut publish_frame,
+        &git_mas::devrun::ledger::Ledger::new(store),
+    )
+    .map_err(team_error)
 }
 
 /// Appends `caller`'s refusals to the denial log (`git mas status` reads who waits on whom), and
@@ -249,7 +260,14 @@ fn settle(ctx: &Context, caller: &str) -> Vec<String> {
 fn guarded(store: &Store, here: &std::path::Path, caller: &str, moment: Moment) -> Result<Vec<String>, CliError> {
     let pending = shell_guard::pending(store, caller);
     let roster = store.roster()?;
-    let board = focus_store::load_live_board(store, &roster, now_secs(), None, Some(caller))?;
+    let board = focus_store::load_live_board(
+        store,
+        &roster,
+        now_secs(),
+        None,
+        Some(caller),
+        &git_mas::devrun::ledger::Ledger::new(store),
+    )?;
     let check = || if pending { shell_guard::check(store, here, caller) } else { Ok(Vec::new()) };
     let (restored, noticed) = held_guard::step(store, here, Some(caller), moment, &board, check)
         .map_err(|e| CliError::with_message(Kind::User, "checking the files other sessions hold failed", e))?;
@@ -302,7 +320,14 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode, payload: &payload::Pa
     let kept = (|| -> Result<usize, CliError> {
         let store = ctx.store()?;
         let roster = store.roster()?;
-        let board = focus_store::load_live_board(store, &roster, now_secs(), None, Some(caller))?;
+        let board = focus_store::load_live_board(
+            store,
+            &roster,
+            now_secs(),
+            None,
+            Some(caller),
+            &git_mas::devrun::ledger::Ledger::new(store),
+        )?;
         if let Some(command) = &payload.command {
             refused = git_refusal(store, caller, &board, command, payload.cwd.as_deref());
             if refused.is_some() {
@@ -415,11 +440,14 @@ pub fn session_end(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Vec<String
     ancestry::forget(store, &caller);
     ancestry::forget_host(store, &caller);
     let now = now_secs();
-    let held = team::end(store, &caller, &key, now).map_err(team_error)?;
+    let held =
+        team::end(store, &caller, &key, now, &git_mas::devrun::ledger::Ledger::new(store)).map_err(team_error)?;
     // Sessions that ended long ago leave no refs behind.
     let retention = team::retention(store).map_err(team_error)?;
     let roster = store.roster()?;
-    if let Err(e) = focus_store::prune_sessions(store, &roster, now, retention) {
+    if let Err(e) =
+        focus_store::prune_sessions(store, &roster, now, retention, &git_mas::devrun::ledger::Ledger::new(store))
+    {
         ctx.warn(&format!("pruning the chains of ended sessions failed: {e}"));
     }
     Ok(held)
@@ -478,8 +506,15 @@ pub fn commit_gate(ctx: &Context, paths: &[PathBuf]) -> Result<(Option<String>, 
         };
         let roster = store.roster().map_err(|e| e.to_string())?;
         let head = frame::current_frame_hash(store).map_err(|e| e.to_string())?;
-        let board =
-            focus_store::load_live_board(store, &roster, now, None, caller.as_deref()).map_err(|e| e.to_string())?;
+        let board = focus_store::load_live_board(
+            store,
+            &roster,
+            now,
+            None,
+            caller.as_deref(),
+            &git_mas::devrun::ledger::Ledger::new(store),
+        )
+        .map_err(|e| e.to_string())?;
         let symbols = symbol_files(&board);
         let touched = touched::touched(&workdir, paths, &symbols, diff_args);
         let ranges: BTreeMap<String, [u32; 2]> = match &head {

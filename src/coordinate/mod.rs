@@ -270,9 +270,15 @@ impl DevPrompt<'_> {
             self.landed.map(|c| format!(": it landed as {c}")).unwrap_or_default()
         );
         if self.winners.iter().any(|w| w == agent) {
-            out.push_str("Your work landed: release your focus (`git mas focus release`) so others may go on.\n");
+            out.push_str(
+                "Your work landed. The focus you published in your worktree ended with the run; release any other \
+                 focus you hold (`git mas focus release`) so others may go on.\n",
+            );
         } else {
-            out.push_str("Your focus, if you hold one, stays yours until you release it.\n");
+            out.push_str(
+                "The focus you published in your worktree ended with the run; any other focus you hold stays \
+                 yours until you release it.\n",
+            );
         }
     }
 

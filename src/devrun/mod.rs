@@ -37,6 +37,7 @@
 pub mod artifact;
 pub mod cover;
 pub mod events;
+pub mod ledger;
 pub mod rules;
 pub mod settle;
 pub mod slices;

@@ -448,7 +448,8 @@ fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
     assert!(tax.is_some() && reorder.is_some() && tax != reorder, "{plan:?}");
     assert_eq!(fixture_suite(&env, &repo, "main"), Some(0), "the fixture's tests pass on main");
     // Each agent published its focus from its slice, under its own identity (its propose hop),
-    // and released it once its work landed (its close hop): two records of its own.
+    // in its run worktree: the landing released it (one record of its own, none written at the
+    // close hop), and the board says which run's end did.
     for (agent, targets) in &plan {
         let hop =
             out.events("hop").into_iter().find(|h| h["peer"] == agent.as_str() && h["task"] == "propose").unwrap();
@@ -459,8 +460,8 @@ fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
     let board: Value = serde_json::from_str(&env.mas_ok(&repo, &["focus", "list", "--json"])).unwrap();
     for entry in board["board"]["entries"].as_array().unwrap() {
         assert_eq!(
-            (entry["focus"]["seq"].as_u64(), entry["liveness"].as_str()),
-            (Some(2), Some("released")),
+            (entry["focus"]["seq"].as_u64(), entry["liveness"].as_str(), entry["ended_with"]["outcome"].as_str()),
+            (Some(1), Some("released"), Some("landed")),
             "{entry}"
         );
     }

@@ -37,6 +37,7 @@ mod readme;
 mod records;
 mod report_html;
 mod roster_trail;
+mod run_claims;
 mod session_agents;
 mod shell_matrix;
 mod skills;

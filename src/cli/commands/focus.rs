@@ -184,6 +184,7 @@ pub fn focus_publish(ctx: &Context, args: &PublishArgs) -> Result<Done<FocusPubl
         ttl_secs,
         published_at: focus_store::now_secs(),
         claims: false,
+        run: focus_store::worktree_run(ctx.store()?),
     };
     let store = ctx.store()?;
     let appended = focus_store::publish_focus(store, &caller.name, &caller.key, &payload, &frame, &board)?;
@@ -210,7 +211,10 @@ fn describe(e: &BoardEntry, current: Option<&str>, now: u64) -> String {
             humantime::format_duration(std::time::Duration::from_secs(e.expires_at.saturating_sub(now)))
         ),
         Liveness::Expired => format!("expired, {on}"),
-        Liveness::Released => "released".to_string(),
+        Liveness::Released => match &e.ended_with {
+            Some(end) => format!("released: run {} {}", end.run, end.outcome.as_str()),
+            None => "released".to_string(),
+        },
     }
 }
 
@@ -278,7 +282,7 @@ pub fn focus_release(ctx: &Context, args: &ReleaseArgs) -> Result<Done<FocusRele
     let told = another_sessions(ctx, &caller.name, args.force, now)?;
     if !args.targets.is_empty() {
         let roster = store.roster()?;
-        let board = focus_store::load_board(store, &roster, now, None)?;
+        let board = focus_store::load_board(store, &roster, now, None, &git_mas::devrun::ledger::Ledger::new(store))?;
         let live = board.entry(&caller.name).filter(|e| e.liveness == Liveness::Live);
         let named = |t: &str| args.targets.iter().any(|n| n == t || n == claims::file_of(t));
         if let Some(e) = live.filter(|e| e.focus.targets.iter().any(|t| !named(t))) {
@@ -312,7 +316,7 @@ fn another_sessions(ctx: &Context, agent: &str, force: bool, now: u64) -> Result
         return Ok(None);
     }
     let roster = store.roster()?;
-    let board = focus_store::load_board(store, &roster, now, None)?;
+    let board = focus_store::load_board(store, &roster, now, None, &git_mas::devrun::ledger::Ledger::new(store))?;
     let Some(entry) = board.entry(agent).filter(|e| e.liveness == Liveness::Live) else { return Ok(None) };
     let held = entry.focus.targets.iter().map(|t| claims::file_of(t).to_string()).collect::<Vec<_>>().join(", ");
     match me {
@@ -367,8 +371,14 @@ fn prune(ctx: &mut Context, args: PruneArgs) -> Result<Outcome, CliError> {
         None => git_mas::attention::team::retention(store).map_err(|e| CliError::user(e.to_string()))?,
     };
     let roster = store.roster()?;
-    let deleted = focus_store::prune_sessions(store, &roster, focus_store::now_secs(), retention)
-        .map_err(|e| CliError::user(e.to_string()))?;
+    let deleted = focus_store::prune_sessions(
+        store,
+        &roster,
+        focus_store::now_secs(),
+        retention,
+        &git_mas::devrun::ledger::Ledger::new(store),
+    )
+    .map_err(|e| CliError::user(e.to_string()))?;
     let out = FocusPruneOut { deleted };
     ctx.ui().emit(args.output, &out, |o| {
         if o.deleted.is_empty() {

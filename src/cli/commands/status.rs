@@ -16,7 +16,7 @@ use crate::cli::error::Kind;
 use crate::cli::json::PhaseName;
 use crate::cli::json::status::{
     Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusFrame, StatusGone, StatusOut, StatusProposal,
-    StatusRemote, StatusRun, StatusSlice,
+    StatusRemote, StatusRun, StatusRunReleased, StatusSlice,
 };
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
@@ -36,7 +36,8 @@ use std::time::SystemTime;
 /// slices and the barrier, what keeps each from landing), converge runs with no report yet, what a
 /// crash left (stale locks, temporary files, interrupted landings: `git mas doctor --fix` clears
 /// them), and how refs/mas stands against the remote (`mas.remote`, else origin) as of the last
-/// `git mas sync`.
+/// `git mas sync`. A run's agents hold their claims until the run lands or is aborted, not for
+/// the rest of their lease: status names each agent whose claims a run's end released.
 ///
 /// "Waits on" comes from the gate's refusals of the last 30 minutes (a bounded log under the git
 /// dir, `mas/denials.log`, not signed records), counted while the holder still holds the file. A
@@ -44,10 +45,11 @@ use std::time::SystemTime;
 /// the refusal itself says so.
 ///
 /// With --json: {now, frame: {hash, commit, publisher, published_at, since} | null, agents:
-/// [{agent, host, claims, expires_at, last_activity, frame}], not_live, waiting: [{agent, holder,
-/// file, times, since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal, problem, class,
-/// slices: [{agent, files, status, detail}], barrier_holds, quorum, rounds, max_rounds, proposals:
-/// [{agent, endorsers, checks_passed, checks_run, at_quorum}], leader, conflicts,
+/// [{agent, host, claims, expires_at, last_activity, frame}], not_live, process_gone: [{agent,
+/// claims}], released_by_run: [{agent, run, outcome: landed | aborted, claims}], waiting:
+/// [{agent, holder, file, times, since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal,
+/// problem, class, slices: [{agent, files, status, detail}], barrier_holds, quorum, rounds,
+/// max_rounds, proposals: [{agent, endorsers, checks_passed, checks_run, at_quorum}], leader, conflicts,
 /// blocks_landing}], converging: [{id, class, goal, driver, peers, last}], debris: {problems,
 /// stale_locks, stale_temp_files, interrupted, remedy},
 /// remote: {name, fetched, same, ahead, behind, diverged} | null}. `since` is `same`,
@@ -215,7 +217,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         }
         None => None,
     };
-    let board = focus_store::load_board(store, &roster, now, None)?;
+    let board = focus_store::load_board(store, &roster, now, None, &git_mas::devrun::ledger::Ledger::new(store))?;
     // A write no hook saw to a held file is put back here too ([`held_guard`]).
     if git_mas::attention::team::enabled(store)
         && let Ok(here) = store.workdir()
@@ -249,6 +251,20 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         .iter()
         .filter(|e| e.liveness == Liveness::Expired && e.expires_at > now && gone.contains(&e.focus.agent))
         .map(|e| StatusGone { agent: e.focus.agent.clone(), claims: e.focus.targets.clone() })
+        .collect();
+    let released_by_run = board
+        .entries
+        .iter()
+        .filter(|e| e.expires_at > now)
+        .filter_map(|e| {
+            let end = e.ended_with.as_ref()?;
+            Some(StatusRunReleased {
+                agent: e.focus.agent.clone(),
+                run: end.run.clone(),
+                outcome: end.outcome,
+                claims: e.focus.targets.clone(),
+            })
+        })
         .collect();
     let waiting = denials::waiting(&denials::read(store.common_dir()), &board, now);
     let deadlocks = denials::deadlocks(&waiting).into_iter().map(|(a, b)| Deadlock { a, b }).collect();
@@ -289,6 +305,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         agents,
         not_live,
         process_gone,
+        released_by_run,
         waiting,
         deadlocks,
         runs,
@@ -483,6 +500,16 @@ fn human(s: &StatusOut) -> String {
             "  {}: ended: process gone (its claims on {} ended with it)",
             g.agent,
             if g.claims.is_empty() { "nothing".to_string() } else { g.claims.join(", ") }
+        );
+    }
+    for r in &s.released_by_run {
+        let _ = writeln!(
+            o,
+            "  {}: released: run {} {} (its claims on {} ended with it)",
+            r.agent,
+            r.run,
+            r.outcome.as_str(),
+            if r.claims.is_empty() { "nothing".to_string() } else { r.claims.join(", ") }
         );
     }
     for a in &s.agents {

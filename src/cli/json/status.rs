@@ -22,6 +22,10 @@ pub struct StatusOut {
     /// held.
     #[serde(default)]
     pub process_gone: Vec<StatusGone>,
+    /// Agents of a development run whose claims the run's end released before their lease ran out
+    /// (`git_mas::attention::run_end`): the run landed or was aborted. Each with the files it held.
+    #[serde(default)]
+    pub released_by_run: Vec<StatusRunReleased>,
     /// Who waits on whom: recent refusals of files the holder still holds.
     pub waiting: Vec<Waiting>,
     /// Pairs of agents each waiting on a file the other holds.
@@ -44,6 +48,19 @@ pub struct StatusGone {
     /// The session agent.
     pub agent: String,
     /// What it held when its process ended.
+    pub claims: Vec<String>,
+}
+
+/// An agent whose claims ended with its run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusRunReleased {
+    /// The agent.
+    pub agent: String,
+    /// The run it claimed them for.
+    pub run: String,
+    /// How the run ended: `landed` or `aborted`.
+    pub outcome: git_mas::attention::run_end::RunOutcome,
+    /// What it held when the run ended.
     pub claims: Vec<String>,
 }
 
