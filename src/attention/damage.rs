@@ -115,6 +115,8 @@ mod tests {
             expires_at: 100,
             published_at: 0,
             commit: "c".into(),
+            run: None,
+            ended_with: None,
         }
     }
 

@@ -203,7 +203,7 @@ mod tests {
                 entry("carol", Some("r2"), Liveness::Live),
                 entry("dave", None, Liveness::Live),
             ],
-            rejected: Vec::new(),
+            ..Board::default()
         };
         let ledger = Table(
             [("r1", ended(RunOutcome::Landed, &["alice", "bob"]).unwrap()), ("r2", RunState::Open)].into(),
@@ -233,7 +233,7 @@ mod tests {
             ]
         );
         assert_eq!(board.live().count(), 2);
-        let mut quiet = Board { entries: vec![entry("dave", None, Liveness::Live)], rejected: Vec::new() };
+        let mut quiet = Board { entries: vec![entry("dave", None, Liveness::Live)], ..Board::default() };
         let ledger = Table(BTreeMap::new(), std::cell::Cell::new(0));
         end_runs(&mut quiet, &ledger, 150);
         assert_eq!(ledger.1.get(), 0, "no focus names a run: no run is read");
