@@ -92,6 +92,22 @@ pub fn clear_stale(lock: &Path) -> std::io::Result<LockState> {
     Ok(found)
 }
 
+/// How long [`clear_stale_waiting`] waits for a live holder: a git updating a checkout holds the
+/// lock for milliseconds to a second (the patience [`super::run_git`] has with git's own refusal).
+pub const PATIENCE: Duration = Duration::from_secs(2);
+
+/// [`clear_stale`], waiting up to `patience` for a live holder to let go (a concurrent landing
+/// updating the same checkout); what the lock was last.
+pub fn clear_stale_waiting(lock: &Path, patience: Duration) -> std::io::Result<LockState> {
+    let start = std::time::Instant::now();
+    loop {
+        match clear_stale(lock)? {
+            LockState::Held { .. } if start.elapsed() < patience => std::thread::sleep(Duration::from_millis(25)),
+            found => return Ok(found),
+        }
+    }
+}
+
 /// A process (not this one) that has `path` open, found through `/proc/<pid>/fd`.
 pub fn holder(path: &Path) -> Option<u32> {
     let want = canonical(path);

@@ -122,7 +122,7 @@ pub(super) fn mark_checkouts(
 /// running process holds it (`None`: no lock now).
 pub(super) fn clear_index_lock(dir: &Path) -> Option<String> {
     let lock = lockfile::index_lock(&gitdir_of(dir)?);
-    match lockfile::clear_stale(&lock) {
+    match lockfile::clear_stale_waiting(&lock, lockfile::PATIENCE) {
         Ok(LockState::Absent | LockState::Stale) => None,
         Ok(LockState::Held { pid }) => Some(format!(
             "{} is held by a running process{}: let it finish, then land again",
@@ -172,16 +172,42 @@ pub fn pending(store: &Store) -> Result<Vec<Pending>, PoolError> {
             if tip.map(|t| t.to_string()).as_deref() != Some(commit) {
                 continue;
             }
+            let index_lock = lockfile::state(&lockfile::index_lock(&gitdir));
+            if index_lock == LockState::Absent && !owes(&w.path, previous, commit) {
+                // A mark with nothing left to do (a concurrent landing of the same commit wrote it
+                // again after the winner's update): the next reader of the run drops it.
+                continue;
+            }
             out.push(Pending {
                 run: run.into(),
                 path: w.path.clone(),
                 previous: previous.into(),
                 commit: commit.into(),
-                index_lock: lockfile::state(&lockfile::index_lock(&gitdir)),
+                index_lock,
             });
         }
     }
     Ok(out)
+}
+
+/// Whether the checkout at `dir` still differs from the landing `previous` → `commit` where the
+/// landing changes it: its index is not the landing's, or a path the landing changes differs from
+/// the index (read only: no lock is taken, nothing is written). Unsure counts as owing.
+fn owes(dir: &Path, previous: &str, commit: &str) -> bool {
+    if git(dir, &["diff-index", "--cached", "--quiet", commit, "--"]).is_err() {
+        return true;
+    }
+    let Ok(changed) = git(dir, &["diff-tree", "-r", "-z", "--no-renames", "--name-only", previous, commit]) else {
+        return true;
+    };
+    let paths: Vec<&str> = changed.split('\0').filter(|p| !p.is_empty()).collect();
+    if paths.is_empty() {
+        return false;
+    }
+    let literal: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
+    let mut args = vec!["status", "--porcelain", "--untracked-files=no", "--"];
+    args.extend(literal.iter().map(String::as_str));
+    git(dir, &args).map_or(true, |out| !out.trim().is_empty())
 }
 
 /// Step 4 for the landing `previous` → `commit` of `run` on `branch`: each marked checkout is
@@ -311,7 +337,7 @@ impl Update<'_> {
     /// Brings the checkout from `from` to `to`; `Ok(false)` when it held `to` already.
     fn run(&mut self, from: ObjectId, to: ObjectId) -> Result<bool, String> {
         let lock = lockfile::index_lock(self.gitdir);
-        match lockfile::clear_stale(&lock) {
+        match lockfile::clear_stale_waiting(&lock, lockfile::PATIENCE) {
             Ok(LockState::Absent) => {}
             Ok(LockState::Stale) => self.done.push(Step::RemovedIndexLock { path: lock.clone() }),
             Ok(LockState::Held { pid }) => {

@@ -110,3 +110,24 @@ fn a_same_second_same_size_edit_is_proposed_and_the_worktree_goes_only_when_noth
     assert!(json.discarded.is_none(), "{:?}", json.discarded);
     assert!(!wt.exists());
 }
+
+/// After the run landed, a worktree holding exactly the landed tree loses nothing: it is removed
+/// without --force, though it differs from its own agent's proposal; one holding anything else is
+/// kept.
+#[test]
+fn a_worktree_holding_exactly_the_landed_tree_is_removed_and_one_differing_is_kept() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let (_, wts) = super::land::three_proposals(&team, &[]);
+    team.quiet_ok(&wts[1], "bob", &["land"]);
+    // carol takes alice's landed version of the file her own proposal changed differently.
+    let landed = team.git(&["show", "main:src/money.rs"]) + "\n";
+    std::fs::write(wts[2].join("src/money.rs"), &landed).unwrap();
+    let json: crate::json::worktree::RemovedOut = team.json_as(&team.repo, "carol", &["worktree", "remove", "carol"]);
+    assert!(json.discarded.is_none(), "{:?}", json.discarded);
+    assert!(!wts[2].exists());
+    // bob's worktree holds his own proposal: removed too; one more edit and it would be kept.
+    std::fs::write(wts[1].join("extra.md"), "unproposed\n").unwrap();
+    let before = team.refs();
+    let out = team.as_agent(&team.repo, "bob", &["worktree", "remove", "bob"]);
+    assert_refused(&team, out, 1, "holds changes that are not in bob's proposal (1 path: extra.md)", &before);
+}
