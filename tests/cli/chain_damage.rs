@@ -7,14 +7,14 @@ use crate::team_mode::{board, hook, team_repo, write_payload};
 use std::path::Path;
 
 /// Deletes the loose object `id` (git gc pruning it under a writer).
-fn lose(repo: &Path, id: &str) {
+pub fn lose(repo: &Path, id: &str) {
     let path = repo.join(".git/objects").join(&id[..2]).join(&id[2..]);
     std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{} is not a loose object: {e}", path.display()));
 }
 
 /// Forgets what readers remembered of the chains: the lost record was pruned before its ref
 /// moved, so no reader ever read it whole.
-fn forget_reads(repo: &Path) {
+pub fn forget_reads(repo: &Path) {
     for entry in std::fs::read_dir(repo.join(".git")).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with("mas-windows-") || name == "mas-board-focus" {
@@ -25,7 +25,7 @@ fn forget_reads(repo: &Path) {
 
 /// Two sessions of alice: A claims src/lib.rs, then src/money.rs (two records); B claims README.md.
 /// Returns A's agent and its focus ref.
-fn two_sessions(env: &TestEnv, repo: &Path) -> (String, String) {
+pub fn two_sessions(env: &TestEnv, repo: &Path) -> (String, String) {
     for (session, file) in [("a", "src/lib.rs"), ("a", "src/money.rs"), ("b", "README.md")] {
         assert_eq!(hook(env, repo, &write_payload(repo, session, file)).0, "allow", "{session} {file}");
     }
@@ -35,7 +35,7 @@ fn two_sessions(env: &TestEnv, repo: &Path) -> (String, String) {
     (a, refname)
 }
 
-fn doctor_json(env: &TestEnv, repo: &Path, args: &[&str]) -> (Option<i32>, DoctorOut) {
+pub fn doctor_json(env: &TestEnv, repo: &Path, args: &[&str]) -> (Option<i32>, DoctorOut) {
     let out = env.mas(repo, &[&["doctor", "--json"][..], args].concat());
     let parsed = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown(&out)));
     (out.status.code(), parsed)
