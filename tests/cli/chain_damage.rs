@@ -253,3 +253,31 @@ fn check_holds_off_new_files_while_a_damaged_chains_newest_record_is_unknown() {
     );
     assert!(v["commits"][1]["verdict"]["blocks"][0]["why"].as_str().unwrap().contains(&refname), "{said}");
 }
+
+/// A session whose host process is gone holds nothing, damaged chain or not: once A's host is
+/// gone, its damaged chain (newest record lost, so new claims were held off) refuses nothing;
+/// `doctor` still names it.
+#[test]
+fn a_damaged_chain_of_a_session_whose_host_is_gone_holds_nothing() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let (a, refname) = two_sessions(&env, &repo);
+    let blob = env.git(&repo, &["rev-parse", &format!("{refname}:record.json")]);
+    lose(&repo, &blob);
+    forget_reads(&repo);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/free.rs")).0, "deny", "A's host runs");
+
+    // A's host process ended (a process that has exited, recorded as A's host).
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let hosts = repo.join(".git/mas/hosts");
+    assert!(hosts.join(&a).is_file(), "A's claim recorded its host");
+    std::fs::write(hosts.join(&a), format!("{pid}-1")).unwrap();
+    for file in ["src/free.rs", "src/lib.rs"] {
+        let (verdict, reason) = hook(&env, &repo, &write_payload(&repo, "b", file));
+        assert_eq!(verdict, "allow", "{file}: {reason}");
+    }
+    let (code, found) = doctor_json(&env, &repo, &[]);
+    assert_eq!((code, found.findings.damaged_chains.len()), (Some(1), 1), "{found:?}");
+}
