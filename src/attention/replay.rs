@@ -186,12 +186,15 @@ pub fn chains_at(chains: &[(String, ChainRecords)], t: u64) -> Vec<(String, Chai
         .collect()
 }
 
+/// A time span, in seconds: from (inclusive), until (exclusive; `None`: no end).
+pub type Span = (u64, Option<u64>);
+
 /// The times during which a damaged chain's lost records may each have been its newest: for a
 /// chain whose readable records (oldest first) were published at `published`, and whose breaks
 /// lie above `below` of them each, the span from the publication of the readable record just
 /// below the break (0 when there is none) until that of the one just above it (`None` when there
 /// is none: the lost record may still be the newest).
-pub fn unknown_spans(published: &[u64], below: &[usize]) -> Vec<(u64, Option<u64>)> {
+pub fn unknown_spans(published: &[u64], below: &[usize]) -> Vec<Span> {
     below
         .iter()
         .map(|&n| {
@@ -203,7 +206,7 @@ pub fn unknown_spans(published: &[u64], below: &[usize]) -> Vec<(u64, Option<u64
 
 /// Whether what a damaged chain held at time `t` is known: `t` lies in none of its
 /// [`unknown_spans`].
-pub fn newest_known_at(spans: &[(u64, Option<u64>)], t: u64) -> bool {
+pub fn newest_known_at(spans: &[Span], t: u64) -> bool {
     !spans.iter().any(|&(lo, hi)| lo <= t && hi.is_none_or(|hi| t < hi))
 }
 
@@ -212,7 +215,7 @@ struct DamagedHistory {
     /// The chain, at its newest break.
     chain: DamagedChain,
     /// Its [`unknown_spans`].
-    unknown: Vec<(u64, Option<u64>)>,
+    unknown: Vec<Span>,
 }
 
 /// Gives the board a live, empty focus for [`NO_RECEIPT`] on `frame`, so that a commit without a
@@ -455,7 +458,8 @@ mod tests {
     #[test]
     fn when_a_damaged_chains_state_is_unknown() {
         // (readable records' publication times, readable records below each break) → spans
-        let spans: [(&[u64], &[usize], Vec<(u64, Option<u64>)>); 5] = [
+        type Row = (&'static [u64], &'static [usize], Vec<Span>);
+        let spans: [Row; 5] = [
             // The tip's record is lost: unknown from the record below it on.
             (&[100, 200], &[2], vec![(200, None)]),
             // A lost commit under the tip: nothing below is known, unknown until the tip's record.
@@ -471,7 +475,7 @@ mod tests {
             assert_eq!(unknown_spans(published, below), want, "{published:?} {below:?}");
         }
         // (spans, t) → known
-        let known: [(&[(u64, Option<u64>)], u64, bool); 8] = [
+        let known: [(&[Span], u64, bool); 8] = [
             (&[], 5, true),
             (&[(200, None)], 199, true),
             (&[(200, None)], 200, false),
