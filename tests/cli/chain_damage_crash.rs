@@ -125,9 +125,6 @@ fn sweep_repair(repair: Repair) {
         },
         |attempt: &Attempt| {
             let point = attempt.point();
-            if std::env::var_os("GIT_MAS_SWEEP_TRACE").is_some() {
-                eprintln!("{point}: killed {}: {}", attempt.killed, shown(&attempt.output));
-            }
             let mut bad = |p: String| problems.push(format!("{point}: {p}"));
             if !attempt.killed {
                 if !attempt.output.status.success() {
@@ -207,4 +204,7 @@ fn sweep_repair(repair: Repair) {
     eprintln!("swept {swept:?} in {elapsed:.1?}\n{}", outcomes.join("\n"));
     assert!(outcomes.iter().any(|o| o.contains(": damaged")), "some kill leaves the chain damaged: {outcomes:?}");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Measured at 1.5 s (re-sign) and 3.2 s (end) on two cores; the bound only catches a sweep
+    // that stopped converging.
+    assert!(elapsed < Duration::from_secs(60), "the sweep took {elapsed:.1?}");
 }
