@@ -35,9 +35,24 @@ pub fn left(secs: u64) -> String {
     if secs >= 120 { format!("{} min", secs.div_ceil(60)) } else { format!("{secs} s") }
 }
 
-/// Why `caller`'s edit of `touched` may not proceed: one block per file another live agent holds.
-/// `lines_of` gives a symbol's line range on `current_frame`; `now` is the reader's clock.
+/// Why `caller`'s edit of `touched` may not proceed: one block per file another live agent holds,
+/// and what the board's damaged chains refuse ([`super::damage`]). `lines_of` gives a symbol's line
+/// range on `current_frame`; `now` is the reader's clock.
 pub fn blocks(
+    caller: &str,
+    board: &Board,
+    current_frame: &str,
+    touched: &[Touched],
+    lines_of: &dyn Fn(&str) -> Option<[u32; 2]>,
+    now: u64,
+) -> Vec<Block> {
+    let mut out = held_blocks(caller, board, current_frame, touched, lines_of, now);
+    super::damage::apply(caller, board, touched, &mut out);
+    out
+}
+
+/// [`blocks`] without the damaged chains' refusals.
+fn held_blocks(
     caller: &str,
     board: &Board,
     current_frame: &str,
@@ -73,7 +88,6 @@ pub fn blocks(
             out.push(block(caller, other, target, &note, both, now));
         }
     }
-    super::damage::apply(caller, board, touched, &mut out);
     out
 }
 
@@ -112,7 +126,8 @@ pub fn commit_verdict(
     lines_of: &dyn Fn(&str) -> Option<[u32; 2]>,
     now: u64,
 ) -> super::gate::Verdict {
-    let mut blocks = blocks(caller.unwrap_or_default(), board, frame, touched, lines_of, now);
+    let caller = caller.unwrap_or_default();
+    let mut blocks = held_blocks(caller, board, frame, touched, lines_of, now);
     for b in &mut blocks {
         b.remedy = format!(
             "take it out of this commit: `git restore --staged -- {}` (your working tree keeps the change), then commit \
@@ -121,6 +136,8 @@ pub fn commit_verdict(
             b.holder
         );
     }
+    // After the remedies above, so that a damaged chain's blocks keep `git mas doctor --fix`.
+    super::damage::apply(caller, board, touched, &mut blocks);
     if blocks.is_empty() {
         super::gate::Verdict::Allow { frame: frame.to_string(), notes: Vec::new() }
     } else {

@@ -21,6 +21,9 @@
 //! - **The damaged chain's own agent is refused everything** (its next claim would be appended to
 //!   a chain whose tip cannot be read), with the same remedy.
 //!
+//! A session's damaged chain whose host process on this machine is gone is not listed at all:
+//! its claims, lost or not, ended with the process ([`super::focus_store`]'s gone sessions).
+//!
 //! Files that no damaged chain can hold under these rules are decided by the ordinary rule, so a
 //! damaged chain no longer takes down anyone else's edits of free files when its state is known.
 

@@ -117,18 +117,20 @@ fn fold_read(
 }
 
 /// A live session agent whose host process on this machine has ended ([`super::ancestry::gone`])
-/// holds nothing: its entry is folded as expired.
+/// holds nothing: its entry is folded as expired. So does a session's damaged chain: whatever its
+/// lost record claimed ended with the process, so the chain is no longer listed as damaged on the
+/// board and the gate refuses nothing for it (`git mas doctor` still finds and repairs it).
 fn end_gone_sessions(store: &Store, board: &mut Board) {
-    let sessions = |e: &board::BoardEntry| {
-        e.liveness == board::Liveness::Live && crate::identity::principal_of(&e.focus.agent).is_some()
-    };
-    if !board.entries.iter().any(sessions) {
+    let session = |agent: &str| crate::identity::principal_of(agent).is_some();
+    let sessions = |e: &board::BoardEntry| e.liveness == board::Liveness::Live && session(&e.focus.agent);
+    if !board.entries.iter().any(sessions) && !board.damaged.iter().any(|d| session(&d.agent)) {
         return;
     }
     let gone = super::ancestry::gone(store);
     for e in board.entries.iter_mut().filter(|e| sessions(e) && gone.contains(&e.focus.agent)) {
         e.liveness = board::Liveness::Expired;
     }
+    board.damaged.retain(|d| !(session(&d.agent) && gone.contains(&d.agent)));
 }
 
 /// Every focus chain's window as the fold reads it, sorted by ref name: from the board's read

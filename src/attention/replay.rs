@@ -8,11 +8,24 @@
 //! without a receipt is judged as if its author held a valid focus, so only other agents' holds
 //! can flag it.
 //!
+//! **A damaged focus chain** (one that lost an object, [`crate::store::damage`]) no longer fails
+//! the whole replay. It is folded from every record of it that can be read, and each commit is
+//! judged as the gate judges a damaged chain ([`super::damage`]): what the chain is known to hold
+//! at the commit's time stays refused, the block naming the chain and `git mas doctor --fix`.
+//! What it held cannot be known while a lost record may have been its newest — from the
+//! publication of the readable record below the lost one (from the start when none can be read:
+//! a lost commit hides everything below it) until that of the readable record above it (until
+//! now when there is none) — and at such times a commit of another agent may touch only files
+//! its author held itself then ([`newest_known_at`]); every other file is listed, naming the
+//! chain. The damaged chain's own agent's commits are judged on the other agents' holds alone:
+//! its own lost record cannot have held a file against itself. The damaged chains are listed in
+//! the report, so the check names them even when no commit is listed.
+//!
 //! A commit that changes `.mas/roster` is also judged on its signature trail
 //! ([`crate::identity::trail`]): without a valid one it is listed as `roster-unsigned` (unless the
 //! gate already lists it as blocked or refused; its `roster` field says either way).
 
-use super::board::{self, Board, BoardEntry, ChainRecords, Liveness};
+use super::board::{self, Board, BoardEntry, ChainRecords, DamagedChain, Liveness};
 use super::claims;
 use super::focus_store::FOCUS_PREFIX;
 use super::frame::{FRAME_REF, Frame, read_frame};
@@ -133,6 +146,10 @@ pub struct Checked {
 pub struct CheckReport {
     /// Commits, oldest first.
     pub commits: Vec<Checked>,
+    /// The focus chains that lost an object, as found at their tips (`newest_known`: whether the
+    /// tip's record can be read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged: Vec<DamagedChain>,
 }
 
 impl CheckReport {
@@ -157,15 +174,49 @@ pub fn frame_for(frames: &[(i64, &str)], receipt_frame: Option<&str>, time: i64)
     frames.iter().rposition(|(t, _)| *t <= time)
 }
 
+/// When a record says it was published (0 when it cannot say).
+fn published_at(r: &Result<crate::store::record::Record, String>) -> u64 {
+    r.as_ref().ok().and_then(|r| r.payload.get("published_at")?.as_u64()).unwrap_or(0)
+}
+
 /// The focus chains cut at time `t`: only records published up to then.
 pub fn chains_at(chains: &[(String, ChainRecords)], t: u64) -> Vec<(String, ChainRecords)> {
-    let published_at = |r: &Result<crate::store::record::Record, String>| {
-        r.as_ref().ok().and_then(|r| r.payload.get("published_at")?.as_u64()).unwrap_or(0)
-    };
     chains
         .iter()
         .map(|(a, recs)| (a.clone(), recs.iter().filter(|r| published_at(&r.1) <= t).cloned().collect()))
         .collect()
+}
+
+/// A time span, in seconds: from (inclusive), until (exclusive; `None`: no end).
+pub type Span = (u64, Option<u64>);
+
+/// The times during which a damaged chain's lost records may each have been its newest: for a
+/// chain whose readable records (oldest first) were published at `published`, and whose breaks
+/// lie above `below` of them each, the span from the publication of the readable record just
+/// below the break (0 when there is none) until that of the one just above it (`None` when there
+/// is none: the lost record may still be the newest).
+pub fn unknown_spans(published: &[u64], below: &[usize]) -> Vec<Span> {
+    below
+        .iter()
+        .map(|&n| {
+            let lo = n.checked_sub(1).and_then(|i| published.get(i)).copied().unwrap_or(0);
+            (lo, published.get(n).copied())
+        })
+        .collect()
+}
+
+/// Whether what a damaged chain held at time `t` is known: `t` lies in none of its
+/// [`unknown_spans`].
+pub fn newest_known_at(spans: &[Span], t: u64) -> bool {
+    !spans.iter().any(|&(lo, hi)| lo <= t && hi.is_none_or(|hi| t < hi))
+}
+
+/// A focus chain that lost an object, as the replay read it.
+struct DamagedHistory {
+    /// The chain, at its newest break.
+    chain: DamagedChain,
+    /// Its [`unknown_spans`].
+    unknown: Vec<Span>,
 }
 
 /// Gives the board a live, empty focus for [`NO_RECEIPT`] on `frame`, so that a commit without a
@@ -186,8 +237,10 @@ pub fn with_unreceipted(board: &mut Board, frame: &str) {
 struct History {
     /// Frames, oldest first, with their record times.
     frames: Vec<(i64, Frame)>,
-    /// Every focus chain, verified once.
+    /// Every focus chain, verified once (a damaged one: every record of it that can be read).
     chains: Vec<(String, ChainRecords)>,
+    /// The damaged focus chains.
+    damaged: Vec<DamagedHistory>,
     roster: Roster,
     /// Whether roster changes need a trail (`mas.rosterTrail`).
     trail_required: bool,
@@ -214,17 +267,33 @@ fn history(store: &Store) -> Result<History, ReplayError> {
         }
     }
     let mut chains: Vec<(String, ChainRecords)> = Vec::new();
+    let mut damaged = Vec::new();
     for info in store.list(FOCUS_PREFIX)? {
         let Some(agent) = crate::store::owner_of(&info.name) else { continue };
-        let records = store
-            .verified_chain(&info.name, &roster)?
+        let (window, lost) = store.readable_chain(&info.name, &roster)?;
+        let records: ChainRecords = window
             .into_iter()
             .map(|(e, v)| (e.commit.to_string(), e.record.map_err(|err| err.to_string()), v))
             .collect();
+        if let Some(newest) = lost.first() {
+            let published: Vec<u64> = records.iter().map(|r| published_at(&r.1)).collect();
+            let below: Vec<usize> = lost.iter().map(|l| l.below).collect();
+            damaged.push(DamagedHistory {
+                chain: DamagedChain {
+                    agent: agent.to_string(),
+                    refname: info.name.clone(),
+                    record: newest.at.record.to_string(),
+                    missing: newest.at.missing.to_string(),
+                    part: newest.at.part,
+                    newest_known: newest.below < records.len(),
+                },
+                unknown: unknown_spans(&published, &below),
+            });
+        }
         chains.push((agent.to_string(), records));
     }
     let trail_required = trail::required(store.config_string(trail::CONFIG_KEY).as_deref());
-    Ok(History { frames, chains, roster, trail_required })
+    Ok(History { frames, chains, damaged, roster, trail_required })
 }
 
 /// Replays the gate over `range` (anything `git rev-list` takes), oldest commit first.
@@ -243,7 +312,7 @@ pub fn replay(
     for commit in commits {
         out.push(judge(store, &workdir, &history, commit, require_receipts, runs)?);
     }
-    Ok(CheckReport { commits: out })
+    Ok(CheckReport { commits: out, damaged: history.damaged.into_iter().map(|d| d.chain).collect() })
 }
 
 /// Replays the gate for one commit.
@@ -270,8 +339,9 @@ fn judge(
         .as_ref()
         .is_some_and(|(agent, frame)| h.roster.signer(agent).is_some() && hashes.iter().any(|(_, f)| f == frame));
     let frame = frame_for(&hashes, receipt.as_ref().map(|(_, f)| f.as_str()), time).map(|i| &h.frames[i].1);
-    let board = board_at(&h.chains, u64::try_from(time).unwrap_or(0), frame, receipt.is_none(), runs);
     let caller = receipt.as_ref().map_or(NO_RECEIPT, |(agent, _)| agent.as_str());
+    let mut board = board_at(&h.chains, u64::try_from(time).unwrap_or(0), frame, receipt.is_none(), runs);
+    board.damaged = damaged_at(&h.damaged, caller, u64::try_from(time).unwrap_or(0));
     let paths = touched::commit_paths(workdir, &commit)?;
     let touched = touched::touched(workdir, paths, &symbol_files(&board), &["diff", base.as_str(), commit.as_str()]);
     let verdict = if receipt_valid && claims_rule(&message) {
@@ -299,6 +369,16 @@ fn judge(
         status,
         roster,
     })
+}
+
+/// The damaged chains as a commit of `caller` at time `t` is judged against them: every one but
+/// `caller`'s own, known at `t` or not ([`newest_known_at`]).
+fn damaged_at(damaged: &[DamagedHistory], caller: &str, t: u64) -> Vec<DamagedChain> {
+    damaged
+        .iter()
+        .filter(|d| d.chain.agent != caller)
+        .map(|d| DamagedChain { newest_known: newest_known_at(&d.unknown, t), ..d.chain.clone() })
+        .collect()
 }
 
 /// The board as it stood at time `t`, on `frame` (a run's foci released once it ended by `t`,
@@ -390,6 +470,63 @@ mod tests {
             let cut = chains_at(&chains, t);
             assert_eq!(cut[0].1.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), want, "t={t}");
         }
+    }
+
+    #[test]
+    fn when_a_damaged_chains_state_is_unknown() {
+        // (readable records' publication times, readable records below each break) → spans
+        type Row = (&'static [u64], &'static [usize], Vec<Span>);
+        let spans: [Row; 5] = [
+            // The tip's record is lost: unknown from the record below it on.
+            (&[100, 200], &[2], vec![(200, None)]),
+            // A lost commit under the tip: nothing below is known, unknown until the tip's record.
+            (&[300], &[0], vec![(0, Some(300))]),
+            // A lost blob between two readable records.
+            (&[100, 200, 300], &[1], vec![(100, Some(200))]),
+            // Two adjacent lost records share their neighbours; a lost root starts at 0.
+            (&[100], &[1, 1, 0], vec![(100, None), (100, None), (0, Some(100))]),
+            // Nothing readable at all.
+            (&[], &[0], vec![(0, None)]),
+        ];
+        for (published, below, want) in spans {
+            assert_eq!(unknown_spans(published, below), want, "{published:?} {below:?}");
+        }
+        // (spans, t) → known
+        let known: [(&[Span], u64, bool); 8] = [
+            (&[], 5, true),
+            (&[(200, None)], 199, true),
+            (&[(200, None)], 200, false),
+            (&[(200, None)], 10_000, false),
+            (&[(0, Some(300))], 0, false),
+            (&[(0, Some(300))], 299, false),
+            (&[(0, Some(300))], 300, true),
+            (&[(100, Some(200)), (300, None)], 250, true),
+        ];
+        for (spans, t, want) in known {
+            assert_eq!(newest_known_at(spans, t), want, "{spans:?} at {t}");
+        }
+    }
+
+    #[test]
+    fn a_commit_is_not_held_off_by_its_own_agents_damaged_chain() {
+        let chain = |agent: &str| DamagedChain {
+            agent: agent.into(),
+            refname: format!("refs/mas/focus/{agent}"),
+            record: "r".into(),
+            missing: "m".into(),
+            part: crate::store::damage::Part::Commit,
+            newest_known: true,
+        };
+        let damaged = vec![
+            DamagedHistory { chain: chain("a"), unknown: vec![(0, Some(300))] },
+            DamagedHistory { chain: chain("b"), unknown: vec![] },
+        ];
+        let got = |caller: &str, t: u64| -> Vec<(String, bool)> {
+            damaged_at(&damaged, caller, t).into_iter().map(|d| (d.agent, d.newest_known)).collect()
+        };
+        assert_eq!(got("a", 10), [("b".to_string(), true)]);
+        assert_eq!(got("c", 10), [("a".to_string(), false), ("b".to_string(), true)]);
+        assert_eq!(got("c", 300), [("a".to_string(), true), ("b".to_string(), true)]);
     }
 
     #[test]

@@ -25,7 +25,10 @@
 //! the damaged tip (the next `doctor` finds the same damage and repairs it); after, the chain is
 //! repaired. Killed while holding the ref's lock, the lock stays: `doctor` lists it as stale after
 //! three seconds and `--fix` removes it before repairing chains. Each chain is repaired whole or
-//! not at all, one after the other.
+//! not at all, one after the other. A deletion whose `git update-ref -d` was killed says so (git
+//! says nothing then) and leaves the chain damaged at its tip. `tests/cli/chain_damage_crash.rs`
+//! kills `--fix` at each of these points (the objects' renames, the ref's lock and rename, the
+//! child git) and checks the next `--fix` repairs the chain with the owner's claims kept.
 
 use super::DoctorError;
 use crate::attention::board::{RELEASE_KIND, ReleasePayload};
@@ -167,5 +170,27 @@ fn moved() -> String {
 fn delete(store: &Store, refname: &str, tip: &str) -> Result<(), String> {
     let dir = store.workdir().map(std::path::Path::to_path_buf).unwrap_or_else(|_| store.common_dir().to_path_buf());
     let out = crate::git::command(&dir).args(["update-ref", "-d", refname, tip]).output().map_err(|e| e.to_string())?;
-    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_string()) }
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(failure(&String::from_utf8_lossy(&out.stderr), &out.status.to_string()))
+}
+
+/// Why `git update-ref -d` failed: what it said, else how it ended (a git killed by a signal
+/// says nothing).
+fn failure(stderr: &str, status: &str) -> String {
+    match stderr.trim() {
+        "" => format!("git update-ref -d ended without a word ({status}); run `git mas doctor --fix` again"),
+        said => said.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_failed_deletion_always_says_why() {
+        let killed = super::failure("", "signal: 9 (SIGKILL)");
+        assert!(killed.contains("signal: 9") && killed.contains("git mas doctor --fix"), "{killed}");
+        assert_eq!(super::failure("error: cannot lock ref\n", "exit status: 1"), "error: cannot lock ref");
+    }
 }

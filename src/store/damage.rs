@@ -14,6 +14,8 @@
 //!   cannot be read and returns them with the [`Break`]: the board folds the readable part and
 //!   marks the chain damaged (the attention layer's focus store), so one damaged chain no longer
 //!   takes down every reader of the board;
+//! - [`Store::readable_chain`] reads every record of a chain that can be read, across its
+//!   breaks, for the replay of `git mas check` (which judges commits against whole histories);
 //! - [`Store::chain_damage`] walks a whole chain for `git mas doctor`: where it breaks, the
 //!   newest record that is readable, the highest sequence number seen, and the **last whole
 //!   record** — the newest record that can be read together with everything below it down to the
@@ -79,6 +81,16 @@ pub struct Damage {
     pub max_seq: u64,
     /// The newest record readable together with everything below it, if any.
     pub last_whole: Option<ObjectId>,
+}
+
+/// A break in a chain read whole ([`Store::readable_chain`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lost {
+    /// The record that cannot be read, and what of it is missing.
+    pub at: Break,
+    /// How many of the readable records (oldest first) lie below it: the record just below is
+    /// the one at `below - 1`, the one just above at `below`.
+    pub below: usize,
 }
 
 /// The missing object of the record `commit` in `repo`, as a [`StoreError::MissingObject`], or
@@ -149,6 +161,38 @@ impl Store {
         }
         entries.reverse();
         Ok((self.verify_window(refname, entries, roster), broke))
+    }
+
+    /// Every record of `refname`'s chain that can be read, verified against the roster and oldest
+    /// first, with each break newest first. A break whose commit is lost hides everything below
+    /// it; one whose tree or blob is lost is stepped over to its parent. An undamaged chain reads
+    /// as [`Store::verified_chain`] reads it, with no break.
+    #[allow(clippy::type_complexity)]
+    pub fn readable_chain(
+        &self,
+        refname: &str,
+        roster: &Roster,
+    ) -> Result<(Vec<(Entry, Verdict)>, Vec<Lost>), StoreError> {
+        let mut entries = Vec::new();
+        let mut breaks = Vec::new();
+        let mut next = self.tip(refname)?;
+        while let Some(id) = next {
+            match self.entry(id) {
+                Ok(entry) => {
+                    next = entry.parent;
+                    entries.push(entry);
+                }
+                Err(e) => {
+                    let at = self.break_of(e)?;
+                    next = at.parent;
+                    breaks.push((at, entries.len()));
+                }
+            }
+        }
+        let total = entries.len();
+        entries.reverse();
+        let lost = breaks.into_iter().map(|(at, above)| Lost { at, below: total - above }).collect();
+        Ok((self.verify_window(refname, entries, roster), lost))
     }
 
     /// Walks `refname`'s whole chain and returns how it is damaged, or `None` when every record

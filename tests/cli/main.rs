@@ -15,6 +15,7 @@ mod bad_input;
 mod bench_harness;
 mod board_cache;
 mod chain_damage;
+mod chain_damage_crash;
 mod concurrency;
 mod converge;
 mod coordinate;

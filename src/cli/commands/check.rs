@@ -14,6 +14,7 @@ use crate::cli::exit;
 use crate::cli::gating;
 use crate::cli::json::check::CheckOut;
 use crate::cli::output::JsonFlag;
+use git_mas::attention::damage;
 use git_mas::attention::replay::CheckReport;
 use git_mas::sync::{Parked, parked_records};
 use std::fmt::Write as _;
@@ -41,10 +42,17 @@ use std::fmt::Write as _;
 /// is any: such records are never applied, but someone who can push wrote them. RANGE may then be
 /// left out. Proposal refs (artifacts, not record chains) are not read.
 ///
+/// A focus chain that lost an object (`git gc --prune=now` beside a writer) does not fail the
+/// check: it is named on stderr (in --json, `damaged_chains`), and each commit is judged on what
+/// can be read of it — what it held at the commit's time is listed as held by it, naming the chain
+/// and `git mas doctor --fix`; while a lost record may have been its newest, another agent's
+/// commit may touch only the files its author held itself. Other commits pass.
+///
 /// With --json: {commits: [{commit, subject, agent, frame, receipt, verdict, status: ok | blocked
 /// | refused | roster-unsigned | no-receipt, roster (when it changes .mas/roster): {old, new,
 /// status: first-roster | signed | off | unsigned, signed_by, problems: [{problem, agent, ...}]}}],
-/// unverified (with --records): [{ref, commit, verdict, agent, kind, seq, tip}]}.
+/// unverified (with --records): [{ref, commit, verdict, agent, kind, seq, tip}], damaged_chains: [{agent,
+/// refname, record, missing, part, newest_known}]}.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// The revision range.
@@ -75,8 +83,17 @@ pub fn run(ctx: &mut Context, args: CheckArgs) -> Result<Outcome, CliError> {
     };
     let clean = report.clean() && unverified.as_ref().is_none_or(|u| u.is_empty());
     if args.output.json {
-        ctx.ui().json(&CheckOut { commits: report.commits, unverified })?;
+        ctx.ui().json(&CheckOut { commits: report.commits, damaged_chains: report.damaged, unverified })?;
     } else {
+        for d in &report.damaged {
+            let head = ctx.paint("git mas check:", "1;31");
+            ctx.status(&format!(
+                "{head} {}'s {}; commits are judged on what can be read of it, and only what it may have held is \
+                 listed; `git mas doctor --fix` repairs it",
+                d.agent,
+                damage::describe(d).trim_start_matches("its ")
+            ));
+        }
         gating::print_listed(ctx, &report)?;
         ctx.ui().out(&unverified_text(unverified.as_deref().unwrap_or_default()))?;
         if !args.range.is_empty() {

@@ -1,5 +1,6 @@
 //! `git mas check --json`.
 
+use git_mas::attention::board::DamagedChain;
 use git_mas::attention::replay::Checked;
 use git_mas::sync::Parked;
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,10 @@ pub struct CheckOut {
     /// `{problem: missing | unreadable-roster | malformed | not-on-roster | self-added |
     /// self-rekeyed | other-change | wrong-key, ...}`), from [`git_mas::identity::trail`].
     pub commits: Vec<Checked>,
+    /// The focus chains that lost an object (each judged on what can be read of it; `git mas
+    /// doctor --fix` repairs them), from [`git_mas::attention::replay::CheckReport::damaged`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged_chains: Vec<DamagedChain>,
     /// With `--records`: every record that does not verify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unverified: Option<Vec<Parked>>,
