@@ -259,15 +259,7 @@ fn settle(ctx: &Context, caller: &str) -> Vec<String> {
 /// shell check run inside it: what the caller is told (the holders are told at their next call).
 fn guarded(store: &Store, here: &std::path::Path, caller: &str, moment: Moment) -> Result<Vec<String>, CliError> {
     let pending = shell_guard::pending(store, caller);
-    let roster = store.roster()?;
-    let board = focus_store::load_live_board(
-        store,
-        &roster,
-        now_secs(),
-        None,
-        Some(caller),
-        &git_mas::devrun::ledger::Ledger::new(store),
-    )?;
+    let board = live_board(store, caller)?;
     let check = || if pending { shell_guard::check(store, here, caller) } else { Ok(Vec::new()) };
     let (restored, noticed) = held_guard::step(store, here, Some(caller), moment, &board, check)
         .map_err(|e| CliError::with_message(Kind::User, "checking the files other sessions hold failed", e))?;
@@ -281,6 +273,13 @@ fn guarded(store: &Store, here: &std::path::Path, caller: &str, moment: Moment) 
         told.push(held_guard::describe(&noticed));
     }
     Ok(told)
+}
+
+/// The live board as `caller`'s hook call reads it (a run's claims ended with the run).
+fn live_board(store: &Store, caller: &str) -> Result<git_mas::attention::board::Board, CliError> {
+    let roster = store.roster()?;
+    let runs = git_mas::devrun::ledger::Ledger::new(store);
+    Ok(focus_store::load_live_board(store, &roster, now_secs(), None, Some(caller), &runs)?)
 }
 
 /// Tells each holder of a file `caller`'s shell call committed (the commit gate skipped), at the
@@ -319,15 +318,7 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode, payload: &payload::Pa
     let mut refused = None;
     let kept = (|| -> Result<usize, CliError> {
         let store = ctx.store()?;
-        let roster = store.roster()?;
-        let board = focus_store::load_live_board(
-            store,
-            &roster,
-            now_secs(),
-            None,
-            Some(caller),
-            &git_mas::devrun::ledger::Ledger::new(store),
-        )?;
+        let board = live_board(store, caller)?;
         if let Some(command) = &payload.command {
             refused = git_refusal(store, caller, &board, command, payload.cwd.as_deref());
             if refused.is_some() {
