@@ -399,8 +399,9 @@ pub fn since(store: &Store, commit: ObjectId) -> Result<Option<Since>, FrameErro
 }
 
 /// Changed paths between two trees (by id; no rename detection), descending only into subtrees
-/// whose ids differ.
-fn changed_paths(
+/// whose ids differ. In process: a report lists each proposal's paths without a `git` per
+/// proposal.
+pub(crate) fn changed_paths(
     repo: &gix::Repository,
     old: Option<ObjectId>,
     new: Option<ObjectId>,

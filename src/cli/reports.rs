@@ -168,6 +168,39 @@ fn slice_lines(r: &ConvergenceReport, o: &mut String) {
     }
 }
 
+/// What each proposal changed against the base, one line each (in an aggregate run with what
+/// lies outside its slice), then the gate's slice refusals.
+fn change_lines(r: &ConvergenceReport, o: &mut String) {
+    if !r.changes.is_empty() {
+        let _ = writeln!(o, "changed:");
+    }
+    for c in &r.changes {
+        let paths = if c.paths.is_empty() { "nothing".to_owned() } else { c.paths.join(", ") };
+        let _ = writeln!(o, "  {:<12} {paths}", c.agent);
+        if c.outside_slice.is_empty() {
+            continue;
+        }
+        let outside: Vec<String> = c
+            .outside_slice
+            .iter()
+            .map(|x| match &x.slice_of {
+                Some(owner) => format!("{} ({owner}'s slice)", x.path),
+                None => format!("{} (no slice)", x.path),
+            })
+            .collect();
+        let what = if c.slice_untouched { "changed only files outside its slice" } else { "outside its slice" };
+        let _ = writeln!(o, "  {:<12} {what}: {}", "", outside.join(", "));
+    }
+    if !r.slice_refusals.is_empty() {
+        let _ = writeln!(o, "slice refusals:");
+    }
+    for f in &r.slice_refusals {
+        let times = if f.times == 1 { "once".to_owned() } else { format!("{} times", f.times) };
+        let _ =
+            writeln!(o, "  the gate refused {} an edit of {}, in {}'s slice ({times})", f.agent, f.file, f.slice_of);
+    }
+}
+
 /// A person's summary of a report.
 pub fn dev_summary(r: &ConvergenceReport) -> String {
     let mut o = String::new();
@@ -183,6 +216,7 @@ pub fn dev_summary(r: &ConvergenceReport) -> String {
         let _ = writeln!(o, "{label}:      {}", r.winners.join(", "));
     }
     slice_lines(r, &mut o);
+    change_lines(r, &mut o);
     if let Some(passed) = r.merged_check_passed {
         let _ = writeln!(
             o,

@@ -51,6 +51,10 @@
 //! **Consensus score** (§3.1) = 100 × proposals implicated in no conflict (resolved or not) /
 //! proposals.
 
+mod changes;
+
+pub use changes::{Denied, OutsidePath, ProposalChanges, SliceRefusal, proposal_changes, slice_refusals};
+
 use crate::engines::Tally;
 use crate::engines::development::{Judgement, VerdictView};
 use serde::{Deserialize, Serialize};
@@ -247,6 +251,11 @@ pub struct RunState {
     /// The rounds a driver held, when it recorded them: the rounds used are the more of these
     /// and the highest proposal round (agents that never proposed still held their rounds).
     pub rounds_held: Option<u64>,
+    /// The paths each current proposal changed against the run's base: (agent, paths), in the
+    /// tally's order. A proposal whose tree could not be read is left out.
+    pub changed: Vec<(String, Vec<String>)>,
+    /// The gate's refusals of slice files while the run was open (aggregate runs).
+    pub slice_refusals: Vec<SliceRefusal>,
 }
 
 /// Where one slice of an aggregate run stands.
@@ -263,6 +272,9 @@ pub enum SliceStatus {
     Waiting,
     /// No proposal.
     Missing,
+    /// Its proposal landed or has its quorum, but changed only files outside its slice: its
+    /// agent is not credited with the slice ([`ProposalChanges::slice_untouched`]).
+    Untouched,
 }
 
 impl SliceStatus {
@@ -274,6 +286,7 @@ impl SliceStatus {
             SliceStatus::JudgedAgainst => "judged_against",
             SliceStatus::Waiting => "waiting",
             SliceStatus::Missing => "missing",
+            SliceStatus::Untouched => "untouched",
         }
     }
 }
@@ -362,6 +375,14 @@ pub struct ConvergenceReport {
     /// An aggregate run's slices, each with where it stands (absent for best-of-N).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slices: Vec<SliceReport>,
+    /// What each current proposal changed against the run's base, and, in an aggregate run,
+    /// which of those paths lie outside its slice (absent in reports stored before it was kept).
+    #[serde(default)]
+    pub changes: Vec<ProposalChanges>,
+    /// The gate's refusals of an agent's edits of a file in another agent's slice, while the run
+    /// was open (aggregate runs; read from this machine's denial log).
+    #[serde(default)]
+    pub slice_refusals: Vec<SliceRefusal>,
     /// Whether the check passed on the merged tree that landed (absent when no merged tree was
     /// checked: a proposal landed as endorsed, or the run did not land).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -546,7 +567,7 @@ fn dependency_conflicts(issues: &[DependencyIssue], standing: &Standing<'_>) -> 
 /// The quality gate, measured on the winners' checks (and the merged tree's, once landed); with
 /// no winner, on every proposal's checks (so that checks that ran and failed are never reported
 /// as no check at all), and never reached.
-fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
+fn quality_state(state: &RunState, winners: &[String], changes: &[ProposalChanges]) -> QualityState {
     let (mut passed, mut total) = (0u64, 0u64);
     let everyone: Vec<String>;
     let measured: &[String] = if winners.is_empty() {
@@ -568,8 +589,12 @@ fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
     }
     let pass_rate = (total > 0).then(|| passed as f64 / total as f64);
     // A landing that leaves a slice out did not reach the team's goal, whatever its checks say.
-    let missing: Vec<&str> =
-        state.slices.iter().map(|(a, _)| a.as_str()).filter(|a| !winners.iter().any(|w| w == a)).collect();
+    let missing: Vec<&str> = state
+        .slices
+        .iter()
+        .map(|(a, _)| a.as_str())
+        .filter(|a| !winners.iter().any(|w| w == a) || untouched(changes, a))
+        .collect();
     let basis = match (&state.outcome, winners.is_empty()) {
         (Outcome::Landed { .. }, _) => format!("checks of the landed content ({})", winners.join(", ")),
         (_, false) => format!("checks of the leading proposal ({})", winners.join(", ")),
@@ -592,7 +617,7 @@ fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
 }
 
 /// Where each slice of an aggregate run stands.
-fn slice_reports(state: &RunState, conflicts: &[Conflict]) -> Vec<SliceReport> {
+fn slice_reports(state: &RunState, conflicts: &[Conflict], changes: &[ProposalChanges]) -> Vec<SliceReport> {
     let landed = match &state.outcome {
         Outcome::Landed { winners, .. } => Some(winners),
         _ => None,
@@ -605,7 +630,10 @@ fn slice_reports(state: &RunState, conflicts: &[Conflict]) -> Vec<SliceReport> {
             // A slice a landing left out says why: judged against, or still waiting; "missing"
             // only when it was never proposed.
             let status = match (landed, p) {
+                // Landed or at quorum without a change in the slice: not credited with it.
+                (Some(w), _) if w.contains(agent) && untouched(changes, agent) => SliceStatus::Untouched,
                 (Some(w), _) if w.contains(agent) => SliceStatus::Landed,
+                (_, Some(p)) if p.at_quorum && untouched(changes, agent) => SliceStatus::Untouched,
                 (_, None) => SliceStatus::Missing,
                 (_, Some(p)) if p.at_quorum => SliceStatus::AtQuorum,
                 (_, Some(p)) if p.failures().next().is_some() || p.rejections().next().is_some() => {
@@ -622,6 +650,11 @@ fn slice_reports(state: &RunState, conflicts: &[Conflict]) -> Vec<SliceReport> {
             }
         })
         .collect()
+}
+
+/// Whether `agent`'s proposal changed only files outside its slice.
+fn untouched(changes: &[ProposalChanges], agent: &str) -> bool {
+    changes.iter().any(|c| c.agent == agent && c.slice_untouched)
 }
 
 /// What stops the run, in words: blocked landings in force, a risk abort, and unresolved hard
@@ -725,7 +758,8 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
     };
     let used = tally.rounds.max(state.rounds_held.unwrap_or(0));
     let rounds_state = RoundsState { used, max: tally.max_rounds, reached: tally.max_rounds.map(|max| used >= max) };
-    let quality_state = quality_state(state, &winners);
+    let changes = proposal_changes(&state.changed, &state.slices);
+    let quality_state = quality_state(state, &winners, &changes);
 
     let blocked_now = !landed && state.blocked.iter().any(|b| b.current);
     let unresolved_risks = unresolved_risks(state, blocked_now, &conflicts);
@@ -740,7 +774,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         },
     );
     let (consensus_score, proposals, implicated) = consensus(tally, &conflicts);
-    let slices = slice_reports(state, &conflicts);
+    let slices = slice_reports(state, &conflicts, &changes);
     let merged_check_passed = match &state.outcome {
         Outcome::Landed { merged_check_passed, .. } => *merged_check_passed,
         _ => None,
@@ -760,6 +794,8 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         rounds_state,
         quality_state,
         slices,
+        changes,
+        slice_refusals: state.slice_refusals.clone(),
         merged_check_passed,
     }
 }

@@ -60,6 +60,8 @@ fn state(tally: Tally, outcome: Outcome) -> RunState {
         quality_threshold: 1.0,
         slices: Vec::new(),
         rounds_held: None,
+        changed: Vec::new(),
+        slice_refusals: Vec::new(),
     }
 }
 
@@ -465,4 +467,41 @@ fn terminate_applies_the_precedence_to_decided_signals() {
     for (i, (outcome, signals, status, reason)) in table.into_iter().enumerate() {
         assert_eq!(terminate(outcome, signals), (status, reason), "row {i}: {outcome:?} {signals:?}");
     }
+}
+
+#[test]
+fn a_landed_slice_that_changed_only_another_slice_is_not_credited_with_it() {
+    let script = &[
+        "propose alice aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "propose bob bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+        "pass carol aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "pass carol bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+    ];
+    let mut s = state(tally(1, None, script), landed(&["alice", "bob"]));
+    s.slices = vec![("alice".into(), vec!["a.rs".into()]), ("bob".into(), vec!["b.rs".into()])];
+    s.changed = vec![("alice".into(), vec!["a.rs".into()]), ("bob".into(), vec!["a.rs".into()])];
+    let r = evaluate(&s);
+    let status: Vec<(&str, SliceStatus)> = r.slices.iter().map(|s| (s.agent.as_str(), s.status)).collect();
+    assert_eq!(status, [("alice", SliceStatus::Landed), ("bob", SliceStatus::Untouched)]);
+    assert!(r.changes[1].slice_untouched && !r.changes[0].slice_untouched, "{:#?}", r.changes);
+    assert_eq!(r.changes[1].outside_slice[0].slice_of.as_deref(), Some("alice"));
+    // Every check passed, but bob's slice is not in what landed: the goal is not reached.
+    assert_eq!(r.quality_state.reached, Some(false), "{:#?}", r.quality_state);
+    assert!(r.quality_state.basis.ends_with("slices not in it: bob"), "{}", r.quality_state.basis);
+    assert_eq!(r.termination_reason, Some(TerminationReason::TasksCompleted));
+    // With bob's own file changed, the same run reaches its goal.
+    s.changed[1].1.push("b.rs".into());
+    let r = evaluate(&s);
+    assert_eq!(r.slices[1].status, SliceStatus::Landed);
+    assert_eq!(r.termination_reason, Some(TerminationReason::QualityReached));
+}
+
+#[test]
+fn a_report_stored_before_changes_were_kept_still_reads() {
+    let r = evaluate(&state(tally(2, None, REVIEWED), landed(&["alice"])));
+    let mut json = serde_json::to_value(&r).unwrap();
+    let obj = json.as_object_mut().unwrap();
+    assert!(obj.remove("changes").is_some() && obj.remove("slice_refusals").is_some());
+    let back: ConvergenceReport = serde_json::from_value(json).unwrap();
+    assert!(back.changes.is_empty() && back.slice_refusals.is_empty());
 }

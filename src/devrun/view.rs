@@ -46,6 +46,12 @@ pub struct RunView {
     pub main_tip: Option<ObjectId>,
     /// Proposal refs this read brought to what their events name (a `propose` a crash split).
     pub settled: Vec<super::settle::Settled>,
+    /// The paths each current proposal changes against the run's base, in the tally's order
+    /// (see [`changed_paths`]).
+    pub changed: Vec<(String, Vec<String>)>,
+    /// The gate's refusals of slice files while the run was open (aggregate runs; see
+    /// [`slice_refusals`]).
+    pub slice_refusals: Vec<convergence::SliceRefusal>,
 }
 
 impl RunView {
@@ -115,6 +121,8 @@ impl RunView {
                 Phase::Aborted { abort, .. } => abort.rounds,
                 _ => None,
             },
+            changed: self.changed.clone(),
+            slice_refusals: self.slice_refusals.clone(),
         }
     }
 
@@ -167,7 +175,58 @@ pub fn load(store: &Store, roster: &Roster, meta: RunMeta, allow_self_endorse: b
     let settled = super::settle::settle(store, def, &loaded, &runtime, None).unwrap_or_default();
     let dependency_issues = check_pool(store, &meta, &tally)?;
     let main_tip = store.tip(&format!("refs/heads/{}", def.branch))?;
-    Ok(RunView { meta, events: loaded, runtime, tally, refused, dependency_issues, main_tip, settled })
+    let changed = changed_paths(store, def, &tally);
+    let slice_refusals = slice_refusals(store, &meta);
+    Ok(RunView {
+        meta,
+        events: loaded,
+        runtime,
+        tally,
+        refused,
+        dependency_issues,
+        main_tip,
+        settled,
+        changed,
+        slice_refusals,
+    })
+}
+
+/// The paths each current proposal's tree changes against the run's base, in the tally's order,
+/// diffed in process (only subtrees whose ids differ are read). A proposal whose tree, or a base
+/// whose commit, cannot be read is left out: the report lists what it can show, never a guess.
+fn changed_paths(store: &Store, def: &super::RunDef, tally: &Tally) -> Vec<(String, Vec<String>)> {
+    let repo = store.repo();
+    let tree_of = |id: ObjectId| repo.find_object(id).ok()?.peel_to_tree().ok().map(|t| t.id);
+    let Some(base) = def.base_id().ok().and_then(tree_of) else { return Vec::new() };
+    tally
+        .proposals
+        .iter()
+        .filter_map(|p| {
+            let tree = ObjectId::from_hex(p.tree.as_bytes()).ok().and_then(tree_of)?;
+            let mut paths = Vec::new();
+            crate::attention::frame::changed_paths(repo, Some(base), Some(tree), "", &mut paths).ok()?;
+            Some((p.agent.clone(), paths))
+        })
+        .collect()
+}
+
+/// The gate's refusals of slice files while an aggregate run was open, from this machine's
+/// denial log ([`convergence::slice_refusals`]); none for a best-of-N run.
+fn slice_refusals(store: &Store, meta: &RunMeta) -> Vec<convergence::SliceRefusal> {
+    let def = &meta.def;
+    let Some(plan) = &def.slices else { return Vec::new() };
+    let until = match &meta.phase {
+        Phase::Landed { landing, .. } | Phase::Landing { landing, .. } => Some(landing.at_ms / 1000),
+        Phase::Aborted { abort, .. } => Some(abort.at_ms / 1000),
+        Phase::Open => None,
+    };
+    let log = crate::attention::denials::read(store.common_dir());
+    let denied: Vec<convergence::Denied<'_>> =
+        log.iter().map(|d| (d.at, d.agent.as_str(), d.holder.as_str(), d.file.as_str())).collect();
+    let slices: Vec<(String, Vec<String>)> = plan.slices.iter().map(|s| (s.agent.clone(), s.targets.clone())).collect();
+    // The driver reads the log from a second before the run's start (its clock is in seconds).
+    let from = (def.created_at_ms / 1000).saturating_sub(1);
+    convergence::slice_refusals(&denied, &def.roster, &slices, from, until)
 }
 
 /// Compares every proposal ref with the tally: the ref must hold the content of the agent's latest

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The project: two modules with one bug each, and their tests. The goal names neither file.
-const FILES: &[(&str, &str)] = &[
+pub(crate) const FILES: &[(&str, &str)] = &[
     ("README.md", "# shop\n\nPrices and stock.\n"),
     ("pricing.py", "def total(prices):\n    return sum(prices[1:])\n"),
     ("stock.py", "def in_stock(count):\n    return count > 1\n"),
@@ -23,11 +23,11 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-const GOAL: &str = "make the test suite pass";
+pub(crate) const GOAL: &str = "make the test suite pass";
 
 /// The project committed on main, `lead` and `agents` on its committed roster; no frame, no
 /// snapshot input, no check unless `check`.
-fn project(env: &TestEnv, agents: &[&str], check: Option<&str>) -> PathBuf {
+pub(crate) fn project(env: &TestEnv, agents: &[&str], check: Option<&str>) -> PathBuf {
     let dir = env.root().join("shop");
     std::fs::create_dir_all(&dir).unwrap();
     for (name, text) in FILES {
@@ -45,7 +45,7 @@ fn project(env: &TestEnv, agents: &[&str], check: Option<&str>) -> PathBuf {
 
 /// An agent that fixes the bugs it finds in its own slice's files (and nothing else), proposes,
 /// and endorses what it is asked to; it leaves a mark that it was asked at all.
-const FIXER: &str = r##"prompt=$(cat)
+pub(crate) const FIXER: &str = r##"prompt=$(cat)
 exec 2>>"$LOG.$GIT_MAS_AGENT.err"
 field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
 touch "$LOG.asked"
@@ -76,7 +76,7 @@ fn fixer(env: &TestEnv, name: &str) -> String {
     format!("{name}=cmd:sh {}", path.display())
 }
 
-fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> (JsonRun, Duration) {
+pub(crate) fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &[&str]) -> (JsonRun, Duration) {
     let started = Instant::now();
     let out = env
         .mas_cmd(repo)
@@ -378,7 +378,7 @@ fn a_check_that_prints_nothing_but_writes_junit_xml_is_judged_test_by_test() {
 }
 
 /// The agent whose slice in a plan's `slices` (JSON) holds `file`.
-fn owner(slices: &Value, file: &str) -> Option<String> {
+pub(crate) fn owner(slices: &Value, file: &str) -> Option<String> {
     slices
         .as_array()
         .unwrap()
@@ -387,7 +387,7 @@ fn owner(slices: &Value, file: &str) -> Option<String> {
         .map(|s| s["agent"].as_str().unwrap().to_string())
 }
 
-fn env_log(env: &TestEnv) -> String {
+pub(crate) fn env_log(env: &TestEnv) -> String {
     ["alice", "bob"]
         .iter()
         .map(|a| std::fs::read_to_string(env.root().join(format!("log.{a}.err"))).unwrap_or_default())

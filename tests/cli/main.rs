@@ -36,6 +36,7 @@ mod output;
 mod pipe;
 mod readme;
 mod records;
+mod report_changes;
 mod report_html;
 mod roster_trail;
 mod run_claims;

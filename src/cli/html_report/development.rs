@@ -234,7 +234,7 @@ fn slice_tone(status: SliceStatus) -> Tone {
     match status {
         SliceStatus::Landed => Tone::Pass,
         SliceStatus::AtQuorum => Tone::Info,
-        SliceStatus::JudgedAgainst => Tone::Fail,
+        SliceStatus::JudgedAgainst | SliceStatus::Untouched => Tone::Fail,
         SliceStatus::Waiting | SliceStatus::Missing => Tone::Neutral,
     }
 }
@@ -265,6 +265,7 @@ pub fn dev_page(story: &DevStory) -> String {
     timeline(&mut o, story);
     conflicts(&mut o, story);
     landing(&mut o, story);
+    changes(&mut o, r);
     report(&mut o, r);
     let _ = writeln!(
         o,
@@ -596,6 +597,69 @@ fn landing(o: &mut String, s: &DevStory) {
             let _ = writeln!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
         }
         o.push_str("</tbody></table>\n");
+    }
+    o.push_str("</section>\n");
+}
+
+/// What each proposal changed against the base (in an aggregate run, which paths lie outside its
+/// slice, and whether it changed only those), and the gate's refusals of slice files.
+fn changes(o: &mut String, r: &ConvergenceReport) {
+    if r.changes.is_empty() && r.slice_refusals.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "<section id=\"changes\">\n<h2>What each proposal changed</h2>");
+    let code = |paths: &mut dyn Iterator<Item = &String>| -> String {
+        paths.map(|p| format!("<code>{}</code>", esc(p))).collect::<Vec<_>>().join(", ")
+    };
+    if !r.changes.is_empty() {
+        o.push_str(
+            "<table class=\"rows\"><thead><tr><th>agent</th><th>changed against the base</th><th>outside its \
+             slice</th></tr></thead><tbody>\n",
+        );
+        for c in &r.changes {
+            let outside: Vec<String> = c
+                .outside_slice
+                .iter()
+                .map(|x| match &x.slice_of {
+                    Some(owner) => format!("<code>{}</code> ({}'s slice)", esc(&x.path), esc(owner)),
+                    None => format!("<code>{}</code> (no slice)", esc(&x.path)),
+                })
+                .collect();
+            let outside = match (c.slice_untouched, outside.is_empty()) {
+                (true, _) => {
+                    format!("<span class=\"bad\">changed only files outside its slice:</span> {}", outside.join(", "))
+                }
+                (false, true) => String::new(),
+                (false, false) => outside.join(", "),
+            };
+            let paths = if c.paths.is_empty() { "nothing".to_owned() } else { code(&mut c.paths.iter()) };
+            let _ = writeln!(
+                o,
+                "<tr data-changes=\"{0}\"{1}><td data-label=\"agent\">{0}</td><td data-label=\"changed\">{2}</td><td \
+                 data-label=\"outside its slice\">{3}</td></tr>",
+                esc(&c.agent),
+                if c.slice_untouched { " data-slice-untouched=\"true\"" } else { "" },
+                paths,
+                outside
+            );
+        }
+        o.push_str("</tbody></table>\n");
+    }
+    if !r.slice_refusals.is_empty() {
+        o.push_str("<h3>The gate's slice refusals</h3>\n<ul id=\"slice-refusals\">\n");
+        for f in &r.slice_refusals {
+            let _ = writeln!(
+                o,
+                "<li data-refused=\"{0}\">the gate refused {0} an edit of <code>{1}</code>, in {2}'s slice ({3}, \
+                 last at {4})</li>",
+                esc(&f.agent),
+                esc(&f.file),
+                esc(&f.slice_of),
+                if f.times == 1 { "once".to_owned() } else { format!("{} times", f.times) },
+                timestamp(f.last_at.saturating_mul(1000))
+            );
+        }
+        o.push_str("</ul>\n");
     }
     o.push_str("</section>\n");
 }
