@@ -126,14 +126,14 @@ fn concerns(store: &git_mas::store::Store, f: &GoalFrame, check: &str, p: &mut P
             let how = match (&run.summary.exit_status, run.timed_out) {
                 (_, true) => format!("did not finish in {} s", BASE_CHECK_TIMEOUT.as_secs()),
                 (Some(0), _) => "passes".to_string(),
-                (Some(code), _) => match &run.report {
+                (Some(code), _) if git_mas::runtime::exit::signal_of(*code).is_none() => match &run.report {
                     Some(r) if !r.failed.is_empty() => {
                         format!("fails {} test(s) ({} report, exit {code})", r.failed.len(), r.format)
                     }
                     Some(r) => format!("fails (exit {code}; its {} report names no failing test)", r.format),
                     None => format!("fails (exit {code}; no test report read)"),
                 },
-                (None, _) => "was killed by a signal".to_string(),
+                (code, _) => format!("was {}", git_mas::runtime::exit::exit_words(*code)),
             };
             let secs = run.summary.duration_ms as f64 / 1000.0;
             p.push(Item::ok("base", format!("`{check}` on {branch} {how} in {secs:.1} s")));

@@ -104,11 +104,13 @@ pub fn targets(top: &[Target]) -> String {
     o
 }
 
-/// A failed check in words: its exit status, or that it was killed (a timeout or a signal).
+/// A failed check in words: its exit status, or that it was killed (a timeout or a signal, or
+/// a status 128 + N: see [`git_mas::runtime::exit`]).
 pub fn failed(exit_status: Option<i32>) -> String {
-    match exit_status {
-        Some(code) => format!("FAILED (exit {code})"),
-        None => "FAILED (killed)".into(),
+    let words = git_mas::runtime::exit::exit_words(exit_status);
+    match words.strip_prefix("killed ") {
+        Some(how) => format!("FAILED — killed {how}"),
+        None => format!("FAILED ({words})"),
     }
 }
 

@@ -2,7 +2,7 @@
 //! that says what the team did, not only whether it converged (pure).
 //!
 //! A tally knows a proposal by its tree; a person reading the report wants the files. So the
-//! reader of a run ([`crate::devrun::view`]) diffs each current proposal's tree against the run's
+//! reader of a run (`devrun::view`) diffs each current proposal's tree against the run's
 //! base and hands the paths here, with the run's slices. In an aggregate run each changed path is
 //! judged against the proposer's own slice: a path outside it is listed with whose slice holds it
 //! (none: a file no slice names). A proposal that changed files and **none of them in its own
@@ -12,7 +12,7 @@
 //! the slice as not in what landed. A proposal that changed nothing (an abstention) is not
 //! untouched: it claims no work.
 //!
-//! The gate's refusals come from the machine's denial log ([`crate::attention::denials`]): the
+//! The gate's refusals come from the machine's denial log (`attention::denials`): the
 //! denials of the run's agents, while the run was open, of a file in another agent's slice, the
 //! same refusals the driver hands to both agents after a round. The log is local and bounded, so
 //! a report read on another machine, or long after, may list fewer; it never lists one that did

@@ -403,10 +403,7 @@ fn verdict_conflict(proposer: &str, v: &VerdictView) -> Option<(ConflictType, St
             format!(
                 "{}'s check `{command}` of {proposer}'s proposal {}{}",
                 v.endorser,
-                match exit_status {
-                    Some(code) => format!("exited {code}"),
-                    None => "was killed or timed out".to_string(),
-                },
+                crate::runtime::exit::exited(*exit_status),
                 delta.as_ref().and_then(|d| d.shortfall()).map(|why| format!(": {why}")).unwrap_or_default()
             ),
         )),

@@ -197,7 +197,7 @@ fn run(exe: &Path, dir: &Path, args: &[&str]) -> Ran {
 }
 
 fn report(out: &mut String, ran: &Ran) {
-    let status = ran.code.map_or("killed".to_owned(), |c| format!("exit {c}"));
+    let status = crate::runtime::exit::exit_words(ran.code);
     let _ = writeln!(out, "$ {} ({status})", ran.line);
     for line in ran.tail.lines() {
         let _ = writeln!(out, "  {line}");

@@ -146,8 +146,10 @@ impl Judgement {
         match self {
             Judgement::Failed { exit_status, delta, .. } => {
                 let status = match exit_status {
-                    Some(code) => format!("the check failed with exit status {code}"),
-                    None => "the check was killed or timed out".to_string(),
+                    Some(code) if crate::runtime::exit::signal_of(*code).is_none() => {
+                        format!("the check failed with exit status {code}")
+                    }
+                    code => format!("the check {}", crate::runtime::exit::exited(*code)),
                 };
                 Some(match delta.as_ref().and_then(TestDelta::shortfall) {
                     Some(why) => format!("{status} and {why}"),

@@ -72,7 +72,7 @@ pub enum HopError {
     /// The process exited unsuccessfully.
     #[error("the peer exited with {status}{}", if said.is_empty() { String::new() } else { format!("; it said on {stream}: {said}") })]
     Failed {
-        /// `exit status N` or `a signal`.
+        /// `exit status N`, or how it was killed (`signal 9 — killed (SIGKILL: …)`).
         status: String,
         /// The first lines of what it printed: its stderr, else its stdout (a host that is not
         /// logged in may say so on stdout).

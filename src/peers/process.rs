@@ -301,6 +301,22 @@ async fn exchange(
     child.wait().await.map_err(|source| HopError::Io { source })
 }
 
+/// How a process that did not succeed ended: `exit status N`, or, killed (a status 128 + N from
+/// its shell, or a signal), `… — killed (SIGKILL: out of memory or killed)`
+/// ([`crate::runtime::exit`]).
+fn status_words(status: std::process::ExitStatus) -> String {
+    use crate::runtime::exit::{signal_of, signal_words};
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => match signal_of(code) {
+            Some(signal) => format!("exit status {code} — killed ({})", signal_words(signal)),
+            None => format!("exit status {code}"),
+        },
+        (None, Some(signal)) => format!("signal {signal} — killed ({})", signal_words(signal)),
+        (None, None) => "a signal".to_owned(),
+    }
+}
+
 /// A finished process's reply: its stdout when it exited 0, else a failed call quoting what it
 /// printed.
 fn reply(
@@ -310,10 +326,7 @@ fn reply(
     elapsed: Duration,
 ) -> Result<HopReply, HopError> {
     if !status.success() {
-        let status = match status.code() {
-            Some(code) => format!("exit status {code}"),
-            None => "a signal".to_owned(),
-        };
+        let status = status_words(status);
         let (said, stream) = said(&out, err);
         return Err(HopError::Failed { status, said, stream });
     }
@@ -384,6 +397,20 @@ mod tests {
             ))
             .unwrap_err();
         assert!(matches!(err, HopError::Spawn { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_peer_killed_by_a_signal_or_reported_137_is_said_killed() {
+        // Its shell reports the killed command as 137 (the out-of-memory killer sends SIGKILL).
+        let err = runtime().block_on(run_hop(&sh("sh -c 'kill -9 $$'"), None, &hop("", 5000))).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("the peer exited with exit status 137 — killed (SIGKILL: out of memory or killed)"),
+            "{text}"
+        );
+        // The peer's own process killed: no exit code, the signal.
+        let err = runtime().block_on(run_hop(&sh("kill -TERM $$"), None, &hop("", 5000))).unwrap_err();
+        assert!(err.to_string().starts_with("the peer exited with signal 15 — killed (SIGTERM: terminated)"), "{err}");
     }
 
     #[test]

@@ -23,6 +23,7 @@
 
 mod epoch;
 mod event;
+pub mod exit;
 mod pattern;
 
 pub use epoch::EpochBook;

@@ -16,6 +16,7 @@ use git_mas::engines::development::Judgement;
 use git_mas::identity::validate_name;
 use git_mas::ops::endorse::{self, Ask, Endorsed, Prepared, Verdict};
 use git_mas::pool::check::{self, CheckRun};
+use git_mas::runtime::exit::exit_words;
 use std::fmt::Write as _;
 
 /// Endorse AGENT's proposal: run the check in a scratch checkout of it and record the result.
@@ -233,13 +234,15 @@ fn status(out: &EndorsedOut, judgement: &Judgement, check: Option<&CheckRun>) ->
         }
         (Judgement::Failed { .. }, Some(c)) => match (c.timed_out, c.summary.exit_status) {
             (true, _) => format!("`{}` timed out after {} ms", c.summary.command, c.summary.duration_ms),
-            (false, Some(code)) => format!("`{}` failed with exit status {code}", c.summary.command),
-            (false, None) => format!("`{}` was killed by a signal", c.summary.command),
+            (false, Some(code)) if git_mas::runtime::exit::signal_of(code).is_none() => {
+                format!("`{}` failed with exit status {code}", c.summary.command)
+            }
+            (false, code) => format!("`{}` was {}", c.summary.command, exit_words(code)),
         },
         (Judgement::Improved { delta, .. }, Some(c)) => format!(
-            "`{}` failed with exit status {}, but the proposal improves the base ({} report): it makes {} failing test(s) pass ({}) and breaks none; {} still fail, for other work",
+            "`{}` failed ({}), but the proposal improves the base ({} report): it makes {} failing test(s) pass ({}) and breaks none; {} still fail, for other work",
             c.summary.command,
-            c.summary.exit_status.map_or("?".to_string(), |s| s.to_string()),
+            exit_words(c.summary.exit_status),
             delta.format,
             delta.fixed.len(),
             delta.fixed.iter().take(5).cloned().collect::<Vec<_>>().join(", "),

@@ -9,6 +9,7 @@ use git_mas::devrun::events::{ENDORSEMENT_KIND, PROPOSAL_KIND};
 use git_mas::devrun::slices::SlicePlan;
 use git_mas::devrun::view::RunView;
 use git_mas::engines::development::Judgement;
+use git_mas::runtime::exit::{exit_words, signal_of};
 use std::fmt::Write as _;
 
 /// One recorded proposal or endorsement.
@@ -211,22 +212,28 @@ fn verdict_text(j: &Judgement) -> String {
         Judgement::Passed { command, duration_ms, .. } => {
             format!("check <code>{}</code> passed in {}", esc(command), duration(*duration_ms))
         }
-        Judgement::Failed { command, exit_status, duration_ms, .. } => format!(
-            "check <code>{}</code> failed ({}) in {}",
-            esc(command),
-            exit_status.map_or("killed or timed out".to_owned(), |c| format!("exit {c}")),
-            duration(*duration_ms)
-        ),
+        Judgement::Failed { command, exit_status, duration_ms, .. } => {
+            format!("check <code>{}</code> {} in {}", esc(command), esc(&failed(*exit_status)), duration(*duration_ms))
+        }
         Judgement::Improved { command, exit_status, duration_ms, delta, .. } => format!(
-            "check <code>{}</code> failed ({}) in {}, but the proposal improves the base: it makes {} failing test(s) pass and breaks none ({} still fail)",
+            "check <code>{}</code> {} in {}, but the proposal improves the base: it makes {} failing test(s) pass and breaks none ({} still fail)",
             esc(command),
-            exit_status.map_or("killed or timed out".to_owned(), |c| format!("exit {c}")),
+            esc(&failed(*exit_status)),
             duration(*duration_ms),
             delta.fixed.len(),
             delta.still_failing
         ),
         Judgement::Accepted { reason } => format!("accepted by review: {}", esc(reason)),
         Judgement::Rejected { reason } => format!("rejected by review: {}", esc(reason)),
+    }
+}
+
+/// A failed check's end: `failed (exit 1)`, or `was killed (SIGKILL: out of memory or killed;
+/// exit 137)` ([`git_mas::runtime::exit`]).
+fn failed(exit_status: Option<i32>) -> String {
+    match exit_status {
+        Some(code) if signal_of(code).is_none() => format!("failed (exit {code})"),
+        code => format!("was {}", exit_words(code)),
     }
 }
 
@@ -581,11 +588,7 @@ fn landing(o: &mut String, s: &DevStory) {
                 "<code>{}</code> <span class=\"{}\">{}</span> in {} on the merged tree",
                 esc(command),
                 if passed { "ok" } else { "bad" },
-                if passed {
-                    "passed".to_owned()
-                } else {
-                    exit.map_or("was killed".into(), |c| format!("failed (exit {c})"))
-                },
+                if passed { "passed".to_owned() } else { esc(&failed(*exit)) },
                 duration(*ms)
             ),
         ));

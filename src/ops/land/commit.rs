@@ -305,10 +305,7 @@ fn check_merged(
             detail: format!(
                 "the check `{command}` failed on the merged tree of {} ({})",
                 names.join(", "),
-                match result.summary.exit_status {
-                    Some(code) => format!("exit {code}"),
-                    None => "killed".into(),
-                }
+                crate::runtime::exit::exit_words(result.summary.exit_status)
             ),
         });
         tail = Some(result.tail(20));

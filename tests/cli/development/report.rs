@@ -194,3 +194,29 @@ fn cargo_test_endorses_the_right_implementation_of_a_tiny_crate() {
     assert_eq!(r["conflicts"][0]["type"], "test_failure");
     assert_eq!(r["conflicts"][0]["resolved"], true);
 }
+
+#[test]
+fn a_check_killed_with_status_137_is_reported_killed_in_every_form() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    // The check's command is killed by SIGKILL, as the out-of-memory killer does: its shell
+    // reports 137.
+    let killed = "sh -c 'kill -9 $$'";
+    assert_eq!(team.start("alice", &["--id", "oom", "--quorum", "2", "--check", killed]), "oom");
+    let [a, b] = ["alice", "bob"].map(|n| team.worktree("oom", n));
+    std::fs::write(a.join("status.txt"), "ok\n").unwrap();
+    team.here_quiet_ok(&a, &["propose"]);
+    let out = team.env.mas(&b, &["endorse", "alice"]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    let said = "killed (SIGKILL: out of memory or killed; exit 137)";
+    assert!(stderr(&out).contains(&format!("was {said}")), "{}", stderr(&out));
+
+    let json = report(&team, "oom");
+    let detail = json["conflicts"][0]["detail"].as_str().unwrap_or_default();
+    assert!(detail.ends_with(&format!("was {said}")), "{json:#}");
+    let text = team.ok(&team.repo, "alice", &["report", "oom"]);
+    assert!(text.contains(&format!("of alice's proposal was {said}")) && !text.contains("exited 137"), "{text}");
+    let tally = team.ok(&team.repo, "alice", &["tally", "oom"]);
+    assert!(tally.contains(&format!("FAILED — {said}")), "{tally}");
+    let html = team.ok(&team.repo, "alice", &["report", "oom", "--html", "-"]);
+    assert!(html.contains(&format!("was {said} in")) && !html.contains("(exit 137)"), "{html}");
+}
