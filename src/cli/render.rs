@@ -114,6 +114,18 @@ pub fn failed(exit_status: Option<i32>) -> String {
     }
 }
 
+/// A run's quorum as asked: `3`, or, when the roster's size capped it, `5 (capped at 3, the
+/// roster's size: never more endorsements than agents)` — never the cap alone, which would say the
+/// team was asked for fewer than it was.
+pub fn quorum(quorum: u32, requested: Option<u32>) -> String {
+    match requested {
+        Some(asked) if asked != quorum => {
+            format!("{asked} (capped at {quorum}, the roster's size: never more endorsements than agents)")
+        }
+        _ => quorum.to_string(),
+    }
+}
+
 /// A run's phase as `--json` names it.
 pub fn phase_name(phase: &Phase) -> PhaseName {
     match phase {

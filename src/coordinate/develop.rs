@@ -176,6 +176,9 @@ pub enum DevEvent {
         roster: Vec<String>,
         /// Its quorum.
         quorum: u32,
+        /// The quorum asked, when the roster's size capped it (`quorum` is the cap).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        requested_quorum: Option<u32>,
         /// Its check command, when the run records one.
         check: Option<String>,
     },
@@ -233,6 +236,9 @@ pub enum DevEvent {
         round: u64,
         /// The quorum.
         quorum: u32,
+        /// The quorum asked, when the roster's size capped it (`quorum` is the cap).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        requested_quorum: Option<u32>,
         /// The leader.
         leader: Option<String>,
         /// Whether the leader has its quorum.
@@ -607,6 +613,7 @@ impl Driver<'_> {
         self.emit(DevEvent::Tally {
             round,
             quorum: t.quorum,
+            requested_quorum: view.meta.def.requested_quorum,
             leader: t.leader.clone(),
             quorum_reached: t.quorum_reached(),
             proposals,
@@ -710,6 +717,7 @@ pub async fn develop(
         base: def.base.clone(),
         roster: def.roster.clone(),
         quorum: def.quorum,
+        requested_quorum: def.requested_quorum,
         check: def.check.clone(),
     })?;
     if let Some(plan) = &def.slices {

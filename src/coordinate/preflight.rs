@@ -138,12 +138,24 @@ pub fn is_executable(path: &Path) -> bool {
 
 /// Whether a run of `agents` agents asked for `quorum` (`None`: a strict majority) can reach it
 /// by other agents' endorsements (`allow_self`: `mas.allowSelfEndorse`, when a proposer's own
-/// counts too).
+/// counts too). The quorum judged is the one asked: a run would cap one above its roster's size
+/// ([`quorum_for`]), but a team asked for more endorsements than it has agents was asked for
+/// something it can never give, and is told so with the number it gave.
 pub fn quorum_item(agents: usize, quorum: Option<u32>, allow_self: bool) -> Item {
     let size = u32::try_from(agents).unwrap_or(u32::MAX);
     let (need, _) = quorum_for(size, quorum);
     let most = if allow_self { size } else { size.saturating_sub(1) };
     let how = if quorum.is_some() { "--quorum" } else { "the default quorum (a strict majority)" };
+    if let Some(asked) = quorum.filter(|q| *q > size) {
+        let own = if allow_self { "" } else { " (self-endorsement off)" };
+        return Item::missing(
+            "quorum",
+            format!(
+                "--quorum {asked} can never be reached: {agents} agent(s) can give a proposal at most {most} endorsement(s){own}"
+            ),
+            if most == 0 { "add an agent to --agents".to_owned() } else { format!("--quorum {most}") },
+        );
+    }
     if need <= most {
         return Item::ok("quorum", format!("{need} of {agents} agents' endorsements ({how})"));
     }
@@ -220,6 +232,10 @@ mod tests {
             (4, None, false, true, None),
             (1, None, false, false, None),
             (1, None, true, true, None),
+            // More than the team has agents: never reached, whatever self-endorsement says.
+            (3, Some(5), false, false, Some("--quorum 2")),
+            (3, Some(5), true, false, Some("--quorum 3")),
+            (3, Some(3), true, true, None),
         ];
         for (agents, quorum, allow_self, ok, fix) in table {
             let item = quorum_item(*agents, *quorum, *allow_self);
@@ -231,5 +247,10 @@ mod tests {
                 assert!(item.fix.is_some());
             }
         }
+        let asked = quorum_item(3, Some(5), true);
+        assert_eq!(
+            asked.detail,
+            "--quorum 5 can never be reached: 3 agent(s) can give a proposal at most 3 endorsement(s)"
+        );
     }
 }

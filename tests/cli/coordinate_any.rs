@@ -69,7 +69,7 @@ next=$(field next)
 if [ "$next" = DONE ]; then echo "done"; echo DONE; else echo "done"; echo "NEXT $next"; fi
 "##;
 
-fn fixer(env: &TestEnv, name: &str) -> String {
+pub(crate) fn fixer(env: &TestEnv, name: &str) -> String {
     let path = env.root().join(format!("{name}.sh"));
     let log = env.root().join("log");
     std::fs::write(&path, format!("LOG='{}'\n{FIXER}", log.display())).unwrap();
@@ -88,7 +88,7 @@ pub(crate) fn coordinate(env: &TestEnv, repo: &Path, agents: &[String], extra: &
     (JsonRun::of(&out), started.elapsed())
 }
 
-fn missing(preflight: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn missing(preflight: &Value) -> Vec<(String, String, String)> {
     preflight["items"]
         .as_array()
         .unwrap()

@@ -38,6 +38,7 @@ mod readme;
 mod records;
 mod report_changes;
 mod report_html;
+mod report_names;
 mod roster_trail;
 mod run_claims;
 mod session_agents;

@@ -234,9 +234,10 @@ fn publish_goal_frame(ctx: &Context, frame: &GoalFrame) -> Result<String, CliErr
 
 fn narrate(ctx: &Context, event: &DevEvent) {
     match event {
-        DevEvent::RunStarted { run, roster, quorum, check, .. } => ctx.status(&format!(
-            "started run {run}: roster {}, quorum {quorum}{}",
+        DevEvent::RunStarted { run, roster, quorum, requested_quorum, check, .. } => ctx.status(&format!(
+            "started run {run}: roster {}, quorum {}{}",
             roster.join(", "),
+            crate::cli::render::quorum(*quorum, *requested_quorum),
             check.as_deref().map(|c| format!(", check `{c}`")).unwrap_or_default()
         )),
         DevEvent::Worktree { agent, path } => ctx.status(&format!("  {agent} works in {}", path.display())),
@@ -253,8 +254,11 @@ fn narrate(ctx: &Context, event: &DevEvent) {
             None => format!("  recorded: {agent}'s {kind}"),
         }),
         DevEvent::Missing { detail, .. } => ctx.warn(detail),
-        DevEvent::Tally { round, quorum, leader, quorum_reached, proposals } => {
-            let mut line = format!("tally after round {round} (quorum {quorum}):");
+        DevEvent::Tally { round, quorum, requested_quorum, leader, quorum_reached, proposals } => {
+            let mut line = format!(
+                "tally after round {round} (quorum {}):",
+                crate::cli::render::quorum(*quorum, *requested_quorum)
+            );
             for p in proposals {
                 line.push_str(&format!(
                     "\n  {:<12} {} valid endorsement(s){}{}",

@@ -125,7 +125,7 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<Outcome, CliError> {
     let def = devrun::start(store, &new, &caller.name, &caller.key)?;
     if let Some(requested) = def.requested_quorum {
         ctx.warn(&format!(
-            "--quorum {requested} is more than the run's {} agents; the quorum is {}",
+            "--quorum {requested} is more than the run's {} agents can give: it is capped at {}",
             def.roster.len(),
             def.quorum
         ));
@@ -141,7 +141,7 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<Outcome, CliError> {
             def.branch,
             short(&def.base),
             def.roster.join(", "),
-            def.quorum,
+            crate::cli::render::quorum(def.quorum, def.requested_quorum),
             def.id
         ));
     }
@@ -219,12 +219,7 @@ fn describe(meta: &RunMeta) -> String {
     let _ = writeln!(o, "class     {}", d.class);
     let _ = writeln!(o, "base      {} ({})", d.base, d.branch);
     let _ = writeln!(o, "roster    {}", d.roster.join(", "));
-    let _ = writeln!(
-        o,
-        "quorum    {}{}",
-        d.quorum,
-        d.requested_quorum.map(|q| format!(" (asked for {q}, capped at the roster)")).unwrap_or_default()
-    );
+    let _ = writeln!(o, "quorum    {}", crate::cli::render::quorum(d.quorum, d.requested_quorum));
     let _ = writeln!(o, "rounds    {}", d.max_rounds.map_or("no limit".into(), |n| format!("at most {n}")));
     let _ = writeln!(
         o,

@@ -353,6 +353,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         slices: Vec::new(),
         barrier_holds: None,
         quorum: 0,
+        requested_quorum: None,
         rounds: 0,
         max_rounds: None,
         proposals: Vec::new(),
@@ -364,7 +365,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         return run;
     }
     let args = TallyArgs { run: Some(run.id.clone()), output: JsonFlag::default() };
-    let (tally, plan) = match crate::cli::commands::tally::tally(ctx, &args) {
+    let (tally, plan, requested_quorum) = match crate::cli::commands::tally::tally(ctx, &args) {
         Ok(done) => {
             let t = &done.value;
             let plan = t.view.meta.def.slices.as_ref().map(|plan| {
@@ -383,7 +384,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
                     .collect();
                 (slices, holds)
             });
-            (t.out(), plan)
+            (t.out(), plan, t.view.meta.def.requested_quorum)
         }
         Err(e) => {
             run.problem = Some(e.message());
@@ -396,6 +397,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         run.slices = slices;
     }
     run.quorum = tally.quorum;
+    run.requested_quorum = requested_quorum;
     run.rounds = tally.rounds;
     run.max_rounds = tally.max_rounds;
     run.leader = tally.leader.clone();
@@ -550,7 +552,7 @@ fn human(s: &StatusOut) -> String {
                 o,
                 "    round {}{limit}, quorum {}, {} proposal{}{}",
                 r.rounds,
-                r.quorum,
+                crate::cli::render::quorum(r.quorum, r.requested_quorum),
                 r.proposals.len(),
                 if r.proposals.len() == 1 { "" } else { "s" },
                 if r.conflicts > 0 { format!(", {} conflicts", r.conflicts) } else { String::new() }

@@ -109,7 +109,7 @@ fn human(view: &RunView, report: &ConvergenceReport) -> String {
     let _ = writeln!(
         o,
         "quorum {} of {} ({}); round {}{}",
-        t.quorum,
+        crate::cli::render::quorum(t.quorum, def.requested_quorum),
         def.roster.len(),
         def.roster.join(", "),
         t.rounds,

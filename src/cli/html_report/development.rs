@@ -84,6 +84,8 @@ pub struct DevStory {
     pub roster: Vec<String>,
     /// Valid endorsements a proposal needs.
     pub quorum: u32,
+    /// The quorum asked, when the roster's size capped it.
+    pub requested_quorum: Option<u32>,
     /// The integration branch and the base commit.
     pub branch: String,
     /// The base commit.
@@ -180,6 +182,7 @@ impl DevStory {
             class: def.class.to_string(),
             roster: def.roster.clone(),
             quorum: def.quorum,
+            requested_quorum: def.requested_quorum,
             branch: def.branch.clone(),
             base: def.base.clone(),
             check: def.check.clone(),
@@ -290,7 +293,17 @@ fn roster(o: &mut String, s: &DevStory) {
     o.push_str(&facts(&[
         ("class", esc(&s.class)),
         ("roster", names.join(", ")),
-        ("quorum", format!("{} valid endorsement{}", s.quorum, if s.quorum == 1 { "" } else { "s" })),
+        (
+            "quorum",
+            match s.requested_quorum {
+                Some(asked) if asked != s.quorum => format!(
+                    "{asked} valid endorsements asked, capped at {} (the roster's size: never more endorsements than \
+                     agents)",
+                    s.quorum
+                ),
+                _ => format!("{} valid endorsement{}", s.quorum, if s.quorum == 1 { "" } else { "s" }),
+            },
+        ),
         ("base", format!("{} on <code>{}</code>", oid(&s.base), esc(&s.branch))),
         ("check", s.check.as_deref().map_or("none recorded".into(), |c| format!("<code>{}</code>", esc(c)))),
         ("started", format!("by {} at {}", esc(&s.started.0), timestamp(s.started.1))),

@@ -144,6 +144,9 @@ pub struct StatusRun {
     pub barrier_holds: Option<bool>,
     /// Valid endorsements a proposal needs.
     pub quorum: u32,
+    /// The quorum asked, when the roster's size capped it (`quorum` is the cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_quorum: Option<u32>,
     /// The highest round count, and the limit.
     pub rounds: u64,
     /// The round limit.
