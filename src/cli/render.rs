@@ -68,7 +68,12 @@ pub fn describe_phase(phase: &Phase) -> String {
     match phase {
         Phase::Open => "open".into(),
         Phase::Aborted { by, abort } => {
-            format!("aborted by {by}{}: {}", if abort.risk { " (blocking risk)" } else { "" }, abort.reason)
+            use git_mas::convergence::Ending;
+            match Ending::of_abort(abort.halt.as_deref(), abort.risk) {
+                Ending::Aborted => format!("aborted by {by}: {}", abort.reason),
+                Ending::AbortedAsRisk => format!("aborted-as-risk by {by}: {}", abort.reason),
+                ending => format!("{ending} (aborted by {by}): {}", abort.reason),
+            }
         }
         Phase::Landed { by, landing, .. } => format!("landed by {by} as {}", short(&landing.commit)),
         Phase::Landing { by, landing, .. } => {

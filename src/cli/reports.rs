@@ -201,16 +201,24 @@ fn change_lines(r: &ConvergenceReport, o: &mut String) {
     }
 }
 
+/// How a report's run ended, in one name ([`convergence::Ending`]), with the seed's status and
+/// reason: `max-rounds-reached (failed, max_rounds_reached)`; a report stored before the ending
+/// was kept shows its status and reason alone.
+pub fn headline(r: &ConvergenceReport) -> String {
+    let seed = match r.termination_reason {
+        Some(t) => format!("{}, {}", r.status.name(), t.name()),
+        None => r.status.name().to_owned(),
+    };
+    match r.ending {
+        Some(ending) => format!("{ending} ({seed})"),
+        None => seed,
+    }
+}
+
 /// A person's summary of a report.
 pub fn dev_summary(r: &ConvergenceReport) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "run {}: {}{}",
-        r.run,
-        r.status.name(),
-        r.termination_reason.map(|t| format!(" ({})", t.name())).unwrap_or_default()
-    );
+    let _ = writeln!(o, "run {}: {}", r.run, headline(r));
     if !r.winners.is_empty() {
         let label = if r.status == convergence::Status::Converged { "landed" } else { "leading" };
         let _ = writeln!(o, "{label}:      {}", r.winners.join(", "));

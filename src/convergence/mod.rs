@@ -8,6 +8,10 @@
 //! onto a development run, where "work pending" means the run has neither landed nor been
 //! aborted:
 //!
+//! 0. an abort the driver recorded as `max-rounds-reached` or `budget-exhausted` → `failed` + that
+//!    reason, whatever else holds (hard conflicts left unresolved are listed as risks): the
+//!    reason names the driver's halt, one name for one ending ([`Ending`], whose docs map every
+//!    ending to its halt, status, reason and phase);
 //! 1. not ended, no blocked landing in force → `running`, no reason;
 //! 2. a blocking risk — a landing attempt blocked on the current proposals and main, an abort
 //!    given as a risk, or an abort that leaves a hard conflict unresolved → `blocked` +
@@ -52,6 +56,9 @@
 //! proposals.
 
 mod changes;
+mod ending;
+
+pub use ending::Ending;
 
 pub use changes::{Denied, OutsidePath, ProposalChanges, SliceRefusal, proposal_changes, slice_refusals};
 
@@ -224,6 +231,9 @@ pub enum Outcome {
         reason: String,
         /// Whether the reason is a blocking risk.
         risk: bool,
+        /// The driver's halt, when a driver aborted the run (`max-rounds-reached`, …).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        halt: Option<String>,
     },
 }
 
@@ -354,6 +364,10 @@ pub struct ConvergenceReport {
     pub status: Status,
     /// Why it ended (null while running).
     pub termination_reason: Option<TerminationReason>,
+    /// How it ended, or that it has not: the one name every form uses ([`Ending`]; absent in
+    /// reports stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<Ending>,
     /// 100 × unimplicated proposals / proposals (null: no proposals).
     pub consensus_score: Option<f64>,
     /// Proposals counted for the score.
@@ -672,7 +686,7 @@ fn unresolved_risks(state: &RunState, blocked_now: bool, conflicts: &[Conflict])
     if blocked_now && risks.is_empty() {
         risks.push("a landing attempt is blocked".into());
     }
-    if let Outcome::Aborted { reason, risk: true } = &state.outcome {
+    if let Outcome::Aborted { reason, risk: true, .. } = &state.outcome {
         risks.push(format!("aborted as a risk: {reason}"));
     }
     if let Outcome::Aborted { .. } = &state.outcome {
@@ -760,16 +774,27 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
 
     let blocked_now = !landed && state.blocked.iter().any(|b| b.current);
     let unresolved_risks = unresolved_risks(state, blocked_now, &conflicts);
-    let (status, reason) = terminate(
-        &state.outcome,
-        Signals {
-            blocked_now,
-            risks: !unresolved_risks.is_empty(),
-            budget_out: budget_state.exhausted == Some(true),
-            rounds_out: rounds_state.reached == Some(true),
-            quality_reached: quality_state.reached == Some(true),
-        },
-    );
+    let ending = match &state.outcome {
+        Outcome::Open if blocked_now => Ending::LandBlocked,
+        Outcome::Open => Ending::Open,
+        Outcome::Landed { .. } => Ending::Landed,
+        Outcome::Aborted { halt, risk, .. } => Ending::of_abort(halt.as_deref(), *risk),
+    };
+    let (status, reason) = match ending {
+        // The driver's halt is the reason (rule 0 of the module docs).
+        Ending::MaxRoundsReached => (Status::Failed, Some(TerminationReason::MaxRoundsReached)),
+        Ending::BudgetExhausted => (Status::Failed, Some(TerminationReason::BudgetExhausted)),
+        _ => terminate(
+            &state.outcome,
+            Signals {
+                blocked_now,
+                risks: !unresolved_risks.is_empty(),
+                budget_out: budget_state.exhausted == Some(true),
+                rounds_out: rounds_state.reached == Some(true),
+                quality_reached: quality_state.reached == Some(true),
+            },
+        ),
+    };
     let (consensus_score, proposals, implicated) = consensus(tally, &conflicts);
     let slices = slice_reports(state, &conflicts, &changes);
     let merged_check_passed = match &state.outcome {
@@ -781,6 +806,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         run: state.run.clone(),
         status,
         termination_reason: reason,
+        ending: Some(ending),
         consensus_score,
         proposals,
         implicated,

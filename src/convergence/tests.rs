@@ -74,7 +74,7 @@ fn landed(winners: &[&str]) -> Outcome {
 }
 
 fn aborted(risk: bool) -> Outcome {
-    Outcome::Aborted { reason: "stop".into(), risk }
+    Outcome::Aborted { reason: "stop".into(), risk, halt: None }
 }
 
 /// alice proposes A, endorsed by passing checks from bob and carol.

@@ -664,7 +664,7 @@ impl Driver<'_> {
     fn end_unlanded(&mut self, halt: DevHalt, detail: &str, rounds: u64) -> Result<(), DevError> {
         if halt != DevHalt::LandBlocked {
             let risk = halt == DevHalt::UnreadableReply;
-            let stop = devrun::Stop { reason: detail, risk, rounds: Some(rounds) };
+            let stop = devrun::Stop { reason: detail, risk, rounds: Some(rounds), halt: Some(halt.code()) };
             devrun::abort(self.store, &self.roster, &self.run, stop, self.driver, self.key)?;
         }
         Ok(())

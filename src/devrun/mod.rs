@@ -468,6 +468,10 @@ pub struct AbortPayload {
     /// its rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<u64>,
+    /// The driver's halt, when a driver stopped the run (`max-rounds-reached`, `budget-exhausted`,
+    /// `unreadable-reply`, …): the report names the ending by it (`convergence::Ending`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halt: Option<String>,
     /// When.
     pub at_ms: u64,
 }
@@ -958,6 +962,8 @@ pub struct Stop<'a> {
     pub risk: bool,
     /// The rounds a driver held ([`AbortPayload::rounds`]).
     pub rounds: Option<u64>,
+    /// The driver's halt ([`AbortPayload::halt`]).
+    pub halt: Option<&'a str>,
 }
 
 /// Appends an abort record, refusing when the run already ended.
@@ -969,12 +975,12 @@ pub fn abort(
     agent: &str,
     key: &AgentKey,
 ) -> Result<AbortPayload, RunError> {
-    let Stop { reason, risk, rounds } = stop;
+    let Stop { reason, risk, rounds, halt } = stop;
     let reason = reason.trim();
     if reason.is_empty() {
         return Err(SettingError::EmptyReason.into());
     }
-    let payload = AbortPayload { reason: reason.into(), risk, rounds, at_ms: now_ms() };
+    let payload = AbortPayload { reason: reason.into(), risk, rounds, halt: halt.map(str::to_owned), at_ms: now_ms() };
     let value = encode(&payload, "an abort")?;
     store.append_with(&meta_ref(id), agent, key, ABORT_KIND, &[], |_tip| -> Result<Option<Append>, RunError> {
         // Re-read on every attempt: a landing or abort may just have been appended.

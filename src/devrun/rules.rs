@@ -319,7 +319,7 @@ mod tests {
     fn aborted() -> Phase {
         Phase::Aborted {
             by: "bob".into(),
-            abort: AbortPayload { reason: "no".into(), risk: false, rounds: None, at_ms: 5 },
+            abort: AbortPayload { reason: "no".into(), risk: false, rounds: None, halt: None, at_ms: 5 },
         }
     }
 

@@ -95,9 +95,10 @@ impl RunView {
         let (outcome, end) = match &self.meta.phase {
             // Pending: not landed until the branch holds it (readers complete it first).
             Phase::Open | Phase::Landing { .. } => (Outcome::Open, now_ms),
-            Phase::Aborted { abort, .. } => {
-                (Outcome::Aborted { reason: abort.reason.clone(), risk: abort.risk }, abort.at_ms)
-            }
+            Phase::Aborted { abort, .. } => (
+                Outcome::Aborted { reason: abort.reason.clone(), risk: abort.risk, halt: abort.halt.clone() },
+                abort.at_ms,
+            ),
             Phase::Landed { landing, .. } => (
                 Outcome::Landed {
                     winners: landing.winners.iter().map(|(a, _)| a.clone()).collect(),

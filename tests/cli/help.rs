@@ -72,7 +72,7 @@ fn the_demo_runs_end_to_end() {
     }
     assert!(dir.join("remote.git").exists(), "--dir keeps the scratch directory");
     // The team's final report: converged, with exactly one landing on main.
-    let report = text.lines().find(|l| l.trim_start().starts_with("run ") && l.contains(": converged ("));
+    let report = text.lines().find(|l| l.trim_start().starts_with("run ") && l.contains(": landed (converged, "));
     assert!(report.is_some(), "no converged report in the demo's output:\n{text}");
     let count = text.split("rev-list --count --grep=^Mas-Run: main").nth(1).and_then(|rest| rest.lines().nth(1));
     assert_eq!(count.map(str::trim), Some("1"), "exactly one landing on main");

@@ -54,3 +54,51 @@ fn a_run_asked_for_quorum_5_with_3_agents_says_5_everywhere_it_shows_its_quorum(
     let html = team.ok(&team.repo, "alice", &["report", "q5", "--html", "-"]);
     assert!(html.contains("5 valid endorsements asked, capped at 3"), "{html}");
 }
+
+#[test]
+fn a_run_whose_rounds_ran_out_with_a_failing_check_has_one_name_in_every_form() {
+    let env = TestEnv::new();
+    // Every check fails: each proposal is judged against (an unresolved test_failure), and the
+    // one round runs out unlanded.
+    let repo = project(&env, &["alice", "bob"], Some("false"));
+    let agents = [fixer(&env, "alice"), fixer(&env, "bob")];
+    let out = env
+        .mas_cmd(&repo)
+        .args(["--agent", "lead", "coordinate", "--goal", "make the test suite pass", "--wait", "2s"])
+        .args(["--agents", &agents.join(","), "--quorum", "1", "--max-rounds", "1"])
+        .output()
+        .unwrap();
+    let (said, summary) = (stderr(&out), stdout(&out));
+    assert_eq!(out.status.code(), Some(8), "{said}\n{summary}");
+    let name = "max-rounds-reached";
+    assert!(said.contains(&format!("halt {name}: ")), "{said}");
+    let headline = summary.lines().next().unwrap_or_default();
+    assert!(headline.ends_with(&format!(": {name} (failed, max_rounds_reached)")), "{summary}");
+    let run = headline.trim_start_matches("run ").split(':').next().unwrap().to_string();
+
+    // The report, read again: the same name and the same reason; the failing checks are risks.
+    let json: serde_json::Value = serde_json::from_str(&env.mas_ok(&repo, &["report", &run, "--json"])).unwrap();
+    assert_eq!(
+        (&json["ending"], &json["status"], &json["termination_reason"]),
+        (&name.into(), &"failed".into(), &"max_rounds_reached".into()),
+        "{json:#}"
+    );
+    assert!(
+        json["unresolved_risks"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().starts_with("test_failure")),
+        "{json:#}"
+    );
+    assert_eq!(env.mas_ok(&repo, &["report", &run]).lines().next(), Some(headline));
+    let html = env.mas_ok(&repo, &["report", &run, "--html", "-"]);
+    assert!(html.contains(&format!("<p id=\"ending\" data-ending=\"{name}\">")), "{html}");
+    assert!(!html.contains("risk_blocked"), "{html}");
+
+    // The listings.
+    let list = env.mas_ok(&repo, &["run", "list"]);
+    let line = list.lines().find(|l| l.starts_with(&run)).unwrap_or_default();
+    assert!(line.contains(name) && !line.contains("aborted"), "{list}");
+    let listed: serde_json::Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "list", "--json"])).unwrap();
+    let entry = listed.as_array().unwrap().iter().find(|r| r["id"] == run.as_str()).cloned().unwrap_or_default();
+    assert_eq!((&entry["phase"], &entry["ending"]), (&"aborted".into(), &name.into()), "{listed:#}");
+    let show = env.mas_ok(&repo, &["run", "show", &run]);
+    assert!(show.contains(&format!("phase     {name} (aborted by lead)")), "{show}");
+}

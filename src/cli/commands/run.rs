@@ -7,8 +7,9 @@ use crate::cli::output::JsonFlag;
 use crate::cli::render::{describe_phase, short};
 use crate::cli::runs::resolve;
 use crate::cli::{Done, Outcome};
+use git_mas::convergence::Ending;
 use git_mas::coordinate::scalar::record::is_converge_run_id;
-use git_mas::devrun::{self, NewRun, RunMeta};
+use git_mas::devrun::{self, NewRun, Phase, RunMeta};
 use std::fmt::Write as _;
 
 /// Start, list, inspect and abort development runs.
@@ -161,13 +162,36 @@ fn list(ctx: &mut Context, args: ListArgs) -> Result<Outcome, CliError> {
     let mut o = String::new();
     for r in out {
         let _ = match (&r.goal, &r.problem) {
-            (Some(goal), _) => writeln!(o, "{:<10} {:<8} {goal}", r.id, r.phase),
-            (None, Some(p)) => writeln!(o, "{:<10} {:<8} ({p})", r.id, r.phase),
-            (None, None) => writeln!(o, "{:<10} {}", r.id, r.phase),
+            (Some(goal), _) => writeln!(o, "{:<10} {:<18} {goal}", r.id, shown(r)),
+            (None, Some(p)) => writeln!(o, "{:<10} {:<18} ({p})", r.id, shown(r)),
+            (None, None) => writeln!(o, "{:<10} {}", r.id, shown(r)),
         };
     }
     ctx.ui().out(&o)?;
     Ok(done.outcome)
+}
+
+/// A listed run's state in one word: its ending, else its phase (`landing`, `unreadable`).
+fn shown(r: &Listed) -> String {
+    match (r.phase, r.ending) {
+        (crate::cli::json::PhaseName::Landing, _) | (_, None) => r.phase.to_string(),
+        (_, Some(ending)) => ending.to_string(),
+    }
+}
+
+/// How a run whose meta chain is `meta` ended, or that it has not ([`Ending`]): its abort's
+/// recorded halt, its landing, or, for an open run that recorded a blocked landing, whether
+/// that landing still stands (the run read whole, as `git mas report` reads it).
+pub fn ending(ctx: &Context, meta: &devrun::RunMeta) -> Ending {
+    match &meta.phase {
+        Phase::Landed { .. } | Phase::Landing { .. } => Ending::Landed,
+        Phase::Aborted { abort, .. } => Ending::of_abort(abort.halt.as_deref(), abort.risk),
+        Phase::Open if meta.blocked.is_empty() => Ending::Open,
+        Phase::Open => crate::cli::runs::load_view(ctx, Some(&meta.def.id))
+            .ok()
+            .and_then(|v| v.report(devrun::now_ms()).ending)
+            .unwrap_or(Ending::Open),
+    }
 }
 
 /// Every run with its phase and goal (or why it cannot be read).
@@ -182,6 +206,7 @@ pub fn run_list(ctx: &Context, _args: &ListArgs) -> Result<Done<Vec<Listed>>, Cl
             Ok(meta) => out.push(Listed {
                 id,
                 phase: crate::cli::render::phase_name(&meta.phase),
+                ending: Some(ending(ctx, &meta)),
                 goal: Some(meta.def.goal),
                 created_at_ms: Some(meta.def.created_at_ms),
                 problem: None,
@@ -189,6 +214,7 @@ pub fn run_list(ctx: &Context, _args: &ListArgs) -> Result<Done<Vec<Listed>>, Cl
             Err(e) => out.push(Listed {
                 id,
                 phase: crate::cli::json::PhaseName::Unreadable,
+                ending: None,
                 goal: None,
                 created_at_ms: None,
                 problem: Some(e.to_string()),
@@ -246,7 +272,7 @@ fn abort(ctx: &mut Context, args: AbortArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let roster = store.roster()?;
     let payload = {
-        let stop = devrun::Stop { reason: &args.reason, risk: args.risk, rounds: None };
+        let stop = devrun::Stop { reason: &args.reason, risk: args.risk, rounds: None, halt: None };
         devrun::abort(store, &roster, &meta.def.id, stop, &caller.name, &caller.key)?
     };
     // The run ended: store its convergence report.

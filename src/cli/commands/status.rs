@@ -347,6 +347,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
     let mut run = StatusRun {
         id: listed.id,
         phase: listed.phase,
+        ending: listed.ending,
         goal: listed.goal,
         problem: listed.problem,
         class: None,
@@ -543,7 +544,11 @@ fn human(s: &StatusOut) -> String {
         for r in &s.runs {
             let what = r.goal.as_deref().or(r.problem.as_deref()).unwrap_or_default();
             let class = r.class.as_deref().map(|c| format!(", {}", c.replace('_', "-"))).unwrap_or_default();
-            let _ = writeln!(o, "  {} ({}{class}): {what}", r.id, r.phase);
+            let state = match (r.phase, r.ending) {
+                (PhaseName::Open, Some(ending)) => ending.to_string(),
+                _ => r.phase.to_string(),
+            };
+            let _ = writeln!(o, "  {} ({state}{class}): {what}", r.id);
             if r.phase == PhaseName::Unreadable {
                 continue;
             }

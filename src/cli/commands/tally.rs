@@ -105,7 +105,13 @@ fn human(view: &RunView, report: &ConvergenceReport) -> String {
     let t = &view.tally;
     let def = &view.meta.def;
     let mut o = String::new();
-    let _ = writeln!(o, "run {} — {}: {}", def.id, describe_phase(&view.meta.phase), def.goal);
+    let phase = match (&view.meta.phase, report.ending) {
+        (git_mas::devrun::Phase::Open, Some(ending @ git_mas::convergence::Ending::LandBlocked)) => {
+            format!("{ending} (open: its last landing was blocked)")
+        }
+        (phase, _) => describe_phase(phase),
+    };
+    let _ = writeln!(o, "run {} — {phase}: {}", def.id, def.goal);
     let _ = writeln!(
         o,
         "quorum {} of {} ({}); round {}{}",

@@ -266,9 +266,10 @@ pub fn dev_page(story: &DevStory) -> String {
     let _ = writeln!(o, "<p class=\"goal\" id=\"goal\">{}</p>", esc(&story.goal));
     let _ = writeln!(
         o,
-        "<p>{} {}</p>\n</header>",
+        "<p id=\"ending\" data-ending=\"{}\">{} {}</p>\n</header>",
+        r.ending.map_or("", |e| e.name()),
         status_badge(r.status),
-        r.termination_reason.map(|t| esc(t.name())).unwrap_or_else(|| "still running".into())
+        esc(&crate::cli::reports::headline(r))
     );
     roster(&mut o, story);
     plan(&mut o, story);
@@ -720,6 +721,7 @@ fn report(o: &mut String, r: &ConvergenceReport) {
         None => format!("{} (no limit)", rounds.used),
     };
     let mut rows = vec![
+        ("ending", r.ending.map_or("unknown (a report stored before it was kept)".into(), |e| esc(e.name()))),
         ("status", status_badge(r.status)),
         ("termination", r.termination_reason.map_or("none (still running)".into(), |t| esc(t.name()))),
         ("consensus", consensus),

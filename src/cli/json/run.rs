@@ -12,6 +12,11 @@ pub struct Listed {
     pub id: String,
     /// `open`, `aborted`, `landing`, `landed`, or `unreadable`.
     pub phase: super::PhaseName,
+    /// How it ended, or that it has not: the name `coordinate`'s halt line and `git mas report`
+    /// give it (`git_mas::convergence::Ending`: `open`, `landed`, `land-blocked`,
+    /// `max-rounds-reached`, …); absent when unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<git_mas::convergence::Ending>,
     /// Its goal (`None` when unreadable).
     pub goal: Option<String>,
     /// When it started (`None` when unreadable).

@@ -131,6 +131,10 @@ pub struct StatusRun {
     pub id: String,
     /// `open`, `landing` or `unreadable`.
     pub phase: super::PhaseName,
+    /// `open`, or `land-blocked` when its last landing was blocked and still stands (the name
+    /// `coordinate`'s halt line and `git mas report` give it); absent when unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<git_mas::convergence::Ending>,
     /// Its goal (`None` when unreadable).
     pub goal: Option<String>,
     /// Why it is unreadable.

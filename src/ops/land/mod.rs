@@ -390,7 +390,7 @@ mod tests {
         let pending = Phase::Landing { by: "alice".into(), record: "r".into(), landing: landing() };
         let aborted = Phase::Aborted {
             by: "alice".into(),
-            abort: AbortPayload { reason: "stop".into(), risk: false, rounds: None, at_ms: 0 },
+            abort: AbortPayload { reason: "stop".into(), risk: false, rounds: None, halt: None, at_ms: 0 },
         };
         let table: &[(&Phase, Option<&str>, bool, Start)] = &[
             (&Phase::Open, None, false, Start::Plan),

@@ -170,7 +170,7 @@ fn a_moved_main_merges_cleanly_or_blocks_with_artifact_mismatch() {
     assert_eq!(report["conflicts"][0]["type"], "artifact_mismatch");
     assert_eq!(report["conflicts"][0]["resolved"], false);
     let text = team.here(&wts[0], &["report"]);
-    assert!(text.contains("blocked (risk_blocked)") && text.contains("artifact_mismatch"), "{text}");
+    assert!(text.contains("land-blocked (blocked, risk_blocked)") && text.contains("artifact_mismatch"), "{text}");
 }
 
 #[test]
