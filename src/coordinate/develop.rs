@@ -874,6 +874,22 @@ mod tests {
     }
 
     #[test]
+    fn every_halt_code_is_the_name_of_an_ending() {
+        use crate::convergence::Ending;
+        let halts = [
+            DevHalt::Landed,
+            DevHalt::LandBlocked,
+            DevHalt::MaxRoundsReached,
+            DevHalt::UnreadableReply,
+            DevHalt::BudgetExhausted,
+        ];
+        for halt in halts {
+            let ending = Ending::parse(halt.code()).unwrap_or_else(|| panic!("{} names no ending", halt.code()));
+            assert_eq!(serde_json::to_value(halt).unwrap(), ending.name());
+        }
+    }
+
+    #[test]
     fn a_proposal_counts_only_when_new() {
         let before = c(&[("alice", PROPOSAL_KIND, None, 1)]);
         assert!(!recorded(Task::Propose, "alice", &[], &before, &before));

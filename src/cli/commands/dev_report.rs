@@ -25,6 +25,18 @@ use std::path::{Path, PathBuf};
 /// was never measured (no check ran, no budget set) is shown as unknown, never as 0 or 100.
 /// --events prints the report as the six convergence event types, one JSON object per line.
 ///
+/// The first line names how the run ended in one word, the name `git mas coordinate`'s halt
+/// line, `git mas run list` and `git mas status` give it too: open, landed, land-blocked,
+/// max-rounds-reached, budget-exhausted, unreadable-reply, nothing-to-land, aborted or
+/// aborted-as-risk, then the status and reason (`max-rounds-reached (failed,
+/// max_rounds_reached)`). The report lists the paths each proposal changed against the run's
+/// base; in an aggregate run, the paths outside the proposer's slice (and whose slice holds
+/// them), and a proposal that changed only files outside its slice is `untouched`: its slice is
+/// not credited as done. It lists the gate's refusals of an agent's edit of a file in another's
+/// slice while the run was open (read from this machine's denial log, `.git/mas/denials.log`).
+/// A check or an agent killed by a signal (exit 128+N, e.g. 137 for SIGKILL, the out-of-memory
+/// killer's) is said killed, with the signal.
+///
 /// --html FILE writes the run's story as one HTML page: the goal, the roster and the plan, every
 /// round with its proposals and endorsements (each check's result and the tail of its output),
 /// the conflicts and how they were resolved, the landing commit with its trailers and the
@@ -36,8 +48,10 @@ use std::path::{Path, PathBuf};
 /// For example `git mas report --html run.html` writes the page of the run `git mas report`
 /// picks; `git mas report r-1a2b --html - > r.html` that of run r-1a2b.
 ///
-/// With --json: the convergence report {run, status, termination_reason, consensus_score,
-/// conflicts, quality_state, budget_state, rounds_state, winners, unresolved_risks, …}. With
+/// With --json: the convergence report {run, status, termination_reason, ending, consensus_score,
+/// conflicts, quality_state, budget_state, rounds_state, winners, unresolved_risks, slices,
+/// changes: [{agent, paths, outside_slice: [{path, slice_of}], slice_untouched}],
+/// slice_refusals: [{agent, file, slice_of, times, first_at, last_at}], …}. With
 /// --events: one {type, …the event's fields} per line. With --html FILE: {html: FILE}.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
