@@ -209,6 +209,13 @@ fn parts_that_fix_nothing_alone_are_endorsed_and_their_whole_lands_once() {
     let tally = (*out.events("tally").last().unwrap()).clone();
     let carol = tally["proposals"].as_array().unwrap().iter().find(|p| p["agent"] == "carol").unwrap().clone();
     assert_eq!(carol["endorsers"], serde_json::json!([]), "an abstention is not endorsed");
+    let tally = env.mas(&repo, &["tally", &run_id(&out)]);
+    assert!(
+        stdout(&tally)
+            .contains("carol  abstained (the base unchanged): carol: my slice (c.py) needs no change for the goal"),
+        "{}",
+        stdout(&tally)
+    );
 }
 
 fn run_id(out: &JsonRun) -> String {

@@ -124,7 +124,13 @@ fn human(view: &RunView, report: &ConvergenceReport) -> String {
         let _ = writeln!(o, "no proposals yet");
     }
     for p in &t.proposals {
-        proposal(&mut o, p, t.quorum);
+        match view.abstention(&p.agent) {
+            Some(why) => {
+                let _ =
+                    writeln!(o, "\n{}  abstained (the base unchanged): {}", p.agent, why.lines().next().unwrap_or(""));
+            }
+            None => proposal(&mut o, p, t.quorum),
+        }
     }
     match &t.leader {
         Some(l) => {
