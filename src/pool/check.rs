@@ -326,7 +326,8 @@ pub fn tree_of(repo: &gix::Repository, base: ObjectId) -> Result<ObjectId, PoolE
     Ok(repo.find_object(base).map_err(|e| git_err(Box::new(e)))?.peel_to_tree().map_err(|e| git_err(Box::new(e)))?.id)
 }
 
-/// Checks out `tree` into a scratch directory and runs `command` there.
+/// Checks out `tree` into a scratch directory and runs `command` there, in a build slot of the
+/// repository ([`super::build_slot`]: `CARGO_TARGET_DIR` names the slot's build directory).
 pub fn check_tree(
     repo: &gix::Repository,
     tree: ObjectId,
@@ -334,11 +335,16 @@ pub fn check_tree(
     env: &[(&str, String)],
     timeout: Option<Duration>,
 ) -> Result<CheckRun, PoolError> {
+    // The slot first, then the checkout: see `build_slot` for why the order matters.
+    let slot = super::build_slot::take(repo.common_dir())?;
     let scratch = Scratch::new(repo.common_dir())?;
     checkout_tree(repo, tree, scratch.path())?;
     let mut env = env.to_vec();
     env.push(("GIT_MAS_TREE", tree.to_string()));
-    run(scratch.path(), command, &env, timeout)
+    env.extend(super::build_slot::env(&slot, &env));
+    let ran = run(scratch.path(), command, &env, timeout);
+    drop(slot);
+    ran
 }
 
 /// What a slice's endorsement adds to the check's environment in an aggregate run: the slice's
