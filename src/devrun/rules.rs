@@ -309,6 +309,7 @@ mod tests {
             created_at_ms: 1_000,
             started_by: "alice".into(),
             slices: None,
+            check_timeout_ms: None,
         }
     }
 

@@ -168,6 +168,12 @@ pub struct CoordinateArgs {
     /// How long an agent has for one hop; an agent still running then is killed.
     #[arg(long, value_name = "DURATION", default_value = "10m")]
     pub hop_timeout: humantime::Duration,
+    /// How long each check may take before it is killed and fails (development): the preflight's
+    /// run on main, every endorsement's (on the proposal and on the base), the landing's check of
+    /// the merged tree. Recorded in the run. The default, 5m, is half the default hop timeout: an
+    /// endorsement may run the check twice in one hop.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = positive_duration)]
+    pub check_timeout: humantime::Duration,
     /// How long the whole run has; when it runs out the run halts budget-exhausted.
     #[arg(long, value_name = "DURATION", default_value = "2h")]
     pub budget: humantime::Duration,
@@ -206,6 +212,15 @@ pub struct CoordinateArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub output: JsonFlag,
+}
+
+/// A duration above zero (a check given no time at all could never pass).
+pub(crate) fn positive_duration(value: &str) -> Result<humantime::Duration, String> {
+    match value.parse::<humantime::Duration>() {
+        Ok(d) if d.is_zero() => Err("must be more than 0s".to_string()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn parse_pattern(value: &str) -> Result<PatternKind, String> {
@@ -432,6 +447,7 @@ fn development(
         max_rounds: args.max_rounds.unwrap_or(DEFAULT_DEVELOPMENT_ROUNDS),
         check: args.check.clone(),
         hop_timeout: *args.hop_timeout,
+        check_timeout: *args.check_timeout,
         budget: *args.budget,
         wait: *args.wait,
         frame,
@@ -652,6 +668,7 @@ fn gather(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], development
         check: args.check.as_deref(),
         quorum: args.quorum,
         aggregate: args.aggregate,
+        check_timeout: *args.check_timeout,
     };
     preflight::gather(ctx, &ask)
 }

@@ -48,7 +48,7 @@
 use crate::convergence::{ConflictType, RecordedConflict};
 use crate::devrun::view::RunView;
 use crate::devrun::{
-    CheckSummary, IntentState, LANDING_KIND, LandingPayload, Phase, intent_state, landed_ref, meta_ref, now_ms,
+    CheckSummary, IntentState, LANDING_KIND, LandingPayload, Phase, RunDef, intent_state, landed_ref, meta_ref, now_ms,
 };
 use crate::identity::AgentKey;
 use crate::pool::{PoolError, check, git, worktree};
@@ -190,7 +190,7 @@ pub fn plan(
     let mut merged_check = None;
     let mut merged_check_tail = None;
     if let (Some(tree), true, Some(command)) = (tree, merged, check_command) {
-        let (summary, tail) = check_merged(store, &def.id, tree, command, &members, &mut conflicts)?;
+        let (summary, tail) = check_merged(store, def, tree, command, &members, &mut conflicts)?;
         merged_check = Some(summary);
         merged_check_tail = tail;
     }
@@ -280,18 +280,20 @@ fn merge_members(
     Ok(conflicts.is_empty().then_some(acc))
 }
 
-/// Runs `command` on the merged `tree`; a failure is recorded in `conflicts`. The summary, and
-/// the last lines of a failing check's output.
+/// Runs `command` on the merged `tree`, killed after the run's check timeout
+/// ([`RunDef::check_timeout`]); a failure is recorded in `conflicts`. The summary, and the last
+/// lines of a failing check's output.
 fn check_merged(
     store: &Store,
-    run: &str,
+    def: &RunDef,
     tree: ObjectId,
     command: &str,
     members: &Pairs,
     conflicts: &mut Vec<RecordedConflict>,
 ) -> Result<(CheckSummary, Option<String>), PoolError> {
-    let env = [("GIT_MAS_RUN", run.to_string()), ("GIT_MAS_PROPOSER", "merged".to_string())];
-    let result = check::check_tree(store.repo(), tree, command, &env, None)?;
+    let env = [("GIT_MAS_RUN", def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
+    let timeout = def.check_timeout();
+    let result = check::check_tree(store.repo(), tree, command, &env, Some(timeout))?;
     let mut tail = None;
     if !result.summary.passed() {
         let names: Vec<String> = members.iter().map(|(a, _)| a.clone()).collect();
@@ -305,9 +307,10 @@ fn check_merged(
             detail: format!(
                 "the check `{command}` failed on the merged tree of {} ({})",
                 names.join(", "),
-                match result.summary.exit_status {
-                    Some(code) => format!("exit {code}"),
-                    None => "killed".into(),
+                match (result.timed_out, result.summary.exit_status) {
+                    (true, _) => format!("timed out after {}", humantime::format_duration(timeout)),
+                    (false, Some(code)) => format!("exit {code}"),
+                    (false, None) => "killed".into(),
                 }
             ),
         });
