@@ -294,6 +294,56 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `command` really run with `sh -c` in a scratch directory.
+    fn ran(command: &str, timeout: Option<Duration>) -> CheckRun {
+        let dir = crate::pool::check::Scratch::new(Path::new("/nonexistent/.git")).unwrap();
+        crate::pool::check::run(dir.path(), command, &[], timeout).unwrap()
+    }
+
+    #[test]
+    fn the_checks_run_on_main_is_refused_when_it_cannot_run_hangs_or_stops_early() {
+        let t = Duration::from_secs(5);
+        let missing = base_item("no-such-runner -q", "main", &ran("no-such-runner -q", Some(t)), t);
+        assert!(!missing.ok);
+        assert!(
+            missing.detail.contains("exit 127, command not found")
+                && missing.detail.contains("no-such-runner: not found"),
+            "{missing:?}"
+        );
+        assert!(missing.fix.as_deref().unwrap().starts_with("install no-such-runner"), "{missing:?}");
+        let plain = ran("printf 'echo hi\n' > run.sh; ./run.sh", Some(t));
+        let denied = base_item("./run.sh", "main", &plain, t);
+        assert!(!denied.ok && denied.detail.contains("exit 126, command not executable"), "{denied:?}");
+        assert!(denied.fix.as_deref().unwrap().contains("chmod +x ./run.sh"), "{denied:?}");
+        let short = Duration::from_millis(200);
+        let hung = base_item("sleep 5", "main", &ran("sleep 5", Some(short)), short);
+        assert!(!hung.ok && hung.detail.contains("did not finish on main within 200ms"), "{hung:?}");
+        assert_eq!(hung.fix.as_deref(), Some("--check-timeout <longer> (or fix the test that hangs)"));
+        // cargo's own output, replayed: fail-fast is refused with the fixed command line.
+        let early = CheckRun {
+            output: include_bytes!("../pool/testreport/fixtures/cargo_fail_fast.txt").to_vec(),
+            report: testreport::parse(include_str!("../pool/testreport/fixtures/cargo_fail_fast.txt")),
+            ..ran("exit 101", None)
+        };
+        let stopped = base_item("cargo test --locked", "main", &early, t);
+        assert!(!stopped.ok && stopped.detail.contains("(src/lib.rs)"), "{stopped:?}");
+        assert_eq!(
+            stopped.fix.as_deref(),
+            Some("add --no-fail-fast to the check: --check 'cargo test --no-fail-fast --locked'")
+        );
+        let all = CheckRun {
+            output: include_bytes!("../pool/testreport/fixtures/cargo_no_fail_fast.txt").to_vec(),
+            report: testreport::parse(include_str!("../pool/testreport/fixtures/cargo_no_fail_fast.txt")),
+            ..ran("exit 101", None)
+        };
+        let judged = base_item("cargo test --no-fail-fast", "main", &all, t);
+        assert!(judged.ok && judged.detail.contains("fails 4 test(s) (libtest report, exit 101)"), "{judged:?}");
+        // A check that fails without a report, or passes, holds.
+        assert!(base_item("exit 3", "main", &ran("exit 3", None), t).ok);
+        let passes = base_item("true", "main", &ran("true", None), t);
+        assert!(passes.ok && passes.detail.starts_with("`true` on main passes in"), "{passes:?}");
+    }
+
     #[test]
     fn a_quorum_above_the_other_agents_is_refused_with_the_one_that_holds() {
         // (agents, --quorum, allowSelfEndorse) → ok, fix

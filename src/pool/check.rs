@@ -615,6 +615,52 @@ mod tests {
     }
 
     #[test]
+    fn a_cached_base_run_reads_back_as_it_ran_and_a_damaged_entry_is_none() {
+        let dir = Scratch::new(Path::new("/nonexistent/.git")).unwrap();
+        let ran =
+            run(dir.path(), "printf 'FAILED t.py::test_x - no\n1 failed, 2 passed in 0.1s\n\\377'; exit 1", &[], None)
+                .unwrap();
+        assert!(ran.report.is_some());
+        let path = dir.path().join("cache/entry");
+        cache::write(&path, &ran).unwrap();
+        let back = cache::read(&path).expect("it reads back");
+        assert_eq!(back.summary, ran.summary);
+        assert_eq!(back.output, ran.output, "byte for byte");
+        assert_eq!(back.report, ran.report);
+        assert_eq!(back.dir, ran.dir);
+        assert!(!back.timed_out && back.delta.is_none());
+        // Nothing else is left in the cache directory (the temporary file was renamed).
+        assert_eq!(std::fs::read_dir(dir.path().join("cache")).unwrap().count(), 1);
+        for damaged in [&b""[..], b"not json\n", b"{\"summary\": 1}\n", b"no newline at all"] {
+            std::fs::write(&path, damaged).unwrap();
+            assert!(cache::read(&path).is_none(), "{damaged:?}");
+        }
+        // The key is the environment as a set: its order does not matter, its values do.
+        let tree = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let a = [("A", "1".to_string()), ("B", "2".to_string())];
+        let b = [("B", "2".to_string()), ("A", "1".to_string())];
+        let c = [("A", "1".to_string()), ("B", "3".to_string())];
+        let common = Path::new("/repo/.git");
+        assert_eq!(cache_path(common, tree, "make", &a), cache_path(common, tree, "make", &b));
+        assert_ne!(cache_path(common, tree, "make", &a), cache_path(common, tree, "make", &c));
+        assert_ne!(cache_path(common, tree, "make", &a), cache_path(common, tree, "make test", &a));
+        assert!(cache_path(common, tree, "make", &a).starts_with("/repo/.git/mas/check-cache"));
+    }
+
+    #[test]
+    fn a_timed_out_check_says_so_at_the_end_of_its_output_and_a_missing_command_is_named() {
+        let dir = Scratch::new(Path::new("/nonexistent/.git")).unwrap();
+        let slow = run(dir.path(), "echo started; sleep 5", &[], Some(Duration::from_millis(300))).unwrap();
+        assert!(slow.timed_out);
+        assert!(slow.tail(1).ends_with("git-mas: the check timed out after 300ms and was killed"), "{}", slow.tail(3));
+        let missing = run(dir.path(), "no-such-tool --x", &[], None).unwrap();
+        let (what, said) = missing_command(&missing).unwrap();
+        assert_eq!(what, "command not found");
+        assert!(said.contains("no-such-tool: not found"), "{said}");
+        assert!(missing_command(&run(dir.path(), "exit 1", &[], None).unwrap()).is_none());
+    }
+
+    #[test]
     fn unsafe_names_are_refused() {
         for bad in [&b""[..], b".", b"..", b".git", b".GIT", b"a/b"] {
             assert!(!safe_name(bad), "{bad:?}");
