@@ -459,3 +459,24 @@ fn cargo_stopping_at_its_first_failing_test_binary_is_refused_with_no_fail_fast_
     let base = pre["items"].as_array().unwrap().iter().find(|i| i["check"] == "base").unwrap();
     assert!(base["detail"].as_str().unwrap().contains("fails 4 test(s) (libtest report, exit 101)"), "{base}");
 }
+
+#[test]
+fn the_landings_check_of_the_merged_tree_is_killed_at_the_runs_check_timeout() {
+    let env = TestEnv::new();
+    // The check hangs on the merged tree only (GIT_MAS_PROPOSER=merged); everywhere else it is
+    // the plain unittest run.
+    let check = "[ \"$GIT_MAS_PROPOSER\" = merged ] && sleep 60; python3 -m unittest";
+    let repo = project(&env, &["alice", "bob"], Some(check));
+    let main_before = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+    let args = ["--aggregate", "--quorum", "1", "--max-rounds", "1", "--check-timeout", "3s"];
+    let (out, took) = coordinate(&env, &repo, &agents, &args);
+    assert_ne!(out.code, Some(0), "{}", out.stderr);
+    assert!(took < Duration::from_secs(50), "the merged tree's check was not killed in time: {took:?}");
+    let run = out.events("run-started")[0]["run"].as_str().unwrap().to_string();
+    let shown: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "show", &run, "--json"])).unwrap();
+    assert_eq!(shown["def"]["check_timeout_ms"], 3000, "the run records its check timeout: {shown:#}");
+    let all: String = out.lines.iter().map(|l| format!("{l}\n")).collect();
+    assert!(all.contains("timed out after 3s"), "the merged check's failure says why:\n{all}\n{}", out.stderr);
+    assert_eq!(env.git(&repo, &["rev-parse", "main"]), main_before, "nothing landed");
+}

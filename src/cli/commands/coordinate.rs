@@ -35,8 +35,14 @@ use std::path::PathBuf;
 /// cmd: line's first program on PATH, a preset's CLI on PATH and answering `--version`; a check
 /// command and a quorum the agents can reach without self-endorsement (development: with two
 /// agents the default majority, 2, never holds — say --quorum 1); a checkout of the integration
-/// branch that a landing can update; the goal's frame. --dry-run prints the preflight and the
-/// plan (an aggregate run's slices) and starts nothing, exit 0 when the run could start.
+/// branch that a landing can update; the goal's frame. When all that holds, the check runs once
+/// on main (development, within --check-timeout; the result is kept under <git common dir>/
+/// mas/check-cache, and the first endorsement that compares a proposal with the base reuses it)
+/// and is refused when its command is not there (exit 127 or 126: the shell's own words are
+/// shown), when it does not finish in time, or when cargo stopped at its first failing test
+/// binary (the suites after it never ran, so no endorsement could judge them: add
+/// --no-fail-fast). --dry-run prints the preflight and the plan (an aggregate run's slices) and
+/// starts nothing, exit 0 when the run could start.
 ///
 /// --pattern development (the default) converges on code: the driver starts a run (`git mas run
 /// start`), publishes the goal's frame (the working tree, with the goal as the task and the
