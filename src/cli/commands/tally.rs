@@ -43,6 +43,11 @@ fn verdict_text(v: &Judgement) -> String {
         Judgement::Improved { delta, .. } => {
             format!("improved (fixes {} test(s), breaks none; {} still fail)", delta.fixed.len(), delta.still_failing)
         }
+        Judgement::Sound { delta, .. } => format!(
+            "sound (a part: breaks none, fixes {} test(s) alone; {} still fail)",
+            delta.fixed.len(),
+            delta.still_failing
+        ),
         Judgement::Accepted { .. } => "accepted (review)".into(),
         Judgement::Rejected { reason } => format!("REJECTED: {reason}"),
     }
