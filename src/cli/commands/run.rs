@@ -59,7 +59,7 @@ pub struct StartArgs {
     pub check: Option<String>,
     /// How long each of the run's checks may take (every endorsement's, the landing's) before it
     /// is killed and fails (default: 5m).
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::commands::coordinate::positive_duration)]
     pub check_timeout: Option<humantime::Duration>,
     #[command(flatten)]
     pub output: JsonFlag,

@@ -274,6 +274,14 @@ fn a_check_past_the_runs_check_timeout_is_killed_and_recorded_as_timed_out() {
         output.starts_with("started") && output.ends_with("git-mas: the check timed out after 1s and was killed"),
         "{output}"
     );
+    // No time at all is refused as a usage error.
+    let zero = team.as_agent(
+        &team.repo,
+        "alice",
+        &["run", "start", "--goal", "g", "--check", "true", "--check-timeout", "0s"],
+    );
+    assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
+    assert!(stderr(&zero).contains("must be more than 0s"), "{}", stderr(&zero));
     // --timeout on the command line overrides the run's.
     let out = team.env.mas(&bob, &["endorse", "alice", "--check-timeout", "2s"]);
     assert!(stderr(&out).contains("timed out after 2"), "{}", stderr(&out));
