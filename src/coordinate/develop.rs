@@ -61,6 +61,8 @@ pub struct DevSetup {
     pub check: Option<String>,
     /// Time one hop has.
     pub hop_timeout: Duration,
+    /// Time each check of the run has (recorded in the run's definition).
+    pub check_timeout: Duration,
     /// Time the whole run has.
     pub budget: Duration,
     /// How long to wait for an agent's record after its reply.
@@ -692,6 +694,7 @@ pub async fn develop(
         budget_ms: Some(u64::try_from(setup.budget.as_millis()).unwrap_or(u64::MAX)),
         check: setup.check.clone(),
         slices: setup.aggregate.as_ref().map(|g| g.plan.clone()),
+        check_timeout_ms: Some(u64::try_from(setup.check_timeout.as_millis()).unwrap_or(u64::MAX)),
     };
     let def = devrun::start(store, &new, driver, key)?;
     let check = check_command(store, None, def.check.as_deref());

@@ -341,6 +341,7 @@ mod tests {
             created_at_ms: 1_000,
             started_by: "alice".into(),
             slices: None,
+            check_timeout_ms: None,
         }
     }
 

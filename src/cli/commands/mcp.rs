@@ -573,7 +573,8 @@ struct EndorseParams {
     /// Endorse by review alone, without running the check.
     #[serde(default)]
     no_check: bool,
-    /// Kill the check after this long and record it as failed (e.g. 10m; default 1h).
+    /// Kill the check after this long and record it as failed (e.g. 10m; default: the run's check
+    /// timeout, else 5m).
     timeout: Option<String>,
     #[serde(flatten)]
     #[schemars(skip)]
@@ -765,7 +766,10 @@ impl Server {
     )]
     async fn endorse(&self, Parameters(p): Parameters<EndorseParams>) -> Result<CallToolResult, ErrorData> {
         self.call("endorse", ignored(&p.unknown), move |ctx| {
-            let timeout = p.timeout.as_deref().unwrap_or(endorse::DEFAULT_TIMEOUT);
+            let timeout = match p.timeout.as_deref() {
+                Some(t) => Some(duration("timeout", t, |t| t.parse().map_err(|e| format!("{e}")))?),
+                None => None,
+            };
             let args = endorse::EndorseArgs {
                 agent: p.proposer,
                 run: p.run,
@@ -773,7 +777,7 @@ impl Server {
                 reject: p.reject,
                 reason: p.reason,
                 no_check: p.no_check,
-                timeout: duration("timeout", timeout, |t| t.parse().map_err(|e| format!("{e}")))?,
+                timeout,
                 output: NO_FLAG,
             };
             answer(endorse::endorse(ctx, &args)?)

@@ -348,7 +348,8 @@ fn merge_members(
 /// does: it may land when the check passes, or when its test report, compared with main's,
 /// shows it improving on main — it fixes at least one test and breaks and loses none (a partial
 /// landing: `still_failing` says how many tests still fail). Anything else is a `test_failure`
-/// recorded in `conflicts`, naming the members whose combination broke ([`implicated`]).
+/// recorded in `conflicts`, naming the members whose combination broke ([`implicated`]). Every
+/// check here is killed after the run's check timeout ([`crate::devrun::RunDef::check_timeout`]).
 fn check_merged(
     whole: &WholeCheck<'_>,
     tree: ObjectId,
@@ -357,11 +358,12 @@ fn check_merged(
 ) -> Result<Judged, PoolError> {
     let repo = whole.store.repo();
     let env = [("GIT_MAS_RUN", whole.def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
-    let mut result = check::check_tree(repo, tree, command, &env, None)?;
+    let timeout = whole.def.check_timeout();
+    let mut result = check::check_tree(repo, tree, command, &env, Some(timeout))?;
     if result.summary.passed() {
         return Ok(Judged { summary: result.summary, tail: None, still_failing: Some(0), failing: Vec::new() });
     }
-    check::differential(repo, whole.main, &mut result, &env, None)?;
+    check::differential(repo, whole.main, &mut result, &env, Some(timeout))?;
     let tail = Some(result.tail(20));
     let failing: Vec<String> = result
         .report
@@ -383,9 +385,10 @@ fn check_merged(
     let culprits = implicated(whole, command, &broken)?;
     let mut parties = culprits.clone();
     parties.push("merged".into());
-    let status = match result.summary.exit_status {
-        Some(code) => format!("exit {code}"),
-        None => "killed".into(),
+    let status = match (result.timed_out, result.summary.exit_status) {
+        (true, _) => format!("timed out after {}", humantime::format_duration(timeout)),
+        (false, Some(code)) => format!("exit {code}"),
+        (false, None) => "killed".into(),
     };
     let why = match result.delta.as_ref().and_then(|d| d.shortfall()) {
         Some(why) => format!("{status}: {why}"),
@@ -426,8 +429,9 @@ fn implicated(whole: &WholeCheck<'_>, command: &str, broken: &[String]) -> Resul
             continue;
         };
         let env = [("GIT_MAS_RUN", whole.def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
-        let mut without = check::check_tree(repo, tree, command, &env, None)?;
-        check::differential(repo, whole.main, &mut without, &env, None)?;
+        let timeout = Some(whole.def.check_timeout());
+        let mut without = check::check_tree(repo, tree, command, &env, timeout)?;
+        check::differential(repo, whole.main, &mut without, &env, timeout)?;
         let clean = without.summary.passed()
             || without.delta.as_ref().is_some_and(|d| !d.broken.iter().any(|b| broken.contains(b)));
         if clean {
