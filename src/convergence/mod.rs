@@ -224,6 +224,9 @@ pub enum Outcome {
         commit: String,
         /// The result of a check of the landed tree itself, when it was a merge and one ran.
         merged_check_passed: Option<bool>,
+        /// How many tests still fail on the landed tree, when a check's report said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        still_failing: Option<u64>,
     },
     /// Aborted.
     Aborted {
@@ -258,6 +261,8 @@ pub struct RunState {
     pub quality_threshold: f64,
     /// An aggregate run's slices, in merge order: (agent, targets). Empty for best-of-N.
     pub slices: Vec<(String, Vec<String>)>,
+    /// The slices whose agent abstained (its slice needs no change), with why.
+    pub abstained: Vec<(String, String)>,
     /// The rounds a driver held, when it recorded them: the rounds used are the more of these
     /// and the highest proposal round (agents that never proposed still held their rounds).
     pub rounds_held: Option<u64>,
@@ -282,6 +287,9 @@ pub enum SliceStatus {
     Waiting,
     /// No proposal.
     Missing,
+    /// Its agent abstained: the slice needs no change (`git mas propose --abstain`). Nothing to
+    /// merge, nothing to wait for.
+    Abstained,
     /// Its proposal landed or has its quorum, but changed only files outside its slice: its
     /// agent is not credited with the slice ([`ProposalChanges::slice_untouched`]).
     Untouched,
@@ -296,6 +304,7 @@ impl SliceStatus {
             SliceStatus::JudgedAgainst => "judged_against",
             SliceStatus::Waiting => "waiting",
             SliceStatus::Missing => "missing",
+            SliceStatus::Abstained => "abstained",
             SliceStatus::Untouched => "untouched",
         }
     }
@@ -401,6 +410,11 @@ pub struct ConvergenceReport {
     /// checked: a proposal landed as endorsed, or the run did not land).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_check_passed: Option<bool>,
+    /// A partial landing: how many tests still fail on what landed (it improved on main, fixing
+    /// at least one test and breaking none, without passing). Absent when everything passed, when
+    /// no check's report said, or when the run did not land.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub still_failing: Option<u64>,
 }
 
 impl ConvergenceReport {
@@ -600,11 +614,12 @@ fn quality_state(state: &RunState, winners: &[String], changes: &[ProposalChange
     }
     let pass_rate = (total > 0).then(|| passed as f64 / total as f64);
     // A landing that leaves a slice out did not reach the team's goal, whatever its checks say.
+    let abstained = |a: &str| state.abstained.iter().any(|(x, _)| x == a);
     let missing: Vec<&str> = state
         .slices
         .iter()
         .map(|(a, _)| a.as_str())
-        .filter(|a| !winners.iter().any(|w| w == a) || untouched(changes, a))
+        .filter(|a| (!winners.iter().any(|w| w == a) || untouched(changes, a)) && !abstained(a))
         .collect();
     let basis = match (&state.outcome, winners.is_empty()) {
         (Outcome::Landed { .. }, _) => format!("checks of the landed content ({})", winners.join(", ")),
@@ -640,11 +655,13 @@ fn slice_reports(state: &RunState, conflicts: &[Conflict], changes: &[ProposalCh
             let p = state.tally.proposal(agent);
             // A slice a landing left out says why: judged against, or still waiting; "missing"
             // only when it was never proposed.
+            let abstained = state.abstained.iter().any(|(a, _)| a == agent);
             let status = match (landed, p) {
                 // Landed or at quorum without a change in the slice: not credited with it.
                 (Some(w), _) if w.contains(agent) && untouched(changes, agent) => SliceStatus::Untouched,
                 (Some(w), _) if w.contains(agent) => SliceStatus::Landed,
                 (_, Some(p)) if p.at_quorum && untouched(changes, agent) => SliceStatus::Untouched,
+                _ if abstained => SliceStatus::Abstained,
                 (_, None) => SliceStatus::Missing,
                 (_, Some(p)) if p.at_quorum => SliceStatus::AtQuorum,
                 (_, Some(p)) if p.failures().next().is_some() || p.rejections().next().is_some() => {
@@ -801,6 +818,10 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         Outcome::Landed { merged_check_passed, .. } => *merged_check_passed,
         _ => None,
     };
+    let still_failing = match &state.outcome {
+        Outcome::Landed { still_failing: Some(n), .. } if *n > 0 => Some(*n),
+        _ => None,
+    };
 
     ConvergenceReport {
         run: state.run.clone(),
@@ -820,6 +841,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         changes,
         slice_refusals: state.slice_refusals.clone(),
         merged_check_passed,
+        still_failing,
     }
 }
 
