@@ -262,8 +262,13 @@ fn an_aggregate_run_covers_the_files_the_failing_check_names_and_lands_with_ever
     assert_eq!(dry.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&dry.stderr));
     assert!(text.contains("python3 -m unittest` on main fails 2 test(s)"), "{text}");
     assert!(text.contains("slices (covering what the goal concerns)"), "{text}");
-    assert!(text.contains("tests/test_pricing.py: the failing check names it (Total.test_sums_every_price)"), "{text}");
-    assert!(text.contains("shop/pricing.py: tests/test_pricing.py imports it"), "{text}");
+    assert!(text.contains("tests/test_pricing.py: it holds the failing test Total.test_sums_every_price"), "{text}");
+    assert!(
+        text.contains(
+            "shop/pricing.py: the failing test tests/test_pricing.py (Total.test_sums_every_price) imports it"
+        ),
+        "{text}"
+    );
 
     let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1"]);
     let plan = &out.events("plan")[0]["plan"];

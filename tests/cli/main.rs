@@ -34,6 +34,7 @@ mod mcp;
 mod mcp_install;
 mod output;
 mod pipe;
+mod plans;
 mod readme;
 mod records;
 mod report_html;
