@@ -201,6 +201,31 @@ fn an_aggregate_run_with_a_plain_unittest_check_lands_every_fix_once() {
     );
 }
 
+#[test]
+fn three_agents_on_two_bugs_deal_no_readme_slice_the_third_reviews_and_the_run_lands() {
+    let env = TestEnv::new();
+    let repo = project(&env, &["alice", "bob", "carol"], Some("python3 -m unittest"));
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob"), fixer(&env, "carol")];
+    let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate"]);
+    let plan = &out.events("plan")[0]["plan"];
+    // Two bugs, two slices: carol is dealt no README.md; she reviews.
+    assert_eq!(plan["slices"].as_array().unwrap().len(), 2, "{plan:#}");
+    assert_eq!(owner(&plan["slices"], "README.md"), None, "{plan:#}");
+    assert_eq!(plan["reviewers"][0]["agent"], "carol", "{plan:#}");
+    assert_eq!(plan["reviewers"][0]["why"], "nothing the goal concerns is left for a third slice");
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, env_log(&env));
+    // carol was asked only to endorse, and her endorsements brought both slices to the quorum of 2.
+    let carol: Vec<&str> =
+        out.events("hop").iter().filter(|h| h["peer"] == "carol").map(|h| h["task"].as_str().unwrap()).collect();
+    assert!(carol.contains(&"endorse") && !carol.contains(&"propose"), "{carol:?}");
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
+    assert!(!message.contains("Mas-Winner: carol") && message.contains("carol"), "{message}");
+    let tests = std::process::Command::new("python3").args(["-m", "unittest"]).current_dir(&repo).output().unwrap();
+    assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
+}
+
 /// A larger project in packages: the bugs in `shop/`, the failing tests in `tests/`, and more
 /// files than two slices of eight: docs, configuration, a lock file, modules and tests that pass.
 fn packaged(env: &TestEnv, agents: &[&str]) -> PathBuf {
