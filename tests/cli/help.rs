@@ -96,16 +96,19 @@ fn the_demo_runs_end_to_end() {
     let tax = std::fs::read_to_string(dir.join("main-after/src/pricing/tax.rs")).unwrap();
     assert!(tax.contains("amount.percent_bp(rate_bp)"), "the landed fix is on main:\n{tax}");
 
-    // Then the aggregate run on a fresh copy: the plan before the first hop, dave's broken slice
-    // judged against, the three others landed together (partial: tasks_completed), and the tests
+    // Then the aggregate run on a fresh copy: the plan before the first hop, one slice per bug,
+    // grace and dave (faulty) reviewing with no slice, both slices landed together, and the tests
     // that failed on that copy's base pass on its main.
     let aggregate = &text[text.find("\n== 10.").expect("the aggregate step")..];
     let plan = aggregate.find("slices from frame").expect("the plan is shown");
     let first_hop = aggregate.find("round 1 · propose hop").unwrap();
     assert!(plan < first_hop, "the plan comes before the first hop");
-    assert!(aggregate.contains("landed erin, frank, grace on main as"), "{aggregate}");
-    assert!(aggregate.contains("Mas-Termination: tasks_completed"), "{aggregate}");
-    assert!(aggregate.contains("dave         judged_against"), "the report names the slice left out:\n{aggregate}");
+    assert!(aggregate.contains("landed erin, frank on main as"), "{aggregate}");
+    assert!(aggregate.contains("Mas-Termination: quality_reached"), "{aggregate}");
+    assert!(
+        aggregate.contains("    dave         (reviews: nothing the goal concerns is left for a fourth slice)"),
+        "{aggregate}"
+    );
     let before = aggregate.find("team-before && git -C team archive main").unwrap();
     let after = aggregate.find("team-after && git -C team archive main").unwrap();
     assert!(aggregate[before..first_hop].contains("check.sh: FAILED: rust python"), "{aggregate}");
@@ -131,7 +134,11 @@ fn assert_narration_matches_the_landing(aggregate: &str) {
     let told = if left.is_empty() {
         format!("one commit on main holds the slices of {}; every slice landed", landed.join(", "))
     } else {
-        format!("one commit on main holds the slices of {}; left out: {}", landed.join(", "), left.join(", "))
+        format!(
+            "one commit on main holds the slices of {}; not in it: {} (the plan above names the reviewers, the report any slice left out)",
+            landed.join(", "),
+            left.join(", ")
+        )
     };
     assert!(aggregate.contains(&told), "the narration does not say {told:?}:\n{aggregate}");
     let done = format!("({}) landed as one commit, the check passing on it.", landed.join(", "));
