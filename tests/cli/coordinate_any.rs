@@ -206,7 +206,16 @@ fn three_agents_on_two_bugs_deal_no_readme_slice_the_third_reviews_and_the_run_l
     let env = TestEnv::new();
     let repo = project(&env, &["alice", "bob", "carol"], Some("python3 -m unittest"));
     let base = env.git(&repo, &["rev-parse", "main"]);
-    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob"), fixer(&env, "carol")];
+    // carol, asked to endorse, first asks the gate for a file of a slice: it is not hers.
+    let reviewer = FIXER.replacen(
+        "  endorse)",
+        "  endorse) git mas gate --paths pricing.py > \"$LOG.gate\" 2>&1; echo \"exit $?\" >> \"$LOG.gate\"\n   ",
+        1,
+    );
+    assert_ne!(reviewer, FIXER);
+    let carol = env.root().join("carol.sh");
+    std::fs::write(&carol, format!("LOG='{}'\n{reviewer}", env.root().join("log").display())).unwrap();
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob"), format!("carol=cmd:sh {}", carol.display())];
     let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate"]);
     let plan = &out.events("plan")[0]["plan"];
     // Two bugs, two slices: carol is dealt no README.md; she reviews.
@@ -219,6 +228,10 @@ fn three_agents_on_two_bugs_deal_no_readme_slice_the_third_reviews_and_the_run_l
     let carol: Vec<&str> =
         out.events("hop").iter().filter(|h| h["peer"] == "carol").map(|h| h["task"].as_str().unwrap()).collect();
     assert!(carol.contains(&"endorse") && !carol.contains(&"propose"), "{carol:?}");
+    // A reviewer holds no file: the gate refused her a slice's file, naming its owner (exit 6).
+    let gate = std::fs::read_to_string(env.root().join("log.gate")).unwrap();
+    let pricing = owner(&plan["slices"], "pricing.py").unwrap();
+    assert!(gate.contains(&format!("{pricing}'s slice")) && gate.trim_end().ends_with("exit 6"), "{gate}");
     assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
     let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
     assert!(!message.contains("Mas-Winner: carol") && message.contains("carol"), "{message}");
