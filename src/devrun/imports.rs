@@ -65,16 +65,29 @@ pub struct Repo<'a> {
     files: &'a BTreeSet<String>,
     read: &'a dyn Fn(&str) -> Option<String>,
     cache: std::cell::RefCell<BTreeMap<String, Option<String>>>,
+    /// Each file's code (comments and strings blanked), read once: a hub is consulted for every
+    /// name a glob import brings in.
+    code: std::cell::RefCell<BTreeMap<String, Option<std::rc::Rc<str>>>>,
 }
 
 impl<'a> Repo<'a> {
     /// The repository of `files` (repository-relative paths), read by `read`.
     pub fn new(files: &'a BTreeSet<String>, read: &'a dyn Fn(&str) -> Option<String>) -> Self {
-        Repo { files, read, cache: Default::default() }
+        Repo { files, read, cache: Default::default(), code: Default::default() }
     }
 
     fn has(&self, path: &str) -> bool {
         self.files.contains(path)
+    }
+
+    /// `path`'s code, blanked by `blank` (the language's), read once.
+    fn code(&self, path: &str, blank: fn(&str) -> String) -> Option<std::rc::Rc<str>> {
+        if let Some(code) = self.code.borrow().get(path) {
+            return code.clone();
+        }
+        let code: Option<std::rc::Rc<str>> = self.text(path).map(|t| blank(&t).into());
+        self.code.borrow_mut().insert(path.to_string(), code.clone());
+        code
     }
 
     fn text(&self, path: &str) -> Option<String> {
@@ -295,13 +308,13 @@ fn python_through(repo: &Repo, hub: &str, name: &str, depth: usize) -> Option<St
     if depth > MAX_HUB_DEPTH {
         return None;
     }
-    let code = python_code(&repo.text(hub)?);
+    let code = repo.code(hub, python_code)?;
     for import in python_imports(&code) {
         let Some(names) = &import.names else { continue };
         let Some(module) = python_module(repo, hub, &import.module, import.level) else { continue };
         for (origin, alias) in names {
             if origin == "*" {
-                let defines = repo.text(&module).is_some_and(|t| python_defines(&python_code(&t), name));
+                let defines = repo.code(&module, python_code).is_some_and(|c| python_defines(&c, name));
                 if defines {
                     return Some(module);
                 }
@@ -713,7 +726,7 @@ fn rust_through(repo: &Repo, hub: &str, name: &str, krate: Option<&str>, depth: 
     if depth > MAX_HUB_DEPTH {
         return None;
     }
-    let code = rust_code(&repo.text(hub)?);
+    let code = repo.code(hub, rust_code)?;
     for (path, _, local) in rust_paths(&code, None) {
         let Some(last) = path.last() else { continue };
         if last != "*" && local != name {
@@ -724,7 +737,7 @@ fn rust_through(repo: &Repo, hub: &str, name: &str, krate: Option<&str>, depth: 
             continue;
         }
         if last == "*" {
-            let defines = repo.text(&file).is_some_and(|t| rust_defines(&rust_code(&t), name));
+            let defines = repo.code(&file, rust_code).is_some_and(|c| rust_defines(&c, name));
             if defines && rest.len() <= 1 {
                 return Some(file);
             }
