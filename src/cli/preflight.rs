@@ -8,7 +8,9 @@ use crate::cli::context::Context;
 use crate::cli::inputs::{InputArgs, read_inputs};
 use git_mas::attention::frame::{self, InputFiles, TreeView};
 use git_mas::attention::snapshot::Snapshot;
-use git_mas::coordinate::preflight::{Item, Preflight, Program, find_program, is_executable, program, quorum_item};
+use git_mas::coordinate::preflight::{
+    Item, Preflight, Program, base_item, find_program, is_executable, program, quorum_item,
+};
 use git_mas::devrun::slices::Coverage;
 use git_mas::hosts::preset::{CommandSource, Wiring, resolve_command};
 use git_mas::ops::land::commit::branch_worktrees;
@@ -64,8 +66,10 @@ pub struct Ask<'a> {
     pub check: Option<&'a str>,
     /// `--quorum`.
     pub quorum: Option<u32>,
-    /// An aggregate run: its plan needs what the goal concerns (the check is run on the base).
+    /// An aggregate run: its plan needs what the goal concerns (from the check's run on the base).
     pub aggregate: bool,
+    /// `--check-timeout`: how long the check may run on the base.
+    pub check_timeout: Duration,
 }
 
 /// Checks everything `ask` needs.
@@ -106,44 +110,54 @@ pub fn gather(ctx: &Context, ask: &Ask) -> Gathered {
         checkout(store, &mut p);
         frame = goal_frame(ctx, ask.goal, &mut p);
     }
-    if let (Some(f), Some(c)) = (frame.as_mut(), &check)
+    // The check once on main, when everything else holds: a check that cannot run there, or that
+    // stops before every suite ran, is refused now rather than failing every endorsement.
+    let mut ran = None;
+    if let (Some(c), true, true) = (&check, ask.development, p.passed()) {
+        ran = base(store, c, ask.check_timeout, &mut p);
+    }
+    if let (Some(f), Some(base)) = (frame.as_mut(), &ran)
         && ask.aggregate
         && p.passed()
     {
-        f.coverage = concerns(store, f, c, &mut p);
+        f.coverage = concerns(store, f, base.as_ref(), &mut p);
     }
     Gathered { preflight: p, frame }
 }
 
-/// What the goal concerns for an aggregate run's plan: the team's check run once on the base
-/// (the integration branch's tip) and read for the files it names, the frame's named and erring
-/// files, their neighbours.
-fn concerns(store: &git_mas::store::Store, f: &GoalFrame, check: &str, p: &mut Preflight) -> Option<Coverage> {
+/// The team's check run once on the base (the integration branch's tip; kept for the run's
+/// differential endorsements), judged by [`base_item`]: `None` when there is no base, `Some(None)`
+/// when the check could not be started at all.
+fn base(
+    store: &git_mas::store::Store,
+    check: &str,
+    timeout: Duration,
+    p: &mut Preflight,
+) -> Option<Option<git_mas::pool::check::CheckRun>> {
     let branch = store.integration_branch();
     let base = store.tip(&format!("refs/heads/{branch}")).ok().flatten()?;
-    let ran = match git_mas::coordinate::coverage::base_check(store, base, check, Some(BASE_CHECK_TIMEOUT)) {
+    match git_mas::coordinate::coverage::base_check(store, base, check, Some(timeout)) {
         Ok(run) => {
-            let how = match (&run.summary.exit_status, run.timed_out) {
-                (_, true) => format!("did not finish in {} s", BASE_CHECK_TIMEOUT.as_secs()),
-                (Some(0), _) => "passes".to_string(),
-                (Some(code), _) => match &run.report {
-                    Some(r) if !r.failed.is_empty() => {
-                        format!("fails {} test(s) ({} report, exit {code})", r.failed.len(), r.format)
-                    }
-                    Some(r) => format!("fails (exit {code}; its {} report names no failing test)", r.format),
-                    None => format!("fails (exit {code}; no test report read)"),
-                },
-                (None, _) => "was killed by a signal".to_string(),
-            };
-            let secs = run.summary.duration_ms as f64 / 1000.0;
-            p.push(Item::ok("base", format!("`{check}` on {branch} {how} in {secs:.1} s")));
-            Some(run)
+            p.push(base_item(check, &branch, &run, timeout));
+            Some(Some(run))
         }
         Err(e) => {
             p.push(Item::ok("base", format!("`{check}` could not run on {branch} ({e}): the plan does without it")));
-            None
+            Some(None)
         }
-    };
+    }
+}
+
+/// What the goal concerns for an aggregate run's plan: the team's check's run on the base (`ran`)
+/// read for the files it names, the frame's named and erring files, their neighbours.
+fn concerns(
+    store: &git_mas::store::Store,
+    f: &GoalFrame,
+    ran: Option<&git_mas::pool::check::CheckRun>,
+    p: &mut Preflight,
+) -> Option<Coverage> {
+    let branch = store.integration_branch();
+    let base = store.tip(&format!("refs/heads/{branch}")).ok().flatten()?;
     let scip = match &f.publish {
         Some((_, files)) => files.scip.as_ref().map(|(_, b)| b.clone()),
         None => frame::current_frame_entry(store)
@@ -151,7 +165,7 @@ fn concerns(store: &git_mas::store::Store, f: &GoalFrame, check: &str, p: &mut P
             .flatten()
             .and_then(|e| frame::frame_file(store, e.commit, "inputs/index.scip").ok().flatten()),
     };
-    match git_mas::coordinate::coverage::coverage(store, base, &f.snapshot, ran.as_ref(), scip.as_deref()) {
+    match git_mas::coordinate::coverage::coverage(store, base, &f.snapshot, ran, scip.as_deref()) {
         Ok(c) => Some(c),
         Err(e) => {
             p.push(Item::ok(
@@ -162,9 +176,6 @@ fn concerns(store: &git_mas::store::Store, f: &GoalFrame, check: &str, p: &mut P
         }
     }
 }
-
-/// How long the check may run on the base in the preflight.
-const BASE_CHECK_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Every agent of a development run is on the roster with its key here.
 fn roster(ctx: &Context, peers: &[PeerEntry], p: &mut Preflight) {

@@ -4,8 +4,8 @@
 //! ([`crate::devrun::imports`]; module names in the text for a language without an import reader).
 //!
 //! Nothing here writes: the check runs in a scratch checkout of the base's tree
-//! ([`crate::pool::check::check_tree`]), with `GIT_MAS_BASELINE=1` as in a differential
-//! endorsement.
+//! ([`crate::pool::check::base_run`]), with `GIT_MAS_BASELINE=1` as in a differential
+//! endorsement, and its result is kept for the run's differentials.
 
 use crate::attention::frame::{FrameError, tree_files};
 use crate::attention::snapshot::Snapshot;
@@ -13,7 +13,7 @@ use crate::devrun::cover::{self, NameIndex, Via};
 use crate::devrun::imports::{self, Import};
 use crate::devrun::slices::Coverage;
 use crate::pool::PoolError;
-use crate::pool::check::{CheckRun, check_tree};
+use crate::pool::check::{CheckRun, base_run};
 use crate::store::Store;
 use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet};
@@ -53,7 +53,8 @@ fn node_id(run: &CheckRun, test: &str) -> String {
     }
 }
 
-/// Runs `command` on `base`'s tree (a commit), with `GIT_MAS_BASELINE=1`, killed after `timeout`.
+/// Runs `command` on `base`'s tree (a commit), with `GIT_MAS_BASELINE=1`, killed after `timeout`;
+/// kept for the run's differential endorsements, which run the same ([`base_run`]).
 pub fn base_check(
     store: &Store,
     base: ObjectId,
@@ -62,7 +63,7 @@ pub fn base_check(
 ) -> Result<CheckRun, PoolError> {
     let repo = store.repo();
     let tree = crate::pool::check::tree_of(repo, base)?;
-    check_tree(repo, tree, command, &[("GIT_MAS_BASELINE", "1".to_string())], timeout)
+    base_run(repo, tree, command, &[], timeout)
 }
 
 /// What the goal concerns on `base`: the seeds ([`cover::seeds`]: from `snapshot` and, when it

@@ -8,20 +8,27 @@
 //! prints the same list and the plan, and starts nothing.
 //!
 //! The pure rules live here: which program a `sh -c` line runs first ([`program`]) and where it
-//! is on `PATH` ([`find_program`]), and whether the quorum can be reached by endorsements of
+//! is on `PATH` ([`find_program`]), what the check's run on main says ([`base_item`]: a command
+//! that is not there, a check that hangs, cargo stopping at its first failing test binary), and
+//! whether the quorum can be reached by endorsements of
 //! others ([`quorum_item`]): with self-endorsement off, a proposal can have at most one
 //! endorsement per *other* agent, so a quorum above `agents - 1` never holds — two agents under
 //! the default strict majority (2) can never land.
 
 use crate::devrun::quorum_for;
+use crate::pool::check::{CheckRun, missing_command};
+use crate::pool::testreport;
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// One check of the preflight.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Item {
-    /// What was checked: `identity`, `roster`, `agent`, `check`, `quorum`, `checkout`, `frame`.
+    /// What was checked: `identity`, `roster`, `agent`, `check`, `quorum`, `checkout`, `frame`,
+    /// `base`.
     pub check: &'static str,
     /// Whether it holds.
     pub ok: bool,
@@ -163,6 +170,86 @@ pub fn quorum_item(agents: usize, quorum: Option<u32>, allow_self: bool) -> Item
     )
 }
 
+/// What the check's run on the integration branch `branch` says about the run to come.
+///
+/// Missing when the check cannot run there at all (exit 127, command not found, or 126, not
+/// executable: every endorsement would fail the same way), when it did not finish within
+/// `timeout` (every endorsement would be killed the same way), or when cargo stopped at its first
+/// failing test binary ([`testreport::cargo_stopped_early`]): the suites after it never ran on
+/// the base, so an endorsement's differential could judge none of them. Else it holds, saying how
+/// the check fared.
+pub fn base_item(check: &str, branch: &str, run: &CheckRun, timeout: Duration) -> Item {
+    let secs = run.summary.duration_ms as f64 / 1000.0;
+    if let Some((what, said)) = missing_command(run) {
+        let code = run.summary.exit_status.unwrap_or_default();
+        let name = match program(check) {
+            Program::Named(n) => n,
+            Program::Path(p) => p.display().to_string(),
+            Program::Opaque => "the command".to_string(),
+        };
+        let fix = if code == 126 {
+            format!(
+                "make {name} executable (`chmod +x {name}` and commit it), or run it through its interpreter (`sh {name}`)"
+            )
+        } else {
+            format!(
+                "install {name}, or name a command that exists: git config mas.check '<the project's test command>' (or --check)"
+            )
+        };
+        return Item::missing(
+            "base",
+            format!("`{check}` cannot run on {branch}: exit {code}, {what} — the shell said: {said}"),
+            fix,
+        );
+    }
+    if run.timed_out {
+        return Item::missing(
+            "base",
+            format!(
+                "`{check}` did not finish on {branch} within {}: every endorsement's check would be killed the same way",
+                humantime::format_duration(timeout)
+            ),
+            "--check-timeout <longer> (or fix the test that hangs)",
+        );
+    }
+    let output = String::from_utf8_lossy(&run.output);
+    if !run.summary.passed()
+        && run.report.as_ref().is_some_and(|r| r.format == "libtest")
+        && testreport::cargo_stopped_early(&output)
+    {
+        let failing: BTreeSet<&str> =
+            run.report.iter().flat_map(|r| r.failed.iter().map(|(s, _)| s.as_str())).collect();
+        let fix = if check.contains("cargo test") && !check.contains("--no-fail-fast") {
+            format!(
+                "add --no-fail-fast to the check: --check '{}'",
+                check.replacen("cargo test", "cargo test --no-fail-fast", 1)
+            )
+        } else {
+            "add --no-fail-fast to the check's `cargo test`".to_string()
+        };
+        return Item::missing(
+            "base",
+            format!(
+                "`{check}` on {branch}: cargo stopped at the first failing test binary ({}), so the suites after it never ran and no endorsement could judge them",
+                failing.into_iter().map(|s| if s.is_empty() { "its tests" } else { s }).collect::<Vec<_>>().join(", ")
+            ),
+            fix,
+        );
+    }
+    let how = match run.summary.exit_status {
+        Some(0) => "passes".to_string(),
+        Some(code) => match &run.report {
+            Some(r) if !r.failed.is_empty() => {
+                format!("fails {} test(s) ({} report, exit {code})", r.failed.len(), r.format)
+            }
+            Some(r) => format!("fails (exit {code}; its {} report names no failing test)", r.format),
+            None => format!("fails (exit {code}; no test report read)"),
+        },
+        None => "was killed by a signal".to_string(),
+    };
+    Item::ok("base", format!("`{check}` on {branch} {how} in {secs:.1} s"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +292,56 @@ mod tests {
         assert_eq!(find_program("agent-z", Some(&path)), None);
         assert_eq!(find_program("agent-x", None), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `command` really run with `sh -c` in a scratch directory.
+    fn ran(command: &str, timeout: Option<Duration>) -> CheckRun {
+        let dir = crate::pool::check::Scratch::new(Path::new("/nonexistent/.git")).unwrap();
+        crate::pool::check::run(dir.path(), command, &[], timeout).unwrap()
+    }
+
+    #[test]
+    fn the_checks_run_on_main_is_refused_when_it_cannot_run_hangs_or_stops_early() {
+        let t = Duration::from_secs(5);
+        let missing = base_item("no-such-runner -q", "main", &ran("no-such-runner -q", Some(t)), t);
+        assert!(!missing.ok);
+        assert!(
+            missing.detail.contains("exit 127, command not found")
+                && missing.detail.contains("no-such-runner: not found"),
+            "{missing:?}"
+        );
+        assert!(missing.fix.as_deref().unwrap().starts_with("install no-such-runner"), "{missing:?}");
+        let plain = ran("printf 'echo hi\n' > run.sh; ./run.sh", Some(t));
+        let denied = base_item("./run.sh", "main", &plain, t);
+        assert!(!denied.ok && denied.detail.contains("exit 126, command not executable"), "{denied:?}");
+        assert!(denied.fix.as_deref().unwrap().contains("chmod +x ./run.sh"), "{denied:?}");
+        let short = Duration::from_millis(200);
+        let hung = base_item("sleep 5", "main", &ran("sleep 5", Some(short)), short);
+        assert!(!hung.ok && hung.detail.contains("did not finish on main within 200ms"), "{hung:?}");
+        assert_eq!(hung.fix.as_deref(), Some("--check-timeout <longer> (or fix the test that hangs)"));
+        // cargo's own output, replayed: fail-fast is refused with the fixed command line.
+        let early = CheckRun {
+            output: include_bytes!("../pool/testreport/fixtures/cargo_fail_fast.txt").to_vec(),
+            report: testreport::parse(include_str!("../pool/testreport/fixtures/cargo_fail_fast.txt")),
+            ..ran("exit 101", None)
+        };
+        let stopped = base_item("cargo test --locked", "main", &early, t);
+        assert!(!stopped.ok && stopped.detail.contains("(src/lib.rs)"), "{stopped:?}");
+        assert_eq!(
+            stopped.fix.as_deref(),
+            Some("add --no-fail-fast to the check: --check 'cargo test --no-fail-fast --locked'")
+        );
+        let all = CheckRun {
+            output: include_bytes!("../pool/testreport/fixtures/cargo_no_fail_fast.txt").to_vec(),
+            report: testreport::parse(include_str!("../pool/testreport/fixtures/cargo_no_fail_fast.txt")),
+            ..ran("exit 101", None)
+        };
+        let judged = base_item("cargo test --no-fail-fast", "main", &all, t);
+        assert!(judged.ok && judged.detail.contains("fails 4 test(s) (libtest report, exit 101)"), "{judged:?}");
+        // A check that fails without a report, or passes, holds.
+        assert!(base_item("exit 3", "main", &ran("exit 3", None), t).ok);
+        let passes = base_item("true", "main", &ran("true", None), t);
+        assert!(passes.ok && passes.detail.starts_with("`true` on main passes in"), "{passes:?}");
     }
 
     #[test]

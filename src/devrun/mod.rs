@@ -301,9 +301,26 @@ pub struct RunDef {
     /// An aggregate run's plan: the goal split into slices, merged in this order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slices: Option<slices::SlicePlan>,
+    /// How long each check of the run may take before it is killed and fails, in milliseconds
+    /// (`None`, as in runs recorded before it existed: [`DEFAULT_CHECK_TIMEOUT`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_timeout_ms: Option<u64>,
 }
 
+/// How long a check may run unless its run or its command line says otherwise: 5 minutes.
+///
+/// Decision: half the default hop timeout (`git mas coordinate --hop-timeout`, 10 minutes). An
+/// endorsement runs the check on the proposal and, when it fails with a test report, on the base
+/// too, inside one agent's hop; a hung test killed at 5 minutes is recorded as a failed
+/// endorsement that says so, where one left to the hop's end would be lost with the killed agent.
+pub const DEFAULT_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
 impl RunDef {
+    /// How long each of the run's checks may take ([`RunDef::check_timeout_ms`]).
+    pub fn check_timeout(&self) -> std::time::Duration {
+        self.check_timeout_ms.map_or(DEFAULT_CHECK_TIMEOUT, std::time::Duration::from_millis)
+    }
+
     /// The base commit.
     pub fn base_id(&self) -> Result<ObjectId, RunError> {
         ObjectId::from_hex(self.base.as_bytes()).map_err(|_| RunError::Unreadable {
@@ -337,6 +354,8 @@ pub struct NewRun {
     pub check: Option<String>,
     /// See [`RunDef::slices`]: every slice's agent must be in the run's roster.
     pub slices: Option<slices::SlicePlan>,
+    /// See [`RunDef::check_timeout_ms`] (0 is taken as not given).
+    pub check_timeout_ms: Option<u64>,
 }
 
 /// The quorum of a run of `size` agents asked for `requested`: the request capped at the size
@@ -417,6 +436,7 @@ pub fn define(
         created_at_ms: now_ms,
         started_by: by.into(),
         slices,
+        check_timeout_ms: new.check_timeout_ms.filter(|ms| *ms > 0),
     })
 }
 
@@ -505,6 +525,10 @@ pub struct LandingPayload {
     pub aggregate: bool,
     /// Whether a check ran on the landed tree itself (a merge), and its exit status.
     pub merged_check: Option<CheckSummary>,
+    /// How many tests still fail on the landed tree, when a check's report said (0: it passed):
+    /// more than 0 is a partial landing — it improved on main without passing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub still_failing: Option<u64>,
     /// The termination reason written in the commit's trailer.
     pub termination: String,
     /// The current frame's hash at landing, if there was one.

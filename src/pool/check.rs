@@ -219,6 +219,10 @@ pub fn run(
         }
     }
     let _ = std::fs::remove_file(&log_path);
+    if let (true, Some(limit)) = (timed_out, timeout) {
+        // The record says why it failed: its output ends with it (the digest is the check's own).
+        output.extend_from_slice(timed_out_line(limit).as_bytes());
+    }
     let report = if timed_out {
         None
     } else {
@@ -298,8 +302,8 @@ const REPORT_READ: usize = 64 << 20;
 
 /// Runs the check on `base` (a commit) too, when the check failed on `tree` and its output holds a test
 /// report, and compares the two ([`testreport::compare`]); `run.delta` says what `tree` changes.
-/// The base's check runs with the same environment, `GIT_MAS_TREE` naming the base and
-/// `GIT_MAS_BASELINE=1` added.
+/// The base's check runs with `env`'s [`BASE_ENV`] variables, `GIT_MAS_TREE` naming the base and
+/// `GIT_MAS_BASELINE=1`, once per base, command and environment ([`base_run`]).
 pub fn differential(
     repo: &gix::Repository,
     base: ObjectId,
@@ -311,11 +315,170 @@ pub fn differential(
         return Ok(());
     };
     let base_tree = tree_of(repo, base)?;
-    let mut env = env.to_vec();
-    env.push(("GIT_MAS_BASELINE", "1".to_string()));
-    let on_base = check_tree(repo, base_tree, &run.summary.command, &env, timeout)?;
+    let env: Vec<(&str, String)> = env.iter().filter(|(k, _)| BASE_ENV.contains(k)).cloned().collect();
+    let on_base = base_run(repo, base_tree, &run.summary.command, &env, timeout)?;
     run.delta = on_base.report.as_ref().and_then(|b| testreport::compare(b, report));
     Ok(())
+}
+
+/// The line a timed-out check's kept output ends with.
+pub fn timed_out_line(limit: Duration) -> String {
+    format!("\ngit-mas: the check timed out after {} and was killed\n", humantime::format_duration(limit))
+}
+
+/// What the shell said when the check's command could not run at all — exit 127 (command not
+/// found) or 126 (found but not executable) — as `(what, the shell's own words)`; `None` for any
+/// other result.
+pub fn missing_command(run: &CheckRun) -> Option<(&'static str, String)> {
+    let what = match run.summary.exit_status {
+        Some(127) => "command not found",
+        Some(126) => "command not executable",
+        _ => return None,
+    };
+    let text = String::from_utf8_lossy(&run.output);
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let said = lines
+        .iter()
+        .rev()
+        .find(|l| ["not found", "Permission denied", "cannot execute", "No such file"].iter().any(|w| l.contains(w)))
+        .or(lines.last())
+        .map_or_else(|| "(it printed nothing)".to_string(), |l| l.to_string());
+    Some((what, said))
+}
+
+/// The variables of an endorsement's environment that its base's run gets too: what the slice
+/// is and what the proposal changes, which scope a sliced check. The others name the endorsement
+/// (`GIT_MAS_RUN`, `GIT_MAS_PROPOSER`, `GIT_MAS_ENDORSER`), not the base, and would keep one
+/// endorsement's base run from serving the next.
+pub const BASE_ENV: &[&str] = &["GIT_MAS_SLICE", "GIT_MAS_CHANGED"];
+
+/// The check run on a base's `tree` (`GIT_MAS_BASELINE=1` and `env` added), once per tree,
+/// command and environment: the result is kept under the repository's common git dir
+/// ([`cache_path`]) and read back by the next differential and by the preflight of a run on the
+/// same base. A check that timed out or could not run its command ([`missing_command`]) is not
+/// kept: it says more about the machine at the time than about the tree.
+///
+/// Decision: the key is the tree, the command and the environment the base run gets, not what
+/// is installed on the machine; a check whose result changes with the machine (a package
+/// installed since) is run afresh after `rm -r <git common dir>/mas/check-cache`.
+pub fn base_run(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    command: &str,
+    env: &[(&str, String)],
+    timeout: Option<Duration>,
+) -> Result<CheckRun, PoolError> {
+    let mut env = env.to_vec();
+    env.push(("GIT_MAS_BASELINE", "1".to_string()));
+    let mut keyed = env.clone();
+    keyed.push(("GIT_MAS_TREE", tree.to_string()));
+    let path = cache_path(repo.common_dir(), tree, command, &keyed);
+    if let Some(cached) = cache::read(&path) {
+        return Ok(cached);
+    }
+    let ran = check_tree(repo, tree, command, &env, timeout)?;
+    if !ran.timed_out && missing_command(&ran).is_none() {
+        // A cache that cannot be written costs a rerun, nothing else.
+        let _ = cache::write(&path, &ran);
+    }
+    Ok(ran)
+}
+
+/// Where the base run of `command` on `tree` with `env` (exactly the environment it gets, in any
+/// order) is kept: `<common dir>/mas/check-cache/<sha256 of the tree, the command and the sorted
+/// environment>`.
+pub fn cache_path(common_dir: &Path, tree: ObjectId, command: &str, env: &[(&str, String)]) -> PathBuf {
+    let mut sorted: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    sorted.sort();
+    let mut h = Sha256::new();
+    for part in [tree.to_string().as_str(), command] {
+        h.update(part.len().to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    for (k, v) in sorted {
+        for part in [k, v] {
+            h.update(part.len().to_le_bytes());
+            h.update(part.as_bytes());
+        }
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    common_dir.join("mas").join("check-cache").join(hex)
+}
+
+/// The base-run cache's file: one line of JSON (the summary, the report, the directory the run
+/// was in, whose name its output holds), then the kept output, byte for byte.
+mod cache {
+    use super::{CheckRun, CheckSummary, TestReport};
+    use serde::{Deserialize, Serialize};
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::{Path, PathBuf};
+
+    /// The formats a cached report may be in ([`TestReport::format`] is a `&'static str`).
+    const FORMATS: &[&str] = &["libtest", "unittest", "pytest", "tap", "junit"];
+
+    #[derive(Serialize, Deserialize)]
+    struct Head {
+        summary: CheckSummary,
+        dir: PathBuf,
+        report: Option<Report>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Report {
+        format: String,
+        suites: BTreeMap<String, u64>,
+        unfinished: BTreeSet<String>,
+        failed: BTreeSet<(String, String)>,
+    }
+
+    /// The run kept at `path`; `None` when there is none or it does not read (it is rewritten).
+    pub fn read(path: &Path) -> Option<CheckRun> {
+        let bytes = std::fs::read(path).ok()?;
+        let newline = bytes.iter().position(|b| *b == b'\n')?;
+        let head: Head = serde_json::from_slice(&bytes[..newline]).ok()?;
+        let report = match head.report {
+            Some(r) => Some(TestReport {
+                format: FORMATS.iter().find(|f| **f == r.format)?,
+                suites: r.suites,
+                unfinished: r.unfinished,
+                failed: r.failed,
+            }),
+            None => None,
+        };
+        Some(CheckRun {
+            summary: head.summary,
+            output: bytes[newline + 1..].to_vec(),
+            timed_out: false,
+            report,
+            delta: None,
+            dir: head.dir,
+        })
+    }
+
+    /// Keeps `run` at `path`, atomically: a reader sees the old file or the whole new one.
+    pub fn write(path: &Path, run: &CheckRun) -> std::io::Result<()> {
+        let head = Head {
+            summary: run.summary.clone(),
+            dir: run.dir.clone(),
+            report: run.report.as_ref().map(|r| Report {
+                format: r.format.to_string(),
+                suites: r.suites.clone(),
+                unfinished: r.unfinished.clone(),
+                failed: r.failed.clone(),
+            }),
+        };
+        let mut bytes = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&run.output);
+        let dir = path.parent().unwrap_or(path);
+        std::fs::create_dir_all(dir)?;
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let tmp = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
+        std::fs::write(&tmp, &bytes)?;
+        std::fs::rename(&tmp, path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+    }
 }
 
 /// The tree of `base`, a commit (a run's base).
@@ -326,7 +489,8 @@ pub fn tree_of(repo: &gix::Repository, base: ObjectId) -> Result<ObjectId, PoolE
     Ok(repo.find_object(base).map_err(|e| git_err(Box::new(e)))?.peel_to_tree().map_err(|e| git_err(Box::new(e)))?.id)
 }
 
-/// Checks out `tree` into a scratch directory and runs `command` there.
+/// Checks out `tree` into a scratch directory and runs `command` there, in a build slot of the
+/// repository ([`super::build_slot`]: `CARGO_TARGET_DIR` names the slot's build directory).
 pub fn check_tree(
     repo: &gix::Repository,
     tree: ObjectId,
@@ -334,11 +498,16 @@ pub fn check_tree(
     env: &[(&str, String)],
     timeout: Option<Duration>,
 ) -> Result<CheckRun, PoolError> {
+    // The slot first, then the checkout: see `build_slot` for why the order matters.
+    let slot = super::build_slot::take(repo.common_dir())?;
     let scratch = Scratch::new(repo.common_dir())?;
     checkout_tree(repo, tree, scratch.path())?;
     let mut env = env.to_vec();
     env.push(("GIT_MAS_TREE", tree.to_string()));
-    run(scratch.path(), command, &env, timeout)
+    env.extend(super::build_slot::env(&slot, &env));
+    let ran = run(scratch.path(), command, &env, timeout);
+    drop(slot);
+    ran
 }
 
 /// What a slice's endorsement adds to the check's environment in an aggregate run: the slice's
@@ -449,6 +618,52 @@ mod tests {
         let ran = run(dir.path(), &command, &[], None).unwrap();
         let failed: Vec<String> = ran.report.expect("rewritten").failed.into_iter().map(|(_, t)| t).collect();
         assert_eq!(failed, ["tests.test_a.test_worse"]);
+    }
+
+    #[test]
+    fn a_cached_base_run_reads_back_as_it_ran_and_a_damaged_entry_is_none() {
+        let dir = Scratch::new(Path::new("/nonexistent/.git")).unwrap();
+        let ran =
+            run(dir.path(), "printf 'FAILED t.py::test_x - no\n1 failed, 2 passed in 0.1s\n\\377'; exit 1", &[], None)
+                .unwrap();
+        assert!(ran.report.is_some());
+        let path = dir.path().join("cache/entry");
+        cache::write(&path, &ran).unwrap();
+        let back = cache::read(&path).expect("it reads back");
+        assert_eq!(back.summary, ran.summary);
+        assert_eq!(back.output, ran.output, "byte for byte");
+        assert_eq!(back.report, ran.report);
+        assert_eq!(back.dir, ran.dir);
+        assert!(!back.timed_out && back.delta.is_none());
+        // Nothing else is left in the cache directory (the temporary file was renamed).
+        assert_eq!(std::fs::read_dir(dir.path().join("cache")).unwrap().count(), 1);
+        for damaged in [&b""[..], b"not json\n", b"{\"summary\": 1}\n", b"no newline at all"] {
+            std::fs::write(&path, damaged).unwrap();
+            assert!(cache::read(&path).is_none(), "{damaged:?}");
+        }
+        // The key is the environment as a set: its order does not matter, its values do.
+        let tree = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let a = [("A", "1".to_string()), ("B", "2".to_string())];
+        let b = [("B", "2".to_string()), ("A", "1".to_string())];
+        let c = [("A", "1".to_string()), ("B", "3".to_string())];
+        let common = Path::new("/repo/.git");
+        assert_eq!(cache_path(common, tree, "make", &a), cache_path(common, tree, "make", &b));
+        assert_ne!(cache_path(common, tree, "make", &a), cache_path(common, tree, "make", &c));
+        assert_ne!(cache_path(common, tree, "make", &a), cache_path(common, tree, "make test", &a));
+        assert!(cache_path(common, tree, "make", &a).starts_with("/repo/.git/mas/check-cache"));
+    }
+
+    #[test]
+    fn a_timed_out_check_says_so_at_the_end_of_its_output_and_a_missing_command_is_named() {
+        let dir = Scratch::new(Path::new("/nonexistent/.git")).unwrap();
+        let slow = run(dir.path(), "echo started; sleep 5", &[], Some(Duration::from_millis(300))).unwrap();
+        assert!(slow.timed_out);
+        assert!(slow.tail(1).ends_with("git-mas: the check timed out after 300ms and was killed"), "{}", slow.tail(3));
+        let missing = run(dir.path(), "no-such-tool --x", &[], None).unwrap();
+        let (what, said) = missing_command(&missing).unwrap();
+        assert_eq!(what, "command not found");
+        assert!(said.contains("no-such-tool: not found"), "{said}");
+        assert!(missing_command(&run(dir.path(), "exit 1", &[], None).unwrap()).is_none());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! bookkeeping, `read-tree -m -u` updating a checked-out branch — and always with its own temporary
 //! index where an index is needed, so no user's index or working tree is touched.
 
+pub mod build_slot;
 pub mod check;
 pub mod lockfile;
 pub mod proposal;

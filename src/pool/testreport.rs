@@ -20,7 +20,11 @@
 //! - **unittest** (`python3 -m unittest`, any verbosity): `FAIL: <test> (<id>)` / `ERROR: …`, the
 //!   `-v` lines `<test> (<id>) ... ok`, and `Ran N tests`.
 //! - **pytest**: the short summary's `FAILED <node id>` / `ERROR <node id>`, the `-v` lines
-//!   `<node id> PASSED`, and the closing `= N failed, M passed … =` line.
+//!   `<node id> PASSED`, and the closing `= N failed, M passed … =` line — with `-q`, the same
+//!   line without its `=` border (`2 failed, 178 passed, 1 warning in 0.52s`). Decision for `-qq`,
+//!   which prints no closing line: the progress lines (`.F.sE   [100%]`) count the tests (every
+//!   mark but `s`), the short summary names the failing ones; a pytest run with neither (`-qq`
+//!   with `-rN`, say) has no report and its exit status alone decides.
 //! - **TAP**: `ok N - name` / `not ok N - name` (a `# SKIP` or `# TODO` directive is not a
 //!   failure) and the plan `1..N`.
 //!
@@ -186,6 +190,8 @@ fn unittest_id(text: &str) -> String {
 fn pytest(output: &str) -> Option<TestReport> {
     let mut r = TestReport { format: "pytest", ..TestReport::default() };
     let mut total = None;
+    // `-qq` prints no closing line: the progress lines (`.F.sE   [100%]`) count the tests then.
+    let mut progress: Option<u64> = None;
     for line in output.lines() {
         let line = line.trim_end();
         if let Some(rest) = after_tag(line, &["FAILED ", "ERROR "]) {
@@ -198,28 +204,90 @@ fn pytest(output: &str) -> Option<TestReport> {
         {
             r.failed.insert((WHOLE.to_string(), id.to_string()));
         }
-        // `==== 2 failed, 5 passed in 0.12s ====`
-        if line.starts_with('=') && line.ends_with('=') && line.contains(" in ") {
-            let inner = line.trim_matches('=').trim();
-            let counts = inner.rsplit_once(" in ").map(|(c, _)| c).unwrap_or(inner);
-            let mut n = 0u64;
-            let mut any = false;
-            for part in counts.split(", ") {
-                let mut words = part.split(' ');
-                if let (Some(k), Some(what)) = (words.next().and_then(|k| k.parse::<u64>().ok()), words.next())
-                    && matches!(what, "failed" | "passed" | "error" | "errors" | "xpassed" | "xfailed")
-                {
-                    n += k;
-                    any = true;
-                }
-            }
-            if any {
-                total = Some(n);
-            }
+        if let Some(n) = pytest_counts(line) {
+            total = Some(n);
+        } else if let Some(n) = pytest_progress(line) {
+            progress = Some(progress.unwrap_or(0) + n);
         }
     }
-    r.suites.insert(WHOLE.to_string(), total?);
+    r.suites.insert(WHOLE.to_string(), total.or(progress)?);
     Some(r)
+}
+
+/// The tests pytest's closing line counts: `==== 2 failed, 5 passed in 0.12s ====` (the default
+/// and `-v`), or the same without the `=` border (`-q`: `2 failed, 5 passed, 1 warning in 0.12s`,
+/// `no tests ran in 0.01s`). A bordered line counts the words it knows; a bare one must be made
+/// of nothing else (`N <word>` parts, then ` in <seconds>s`), so that a line of some other output
+/// is not taken for it.
+fn pytest_counts(line: &str) -> Option<u64> {
+    let bordered = line.starts_with('=') && line.ends_with('=');
+    let inner = if bordered { line.trim_matches('=').trim() } else { line };
+    let (counts, took) = inner.rsplit_once(" in ")?;
+    if !bordered && !pytest_duration(took) {
+        return None;
+    }
+    if counts == "no tests ran" {
+        return Some(0);
+    }
+    let mut n = 0u64;
+    let mut any = false;
+    for part in counts.split(", ") {
+        let mut words = part.splitn(2, ' ');
+        match (words.next().and_then(|k| k.parse::<u64>().ok()), words.next()) {
+            (Some(k), Some(what)) if PYTEST_COUNTED.contains(&what) => {
+                n += k;
+                any = true;
+            }
+            (Some(_), Some(what)) if bordered || PYTEST_NOT_COUNTED.contains(&what) => {}
+            _ if bordered => {}
+            _ => return None,
+        }
+    }
+    any.then_some(n)
+}
+
+/// The outcomes pytest's closing line counts that are tests that ran.
+const PYTEST_COUNTED: &[&str] = &["failed", "passed", "error", "errors", "xpassed", "xfailed"];
+
+/// The other words of pytest's closing line.
+const PYTEST_NOT_COUNTED: &[&str] = &["skipped", "deselected", "warning", "warnings", "rerun", "reruns"];
+
+/// `0.12s`, or `75.20s (0:01:15)`.
+fn pytest_duration(text: &str) -> bool {
+    let secs = text.split(" (").next().unwrap_or(text);
+    secs.strip_suffix('s').is_some_and(|n| !n.is_empty() && n.parse::<f64>().is_ok())
+}
+
+/// How many tests one of pytest's progress lines shows as run (`.`, `F`, `E`, `x`, `X`; `s` is a
+/// skip): `..F.sE                                   [ 42%]`.
+fn pytest_progress(line: &str) -> Option<u64> {
+    let (marks, pct) = line.rsplit_once(" [")?;
+    let pct = pct.strip_suffix("%]")?.trim();
+    pct.parse::<u8>().ok()?;
+    let marks = marks.trim_end();
+    if marks.is_empty() || !marks.chars().all(|c| matches!(c, '.' | 'F' | 'E' | 's' | 'x' | 'X')) {
+        return None;
+    }
+    Some(marks.chars().filter(|c| *c != 's').count() as u64)
+}
+
+/// Whether cargo stopped at the first failing test binary: its `error: test failed, to rerun
+/// pass …` line without the `error: N target(s) failed:` summary that `cargo test
+/// --no-fail-fast` ends with. The suites after the failing one never ran, so the differential
+/// cannot judge them (they are neither blamed nor credited, see [`compare`]).
+pub fn cargo_stopped_early(output: &str) -> bool {
+    let mut failed = false;
+    for line in output.lines() {
+        let line = line.trim();
+        if line.starts_with("error: test failed, to rerun pass ") {
+            failed = true;
+        } else if line.starts_with("error: ")
+            && (line.ends_with(" targets failed:") || line.ends_with(" target failed:"))
+        {
+            return false;
+        }
+    }
+    failed
 }
 
 /// TAP.

@@ -437,3 +437,89 @@ fn env_log(env: &TestEnv) -> String {
         .collect::<Vec<_>>()
         .join("\n---\n")
 }
+
+#[test]
+fn a_check_command_that_is_not_there_is_refused_before_the_run_starts() {
+    let env = TestEnv::new();
+    let repo = project(&env, &["alice", "bob"], Some("no-such-test-runner -q"));
+    let refs_before = env.refs(&repo);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+    // Not only --dry-run: the run itself is refused.
+    let (out, _) = coordinate(&env, &repo, &agents, &["--quorum", "1"]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let missing = missing(out.events("preflight")[0]);
+    assert_eq!(missing.len(), 1, "{missing:#?}");
+    let (check, detail, fix) = &missing[0];
+    assert_eq!(check, "base");
+    assert!(
+        detail.contains("`no-such-test-runner -q` cannot run on main: exit 127, command not found")
+            && detail.contains("no-such-test-runner: not found"),
+        "{detail}"
+    );
+    assert!(fix.starts_with("install no-such-test-runner, or name a command that exists"), "{fix}");
+    assert!(out.events("run-started").is_empty());
+    assert!(!env.root().join("log.asked").exists(), "an agent was asked");
+    assert_eq!(env.refs(&repo), refs_before);
+    // In words: one MISSING line naming the command, and its fix.
+    let text = env
+        .mas_cmd(&repo)
+        .args(["--agent", "lead", "coordinate", "--goal", GOAL, "--quorum", "1", "--agents", &agents.join(",")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert_eq!(text.status.code(), Some(1));
+    let line =
+        stderr.lines().find(|l| l.trim_start().starts_with("MISSING base")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.contains("no-such-test-runner") && line.contains("command not found"), "{line}");
+    assert!(stderr.contains("fix: install no-such-test-runner"), "{stderr}");
+}
+
+#[test]
+fn cargo_stopping_at_its_first_failing_test_binary_is_refused_with_no_fail_fast_as_the_fix() {
+    // What cargo 1.95 printed on tests/fixtures-repo with a failing unit test and a failing
+    // integration test after it, with and without --no-fail-fast, replayed by the check.
+    let env = TestEnv::new();
+    let repo = project(&env, &["alice", "bob"], Some("cat cargo-out.txt; exit 101"));
+    let replay = |text: &str| {
+        std::fs::write(repo.join("cargo-out.txt"), text).unwrap();
+        env.git_quiet_ok(&repo, &["add", "cargo-out.txt"]);
+        env.git_quiet_ok(&repo, &["commit", "--quiet", "-m", "cargo's output"]);
+    };
+    replay(include_str!("../../src/pool/testreport/fixtures/cargo_fail_fast.txt"));
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+    let (out, _) = coordinate(&env, &repo, &agents, &["--quorum", "1", "--dry-run"]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let missing = missing(out.events("preflight")[0]);
+    assert_eq!(missing.len(), 1, "{missing:#?}");
+    assert_eq!(missing[0].0, "base");
+    assert!(missing[0].1.contains("cargo stopped at the first failing test binary (src/lib.rs)"), "{:?}", missing[0]);
+    assert!(missing[0].2.contains("--no-fail-fast"), "{:?}", missing[0]);
+    // With --no-fail-fast every suite ran: the failing base is reported, and the run may start.
+    replay(include_str!("../../src/pool/testreport/fixtures/cargo_no_fail_fast.txt"));
+    let (out, _) = coordinate(&env, &repo, &agents, &["--quorum", "1", "--dry-run"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let pre = &out.events("preflight")[0];
+    let base = pre["items"].as_array().unwrap().iter().find(|i| i["check"] == "base").unwrap();
+    assert!(base["detail"].as_str().unwrap().contains("fails 4 test(s) (libtest report, exit 101)"), "{base}");
+}
+
+#[test]
+fn the_landings_check_of_the_merged_tree_is_killed_at_the_runs_check_timeout() {
+    let env = TestEnv::new();
+    // The check hangs on the merged tree only (GIT_MAS_PROPOSER=merged); everywhere else it is
+    // the plain unittest run.
+    let check = "[ \"$GIT_MAS_PROPOSER\" = merged ] && sleep 60; python3 -m unittest";
+    let repo = project(&env, &["alice", "bob"], Some(check));
+    let main_before = env.git(&repo, &["rev-parse", "main"]);
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob")];
+    let args = ["--aggregate", "--quorum", "1", "--max-rounds", "1", "--check-timeout", "3s"];
+    let (out, took) = coordinate(&env, &repo, &agents, &args);
+    assert_ne!(out.code, Some(0), "{}", out.stderr);
+    assert!(took < Duration::from_secs(50), "the merged tree's check was not killed in time: {took:?}");
+    let run = out.events("run-started")[0]["run"].as_str().unwrap().to_string();
+    let shown: Value = serde_json::from_str(&env.mas_ok(&repo, &["run", "show", &run, "--json"])).unwrap();
+    assert_eq!(shown["def"]["check_timeout_ms"], 3000, "the run records its check timeout: {shown:#}");
+    let all: String = out.lines.iter().map(|l| format!("{l}\n")).collect();
+    assert!(all.contains("timed out after 3s"), "the merged check's failure says why:\n{all}\n{}", out.stderr);
+    assert_eq!(env.git(&repo, &["rev-parse", "main"]), main_before, "nothing landed");
+}

@@ -130,16 +130,30 @@ fn assert_narration_matches_the_landing(aggregate: &str) {
     assert!(!winners.is_empty(), "{aggregate}");
     let team = ["erin", "frank", "grace", "dave"];
     let landed: Vec<&str> = team.iter().copied().filter(|a| winners.contains(a)).collect();
-    let left: Vec<&str> = team.iter().copied().filter(|a| !winners.contains(a)).collect();
-    let told = if left.is_empty() {
-        format!("one commit on main holds the slices of {}; every slice landed", landed.join(", "))
-    } else {
-        format!(
-            "one commit on main holds the slices of {}; not in it: {} (the plan above names the reviewers, the report any slice left out)",
-            landed.join(", "),
-            left.join(", ")
-        )
+    // The plan lists who reviews (`<agent>  (reviews: …)`); the report's slice lines say who
+    // abstained (`<agent>  abstained …`).
+    let reviews = |a: &str| aggregate.contains(&format!("    {a:<12} (reviews: "));
+    let abstains = |a: &str| {
+        aggregate.lines().map(str::trim).any(|l| {
+            l.strip_prefix(a).is_some_and(|r| r.starts_with(' ') && r.split_whitespace().next() == Some("abstained"))
+        })
     };
+    let others: Vec<&str> = team.iter().copied().filter(|a| !winners.contains(a)).collect();
+    let abstained: Vec<&str> = others.iter().copied().filter(|a| abstains(a)).collect();
+    let reviewed: Vec<&str> = others.iter().copied().filter(|a| reviews(a)).collect();
+    let left: Vec<&str> = others.iter().copied().filter(|a| !abstained.contains(a) && !reviewed.contains(a)).collect();
+    let mut told = format!("one commit on main holds the slices of {}", landed.join(", "));
+    if !abstained.is_empty() {
+        told.push_str(&format!("; abstained (their slice needed no change): {}", abstained.join(", ")));
+    }
+    if !reviewed.is_empty() {
+        told.push_str(&format!("; reviewed, with no slice of their own: {}", reviewed.join(", ")));
+    }
+    if left.is_empty() {
+        told.push_str("; every slice with work landed");
+    } else {
+        told.push_str(&format!("; left out: {}", left.join(", ")));
+    }
     assert!(aggregate.contains(&told), "the narration does not say {told:?}:\n{aggregate}");
     let done = format!("({}) landed as one commit, the check passing on it.", landed.join(", "));
     assert!(aggregate.contains(&done), "{done:?}:\n{aggregate}");

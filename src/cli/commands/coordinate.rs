@@ -35,8 +35,14 @@ use std::path::PathBuf;
 /// cmd: line's first program on PATH, a preset's CLI on PATH and answering `--version`; a check
 /// command and a quorum the agents can reach without self-endorsement (development: with two
 /// agents the default majority, 2, never holds — say --quorum 1); a checkout of the integration
-/// branch that a landing can update; the goal's frame. --dry-run prints the preflight and the
-/// plan (an aggregate run's slices) and starts nothing, exit 0 when the run could start.
+/// branch that a landing can update; the goal's frame. When all that holds, the check runs once
+/// on main (development, within --check-timeout; the result is kept under <git common dir>/
+/// mas/check-cache, and the first endorsement that compares a proposal with the base reuses it)
+/// and is refused when its command is not there (exit 127 or 126: the shell's own words are
+/// shown), when it does not finish in time, or when cargo stopped at its first failing test
+/// binary (the suites after it never ran, so no endorsement could judge them: add
+/// --no-fail-fast). --dry-run prints the preflight and the plan (an aggregate run's slices) and
+/// starts nothing, exit 0 when the run could start.
 ///
 /// --pattern development (the default) converges on code: the driver starts a run (`git mas run
 /// start`), publishes the goal's frame (the working tree, with the goal as the task and the
@@ -136,7 +142,9 @@ use std::path::PathBuf;
 /// Exit status: 0 landed (development), or a scalar run with a result, or an unmapped class, or
 /// --dry-run with nothing missing; 1 the preflight found something missing; 6 the landing is
 /// blocked; 8 the run ended without a result (no landable quorum in
-/// --max-rounds, an unreadable reply, the budget, a missing rule).
+/// --max-rounds, an unreadable reply, the budget, a missing rule, every slice abstained); 10
+/// landed, but tests still fail on main (partial: what landed fixed failing tests and broke
+/// none, without passing the check).
 ///
 /// With --json: the preflight first ({event: preflight, ok, items: [{check, ok, detail, fix}],
 /// frame, plan, dry_run}), then one JSON line per event (development: run-started, plan, worktree, hop, recorded,
@@ -171,6 +179,12 @@ pub struct CoordinateArgs {
     /// How long an agent has for one hop; an agent still running then is killed.
     #[arg(long, value_name = "DURATION", default_value = "10m")]
     pub hop_timeout: humantime::Duration,
+    /// How long each check may take before it is killed and fails (development): the preflight's
+    /// run on main, every endorsement's (on the proposal and on the base), the landing's check of
+    /// the merged tree. Recorded in the run. The default, 5m, is half the default hop timeout: an
+    /// endorsement may run the check twice in one hop.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = positive_duration)]
+    pub check_timeout: humantime::Duration,
     /// How long the whole run has; when it runs out the run halts budget-exhausted.
     #[arg(long, value_name = "DURATION", default_value = "2h")]
     pub budget: humantime::Duration,
@@ -209,6 +223,15 @@ pub struct CoordinateArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub output: JsonFlag,
+}
+
+/// A duration above zero (a check given no time at all could never pass).
+pub(crate) fn positive_duration(value: &str) -> Result<humantime::Duration, String> {
+    match value.parse::<humantime::Duration>() {
+        Ok(d) if d.is_zero() => Err("must be more than 0s".to_string()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn parse_pattern(value: &str) -> Result<PatternKind, String> {
@@ -439,6 +462,7 @@ fn development(
         max_rounds: args.max_rounds.unwrap_or(DEFAULT_DEVELOPMENT_ROUNDS),
         check: args.check.clone(),
         hop_timeout: *args.hop_timeout,
+        check_timeout: *args.check_timeout,
         budget: *args.budget,
         wait: *args.wait,
         frame,
@@ -498,6 +522,7 @@ fn development(
         ));
     }
     Ok(Outcome::of_code(match outcome.halt {
+        DevHalt::Landed if outcome.report.still_failing.is_some() => exit::PARTIAL,
         DevHalt::Landed => exit::OK,
         DevHalt::LandBlocked => exit::BLOCKED,
         _ => exit::RUN_INCOMPLETE,
@@ -659,6 +684,7 @@ fn gather(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], development
         check: args.check.as_deref(),
         quorum: args.quorum,
         aggregate: args.aggregate,
+        check_timeout: *args.check_timeout,
     };
     preflight::gather(ctx, &ask)
 }

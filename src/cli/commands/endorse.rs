@@ -29,7 +29,10 @@ use std::fmt::Write as _;
 /// and content: the latest counts. Endorsing your own proposal is refused unless `git config
 /// mas.allowSelfEndorse true`.
 ///
-/// A check that exits 0 passes. When it fails and its output is a test runner's report — cargo
+/// A check that exits 0 passes. A check whose command is not there (exit 127) or not executable
+/// (126) fails, and says so with the shell's own words. A check still running after --timeout
+/// (default: the run's check timeout) is killed and fails; its recorded output ends with
+/// "git-mas: the check timed out after <duration> and was killed". When it fails and its output is a test runner's report — cargo
 /// test (libtest), python -m unittest, pytest, or TAP — or it wrote a JUnit XML file into its
 /// checkout while it ran (pytest --junitxml=report.xml, jest-junit, surefire…; the file is read
 /// in preference to the output), the same check runs on the run's base
@@ -49,6 +52,10 @@ use std::fmt::Write as _;
 ///   GIT_MAS_SLICE      the proposer's slice's files, comma-separated (aggregate runs)
 ///   GIT_MAS_CHANGED    the paths the proposal changes from the base, one per line (aggregate)
 ///   GIT_MAS_BASELINE   1 when the check runs on the base, to compare (see above)
+/// The base's run gets GIT_MAS_BASELINE, GIT_MAS_TREE (the base's tree), GIT_MAS_SLICE and
+/// GIT_MAS_CHANGED only: it runs once per base tree, command and environment and is kept under
+/// <git common dir>/mas/check-cache, so the next endorsement on that base (and the run's preflight,
+/// which ran it first) reuses it.
 /// GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE are removed, and GIT_CEILING_DIRECTORIES keeps git
 /// from finding a repository above the checkout.
 ///
@@ -75,9 +82,11 @@ pub struct EndorseArgs {
     /// Endorse by review alone, without running a check.
     #[arg(long)]
     pub no_check: bool,
-    /// Kill the check after this long and record it as failed.
-    #[arg(long, value_name = "DURATION", default_value = DEFAULT_TIMEOUT)]
-    pub timeout: humantime::Duration,
+    /// Kill the check after this long and record it as failed, saying so (default: the run's
+    /// check timeout, `--check-timeout` of `git mas coordinate` or `git mas run start`, else 5m).
+    #[arg(long, visible_alias = "check-timeout", value_name = "DURATION",
+          value_parser = crate::cli::commands::coordinate::positive_duration)]
+    pub timeout: Option<humantime::Duration>,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -92,9 +101,6 @@ pub struct Endorsement {
     /// The check that ran, if one did.
     pub check: Option<CheckRun>,
 }
-
-/// How long the check may run unless told.
-pub const DEFAULT_TIMEOUT: &str = "1h";
 
 /// Runs `endorse`.
 pub fn run(ctx: &mut Context, args: EndorseArgs) -> Result<Outcome, CliError> {
@@ -169,7 +175,7 @@ fn run_check(
     ];
     env.extend(check::slice_env(ctx.store()?, &run.def, &args.agent, prepared.tree_id)?);
     let repo = ctx.store()?.repo();
-    let timeout = Some(args.timeout.into());
+    let timeout = Some(args.timeout.map_or_else(|| run.def.check_timeout(), Into::into));
     let mut result = check::check_tree(repo, prepared.tree_id, command, &env, timeout)?;
     if let Some(report) = result.report.as_ref().filter(|_| !result.summary.passed() && !result.timed_out) {
         ctx.status(&format!(
@@ -189,11 +195,12 @@ fn endorsed(run: &str, endorser: &str, proposer: &str, tree: String, e: Endorsed
         Judgement::Passed { .. } => EndorseVerdict::Passed,
         Judgement::Failed { .. } => EndorseVerdict::Failed,
         Judgement::Improved { .. } => EndorseVerdict::Improved,
+        Judgement::Sound { .. } => EndorseVerdict::Sound,
         Judgement::Accepted { .. } => EndorseVerdict::Accepted,
         Judgement::Rejected { .. } => EndorseVerdict::Rejected,
     };
     let differential = match &e.judgement {
-        Judgement::Improved { delta, .. } => Some(delta.clone()),
+        Judgement::Improved { delta, .. } | Judgement::Sound { delta, .. } => Some(delta.clone()),
         Judgement::Failed { delta, .. } => delta.clone(),
         _ => None,
     };
@@ -202,7 +209,8 @@ fn endorsed(run: &str, endorser: &str, proposer: &str, tree: String, e: Endorsed
             (Some(command), Some(0), Some(duration_ms), Some(output_digest), None)
         }
         Judgement::Failed { command, exit_status, duration_ms, output_digest, .. }
-        | Judgement::Improved { command, exit_status, duration_ms, output_digest, .. } => {
+        | Judgement::Improved { command, exit_status, duration_ms, output_digest, .. }
+        | Judgement::Sound { command, exit_status, duration_ms, output_digest, .. } => {
             (Some(command), exit_status, Some(duration_ms), Some(output_digest), None)
         }
         Judgement::Accepted { reason } | Judgement::Rejected { reason } => (None, None, None, None, Some(reason)),
@@ -231,10 +239,16 @@ fn status(out: &EndorsedOut, judgement: &Judgement, check: Option<&CheckRun>) ->
         (Judgement::Passed { .. }, Some(c)) => {
             format!("`{}` passed in {} ms", c.summary.command, c.summary.duration_ms)
         }
-        (Judgement::Failed { .. }, Some(c)) => match (c.timed_out, c.summary.exit_status) {
-            (true, _) => format!("`{}` timed out after {} ms", c.summary.command, c.summary.duration_ms),
-            (false, Some(code)) => format!("`{}` failed with exit status {code}", c.summary.command),
-            (false, None) => format!("`{}` was killed by a signal", c.summary.command),
+        (Judgement::Failed { .. }, Some(c)) => match (c.timed_out, c.summary.exit_status, check::missing_command(c)) {
+            (true, _, _) => {
+                format!("`{}` timed out after {} ms and was killed", c.summary.command, c.summary.duration_ms)
+            }
+            (false, Some(code), Some((what, said))) => format!(
+                "`{}` could not run: exit status {code}, {what} (the shell said: {said}); fix the check (`git config mas.check`, or --check)",
+                c.summary.command
+            ),
+            (false, Some(code), None) => format!("`{}` failed with exit status {code}", c.summary.command),
+            (false, None, _) => format!("`{}` was killed by a signal", c.summary.command),
         },
         (Judgement::Improved { delta, .. }, Some(c)) => format!(
             "`{}` failed with exit status {}, but the proposal improves the base ({} report): it makes {} failing test(s) pass ({}) and breaks none; {} still fail, for other work",
@@ -243,6 +257,18 @@ fn status(out: &EndorsedOut, judgement: &Judgement, check: Option<&CheckRun>) ->
             delta.format,
             delta.fixed.len(),
             delta.fixed.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+            delta.still_failing
+        ),
+        (Judgement::Sound { delta, .. }, Some(c)) => format!(
+            "`{}` failed with exit status {}, and the slice breaks nothing the base passed ({} report): {}{} still fail — the merged whole is checked before it lands",
+            c.summary.command,
+            c.summary.exit_status.map_or("?".to_string(), |s| s.to_string()),
+            delta.format,
+            if delta.fixed.is_empty() {
+                String::from("it fixes no test alone; ")
+            } else {
+                format!("it makes {} failing test(s) pass; ", delta.fixed.len())
+            },
             delta.still_failing
         ),
         (Judgement::Rejected { .. }, _) => "rejected".to_string(),

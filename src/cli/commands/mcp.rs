@@ -547,6 +547,10 @@ struct ProposeParams {
     message: Option<String>,
     /// The run (default: `mas.run`, else the only open run).
     run: Option<String>,
+    /// Abstain: this agent's slice of an aggregate run needs no change, and `message` says why
+    /// (the worktree must hold the run's base unchanged).
+    #[serde(default)]
+    abstain: bool,
     #[serde(flatten)]
     #[schemars(skip)]
     unknown: BTreeMap<String, Value>,
@@ -569,7 +573,8 @@ struct EndorseParams {
     /// Endorse by review alone, without running the check.
     #[serde(default)]
     no_check: bool,
-    /// Kill the check after this long and record it as failed (e.g. 10m; default 1h).
+    /// Kill the check after this long and record it as failed (e.g. 10m; default: the run's check
+    /// timeout, else 5m).
     timeout: Option<String>,
     #[serde(flatten)]
     #[schemars(skip)]
@@ -751,7 +756,7 @@ impl Server {
         annotations(read_only_hint = false)
     )]
     async fn propose(&self, Parameters(p): Parameters<ProposeParams>) -> Result<CallToolResult, ErrorData> {
-        let args = propose::ProposeArgs { message: p.message, run: p.run, output: NO_FLAG };
+        let args = propose::ProposeArgs { message: p.message, run: p.run, abstain: p.abstain, output: NO_FLAG };
         self.call("propose", ignored(&p.unknown), move |ctx| answer(propose::propose(ctx, &args)?)).await
     }
 
@@ -761,7 +766,10 @@ impl Server {
     )]
     async fn endorse(&self, Parameters(p): Parameters<EndorseParams>) -> Result<CallToolResult, ErrorData> {
         self.call("endorse", ignored(&p.unknown), move |ctx| {
-            let timeout = p.timeout.as_deref().unwrap_or(endorse::DEFAULT_TIMEOUT);
+            let timeout = match p.timeout.as_deref() {
+                Some(t) => Some(duration("timeout", t, |t| t.parse().map_err(|e| format!("{e}")))?),
+                None => None,
+            };
             let args = endorse::EndorseArgs {
                 agent: p.proposer,
                 run: p.run,
@@ -769,7 +777,7 @@ impl Server {
                 reject: p.reject,
                 reason: p.reason,
                 no_check: p.no_check,
-                timeout: duration("timeout", timeout, |t| t.parse().map_err(|e| format!("{e}")))?,
+                timeout,
                 output: NO_FLAG,
             };
             answer(endorse::endorse(ctx, &args)?)

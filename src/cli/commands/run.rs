@@ -33,7 +33,7 @@ pub enum RunCommand {
 /// `git config mas.check`).
 ///
 /// With --json: the run's definition {id, goal, class, roster, quorum, requested_quorum, branch,
-/// base, max_rounds, budget_ms, check, created_at_ms, started_by}.
+/// base, max_rounds, budget_ms, check, created_at_ms, started_by, check_timeout_ms}.
 #[derive(Debug, clap::Args)]
 pub struct StartArgs {
     /// What the team is to achieve.
@@ -57,6 +57,10 @@ pub struct StartArgs {
     /// The team's check command (run with `sh -c` at the root of a proposal's checkout).
     #[arg(long, value_name = "CMD")]
     pub check: Option<String>,
+    /// How long each of the run's checks may take (every endorsement's, the landing's) before it
+    /// is killed and fails (default: 5m).
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::commands::coordinate::positive_duration)]
+    pub check_timeout: Option<humantime::Duration>,
     #[command(flatten)]
     pub output: JsonFlag,
 }
@@ -120,6 +124,7 @@ fn start(ctx: &mut Context, args: StartArgs) -> Result<Outcome, CliError> {
         max_rounds: args.max_rounds,
         budget_ms,
         check: args.check,
+        check_timeout_ms: args.check_timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
     };
     let store = ctx.store()?;
     let def = devrun::start(store, &new, &caller.name, &caller.key)?;

@@ -246,3 +246,113 @@ fn a_junit_report_counts_its_cases_and_fails_failures_and_errors_not_skips() {
     assert!(super::junit("<html><body/></html>").is_none());
     assert!(super::junit("not xml").is_none());
 }
+
+/// A small pytest project with two failures, an error at setup, a pass, a warning and a skip.
+const PYTEST_PROJECT: &str = r#"import warnings
+import pytest
+
+
+def test_ok():
+    assert 1 == 1
+
+
+def test_sums():
+    assert 1 + 1 == 3, "one and one"
+
+
+def test_lists():
+    assert [1] == [2]
+
+
+def test_warns():
+    warnings.warn("careful")
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+
+def test_needs_fixture(broken):
+    pass
+
+
+@pytest.mark.skip
+def test_skipped():
+    pass
+"#;
+
+/// Runs the installed pytest (`python3 -m pytest`) with `flags` on [`PYTEST_PROJECT`]: its output.
+fn real_pytest(flags: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!("git-mas-pytest-{}-{}", std::process::id(), flags.join("")));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("tests/test_shop.py"), PYTEST_PROJECT).unwrap();
+    let out = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-p", "no:cacheprovider"])
+        .args(flags)
+        .current_dir(&dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "pytest failed as expected, not otherwise:\n{text}");
+    text
+}
+
+#[test]
+fn pytest_q_and_qq_name_the_same_failing_tests_as_the_default_output() {
+    let want =
+        ["tests/test_shop.py::test_lists", "tests/test_shop.py::test_needs_fixture", "tests/test_shop.py::test_sums"];
+    // The default output's closing line is bordered; -q's is not; -qq has none (progress marks count).
+    for flags in [&[][..], &["-q"], &["-qq"], &["-v"]] {
+        let output = real_pytest(flags);
+        let r = parse(&output).unwrap_or_else(|| panic!("pytest {flags:?} has a report:\n{output}"));
+        assert_eq!(r.format, "pytest", "{flags:?}");
+        assert_eq!(failed(&r), want, "{flags:?}:\n{output}");
+        // ok, sums, lists, warns, and the error at setup; the skip is not counted.
+        assert_eq!(r.suites.get(""), Some(&5), "{flags:?}:\n{output}");
+    }
+}
+
+#[test]
+fn pytest_q_closing_lines_are_read_and_look_alikes_are_not() {
+    let table: &[(&str, Option<u64>)] = &[
+        ("2 failed, 178 passed in 0.52s", Some(180)),
+        ("1 failed, 3 passed, 2 warnings in 0.1s", Some(4)),
+        ("5 passed in 0.01s", Some(5)),
+        ("3 errors in 1.20s", Some(3)),
+        ("1 failed, 2 passed, 1 skipped, 4 deselected in 75.20s (0:01:15)", Some(3)),
+        ("no tests ran in 0.01s", Some(0)),
+        ("==== 2 failed, 5 passed in 0.12s ====", Some(7)),
+        // Not pytest's: a word it does not print, no duration, prose.
+        ("2 failed, 5 apples in 0.1s", None),
+        ("2 failed, 5 passed in total", None),
+        ("copied 3 files in 2s", None),
+        ("5 passed", None),
+    ];
+    for (line, want) in table {
+        assert_eq!(pytest_counts(line), *want, "{line}");
+    }
+    let q = "FAILED tests/test_x.py::test_y - AssertionError: no\n1 failed, 1 passed in 0.03s\n";
+    let r = parse(q).unwrap();
+    assert_eq!(failed(&r), ["tests/test_x.py::test_y"]);
+    assert_eq!(r.suites.get(""), Some(&2));
+}
+
+#[test]
+fn cargo_stopping_at_the_first_failing_binary_is_told_from_no_fail_fast() {
+    // Real `cargo test` output (cargo 1.95) of tests/fixtures-repo with a failing unit test and a
+    // failing integration test after it: fail-fast stops after the lib's suite.
+    let fail_fast = include_str!("fixtures/cargo_fail_fast.txt");
+    let no_fail_fast = include_str!("fixtures/cargo_no_fail_fast.txt");
+    assert!(cargo_stopped_early(fail_fast));
+    assert!(!cargo_stopped_early(no_fail_fast));
+    assert!(!cargo_stopped_early("test result: ok. 3 passed; 0 failed\n"));
+    let early = parse(fail_fast).unwrap();
+    let all = parse(no_fail_fast).unwrap();
+    assert_eq!(early.format, "libtest");
+    assert!(!early.suites.contains_key("tests/after.rs"), "the suite after the failing one never ran");
+    assert!(all.failed.iter().any(|(s, t)| s == "tests/after.rs" && t == "after_bad"), "{all:?}");
+}

@@ -6,6 +6,7 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+mod build_slots;
 mod checkout_crash;
 mod crash;
 mod endorse;
