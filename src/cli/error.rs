@@ -1009,7 +1009,7 @@ mod tests {
             SlicesRoster => SettingError::SlicesRoster { slices: vec!["alice".into()], roster: vec!["alice".into(), "bob".into()] }, 1,
                 "Error: the plan's slices are for alice but the run's roster is alice, bob\n";
             Slices => SettingError::Slices { source: SliceError::Missing { agent: "bob".into() } }, 1,
-                "Error: the plan is refused: no SLICE line for bob\n";
+                "Error: the plan is refused: no SLICE or REVIEW line for bob\n";
         ));
         rows.extend(rows!(PoolError via CliError::from;
             Git => PoolError::Git {
@@ -1161,7 +1161,7 @@ mod tests {
         ));
         rows.extend(rows!(SliceError via CliError::from;
             TooFewTargets => SliceError::TooFewTargets { files: 1, agents: 3 }, 1,
-                "Error: the frame ranks 1 file(s), too few for 3 slices: every agent needs a top target of its own\n\
+                "Error: the frame ranks 1 file(s) a slice could hold, too few for 3 agent(s): every slice needs a top target of its own\n\
                  Hint: run with fewer agents, or without --aggregate\n";
             UnknownTarget => SliceError::UnknownTarget { agent: "bob".into(), target: "x".into() }, 1,
                 "Error: SLICE bob: \"x\" is not a file of the frame\n";
@@ -1169,7 +1169,7 @@ mod tests {
                 "Error: SLICE a and SLICE b share their top target f: the rule would serialize them\n";
             Agent => SliceError::Agent { agent: "zed".into(), why: "not in the team".into() }, 1,
                 "Error: SLICE zed: not in the team\n";
-            Missing => SliceError::Missing { agent: "bob".into() }, 1, "Error: no SLICE line for bob\n";
+            Missing => SliceError::Missing { agent: "bob".into() }, 1, "Error: no SLICE or REVIEW line for bob\n";
             Unreadable => SliceError::Unreadable { line: "SLICE".into() }, 1,
                 "Error: unreadable SLICE line \"SLICE\": expected `SLICE <agent> <target>…`\n";
         ));

@@ -252,7 +252,7 @@ fn regular_text(path: &Path) -> Option<String> {
 /// The files `caller` may not edit in its aggregate run's worktree: each of `paths` that is in
 /// another agent's slice, as a block naming that agent (recorded as a denial, which the run's
 /// driver hands to both in the next round). Empty outside a run's worktree (`mas.run` unset), for
-/// a run that ended or has no plan, and for an agent without a slice. A file in no slice is not
+/// a run that ended or has no plan, and for an agent the plan does not name. A file in no slice is not
 /// blocked here: the board decides (in team mode the edit claims it).
 pub fn slice_blocks(store: &git_mas::store::Store, caller: &str, paths: &[String]) -> Vec<Block> {
     let Some(run) = store.config_string("mas.run").filter(|r| !r.trim().is_empty()) else { return Vec::new() };
@@ -261,7 +261,10 @@ pub fn slice_blocks(store: &git_mas::store::Store, caller: &str, paths: &[String
     if meta.ensure_open().is_err() {
         return Vec::new();
     }
-    let Some(plan) = meta.def.slices.as_ref().filter(|p| p.slice(caller).is_some()) else { return Vec::new() };
+    // A reviewer holds no slice: every slice's file is another agent's.
+    let Some(plan) = meta.def.slices.as_ref().filter(|p| p.slice(caller).is_some() || p.reviews(caller)) else {
+        return Vec::new();
+    };
     let mut blocks = Vec::new();
     let mut denials = Vec::new();
     for path in paths {

@@ -801,13 +801,14 @@ impl End {
 }
 
 impl Driver<'_> {
-    /// One round: a propose hop for every agent, an endorse hop for every agent with proposals
+    /// One round: a propose hop for every agent (in an aggregate run, every agent with a slice),
+    /// an endorse hop for every agent with proposals
     /// to judge, the tally, and the landing once the leader has its quorum. `Some` when the run
     /// ends.
     async fn round(&mut self, peers: &mut [ProcessPeer], round: u64) -> Result<Option<End>, DevError> {
         let settled = self.settled_slices()?;
         for (i, peer) in peers.iter_mut().enumerate() {
-            if settled.contains(&self.names[i]) {
+            if settled.contains(&self.names[i]) || self.reviews(&self.names[i]) {
                 continue;
             }
             if let Asked::Halt(halt, detail) = self.ask(peer, i, Task::Propose, round, &[], None).await? {

@@ -24,7 +24,8 @@
 //! combination broke it) is recorded in the run (the blocked landing record, so the report lists
 //! it) and named in the next round's propose hop of every agent it implicates (what conflicted,
 //! with whom). An agent whose slice is at quorum or abstained and that has nothing to resolve sits
-//! the next propose hop out. Only when the rounds or the budget run out does the run end
+//! the next propose hop out; an agent with no slice (the plan has fewer concerned groups than
+//! agents) never proposes: it reviews, in endorse hops only. Only when the rounds or the budget run out does the run end
 //! unlanded: blocked, when the last landing was. With `--partial`, the slices at quorum land as
 //! soon as the barrier holds (or when the rounds end) without the others, and the report names
 //! the missing ones (never `quality_reached`).
@@ -244,6 +245,14 @@ impl Driver<'_> {
             barrier(&aggregate.plan, &view).into_iter().filter(|s| !ready(s)).map(|s| s.agent).collect();
         let detail = format!("{rounds} round(s) passed without every slice at quorum (not in: {})", open.join(", "));
         End::halt(DevHalt::MaxRoundsReached, None, detail)
+    }
+}
+
+impl Driver<'_> {
+    /// Whether `agent` reviews in this aggregate run: it has no slice (fewer concerned groups
+    /// than agents), so it gets no propose hop, only endorse hops.
+    pub(super) fn reviews(&self, agent: &str) -> bool {
+        self.setup.aggregate.as_ref().is_some_and(|g| g.plan.reviews(agent))
     }
 }
 

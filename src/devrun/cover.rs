@@ -5,22 +5,36 @@
 //! bug is in none. So the plan starts from the evidence of what the work is:
 //!
 //! 1. **Seeds**: the files the goal names (the frame's task signal on the file itself), the files
-//!    with error diagnostics (its errors signal), and the files the team's check names when it
-//!    fails on the run's base, the check's own script excepted (read by the pool's `testfiles`:
-//!    paths in its output, and the failing tests its report lists, mapped to their files).
-//! 2. **Neighbours**, one hop from a seed: files the seed references or that reference it in the
-//!    SCIP index when one is configured, and the files the seed's text names as modules
-//!    ([`NameIndex`]: `from shop.pricing import`, `use crate::money`, `require('./cart')`).
+//!    with error diagnostics (its errors signal), the files the failing tests' tracebacks and
+//!    failure messages name (`x.py:12: AssertionError`, `File "…/x.py", line 12`, `panicked at
+//!    src/x.rs:12:5`: [`crate::pool::testfiles::traced_files`], each with its test and line), and
+//!    the files the team's check names when it fails on the run's base, the check's own script
+//!    excepted (the failing tests its report lists, mapped to their files; paths in its output
+//!    outside its header and progress lines).
+//! 2. **Neighbours**, one hop from a seed: the modules the seed's import statements name, read
+//!    from code, never from docstrings, comments or strings, and only when the module is a file
+//!    of the repository (not the standard library, not a third-party package), followed through
+//!    re-export hubs (`__init__.py`, a `lib.rs` of `pub use`) to the module that defines the
+//!    imported name ([`super::imports`]); in a language without an import reader, the files the
+//!    seed's text names as modules ([`NameIndex`]); and with a SCIP index the files the seed
+//!    references or that reference it.
 //! 3. **Coherent groups**: a seed and its neighbours stay together (connected components), so a
 //!    failing test and the module it tests land in one slice.
 //! 4. **The deal** ([`plan_covering`]): the groups go to the agents, largest first, each to the
-//!    agent holding the fewest files; an agent left without a group gets the highest-ranked file
-//!    of the frame nobody holds. Nothing is cut: a slice may hold more files than a focus
+//!    agent holding the fewest files. With fewer groups than agents the agents left over get no
+//!    slice: they review (endorse the slices, propose nothing) — no agent is dealt filler (a
+//!    README, `.gitignore`, a manifest or a lock file nothing names: [`super::slices::is_filler`]).
+//!    Nothing is cut: a slice may hold more files than a focus
 //!    ([`crate::attention::rule::MAX_FOCUS_TARGETS`]) — the slice is the plan, the focus what its
-//!    agent works on now. Every file's place is said ([`super::slices::Slice::why`]).
+//!    agent works on now. Every file's place is said, in words ([`super::slices::Slice::why`]).
 //!
 //! When there is no seed at all (a goal that names nothing, a check that passes, no diagnostics),
-//! the frame's ranking is dealt as before ([`super::slices::plan_from_frame`]).
+//! the frame's ranking is dealt as before ([`super::slices::plan_from_frame`]), and each file's
+//! reason says that nothing says what the goal concerns.
+//!
+//! A re-export hub is in a slice only when evidence names it directly (the goal, a traceback,
+//! its own errors) or a seed imports a name the hub itself defines; importing through it makes
+//! the defining module the neighbour, never the hub's other modules.
 //!
 //! Decisions: neighbours are one hop, not a closure, and a neighbour of two seeds joins neither's
 //! group to the other (it goes with the first): a utility module every test imports, or a crate
@@ -32,7 +46,7 @@
 //! is beside the seed, and it is not a name every project has (`mod`, `lib`, `main`, `index`,
 //! `__init__`, …). A whole path in the text (`docs/setup.md`) names its file in any language.
 
-use super::slices::{Slice, SlicePlan, SliceSource, is_generated, subgoal};
+use super::slices::{Reviewer, Slice, SlicePlan, SliceSource, is_filler, is_generated, nth_slice, subgoal};
 use crate::attention::snapshot::Snapshot;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,8 +57,15 @@ pub enum Evidence {
     Named,
     /// It has error diagnostics.
     Errors,
-    /// The failing check names it (the tests that point at it, or empty for a path in the output).
+    /// The failing check names it: the failing tests it holds, or empty for a path in the output.
     Check(BTreeSet<String>),
+    /// A failing test's traceback or failure message names it (at a line, when the output says).
+    Traceback {
+        /// The failing test.
+        test: String,
+        /// The line.
+        line: Option<u32>,
+    },
     /// A seed's neighbour.
     Neighbour {
         /// The seed.
@@ -52,14 +73,21 @@ pub enum Evidence {
         /// How they are related.
         via: Via,
     },
-    /// The frame ranks it (1-based) and nothing the goal concerns was left for its slice.
-    Ranked(usize),
 }
 
 /// How two files are neighbours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Via {
-    /// The seed's text names the file as a module.
+    /// The seed imports the module (an import statement, [`super::imports`]).
+    Imports,
+    /// The seed imports `name` from the re-export hub `hub`, and the file defines it.
+    Through {
+        /// The hub (`pkg/__init__.py`, `src/lib.rs`).
+        hub: String,
+        /// The name imported.
+        name: String,
+    },
+    /// The seed's text names the file as a module (a language without an import reader).
     NamedBySeed,
     /// The seed references a symbol the file defines (SCIP).
     References,
@@ -67,35 +95,69 @@ pub enum Via {
     ReferencedBy,
 }
 
+/// At most three names, then how many more.
+fn some_of<'a>(names: impl IntoIterator<Item = &'a String>) -> String {
+    let names: Vec<&String> = names.into_iter().collect();
+    let shown: Vec<&str> = names.iter().take(3).map(|s| s.as_str()).collect();
+    let more = if names.len() > 3 { format!(" and {} more", names.len() - 3) } else { String::new() };
+    format!("{}{more}", shown.join(", "))
+}
+
 impl Evidence {
-    /// One phrase.
-    pub fn describe(&self) -> String {
+    /// One phrase; `seeds` says what a neighbour's seed is (a failing test's file is named so).
+    pub fn describe(&self, seeds: &BTreeMap<String, Vec<Evidence>>) -> String {
         match self {
             Evidence::Named => "the goal names it".into(),
             Evidence::Errors => "it has error diagnostics".into(),
             Evidence::Check(tests) if tests.is_empty() => "the failing check's output names it".into(),
-            Evidence::Check(tests) => {
-                let shown: Vec<&str> = tests.iter().take(3).map(String::as_str).collect();
-                let more = if tests.len() > 3 { format!(" and {} more", tests.len() - 3) } else { String::new() };
-                format!("the failing check names it ({}{more})", shown.join(", "))
+            Evidence::Check(tests) if tests.len() == 1 => format!("it holds the failing test {}", some_of(tests)),
+            Evidence::Check(tests) => format!("it holds the failing tests {}", some_of(tests)),
+            Evidence::Traceback { test, line: Some(line) } => {
+                format!("the traceback of the failing test {test} names it (line {line})")
             }
-            Evidence::Neighbour { of, via: Via::NamedBySeed } => format!("{of} imports it"),
-            Evidence::Neighbour { of, via: Via::References } => format!("{of} uses what it defines (SCIP)"),
-            Evidence::Neighbour { of, via: Via::ReferencedBy } => format!("it uses what {of} defines (SCIP)"),
-            Evidence::Ranked(rank) => {
-                format!("ranked #{rank} in the frame; nothing the goal concerns was left for this slice")
+            Evidence::Traceback { test, line: None } => format!("the failure of the test {test} names it"),
+            Evidence::Neighbour { of, via } => {
+                let tests: BTreeSet<&String> = seeds
+                    .get(of)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| match e {
+                        Evidence::Check(t) => Some(t.iter()),
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect();
+                let who = match tests.len() {
+                    0 => of.clone(),
+                    1 => format!("the failing test {of} ({})", some_of(tests)),
+                    _ => format!("the failing tests of {of} ({})", some_of(tests)),
+                };
+                match via {
+                    Via::Imports => format!("{who} imports it"),
+                    Via::Through { hub, name } => format!("{who} imports {name} from {hub}, and it defines {name}"),
+                    Via::NamedBySeed => format!("{who} names it as a module"),
+                    Via::References => format!("{who} uses what it defines (SCIP)"),
+                    Via::ReferencedBy => format!("it uses what {of} defines (SCIP)"),
+                }
             }
         }
     }
 
     fn is_seed(&self) -> bool {
-        matches!(self, Evidence::Named | Evidence::Errors | Evidence::Check(_))
+        matches!(self, Evidence::Named | Evidence::Errors | Evidence::Check(_) | Evidence::Traceback { .. })
     }
 }
 
-/// The seeds of a plan: the files the frame says the goal names or that have errors, and the
-/// files the failing check names (`check`, file → tests), without generated files and git-mas's own.
-pub fn seeds(snapshot: &Snapshot, check: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, Vec<Evidence>> {
+/// The seeds of a plan: the files the frame says the goal names or that have errors, the files
+/// the failing tests' tracebacks and failure messages name (`traced`, file → (test, line)), and
+/// the files the failing check names (`check`, file → the failing tests they hold; a bare path
+/// in the output says no more than a traceback already does), without generated files and
+/// git-mas's own.
+pub fn seeds(
+    snapshot: &Snapshot,
+    check: &BTreeMap<String, BTreeSet<String>>,
+    traced: &BTreeMap<String, Vec<(String, Option<u32>)>>,
+) -> BTreeMap<String, Vec<Evidence>> {
     let mut out: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     let mut add = |file: &str, e: Evidence| {
         if file.starts_with(".mas/") || is_generated(file) {
@@ -116,7 +178,19 @@ pub fn seeds(snapshot: &Snapshot, check: &BTreeMap<String, BTreeSet<String>>) ->
             add(&t.id, Evidence::Errors);
         }
     }
+    for (file, list) in traced {
+        // A test's traceback through its own file says no more than that the file holds it.
+        let holds = |test: &str| {
+            check.get(file).is_some_and(|tests| tests.iter().any(|t| test == t || test.ends_with(&format!("::{t}"))))
+        };
+        for (test, line) in list.iter().filter(|(test, _)| !holds(test)) {
+            add(file, Evidence::Traceback { test: test.clone(), line: *line });
+        }
+    }
     for (file, tests) in check {
+        if tests.is_empty() && traced.contains_key(file) {
+            continue;
+        }
         add(file, Evidence::Check(tests.clone()));
     }
     out
@@ -253,9 +327,9 @@ fn language(path: &str) -> Option<&'static str> {
 
 /// The plan that covers `seeds` and their `neighbours` (seed → its neighbours and how), dealt to
 /// `agents` in coherent groups; `None` when there is no seed (the caller deals the frame's
-/// ranking instead). `ranked`: the frame's files, highest first (an agent without a group gets
-/// the first one nobody holds). `Err` with the file count when there are too few files for a top
-/// target each.
+/// ranking instead). `ranked`: the frame's files, highest first (the order within a slice).
+/// Fewer groups than agents: the agents left over have no slice and review ([`Reviewer`]) —
+/// no agent is dealt filler.
 pub fn plan_covering(
     goal: &str,
     agents: &[String],
@@ -263,7 +337,7 @@ pub fn plan_covering(
     frame: &str,
     seeds: &BTreeMap<String, Vec<Evidence>>,
     neighbours: &BTreeMap<String, Vec<(String, Via)>>,
-) -> Option<Result<SlicePlan, usize>> {
+) -> Option<SlicePlan> {
     if seeds.is_empty() || agents.is_empty() {
         return None;
     }
@@ -274,10 +348,10 @@ pub fn plan_covering(
             continue;
         }
         for (file, via) in list {
-            if file == seed || file.starts_with(".mas/") || is_generated(file) {
+            if file == seed || file.starts_with(".mas/") || is_filler(file) {
                 continue;
             }
-            let e = Evidence::Neighbour { of: seed.clone(), via: *via };
+            let e = Evidence::Neighbour { of: seed.clone(), via: via.clone() };
             let entry = why.entry(file.clone()).or_default();
             if !entry.contains(&e) {
                 entry.push(e);
@@ -333,25 +407,11 @@ pub fn plan_covering(
     }
     // Largest first; among equals, the one with the highest-ranked file first.
     groups.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| order(&a[0]).cmp(&order(&b[0]))));
-    let mut dealt: Vec<Vec<String>> = vec![Vec::new(); agents.len()];
+    let dealt_to = agents.len().min(groups.len());
+    let mut dealt: Vec<Vec<String>> = vec![Vec::new(); dealt_to];
     for g in groups {
-        let least = (0..agents.len()).min_by_key(|&i| (dealt[i].len(), i)).unwrap_or(0);
+        let least = (0..dealt_to).min_by_key(|&i| (dealt[i].len(), i)).unwrap_or(0);
         dealt[least].extend(g);
-    }
-    // An agent without a group: the highest-ranked file nobody holds.
-    let spare: Vec<String> = ranked
-        .iter()
-        .filter(|f| !why.contains_key(*f) && !f.starts_with(".mas/") && !is_generated(f))
-        .cloned()
-        .collect();
-    let mut spare = spare.iter();
-    for slice in dealt.iter_mut().filter(|s| s.is_empty()) {
-        let Some(file) = spare.next() else {
-            return Some(Err(why.len()));
-        };
-        let r = rank.get(file.as_str()).map_or(0, |r| r + 1);
-        why.insert(file.clone(), vec![Evidence::Ranked(r)]);
-        slice.push(file.clone());
     }
     let slices = agents
         .iter()
@@ -363,13 +423,21 @@ pub fn plan_covering(
                 .map(|f| {
                     let mut list = why.get(f).cloned().unwrap_or_default();
                     list.sort_by_key(|e| !e.is_seed());
-                    (f.clone(), list.iter().map(Evidence::describe).collect::<Vec<_>>().join("; "))
+                    (f.clone(), list.iter().map(|e| e.describe(seeds)).collect::<Vec<_>>().join("; "))
                 })
                 .collect();
             Slice { agent: agent.clone(), subgoal: subgoal(goal, &targets), targets, why: reasons }
         })
         .collect();
-    Some(Ok(SlicePlan { frame: frame.into(), source: SliceSource::Concerns, slices }))
+    let reviewers = agents[dealt_to..]
+        .iter()
+        .enumerate()
+        .map(|(i, agent)| Reviewer {
+            agent: agent.clone(),
+            why: format!("nothing the goal concerns is left for {}", nth_slice(dealt_to + i + 1)),
+        })
+        .collect();
+    Some(SlicePlan { frame: frame.into(), source: SliceSource::Concerns, slices, reviewers })
 }
 
 #[cfg(test)]

@@ -51,11 +51,11 @@ fn a_failing_test_and_the_module_it_imports_are_one_slice_and_every_seed_is_cove
     ]
     .into();
     let neighbours: BTreeMap<String, Vec<(String, Via)>> = [
-        ("tests/test_pricing.py".to_string(), vec![("shop/pricing.py".to_string(), Via::NamedBySeed)]),
-        ("tests/test_stock.py".to_string(), vec![("shop/stock.py".to_string(), Via::NamedBySeed)]),
+        ("tests/test_pricing.py".to_string(), vec![("shop/pricing.py".to_string(), Via::Imports)]),
+        ("tests/test_stock.py".to_string(), vec![("shop/stock.py".to_string(), Via::Imports)]),
     ]
     .into();
-    let plan = plan_covering("make the tests pass", &agents(2), &ranked, "f", &seeds, &neighbours).unwrap().unwrap();
+    let plan = plan_covering("make the tests pass", &agents(2), &ranked, "f", &seeds, &neighbours).unwrap();
     assert_eq!(plan.source, SliceSource::Concerns);
     let slices: Vec<BTreeSet<String>> = plan.slices.iter().map(|s| s.targets.iter().cloned().collect()).collect();
     assert!(slices.contains(&set(&["tests/test_pricing.py", "shop/pricing.py"])), "{slices:?}");
@@ -63,25 +63,37 @@ fn a_failing_test_and_the_module_it_imports_are_one_slice_and_every_seed_is_cove
     // Ranked files first: the module the frame ranks is the top target.
     let pricing = plan.slices.iter().find(|s| s.targets.contains(&"shop/pricing.py".to_string())).unwrap();
     assert_eq!(pricing.targets[0], "shop/pricing.py");
-    assert_eq!(pricing.why["shop/pricing.py"], "tests/test_pricing.py imports it");
-    assert_eq!(pricing.why["tests/test_pricing.py"], "the failing check names it (Total.test_sums)");
+    assert_eq!(pricing.why["shop/pricing.py"], "the failing test tests/test_pricing.py (Total.test_sums) imports it");
+    assert_eq!(pricing.why["tests/test_pricing.py"], "it holds the failing test Total.test_sums");
+    crate::devrun::slices::check_plan(&plan).unwrap();
+    // Two groups, three agents: the third reviews, it is dealt no filler (README.md, setup.cfg).
+    let plan = plan_covering("make the tests pass", &agents(3), &ranked, "f", &seeds, &neighbours).unwrap();
+    assert_eq!(plan.slices.len(), 2, "{plan:?}");
+    assert_eq!(plan.reviewers.len(), 1);
+    assert_eq!(plan.reviewers[0].agent, "carol");
+    assert_eq!(plan.reviewers[0].why, "nothing the goal concerns is left for a third slice");
+    let held: Vec<&String> = plan.slices.iter().flat_map(|s| &s.targets).collect();
+    assert_eq!(held.len(), 4, "{held:?}");
     crate::devrun::slices::check_plan(&plan).unwrap();
 }
 
 #[test]
-fn nothing_is_cut_at_the_focus_cap_and_an_agent_without_a_group_gets_a_ranked_file() {
-    let many: Vec<(String, Via)> = (0..12).map(|i| (format!("src/m{i:02}.rs"), Via::NamedBySeed)).collect();
+fn nothing_is_cut_at_the_focus_cap_and_an_agent_without_a_group_reviews() {
+    let many: Vec<(String, Via)> = (0..12).map(|i| (format!("src/m{i:02}.rs"), Via::Imports)).collect();
+    let mut many = many;
+    // A manifest is never a neighbour, whatever links to it.
+    many.push(("Cargo.toml".to_string(), Via::References));
     let seeds: BTreeMap<String, Vec<Evidence>> = [("src/lib.rs".to_string(), vec![Evidence::Errors])].into();
     let neighbours: BTreeMap<String, Vec<(String, Via)>> = [("src/lib.rs".to_string(), many)].into();
     let ranked: Vec<String> = ["Cargo.lock", "README.md", "src/lib.rs"].iter().map(|s| s.to_string()).collect();
-    let plan = plan_covering("fix it", &agents(2), &ranked, "f", &seeds, &neighbours).unwrap().unwrap();
+    let plan = plan_covering("fix it", &agents(2), &ranked, "f", &seeds, &neighbours).unwrap();
+    assert_eq!(plan.slices.len(), 1, "{plan:?}");
     assert_eq!(plan.slices[0].targets.len(), 13, "{:?}", plan.slices[0]);
     assert_eq!(plan.slices[0].targets[0], "src/lib.rs");
-    // bob: the highest-ranked file nobody holds that is not generated.
-    assert_eq!(plan.slices[1].targets, vec!["README.md".to_string()]);
-    assert!(plan.slices[1].why["README.md"].starts_with("ranked #2 in the frame"), "{:?}", plan.slices[1].why);
-    // Too few files for a top target each.
-    assert_eq!(plan_covering("fix it", &agents(3), &ranked, "f", &seeds, &[].into()), Some(Err(2)));
+    // bob: no group is left for him, and no filler (README.md) is dealt: he reviews.
+    assert_eq!(plan.reviewers.len(), 1);
+    assert_eq!(plan.reviewers[0].agent, "bob");
+    assert_eq!(plan.members(), agents(2));
     // No seed: the caller deals the ranking.
     assert_eq!(plan_covering("fix it", &agents(2), &ranked, "f", &BTreeMap::new(), &neighbours), None);
 }
@@ -93,7 +105,7 @@ fn groups_are_dealt_largest_first_to_the_agent_holding_fewest() {
     let neighbours: BTreeMap<String, Vec<(String, Via)>> =
         [("a.py".to_string(), vec![("a1.py".to_string(), Via::References), ("a2.py".to_string(), Via::ReferencedBy)])]
             .into();
-    let plan = plan_covering("g", &agents(2), &[], "f", &seeds, &neighbours).unwrap().unwrap();
+    let plan = plan_covering("g", &agents(2), &[], "f", &seeds, &neighbours).unwrap();
     let sizes: Vec<usize> = plan.slices.iter().map(|s| s.targets.len()).collect();
     assert_eq!(sizes, vec![3, 2], "{:?}", plan.slices);
     assert_eq!(plan.slices[1].targets, vec!["b.py".to_string(), "c.py".to_string()]);

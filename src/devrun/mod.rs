@@ -37,6 +37,7 @@
 pub mod artifact;
 pub mod cover;
 pub mod events;
+pub mod imports;
 pub mod ledger;
 pub mod rules;
 pub mod settle;
@@ -439,11 +440,11 @@ pub fn define(
     })
 }
 
-/// The plan of a new run, when it has one: one slice per member of the run, no other, every
-/// pair Parallel under the rule.
+/// The plan of a new run, when it has one: every member of the run in it once, with a slice or
+/// reviewing, no one else, every pair of slices Parallel under the rule.
 fn checked_slices(plan: Option<&slices::SlicePlan>, members: &[String]) -> Result<Option<slices::SlicePlan>, RunError> {
     let Some(plan) = plan else { return Ok(None) };
-    let mut agents = plan.agents();
+    let mut agents = plan.members();
     agents.sort();
     if agents != members {
         return Err(SettingError::SlicesRoster { slices: plan.agents(), roster: members.to_vec() }.into());

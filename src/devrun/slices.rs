@@ -1,5 +1,5 @@
-//! The plan of an aggregate run: the goal split into complementary slices, one per agent, taken
-//! from the frame (seed 001 §7: a seed task decomposed into sub-tasks whose outputs do not
+//! The plan of an aggregate run: the goal split into complementary slices, at most one per agent
+//! (an agent left without one reviews: [`SlicePlan::reviewers`]), taken from the frame (seed 001 §7: a seed task decomposed into sub-tasks whose outputs do not
 //! overlap, each output to the pool, a wait-all barrier, one merged landing).
 //!
 //! A slice is an agent's sub-goal and its targets: whole files, highest saliency first, the first
@@ -61,6 +61,15 @@ pub enum SliceSource {
     Agents,
 }
 
+/// An agent of an aggregate run with no slice: it reviews (endorses) the slices.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reviewer {
+    /// The agent.
+    pub agent: String,
+    /// Why it has no slice.
+    pub why: String,
+}
+
 /// The slices of an aggregate run, in merge order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlicePlan {
@@ -68,8 +77,12 @@ pub struct SlicePlan {
     pub frame: String,
     /// Where the split came from.
     pub source: SliceSource,
-    /// The slices, one per agent, in the order they are merged.
+    /// The slices, at most one per agent, in the order they are merged.
     pub slices: Vec<Slice>,
+    /// The agents with no slice (fewer concerned groups than agents): they review — endorse the
+    /// slices — and propose nothing. Empty in plans recorded before reviewers existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<Reviewer>,
 }
 
 impl SlicePlan {
@@ -83,17 +96,35 @@ impl SlicePlan {
         self.slices.iter().find(|s| s.targets.iter().any(|t| t == path)).map(|s| s.agent.as_str())
     }
 
-    /// The agents in merge order.
+    /// The agents with a slice, in merge order.
     pub fn agents(&self) -> Vec<String> {
         self.slices.iter().map(|s| s.agent.clone()).collect()
     }
+
+    /// Every agent of the plan: the slices' agents in merge order, then the reviewers.
+    pub fn members(&self) -> Vec<String> {
+        self.slices.iter().map(|s| &s.agent).chain(self.reviewers.iter().map(|r| &r.agent)).cloned().collect()
+    }
+
+    /// Whether `agent` reviews (has no slice but is in the plan).
+    pub fn reviews(&self, agent: &str) -> bool {
+        self.reviewers.iter().any(|r| r.agent == agent)
+    }
+}
+
+/// `a third slice`, for the `n`-th slice (1-based) of a plan.
+pub fn nth_slice(n: usize) -> String {
+    const ORDINALS: &[&str] = &["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"];
+    ORDINALS.get(n.wrapping_sub(1)).map_or_else(|| format!("slice #{n}"), |w| format!("a {w} slice"))
 }
 
 /// Why a plan cannot be made or is refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SliceError {
     /// The frame has fewer files than there are agents.
-    #[error("the frame ranks {files} file(s), too few for {agents} slices: every agent needs a top target of its own")]
+    #[error(
+        "the frame ranks {files} file(s) a slice could hold, too few for {agents} agent(s): every slice needs a top target of its own"
+    )]
     TooFewTargets {
         /// Files in the frame.
         files: usize,
@@ -126,8 +157,8 @@ pub enum SliceError {
         /// What is wrong.
         why: String,
     },
-    /// A team member has no slice.
-    #[error("no SLICE line for {agent}")]
+    /// A team member has no slice and is not named a reviewer.
+    #[error("no SLICE or REVIEW line for {agent}")]
     Missing {
         /// The agent.
         agent: String,
@@ -170,6 +201,41 @@ pub fn is_generated(path: &str) -> bool {
     LOCK_FILES.contains(&name) || name.ends_with(".min.js") || name.ends_with(".min.css")
 }
 
+/// A project's housekeeping files: manifests, ignore files, its README, licence and changelog.
+/// Work only when evidence names them (the goal, the check's output); never dealt as filler.
+const HOUSEKEEPING: &[&str] = &[
+    ".gitignore",
+    ".gitattributes",
+    ".gitmodules",
+    ".editorconfig",
+    ".dockerignore",
+    "Cargo.toml",
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "tox.ini",
+    "MANIFEST.in",
+    "requirements.txt",
+    "package.json",
+    "tsconfig.json",
+    "go.mod",
+    "Gemfile",
+    "rustfmt.toml",
+    "clippy.toml",
+    "rust-toolchain.toml",
+];
+
+/// Whether `path` is filler when nothing names it: generated ([`is_generated`]), a manifest or
+/// ignore file ([`HOUSEKEEPING`]), or a README, LICENSE, CHANGELOG, CONTRIBUTING or NOTICE.
+pub fn is_filler(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let upper = name.to_ascii_uppercase();
+    let stem = upper.split('.').next().unwrap_or(&upper);
+    is_generated(path)
+        || HOUSEKEEPING.contains(&name)
+        || matches!(stem, "README" | "LICENSE" | "LICENCE" | "COPYING" | "CHANGELOG" | "CONTRIBUTING" | "NOTICE")
+}
+
 /// The frame's files (targets without `#`), highest saliency first, without git-mas's own
 /// (`.mas/`: the roster is the team's state, not its work) and without generated files
 /// ([`is_generated`]: a lock file is not a slice of the goal).
@@ -202,9 +268,12 @@ pub fn deal(files: &[String], agents: &[String]) -> Option<Vec<Vec<String>>> {
 }
 
 /// The plan from the frame (pure): the slices that cover what the goal concerns
-/// ([`cover::plan_covering`]) when `coverage` has a seed; else the frame's files dealt to
-/// `agents` — agent `i` gets the `i`-th file as its top target, then every `n`-th file after it,
-/// at most [`MAX_FOCUS_TARGETS`] each. No file in two slices; the slices in the agents' order.
+/// ([`cover::plan_covering`]) when `coverage` has a seed. Else — nothing says what the goal
+/// concerns: a check that passes, no diagnostics, a goal that names no file — the frame's files
+/// that are not filler ([`is_filler`]) are dealt to `agents`, and each file's reason says so:
+/// agent `i` gets the `i`-th file as its top target, then every `n`-th file after it, at most
+/// [`MAX_FOCUS_TARGETS`] each; agents beyond the files review. No file in two slices; the slices
+/// in the agents' order.
 pub fn plan_from_frame(
     goal: &str,
     agents: &[String],
@@ -216,22 +285,39 @@ pub fn plan_from_frame(
     if let Some(c) = coverage
         && let Some(plan) = cover::plan_covering(goal, agents, &files, frame, &c.seeds, &c.neighbours)
     {
-        return plan.map_err(|files| SliceError::TooFewTargets { files, agents: agents.len() });
+        return Ok(plan);
     }
-    let dealt = deal(&files, agents).ok_or(SliceError::TooFewTargets { files: files.len(), agents: agents.len() })?;
     let rank: BTreeMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.as_str(), i + 1)).collect();
+    let work: Vec<String> = files.iter().filter(|f| !is_filler(f)).cloned().collect();
+    let n = agents.len().min(work.len());
+    let dealt =
+        deal(&work, &agents[..n]).ok_or(SliceError::TooFewTargets { files: work.len(), agents: agents.len() })?;
     let slices = agents
         .iter()
         .zip(dealt)
         .map(|(agent, targets)| {
             let why = targets
                 .iter()
-                .map(|t| (t.clone(), format!("ranked #{} in the frame", rank.get(t.as_str()).copied().unwrap_or(0))))
+                .map(|t| {
+                    let r = rank.get(t.as_str()).copied().unwrap_or(0);
+                    (t.clone(), format!("ranked #{r} in the frame (nothing says what the goal concerns)"))
+                })
                 .collect();
             Slice { agent: agent.clone(), subgoal: subgoal(goal, &targets), targets, why }
         })
         .collect();
-    Ok(SlicePlan { frame: frame.into(), source: SliceSource::Frame, slices })
+    let reviewers = agents[n..]
+        .iter()
+        .enumerate()
+        .map(|(i, agent)| Reviewer {
+            agent: agent.clone(),
+            why: format!(
+                "nothing says what the goal concerns, and the frame has no file left for {}",
+                nth_slice(n + i + 1)
+            ),
+        })
+        .collect();
+    Ok(SlicePlan { frame: frame.into(), source: SliceSource::Frame, slices, reviewers })
 }
 
 /// What the goal concerns, for [`plan_from_frame`]: the seeds and their neighbours
@@ -244,9 +330,10 @@ pub struct Coverage {
     pub neighbours: BTreeMap<String, Vec<(String, cover::Via)>>,
 }
 
-/// The slices proposed by `SLICE <agent> <target>…` lines in `text` (other lines are ignored),
-/// checked: every agent of `agents` exactly once, every target a file of the frame, no two
-/// slices with one top target. A slice may hold more files than a focus: the slice is the plan,
+/// The slices proposed by `SLICE <agent> <target>…` lines in `text`, and the reviewers named by
+/// `REVIEW <agent> [why…]` lines (other lines are ignored), checked: every agent of `agents`
+/// exactly once (in a slice or reviewing), at least one slice, every target a file of the frame,
+/// no two slices with one top target. A slice may hold more files than a focus: the slice is the plan,
 /// the focus what its agent works on now. `Ok(None)` when
 /// the text has no `SLICE` line. The slices are in the lines' order.
 pub fn parse_slice_lines(
@@ -258,10 +345,30 @@ pub fn parse_slice_lines(
 ) -> Result<Option<SlicePlan>, SliceError> {
     let files: BTreeSet<String> = frame_files(snapshot).into_iter().collect();
     let mut slices: Vec<Slice> = Vec::new();
+    let mut reviewers: Vec<Reviewer> = Vec::new();
+    let named = |agent: &str, slices: &[Slice], reviewers: &[Reviewer]| {
+        slices.iter().any(|s| s.agent == agent) || reviewers.iter().any(|r| r.agent == agent)
+    };
     for line in text.lines().map(str::trim) {
         let mut words = line.split_whitespace();
-        if words.next() != Some("SLICE") {
-            continue;
+        match words.next() {
+            Some("SLICE") => {}
+            Some("REVIEW") => {
+                let Some(agent) = words.next() else {
+                    return Err(SliceError::Unreadable { line: line.into() });
+                };
+                if !agents.iter().any(|a| a == agent) {
+                    return Err(SliceError::Agent { agent: agent.into(), why: "not in the team".into() });
+                }
+                if named(agent, &slices, &reviewers) {
+                    return Err(SliceError::Agent { agent: agent.into(), why: "is named twice".into() });
+                }
+                let why = words.collect::<Vec<_>>().join(" ");
+                let why = if why.is_empty() { "the agents' split leaves it no slice".to_string() } else { why };
+                reviewers.push(Reviewer { agent: agent.into(), why });
+                continue;
+            }
+            _ => continue,
         }
         let (Some(agent), targets) = (words.next(), words.collect::<Vec<_>>()) else {
             return Err(SliceError::Unreadable { line: line.into() });
@@ -272,8 +379,8 @@ pub fn parse_slice_lines(
         if !agents.iter().any(|a| a == agent) {
             return Err(SliceError::Agent { agent: agent.into(), why: "not in the team".into() });
         }
-        if slices.iter().any(|s| s.agent == agent) {
-            return Err(SliceError::Agent { agent: agent.into(), why: "has two SLICE lines".into() });
+        if named(agent, &slices, &reviewers) {
+            return Err(SliceError::Agent { agent: agent.into(), why: "is named twice".into() });
         }
         let mut own: Vec<String> = Vec::new();
         for target in targets {
@@ -286,13 +393,13 @@ pub fn parse_slice_lines(
         }
         slices.push(Slice { agent: agent.into(), subgoal: subgoal(goal, &own), targets: own, why: BTreeMap::new() });
     }
-    if slices.is_empty() {
+    if slices.is_empty() && reviewers.is_empty() {
         return Ok(None);
     }
-    if let Some(agent) = agents.iter().find(|a| !slices.iter().any(|s| &s.agent == *a)) {
+    if let Some(agent) = agents.iter().find(|a| !named(a, &slices, &reviewers)) {
         return Err(SliceError::Missing { agent: agent.clone() });
     }
-    let plan = SlicePlan { frame: frame.into(), source: SliceSource::Agents, slices };
+    let plan = SlicePlan { frame: frame.into(), source: SliceSource::Agents, slices, reviewers };
     check_plan(&plan)?;
     Ok(Some(plan))
 }
@@ -321,7 +428,9 @@ pub fn choose_plan(
     assembly: Option<&[String]>,
     coverage: Option<&Coverage>,
 ) -> Result<(SlicePlan, PlanChoice), SliceError> {
-    let said = |reply: &&String| reply.lines().any(|l| l.trim_start().starts_with("SLICE "));
+    let said = |reply: &&String| {
+        reply.lines().map(str::trim_start).any(|l| l.starts_with("SLICE ") || l.starts_with("REVIEW "))
+    };
     let choice = match assembly {
         None => PlanChoice::Frame,
         Some(replies) => {
@@ -336,9 +445,19 @@ pub fn choose_plan(
     Ok((plan_from_frame(goal, agents, snapshot, frame, coverage)?, choice))
 }
 
-/// Checks the plan against the coordination rule: every pair of its slices' foci (on its frame)
-/// is Parallel. The first pair that is not is the error.
+/// Checks the plan: at least one slice, no agent named twice (in two slices, or in a slice and
+/// reviewing), and under the coordination rule every pair of its slices' foci (on its frame) is
+/// Parallel. The first fault is the error.
 pub fn check_plan(plan: &SlicePlan) -> Result<(), SliceError> {
+    let members = plan.members();
+    for (i, agent) in members.iter().enumerate() {
+        if members[..i].contains(agent) {
+            return Err(SliceError::Agent { agent: agent.clone(), why: "is named twice".into() });
+        }
+    }
+    if plan.slices.is_empty() {
+        return Err(SliceError::TooFewTargets { files: 0, agents: members.len() });
+    }
     let foci: Vec<Focus> = plan
         .slices
         .iter()

@@ -28,13 +28,14 @@ fn the_frame_is_dealt_out_top_first_and_no_file_is_in_two_slices() {
     let plan =
         plan_from_frame("fix the bugs", &names(&["alice", "bob", "carol"]), &snapshot(FRAME), "f1", None).unwrap();
     let targets: Vec<Vec<&str>> = plan.slices.iter().map(|s| s.targets.iter().map(String::as_str).collect()).collect();
-    assert_eq!(
-        targets,
-        [vec!["src/tax.rs", "src/lib.rs"], vec!["src/money.rs", "README.md"], vec!["tools/reorder.py"]]
-    );
+    // README.md is filler: nothing names it, it is dealt to no one.
+    assert_eq!(targets, [vec!["src/tax.rs", "src/lib.rs"], vec!["src/money.rs"], vec!["tools/reorder.py"]]);
     assert_eq!(plan.agents(), names(&["alice", "bob", "carol"]));
     assert_eq!(plan.source, SliceSource::Frame);
+    assert!(plan.reviewers.is_empty());
     assert!(plan.slices[0].subgoal.starts_with("fix the bugs — your slice: src/tax.rs, src/lib.rs"));
+    // The fallback says so, file by file.
+    assert_eq!(plan.slices[0].why["src/lib.rs"], "ranked #4 in the frame (nothing says what the goal concerns)");
     assert!(shared_files(&plan).is_empty());
     check_plan(&plan).unwrap();
 }
@@ -49,11 +50,53 @@ fn a_slice_holds_at_most_a_focus_worth_of_files() {
 }
 
 #[test]
-fn too_few_files_for_the_team_is_refused() {
+fn agents_beyond_the_frames_files_review_and_no_file_at_all_is_refused() {
+    let plan = plan_from_frame(
+        "g",
+        &names(&["a", "b", "c"]),
+        &snapshot(&["x.rs", "x.rs#f", "Cargo.toml", ".gitignore", "README.md", "y.rs"]),
+        "f",
+        None,
+    )
+    .unwrap();
+    assert_eq!(plan.agents(), names(&["a", "b"]));
+    assert_eq!(plan.reviewers.len(), 1, "{plan:?}");
+    assert_eq!(plan.reviewers[0].agent, "c");
+    assert!(plan.reviewers[0].why.ends_with("a third slice"), "{:?}", plan.reviewers[0]);
+    assert_eq!(plan.members(), names(&["a", "b", "c"]));
+    check_plan(&plan).unwrap();
     let err =
-        plan_from_frame("g", &names(&["a", "b", "c"]), &snapshot(&["x.rs", "x.rs#f", "y.rs"]), "f", None).unwrap_err();
-    assert_eq!(err, SliceError::TooFewTargets { files: 2, agents: 3 });
+        plan_from_frame("g", &names(&["a", "b"]), &snapshot(&["Cargo.toml", "README.md"]), "f", None).unwrap_err();
+    assert_eq!(err, SliceError::TooFewTargets { files: 0, agents: 2 });
     assert!(plan_from_frame("g", &[], &snapshot(&["x.rs"]), "f", None).is_err());
+}
+
+#[test]
+fn a_plan_without_a_slice_or_naming_an_agent_twice_is_refused() {
+    let slice = |agent: &str, t: &str| Slice {
+        agent: agent.into(),
+        subgoal: String::new(),
+        targets: names(&[t]),
+        why: BTreeMap::new(),
+    };
+    let reviewer = |agent: &str| Reviewer { agent: agent.into(), why: "w".into() };
+    let plan = |slices: Vec<Slice>, reviewers: Vec<Reviewer>| SlicePlan {
+        frame: "f".into(),
+        source: SliceSource::Concerns,
+        slices,
+        reviewers,
+    };
+    check_plan(&plan(vec![slice("a", "x.rs")], vec![reviewer("b")])).unwrap();
+    assert_eq!(
+        check_plan(&plan(vec![slice("a", "x.rs")], vec![reviewer("a")])),
+        Err(SliceError::Agent { agent: "a".into(), why: "is named twice".into() })
+    );
+    assert_eq!(check_plan(&plan(vec![], vec![reviewer("a")])), Err(SliceError::TooFewTargets { files: 0, agents: 1 }));
+    // A plan recorded before reviewers existed reads as one without reviewers.
+    let old = r#"{"frame":"f","source":"concerns","slices":[{"agent":"a","subgoal":"s","targets":["x.rs"]}]}"#;
+    let read: SlicePlan = serde_json::from_str(old).unwrap();
+    assert!(read.reviewers.is_empty());
+    assert!(!serde_json::to_string(&read).unwrap().contains("reviewers"));
 }
 
 #[test]
@@ -88,13 +131,22 @@ fn slice_lines_are_checked_by_name() {
         ("SLICE mallory src/tax.rs", SliceError::Agent { agent: "mallory".into(), why: "not in the team".into() }),
         (
             "SLICE alice src/tax.rs\nSLICE alice src/money.rs",
-            SliceError::Agent { agent: "alice".into(), why: "has two SLICE lines".into() },
+            SliceError::Agent { agent: "alice".into(), why: "is named twice".into() },
         ),
         ("SLICE alice", SliceError::Unreadable { line: "SLICE alice".into() }),
     ];
     for (text, want) in cases {
         assert_eq!(parse(text).unwrap_err(), want, "{text}");
     }
+    // An agent left without a slice by a REVIEW line reviews; one named nowhere is missing.
+    let plan = parse("SLICE alice src/tax.rs\nREVIEW bob nothing left for a second slice").unwrap().unwrap();
+    assert_eq!(plan.agents(), names(&["alice"]));
+    assert_eq!(plan.reviewers, vec![Reviewer { agent: "bob".into(), why: "nothing left for a second slice".into() }]);
+    assert_eq!(
+        parse("SLICE alice src/tax.rs\nREVIEW alice").unwrap_err(),
+        SliceError::Agent { agent: "alice".into(), why: "is named twice".into() }
+    );
+    assert_eq!(parse("REVIEW alice\nREVIEW bob").unwrap_err(), SliceError::TooFewTargets { files: 0, agents: 2 });
     // Shared files below the top are the rule's Parallel, and named.
     let plan = parse("SLICE alice src/tax.rs src/lib.rs\nSLICE bob src/money.rs src/lib.rs").unwrap().unwrap();
     assert_eq!(shared_files(&plan), BTreeMap::from([("src/lib.rs".to_string(), names(&["alice", "bob"]))]));

@@ -91,8 +91,9 @@ impl RunView {
         if aggregate {
             let mut members: Vec<(String, String)> =
                 self.tally.at_quorum.iter().filter(|a| !self.abstained(a)).filter_map(pick).collect();
-            // An aggregate run's slices merge in its plan's order.
+            // An aggregate run's slices merge in its plan's order; a reviewer has no slice to merge.
             if let Some(plan) = &self.meta.def.slices {
+                members.retain(|(a, _)| plan.slice(a).is_some());
                 let order = |a: &str| plan.slices.iter().position(|s| s.agent == a).unwrap_or(usize::MAX);
                 members.sort_by_key(|(a, _)| order(a));
             }

@@ -132,9 +132,10 @@ impl AssemblyPrompt<'_> {
         if !self.split.is_empty() {
             let _ = writeln!(
                 out,
-                "This run splits the code work into one slice per peer. Propose the split: before CLASS, one line\n\
+                "This run splits the code work into slices, at most one per peer. Propose the split: before CLASS, one line\n\
                  per peer, `SLICE <peer> <file>…`, its files taken from split= (the first is its top target; no\n\
-                 two peers with one top target). A split that breaks these rules is refused by name and the\n\
+                 two peers with one top target); a peer left with nothing the goal concerns gets `REVIEW <peer>`\n\
+                 instead (it endorses the slices). A split that breaks these rules is refused by name and the\n\
                  frame's own split is used."
             );
         }

@@ -31,6 +31,7 @@ pub fn check_files(
             in_warning = false;
         }
         if in_warning
+            || is_pytest_chatter(t)
             || t.starts_with("Running ")
             || t.starts_with("Doc-tests ")
             || t.starts_with("Compiling ")
@@ -60,6 +61,106 @@ pub fn check_files(
         }
     }
     out
+}
+
+/// Whether a line of pytest's output tells nothing of a failure: its header (`rootdir: …,
+/// configfile: pyproject.toml`, `platform …`, `plugins: …`) or a progress line
+/// (`tests/test_x.py ..F.  [ 50%]`: the failures are in its report and tracebacks).
+fn is_pytest_chatter(t: &str) -> bool {
+    const HEADER: &[&str] =
+        &["rootdir:", "configfile:", "platform ", "cachedir:", "plugins:", "collected ", "collecting "];
+    if HEADER.iter().any(|h| t.starts_with(h)) {
+        return true;
+    }
+    let mut words = t.split_whitespace();
+    let first = words.next().unwrap_or("");
+    first.ends_with(".py")
+        && !first.contains(':')
+        && words.all(|w| w == "[" || w.ends_with("%]") || w.chars().all(|c| ".FEsxXp".contains(c)))
+}
+
+/// A file a failing test's traceback or failure message names: the test, and the line when the
+/// output says it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Traced {
+    /// The failing test, as its section of the output names it (`test_total`, `Total.test_sums`,
+    /// `tests::adds`).
+    pub test: String,
+    /// The line named with the file (`x.py:12:`, `File "x.py", line 12`, `src/x.rs:12:5`).
+    pub line: Option<u32>,
+}
+
+/// The files the failure sections of a check's output name, each with the failing test whose
+/// section names it: pytest's `FAILURES`/`ERRORS` (`____ test_x ____`, then `x.py:12: in f` and
+/// `x.py:12: AssertionError`), unittest's `FAIL: …`/`ERROR: …` (`File "…/x.py", line 12`) and
+/// libtest's `---- name stdout ----` (`panicked at src/x.rs:12:5:`). Paths are relative, or
+/// absolute under `root`; only `files` count. Lines outside a failure section are not read here.
+pub fn traced_files(output: &str, root: &str, files: &BTreeSet<String>) -> BTreeMap<String, Vec<Traced>> {
+    let root = root.trim_end_matches('/');
+    let mut out: BTreeMap<String, Vec<Traced>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    let mut pytest_failures = false;
+    for line in output.lines() {
+        let t = line.trim();
+        // pytest's sections (`==== FAILURES ====`) and unittest's separator (`=====`).
+        if t.len() >= 3 && t.starts_with("===") && t.ends_with("===") {
+            let title = t.trim_matches('=').trim();
+            pytest_failures = matches!(title, "FAILURES" | "ERRORS");
+            current = None;
+            continue;
+        }
+        if pytest_failures && t.len() >= 3 && t.starts_with("___") && t.ends_with("___") {
+            current = Some(t.trim_matches('_').trim().to_string());
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("FAIL: ").or_else(|| t.strip_prefix("ERROR: ")) {
+            current = Some(unittest_name(rest));
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("---- ")
+            && let Some(name) = rest.strip_suffix(" stdout ----").or_else(|| rest.strip_suffix(" stderr ----"))
+        {
+            current = Some(name.to_string());
+            continue;
+        }
+        if t == "failures:" || t.starts_with("test result:") || t.starts_with("Ran ") {
+            current = None;
+            continue;
+        }
+        let Some(test) = &current else { continue };
+        let tokens: Vec<&str> = t
+            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ',' | '`' | '[' | ']'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for (k, token) in tokens.iter().enumerate() {
+            let token = token.strip_prefix(root).map_or(*token, |r| r.trim_start_matches('/'));
+            let mut parts = token.split(':');
+            let path = parts.next().unwrap_or(token).trim_start_matches("./");
+            if !files.contains(path) {
+                continue;
+            }
+            let line = parts.next().and_then(|n| n.parse().ok()).or_else(|| {
+                (tokens.get(k + 1) == Some(&"line")).then(|| tokens.get(k + 2).and_then(|n| n.parse().ok())).flatten()
+            });
+            let list = out.entry(path.to_string()).or_default();
+            let traced = Traced { test: test.clone(), line };
+            if !list.contains(&traced) {
+                list.push(traced);
+            }
+        }
+    }
+    out
+}
+
+/// `Class.test_x` from unittest's `test_x (pkg.mod.Class.test_x)` (or, before Python 3.11,
+/// `test_x (pkg.mod.Class)`).
+fn unittest_name(header: &str) -> String {
+    let (method, id) = match header.split_once(" (") {
+        Some((m, id)) => (m.trim(), id.trim_end_matches(')')),
+        None => return header.trim().to_string(),
+    };
+    let id = if id.ends_with(&format!(".{method}")) { id.to_string() } else { format!("{id}.{method}") };
+    short_test(&id)
 }
 
 /// A test's name without its module path: `pkg.mod.Class.test_x` → `Class.test_x`,

@@ -80,3 +80,75 @@ FAILED tests/test_b.py::test_bad - assert 1 == 2
     assert_eq!(named.keys().cloned().collect::<BTreeSet<_>>(), set(&["tests/test_b.py"]));
     assert_eq!(named["tests/test_b.py"], set(&["test_bad"]));
 }
+
+#[test]
+fn the_failure_sections_name_the_files_of_each_failing_tests_traceback_with_the_line() {
+    let files =
+        set(&["tests/test_pricing.py", "shop/pricing.py", "pyproject.toml", "tests/test_report.py", "src/area.rs"]);
+    let pytest = "\
+============================= test session starts ==============================
+platform linux -- Python 3.12.3, pytest-9.2.0, pluggy-1.6.0
+rootdir: /tmp/git-mas-check-7
+configfile: pyproject.toml
+collected 2 items
+
+tests/test_pricing.py F                                                  [ 50%]
+tests/test_report.py .                                                   [100%]
+
+=================================== FAILURES ===================================
+__________________________________ test_total __________________________________
+
+    def test_total():
+>       assert total([1, 2, 3]) == 6
+
+tests/test_pricing.py:6:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+    def total(prices):
+>       raise ValueError(prices)
+E       ValueError: [1, 2, 3]
+
+shop/pricing.py:2: ValueError
+=========================== short test summary info ============================
+FAILED tests/test_pricing.py::test_total - ValueError: [1, 2, 3]
+============================== 1 failed, 1 passed in 0.02s ===============================
+";
+    let traced = traced_files(pytest, "/tmp/git-mas-check-7", &files);
+    let at = |file: &str| traced.get(file).cloned().unwrap_or_default();
+    assert_eq!(at("shop/pricing.py"), vec![Traced { test: "test_total".into(), line: Some(2) }]);
+    assert_eq!(at("tests/test_pricing.py"), vec![Traced { test: "test_total".into(), line: Some(6) }]);
+    assert!(!traced.contains_key("pyproject.toml") && !traced.contains_key("tests/test_report.py"), "{traced:?}");
+    // Nor does the header or a progress line make a file one the failing check names.
+    let report = testreport::parse(pytest);
+    let named = check_files(pytest, report.as_ref(), "/tmp/git-mas-check-7", &files);
+    assert_eq!(named.keys().cloned().collect::<BTreeSet<_>>(), set(&["shop/pricing.py", "tests/test_pricing.py"]));
+
+    let unittest = "\
+======================================================================
+FAIL: test_sums (tests.test_pricing.Total.test_sums)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File \"/tmp/c/tests/test_pricing.py\", line 7, in test_sums
+    self.assertEqual(total([1, 2, 3]), 6)
+  File \"/tmp/c/shop/pricing.py\", line 3, in total
+    return sum(prices[1:])
+AssertionError: 5 != 6
+
+----------------------------------------------------------------------
+Ran 2 tests in 0.001s
+";
+    let traced = traced_files(unittest, "/tmp/c", &files);
+    assert_eq!(traced["shop/pricing.py"], vec![Traced { test: "Total.test_sums".into(), line: Some(3) }]);
+
+    let cargo = "\
+---- rect stdout ----
+
+thread 'rect' panicked at src/area.rs:12:5:
+assertion `left == right` failed
+
+failures:
+    rect
+";
+    let traced = traced_files(cargo, "/tmp/c", &files);
+    assert_eq!(traced["src/area.rs"], vec![Traced { test: "rect".into(), line: Some(12) }]);
+}

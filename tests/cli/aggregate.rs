@@ -424,7 +424,7 @@ fn fixture_suite(env: &TestEnv, repo: &Path, rev: &str) -> Option<i32> {
 }
 
 #[test]
-fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
+fn reference_agents_fix_their_slices_a_third_reviews_and_the_fixtures_tests_pass_on_main() {
     let env = TestEnv::new();
     let repo = env.repo("repo");
     env.agents(&repo, &["lead", "alice", "bob", "carol"]);
@@ -437,10 +437,30 @@ fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
     let out = coordinate_on(&env, &repo, goal, &agents, &["--quorum", "2"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
-    let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
-    // The two fixes came from two agents' slices, and together they pass the suite; the third
-    // agent's slice holds no fix it knows: it abstained, and only the slices with work landed.
+    // Two bugs, three agents: two slices; carol has no slice (not `.gitignore` as filler): she
+    // reviews, in endorse hops only, and the landing names her as an endorser of both.
     let plan = slices(&out);
+    assert_eq!(plan.len(), 2, "{plan:?}");
+    let reviewers = &out.events("plan")[0]["plan"]["reviewers"];
+    assert_eq!(reviewers[0]["agent"], "carol", "{reviewers}");
+    assert!(reviewers[0]["why"].as_str().unwrap().contains("nothing the goal concerns is left"), "{reviewers}");
+    let carol_tasks: Vec<String> = out
+        .events("hop")
+        .into_iter()
+        .filter(|h| h["peer"] == "carol")
+        .map(|h| h["task"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !carol_tasks.iter().any(|t| t == "propose") && carol_tasks.iter().any(|t| t == "endorse"),
+        "{carol_tasks:?}"
+    );
+    let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
+    for (a, _) in &plan {
+        assert!(message.contains(&format!("Mas-Winner: {a}")), "{message}");
+    }
+    assert!(!message.contains("Mas-Winner: carol"), "{message}");
+    assert_eq!(message.matches("carol").count(), 2, "carol endorsed both slices: {message}");
+    // The two fixes came from two agents' slices, and together they pass the suite.
     let holder = |file: &str| plan.iter().find(|(_, t)| t.iter().any(|x| x == file)).map(|(a, _)| a.clone());
     let (tax, reorder) = (holder("src/pricing/tax.rs"), holder("tools/stockcheck/reorder.py"));
     assert!(tax.is_some() && reorder.is_some() && tax != reorder, "{plan:?}");
@@ -449,7 +469,8 @@ fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
         assert_eq!(message.contains(&format!("Mas-Winner: {a}")), worked, "{a}: {message}");
         let status =
             out.report()["slices"].as_array().unwrap().iter().find(|s| s["agent"] == a).map(|s| s["status"].clone());
-        assert_eq!(status, Some(Value::from(if worked { "landed" } else { "abstained" })), "{a}");
+        // A reviewer has no slice: the report lists none for her.
+        assert_eq!(status, if worked { Some(Value::from("landed")) } else { None }, "{a}");
     }
     assert_eq!(fixture_suite(&env, &repo, "main"), Some(0), "the fixture's tests pass on main");
     // Each agent published its focus from its slice, under its own identity (its propose hop),

@@ -201,6 +201,44 @@ fn an_aggregate_run_with_a_plain_unittest_check_lands_every_fix_once() {
     );
 }
 
+#[test]
+fn three_agents_on_two_bugs_deal_no_readme_slice_the_third_reviews_and_the_run_lands() {
+    let env = TestEnv::new();
+    let repo = project(&env, &["alice", "bob", "carol"], Some("python3 -m unittest"));
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    // carol, asked to endorse, first asks the gate for a file of a slice: it is not hers.
+    let reviewer = FIXER.replacen(
+        "  endorse)",
+        "  endorse) git mas gate --paths pricing.py > \"$LOG.gate\" 2>&1; echo \"exit $?\" >> \"$LOG.gate\"\n   ",
+        1,
+    );
+    assert_ne!(reviewer, FIXER);
+    let carol = env.root().join("carol.sh");
+    std::fs::write(&carol, format!("LOG='{}'\n{reviewer}", env.root().join("log").display())).unwrap();
+    let agents = vec![fixer(&env, "alice"), fixer(&env, "bob"), format!("carol=cmd:sh {}", carol.display())];
+    let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate"]);
+    let plan = &out.events("plan")[0]["plan"];
+    // Two bugs, two slices: carol is dealt no README.md; she reviews.
+    assert_eq!(plan["slices"].as_array().unwrap().len(), 2, "{plan:#}");
+    assert_eq!(owner(&plan["slices"], "README.md"), None, "{plan:#}");
+    assert_eq!(plan["reviewers"][0]["agent"], "carol", "{plan:#}");
+    assert_eq!(plan["reviewers"][0]["why"], "nothing the goal concerns is left for a third slice");
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, env_log(&env));
+    // carol was asked only to endorse, and her endorsements brought both slices to the quorum of 2.
+    let carol: Vec<&str> =
+        out.events("hop").iter().filter(|h| h["peer"] == "carol").map(|h| h["task"].as_str().unwrap()).collect();
+    assert!(carol.contains(&"endorse") && !carol.contains(&"propose"), "{carol:?}");
+    // A reviewer holds no file: the gate refused her a slice's file, naming its owner (exit 6).
+    let gate = std::fs::read_to_string(env.root().join("log.gate")).unwrap();
+    let pricing = owner(&plan["slices"], "pricing.py").unwrap();
+    assert!(gate.contains(&format!("{pricing}'s slice")) && gate.trim_end().ends_with("exit 6"), "{gate}");
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
+    assert!(!message.contains("Mas-Winner: carol") && message.contains("carol"), "{message}");
+    let tests = std::process::Command::new("python3").args(["-m", "unittest"]).current_dir(&repo).output().unwrap();
+    assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
+}
+
 /// A larger project in packages: the bugs in `shop/`, the failing tests in `tests/`, and more
 /// files than two slices of eight: docs, configuration, a lock file, modules and tests that pass.
 fn packaged(env: &TestEnv, agents: &[&str]) -> PathBuf {
@@ -262,8 +300,13 @@ fn an_aggregate_run_covers_the_files_the_failing_check_names_and_lands_with_ever
     assert_eq!(dry.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&dry.stderr));
     assert!(text.contains("python3 -m unittest` on main fails 2 test(s)"), "{text}");
     assert!(text.contains("slices (covering what the goal concerns)"), "{text}");
-    assert!(text.contains("tests/test_pricing.py: the failing check names it (Total.test_sums_every_price)"), "{text}");
-    assert!(text.contains("shop/pricing.py: tests/test_pricing.py imports it"), "{text}");
+    assert!(text.contains("tests/test_pricing.py: it holds the failing test Total.test_sums_every_price"), "{text}");
+    assert!(
+        text.contains(
+            "shop/pricing.py: the failing test tests/test_pricing.py (Total.test_sums_every_price) imports it"
+        ),
+        "{text}"
+    );
 
     let (out, _) = coordinate(&env, &repo, &agents, &["--aggregate", "--quorum", "1"]);
     let plan = &out.events("plan")[0]["plan"];

@@ -96,19 +96,19 @@ fn the_demo_runs_end_to_end() {
     let tax = std::fs::read_to_string(dir.join("main-after/src/pricing/tax.rs")).unwrap();
     assert!(tax.contains("amount.percent_bp(rate_bp)"), "the landed fix is on main:\n{tax}");
 
-    // Then the aggregate run on a fresh copy: the plan before the first hop, dave's broken slice
-    // judged against, the three others landed together (partial: tasks_completed), and the tests
+    // Then the aggregate run on a fresh copy: the plan before the first hop, one slice per bug,
+    // grace and dave (faulty) reviewing with no slice, both slices landed together, and the tests
     // that failed on that copy's base pass on its main.
     let aggregate = &text[text.find("\n== 10.").expect("the aggregate step")..];
     let plan = aggregate.find("slices from frame").expect("the plan is shown");
     let first_hop = aggregate.find("round 1 · propose hop").unwrap();
     assert!(plan < first_hop, "the plan comes before the first hop");
-    // erin and frank fix their slices; grace's slice needs no change (she abstains); dave breaks
-    // his: the two with work land, and the report names grace as abstained.
     assert!(aggregate.contains("landed erin, frank on main as"), "{aggregate}");
-    assert!(aggregate.contains("grace        abstained"), "{aggregate}");
-    assert!(aggregate.contains("Mas-Termination: tasks_completed"), "{aggregate}");
-    assert!(aggregate.contains("dave         judged_against"), "the report names the slice left out:\n{aggregate}");
+    assert!(aggregate.contains("Mas-Termination: quality_reached"), "{aggregate}");
+    assert!(
+        aggregate.contains("    dave         (reviews: nothing the goal concerns is left for a fourth slice)"),
+        "{aggregate}"
+    );
     let before = aggregate.find("team-before && git -C team archive main").unwrap();
     let after = aggregate.find("team-after && git -C team archive main").unwrap();
     assert!(aggregate[before..first_hop].contains("check.sh: FAILED: rust python"), "{aggregate}");
@@ -130,7 +130,9 @@ fn assert_narration_matches_the_landing(aggregate: &str) {
     assert!(!winners.is_empty(), "{aggregate}");
     let team = ["erin", "frank", "grace", "dave"];
     let landed: Vec<&str> = team.iter().copied().filter(|a| winners.contains(a)).collect();
-    // The report's slice lines say who abstained (`<agent>  abstained …`).
+    // The plan lists who reviews (`<agent>  (reviews: …)`); the report's slice lines say who
+    // abstained (`<agent>  abstained …`).
+    let reviews = |a: &str| aggregate.contains(&format!("    {a:<12} (reviews: "));
     let abstains = |a: &str| {
         aggregate.lines().map(str::trim).any(|l| {
             l.strip_prefix(a).is_some_and(|r| r.starts_with(' ') && r.split_whitespace().next() == Some("abstained"))
@@ -138,10 +140,14 @@ fn assert_narration_matches_the_landing(aggregate: &str) {
     };
     let others: Vec<&str> = team.iter().copied().filter(|a| !winners.contains(a)).collect();
     let abstained: Vec<&str> = others.iter().copied().filter(|a| abstains(a)).collect();
-    let left: Vec<&str> = others.iter().copied().filter(|a| !abstained.contains(a)).collect();
+    let reviewed: Vec<&str> = others.iter().copied().filter(|a| reviews(a)).collect();
+    let left: Vec<&str> = others.iter().copied().filter(|a| !abstained.contains(a) && !reviewed.contains(a)).collect();
     let mut told = format!("one commit on main holds the slices of {}", landed.join(", "));
     if !abstained.is_empty() {
         told.push_str(&format!("; abstained (their slice needed no change): {}", abstained.join(", ")));
+    }
+    if !reviewed.is_empty() {
+        told.push_str(&format!("; reviewed, with no slice of their own: {}", reviewed.join(", ")));
     }
     if left.is_empty() {
         told.push_str("; every slice with work landed");

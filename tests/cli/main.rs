@@ -35,6 +35,7 @@ mod mcp;
 mod mcp_install;
 mod output;
 mod pipe;
+mod plans;
 mod readme;
 mod records;
 mod report_changes;

@@ -59,18 +59,21 @@ use std::path::PathBuf;
 /// driver never writes a proposal or an endorsement. With --assembly the team models the problem
 /// first.
 ///
-/// --aggregate makes the run complementary instead of best-of-N: the goal is split into one
-/// slice per agent covering what the goal concerns — the files it names, the files with error
-/// diagnostics, the files the check names when the preflight runs it once on main (its failing
-/// tests, the paths in its output), each with its neighbours (the modules it imports; with a SCIP
-/// index, the files it uses or that use it) in one slice. With nothing to go on the frame's files
-/// are dealt out in turn, highest saliency first. Never .mas/ or a lock file; no file in two
-/// slices, so the rule says Parallel for every pair; a slice may hold more files than a focus. The
+/// --aggregate makes the run complementary instead of best-of-N: the goal is split into slices
+/// covering what the goal concerns — the files it names, the files with error diagnostics, the
+/// files the check names when the preflight runs it once on main (its failing tests, the paths in
+/// its output), each with its neighbours (the modules its import statements name, followed
+/// through re-export hubs such as an __init__.py or a lib.rs of `pub use` to the module that
+/// defines the name; with a SCIP index, the files it uses or that use it) in one slice. With
+/// fewer groups than agents the agents left over have no slice: they review (endorse hops only).
+/// With nothing to go on the frame's files are dealt out in turn, highest saliency first, and the
+/// plan says so. Never .mas/, a lock file, a manifest, README or .gitignore as filler; no file in
+/// two slices, so the rule says Parallel for every pair; a slice may hold more files than a focus. The
 /// plan says why each file is where it is; it is recorded, signed, in the run's definition and
 /// shown before the first hop; each propose hop names the agent's slice (`slice=`, `subgoal=`),
 /// and the agent publishes its focus from its first files.
-/// With --assembly the agents may propose the split themselves (`SLICE <agent> <file>…` lines;
-/// a split with a shared top target or a file the frame lacks is refused by name, and the frame's
+/// With --assembly the agents may propose the split themselves (`SLICE <agent> <file>…` lines,
+/// `REVIEW <agent> [why]` for an agent without a slice; a split with a shared top target or a file the frame lacks is refused by name, and the frame's
 /// split is used). After each round a wait-all barrier looks at every slice: the merged whole
 /// (slices merged in plan order onto the base, three-way onto main when main moved, the check run
 /// on the merged tree) lands once, as one commit naming every agent and each slice's endorsers,
@@ -343,13 +346,14 @@ fn narrate_aggregate(ctx: &Context, event: &DevEvent) {
 
 fn plan_source(plan: &SlicePlan) -> &'static str {
     match plan.source {
-        SliceSource::Frame => "dealt from the frame's ranking",
+        SliceSource::Frame => "nothing says what the goal concerns: dealt from the frame's ranking",
         SliceSource::Concerns => "covering what the goal concerns",
         SliceSource::Agents => "proposed by the agents",
     }
 }
 
-/// Each slice of `plan` on a line, and under it why each of its files is there.
+/// Each slice of `plan` on a line, and under it why each of its files is there; then each
+/// agent with no slice, and why it reviews.
 fn plan_lines(plan: &SlicePlan) -> String {
     let mut text = String::new();
     for s in &plan.slices {
@@ -359,6 +363,9 @@ fn plan_lines(plan: &SlicePlan) -> String {
                 text.push_str(&format!("\n  {:<12}   {t}: {why}", ""));
             }
         }
+    }
+    for r in &plan.reviewers {
+        text.push_str(&format!("\n  {:<12} (reviews: {})", r.agent, r.why));
     }
     text
 }
@@ -702,7 +709,7 @@ fn dry_run(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], developmen
     if !args.output.json {
         let route = match route(args.pattern, args.assembly) {
             Route::Development if args.aggregate => {
-                "development, aggregate: one slice per agent, the merged whole lands once"
+                "development, aggregate: one slice per group of files the goal concerns, the merged whole lands once"
             }
             Route::Development => "development, best-of-N: the proposal at quorum lands",
             Route::AssemblyFirst => "ASSEMBLY first, then CONVERGE on the class the team names",

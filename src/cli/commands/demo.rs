@@ -7,9 +7,9 @@
 //! through a bare remote, a frame, foci and the gate, and a team of built-in scripted agents
 //! (`builtin:reference`, `builtin:faulty`) taking one goal through `git mas coordinate`: proposals,
 //! endorsements with a real check, one landing, the report — best-of-N first, then, on a fresh
-//! copy of the project, the aggregate run (`--aggregate --partial`): the goal split by the frame
-//! into one slice per agent, the faulty agent's slice judged against, the others merged and
-//! landed as one commit.
+//! copy of the project, the aggregate run (`--aggregate --partial`): the goal split into one slice per
+//! group of files it concerns (its two bugs: two slices), the agents left over reviewing — the
+//! faulty one among them, with nothing to break — and the slices merged and landed as one commit.
 //!
 //! The team's check is the fixture's own test suite (`sh check.sh`: `cargo test`, then the
 //! stockcheck `unittest`s), and the fixture carries two real bugs its tests catch; the reference
@@ -42,9 +42,9 @@ mod fixture {
 /// check (the fixture's own test suite, `sh check.sh`: it fails on main before the run, on the
 /// two bugs the fixture carries, and passes on main after the landing), lands exactly one commit
 /// on main and prints the convergence report. Then, on a fresh copy of the project, a team of
-/// four splits the goal by the frame (`coordinate --aggregate --partial`): each fixes its own
-/// slice, the faulty one's is judged against, and the others land as one commit; the tests pass
-/// on that main too. Needs cargo or python3 for the check (with one of
+/// four splits the goal (`coordinate --aggregate --partial`): one slice per bug, the two agents left over
+/// (the faulty one among them) review, and the slices land as one commit; the tests pass on that
+/// main too. Needs cargo or python3 for the check (with one of
 /// them, only its suite runs, and the demo says so). Takes well under a minute. The scratch
 /// directory is kept and its path printed.
 #[derive(Debug, clap::Args)]
@@ -427,8 +427,8 @@ fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<Outcome, CliError> {
 const AGGREGATE_TASK: &str = "fix the rounding of tax in pricing (src/pricing/tax.rs) and the reorder threshold in \
      stockcheck (tools/stockcheck/reorder.py)";
 
-/// Step 10: complementary work on a fresh copy of the project: the goal split by the frame, one
-/// slice per agent, the merged whole landed once.
+/// Step 10: complementary work on a fresh copy of the project: the goal split into one slice per
+/// group of files it concerns, the agents left over reviewing, the merged whole landed once.
 fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     let t = d.root.join("team");
     d.say(
@@ -436,9 +436,9 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     )?;
     d.say("   (`coordinate --aggregate`): each agent gets a slice of files no one else holds — what the goal")?;
     d.say("   concerns, the failing tests' files with the modules they import — works it alone and proposes;")?;
-    d.say("   dave is faulty and breaks whatever he holds; a wait-all barrier holds until every slice is judged,")?;
-    d.say("   then the slices at quorum are merged, checked as a whole and land as one commit (--partial: the")?;
-    d.say("   others are left out, and the report names each with why)")?;
+    d.say("   two bugs make two slices: the agents left over hold nothing and review (dave, faulty, has nothing to")?;
+    d.say("   break); a wait-all barrier holds until every slice is judged, then the slices are merged, checked as")?;
+    d.say("   a whole and land as one commit (--partial: a slice judged against is left out, the report says why)")?;
     std::fs::create_dir_all(&t)?;
     write_fixture(&t)?;
     d.git(&t, &["init", "--quiet", "-b", "main"])?;
