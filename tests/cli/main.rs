@@ -35,6 +35,7 @@ mod mcp_install;
 mod output;
 mod pipe;
 mod readme;
+mod real_projects;
 mod records;
 mod report_html;
 mod roster_trail;
