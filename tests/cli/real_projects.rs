@@ -5,8 +5,9 @@
 //! configured but the roster and the project's own test command as the team's check. The goal
 //! names no file.
 //!
-//! Scripted `cmd:` agents do real work with real git mas commands: on a propose hop an agent
-//! reverts the injected bugs it is given — in an aggregate run, every bug whose file is in its
+//! The projects, their checks and their bugs are one table, `tests/projects/projects.json`, that
+//! the benchmark reads too. Scripted `cmd:` agents (`tests/projects/agent.sh`) do real work with
+//! real git mas commands: on a propose hop an agent reverts the injected bugs it is given — in an aggregate run, every bug whose file is in its
 //! slice (it abstains, saying why, when its slice holds none); in best-of-N, the bugs its skill
 //! knows — and on an endorse hop it endorses whom it is asked to.
 //!
@@ -18,6 +19,7 @@
 //! `bench/aggregate-real.sh` times the same runs against the checks they ran.
 
 use crate::common::*;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,125 +30,44 @@ const GOAL: &str = "make the test suite pass";
 
 /// One injected bug: in `file`, the `original` text (occurring once) is replaced by `buggy`,
 /// which fails at least `fails` (a test the project's suite names) and breaks no build or import.
+#[derive(Debug, Deserialize)]
 struct Bug {
-    id: &'static str,
-    file: &'static str,
-    original: &'static str,
-    buggy: &'static str,
-    fails: &'static str,
+    id: String,
+    file: String,
+    original: String,
+    buggy: String,
+    fails: String,
 }
 
-/// A real project: where `fetch.sh` unpacked it, the team's check, the project's own test
-/// command (run on main after the landing) and the bugs.
+/// A real project (a row of `tests/projects/projects.json`, which bench/aggregate-real.sh reads
+/// too): the team's check, the project's own test command (run on main after the landing) and
+/// the bugs.
+#[derive(Debug, Deserialize)]
 struct Project {
-    /// The folder `fetch.sh` fetched it into (under the projects directory).
-    folder: &'static str,
+    /// The folder `fetch.sh` fetched it into (under the projects directory): its key in the table.
+    #[serde(skip)]
+    folder: String,
     /// `name version`, as the registry has it.
-    pinned: &'static str,
+    pinned: String,
     /// `mas.check`.
-    check: &'static str,
+    check: String,
     /// The project's own full test command (argv), run on an export of main.
-    suite: &'static [&'static str],
+    suite: Vec<String>,
     /// Whether the check runs cargo (the hermetic environment then needs the toolchain's homes).
     cargo: bool,
-    bugs: &'static [Bug],
+    bugs: Vec<Bug>,
 }
 
-const TOOLZ: Project = Project {
-    folder: "toolz",
-    pinned: "toolz 1.0.0",
-    check: "python3 -m pytest -q -p no:cacheprovider",
-    suite: &["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-    cargo: false,
-    bugs: &[
-        Bug {
-            id: "frequencies",
-            file: "toolz/itertoolz.py",
-            original: "        d[item] += 1\n",
-            buggy: "        d[item] += 2\n",
-            fails: "test_itertoolz.py::test_frequencies",
-        },
-        Bug {
-            id: "complement",
-            file: "toolz/functoolz.py",
-            original: "    return compose(not_, func)\n",
-            buggy: "    return compose(bool, func)\n",
-            fails: "test_functoolz.py::test_complement",
-        },
-        Bug {
-            id: "valfilter",
-            file: "toolz/dicttoolz.py",
-            original: "        if predicate(v):\n",
-            buggy: "        if not predicate(v):\n",
-            fails: "test_dicttoolz.py::TestDict::test_valfilter",
-        },
-    ],
-};
+/// The projects' table.
+const PROJECTS: &str = include_str!("../projects/projects.json");
 
-/// heck's check runs its unit tests (`--lib`): its 16 doctests are one rustdoc build each, 6 s of
-/// every check on this machine; the full `cargo test`, doctests included, runs on main after the
-/// landing.
-const HECK: Project = Project {
-    folder: "heck",
-    pinned: "heck 0.5.0",
-    check: "cargo test --no-fail-fast --lib",
-    suite: &["cargo", "test", "--no-fail-fast"],
-    cargo: true,
-    bugs: &[
-        Bug {
-            id: "kebab",
-            file: "src/kebab.rs",
-            original: "lowercase, |f| write!(f, \"-\"), f)",
-            buggy: "lowercase, |f| write!(f, \"_\"), f)",
-            fails: "kebab::tests::test1",
-        },
-        Bug {
-            id: "snake",
-            file: "src/snake.rs",
-            original: "lowercase, |f| write!(f, \"_\"), f)",
-            buggy: "lowercase, |f| write!(f, \"-\"), f)",
-            fails: "snake::tests::test1",
-        },
-        Bug {
-            id: "title",
-            file: "src/title.rs",
-            original: "capitalize, |f| write!(f, \" \"), f)",
-            buggy: "capitalize, |f| write!(f, \"\"), f)",
-            fails: "title::tests::test1",
-        },
-    ],
-};
-
-const BUSBOY: Project = Project {
-    folder: "fastify-busboy",
-    pinned: "@fastify/busboy 3.2.6",
-    check: "node --test",
-    suite: &["node", "--test"],
-    cargo: false,
-    bugs: &[
-        Bug {
-            id: "basename",
-            file: "lib/utils/basename.js",
-            original: "path = path.slice(i + 1)",
-            buggy: "path = path.slice(i)",
-            fails: "not ok 1 - basename",
-        },
-        Bug {
-            id: "limit",
-            file: "lib/utils/getLimit.js",
-            original: "  return limits[name]\n}",
-            buggy: "  return limits[name] || defaultLimit\n}",
-            fails: "Get limit",
-        },
-        Bug {
-            id: "plus",
-            file: "lib/utils/Decoder.js",
-            original: "str = str.replace(RE_PLUS, ' ')",
-            buggy: "str = str.replace(RE_PLUS, '+')",
-            fails: "Decoder",
-        },
-    ],
-};
+/// The project `folder` of the table.
+fn project(folder: &str) -> Project {
+    let table: serde_json::Map<String, Value> = serde_json::from_str(PROJECTS).unwrap();
+    let mut p: Project = serde_json::from_value(table[folder].clone()).unwrap();
+    p.folder = folder.to_string();
+    p
+}
 
 /// The team: the driver `lead` and three agents.
 const AGENTS: [&str; 3] = ["alice", "bob", "carol"];
@@ -164,7 +85,7 @@ fn projects_dir() -> PathBuf {
 
 /// The project as the registry ships it; fails (never skips) when it was not fetched.
 fn shipped(project: &Project) -> PathBuf {
-    let src = projects_dir().join(project.folder).join("src");
+    let src = projects_dir().join(&project.folder).join("src");
     assert!(
         src.is_dir(),
         "{} is not fetched at {}: run `bash tests/projects/fetch.sh` (tests/setup.sh runs it) from the repository root",
@@ -174,29 +95,35 @@ fn shipped(project: &Project) -> PathBuf {
     src
 }
 
-/// `text` with `bug` applied (or reverted, `inject` false); the text it replaces must occur once.
-fn apply(text: &str, bug: &Bug, inject: bool) -> String {
-    let (from, to) = if inject { (bug.original, bug.buggy) } else { (bug.buggy, bug.original) };
-    assert_eq!(text.matches(from).count(), 1, "{}: {from:?} must occur once in {}", bug.id, bug.file);
-    text.replacen(from, to, 1)
+/// `text` with `bug` injected: its original text must occur once.
+fn inject(text: &str, bug: &Bug) -> String {
+    assert_eq!(
+        text.matches(&bug.original).count(),
+        1,
+        "{}: {:?} must occur once in {}",
+        bug.id,
+        bug.original,
+        bug.file
+    );
+    text.replacen(&bug.original, &bug.buggy, 1)
 }
 
 /// A fresh repository holding the project with its bugs, committed as main in one commit (no
 /// history says where the bugs are), `lead` and `agents` on its committed roster, and
 /// `mas.check` the project's check: nothing else is configured.
 fn buggy_repo(env: &TestEnv, project: &Project) -> PathBuf {
-    let repo = env.root().join(project.folder);
+    let repo = env.root().join(&project.folder);
     copy_dir(&shipped(project), &repo);
-    for bug in project.bugs {
-        let path = repo.join(bug.file);
+    for bug in &project.bugs {
+        let path = repo.join(&bug.file);
         let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, apply(&text, bug, true)).unwrap();
+        std::fs::write(&path, inject(&text, bug)).unwrap();
     }
     env.git_quiet_ok(&repo, &["init", "--quiet", "-b", "main"]);
     env.git_quiet_ok(&repo, &["add", "."]);
-    env.git_quiet_ok(&repo, &["commit", "--quiet", "-m", project.pinned]);
+    env.git_quiet_ok(&repo, &["commit", "--quiet", "-m", &project.pinned]);
     env.agents(&repo, &[&["lead"][..], &AGENTS].concat());
-    env.git_quiet_ok(&repo, &["config", "mas.check", project.check]);
+    env.git_quiet_ok(&repo, &["config", "mas.check", &project.check]);
     repo
 }
 
@@ -210,86 +137,27 @@ fn suite_on(env: &TestEnv, repo: &Path, project: &Project, rev: &str) -> std::pr
     let mut tar = Command::new("tar").args(["-x", "-C"]).arg(&dir).stdin(std::process::Stdio::piped()).spawn().unwrap();
     std::io::Write::write_all(tar.stdin.as_mut().unwrap(), &archive.stdout).unwrap();
     assert!(tar.wait().unwrap().success());
-    let mut cmd = Command::new(project.suite[0]);
+    let mut cmd = Command::new(&project.suite[0]);
     cmd.args(&project.suite[1..]).current_dir(&dir);
     env.hermetic(&mut cmd);
     with_toolchain(&mut cmd).output().unwrap()
 }
 
-/// The fixer every agent runs (Python, which `tests/setup.sh` installs): reads the fix table (JSON)
-/// and the scope — `slice <files>` or `skill <ids>`, comma-separated — reverts in the current
-/// directory every injected bug in scope that is still there, and prints how many bugs in scope
-/// are fixed in the worktree now (reverted now or on an earlier hop).
-const FIXER: &str = r#"import json, sys
-table = json.load(open(sys.argv[1]))
-mode, scope = sys.argv[2], [s for s in sys.argv[3].split(",") if s]
-fixed = 0
-for bug in table:
-    if (bug["file"] if mode == "slice" else bug["id"]) not in scope:
-        continue
-    try:
-        text = open(bug["file"]).read()
-    except FileNotFoundError:
-        continue
-    if text.count(bug["buggy"]) == 1:
-        open(bug["file"], "w").write(text.replace(bug["buggy"], bug["original"], 1))
-        fixed += 1
-    elif bug["original"] in text:
-        fixed += 1
-print(fixed)
-"#;
-
-/// A scripted agent: on a propose hop it fixes its slice (aggregate: the hop names `slice=`) or
-/// what its skill knows (best-of-N: no slice), and proposes — or, when its slice holds no
-/// injected bug, abstains and says why; on an endorse hop it endorses every agent named. It logs
-/// every prompt to `$LOG.<agent>` and its commands' stderr to `$LOG.<agent>.err`.
-const AGENT: &str = r##"prompt=$(cat)
-me=$GIT_MAS_AGENT
-exec 2>>"$LOG.$me.err"
-field() { printf '%s\n' "$prompt" | sed -n "s/^$1=//p" | head -n 1; }
-printf '%s\n=====\n' "$prompt" >> "$LOG.$me"
-case "$(field task)" in
-  propose)
-    slice=$(field slice)
-    if [ -n "$slice" ]; then
-      fixed=$(python3 "$FIXER" "$FIXES" slice "$slice")
-    else
-      fixed=$(python3 "$FIXER" "$FIXES" skill "$SKILL")
-    fi
-    if [ "$fixed" = 0 ]; then
-      echo "$me: abstains ($slice)" >&2
-      git mas propose --abstain -m "no injected bug in my slice: nothing of mine fails ($slice)" >&2
-    else
-      git mas propose -m "$me reverts $fixed bug(s)" >&2
-    fi ;;
-  endorse) for p in $(field endorse | tr , ' '); do git mas endorse "$p" >&2; done ;;
-esac
-next=$(field next)
-echo "done"
-if [ "$next" = DONE ]; then echo DONE; else echo "NEXT $next"; fi
-"##;
-
-/// The `--agents` entry of `name`, a scripted agent knowing `skill` (bug ids) for best-of-N.
+/// The `--agents` entry of `name`, the scripted agent of `tests/projects/agent.sh` knowing
+/// `skill` (bug ids, for best-of-N).
 fn agent(env: &TestEnv, project: &Project, name: &str, skill: &[&str]) -> String {
-    let fixes = env.root().join("fixes.json");
-    if !fixes.exists() {
-        let table: Vec<Value> = project
-            .bugs
-            .iter()
-            .map(|b| json!({"id": b.id, "file": b.file, "original": b.original, "buggy": b.buggy}))
-            .collect();
-        std::fs::write(&fixes, serde_json::to_string_pretty(&table).unwrap()).unwrap();
-        std::fs::write(env.root().join("fixer.py"), FIXER).unwrap();
-    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/projects");
     let path = env.root().join(format!("{name}.sh"));
-    let head = format!(
-        "LOG='{}'\nFIXES='{}'\nFIXER='{}'\nSKILL='{}'\n",
+    let script = format!(
+        "LOG='{}'\nPROJECTS='{}'\nPROJECT='{}'\nFIXER='{}'\nSKILL='{}'\n. '{}'\n",
         env.root().join("log").display(),
-        fixes.display(),
-        env.root().join("fixer.py").display(),
-        skill.join(",")
+        dir.join("projects.json").display(),
+        project.folder,
+        dir.join("fixer.py").display(),
+        skill.join(","),
+        dir.join("agent.sh").display(),
     );
-    std::fs::write(&path, format!("{head}{AGENT}")).unwrap();
+    std::fs::write(&path, script).unwrap();
     format!("{name}=cmd:sh {}", path.display())
 }
 
@@ -339,9 +207,9 @@ fn assert_every_bug_fails_a_test(env: &TestEnv, repo: &Path, project: &Project) 
     let out = suite_on(env, repo, project, "main");
     let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(!out.status.success(), "{}: the suite passes with the bugs in:\n{text}", project.pinned);
-    for bug in project.bugs {
+    for bug in &project.bugs {
         assert!(
-            text.contains(bug.fails),
+            text.contains(&bug.fails),
             "{}: {} fails no test named {:?}:\n{text}",
             project.pinned,
             bug.id,
@@ -376,8 +244,8 @@ fn aggregate_lands_once_with_the_suite_passing(project: &Project) -> Duration {
             .find(|s| s["targets"].as_array().unwrap().iter().any(|t| t == file))
             .map(|s| s["agent"].as_str().unwrap().to_string())
     };
-    for bug in project.bugs {
-        assert!(owner(bug.file).is_some(), "{}: {} is in no slice:\n{plan:#}\n{story}", project.pinned, bug.file);
+    for bug in &project.bugs {
+        assert!(owner(&bug.file).is_some(), "{}: {} is in no slice:\n{plan:#}\n{story}", project.pinned, bug.file);
     }
 
     assert_eq!(out.code, Some(0), "{}: the run did not land:\n{story}", project.pinned);
@@ -387,10 +255,10 @@ fn aggregate_lands_once_with_the_suite_passing(project: &Project) -> Duration {
         "{}: not one landing:\n{story}",
         project.pinned
     );
-    for bug in project.bugs {
+    for bug in &project.bugs {
         let text = env.git(&repo, &["show", &format!("main:{}", bug.file)]);
         assert!(
-            text.contains(bug.original) && !text.contains(bug.buggy),
+            text.contains(&bug.original) && !text.contains(&bug.buggy),
             "{}: {} is not fixed on main",
             project.pinned,
             bug.id
@@ -410,7 +278,7 @@ fn aggregate_lands_once_with_the_suite_passing(project: &Project) -> Duration {
     for slice in report["slices"].as_array().unwrap() {
         let agent = slice["agent"].as_str().unwrap();
         let mut want: Vec<&str> =
-            project.bugs.iter().filter(|b| owner(b.file).as_deref() == Some(agent)).map(|b| b.file).collect();
+            project.bugs.iter().filter(|b| owner(&b.file).as_deref() == Some(agent)).map(|b| b.file.as_str()).collect();
         want.sort();
         let listed: Vec<&str> = changes
             .iter()
@@ -420,7 +288,7 @@ fn aggregate_lands_once_with_the_suite_passing(project: &Project) -> Duration {
         assert_eq!(listed, want, "{}: {agent}'s slice's changed paths:\n{report:#}", project.pinned);
     }
     // Complementary work: the bugs were not all one agent's.
-    let mut holders: Vec<String> = project.bugs.iter().filter_map(|b| owner(b.file)).collect();
+    let mut holders: Vec<String> = project.bugs.iter().filter_map(|b| owner(&b.file)).collect();
     holders.sort();
     holders.dedup();
     assert!(
@@ -438,7 +306,7 @@ fn best_of_n_lands_the_most_fixes(project: &Project) -> Duration {
     let env = TestEnv::new();
     let repo = buggy_repo(&env, project);
     let base = env.git(&repo, &["rev-parse", "main"]);
-    let ids: Vec<&str> = project.bugs.iter().map(|b| b.id).collect();
+    let ids: Vec<&str> = project.bugs.iter().map(|b| b.id.as_str()).collect();
     let skills = [("alice", &ids[..1]), ("bob", &ids[..2]), ("carol", &ids[..])];
     let agents: Vec<String> = skills.iter().map(|(a, s)| agent(&env, project, a, s)).collect();
     let (out, took) = coordinate(&env, &repo, project, &agents, &[]);
@@ -461,36 +329,36 @@ fn best_of_n_lands_the_most_fixes(project: &Project) -> Duration {
 
 #[test]
 fn toolz_aggregate_lands_once_with_pytest_passing_on_main() {
-    let took = aggregate_lands_once_with_the_suite_passing(&TOOLZ);
+    let took = aggregate_lands_once_with_the_suite_passing(&project("toolz"));
     eprintln!("toolz aggregate run: {took:?}");
 }
 
 #[test]
 fn toolz_best_of_n_lands_the_proposal_with_the_most_fixes() {
-    let took = best_of_n_lands_the_most_fixes(&TOOLZ);
+    let took = best_of_n_lands_the_most_fixes(&project("toolz"));
     eprintln!("toolz best-of-N run: {took:?}");
 }
 
 #[test]
 fn heck_aggregate_lands_once_with_cargo_test_passing_on_main() {
-    let took = aggregate_lands_once_with_the_suite_passing(&HECK);
+    let took = aggregate_lands_once_with_the_suite_passing(&project("heck"));
     eprintln!("heck aggregate run: {took:?}");
 }
 
 #[test]
 fn heck_best_of_n_lands_the_proposal_with_the_most_fixes() {
-    let took = best_of_n_lands_the_most_fixes(&HECK);
+    let took = best_of_n_lands_the_most_fixes(&project("heck"));
     eprintln!("heck best-of-N run: {took:?}");
 }
 
 #[test]
 fn busboy_aggregate_lands_once_with_node_test_passing_on_main() {
-    let took = aggregate_lands_once_with_the_suite_passing(&BUSBOY);
+    let took = aggregate_lands_once_with_the_suite_passing(&project("fastify-busboy"));
     eprintln!("busboy aggregate run: {took:?}");
 }
 
 #[test]
 fn busboy_best_of_n_lands_the_proposal_with_the_most_fixes() {
-    let took = best_of_n_lands_the_most_fixes(&BUSBOY);
+    let took = best_of_n_lands_the_most_fixes(&project("fastify-busboy"));
     eprintln!("busboy best-of-N run: {took:?}");
 }
