@@ -619,8 +619,18 @@ impl From<Refusal> for CliError {
             }
             Refusal::NoProposal { proposer, .. } => Some(format!("{proposer} proposes with `git mas propose` in its worktree")),
             Refusal::ProposalRefChanged { proposer, .. } => Some(format!("{proposer} re-proposes with `git mas propose`")),
+            Refusal::NothingToPropose { .. } => Some(
+                "change your slice's files and propose again, or say why it needs no change: `git mas propose --abstain -m \"<why>\"`"
+                    .to_string(),
+            ),
+            Refusal::AbstainWithChanges { .. } => Some(
+                "propose them (`git mas propose`), or put them back (`git checkout -- <path>`, `git clean`) and abstain again"
+                    .to_string(),
+            ),
+            Refusal::Abstained { .. } => Some("endorse the proposals that change something (`git mas tally`)".to_string()),
             Refusal::CallerNotOnRoster { .. }
-            | Refusal::NotOnRoster { .. } => None,
+            | Refusal::NotOnRoster { .. }
+            | Refusal::AbstainWithoutSlices { .. } => None,
         };
         let kind = if matches!(e, Refusal::EmptyCheck) { Kind::Usage } else { Kind::User };
         let err = CliError::new(kind, e);
@@ -1091,6 +1101,18 @@ mod tests {
             ProposalRefChanged => Refusal::ProposalRefChanged { proposer: "bob".into(), tree: "0123456789abcdef".into(), found: "fe".into() }, 1,
                 "Error: bob's proposal ref does not hold the content its latest proposal event names (tree 0123456789ab); \
                  it was changed outside `git mas propose`\nHint: bob re-proposes with `git mas propose`\n";
+            NothingToPropose => Refusal::NothingToPropose { run: "r1".into() }, 1,
+                "Error: your worktree holds run r1's base unchanged: a slice that changes nothing is not a proposal\n\
+                 Hint: change your slice's files and propose again, or say why it needs no change: \
+                 `git mas propose --abstain -m \"<why>\"`\n";
+            AbstainWithChanges => Refusal::AbstainWithChanges { run: "r1".into(), paths: vec!["a.py".into(), "b.py".into()] }, 1,
+                "Error: you abstain, but your worktree changes 2 path(s) from run r1's base: a.py, b.py\n\
+                 Hint: propose them (`git mas propose`), or put them back (`git checkout -- <path>`, `git clean`) and abstain again\n";
+            AbstainWithoutSlices => Refusal::AbstainWithoutSlices { run: "r1".into() }, 1,
+                "Error: run r1 is not an aggregate run: abstaining is a slice's answer (a best-of-N agent with nothing to propose proposes nothing)\n";
+            Abstained => Refusal::Abstained { proposer: "bob".into(), run: "r1".into() }, 1,
+                "Error: bob abstained in run r1 (its slice needs no change): there is nothing to endorse\n\
+                 Hint: endorse the proposals that change something (`git mas tally`)\n";
         ));
         let stale_lock = || StoreError::StaleLock {
             refname: "refs/mas/journal/alice".into(),

@@ -51,13 +51,15 @@ pub enum Outcome {
     RunIncomplete,
     /// A check failed.
     CheckFailed,
+    /// A run landed, and tests still fail on what landed.
+    Partial,
     /// Standard output was closed early.
     BrokenPipe,
 }
 
 impl Outcome {
     /// Every outcome, in the order of their codes.
-    pub const ALL: [Outcome; 11] = [
+    pub const ALL: [Outcome; 12] = [
         Outcome::Ok,
         Outcome::Refused,
         Outcome::Usage,
@@ -68,6 +70,7 @@ impl Outcome {
         Outcome::FailClosed,
         Outcome::RunIncomplete,
         Outcome::CheckFailed,
+        Outcome::Partial,
         Outcome::BrokenPipe,
     ];
 
@@ -84,6 +87,7 @@ impl Outcome {
             Outcome::FailClosed => 7,
             Outcome::RunIncomplete => 8,
             Outcome::CheckFailed => 9,
+            Outcome::Partial => 10,
             Outcome::BrokenPipe => 141,
         }
     }
@@ -106,6 +110,7 @@ impl Outcome {
             Outcome::FailClosed => "fail-closed",
             Outcome::RunIncomplete => "run-incomplete",
             Outcome::CheckFailed => "check-failed",
+            Outcome::Partial => "partial",
             Outcome::BrokenPipe => "broken-pipe",
         }
     }
@@ -146,6 +151,10 @@ impl Outcome {
                  unreadable reply, the budget)"
             }
             Outcome::CheckFailed => "a check failed: `git mas endorse` recorded a failed endorsement",
+            Outcome::Partial => {
+                "partial: a run landed (`git mas coordinate`, `git mas land`) and tests still fail on what landed: \
+                 it improved on main (fixed at least one failing test, broke none) without passing the check"
+            }
             Outcome::BrokenPipe => {
                 "standard output was closed before everything was written (`git mas log | head -1`); the \
                  command stopped there, quietly, as git does (128 + SIGPIPE)"
@@ -195,6 +204,8 @@ pub mod exit {
     pub const FAIL_CLOSED: u8 = Outcome::FailClosed.code();
     /// A run halted without a result of the protocol.
     pub const RUN_INCOMPLETE: u8 = Outcome::RunIncomplete.code();
+    /// A run landed, and tests still fail on what landed.
+    pub const PARTIAL: u8 = Outcome::Partial.code();
     /// Standard output was closed before everything was written: 128 + SIGPIPE, as git does.
     pub const BROKEN_PIPE: u8 = Outcome::BrokenPipe.code();
 }

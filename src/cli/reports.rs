@@ -183,6 +183,10 @@ pub fn dev_summary(r: &ConvergenceReport) -> String {
         let _ = writeln!(o, "{label}:      {}", r.winners.join(", "));
     }
     slice_lines(r, &mut o);
+    if let Some(n) = r.still_failing {
+        let _ =
+            writeln!(o, "partial:     {n} test(s) still fail on what landed (it fixed failing tests and broke none)");
+    }
     if let Some(passed) = r.merged_check_passed {
         let _ = writeln!(
             o,

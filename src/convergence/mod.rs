@@ -213,6 +213,9 @@ pub enum Outcome {
         commit: String,
         /// The result of a check of the landed tree itself, when it was a merge and one ran.
         merged_check_passed: Option<bool>,
+        /// How many tests still fail on the landed tree, when a check's report said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        still_failing: Option<u64>,
     },
     /// Aborted.
     Aborted {
@@ -244,6 +247,8 @@ pub struct RunState {
     pub quality_threshold: f64,
     /// An aggregate run's slices, in merge order: (agent, targets). Empty for best-of-N.
     pub slices: Vec<(String, Vec<String>)>,
+    /// The slices whose agent abstained (its slice needs no change), with why.
+    pub abstained: Vec<(String, String)>,
     /// The rounds a driver held, when it recorded them: the rounds used are the more of these
     /// and the highest proposal round (agents that never proposed still held their rounds).
     pub rounds_held: Option<u64>,
@@ -263,6 +268,9 @@ pub enum SliceStatus {
     Waiting,
     /// No proposal.
     Missing,
+    /// Its agent abstained: the slice needs no change (`git mas propose --abstain`). Nothing to
+    /// merge, nothing to wait for.
+    Abstained,
 }
 
 impl SliceStatus {
@@ -274,6 +282,7 @@ impl SliceStatus {
             SliceStatus::JudgedAgainst => "judged_against",
             SliceStatus::Waiting => "waiting",
             SliceStatus::Missing => "missing",
+            SliceStatus::Abstained => "abstained",
         }
     }
 }
@@ -366,6 +375,11 @@ pub struct ConvergenceReport {
     /// checked: a proposal landed as endorsed, or the run did not land).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_check_passed: Option<bool>,
+    /// A partial landing: how many tests still fail on what landed (it improved on main, fixing
+    /// at least one test and breaking none, without passing). Absent when everything passed, when
+    /// no check's report said, or when the run did not land.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub still_failing: Option<u64>,
 }
 
 impl ConvergenceReport {
@@ -568,8 +582,13 @@ fn quality_state(state: &RunState, winners: &[String]) -> QualityState {
     }
     let pass_rate = (total > 0).then(|| passed as f64 / total as f64);
     // A landing that leaves a slice out did not reach the team's goal, whatever its checks say.
-    let missing: Vec<&str> =
-        state.slices.iter().map(|(a, _)| a.as_str()).filter(|a| !winners.iter().any(|w| w == a)).collect();
+    let abstained = |a: &str| state.abstained.iter().any(|(x, _)| x == a);
+    let missing: Vec<&str> = state
+        .slices
+        .iter()
+        .map(|(a, _)| a.as_str())
+        .filter(|a| !winners.iter().any(|w| w == a) && !abstained(a))
+        .collect();
     let basis = match (&state.outcome, winners.is_empty()) {
         (Outcome::Landed { .. }, _) => format!("checks of the landed content ({})", winners.join(", ")),
         (_, false) => format!("checks of the leading proposal ({})", winners.join(", ")),
@@ -604,8 +623,10 @@ fn slice_reports(state: &RunState, conflicts: &[Conflict]) -> Vec<SliceReport> {
             let p = state.tally.proposal(agent);
             // A slice a landing left out says why: judged against, or still waiting; "missing"
             // only when it was never proposed.
+            let abstained = state.abstained.iter().any(|(a, _)| a == agent);
             let status = match (landed, p) {
                 (Some(w), _) if w.contains(agent) => SliceStatus::Landed,
+                _ if abstained => SliceStatus::Abstained,
                 (_, None) => SliceStatus::Missing,
                 (_, Some(p)) if p.at_quorum => SliceStatus::AtQuorum,
                 (_, Some(p)) if p.failures().next().is_some() || p.rejections().next().is_some() => {
@@ -745,6 +766,10 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         Outcome::Landed { merged_check_passed, .. } => *merged_check_passed,
         _ => None,
     };
+    let still_failing = match &state.outcome {
+        Outcome::Landed { still_failing: Some(n), .. } if *n > 0 => Some(*n),
+        _ => None,
+    };
 
     ConvergenceReport {
         run: state.run.clone(),
@@ -761,6 +786,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         quality_state,
         slices,
         merged_check_passed,
+        still_failing,
     }
 }
 

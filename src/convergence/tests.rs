@@ -8,6 +8,7 @@ use crate::runtime::{CoordinationEngine, EventMetadata, PatternKind, SemanticEve
 /// TREE`, `accept ENDORSER TREE`, `reject ENDORSER TREE`.
 fn tally(quorum: u32, max_rounds: Option<u64>, script: &[&str]) -> Tally {
     let mut engine = DevelopmentEngine::new(DevelopmentConfig {
+        parts: false,
         roster: vec!["alice".into(), "bob".into(), "carol".into()],
         quorum,
         max_rounds,
@@ -59,6 +60,7 @@ fn state(tally: Tally, outcome: Outcome) -> RunState {
         used_ms: 1000,
         quality_threshold: 1.0,
         slices: Vec::new(),
+        abstained: Vec::new(),
         rounds_held: None,
     }
 }
@@ -68,6 +70,7 @@ fn landed(winners: &[&str]) -> Outcome {
         winners: winners.iter().map(|s| s.to_string()).collect(),
         commit: "c0ffee".into(),
         merged_check_passed: None,
+        still_failing: None,
     }
 }
 

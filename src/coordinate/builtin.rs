@@ -8,16 +8,19 @@
 //! text), so that on the fixture a proposal is a real patch the project's tests can judge.
 //!
 //! - **propose**: in an aggregate run (a `slice=` header) every kind first publishes its focus
-//!   from its slice (`git mas focus publish --targets <slice>`). Every kind writes `notes/<agent>.md` (the goal and the round), so that two
-//!   agents' proposals never share a tree (an endorsement of a tree the endorser proposed too
-//!   would not count), then runs `git mas propose`. `reference` and `greedy` also apply the
-//!   catalogue's fixes — with a `slice=` header (an aggregate run), only those for the files of
-//!   their slice; without one (best-of-N), every fix whose buggy text is present; where none
-//!   applies (another repository, or a slice the catalogue knows nothing of) the note is all they
-//!   write. `faulty` breaks its slice: an unclosed function at the end of every Rust file of the
-//!   slice, an unclosed definition at the end of every Python file; without a slice, or when its
-//!   slice holds no such file, the unclosed function goes at the end of `src/lib.rs` when there is
-//!   one. On the fixture, either is a proposal its check rejects.
+//!   from its slice (`git mas focus publish --targets <slice>`). In a best-of-N run every kind
+//!   writes `notes/<agent>.md` (the goal and the round), so that two agents' proposals never
+//!   share a tree (an endorsement of a tree the endorser proposed too would not count); in an
+//!   aggregate run the slices are disjoint and a peer writes nothing outside its slice. Then it
+//!   runs `git mas propose`. `reference` and `greedy` apply the catalogue's fixes — with a
+//!   `slice=` header, only those for the files of their slice; without one, every fix whose buggy
+//!   text is present; where none applies (another repository) the note is all they write, and a
+//!   slice the catalogue knows nothing of gets no change: the peer abstains
+//!   (`git mas propose --abstain -m <why>`). `faulty` breaks its slice: an unclosed function at
+//!   the end of every Rust file of the slice, an unclosed definition at the end of every Python
+//!   file; without a slice, or when its slice holds no such file, the unclosed function goes at
+//!   the end of `src/lib.rs` when there is one. On the fixture, either is a proposal its check
+//!   rejects.
 //! - **endorse**: `git mas endorse <agent>` for every agent the hop names; a failing check is a
 //!   recorded result (exit 9), not a failure of the hop.
 //! - **close**: a peer whose work landed releases its focus when it holds a live one
@@ -124,7 +127,9 @@ pub fn plan_edits(kind: BuiltinKind, hop: &ProposeHop, read: &dyn Fn(&str) -> Op
     };
     let slice: Option<Vec<&str>> =
         hop.slice.as_ref().map(|s| s.iter().map(String::as_str).filter(|p| inside(p)).collect());
-    let mut edits = vec![note()];
+    // A slice is the agent's whole work: no note outside it (a slice that changes nothing
+    // abstains instead, see [`propose`]).
+    let mut edits = if slice.is_some() { Vec::new() } else { vec![note()] };
     edits.extend(match kind {
         BuiltinKind::Reference | BuiltinKind::Greedy => apply_fixes(slice.as_deref(), read),
         BuiltinKind::Faulty => breakage(slice.as_deref(), read),
@@ -241,6 +246,14 @@ fn propose(kind: BuiltinKind, header: &PromptHeader, exe: &Path, dir: &Path, out
     }
     let _ = writeln!(out, "wrote {}", if written.is_empty() { "nothing".to_owned() } else { written.join(", ") });
     out.push_str(&failed);
+    if written.is_empty()
+        && let Some(slice) = &hop.slice
+    {
+        // A slice the catalogue has no fix for needs no change from this peer: it abstains.
+        let why = format!("none of the fixes I know touches my slice ({})", slice.join(", "));
+        report(out, &run(exe, dir, &["propose", "--abstain", "-m", &why]));
+        return;
+    }
     let message = format!("{}'s scripted proposal, round {}: {}", hop.agent, hop.round, written.join(", "));
     report(out, &run(exe, dir, &["propose", "-m", &message]));
 }
@@ -323,29 +336,22 @@ mod tests {
             (BuiltinKind::Reference, None, &["notes/bob.md", "src/pricing/tax.rs", "tools/stockcheck/reorder.py"]),
             (BuiltinKind::Greedy, None, &["notes/bob.md", "src/pricing/tax.rs", "tools/stockcheck/reorder.py"]),
             // A slice: its own fixes only.
-            (
-                BuiltinKind::Reference,
-                Some(&["src/pricing/tax.rs", "src/money.rs"]),
-                &["notes/bob.md", "src/pricing/tax.rs"],
-            ),
-            (
-                BuiltinKind::Reference,
-                Some(&["tools/stockcheck/reorder.py"]),
-                &["notes/bob.md", "tools/stockcheck/reorder.py"],
-            ),
-            // A slice the catalogue knows nothing of, or one climbing out: the note alone.
-            (BuiltinKind::Reference, Some(&["src/money.rs", "README.md"]), &["notes/bob.md"]),
-            (BuiltinKind::Greedy, Some(&["../src/pricing/tax.rs", "/src/pricing/tax.rs"]), &["notes/bob.md"]),
-            (BuiltinKind::Reference, Some(&[]), &["notes/bob.md"]),
+            (BuiltinKind::Reference, Some(&["src/pricing/tax.rs", "src/money.rs"]), &["src/pricing/tax.rs"]),
+            (BuiltinKind::Reference, Some(&["tools/stockcheck/reorder.py"]), &["tools/stockcheck/reorder.py"]),
+            // A slice the catalogue knows nothing of, or one climbing out: nothing (the peer
+            // abstains).
+            (BuiltinKind::Reference, Some(&["src/money.rs", "README.md"]), &[]),
+            (BuiltinKind::Greedy, Some(&["../src/pricing/tax.rs", "/src/pricing/tax.rs"]), &[]),
+            (BuiltinKind::Reference, Some(&[]), &[]),
             // Faulty: the note and its slice's code files broken, else the crate root.
             (BuiltinKind::Faulty, None, &["notes/bob.md", "src/lib.rs"]),
             (
                 BuiltinKind::Faulty,
                 Some(&["src/pricing/tax.rs", "tools/stockcheck/reorder.py", "README.md"]),
-                &["notes/bob.md", "src/pricing/tax.rs", "tools/stockcheck/reorder.py"],
+                &["src/pricing/tax.rs", "tools/stockcheck/reorder.py"],
             ),
-            (BuiltinKind::Faulty, Some(&["README.md", "src/absent.rs"]), &["notes/bob.md", "src/lib.rs"]),
-            (BuiltinKind::Faulty, Some(&["src/lib.rs", "README.md", "src/lib.rs"]), &["notes/bob.md", "src/lib.rs"]),
+            (BuiltinKind::Faulty, Some(&["README.md", "src/absent.rs"]), &["src/lib.rs"]),
+            (BuiltinKind::Faulty, Some(&["src/lib.rs", "README.md", "src/lib.rs"]), &["src/lib.rs"]),
         ];
         for (kind, slice, want) in table {
             let edits = plan(*kind, *slice, &fixture());
@@ -379,9 +385,9 @@ mod tests {
     #[test]
     fn faulty_leaves_code_that_does_not_parse() {
         let edits = plan(BuiltinKind::Faulty, Some(&["src/pricing/tax.rs", "tools/stockcheck/reorder.py"]), &fixture());
-        assert_eq!(edits[1].1, format!("{TAX_RS}{FAULTY_TAIL}"));
-        assert!(edits[1].1.matches('{').count() > edits[1].1.matches('}').count(), "a brace left open");
-        assert_eq!(edits[2].1, format!("{REORDER_PY}{FAULTY_PY_TAIL}"));
+        assert_eq!(edits[0].1, format!("{TAX_RS}{FAULTY_TAIL}"));
+        assert!(edits[0].1.matches('{').count() > edits[0].1.matches('}').count(), "a brace left open");
+        assert_eq!(edits[1].1, format!("{REORDER_PY}{FAULTY_PY_TAIL}"));
         let other: BTreeMap<&str, &str> = [("src/lib.rs", "pub fn a() {}\n")].into_iter().collect();
         let edits = plan(BuiltinKind::Faulty, None, &other);
         assert_eq!(edits[1], ("src/lib.rs".to_owned(), format!("pub fn a() {{}}\n{FAULTY_TAIL}")));

@@ -109,6 +109,8 @@ pub enum DevHalt {
     UnreadableReply,
     /// The budget ran out.
     BudgetExhausted,
+    /// Every slice's agent abstained: nothing needed a change, nothing landed.
+    NothingToLand,
 }
 
 impl DevHalt {
@@ -120,6 +122,7 @@ impl DevHalt {
             DevHalt::MaxRoundsReached => "max-rounds-reached",
             DevHalt::UnreadableReply => "unreadable-reply",
             DevHalt::BudgetExhausted => "budget-exhausted",
+            DevHalt::NothingToLand => "nothing-to-land",
         }
     }
 }
@@ -387,6 +390,9 @@ struct Driver<'a> {
     notes: BTreeMap<String, Vec<String>>,
     /// The last aggregate landing was blocked: why.
     blocked: Option<String>,
+    /// The members of the last whole held back because tests still failed on it: the same whole
+    /// again (nothing changed since) lands as it is.
+    held: Option<Vec<(String, String)>>,
     /// The gate's denials already handed on: (time, agent, file), and the time from which the
     /// log is read (the run's start, in unix seconds).
     denials_seen: (u64, std::collections::BTreeSet<(u64, String, String)>),
@@ -614,13 +620,14 @@ impl Driver<'_> {
     }
 
     /// Lands the leader, or in an aggregate run every slice at quorum (with `partial`, leaving
-    /// out those still waiting), through the library's one landing operation.
-    fn land(&mut self, round: u64, partial: bool) -> Result<Landing, DevError> {
+    /// out those still waiting), through the library's one landing operation. With `hold`, a
+    /// whole that would land partial (tests still failing) is not written: [`Landing::Held`].
+    fn land(&mut self, round: u64, (partial, hold): (bool, bool)) -> Result<Landing, DevError> {
         let mut host = StoreHost { store: self.store, roster: &self.roster };
         let lander = Lander { name: self.driver, key: self.key };
         // The report is stored when the run ends; a landing recorded by anyone is the result.
         let aggregate = self.setup.aggregate.is_some();
-        let options = LandOptions { aggregate, partial, report: false, any_landing: true };
+        let options = LandOptions { aggregate, partial, report: false, any_landing: true, hold_partial: hold };
         let (commit, winners, termination) =
             match land::land_run(self.store, &mut host, Some(&self.run), Some(lander), options).map(|r| r.outcome) {
                 Ok(LandOutcome::Recorded { landing, .. }) => {
@@ -635,7 +642,7 @@ impl Driver<'_> {
                     let detail = plan.conflicts.iter().map(|c| c.detail.clone()).collect::<Vec<_>>().join("; ");
                     return Ok(Landing::Blocked(plan.conflicts, format!("the landing is blocked: {detail}")));
                 }
-                Ok(LandOutcome::WouldLand { .. }) => return Ok(Landing::NotYet),
+                Ok(LandOutcome::WouldLand { plan, .. }) => return Ok(Landing::Held(Box::new(plan))),
                 Err(PoolError::MainMoved { .. }) => {
                     self.emit(DevEvent::NotLandable { round, detail: "main kept moving while landing".into() })?;
                     return Ok(Landing::NotYet);
@@ -703,6 +710,7 @@ pub async fn develop(
         sink,
         notes: BTreeMap::new(),
         blocked: None,
+        held: None,
         denials_seen: (crate::attention::focus_store::now_secs().saturating_sub(1), Default::default()),
     };
     d.emit(DevEvent::RunStarted {
@@ -753,6 +761,8 @@ enum Landing {
     NotYet,
     /// Blocked: the conflicts (recorded in the run) and what to say.
     Blocked(Vec<RecordedConflict>, String),
+    /// Held: the whole improves on main but tests still fail on it (asked with `hold`).
+    Held(Box<land::commit::LandPlan>),
 }
 
 /// How the rounds ended: the halt, the agent it is about, what happened, and what landed
@@ -800,7 +810,9 @@ impl Driver<'_> {
                 .tally
                 .proposals
                 .iter()
-                .filter(|p| &p.agent != me && !p.verdicts.iter().any(|v| &v.endorser == me))
+                .filter(|p| {
+                    &p.agent != me && !p.verdicts.iter().any(|v| &v.endorser == me) && !view.abstained(&p.agent)
+                })
                 .map(|p| p.agent.clone())
                 .collect();
             if targets.is_empty() {
@@ -817,9 +829,9 @@ impl Driver<'_> {
                 return Ok(Some(end));
             }
         } else if view.tally.quorum_reached() {
-            match self.land(round, false)? {
+            match self.land(round, (false, false))? {
                 Landing::Landed(commit, winners) => return Ok(Some(End::landed(commit, winners))),
-                Landing::NotYet => {}
+                Landing::NotYet | Landing::Held(_) => {}
                 Landing::Blocked(_, detail) => return Ok(End::halt(DevHalt::LandBlocked, None, detail)),
             }
         }
@@ -844,8 +856,12 @@ impl Driver<'_> {
         } else {
             self.end_unlanded(halt, &detail, last_round)?;
         }
-        self.emit(DevEvent::Halt { halt, peer, detail })?;
         let report = self.view()?.report(now_ms());
+        let detail = match report.still_failing {
+            Some(n) if halt == DevHalt::Landed => format!("{detail}; partial: {n} test(s) still fail on main"),
+            _ => detail,
+        };
+        self.emit(DevEvent::Halt { halt, peer, detail })?;
         land::store_report(self.store, &self.run, &report, Lander { name: self.driver, key: self.key })?;
         self.emit(DevEvent::Report { report: Box::new(report.clone()) })?;
         let landed = landed.map(|(commit, _)| commit);

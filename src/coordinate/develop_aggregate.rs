@@ -1,34 +1,53 @@
 //! The aggregate rounds of [`super::develop`] (seed 001 §7, complementary aggregation): every
 //! agent works its own slice of the run's plan; after each round the **wait-all barrier** looks at
-//! every slice — at quorum, judged against (a failed check or a rejection), waiting for
-//! endorsements, or missing — and the merged whole lands only when every slice is at quorum.
+//! every slice — at quorum, abstained, judged against (a failed check or a rejection), waiting for
+//! endorsements, or missing — and the merged whole lands only when every slice is at quorum or
+//! abstained.
+//!
+//! A slice is a part: the engine endorses it when its check breaks nothing the base passed
+//! (`sound`), whatever it fixes alone, and an agent whose slice needs no change abstains (`git mas
+//! propose --abstain`: a proposal of the base's tree, [`crate::devrun::view::RunView::abstained`]),
+//! which nobody is asked to endorse and nothing waits for. Every slice abstained: the run ends
+//! `nothing-to-land`.
+//!
+//! The whole is tested before it lands ([`crate::ops::land::commit`]): the merged tree's check
+//! passes, or its report shows it improving on main. A whole that improves without passing is
+//! **held** while rounds are left and it changed since it was last held: the slices that fixed
+//! nothing on their own (or abstained) are told which tests still fail and get the next propose
+//! hop; the same whole again, or the last round, lands it — a partial landing, which the halt
+//! line, the report and the exit code (10) say.
 //!
 //! What stops a landing is handed back to the agents concerned, never the end of the run: a slice
 //! judged against goes back to its agent with why; an aggregate landing blocked by two slices
 //! changing the same lines (`artifact_mismatch`, with the paths and both agents) or by a merged
-//! tree whose check fails (`test_failure` of the aggregate) is recorded in the run (the blocked
-//! landing record, so the report lists it) and named in the next round's propose hop of every
-//! agent it implicates (what conflicted, with whom). An agent whose slice is at quorum and that
-//! has nothing to resolve sits the next propose hop out. Only when the rounds or the budget run
-//! out does the run end unlanded: blocked, when the last landing was. With `--partial`, the slices
-//! at quorum land as soon as the barrier holds (or when the rounds end) without the others, and
-//! the report names the missing ones (never `quality_reached`).
+//! tree whose check breaks tests (`test_failure` of the aggregate, naming the slices whose
+//! combination broke it) is recorded in the run (the blocked landing record, so the report lists
+//! it) and named in the next round's propose hop of every agent it implicates (what conflicted,
+//! with whom). An agent whose slice is at quorum or abstained and that has nothing to resolve sits
+//! the next propose hop out. Only when the rounds or the budget run out does the run end
+//! unlanded: blocked, when the last landing was. With `--partial`, the slices at quorum land as
+//! soon as the barrier holds (or when the rounds end) without the others, and the report names
+//! the missing ones (never `quality_reached`).
 
 use super::{BarrierSlice, DevError, DevEvent, DevHalt, Driver, End, Landing};
 use crate::convergence::{RecordedConflict, SliceStatus};
 use crate::devrun::slices::SlicePlan;
 use crate::devrun::view::RunView;
-use crate::engines::development::Tally;
 use std::collections::BTreeSet;
 
-/// Where each slice of `plan` stands in `tally` (pure), in the plan's order.
-pub fn barrier(plan: &SlicePlan, tally: &Tally) -> Vec<BarrierSlice> {
+/// Where each slice of `plan` stands in `view`'s tally, in the plan's order: an abstention
+/// (the slice needs no change) is in, with its reason.
+pub fn barrier(plan: &SlicePlan, view: &RunView) -> Vec<BarrierSlice> {
+    let tally = &view.tally;
     plan.slices
         .iter()
         .map(|s| {
             let Some(p) = tally.proposal(&s.agent) else {
                 return BarrierSlice { agent: s.agent.clone(), status: SliceStatus::Missing, detail: None };
             };
+            if let Some(why) = view.abstention(&s.agent) {
+                return BarrierSlice { agent: s.agent.clone(), status: SliceStatus::Abstained, detail: Some(why) };
+            }
             let against: Vec<String> = p
                 .failures()
                 .map(|v| format!("{}'s check failed", v.endorser))
@@ -46,9 +65,17 @@ pub fn barrier(plan: &SlicePlan, tally: &Tally) -> Vec<BarrierSlice> {
         .collect()
 }
 
-/// Whether the wait-all barrier holds: every slice is in, at quorum or judged against.
+/// Whether the wait-all barrier holds: every slice is in, at quorum, abstained or judged
+/// against.
 pub fn barrier_holds(slices: &[BarrierSlice]) -> bool {
-    slices.iter().all(|s| matches!(s.status, SliceStatus::AtQuorum | SliceStatus::JudgedAgainst))
+    slices
+        .iter()
+        .all(|s| matches!(s.status, SliceStatus::AtQuorum | SliceStatus::JudgedAgainst | SliceStatus::Abstained))
+}
+
+/// Whether every slice is ready to land: at quorum, or abstained.
+fn ready(s: &BarrierSlice) -> bool {
+    matches!(s.status, SliceStatus::AtQuorum | SliceStatus::Abstained)
 }
 
 /// What `party` is told of `conflict` in its next propose hop.
@@ -71,7 +98,8 @@ impl Driver<'_> {
             return Ok(BTreeSet::new());
         }
         let view = self.view()?;
-        Ok(view.tally.at_quorum.iter().filter(|a| !self.notes.contains_key(*a)).cloned().collect())
+        let abstained = view.tally.proposals.iter().map(|p| &p.agent).filter(|a| view.abstained(a));
+        Ok(view.tally.at_quorum.iter().chain(abstained).filter(|a| !self.notes.contains_key(*a)).cloned().collect())
     }
 
     /// The barrier after a round, and the aggregate landing when it holds (or, with
@@ -79,7 +107,7 @@ impl Driver<'_> {
     pub(super) async fn aggregate_step(&mut self, round: u64, view: &RunView) -> Result<Option<End>, DevError> {
         let Some(aggregate) = self.setup.aggregate.as_ref() else { return Ok(None) };
         let partial = aggregate.partial;
-        let slices = barrier(&aggregate.plan, &view.tally);
+        let slices = barrier(&aggregate.plan, view);
         let holds = barrier_holds(&slices);
         self.emit(DevEvent::Barrier { round, holds, slices: slices.clone() })?;
         self.notes.clear();
@@ -91,15 +119,22 @@ impl Driver<'_> {
                 .push(format!("your slice's proposal was judged against ({why}): fix it and propose again"));
         }
         self.slice_denials(round)?;
-        let complete = slices.iter().all(|s| s.status == SliceStatus::AtQuorum);
+        let complete = slices.iter().all(ready);
         let last = round >= self.setup.max_rounds || self.budget.next_timeout().is_none();
         let any = slices.iter().any(|s| s.status == SliceStatus::AtQuorum);
+        if complete && !any {
+            let detail = format!(
+                "every slice's agent abstained ({}): nothing the goal concerns needed a change",
+                slices.iter().map(|s| s.agent.as_str()).collect::<Vec<_>>().join(", ")
+            );
+            return Ok(End::halt(DevHalt::NothingToLand, None, detail));
+        }
         // With --partial the slices at quorum land once the barrier holds, or when the rounds end.
         let partial_now = partial && any && !complete && (holds || last);
         if !complete && !partial_now {
             let open: Vec<String> = slices
                 .iter()
-                .filter(|s| s.status != SliceStatus::AtQuorum)
+                .filter(|s| !ready(s))
                 .map(|s| format!("{} ({})", s.agent, s.detail.as_deref().unwrap_or("no proposal")))
                 .collect();
             let why = if holds {
@@ -110,9 +145,16 @@ impl Driver<'_> {
             self.emit(DevEvent::NotLandable { round, detail: format!("{why}: {}", open.join(", ")) })?;
             return Ok(None);
         }
-        match self.land(round, partial_now)? {
+        // A whole that still fails tests is held while rounds are left and something may change:
+        // its agents get another round, and the same whole again lands as it is.
+        let hold = !last && self.held.as_ref() != Some(&view.candidates(true));
+        match self.land(round, (partial_now, hold))? {
             Landing::Landed(commit, winners) => Ok(Some(End::landed(commit, winners))),
             Landing::NotYet => Ok(None),
+            Landing::Held(plan) => {
+                self.hold(round, view, &plan)?;
+                Ok(None)
+            }
             Landing::Blocked(conflicts, detail) => {
                 self.blocked = Some(detail);
                 for conflict in conflicts {
@@ -124,6 +166,35 @@ impl Driver<'_> {
                 Ok(None)
             }
         }
+    }
+
+    /// Holds back a whole that improves on main while tests still fail on it: every slice whose
+    /// proposal fixes nothing on its own (or that abstained) is told which tests still fail, and
+    /// gets the next round's propose hop.
+    fn hold(&mut self, round: u64, view: &RunView, plan: &crate::ops::land::commit::LandPlan) -> Result<(), DevError> {
+        let Some(aggregate) = self.setup.aggregate.as_ref() else { return Ok(()) };
+        let n = plan.still_failing.unwrap_or_default();
+        let tests = if plan.failing.is_empty() { String::new() } else { format!(": {}", plan.failing.join(", ")) };
+        let asked: Vec<String> = aggregate
+            .plan
+            .slices
+            .iter()
+            .map(|s| s.agent.clone())
+            .filter(|a| view.abstained(a) || view.tally.proposal(a).is_none_or(|p| crate::devrun::view::fixes(p) == 0))
+            .collect();
+        for agent in &asked {
+            self.notes.entry(agent.clone()).or_default().push(format!(
+                "the merged whole of the slices improves on main but {n} test(s) still fail on it{tests}; \
+                 if one of them is your slice's to fix, fix it and propose again, else propose the same again"
+            ));
+        }
+        self.held = Some(plan.members.clone());
+        let who = if asked.is_empty() { "every slice gets".to_string() } else { format!("{} get", asked.join(", ")) };
+        let detail = format!(
+            "the merged whole of {} improves on main, but {n} test(s) still fail on it{tests}: {who} another round before it lands",
+            plan.members.iter().map(|(a, _)| a.as_str()).collect::<Vec<_>>().join(", ")
+        );
+        self.emit(DevEvent::NotLandable { round, detail })
     }
 
     /// The gate's denials of this run's agents since the last round, of files in another agent's
@@ -169,11 +240,8 @@ impl Driver<'_> {
             return End::halt(DevHalt::LandBlocked, None, detail);
         }
         let view = self.view().ok()?;
-        let open: Vec<String> = barrier(&aggregate.plan, &view.tally)
-            .into_iter()
-            .filter(|s| s.status != SliceStatus::AtQuorum)
-            .map(|s| s.agent)
-            .collect();
+        let open: Vec<String> =
+            barrier(&aggregate.plan, &view).into_iter().filter(|s| !ready(s)).map(|s| s.agent).collect();
         let detail = format!("{rounds} round(s) passed without every slice at quorum (not in: {})", open.join(", "));
         End::halt(DevHalt::MaxRoundsReached, None, detail)
     }

@@ -228,7 +228,9 @@ impl DevPrompt<'_> {
              once\nevery slice is in. Your slice: {}\n\
              1. Publish your focus from your slice: `git mas focus publish --targets {}`.\n\
              2. Change only your slice's files (other agents hold the others; the gate refuses them).\n\
-             3. Run `git mas propose` in your worktree: your worktree's content becomes your slice's proposal.",
+             3. Run `git mas propose` in your worktree: your worktree's content becomes your slice's proposal.\n\
+             If your slice needs no change for the goal, change nothing and say why instead: \
+             `git mas propose --abstain -m \"<why>\"` (a proposal that changes nothing is refused).",
             slice.subgoal,
             self.focus.join(" ")
         );

@@ -344,7 +344,13 @@ fn read_chain(
 /// The engine configuration for a run. Self-endorsement is the repository's policy
 /// (`git config mas.allowSelfEndorse`), applied when tallying.
 pub fn engine_config(def: &RunDef, allow_self_endorse: bool) -> DevelopmentConfig {
-    DevelopmentConfig { roster: def.roster.clone(), quorum: def.quorum, max_rounds: def.max_rounds, allow_self_endorse }
+    DevelopmentConfig {
+        roster: def.roster.clone(),
+        quorum: def.quorum,
+        max_rounds: def.max_rounds,
+        allow_self_endorse,
+        parts: def.slices.is_some(),
+    }
 }
 
 /// Replays a run's events through a fresh development engine.

@@ -504,6 +504,10 @@ pub struct LandingPayload {
     pub aggregate: bool,
     /// Whether a check ran on the landed tree itself (a merge), and its exit status.
     pub merged_check: Option<CheckSummary>,
+    /// How many tests still fail on the landed tree, when a check's report said (0: it passed):
+    /// more than 0 is a partial landing — it improved on main without passing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub still_failing: Option<u64>,
     /// The termination reason written in the commit's trailer.
     pub termination: String,
     /// The current frame's hash at landing, if there was one.

@@ -88,6 +88,37 @@ pub enum Refusal {
         /// The run.
         run: String,
     },
+    /// A proposal in an aggregate run whose content is the run's base: a slice that changes
+    /// nothing is not a proposal.
+    #[error("your worktree holds run {run}'s base unchanged: a slice that changes nothing is not a proposal")]
+    NothingToPropose {
+        /// The run.
+        run: String,
+    },
+    /// `--abstain` with changes in the worktree.
+    #[error("you abstain, but your worktree changes {} path(s) from run {run}'s base: {}", paths.len(), paths.iter().take(5).cloned().collect::<Vec<_>>().join(", "))]
+    AbstainWithChanges {
+        /// The run.
+        run: String,
+        /// What the worktree changes.
+        paths: Vec<String>,
+    },
+    /// `--abstain` in a run without slices.
+    #[error(
+        "run {run} is not an aggregate run: abstaining is a slice's answer (a best-of-N agent with nothing to propose proposes nothing)"
+    )]
+    AbstainWithoutSlices {
+        /// The run.
+        run: String,
+    },
+    /// An endorsement of an abstention.
+    #[error("{proposer} abstained in run {run} (its slice needs no change): there is nothing to endorse")]
+    Abstained {
+        /// The abstaining agent.
+        proposer: String,
+        /// The run.
+        run: String,
+    },
     /// The proposal ref holds other content than the proposer's latest proposal event names.
     #[error(
         "{proposer}'s proposal ref does not hold the content its latest proposal event names (tree {}); it was changed outside `git mas propose`",
@@ -282,9 +313,10 @@ pub fn endorsement_epoch(proposal: Option<&crate::engines::development::Proposal
     proposal.map_or(0, |p| p.rounds.saturating_sub(1))
 }
 
-/// An endorsement's verdict as `endorse` reports it: the engine's judgement of its payload.
-pub fn verdict(payload: &SemanticPayload) -> Option<Judgement> {
-    Judgement::of(payload)
+/// An endorsement's verdict as `endorse` reports it: the engine's judgement of its payload in
+/// the run `def` (an aggregate run's proposals are parts of a whole).
+pub fn verdict(def: &RunDef, payload: &SemanticPayload) -> Option<Judgement> {
+    Judgement::of(payload, def.slices.is_some())
 }
 
 #[cfg(test)]
@@ -527,7 +559,7 @@ mod tests {
             (SemanticPayload::ExternalBytes { digest: "t".into(), len: 1 }, None),
         ];
         for (payload, want) in table {
-            assert_eq!(verdict(&payload).as_ref().map(Judgement::name), want, "{payload:?}");
+            assert_eq!(verdict(&def(None, None, None), &payload).as_ref().map(Judgement::name), want, "{payload:?}");
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::runtime::{EventOutcome, MasRuntime};
 use crate::store::Store;
 use gix::ObjectId;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// The pass rate the quality gate needs: every check of the content.
 pub const QUALITY_THRESHOLD: f64 = 1.0;
@@ -46,6 +47,12 @@ pub struct RunView {
     pub main_tip: Option<ObjectId>,
     /// Proposal refs this read brought to what their events name (a `propose` a crash split).
     pub settled: Vec<super::settle::Settled>,
+    /// The tree of the run's base (`None` when it cannot be read).
+    pub base_tree: Option<String>,
+    /// Lines each proposal at quorum changes from the base (added and deleted, as
+    /// `git diff --numstat` counts them), read for a best-of-N run with two or more at quorum:
+    /// the tie-break of [`RunView::candidates`].
+    pub changed_lines: BTreeMap<String, u64>,
 }
 
 impl RunView {
@@ -54,12 +61,30 @@ impl RunView {
         self.meta.problems.iter().chain(self.events.problems.iter())
     }
 
+    /// Whether `agent` abstained: in an aggregate run, its current proposal is the base's tree
+    /// unchanged (`git mas propose --abstain`: its slice needs no change). An abstention is not
+    /// endorsed, merged or waited for.
+    pub fn abstained(&self, agent: &str) -> bool {
+        self.meta.def.slices.is_some()
+            && self.base_tree.as_deref().is_some_and(|base| self.tally.proposal(agent).is_some_and(|p| p.tree == base))
+    }
+
+    /// Why `agent` abstained (its abstention's message), when it did.
+    pub fn abstention(&self, agent: &str) -> Option<String> {
+        if !self.abstained(agent) {
+            return None;
+        }
+        let note = events::accepted_proposal(&self.runtime, &self.events, agent).and_then(|s| s.record.note.clone());
+        Some(note.unwrap_or_default())
+    }
+
     /// The proposals a landing would take now: the leader at quorum, or with `aggregate` every
     /// proposal at quorum in agent order; (agent, tree) pairs.
     pub fn candidates(&self, aggregate: bool) -> Vec<(String, String)> {
         let pick = |agent: &String| self.tally.proposal(agent).map(|p| (p.agent.clone(), p.tree.clone()));
         if aggregate {
-            let mut members: Vec<(String, String)> = self.tally.at_quorum.iter().filter_map(pick).collect();
+            let mut members: Vec<(String, String)> =
+                self.tally.at_quorum.iter().filter(|a| !self.abstained(a)).filter_map(pick).collect();
             // An aggregate run's slices merge in its plan's order.
             if let Some(plan) = &self.meta.def.slices {
                 let order = |a: &str| plan.slices.iter().position(|s| s.agent == a).unwrap_or(usize::MAX);
@@ -67,10 +92,22 @@ impl RunView {
             }
             members
         } else if self.tally.quorum_reached() {
-            self.tally.leader.iter().filter_map(pick).collect()
+            self.best_at_quorum().iter().filter_map(pick).collect()
         } else {
             Vec::new()
         }
+    }
+
+    /// The best-of-N winner among the proposals at quorum: the one that fixes the most failing
+    /// tests as its endorsements' checks say ([`fixes`]: a check that passed fixes all of them),
+    /// then the one changing the fewest lines, then the first by name.
+    pub fn best_at_quorum(&self) -> Option<String> {
+        let key = |agent: &String| {
+            let fixed = self.tally.proposal(agent).map_or(0, fixes);
+            let lines = self.changed_lines.get(agent).copied().unwrap_or(u64::MAX);
+            (std::cmp::Reverse(fixed), lines, agent.clone())
+        };
+        self.tally.at_quorum.iter().min_by_key(|a| key(a)).cloned()
     }
 
     /// The convergence state, with `now_ms` as the time for a run that has not ended.
@@ -97,6 +134,7 @@ impl RunView {
                     winners: landing.winners.iter().map(|(a, _)| a.clone()).collect(),
                     commit: landing.commit.clone(),
                     merged_check_passed: landing.merged_check.as_ref().map(|c| c.passed()),
+                    still_failing: landing.still_failing,
                 },
                 landing.at_ms,
             ),
@@ -111,6 +149,12 @@ impl RunView {
             used_ms: end.saturating_sub(def.created_at_ms),
             quality_threshold: QUALITY_THRESHOLD,
             slices: def.slices.iter().flat_map(|p| &p.slices).map(|s| (s.agent.clone(), s.targets.clone())).collect(),
+            abstained: def
+                .slices
+                .iter()
+                .flat_map(|p| &p.slices)
+                .filter_map(|s| self.abstention(&s.agent).map(|why| (s.agent.clone(), why)))
+                .collect(),
             rounds_held: match &self.meta.phase {
                 Phase::Aborted { abort, .. } => abort.rounds,
                 _ => None,
@@ -122,6 +166,45 @@ impl RunView {
     pub fn report(&self, now_ms: u64) -> convergence::ConvergenceReport {
         convergence::evaluate(&self.state(now_ms))
     }
+}
+
+/// How many failing tests a proposal fixes, as its endorsing checks say: `u64::MAX` when a check
+/// passed on it (it fixes every failing test), else the most an improving check's report
+/// counted; 0 when only reviews endorse it.
+pub fn fixes(p: &crate::engines::development::ProposalTally) -> u64 {
+    use crate::engines::development::Judgement;
+    p.verdicts
+        .iter()
+        .filter(|v| v.judgement.endorses())
+        .map(|v| match &v.judgement {
+            Judgement::Passed { .. } => u64::MAX,
+            j => j.delta().map_or(0, |d| d.fixed.len() as u64),
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Lines `tree` changes from `base` (added and deleted; a binary file counts 1), or `None` when
+/// git cannot say.
+fn changed_lines(store: &Store, base: &str, tree: &str) -> Option<u64> {
+    let dir = store.common_dir();
+    let out = crate::git::command(dir).args(["diff", "--numstat", "--no-renames", base, tree]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(
+        text.lines()
+            .map(|l| {
+                let mut f = l.split('\t');
+                let n = |s: Option<&str>| s.and_then(|s| s.parse::<u64>().ok());
+                match (n(f.next()), n(f.next())) {
+                    (Some(a), Some(d)) => a + d,
+                    _ => 1,
+                }
+            })
+            .sum(),
+    )
 }
 
 /// Reads a run whole. Once a run has landed, events recorded after the landing are not counted
@@ -167,7 +250,34 @@ pub fn load(store: &Store, roster: &Roster, meta: RunMeta, allow_self_endorse: b
     let settled = super::settle::settle(store, def, &loaded, &runtime, None).unwrap_or_default();
     let dependency_issues = check_pool(store, &meta, &tally)?;
     let main_tip = store.tip(&format!("refs/heads/{}", def.branch))?;
-    Ok(RunView { meta, events: loaded, runtime, tally, refused, dependency_issues, main_tip, settled })
+    let base_tree = def
+        .base_id()
+        .ok()
+        .and_then(|b| store.repo().find_object(b).ok()?.peel_to_tree().ok())
+        .map(|t| t.id.to_string());
+    let mut changed = BTreeMap::new();
+    if def.slices.is_none()
+        && tally.at_quorum.len() > 1
+        && let Some(base) = &base_tree
+    {
+        for agent in &tally.at_quorum {
+            if let Some(n) = tally.proposal(agent).and_then(|p| changed_lines(store, base, &p.tree)) {
+                changed.insert(agent.clone(), n);
+            }
+        }
+    }
+    Ok(RunView {
+        meta,
+        events: loaded,
+        runtime,
+        tally,
+        refused,
+        dependency_issues,
+        main_tip,
+        settled,
+        base_tree,
+        changed_lines: changed,
+    })
 }
 
 /// Compares every proposal ref with the tally: the ref must hold the content of the agent's latest

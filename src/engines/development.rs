@@ -53,6 +53,10 @@ pub struct DevelopmentConfig {
     pub max_rounds: Option<u64>,
     /// Whether an endorsement of one's own proposal counts.
     pub allow_self_endorse: bool,
+    /// Whether the proposals are parts of a whole (an aggregate run's slices): a part is judged
+    /// by what it breaks, not by what it fixes ([`check_judgement`]).
+    #[serde(default)]
+    pub parts: bool,
 }
 
 /// An agent's current proposal.
@@ -113,6 +117,21 @@ pub enum Judgement {
         /// What the proposal changed.
         delta: TestDelta,
     },
+    /// A slice's check ran and failed, and its test runner's report says the slice breaks
+    /// nothing the base passed and loses no suite (it may fix nothing yet: what the whole fixes
+    /// is the merged tree's question). It endorses, in an aggregate run only.
+    Sound {
+        /// The command.
+        command: String,
+        /// Its exit status.
+        exit_status: Option<i32>,
+        /// Wall time.
+        duration_ms: u64,
+        /// Output digest.
+        output_digest: String,
+        /// What the slice changed.
+        delta: TestDelta,
+    },
     /// Accepted by review alone, no tool run.
     Accepted {
         /// The reviewer's note.
@@ -128,7 +147,13 @@ pub enum Judgement {
 impl Judgement {
     /// Whether it endorses.
     pub fn endorses(&self) -> bool {
-        matches!(self, Judgement::Passed { .. } | Judgement::Improved { .. } | Judgement::Accepted { .. })
+        matches!(
+            self,
+            Judgement::Passed { .. }
+                | Judgement::Improved { .. }
+                | Judgement::Sound { .. }
+                | Judgement::Accepted { .. }
+        )
     }
 
     /// Whether a check ran and failed: the endorsement records a test failure (`endorse` exits 9).
@@ -138,7 +163,20 @@ impl Judgement {
 
     /// Whether a check ran (a quality signal).
     pub fn is_check(&self) -> bool {
-        matches!(self, Judgement::Passed { .. } | Judgement::Failed { .. } | Judgement::Improved { .. })
+        matches!(
+            self,
+            Judgement::Passed { .. } | Judgement::Failed { .. } | Judgement::Improved { .. } | Judgement::Sound { .. }
+        )
+    }
+
+    /// What the checked tree changed test by test, when the check's report was compared with
+    /// the base's.
+    pub fn delta(&self) -> Option<&TestDelta> {
+        match self {
+            Judgement::Failed { delta, .. } => delta.as_ref(),
+            Judgement::Improved { delta, .. } | Judgement::Sound { delta, .. } => Some(delta),
+            _ => None,
+        }
     }
 
     /// Why it does not endorse, in one line (`None` when it does).
@@ -161,11 +199,12 @@ impl Judgement {
 
     /// What an endorsement's payload judges: a check that exited 0 passed, any other exit (or
     /// none: killed, timed out) failed; a review accepts or rejects. `None` for a payload that is
-    /// not an endorsement.
-    pub fn of(payload: &SemanticPayload) -> Option<Judgement> {
+    /// not an endorsement. `parts`: the run's proposals are slices of a whole.
+    pub fn of(payload: &SemanticPayload, parts: bool) -> Option<Judgement> {
         Some(match payload {
             SemanticPayload::ToolResult { command, exit_status, duration_ms, output_digest, differential, .. } => {
-                check_judgement(command, *exit_status, *duration_ms, output_digest, differential.as_ref())
+                let check = Check { command, exit_status: *exit_status, duration_ms: *duration_ms, output_digest };
+                check_judgement(check, differential.as_ref(), parts)
             }
             SemanticPayload::Review { accept: true, reason, .. } => Judgement::Accepted { reason: reason.clone() },
             SemanticPayload::Review { accept: false, reason, .. } => Judgement::Rejected { reason: reason.clone() },
@@ -179,6 +218,7 @@ impl Judgement {
             Judgement::Passed { .. } => "passed",
             Judgement::Failed { .. } => "failed",
             Judgement::Improved { .. } => "improved",
+            Judgement::Sound { .. } => "sound",
             Judgement::Accepted { .. } => "accepted",
             Judgement::Rejected { .. } => "rejected",
         }
@@ -315,6 +355,8 @@ pub struct DevelopmentEngine {
     quorum: u32,
     max_rounds: Option<u64>,
     allow_self_endorse: bool,
+    /// The proposals are slices of a whole.
+    parts: bool,
     book: EpochBook,
     proposals: BTreeMap<String, ProposalState>,
     /// Tree id → its index in `tree_states`.
@@ -359,6 +401,7 @@ impl DevelopmentEngine {
             quorum: config.quorum.min(size),
             max_rounds: config.max_rounds,
             allow_self_endorse: config.allow_self_endorse,
+            parts: config.parts,
             book: EpochBook::new(PatternKind::Development, 0, None),
             roster,
             proposals: BTreeMap::new(),
@@ -615,8 +658,8 @@ impl DevelopmentEngine {
                 if !self.allow_self_endorse && self.sole_proposer(sender, subject) {
                     return Err(self_endorsement(source));
                 }
-                let judgement =
-                    check_judgement(command, *exit_status, *duration_ms, output_digest, differential.as_ref());
+                let check = Check { command, exit_status: *exit_status, duration_ms: *duration_ms, output_digest };
+                let judgement = check_judgement(check, differential.as_ref(), self.parts);
                 self.record_verdict(sender, subject, judgement)
             }
             SemanticPayload::Review { subject, accept, reason } => {
@@ -683,24 +726,33 @@ impl DevelopmentEngine {
     }
 }
 
-/// The verdict a check gives: passed when it exited 0, failed otherwise.
-/// A check's verdict: exit 0 passes; a failure whose test report shows the proposal improving
-/// the base is `Improved` (it endorses); any other failure fails.
-fn check_judgement(
-    command: &str,
+/// A check's result as its payload states it.
+#[derive(Debug, Clone, Copy)]
+struct Check<'a> {
+    command: &'a str,
     exit_status: Option<i32>,
     duration_ms: u64,
-    output_digest: &str,
-    differential: Option<&TestDelta>,
-) -> Judgement {
-    let (command, output_digest) = (command.to_owned(), output_digest.to_owned());
+    output_digest: &'a str,
+}
+
+/// A check's verdict: exit 0 passes; a failure whose test report shows the proposal improving
+/// the base is `Improved` (it endorses); with `parts` (an aggregate run's slice), a failure whose
+/// report shows the slice breaking and losing nothing is `Sound` (it endorses: a part need not
+/// fix anything alone); any other failure fails — a check killed or timed out tells nothing,
+/// whatever its output said so far, and a check with no report to compare (a build that failed
+/// before any test ran) fails.
+fn check_judgement(check: Check<'_>, differential: Option<&TestDelta>, parts: bool) -> Judgement {
+    let Check { exit_status, duration_ms, .. } = check;
+    let (command, output_digest) = (check.command.to_owned(), check.output_digest.to_owned());
     if exit_status == Some(0) {
         return Judgement::Passed { command, duration_ms, output_digest };
     }
     match differential {
-        // A check killed or timed out tells nothing, whatever its output said so far.
         Some(delta) if delta.improves() && exit_status.is_some() => {
             Judgement::Improved { command, exit_status, duration_ms, output_digest, delta: delta.clone() }
+        }
+        Some(delta) if parts && delta.sound() && exit_status.is_some() => {
+            Judgement::Sound { command, exit_status, duration_ms, output_digest, delta: delta.clone() }
         }
         _ => Judgement::Failed { command, exit_status, duration_ms, output_digest, delta: differential.cloned() },
     }
@@ -753,6 +805,7 @@ mod tests {
             quorum,
             max_rounds,
             allow_self_endorse: allow_self,
+            parts: false,
         })
         .unwrap()
     }
@@ -809,29 +862,52 @@ mod tests {
 
     #[test]
     fn verdicts_are_judged_from_their_payloads() {
+        let check =
+            |exit_status| Check { command: "sh check.sh", exit_status, duration_ms: 5, output_digest: "sha256:0" };
         let checks = [(Some(0), true), (Some(1), false), (Some(-1), false), (None, false)];
         for (exit, passed) in checks {
-            let j = check_judgement("sh check.sh", exit, 5, "sha256:0", None);
-            assert_eq!(matches!(j, Judgement::Passed { .. }), passed, "{exit:?}");
-            assert!(j.is_check());
+            for parts in [false, true] {
+                let j = check_judgement(check(exit), None, parts);
+                assert_eq!(matches!(j, Judgement::Passed { .. }), passed, "{exit:?}");
+                assert!(j.is_check());
+            }
         }
         // A failed check whose report shows the proposal improving the base endorses; one that
         // breaks a test, or a check killed or timed out, does not.
-        let delta = |broken: &[&str]| TestDelta {
+        let delta = |fixed: &[&str], broken: &[&str], lost: &[&str]| TestDelta {
             format: "unittest".into(),
-            fixed: vec!["m.T.test_a".into()],
+            fixed: fixed.iter().map(|b| b.to_string()).collect(),
             broken: broken.iter().map(|b| b.to_string()).collect(),
-            lost: Vec::new(),
+            lost: lost.iter().map(|b| b.to_string()).collect(),
             still_failing: 1,
         };
-        let improved = check_judgement("python3 -m unittest", Some(1), 5, "sha256:0", Some(&delta(&[])));
+        let improved = check_judgement(check(Some(1)), Some(&delta(&["m.T.test_a"], &[], &[])), false);
         assert!(matches!(improved, Judgement::Improved { .. }) && improved.endorses() && improved.is_check());
         assert!(!improved.is_test_failure());
-        let breaks = check_judgement("python3 -m unittest", Some(1), 5, "sha256:0", Some(&delta(&["m.T.test_b"])));
+        let breaks = check_judgement(check(Some(1)), Some(&delta(&["m.T.test_a"], &["m.T.test_b"], &[])), false);
         assert!(breaks.is_test_failure() && !breaks.endorses());
         assert!(breaks.why_not().unwrap().contains("m.T.test_b"), "{:?}", breaks.why_not());
-        let killed = check_judgement("python3 -m unittest", None, 5, "sha256:0", Some(&delta(&[])));
+        let killed = check_judgement(check(None), Some(&delta(&["m.T.test_a"], &[], &[])), false);
         assert!(killed.is_test_failure());
+        // A part (an aggregate run's slice) is judged by what it breaks: fixing nothing alone is
+        // sound; breaking or losing anything, no report at all, or a kill is not. A whole
+        // proposal that fixes nothing fails.
+        // (fixed, broken, lost, exit, parts) → the verdict's name.
+        type Row<'a> = (&'a [&'a str], &'a [&'a str], &'a [&'a str], Option<i32>, bool, &'a str);
+        let table: &[Row] = &[
+            (&[], &[], &[], Some(1), true, "sound"),
+            (&[], &[], &[], Some(1), false, "failed"),
+            (&["m.T.test_a"], &[], &[], Some(1), true, "improved"),
+            (&[], &["m.T.test_b"], &[], Some(1), true, "failed"),
+            (&[], &[], &["suite"], Some(1), true, "failed"),
+            (&[], &[], &[], None, true, "failed"),
+        ];
+        for (fixed, broken, lost, exit, parts, want) in table {
+            let j = check_judgement(check(*exit), Some(&delta(fixed, broken, lost)), *parts);
+            assert_eq!(j.name(), *want, "{fixed:?} {broken:?} {lost:?} {exit:?} parts={parts}");
+            assert_eq!(j.endorses(), *want != "failed");
+        }
+        assert_eq!(check_judgement(check(Some(1)), None, true).name(), "failed", "no report: it does not build");
         let accepted = |r: &str| Ok(Judgement::Accepted { reason: r.into() });
         let rejected = |r: &str| Ok(Judgement::Rejected { reason: r.into() });
         let no_reason = || Err(RejectReason::IncompatiblePayload { why: "a rejection needs a reason".into() });
@@ -1069,6 +1145,7 @@ mod tests {
             quorum,
             max_rounds: None,
             allow_self_endorse: false,
+            parts: false,
         };
         assert_eq!(DevelopmentEngine::new(config(vec![], 1)).unwrap_err(), EngineError::EmptyRoster);
         assert!(matches!(
@@ -1100,6 +1177,7 @@ mod tests {
                 quorum: [1, 2, 3, 9][seed as usize % 4],
                 max_rounds: [None, Some(2), Some(4)][seed as usize % 3],
                 allow_self_endorse: seed.is_multiple_of(2),
+                parts: seed.is_multiple_of(3),
             };
             let mut fast = DevelopmentEngine::new(config.clone()).unwrap();
             let mut slow = ReferenceEngine::new(config).unwrap();

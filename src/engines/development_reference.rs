@@ -5,8 +5,8 @@
 //! which indexing does not touch.
 
 use super::{
-    DevelopmentConfig, Judgement, ProposalState, ProposalTally, Tally, VerdictView, VoidedVerdict, check_judgement,
-    not_development, review_judgement, self_endorsement,
+    Check, DevelopmentConfig, Judgement, ProposalState, ProposalTally, Tally, VerdictView, VoidedVerdict,
+    check_judgement, not_development, review_judgement, self_endorsement,
 };
 use crate::engines::EngineError;
 use crate::runtime::{
@@ -22,6 +22,7 @@ pub struct ReferenceEngine {
     quorum: u32,
     max_rounds: Option<u64>,
     allow_self_endorse: bool,
+    parts: bool,
     book: EpochBook,
     proposals: BTreeMap<String, ProposalState>,
     /// tree → endorser → that endorser's latest verdict on the tree.
@@ -58,6 +59,7 @@ impl ReferenceEngine {
             quorum: config.quorum.min(size),
             max_rounds: config.max_rounds,
             allow_self_endorse: config.allow_self_endorse,
+            parts: config.parts,
             book: EpochBook::new(PatternKind::Development, 0, None),
             roster,
             proposals: BTreeMap::new(),
@@ -233,8 +235,8 @@ impl ReferenceEngine {
                 if !self.allow_self_endorse && self.sole_proposer(source, subject) {
                     return Err(self_endorsement(source));
                 }
-                let judgement =
-                    check_judgement(command, *exit_status, *duration_ms, output_digest, differential.as_ref());
+                let check = Check { command, exit_status: *exit_status, duration_ms: *duration_ms, output_digest };
+                let judgement = check_judgement(check, differential.as_ref(), self.parts);
                 self.verdicts.entry(subject.clone()).or_default().insert(source.to_owned(), judgement);
                 subject
             }

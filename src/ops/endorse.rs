@@ -172,6 +172,10 @@ pub fn prepare(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> 
     };
     rules::ensure_artifact(ask.proposer, &tree, found.as_deref())?;
     let tree_id = ObjectId::from_hex(tree.as_bytes()).map_err(|_| EndorseError::BadTreeId { tree: tree.clone() })?;
+    // An aggregate run's proposal of the base's tree is an abstention: nothing to judge.
+    if def.slices.is_some() && crate::pool::check::tree_of(store.repo(), def.base_id()?)? == tree_id {
+        return Err(Refusal::Abstained { proposer: ask.proposer.into(), run: def.id.clone() }.into());
+    }
     let mode = rules::endorse_mode(ask.how, def, || {
         crate::pool::check::check_command(store, ask.how.check, def.check.as_deref())
     })?;
@@ -204,7 +208,7 @@ pub fn record(
     verdict: Verdict,
 ) -> Result<Endorsed, EndorseError> {
     let def = &meta.def;
-    let judgement = rules::verdict(&verdict.payload).ok_or(EndorseError::NotAVerdict)?;
+    let judgement = rules::verdict(def, &verdict.payload).ok_or(EndorseError::NotAVerdict)?;
     let mut runtime = prepared.runtime;
     let epoch = rules::endorsement_epoch(runtime.engine().proposals().get(ask.proposer));
     let record = EventRecord {
@@ -241,6 +245,12 @@ mod tests {
 
     #[test]
     fn a_checks_verdict_keeps_its_output_and_notes_the_tail_of_a_failure() {
+        let def: crate::devrun::RunDef = serde_json::from_value(serde_json::json!({
+            "id": "r1", "goal": "g", "class": "development", "roster": ["alice", "bob"], "quorum": 1,
+            "branch": "main", "base": "0".repeat(40), "max_rounds": null, "budget_ms": null, "check": null,
+            "created_at_ms": 1, "started_by": "alice"
+        }))
+        .unwrap();
         let output = ObjectId::null(gix::hash::Kind::Sha1);
         let lines: String = (1..=30).map(|i| format!("line {i}\n")).collect();
         let tail: String = (11..=30).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
@@ -262,10 +272,10 @@ mod tests {
             let v = Verdict::of_check("t", &run, output);
             assert_eq!(v.note, note, "{exit_status:?}");
             assert_eq!(v.extra, [("output.txt".to_string(), output)]);
-            assert_eq!(rules::verdict(&v.payload).map(|j| j.name()), Some(judged), "{exit_status:?}");
+            assert_eq!(rules::verdict(&def, &v.payload).map(|j| j.name()), Some(judged), "{exit_status:?}");
         }
         let review = Verdict::review("t", false, "noise".into());
         assert!(review.extra.is_empty() && review.note.is_none());
-        assert_eq!(rules::verdict(&review.payload), Some(Judgement::Rejected { reason: "noise".into() }));
+        assert_eq!(rules::verdict(&def, &review.payload), Some(Judgement::Rejected { reason: "noise".into() }));
     }
 }

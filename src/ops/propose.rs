@@ -34,6 +34,10 @@ pub struct Ask<'a> {
     pub message: Option<&'a str>,
     /// The time the budget is checked at (the event is stamped when it is appended).
     pub now_ms: u64,
+    /// An abstention (`--abstain`): the slice needs no change, and the message says why. The
+    /// worktree must hold the run's base unchanged; what is recorded is a proposal of the base's
+    /// tree, which the run reads as an abstention ([`crate::devrun::view::RunView::abstained`]).
+    pub abstain: bool,
 }
 
 /// The proposal recorded.
@@ -81,6 +85,7 @@ pub fn propose(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> 
     rules::may_propose(meta, ask.agent, ask.now_ms)?;
     let def = &meta.def;
     let tree = proposal::worktree_tree(ask.workdir)?;
+    ensure_changes(store, def, tree, (ask.abstain, ask.message))?;
     let (round, previous) = next_round(store, roster, def, ask.agent, tree)?;
     rules::ensure_round(def, round)?;
     let message = rules::proposal_message(ask.message, ask.agent, def)?;
@@ -107,6 +112,35 @@ pub fn propose(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> 
     let superseded = store.tip(&proposal_ref(&def.id, ask.agent)).map_err(RunError::from)? != Some(commit);
     let carried = rules::carried_endorsements(previous.as_ref(), &tree.to_string());
     Ok(Proposed { commit, tree, round, previous, carried, superseded })
+}
+
+/// In an aggregate run a proposal must change something and an abstention nothing; abstaining
+/// is an aggregate run's answer only.
+fn ensure_changes(
+    store: &Store,
+    def: &RunDef,
+    tree: ObjectId,
+    (abstain, message): (bool, Option<&str>),
+) -> Result<(), ProposeError> {
+    let sliced = def.slices.is_some();
+    if abstain && message.is_none() {
+        return Err(Refusal::EmptyMessage.into());
+    }
+    if !sliced && !abstain {
+        return Ok(());
+    }
+    if !sliced {
+        return Err(Refusal::AbstainWithoutSlices { run: def.id.clone() }.into());
+    }
+    let base_tree = crate::pool::check::tree_of(store.repo(), def.base_id()?)?;
+    match (abstain, tree == base_tree) {
+        (false, true) => Err(Refusal::NothingToPropose { run: def.id.clone() }.into()),
+        (true, false) => {
+            let paths = proposal::changed_paths(store.common_dir(), base_tree, tree)?;
+            Err(Refusal::AbstainWithChanges { run: def.id.clone(), paths }.into())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn replay(

@@ -119,6 +119,12 @@ impl TestDelta {
         !self.fixed.is_empty() && self.broken.is_empty() && self.lost.is_empty()
     }
 
+    /// Whether the change breaks nothing the base passed and loses no suite, whether or not it
+    /// fixes anything: what a part of a whole must be.
+    pub fn sound(&self) -> bool {
+        self.broken.is_empty() && self.lost.is_empty()
+    }
+
     /// Why it does not improve the base, in one line (`None` when it does).
     pub fn shortfall(&self) -> Option<String> {
         let list = |v: &[String]| {

@@ -438,14 +438,19 @@ fn reference_agents_fix_their_slices_and_the_fixtures_tests_pass_on_main() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
     let message = env.git(&repo, &["log", "-1", "--format=%B", "main"]);
-    for a in ["alice", "bob", "carol"] {
-        assert!(message.contains(&format!("Mas-Winner: {a}")), "{message}");
-    }
-    // The two fixes came from two agents' slices, and together they pass the suite.
+    // The two fixes came from two agents' slices, and together they pass the suite; the third
+    // agent's slice holds no fix it knows: it abstained, and only the slices with work landed.
     let plan = slices(&out);
     let holder = |file: &str| plan.iter().find(|(_, t)| t.iter().any(|x| x == file)).map(|(a, _)| a.clone());
     let (tax, reorder) = (holder("src/pricing/tax.rs"), holder("tools/stockcheck/reorder.py"));
     assert!(tax.is_some() && reorder.is_some() && tax != reorder, "{plan:?}");
+    for a in ["alice", "bob", "carol"] {
+        let worked = tax.as_deref() == Some(a) || reorder.as_deref() == Some(a);
+        assert_eq!(message.contains(&format!("Mas-Winner: {a}")), worked, "{a}: {message}");
+        let status =
+            out.report()["slices"].as_array().unwrap().iter().find(|s| s["agent"] == a).map(|s| s["status"].clone());
+        assert_eq!(status, Some(Value::from(if worked { "landed" } else { "abstained" })), "{a}");
+    }
     assert_eq!(fixture_suite(&env, &repo, "main"), Some(0), "the fixture's tests pass on main");
     // Each agent published its focus from its slice, under its own identity (its propose hop),
     // in its run worktree: the landing released it (one record of its own, none written at the
@@ -494,7 +499,10 @@ fn built_in_agents_propose_the_split_in_assembly_and_land_it() {
     let env = TestEnv::new();
     let repo = setup(&env, &["alice", "bob"]);
     let agents: Vec<String> = ["alice", "bob"].iter().map(|a| format!("{a}=builtin:reference")).collect();
-    let out = coordinate(&env, &repo, &agents, &["--assembly", "--quorum", "1"]);
+    // The goal names the files with the bugs the built-ins know: the frame ranks them first, and
+    // the built-ins' split deals them out (a slice with no fix they know is one they abstain on).
+    let goal = "fix the tax rounding in src/pricing/tax.rs and the reorder point in tools/stockcheck/reorder.py";
+    let out = coordinate_on(&env, &repo, goal, &agents, &["--assembly", "--quorum", "1"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.events("plan")[0]["plan"]["source"], "agents", "{:?}", out.events("plan"));
     assert_eq!(out.events("landed").len(), 1);

@@ -103,7 +103,10 @@ fn the_demo_runs_end_to_end() {
     let plan = aggregate.find("slices from frame").expect("the plan is shown");
     let first_hop = aggregate.find("round 1 · propose hop").unwrap();
     assert!(plan < first_hop, "the plan comes before the first hop");
-    assert!(aggregate.contains("landed erin, frank, grace on main as"), "{aggregate}");
+    // erin and frank fix their slices; grace's slice needs no change (she abstains); dave breaks
+    // his: the two with work land, and the report names grace as abstained.
+    assert!(aggregate.contains("landed erin, frank on main as"), "{aggregate}");
+    assert!(aggregate.contains("grace        abstained"), "{aggregate}");
     assert!(aggregate.contains("Mas-Termination: tasks_completed"), "{aggregate}");
     assert!(aggregate.contains("dave         judged_against"), "the report names the slice left out:\n{aggregate}");
     let before = aggregate.find("team-before && git -C team archive main").unwrap();
@@ -127,12 +130,24 @@ fn assert_narration_matches_the_landing(aggregate: &str) {
     assert!(!winners.is_empty(), "{aggregate}");
     let team = ["erin", "frank", "grace", "dave"];
     let landed: Vec<&str> = team.iter().copied().filter(|a| winners.contains(a)).collect();
-    let left: Vec<&str> = team.iter().copied().filter(|a| !winners.contains(a)).collect();
-    let told = if left.is_empty() {
-        format!("one commit on main holds the slices of {}; every slice landed", landed.join(", "))
-    } else {
-        format!("one commit on main holds the slices of {}; left out: {}", landed.join(", "), left.join(", "))
+    // The report's slice lines say who abstained (`<agent>  abstained …`).
+    let abstains = |a: &str| {
+        aggregate.lines().map(str::trim).any(|l| {
+            l.strip_prefix(a).is_some_and(|r| r.starts_with(' ') && r.split_whitespace().next() == Some("abstained"))
+        })
     };
+    let others: Vec<&str> = team.iter().copied().filter(|a| !winners.contains(a)).collect();
+    let abstained: Vec<&str> = others.iter().copied().filter(|a| abstains(a)).collect();
+    let left: Vec<&str> = others.iter().copied().filter(|a| !abstained.contains(a)).collect();
+    let mut told = format!("one commit on main holds the slices of {}", landed.join(", "));
+    if !abstained.is_empty() {
+        told.push_str(&format!("; abstained (their slice needed no change): {}", abstained.join(", ")));
+    }
+    if left.is_empty() {
+        told.push_str("; every slice with work landed");
+    } else {
+        told.push_str(&format!("; left out: {}", left.join(", ")));
+    }
     assert!(aggregate.contains(&told), "the narration does not say {told:?}:\n{aggregate}");
     let done = format!("({}) landed as one commit, the check passing on it.", landed.join(", "));
     assert!(aggregate.contains(&done), "{done:?}:\n{aggregate}");

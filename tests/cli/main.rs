@@ -11,6 +11,7 @@ mod hosts;
 mod json;
 
 mod aggregate;
+mod aggregate_whole;
 mod bad_input;
 mod bench_harness;
 mod board_cache;

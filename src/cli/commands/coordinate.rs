@@ -133,7 +133,9 @@ use std::path::PathBuf;
 /// Exit status: 0 landed (development), or a scalar run with a result, or an unmapped class, or
 /// --dry-run with nothing missing; 1 the preflight found something missing; 6 the landing is
 /// blocked; 8 the run ended without a result (no landable quorum in
-/// --max-rounds, an unreadable reply, the budget, a missing rule).
+/// --max-rounds, an unreadable reply, the budget, a missing rule, every slice abstained); 10
+/// landed, but tests still fail on main (partial: what landed fixed failing tests and broke
+/// none, without passing the check).
 ///
 /// With --json: the preflight first ({event: preflight, ok, items: [{check, ok, detail, fix}],
 /// frame, plan, dry_run}), then one JSON line per event (development: run-started, plan, worktree, hop, recorded,
@@ -491,6 +493,7 @@ fn development(
         ));
     }
     Ok(Outcome::of_code(match outcome.halt {
+        DevHalt::Landed if outcome.report.still_failing.is_some() => exit::PARTIAL,
         DevHalt::Landed => exit::OK,
         DevHalt::LandBlocked => exit::BLOCKED,
         _ => exit::RUN_INCOMPLETE,

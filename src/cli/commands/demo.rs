@@ -460,16 +460,28 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     )?;
     let message = d.git(&t, &["log", "-1", "--format=%B", "main"])?;
     let team = ["erin", "frank", "grace", "dave"];
-    let (landed, left) = landed_slices(&message, &team);
+    let (landed, others) = landed_slices(&message, &team);
     if landed.is_empty() {
         return Err(CliError::internal("the aggregate run landed no slice"));
     }
-    let out = if left.is_empty() {
-        "every slice landed".to_string()
+    let statuses = slice_statuses(d, &t)?;
+    let status = |a: &str| statuses.iter().find(|(x, _)| x == a).map(|(_, s)| s.as_str());
+    let abstained: Vec<&str> = others.iter().copied().filter(|a| status(a) == Some("abstained")).collect();
+    let reviewed: Vec<&str> = others.iter().copied().filter(|a| status(a).is_none()).collect();
+    let left: Vec<&str> = others.iter().copied().filter(|a| status(a).is_some_and(|s| s != "abstained")).collect();
+    let mut out = vec![format!("one commit on main holds the slices of {}", landed.join(", "))];
+    if !abstained.is_empty() {
+        out.push(format!("abstained (their slice needed no change): {}", abstained.join(", ")));
+    }
+    if !reviewed.is_empty() {
+        out.push(format!("reviewed, with no slice of their own: {}", reviewed.join(", ")));
+    }
+    out.push(if left.is_empty() {
+        "every slice with work landed".to_string()
     } else {
         format!("left out: {} (the report above says why)", left.join(", "))
-    };
-    d.say(&format!("\n   one commit on main holds the slices of {}; {out}", landed.join(", ")))?;
+    });
+    d.say(&format!("\n   {}", out.join("; ")))?;
     d.say("   the same check on main's tip after the aggregate landing: the project's tests pass")?;
     check_main(d, &t, check, "team-after", 0)?;
 
@@ -478,12 +490,30 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     d.say("   the frame re-derived byte for byte in the other clone; the gate held bob back until alice's work")?;
     d.say("   landed; the team's proposals were checked by the project's tests and exactly one landed on main,")?;
     d.say("   with its report: the tests that failed on main before the run pass on it now. Then a team split the")?;
-    let whole = if left.is_empty() { "every slice" } else { "the slices at quorum" };
+    let whole = if left.is_empty() { "every slice with work" } else { "the slices at quorum" };
     d.say(&format!(
         "   goal into slices and {whole} ({}) landed as one commit, the check passing on it.",
         landed.join(", ")
     ))?;
     Ok(Outcome::Ok)
+}
+
+/// Each slice's agent and status in the report of the repository's latest run (`git mas report
+/// --json`, read quietly).
+fn slice_statuses(d: &Demo, dir: &Path) -> Result<Vec<(String, String)>, CliError> {
+    let out = d
+        .base(&d.exe, dir)
+        .args(["report", "--json"])
+        .output()
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot run git mas report".to_string(), e))?;
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| CliError::internal(format!("reading the report: {e}")))?;
+    Ok(report["slices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| Some((s["agent"].as_str()?.to_string(), s["status"].as_str()?.to_string())))
+        .collect())
 }
 
 /// The agents of `team` whose slices a landing commit's `message` names (`Mas-Winner:`), and the

@@ -189,11 +189,12 @@ fn endorsed(run: &str, endorser: &str, proposer: &str, tree: String, e: Endorsed
         Judgement::Passed { .. } => EndorseVerdict::Passed,
         Judgement::Failed { .. } => EndorseVerdict::Failed,
         Judgement::Improved { .. } => EndorseVerdict::Improved,
+        Judgement::Sound { .. } => EndorseVerdict::Sound,
         Judgement::Accepted { .. } => EndorseVerdict::Accepted,
         Judgement::Rejected { .. } => EndorseVerdict::Rejected,
     };
     let differential = match &e.judgement {
-        Judgement::Improved { delta, .. } => Some(delta.clone()),
+        Judgement::Improved { delta, .. } | Judgement::Sound { delta, .. } => Some(delta.clone()),
         Judgement::Failed { delta, .. } => delta.clone(),
         _ => None,
     };
@@ -202,7 +203,8 @@ fn endorsed(run: &str, endorser: &str, proposer: &str, tree: String, e: Endorsed
             (Some(command), Some(0), Some(duration_ms), Some(output_digest), None)
         }
         Judgement::Failed { command, exit_status, duration_ms, output_digest, .. }
-        | Judgement::Improved { command, exit_status, duration_ms, output_digest, .. } => {
+        | Judgement::Improved { command, exit_status, duration_ms, output_digest, .. }
+        | Judgement::Sound { command, exit_status, duration_ms, output_digest, .. } => {
             (Some(command), exit_status, Some(duration_ms), Some(output_digest), None)
         }
         Judgement::Accepted { reason } | Judgement::Rejected { reason } => (None, None, None, None, Some(reason)),
@@ -243,6 +245,18 @@ fn status(out: &EndorsedOut, judgement: &Judgement, check: Option<&CheckRun>) ->
             delta.format,
             delta.fixed.len(),
             delta.fixed.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+            delta.still_failing
+        ),
+        (Judgement::Sound { delta, .. }, Some(c)) => format!(
+            "`{}` failed with exit status {}, and the slice breaks nothing the base passed ({} report): {}{} still fail — the merged whole is checked before it lands",
+            c.summary.command,
+            c.summary.exit_status.map_or("?".to_string(), |s| s.to_string()),
+            delta.format,
+            if delta.fixed.is_empty() {
+                String::from("it fixes no test alone; ")
+            } else {
+                format!("it makes {} failing test(s) pass; ", delta.fixed.len())
+            },
             delta.still_failing
         ),
         (Judgement::Rejected { .. }, _) => "rejected".to_string(),

@@ -112,6 +112,13 @@ fn describe(plan: &LandPlan, o: &mut String) {
     } else if plan.merged && plan.tree.is_some() {
         let _ = writeln!(o, "  merged tree not checked: the run has no check command");
     }
+    if let Some(n) = plan.still_failing.filter(|n| *n > 0) {
+        let _ = writeln!(
+            o,
+            "  partial: {n} test(s) still fail on what lands (it fixes failing tests of {} and breaks none)",
+            short(&plan.main)
+        );
+    }
 }
 
 /// Runs `land`.
@@ -119,10 +126,17 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<Outcome, CliError> {
     let caller = if args.dry_run { None } else { Some(ctx.caller()?) };
     let lander = caller.as_ref().map(|c| Lander { name: &c.name, key: &c.key });
     let store = ctx.store()?;
-    let options = LandOptions { aggregate: args.aggregate, partial: args.partial, report: true, any_landing: false };
+    let options = LandOptions {
+        aggregate: args.aggregate,
+        partial: args.partial,
+        report: true,
+        any_landing: false,
+        hold_partial: false,
+    };
     let result = land::land_run(store, &mut Host { ctx }, args.run.as_deref(), lander, options)?;
     let LandResult { run, branch, outcome } = result;
     let json = args.output;
+    let mut partial = None;
     match outcome {
         LandOutcome::Blocked { plan, recorded, report } => {
             let out = out(&run, LandStatus::Blocked, Some(&plan), None, report);
@@ -152,9 +166,13 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<Outcome, CliError> {
             }
         }
         LandOutcome::Landed { plan, termination, frame, landed, report } => {
+            partial = plan.still_failing.filter(|n| *n > 0);
             landed_now(ctx, json, (&run, &branch), &plan, termination.name(), frame, &landed, report)?
         }
-        LandOutcome::Recorded { landing, report, .. } => retried(ctx, json, (&run, &branch), &landing, report)?,
+        LandOutcome::Recorded { landing, report, .. } => {
+            partial = landing.still_failing.filter(|n| *n > 0);
+            retried(ctx, json, (&run, &branch), &landing, report)?
+        }
     }
     // Landed, and the checkout of the branch still owes the update (what stopped it was said
     // above): not done, and scripts must see it.
@@ -170,7 +188,7 @@ pub fn run(ctx: &mut Context, args: LandArgs) -> Result<Outcome, CliError> {
             "the lines above say what stopped it; once that is out of the way, `git mas land {run}` (or `git mas doctor --fix`) completes the update"
         )));
     }
-    Ok(Outcome::Ok)
+    Ok(if partial.is_some() { Outcome::Partial } else { Outcome::Ok })
 }
 
 /// What a landing wrote, for [`LandOut`].

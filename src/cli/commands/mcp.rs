@@ -547,6 +547,10 @@ struct ProposeParams {
     message: Option<String>,
     /// The run (default: `mas.run`, else the only open run).
     run: Option<String>,
+    /// Abstain: this agent's slice of an aggregate run needs no change, and `message` says why
+    /// (the worktree must hold the run's base unchanged).
+    #[serde(default)]
+    abstain: bool,
     #[serde(flatten)]
     #[schemars(skip)]
     unknown: BTreeMap<String, Value>,
@@ -751,7 +755,7 @@ impl Server {
         annotations(read_only_hint = false)
     )]
     async fn propose(&self, Parameters(p): Parameters<ProposeParams>) -> Result<CallToolResult, ErrorData> {
-        let args = propose::ProposeArgs { message: p.message, run: p.run, output: NO_FLAG };
+        let args = propose::ProposeArgs { message: p.message, run: p.run, abstain: p.abstain, output: NO_FLAG };
         self.call("propose", ignored(&p.unknown), move |ctx| answer(propose::propose(ctx, &args)?)).await
     }
 

@@ -29,6 +29,11 @@ pub struct ProposeArgs {
     /// The proposal's message (default: names you and the run's goal).
     #[arg(short, long, value_name = "MSG")]
     pub message: Option<String>,
+    /// Abstain: your slice of an aggregate run needs no change, and -m says why. Your worktree
+    /// must hold the run's base unchanged; the run then does not wait for your slice, and nobody
+    /// is asked to endorse it. (In an aggregate run a proposal that changes nothing is refused.)
+    #[arg(long, requires = "message")]
+    pub abstain: bool,
     /// The run (default: `mas.run`, else the only open run).
     #[arg(long, value_name = "RUN")]
     pub run: Option<String>,
@@ -68,6 +73,7 @@ pub fn propose(ctx: &Context, args: &ProposeArgs) -> Result<Done<Proposed>, CliE
         workdir: store.workdir()?,
         message: args.message.as_deref(),
         now_ms: now_ms(),
+        abstain: args.abstain,
     };
     let p = propose::propose(store, &store.roster()?, &meta, ask)?;
     if p.superseded {

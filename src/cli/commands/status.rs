@@ -368,7 +368,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         Ok(done) => {
             let t = &done.value;
             let plan = t.view.meta.def.slices.as_ref().map(|plan| {
-                let barrier = git_mas::coordinate::develop::barrier(plan, &t.view.tally);
+                let barrier = git_mas::coordinate::develop::barrier(plan, &t.view);
                 let holds = git_mas::coordinate::develop::barrier_holds(&barrier);
                 let slices: Vec<StatusSlice> = plan
                     .slices

@@ -43,6 +43,11 @@ fn verdict_text(v: &Judgement) -> String {
         Judgement::Improved { delta, .. } => {
             format!("improved (fixes {} test(s), breaks none; {} still fail)", delta.fixed.len(), delta.still_failing)
         }
+        Judgement::Sound { delta, .. } => format!(
+            "sound (a part: breaks none, fixes {} test(s) alone; {} still fail)",
+            delta.fixed.len(),
+            delta.still_failing
+        ),
         Judgement::Accepted { .. } => "accepted (review)".into(),
         Judgement::Rejected { reason } => format!("REJECTED: {reason}"),
     }
@@ -119,7 +124,13 @@ fn human(view: &RunView, report: &ConvergenceReport) -> String {
         let _ = writeln!(o, "no proposals yet");
     }
     for p in &t.proposals {
-        proposal(&mut o, p, t.quorum);
+        match view.abstention(&p.agent) {
+            Some(why) => {
+                let _ =
+                    writeln!(o, "\n{}  abstained (the base unchanged): {}", p.agent, why.lines().next().unwrap_or(""));
+            }
+            None => proposal(&mut o, p, t.quorum),
+        }
     }
     match &t.leader {
         Some(l) => {

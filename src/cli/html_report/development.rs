@@ -119,7 +119,7 @@ impl DevStory {
             .map(|s| {
                 let payload = &s.record.event.payload;
                 let endorsement = (s.kind == ENDORSEMENT_KIND)
-                    .then(|| Judgement::of(payload).map(|j| (s.record.proposer.clone(), j)))
+                    .then(|| Judgement::of(payload, def.slices.is_some()).map(|j| (s.record.proposer.clone(), j)))
                     .flatten();
                 let tree = match payload {
                     git_mas::runtime::SemanticPayload::ExternalBytes { digest, .. } => Some(digest.clone()),
@@ -225,6 +225,14 @@ fn verdict_text(j: &Judgement) -> String {
             delta.fixed.len(),
             delta.still_failing
         ),
+        Judgement::Sound { command, exit_status, duration_ms, delta, .. } => format!(
+            "check <code>{}</code> failed ({}) in {}, and the slice breaks nothing the base passed: a part, it makes {} failing test(s) pass alone ({} still fail)",
+            esc(command),
+            exit_status.map_or("killed or timed out".to_owned(), |c| format!("exit {c}")),
+            duration(*duration_ms),
+            delta.fixed.len(),
+            delta.still_failing
+        ),
         Judgement::Accepted { reason } => format!("accepted by review: {}", esc(reason)),
         Judgement::Rejected { reason } => format!("rejected by review: {}", esc(reason)),
     }
@@ -235,7 +243,7 @@ fn slice_tone(status: SliceStatus) -> Tone {
         SliceStatus::Landed => Tone::Pass,
         SliceStatus::AtQuorum => Tone::Info,
         SliceStatus::JudgedAgainst => Tone::Fail,
-        SliceStatus::Waiting | SliceStatus::Missing => Tone::Neutral,
+        SliceStatus::Waiting | SliceStatus::Missing | SliceStatus::Abstained => Tone::Neutral,
     }
 }
 

@@ -49,6 +49,10 @@ names! {
         /// The check failed, and its test report shows the proposal improving the base: it
         /// makes failing tests pass and breaks none. It endorses.
         Improved = "improved",
+        /// An aggregate run's slice: the check failed, and its test report shows the slice
+        /// breaking nothing the base passed (whether it fixes anything is the merged whole's
+        /// question). It endorses.
+        Sound = "sound",
         /// Accepted by review, without a check.
         Accepted = "accepted",
         /// Rejected, with a reason.

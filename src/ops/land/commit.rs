@@ -5,6 +5,12 @@
 //! else a three-way merge (gix `merge_trees`, ancestor = the base) onto main's tip; with
 //! `aggregate`, every proposal at quorum merged in agent order (seed 001 §7: wait for all, merge,
 //! verify, land once). Merge conflicts are `artifact_mismatch` conflicts that block the landing.
+//! The whole — a merge, or any aggregate landing, whose slices were judged as parts only — is
+//! checked before it lands, as a merge queue does ([`check_merged`]): it may land when the check
+//! passes or when its report shows it improving on main (a partial landing,
+//! [`LandPlan::still_failing`]); a whole that breaks tests is a `test_failure` naming the members
+//! whose combination broke them ([`implicated`]). A best-of-N winner lands as endorsed, the best at
+//! quorum ([`RunView::best_at_quorum`]).
 //!
 //! [`execute`] writes the landing. git commits a multi-ref transaction with loose refs by renaming
 //! one lock file after another, so a crash can split it; a landing therefore moves **one ref at a
@@ -83,6 +89,15 @@ pub struct LandPlan {
     pub merged_check: Option<CheckSummary>,
     /// The last lines of a failing merged check's output.
     pub merged_check_tail: Option<String>,
+    /// How many tests still fail on the tree that would land, when a check's report says (0: the
+    /// check passed); more than 0 makes it a partial landing: it improves on main (fixes at
+    /// least one test, breaks none) but does not pass.
+    #[serde(default)]
+    pub still_failing: Option<u64>,
+    /// The tests that still fail on the whole that would land (at most 20), when its check's
+    /// report names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing: Vec<String>,
     /// What blocks the landing (empty: it can land).
     pub conflicts: Vec<RecordedConflict>,
 }
@@ -114,7 +129,7 @@ fn members(view: &RunView, (aggregate, partial): (bool, bool)) -> Result<(Pairs,
         // The wait-all barrier: every proposal must be settled — at quorum, or judged against.
         let mut waiting = Vec::new();
         for p in &t.proposals {
-            if p.at_quorum {
+            if p.at_quorum || view.abstained(&p.agent) {
                 continue;
             }
             let against: Vec<String> = p
@@ -189,10 +204,21 @@ pub fn plan(
     };
     let mut merged_check = None;
     let mut merged_check_tail = None;
-    if let (Some(tree), true, Some(command)) = (tree, merged, check_command) {
-        let (summary, tail) = check_merged(store, &def.id, tree, command, &members, &mut conflicts)?;
-        merged_check = Some(summary);
-        merged_check_tail = tail;
+    let mut still_failing = None;
+    let mut failing = Vec::new();
+    // The whole is checked before it lands whenever it is not a proposal exactly as endorsed: a
+    // merge, or an aggregate run's slices (each was judged as a part only).
+    let whole = WholeCheck { store, def, main, members: &members };
+    match (tree, merged || aggregate, check_command) {
+        (Some(tree), true, Some(command)) => {
+            let judged = check_merged(&whole, tree, command, &mut conflicts)?;
+            merged_check = Some(judged.summary);
+            merged_check_tail = judged.tail;
+            still_failing = judged.still_failing;
+            failing = judged.failing;
+        }
+        (Some(_), false, _) => still_failing = winner_still_failing(view, &members),
+        _ => {}
     }
     Ok(LandPlan {
         run: def.id.clone(),
@@ -206,8 +232,46 @@ pub fn plan(
         merged,
         merged_check,
         merged_check_tail,
+        still_failing,
+        failing,
         conflicts,
     })
+}
+
+/// How many tests still fail on a best-of-N winner's tree, as its endorsements' checks say: 0
+/// when a check passed on it, else the fewest an improving check's report counted; `None` when
+/// no check says.
+fn winner_still_failing(view: &RunView, members: &Pairs) -> Option<u64> {
+    let (agent, _) = members.first()?;
+    let p = view.tally.proposal(agent)?;
+    let mut best: Option<u64> = None;
+    for v in p.verdicts.iter().filter(|v| v.judgement.endorses()) {
+        let n = match &v.judgement {
+            crate::engines::development::Judgement::Passed { .. } => 0,
+            j => match j.delta() {
+                Some(d) => d.still_failing,
+                None => continue,
+            },
+        };
+        best = Some(best.map_or(n, |b| b.min(n)));
+    }
+    best
+}
+
+/// What the check of a whole needs: the run, main's tip it lands on, and its members.
+struct WholeCheck<'a> {
+    store: &'a Store,
+    def: &'a crate::devrun::RunDef,
+    main: ObjectId,
+    members: &'a Pairs,
+}
+
+/// The check of a whole, judged.
+struct Judged {
+    summary: CheckSummary,
+    tail: Option<String>,
+    still_failing: Option<u64>,
+    failing: Vec<String>,
 }
 
 fn tree_of(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId, PoolError> {
@@ -280,40 +344,97 @@ fn merge_members(
     Ok(conflicts.is_empty().then_some(acc))
 }
 
-/// Runs `command` on the merged `tree`; a failure is recorded in `conflicts`. The summary, and
-/// the last lines of a failing check's output.
+/// Runs `command` on the whole `tree` (a merge, or an aggregate run's slices), as a merge queue
+/// does: it may land when the check passes, or when its test report, compared with main's,
+/// shows it improving on main — it fixes at least one test and breaks and loses none (a partial
+/// landing: `still_failing` says how many tests still fail). Anything else is a `test_failure`
+/// recorded in `conflicts`, naming the members whose combination broke ([`implicated`]).
 fn check_merged(
-    store: &Store,
-    run: &str,
+    whole: &WholeCheck<'_>,
     tree: ObjectId,
     command: &str,
-    members: &Pairs,
     conflicts: &mut Vec<RecordedConflict>,
-) -> Result<(CheckSummary, Option<String>), PoolError> {
-    let env = [("GIT_MAS_RUN", run.to_string()), ("GIT_MAS_PROPOSER", "merged".to_string())];
-    let result = check::check_tree(store.repo(), tree, command, &env, None)?;
-    let mut tail = None;
-    if !result.summary.passed() {
-        let names: Vec<String> = members.iter().map(|(a, _)| a.clone()).collect();
-        let mut parties = names.clone();
-        parties.push("merged".into());
-        conflicts.push(RecordedConflict {
-            kind: ConflictType::TestFailure,
-            proposals: names.clone(),
-            parties,
-            paths: Vec::new(),
-            detail: format!(
-                "the check `{command}` failed on the merged tree of {} ({})",
-                names.join(", "),
-                match result.summary.exit_status {
-                    Some(code) => format!("exit {code}"),
-                    None => "killed".into(),
-                }
-            ),
-        });
-        tail = Some(result.tail(20));
+) -> Result<Judged, PoolError> {
+    let repo = whole.store.repo();
+    let env = [("GIT_MAS_RUN", whole.def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
+    let mut result = check::check_tree(repo, tree, command, &env, None)?;
+    if result.summary.passed() {
+        return Ok(Judged { summary: result.summary, tail: None, still_failing: Some(0), failing: Vec::new() });
     }
-    Ok((result.summary, tail))
+    check::differential(repo, whole.main, &mut result, &env, None)?;
+    let tail = Some(result.tail(20));
+    let failing: Vec<String> = result
+        .report
+        .as_ref()
+        .map(|r| {
+            r.failed
+                .iter()
+                .take(20)
+                .map(|(suite, test)| if suite.is_empty() { test.clone() } else { format!("{suite}: {test}") })
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(delta) = result.delta.as_ref().filter(|d| d.improves()) {
+        let still_failing = Some(delta.still_failing);
+        return Ok(Judged { summary: result.summary, tail, still_failing, failing });
+    }
+    let names: Vec<String> = whole.members.iter().map(|(a, _)| a.clone()).collect();
+    let broken: Vec<String> = result.delta.as_ref().map(|d| d.broken.clone()).unwrap_or_default();
+    let culprits = implicated(whole, command, &broken)?;
+    let mut parties = culprits.clone();
+    parties.push("merged".into());
+    let status = match result.summary.exit_status {
+        Some(code) => format!("exit {code}"),
+        None => "killed".into(),
+    };
+    let why = match result.delta.as_ref().and_then(|d| d.shortfall()) {
+        Some(why) => format!("{status}: {why}"),
+        None => status,
+    };
+    let by = if culprits.len() < names.len() {
+        format!("; the breakage goes with {}", culprits.join(", "))
+    } else {
+        String::new()
+    };
+    conflicts.push(RecordedConflict {
+        kind: ConflictType::TestFailure,
+        proposals: names.clone(),
+        parties,
+        paths: Vec::new(),
+        detail: format!("the check `{command}` failed on the merged tree of {} ({why}){by}", names.join(", ")),
+    });
+    Ok(Judged { summary: result.summary, tail, still_failing: None, failing })
+}
+
+/// The members whose combination broke `broken` (tests that pass on main and fail on the
+/// whole): with more than two members, each is left out in turn and the rest merged and checked
+/// again; a member whose absence makes every broken test pass again is implicated. With two or
+/// fewer members, nothing broken by name (a build that fails, no report), or no single member
+/// to blame, every member is.
+fn implicated(whole: &WholeCheck<'_>, command: &str, broken: &[String]) -> Result<Vec<String>, PoolError> {
+    let all: Vec<String> = whole.members.iter().map(|(a, _)| a.clone()).collect();
+    if whole.members.len() <= 2 || broken.is_empty() {
+        return Ok(all);
+    }
+    let repo = whole.store.repo();
+    let base = whole.def.base_id()?;
+    let mut found = Vec::new();
+    for (i, (agent, _)) in whole.members.iter().enumerate() {
+        let rest: Pairs = whole.members.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, m)| m.clone()).collect();
+        let mut scratch = Vec::new();
+        let Some(tree) = merge_members(whole.store, &whole.def.branch, (base, whole.main), &rest, &mut scratch)? else {
+            continue;
+        };
+        let env = [("GIT_MAS_RUN", whole.def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
+        let mut without = check::check_tree(repo, tree, command, &env, None)?;
+        check::differential(repo, whole.main, &mut without, &env, None)?;
+        let clean = without.summary.passed()
+            || without.delta.as_ref().is_some_and(|d| !d.broken.iter().any(|b| broken.contains(b)));
+        if clean {
+            found.push(agent.clone());
+        }
+    }
+    Ok(if found.is_empty() { all } else { found })
 }
 
 /// The landing commit's message: the goal, a summary, and the trailers.
@@ -479,6 +600,7 @@ pub fn execute(
         endorsers: plan.endorsers.clone(),
         aggregate: plan.aggregate,
         merged_check: plan.merged_check.clone(),
+        still_failing: plan.still_failing,
         termination: termination.into(),
         frame,
         at_ms: now_ms(),

@@ -54,6 +54,10 @@ pub struct LandOptions {
     /// Take a landing recorded by any agent as this landing's result; otherwise only the lander's
     /// own (a retry after a crash), and another's is refused as already landed.
     pub any_landing: bool,
+    /// Hold a partial landing: a whole that improves on main without passing its check is not
+    /// written but returned as [`LandOutcome::WouldLand`] (a driver with rounds left gives its
+    /// agents another round first).
+    pub hold_partial: bool,
 }
 
 /// What [`land_run`] needs from its caller: the run as the caller reads it, and an ear.
@@ -199,6 +203,7 @@ pub fn termination(view: &RunView, plan: &LandPlan) -> TerminationReason {
         winners: plan.members.iter().map(|(a, _)| a.clone()).collect(),
         commit: String::new(),
         merged_check_passed: plan.merged_check.as_ref().map(|c| c.passed()),
+        still_failing: plan.still_failing,
     };
     // A landed run always has one (see `convergence::evaluate`).
     convergence::evaluate(&state).termination_reason.unwrap_or(TerminationReason::TasksCompleted)
@@ -239,7 +244,8 @@ pub fn land_run<H: LandHost>(
                 None
             }
         };
-        let Some(lander) = lander else {
+        let held = options.hold_partial && plan.still_failing.is_some_and(|n| n > 0);
+        let Some(lander) = lander.filter(|_| !held) else {
             return Ok(done(LandOutcome::WouldLand { plan, termination, frame }));
         };
         let def = &view.meta.def;
@@ -378,6 +384,7 @@ mod tests {
             endorsers: Vec::new(),
             aggregate: false,
             merged_check: None,
+            still_failing: None,
             termination: "tasks_completed".into(),
             frame: None,
             at_ms: 0,
