@@ -272,6 +272,9 @@ fn aggregate_lands_once_with_the_suite_passing(project: &Project) -> Duration {
     let report = report(&out);
     assert_eq!(report["status"], "converged", "{report:#}");
     assert_eq!(report["merged_check_passed"], true, "the merged tree was checked: {report:#}");
+    // The merged whole passed the whole check: the goal is reached, whatever the parts' own
+    // (failing) checks said.
+    assert_eq!(report["termination_reason"], "quality_reached", "{}: {report:#}", project.pinned);
     let changes = report["changes"].as_array().unwrap_or_else(|| {
         panic!("{}: the report lists no slice's changed paths (`changes`):\n{report:#}", project.pinned)
     });
