@@ -5,7 +5,9 @@
 # chromium (the `git mas report --html` tests open the page in it, headless), lighttpd and openssl
 # (the smart-HTTP sync tests serve git http-backend through it, with a password file) and the real
 # coding-agent CLIs the host tests drive, at pinned versions, into target/hosts (never globally),
-# with the MCP Inspector and its own Node (tests/hosts/install.sh).
+# with the MCP Inspector and its own Node (tests/hosts/install.sh), and the three real projects the
+# real-project tests and bench/aggregate-real.sh run git-mas on (toolz, heck, @fastify/busboy), at
+# pinned versions with their sha256 verified, into target/projects (tests/projects/fetch.sh).
 # Run from anywhere; a second run installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,3 +25,4 @@ need openssl openssl
 # pytest writes the JUnit XML report the differential endorsement tests read.
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q 'pytest==9.2.0'
 bash tests/hosts/install.sh
+bash tests/projects/fetch.sh

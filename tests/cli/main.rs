@@ -37,6 +37,7 @@ mod output;
 mod pipe;
 mod plans;
 mod readme;
+mod real_projects;
 mod records;
 mod report_changes;
 mod report_html;
