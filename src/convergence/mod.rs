@@ -589,7 +589,8 @@ fn dependency_conflicts(issues: &[DependencyIssue], standing: &Standing<'_>) -> 
         .collect()
 }
 
-/// The quality gate, measured on the winners' checks (and the merged tree's, once landed); with
+/// The quality gate, measured on the winners' checks (and the merged tree's, once landed; an
+/// aggregate landing's merged whole alone, its parts being parts); with
 /// no winner, on every proposal's checks (so that checks that ran and failed are never reported
 /// as no check at all), and never reached.
 fn quality_state(state: &RunState, winners: &[String], changes: &[ProposalChanges]) -> QualityState {
@@ -601,16 +602,31 @@ fn quality_state(state: &RunState, winners: &[String], changes: &[ProposalChange
     } else {
         winners
     };
-    for agent in measured {
-        if let Some(p) = state.tally.proposal(agent) {
-            let (a, b) = p.checks();
-            passed += a;
-            total += b;
+    // The merged whole of an aggregate landing was checked as one tree: that check is the
+    // landed content's, and its parts' own checks (each a part, expected to fail the whole suite
+    // alone) say nothing more about it.
+    let whole = match &state.outcome {
+        Outcome::Landed { merged_check_passed: Some(ok), .. } => Some(*ok),
+        _ => None,
+    };
+    match whole {
+        Some(ok) if !state.slices.is_empty() => {
+            total = 1;
+            passed = u64::from(ok);
         }
-    }
-    if let Outcome::Landed { merged_check_passed: Some(ok), .. } = &state.outcome {
-        total += 1;
-        passed += u64::from(*ok);
+        _ => {
+            for agent in measured {
+                if let Some(p) = state.tally.proposal(agent) {
+                    let (a, b) = p.checks();
+                    passed += a;
+                    total += b;
+                }
+            }
+            if let Some(ok) = whole {
+                total += 1;
+                passed += u64::from(ok);
+            }
+        }
     }
     let pass_rate = (total > 0).then(|| passed as f64 / total as f64);
     // A landing that leaves a slice out did not reach the team's goal, whatever its checks say.
@@ -622,6 +638,9 @@ fn quality_state(state: &RunState, winners: &[String], changes: &[ProposalChange
         .filter(|a| (!winners.iter().any(|w| w == a) || untouched(changes, a)) && !abstained(a))
         .collect();
     let basis = match (&state.outcome, winners.is_empty()) {
+        (Outcome::Landed { .. }, _) if whole.is_some() && !state.slices.is_empty() => {
+            format!("the check of the merged whole that landed ({})", winners.join(", "))
+        }
         (Outcome::Landed { .. }, _) => format!("checks of the landed content ({})", winners.join(", ")),
         (_, false) => format!("checks of the leading proposal ({})", winners.join(", ")),
         (_, true) if measured.is_empty() => "no proposal yet".to_string(),

@@ -37,9 +37,12 @@
 //! the defining module the neighbour, never the hub's other modules.
 //!
 //! Decisions: neighbours are one hop, not a closure, and a neighbour of two seeds joins neither's
-//! group to the other (it goes with the first): a utility module every test imports, or a crate
+//! group to the other (it goes with one of them): a utility module every test imports, or a crate
 //! root that declares every module, would otherwise pull the whole repository into one slice
-//! through it. Two seeds that are each other's neighbours do stay together. The names rule reads
+//! through it. Two seeds that are each other's neighbours do stay together. A neighbour of several
+//! seeds goes with the narrowest of them (the seed with the fewest neighbours, then the
+//! highest-ranked): a module's own test file rather than a test of the whole package that imports
+//! every module through it. The names rule reads
 //! only the seeds' own text (finding who names a seed would read every file); a module name
 //! counts only for a file in the seed's language (a Python test that says `item` does not mean
 //! `item.rs`), and a bare file stem (`pricing`) only when one such file has it, or when the file
@@ -362,7 +365,7 @@ pub fn plan_covering(
     let rank: BTreeMap<&str, usize> = ranked.iter().enumerate().map(|(i, f)| (f.as_str(), i)).collect();
     let order = |f: &String| (rank.get(f.as_str()).copied().unwrap_or(usize::MAX), f.clone());
     // A neighbour of several seeds (not itself a seed) joins none of their groups: it goes with
-    // the highest-ranked of them once the groups are made.
+    // the narrowest of them once the groups are made.
     let mut seeds_of: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
     for (seed, file) in &edges {
         let list = seeds_of.entry(file.as_str()).or_default();
@@ -370,11 +373,20 @@ pub fn plan_covering(
             list.push(seed);
         }
     }
+    // How many files each seed reaches: the narrowest importer of a shared module is the one most
+    // about it (a module's own test file, not a test of the whole package that imports everything).
+    let mut reach: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (seed, file) in &edges {
+        reach.entry(seed.as_str()).or_default().insert(file.as_str());
+    }
     let shared: BTreeMap<String, String> = seeds_of
         .iter()
         .filter(|(file, seeds_here)| seeds_here.len() > 1 && !seeds.contains_key(**file))
         .map(|(file, seeds_here)| {
-            let first = seeds_here.iter().min_by_key(|s| order(s)).map_or_else(String::new, |s| (*s).clone());
+            let first = seeds_here
+                .iter()
+                .min_by_key(|s| (reach.get(s.as_str()).map_or(0, BTreeSet::len), order(s)))
+                .map_or_else(String::new, |s| (*s).clone());
             (file.to_string(), first)
         })
         .collect();

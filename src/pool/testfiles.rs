@@ -209,25 +209,21 @@ impl<'a> ModuleFiles<'a> {
                 self.files.contains(path).then(|| path.to_string()).into_iter().collect()
             }
             "libtest" => {
-                let mut out = Vec::new();
-                if self.files.contains(suite) {
-                    out.push(suite.to_string());
-                }
-                // `money::tests::adds` in `src/lib.rs`: `src/money.rs` or `src/money/mod.rs`.
+                // `money::tests::adds` in `src/lib.rs`: `src/money.rs` or `src/money/mod.rs`, the
+                // file that holds it; the suite's root file only for a test of its own (a crate's
+                // `lib.rs` declares every module, and does not hold their tests).
                 let dir = suite.rsplit_once('/').map_or("", |(d, _)| d);
                 let parts: Vec<&str> = test.split("::").collect();
-                for n in (1..parts.len()).rev() {
+                let module = (1..parts.len()).rev().find_map(|n| {
                     let module = parts[..n].join("/");
                     let module = if dir.is_empty() { module } else { format!("{dir}/{module}") };
-                    let hit = [format!("{module}.rs"), format!("{module}/mod.rs")]
-                        .into_iter()
-                        .find(|c| self.files.contains(c));
-                    if let Some(hit) = hit {
-                        out.push(hit);
-                        break;
-                    }
+                    [format!("{module}.rs"), format!("{module}/mod.rs")].into_iter().find(|c| self.files.contains(c))
+                });
+                match module {
+                    Some(file) => vec![file],
+                    None if self.files.contains(suite) => vec![suite.to_string()],
+                    None => Vec::new(),
                 }
-                out
             }
             _ => Vec::new(),
         }

@@ -45,6 +45,7 @@ warning: unused variable: `x`
 running 2 tests
 test tax::tests::ok ... ok
 test money::tests::adds ... FAILED
+test tests::crate_root ... FAILED
 
 failures:
 
@@ -53,16 +54,25 @@ failures:
 thread 'money::tests::adds' panicked at src/money.rs:12:5:
 assertion `left == right` failed
 
+---- tests::crate_root stdout ----
+
+thread 'tests::crate_root' panicked at src/lib.rs:40:5:
+assertion failed
+
 failures:
     money::tests::adds
+    tests::crate_root
 
-test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
 ";
     let files = set(&["src/lib.rs", "src/money.rs", "src/tax.rs", "tests/api.rs"]);
     let report = testreport::parse(output).unwrap();
     let named = check_files(output, Some(&report), "/tmp/x", &files);
     assert_eq!(named.keys().cloned().collect::<BTreeSet<_>>(), set(&["src/lib.rs", "src/money.rs"]));
     assert_eq!(named["src/money.rs"], set(&["tests::adds"]));
+    // The crate root holds its own test only: a module's test is not the root's (the root declares
+    // every module, and would pull them all into one slice).
+    assert_eq!(named["src/lib.rs"], set(&["tests::crate_root"]));
 }
 
 #[test]
