@@ -500,6 +500,32 @@ fn a_landed_slice_that_changed_only_another_slice_is_not_credited_with_it() {
 }
 
 #[test]
+fn an_aggregate_landing_is_measured_by_its_merged_whole_not_its_parts_checks() {
+    // Each part alone fails the whole suite (the other part's bug is still in it); the merged
+    // whole is what landed and what the goal is about.
+    let script = &[
+        "propose alice aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "propose bob bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+        "fail carol aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "fail carol bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+    ];
+    let mut s = state(tally(1, None, script), landed(&["alice", "bob"]));
+    s.slices = vec![("alice".into(), vec!["a.rs".into()]), ("bob".into(), vec!["b.rs".into()])];
+    s.changed = vec![("alice".into(), vec!["a.rs".into()]), ("bob".into(), vec!["b.rs".into()])];
+    for (merged, reached) in [(true, true), (false, false)] {
+        if let Outcome::Landed { merged_check_passed, .. } = &mut s.outcome {
+            *merged_check_passed = Some(merged);
+        }
+        let r = evaluate(&s);
+        assert_eq!((r.quality_state.passed, r.quality_state.total), (u64::from(merged), 1), "{:#?}", r.quality_state);
+        assert_eq!(r.quality_state.reached, Some(reached), "{:#?}", r.quality_state);
+        assert!(r.quality_state.basis.starts_with("the check of the merged whole"), "{}", r.quality_state.basis);
+        let want = if reached { TerminationReason::QualityReached } else { TerminationReason::TasksCompleted };
+        assert_eq!(r.termination_reason, Some(want));
+    }
+}
+
+#[test]
 fn a_report_stored_before_changes_were_kept_still_reads() {
     let r = evaluate(&state(tally(2, None, REVIEWED), landed(&["alice"])));
     let mut json = serde_json::to_value(&r).unwrap();

@@ -7,7 +7,7 @@
 //! 1. **Seeds**: the files the goal names (the frame's task signal on the file itself), the files
 //!    with error diagnostics (its errors signal), the files the failing tests' tracebacks and
 //!    failure messages name (`x.py:12: AssertionError`, `File "…/x.py", line 12`, `panicked at
-//!    src/x.rs:12:5`: [`crate::pool::testfiles::traced_files`], each with its test and line), and
+//!    src/x.rs:12:5`: `traced_files` of the pool's test-file reader, each with its test and line), and
 //!    the files the team's check names when it fails on the run's base, the check's own script
 //!    excepted (the failing tests its report lists, mapped to their files; paths in its output
 //!    outside its header and progress lines).

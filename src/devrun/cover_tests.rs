@@ -112,3 +112,34 @@ fn groups_are_dealt_largest_first_to_the_agent_holding_fewest() {
     assert_eq!(plan.slices[0].why["a1.py"], "a.py uses what it defines (SCIP)");
     assert_eq!(plan.slices[0].why["a2.py"], "it uses what a.py defines (SCIP)");
 }
+
+#[test]
+fn a_module_several_failing_tests_import_goes_with_its_narrowest_importer() {
+    // test_curried imports every module through the package; test_items imports items.py alone.
+    // The package-wide test ranks first, yet items.py goes with its own test, and the two bugs'
+    // modules end in two slices.
+    let ranked: Vec<String> =
+        ["tests/test_curried.py", "tests/test_items.py", "tests/test_tax.py", "pkg/items.py", "pkg/tax.py"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let seeds: BTreeMap<String, Vec<Evidence>> = [
+        ("tests/test_curried.py".to_string(), check_seed("test_namespace")),
+        ("tests/test_items.py".to_string(), check_seed("test_items")),
+        ("tests/test_tax.py".to_string(), check_seed("test_tax")),
+    ]
+    .into();
+    let imports = |files: &[&str]| files.iter().map(|f| (f.to_string(), Via::Imports)).collect::<Vec<_>>();
+    let neighbours: BTreeMap<String, Vec<(String, Via)>> = [
+        ("tests/test_curried.py".to_string(), imports(&["pkg/items.py", "pkg/tax.py", "pkg/curried.py"])),
+        ("tests/test_items.py".to_string(), imports(&["pkg/items.py"])),
+        ("tests/test_tax.py".to_string(), imports(&["pkg/tax.py"])),
+    ]
+    .into();
+    let plan = plan_covering("make the tests pass", &agents(3), &ranked, "f", &seeds, &neighbours).unwrap();
+    let owner = |file: &str| plan.slices.iter().find(|s| s.targets.iter().any(|t| t == file)).map(|s| s.agent.clone());
+    assert_eq!(owner("pkg/items.py"), owner("tests/test_items.py"), "{plan:#?}");
+    assert_eq!(owner("pkg/tax.py"), owner("tests/test_tax.py"), "{plan:#?}");
+    assert_ne!(owner("pkg/items.py"), owner("pkg/tax.py"), "{plan:#?}");
+    assert_eq!(owner("pkg/curried.py"), owner("tests/test_curried.py"), "{plan:#?}");
+}

@@ -7,7 +7,7 @@
 //! through a bare remote, a frame, foci and the gate, and a team of built-in scripted agents
 //! (`builtin:reference`, `builtin:faulty`) taking one goal through `git mas coordinate`: proposals,
 //! endorsements with a real check, one landing, the report — best-of-N first, then, on a fresh
-//! copy of the project, the aggregate run (`--aggregate --partial`): the goal split into one slice per
+//! copy of the project, the aggregate run (`--aggregate`, no `--partial`): the goal split into one slice per
 //! group of files it concerns (its two bugs: two slices), the agents left over reviewing — the
 //! faulty one among them, with nothing to break — and the slices merged and landed as one commit.
 //!
@@ -42,7 +42,7 @@ mod fixture {
 /// check (the fixture's own test suite, `sh check.sh`: it fails on main before the run, on the
 /// two bugs the fixture carries, and passes on main after the landing), lands exactly one commit
 /// on main and prints the convergence report. Then, on a fresh copy of the project, a team of
-/// four splits the goal (`coordinate --aggregate --partial`): one slice per bug, the two agents left over
+/// four splits the goal (`coordinate --aggregate`): one slice per bug, the two agents left over
 /// (the faulty one among them) review, and the slices land as one commit; the tests pass on that
 /// main too. Needs cargo or python3 for the check (with one of
 /// them, only its suite runs, and the demo says so). Takes well under a minute. The scratch
@@ -438,7 +438,7 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     d.say("   concerns, the failing tests' files with the modules they import — works it alone and proposes;")?;
     d.say("   two bugs make two slices: the agents left over hold nothing and review (dave, faulty, has nothing to")?;
     d.say("   break); a wait-all barrier holds until every slice is judged, then the slices are merged, checked as")?;
-    d.say("   a whole and land as one commit (--partial: a slice judged against is left out, the report says why)")?;
+    d.say("   a whole and land as one commit when the merged tree passes the check or improves on main")?;
     std::fs::create_dir_all(&t)?;
     write_fixture(&t)?;
     d.git(&t, &["init", "--quiet", "-b", "main"])?;
@@ -454,10 +454,7 @@ fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     d.git(&t, &["config", "mas.check", check])?;
     check_main(d, &t, check, "team-before", 1)?;
     let agents = "erin=builtin:reference,frank=builtin:reference,grace=builtin:reference,dave=builtin:faulty";
-    d.mas(
-        &t,
-        &["coordinate", "--aggregate", "--partial", "--goal", AGGREGATE_TASK, "--agents", agents, "--quorum", "2"],
-    )?;
+    d.mas(&t, &["coordinate", "--aggregate", "--goal", AGGREGATE_TASK, "--agents", agents, "--quorum", "2"])?;
     let message = d.git(&t, &["log", "-1", "--format=%B", "main"])?;
     let team = ["erin", "frank", "grace", "dave"];
     let (landed, others) = landed_slices(&message, &team);
