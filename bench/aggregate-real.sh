@@ -43,6 +43,11 @@ TABLE=$SRC/tests/projects/projects.json
 export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup} CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 unset CARGO_TARGET_DIR
 bench_scratch
+# git-mas's build slots (a cargo check's shared target directory) live under TMPDIR: a scratch
+# one, emptied before every timed run, so that each run's first cargo build is as cold as the
+# check alone's.
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
 # `git mas` in the agents' scripts is this binary.
 mkdir -p "$WORK/bin" && ln -s "$BIN" "$WORK/bin/git-mas"
 export PATH=$WORK/bin:$PATH
@@ -92,7 +97,7 @@ PY
     AGENTS="${AGENTS:+$AGENTS,}$a=cmd:sh $P/$a.sh"
   done
   cp -a "$REPO" "$P/pristine"
-  RESET="rm -rf $REPO $REPO-mas && cp -a $P/pristine $REPO"
+  RESET="rm -rf $REPO $REPO-mas $TMPDIR/git-mas-* && cp -a $P/pristine $REPO"
   RUN="cd $REPO && $BIN --agent lead coordinate --json --aggregate --goal '$GOAL' --agents '$AGENTS' >$P/last.json 2>$P/last.err"
   # The runs delete and recreate the repository: stand outside it.
   cd "$WORK"
