@@ -86,7 +86,10 @@ PY
   (
     cd "$REPO"
     git init -q -b main && git add . && git commit -qm "$(field "$name" pinned)"
-    for a in lead alice bob carol; do "$BIN" agent new "$a" >/dev/null 2>&1; done
+    # The keys of an earlier project's agents are reused (one key directory for the scratch).
+    for a in lead alice bob carol; do
+      "$BIN" agent new "$a" >/dev/null 2>&1 || "$BIN" agent new --reuse-key "$a" >/dev/null
+    done
     git add .mas/roster && git commit -qm roster
     git config mas.check "echo >>$P/checks; $check"
   )

@@ -166,6 +166,14 @@ fn slice_lines(r: &ConvergenceReport, o: &mut String) {
         let more = if more > 0 { format!(" (+{more})") } else { String::new() };
         let _ = writeln!(o, "  {:<12} {:<15} {top}{more}{endorsed}{conflicted}", s.agent, s.status.name());
     }
+    for r in &r.reviewers {
+        let endorsed = if r.endorsed.is_empty() {
+            "endorsed none".to_owned()
+        } else {
+            format!("endorsed {}", r.endorsed.join(", "))
+        };
+        let _ = writeln!(o, "  {:<12} {:<15} {endorsed} ({})", r.agent, "reviewer", r.why);
+    }
 }
 
 /// What each proposal changed against the base, one line each (in an aggregate run with what

@@ -271,6 +271,9 @@ pub struct RunState {
     pub changed: Vec<(String, Vec<String>)>,
     /// The gate's refusals of slice files while the run was open (aggregate runs).
     pub slice_refusals: Vec<SliceRefusal>,
+    /// An aggregate run's reviewers: agents the plan gave no slice (fewer groups of concerned
+    /// files than agents), who endorse the others' slices: (agent, why).
+    pub reviewers: Vec<(String, String)>,
 }
 
 /// Where one slice of an aggregate run stands.
@@ -323,6 +326,17 @@ pub struct SliceReport {
     pub endorsers: Vec<String>,
     /// Implicated in a conflict of the report.
     pub conflicted: bool,
+}
+
+/// An aggregate run's agent with no slice of its own: it reviews (endorses the slices).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewerReport {
+    /// The agent.
+    pub agent: String,
+    /// Why it has no slice.
+    pub why: String,
+    /// Whose slices it endorsed (valid endorsements of current proposals).
+    pub endorsed: Vec<String>,
 }
 
 /// The budget's state.
@@ -406,6 +420,10 @@ pub struct ConvergenceReport {
     /// was open (aggregate runs; read from this machine's denial log).
     #[serde(default)]
     pub slice_refusals: Vec<SliceRefusal>,
+    /// An aggregate run's reviewers: the agents its plan gave no slice, who endorse the others'
+    /// (absent when every agent held a slice).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<ReviewerReport>,
     /// Whether the check passed on the merged tree that landed (absent when no merged tree was
     /// checked: a proposal landed as endorsed, or the run did not land).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -833,6 +851,20 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
     };
     let (consensus_score, proposals, implicated) = consensus(tally, &conflicts);
     let slices = slice_reports(state, &conflicts, &changes);
+    let reviewers = state
+        .reviewers
+        .iter()
+        .map(|(agent, why)| ReviewerReport {
+            agent: agent.clone(),
+            why: why.clone(),
+            endorsed: tally
+                .proposals
+                .iter()
+                .filter(|p| p.endorsers.iter().any(|e| e == agent))
+                .map(|p| p.agent.clone())
+                .collect(),
+        })
+        .collect();
     let merged_check_passed = match &state.outcome {
         Outcome::Landed { merged_check_passed, .. } => *merged_check_passed,
         _ => None,
@@ -859,6 +891,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         slices,
         changes,
         slice_refusals: state.slice_refusals.clone(),
+        reviewers,
         merged_check_passed,
         still_failing,
     }

@@ -64,6 +64,7 @@ fn state(tally: Tally, outcome: Outcome) -> RunState {
         rounds_held: None,
         changed: Vec::new(),
         slice_refusals: Vec::new(),
+        reviewers: Vec::new(),
     }
 }
 

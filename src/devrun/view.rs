@@ -169,6 +169,12 @@ impl RunView {
             },
             changed: self.changed.clone(),
             slice_refusals: self.slice_refusals.clone(),
+            reviewers: def
+                .slices
+                .iter()
+                .flat_map(|p| &p.reviewers)
+                .map(|r| (r.agent.clone(), r.why.clone()))
+                .collect(),
         }
     }
 

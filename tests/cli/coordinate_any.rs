@@ -4,7 +4,7 @@
 //! change.
 
 use crate::common::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -237,6 +237,22 @@ fn three_agents_on_two_bugs_deal_no_readme_slice_the_third_reviews_and_the_run_l
     assert!(!message.contains("Mas-Winner: carol") && message.contains("carol"), "{message}");
     let tests = std::process::Command::new("python3").args(["-m", "unittest"]).current_dir(&repo).output().unwrap();
     assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
+    // Every form of the report names the reviewer, why, and whom she endorsed.
+    let report = &out.events("report").last().expect("a report")["report"];
+    assert_eq!(report["reviewers"][0]["agent"], "carol", "{report:#}");
+    assert_eq!(report["reviewers"][0]["why"], "nothing the goal concerns is left for a third slice");
+    assert_eq!(report["reviewers"][0]["endorsed"], json!(["alice", "bob"]), "{report:#}");
+    let run = report["run"].as_str().unwrap();
+    let text = env.mas_ok(&repo, &["report", run]);
+    assert!(
+        text.contains("  carol        reviewer        endorsed alice, bob (nothing the goal concerns is left for a third slice)"),
+        "{text}"
+    );
+    let html = env.mas_ok(&repo, &["report", run, "--html", "-"]);
+    assert!(
+        html.contains("<li data-reviewer=\"carol\">carol: nothing the goal concerns is left for a third slice; endorsed alice, bob</li>"),
+        "{html}"
+    );
 }
 
 /// A larger project in packages: the bugs in `shop/`, the failing tests in `tests/`, and more

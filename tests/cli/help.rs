@@ -109,6 +109,8 @@ fn the_demo_runs_end_to_end() {
         aggregate.contains("    dave         (reviews: nothing the goal concerns is left for a fourth slice)"),
         "{aggregate}"
     );
+    // The report names the reviewers and whom they endorsed.
+    assert!(aggregate.contains("    grace        reviewer        endorsed erin, frank ("), "{aggregate}");
     let before = aggregate.find("team-before && git -C team archive main").unwrap();
     let after = aggregate.find("team-after && git -C team archive main").unwrap();
     assert!(aggregate[before..first_hop].contains("check.sh: FAILED: rust python"), "{aggregate}");

@@ -352,6 +352,7 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         problem: listed.problem,
         class: None,
         slices: Vec::new(),
+        reviewers: Vec::new(),
         barrier_holds: None,
         quorum: 0,
         requested_quorum: None,
@@ -383,7 +384,8 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
                         detail: b.detail,
                     })
                     .collect();
-                (slices, holds)
+                let reviewers: Vec<String> = plan.reviewers.iter().map(|r| r.agent.clone()).collect();
+                (slices, reviewers, holds)
             });
             (t.out(), plan, t.view.meta.def.requested_quorum)
         }
@@ -393,9 +395,10 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
         }
     };
     run.class = Some(if plan.is_some() { "aggregate" } else { "best_of_n" }.to_string());
-    if let Some((slices, holds)) = plan {
+    if let Some((slices, reviewers, holds)) = plan {
         run.barrier_holds = Some(holds);
         run.slices = slices;
+        run.reviewers = reviewers;
     }
     run.quorum = tally.quorum;
     run.requested_quorum = requested_quorum;
@@ -591,6 +594,9 @@ fn human(s: &StatusOut) -> String {
                     .collect();
                 let _ =
                     writeln!(o, "    slices: {}; barrier {}", slices.join(", "), if holds { "holds" } else { "waits" });
+                if !r.reviewers.is_empty() {
+                    let _ = writeln!(o, "    reviewers (no slice, endorse the slices): {}", r.reviewers.join(", "));
+                }
             }
             match &r.blocks_landing {
                 Some(why) => {

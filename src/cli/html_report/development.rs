@@ -368,7 +368,22 @@ fn plan(o: &mut String, s: &DevStory) {
             tone,
         });
     }
-    o.push_str("</tbody></table>\n<figure id=\"board\">\n");
+    o.push_str("</tbody></table>\n");
+    if !plan.reviewers.is_empty() {
+        o.push_str("<p id=\"reviewers\">Reviewers, with no slice of their own (they endorse the slices):</p>\n<ul>\n");
+        for r in &plan.reviewers {
+            let endorsed = s
+                .report
+                .reviewers
+                .iter()
+                .find(|x| x.agent == r.agent)
+                .map(|x| if x.endorsed.is_empty() { "endorsed none".to_owned() } else { format!("endorsed {}", x.endorsed.join(", ")) })
+                .unwrap_or_default();
+            let _ = writeln!(o, "<li data-reviewer=\"{0}\">{0}: {1}{2}</li>", esc(&r.agent), esc(&r.why), if endorsed.is_empty() { String::new() } else { format!("; {}", esc(&endorsed)) });
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str("<figure id=\"board\">\n");
     o.push_str(&pictures::board(&holdings));
     o.push_str("<figcaption>The board: who held which files, colored by where each slice ended.</figcaption>\n");
     legend(

@@ -144,6 +144,9 @@ pub struct StatusRun {
     pub class: Option<String>,
     /// An aggregate run's slices in merge order, each with where its proposal stands.
     pub slices: Vec<StatusSlice>,
+    /// An aggregate run's reviewers: the agents its plan gave no slice, who endorse the slices.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<String>,
     /// An aggregate run's wait-all barrier: whether every slice is in (`None` for best-of-N).
     pub barrier_holds: Option<bool>,
     /// Valid endorsements a proposal needs.
