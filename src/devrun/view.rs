@@ -169,12 +169,7 @@ impl RunView {
             },
             changed: self.changed.clone(),
             slice_refusals: self.slice_refusals.clone(),
-            reviewers: def
-                .slices
-                .iter()
-                .flat_map(|p| &p.reviewers)
-                .map(|r| (r.agent.clone(), r.why.clone()))
-                .collect(),
+            reviewers: def.slices.iter().flat_map(|p| &p.reviewers).map(|r| (r.agent.clone(), r.why.clone())).collect(),
         }
     }
 

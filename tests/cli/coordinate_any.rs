@@ -245,7 +245,9 @@ fn three_agents_on_two_bugs_deal_no_readme_slice_the_third_reviews_and_the_run_l
     let run = report["run"].as_str().unwrap();
     let text = env.mas_ok(&repo, &["report", run]);
     assert!(
-        text.contains("  carol        reviewer        endorsed alice, bob (nothing the goal concerns is left for a third slice)"),
+        text.contains(
+            "  carol        reviewer        endorsed alice, bob (nothing the goal concerns is left for a third slice)"
+        ),
         "{text}"
     );
     let html = env.mas_ok(&repo, &["report", run, "--html", "-"]);

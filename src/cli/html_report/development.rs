@@ -377,9 +377,21 @@ fn plan(o: &mut String, s: &DevStory) {
                 .reviewers
                 .iter()
                 .find(|x| x.agent == r.agent)
-                .map(|x| if x.endorsed.is_empty() { "endorsed none".to_owned() } else { format!("endorsed {}", x.endorsed.join(", ")) })
+                .map(|x| {
+                    if x.endorsed.is_empty() {
+                        "endorsed none".to_owned()
+                    } else {
+                        format!("endorsed {}", x.endorsed.join(", "))
+                    }
+                })
                 .unwrap_or_default();
-            let _ = writeln!(o, "<li data-reviewer=\"{0}\">{0}: {1}{2}</li>", esc(&r.agent), esc(&r.why), if endorsed.is_empty() { String::new() } else { format!("; {}", esc(&endorsed)) });
+            let _ = writeln!(
+                o,
+                "<li data-reviewer=\"{0}\">{0}: {1}{2}</li>",
+                esc(&r.agent),
+                esc(&r.why),
+                if endorsed.is_empty() { String::new() } else { format!("; {}", esc(&endorsed)) }
+            );
         }
         o.push_str("</ul>\n");
     }
