@@ -296,7 +296,7 @@ pub enum Command {
     Endorse(commands::endorse::EndorseArgs),
     Tally(commands::tally::TallyArgs),
     Land(commands::land::LandArgs),
-    Report(commands::dev_report::ReportArgs),
+    Report(commands::report::ReportArgs),
     #[command(subcommand)]
     Skills(commands::skills::SkillsCommand),
     Demo(commands::demo::DemoArgs),
@@ -345,7 +345,7 @@ pub(crate) fn dispatch(ctx: &mut Context, command: Command) -> Result<Outcome, C
         Command::Endorse(args) => commands::endorse::run(ctx, args),
         Command::Tally(args) => commands::tally::run(ctx, args),
         Command::Land(args) => commands::land::run(ctx, args),
-        Command::Report(args) => commands::dev_report::run(ctx, args),
+        Command::Report(args) => commands::report::run(ctx, args),
         Command::Skills(cmd) => commands::skills::run(ctx, cmd),
         Command::Demo(args) => commands::demo::run(ctx, args),
         Command::Bench(cmd) => commands::bench::run(ctx, cmd),

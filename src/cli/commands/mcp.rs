@@ -50,7 +50,7 @@
 //! (DESIGN.md, "What a crash may leave"): a SIGKILL at any instant leaves at most what killing that
 //! command would, and re-running the call recovers the same way.
 
-use crate::cli::commands::{align, dev_report, endorse, focus, frame, gate, propose, run, sync, tally, whoami};
+use crate::cli::commands::{align, endorse, focus, frame, gate, propose, report, run, sync, tally, whoami};
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
 use crate::cli::gating;
@@ -307,11 +307,11 @@ impl ToolResult for tally::Tally {
     }
 }
 
-impl ToolResult for dev_report::RunReport {
+impl ToolResult for report::RunReport {
     fn json(&self) -> Result<Value, serde_json::Error> {
         match self {
-            dev_report::RunReport::Development(report) => serde_json::to_value(report),
-            dev_report::RunReport::Converge(report) => serde_json::to_value(report),
+            report::RunReport::Development(report) => serde_json::to_value(report),
+            report::RunReport::Converge(report) => serde_json::to_value(report),
         }
     }
 }
@@ -799,8 +799,8 @@ impl Server {
         annotations(read_only_hint = true)
     )]
     async fn report(&self, Parameters(p): Parameters<RunParams>) -> Result<CallToolResult, ErrorData> {
-        let args = dev_report::ReportArgs { run: p.run, output: NO_FLAG, events: false, html: None };
-        self.call("report", ignored(&p.unknown), move |ctx| answer(dev_report::report(ctx, &args)?)).await
+        let args = report::ReportArgs { run: p.run, output: NO_FLAG, events: false, html: None };
+        self.call("report", ignored(&p.unknown), move |ctx| answer(report::report(ctx, &args)?)).await
     }
 
     #[tool(

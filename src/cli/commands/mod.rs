@@ -8,7 +8,6 @@ pub mod completions;
 pub mod converge;
 pub mod coordinate;
 pub mod demo;
-pub mod dev_report;
 pub mod doctor;
 pub mod endorse;
 pub mod focus;
