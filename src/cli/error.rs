@@ -12,8 +12,8 @@
 //! Hint: <a hint>                       (one line per hint)
 //! ```
 
+use super::Outcome;
 use super::context::Context;
-use super::exit;
 use git_mas::attention::board::Rejection;
 use git_mas::attention::focus_store::PublishError;
 use git_mas::attention::frame::FrameError;
@@ -57,15 +57,15 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The process exit code of this kind.
-    pub fn exit_code(self) -> u8 {
+    /// The outcome an error of this kind ends the command with.
+    pub fn outcome(self) -> Outcome {
         match self {
-            Kind::Usage => exit::USAGE,
-            Kind::User => exit::USER,
-            Kind::Internal => exit::INTERNAL,
-            Kind::Unverified => exit::UNVERIFIED,
-            Kind::FailClosed => exit::FAIL_CLOSED,
-            Kind::BrokenPipe => exit::BROKEN_PIPE,
+            Kind::Usage => Outcome::Usage,
+            Kind::User => Outcome::Refused,
+            Kind::Internal => Outcome::Internal,
+            Kind::Unverified => Outcome::Unverified,
+            Kind::FailClosed => Outcome::FailClosed,
+            Kind::BrokenPipe => Outcome::BrokenPipe,
         }
     }
 }
@@ -158,9 +158,14 @@ impl CliError {
         &self.hints
     }
 
+    /// The outcome the command ends with.
+    pub fn outcome(&self) -> Outcome {
+        self.kind().outcome()
+    }
+
     /// The process exit code.
     pub fn exit_code(&self) -> u8 {
-        self.kind().exit_code()
+        self.outcome().code()
     }
 
     /// Whether this is a write to a closed pipe (exit quietly, like other Unix tools).

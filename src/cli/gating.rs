@@ -1,10 +1,10 @@
 //! The gate as the commands that run it need it (`gate`, `hook`, `check`): the mode read from
 //! git config, the gate's inputs resolved from the command line or the index, a verdict rendered
-//! for people with its exit code, and a replayed range.
+//! for people with its outcome, and a replayed range.
 
+use super::Outcome;
 use super::context::Context;
 use super::error::CliError;
-use super::exit;
 use super::team_mode;
 use git_mas::attention::denials::Denial;
 use git_mas::attention::edit_gate;
@@ -317,19 +317,19 @@ pub fn repo_relative(paths: &[PathBuf], cwd: &Path, workdir: &Path) -> Result<Ve
     Ok(rel)
 }
 
-/// The exit status a verdict gives.
-pub fn exit_code(verdict: &Verdict) -> u8 {
+/// The outcome a verdict gives.
+pub fn outcome(verdict: &Verdict) -> Outcome {
     match verdict {
-        Verdict::Allow { .. } => exit::OK,
-        Verdict::Block { .. } => exit::BLOCKED,
-        Verdict::FailClosed { .. } => exit::FAIL_CLOSED,
+        Verdict::Allow { .. } => Outcome::Ok,
+        Verdict::Block { .. } => Outcome::Blocked,
+        Verdict::FailClosed { .. } => Outcome::FailClosed,
     }
 }
 
-/// Prints a verdict for people (stderr) and returns its exit code.
-pub fn report(ctx: &Context, caller: &str, verdict: &Verdict) -> u8 {
+/// Prints a verdict for people (stderr) and returns its outcome.
+pub fn report(ctx: &Context, caller: &str, verdict: &Verdict) -> Outcome {
     ctx.ui().err_text(&verdict_text(ctx, caller, verdict));
-    exit_code(verdict)
+    outcome(verdict)
 }
 
 /// A verdict for people, as the gate says it on stderr.

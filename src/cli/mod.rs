@@ -92,8 +92,10 @@ impl Outcome {
         }
     }
 
-    /// The outcome an exit code stands for (an unknown code is internal).
-    pub fn of_code(code: u8) -> Outcome {
+    /// The outcome that exits with a host hook's reply code. That code is the host's protocol,
+    /// not ours (Claude Code blocks a tool call on 2, which is [`Outcome::Usage`]'s code): this is
+    /// the one place a bare code becomes an outcome; an unknown code is internal.
+    pub fn of_host_reply(code: u8) -> Outcome {
         Outcome::ALL.into_iter().find(|o| o.code() == code).unwrap_or(Outcome::Internal)
     }
 
@@ -183,31 +185,6 @@ impl<T> Done<T> {
     pub fn ended(value: T, outcome: Outcome) -> Done<T> {
         Done { value, outcome }
     }
-}
-
-/// Exit codes that scripts can rely on, by name ([`Outcome`]'s codes).
-pub mod exit {
-    use super::Outcome;
-    /// Success.
-    pub const OK: u8 = Outcome::Ok.code();
-    /// Refused or failed because of the input or the repository's state; nothing was changed.
-    pub const USER: u8 = Outcome::Refused.code();
-    /// The command line itself was wrong.
-    pub const USAGE: u8 = Outcome::Usage.code();
-    /// An internal or git failure.
-    pub const INTERNAL: u8 = Outcome::Internal.code();
-    /// Something read did not verify: a record or a frame.
-    pub const UNVERIFIED: u8 = Outcome::Unverified.code();
-    /// The gate blocks: another agent holds a target the change touches.
-    pub const BLOCKED: u8 = Outcome::Blocked.code();
-    /// The gate fails closed: it cannot decide safely.
-    pub const FAIL_CLOSED: u8 = Outcome::FailClosed.code();
-    /// A run halted without a result of the protocol.
-    pub const RUN_INCOMPLETE: u8 = Outcome::RunIncomplete.code();
-    /// A run landed, and tests still fail on what landed.
-    pub const PARTIAL: u8 = Outcome::Partial.code();
-    /// Standard output was closed before everything was written: 128 + SIGPIPE, as git does.
-    pub const BROKEN_PIPE: u8 = Outcome::BrokenPipe.code();
 }
 
 /// `--help`'s closing text: the exit status of every [`Outcome`], then where the caller and the
@@ -418,7 +395,7 @@ pub fn main() -> ExitCode {
     let cli = match parse(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let code = if e.use_stderr() { Outcome::Usage } else { Outcome::Ok }.code();
             let _ = e.print();
             return ExitCode::from(code);
         }
@@ -428,7 +405,7 @@ pub fn main() -> ExitCode {
         Ok(outcome) => ExitCode::from(outcome.code()),
         Err(err) => {
             if err.is_broken_pipe() {
-                return ExitCode::from(exit::BROKEN_PIPE);
+                return ExitCode::from(Outcome::BrokenPipe.code());
             }
             err.print(&ctx);
             ExitCode::from(err.exit_code())
@@ -511,8 +488,8 @@ mod tests {
         let names: std::collections::BTreeSet<&str> = Outcome::ALL.iter().map(|o| o.name()).collect();
         assert_eq!((codes.len(), names.len()), (Outcome::ALL.len(), Outcome::ALL.len()));
         for o in Outcome::ALL {
-            assert_eq!(Outcome::of_code(o.code()), o);
+            assert_eq!(Outcome::of_host_reply(o.code()), o);
         }
-        assert_eq!(Outcome::of_code(200), Outcome::Internal);
+        assert_eq!(Outcome::of_host_reply(200), Outcome::Internal);
     }
 }

@@ -10,7 +10,6 @@
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::gating;
 use crate::cli::json::check::CheckOut;
 use crate::cli::output::JsonFlag;
@@ -104,7 +103,7 @@ pub fn run(ctx: &mut Context, args: CheckArgs) -> Result<Outcome, CliError> {
             ctx.status(&format!("{} record(s) in refs/mas/ do not verify", u.len()));
         }
     }
-    Ok(Outcome::of_code(if clean { exit::OK } else { exit::BLOCKED }))
+    Ok(if clean { Outcome::Ok } else { Outcome::Blocked })
 }
 
 fn unverified_text(parked: &[Parked]) -> String {

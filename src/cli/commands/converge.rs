@@ -4,7 +4,6 @@
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
-use crate::cli::exit;
 use crate::cli::output::JsonFlag;
 use crate::cli::reports::converge_report;
 use crate::cli::team::{MAX_GOAL_BYTES, check_writable, execute, millis, write_file};
@@ -129,5 +128,5 @@ pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<Outcome, CliError> {
     if !args.output.json {
         ctx.ui().out(&converge_report(&report, &|s| ctx.paint(s, "1")))?;
     }
-    Ok(Outcome::of_code(if report.incomplete() { exit::RUN_INCOMPLETE } else { exit::OK }))
+    Ok(if report.incomplete() { Outcome::RunIncomplete } else { Outcome::Ok })
 }

@@ -3,7 +3,6 @@
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
-use crate::cli::exit;
 use crate::cli::json::coordinate::{ContinueOut, FramePlanOut, PreflightOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::preflight::{self, GoalFrame};
@@ -525,12 +524,12 @@ fn development(
             outcome.run, outcome.run
         ));
     }
-    Ok(Outcome::of_code(match outcome.halt {
-        DevHalt::Landed if outcome.report.still_failing.is_some() => exit::PARTIAL,
-        DevHalt::Landed => exit::OK,
-        DevHalt::LandBlocked => exit::BLOCKED,
-        _ => exit::RUN_INCOMPLETE,
-    }))
+    Ok(match outcome.halt {
+        DevHalt::Landed if outcome.report.still_failing.is_some() => Outcome::Partial,
+        DevHalt::Landed => Outcome::Ok,
+        DevHalt::LandBlocked => Outcome::Blocked,
+        _ => Outcome::RunIncomplete,
+    })
 }
 
 /// Runs `coordinate`.
@@ -605,7 +604,7 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError>
             ));
         }
     }
-    Ok(Outcome::of_code(if report.incomplete() { exit::RUN_INCOMPLETE } else { exit::OK }))
+    Ok(if report.incomplete() { Outcome::RunIncomplete } else { Outcome::Ok })
 }
 
 /// The preflight before the first hop: prints it (`--json`: its one line) and refuses with every
@@ -726,7 +725,7 @@ fn dry_run(ctx: &Context, args: &CoordinateArgs, peers: &[PeerEntry], developmen
         }
         ctx.ui().out(&format!("{text}\nnothing was started (--dry-run)\n"))?;
     }
-    Ok(Outcome::of_code(if gathered.preflight.passed() { exit::OK } else { exit::USER }))
+    Ok(if gathered.preflight.passed() { Outcome::Ok } else { Outcome::Refused })
 }
 
 /// Removes the worktrees of a landed run's agents, each unless it holds changes its agent never

@@ -3,7 +3,6 @@
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::json::doctor::{DoctorOut, FailedRemoval};
 use crate::cli::output::JsonFlag;
 use git_mas::doctor::chains::{ChainRepair, DamagedChain, Repair};
@@ -146,7 +145,7 @@ pub fn run(ctx: &mut Context, args: DoctorArgs) -> Result<Outcome, CliError> {
         }
         ctx.status(&summary(&findings, &repairs, args.fix, repaired.len()));
     }
-    Ok(Outcome::of_code(if problems == 0 { exit::OK } else { exit::USER }))
+    Ok(if problems == 0 { Outcome::Ok } else { Outcome::Refused })
 }
 
 /// What was removed and completed, then what is there.

@@ -156,9 +156,9 @@ pub fn gate(ctx: &Context, args: &GateArgs) -> Result<Done<Gated>, CliError> {
         let (caller, verdict, touched) = team_mode::commit_gate(ctx, &args.paths)?;
         let mode = gating::mode(ctx)?;
         let touched = touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect();
-        let code = gating::exit_code(&verdict);
+        let outcome = gating::outcome(&verdict);
         let agent = caller.unwrap_or_default();
-        return Ok(Done::ended(Gated { out: GateOut { agent, touched, verdict }, mode }, Outcome::of_code(code)));
+        return Ok(Done::ended(Gated { out: GateOut { agent, touched, verdict }, mode }, outcome));
     }
     let (caller, outcome) = gating::evaluate(ctx, &args.paths)?;
     let verdict = gate_io::verdict_of(&outcome);
@@ -173,8 +173,8 @@ pub fn gate(ctx: &Context, args: &GateArgs) -> Result<Done<Gated>, CliError> {
     let touched = outcome
         .map(|o| o.touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect())
         .unwrap_or_default();
-    let code = gating::exit_code(&verdict);
-    Ok(Done::ended(Gated { out: GateOut { agent: caller, touched, verdict }, mode }, Outcome::of_code(code)))
+    let outcome = gating::outcome(&verdict);
+    Ok(Done::ended(Gated { out: GateOut { agent: caller, touched, verdict }, mode }, outcome))
 }
 
 fn parse_host(name: &str) -> Result<Host, String> {
@@ -223,7 +223,7 @@ fn run_host(ctx: &mut Context, host: Host, event: HookEvent) -> Result<Outcome, 
     *done = true;
     ctx.ui().err_text(&reply.stderr);
     ctx.ui().bytes(&reply.stdout)?;
-    Ok(Outcome::of_code(reply.code))
+    Ok(Outcome::of_host_reply(reply.code))
 }
 
 /// The payload, or why not: `Err(Late)` when it had not arrived whole by the deadline.

@@ -23,7 +23,6 @@
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
-use crate::cli::exit;
 use crate::cli::gating;
 use crate::cli::team_mode;
 use git_mas::attention::gate::Verdict;
@@ -74,10 +73,10 @@ pub fn run(ctx: &mut Context, args: HookArgs) -> Result<Outcome, CliError> {
     }
 }
 
-/// What a hook exits with: the gate's `code` unless the mode lets git go on anyway.
-fn finish(ctx: &Context, mode: Mode, code: u8, what: &str) -> Outcome {
-    match mode.outcome(code != exit::OK) {
-        HookOutcome::Proceed | HookOutcome::Stop => Outcome::of_code(code),
+/// What a hook exits with: the gate's `outcome` unless the mode lets git go on anyway.
+fn finish(ctx: &Context, mode: Mode, outcome: Outcome, what: &str) -> Outcome {
+    match mode.outcome(outcome != Outcome::Ok) {
+        HookOutcome::Proceed | HookOutcome::Stop => outcome,
         HookOutcome::ProceedDespite => {
             ctx.warn(&format!("mas.gate is warn: {what} anyway"));
             Outcome::Ok
@@ -232,12 +231,12 @@ fn pre_push(ctx: &mut Context, mode: Mode, args: &[String]) -> Result<Outcome, C
     let mut input = String::new();
     use std::io::Read;
     let _ = std::io::stdin().read_to_string(&mut input);
-    let mut worst = exit::OK;
+    let mut worst = Outcome::Ok;
     for range in push_ranges(&input, &remote) {
         let report = gating::replay(ctx, &range, false)?;
         gating::print_listed(ctx, &report)?;
         if !report.clean() {
-            worst = exit::BLOCKED;
+            worst = Outcome::Blocked;
         }
     }
     Ok(finish(ctx, mode, worst, "pushing"))

@@ -12,7 +12,6 @@
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::json::log::{ArtifactOut, LoggedChain, LoggedRecord};
 use crate::cli::output::JsonFlag;
 use git_mas::devrun::artifact::{RefKind, read_artifact, ref_kind};
@@ -75,7 +74,7 @@ pub fn run(ctx: &mut Context, args: LogArgs) -> Result<Outcome, CliError> {
     } else {
         ctx.ui().out(&records(ctx, &chains))?;
     }
-    Ok(Outcome::of_code(if problems > 0 { exit::UNVERIFIED } else { exit::OK }))
+    Ok(if problems > 0 { Outcome::Unverified } else { Outcome::Ok })
 }
 
 /// The refs `target` names: one ref, every chain an agent owns, or every ref under refs/mas/.

@@ -152,12 +152,12 @@ struct Refusal {
     message: String,
     causes: Vec<String>,
     hints: Vec<String>,
-    exit_code: u8,
+    outcome: Outcome,
 }
 
 impl Refusal {
     fn from_error(e: &CliError) -> Refusal {
-        Refusal { message: e.message(), causes: e.causes(), hints: e.hints().to_vec(), exit_code: e.exit_code() }
+        Refusal { message: e.message(), causes: e.causes(), hints: e.hints().to_vec(), outcome: e.outcome() }
     }
 }
 
@@ -171,11 +171,6 @@ struct Server {
     /// its lock makes tool calls run one at a time.
     resident: Arc<Mutex<Option<Memory>>>,
     tool_router: ToolRouter<Server>,
-}
-
-/// The name scripts and agents read for an exit code ([`crate::cli::Outcome`]).
-fn outcome_name(code: u8) -> &'static str {
-    Outcome::of_code(code).name()
 }
 
 /// What a tool call's command gave: its `--json` output, its outcome, the summary's words, and
@@ -422,15 +417,15 @@ fn tool_result(tool: &str, agent: Option<&str>, ran: Ran) -> CallToolResult {
             (serde_json::to_value(out), summary, false)
         }
         Err(r) => {
-            let mut summary = format!("{tool} refused ({}): {}", outcome_name(r.exit_code), r.message);
+            let mut summary = format!("{tool} refused ({}): {}", r.outcome.name(), r.message);
             for hint in &r.hints {
                 summary.push_str(&format!("\nHint: {hint}"));
             }
             let out = ToolRefusalOut {
                 tool: tool.into(),
                 agent: agent.map(String::from),
-                exit_code: r.exit_code,
-                outcome: outcome_name(r.exit_code).into(),
+                exit_code: r.outcome.code(),
+                outcome: r.outcome.name().into(),
                 error: r.message,
                 causes: r.causes,
                 hints: r.hints,
@@ -851,21 +846,21 @@ mod tests {
 
     #[test]
     fn every_exit_code_has_its_outcome_name() {
-        use crate::cli::exit;
         let table = [
-            (exit::OK, "ok"),
-            (exit::USER, "refused"),
-            (exit::USAGE, "usage"),
-            (exit::INTERNAL, "internal"),
-            (exit::UNVERIFIED, "unverified"),
-            (Outcome::SyncIncomplete.code(), "sync-incomplete"),
-            (exit::BLOCKED, "blocked"),
-            (exit::FAIL_CLOSED, "fail-closed"),
-            (exit::RUN_INCOMPLETE, "run-incomplete"),
-            (Outcome::CheckFailed.code(), "check-failed"),
+            (Outcome::Ok, 0, "ok"),
+            (Outcome::Refused, 1, "refused"),
+            (Outcome::Usage, 2, "usage"),
+            (Outcome::Internal, 3, "internal"),
+            (Outcome::Unverified, 4, "unverified"),
+            (Outcome::SyncIncomplete, 5, "sync-incomplete"),
+            (Outcome::Blocked, 6, "blocked"),
+            (Outcome::FailClosed, 7, "fail-closed"),
+            (Outcome::RunIncomplete, 8, "run-incomplete"),
+            (Outcome::CheckFailed, 9, "check-failed"),
+            (Outcome::Partial, 10, "partial"),
         ];
-        for (code, name) in table {
-            assert_eq!(outcome_name(code), name);
+        for (outcome, code, name) in table {
+            assert_eq!((outcome.code(), outcome.name()), (code, name));
         }
     }
 

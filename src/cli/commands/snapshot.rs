@@ -3,7 +3,6 @@
 use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::exit;
 use crate::cli::inputs::{InputArgs, read_inputs};
 use crate::cli::json::snapshot::{PublishOut, SnapshotOut, VerifyOut};
 use crate::cli::output::JsonFlag;
@@ -118,7 +117,7 @@ fn verify(ctx: &mut Context, rev: &str, output: JsonFlag) -> Result<Outcome, Cli
     } else {
         report_verification(ctx, &v)?;
     }
-    Ok(Outcome::of_code(if ok { exit::OK } else { exit::UNVERIFIED }))
+    Ok(if ok { Outcome::Ok } else { Outcome::Unverified })
 }
 
 fn report_verification(ctx: &Context, v: &Verification) -> Result<(), CliError> {
