@@ -247,14 +247,12 @@ struct History {
 }
 
 fn git_out(dir: &Path, args: &[String]) -> Result<String, ReplayError> {
-    let out = crate::git::command(dir).args(args).output().map_err(|e| ReplayError::Spawn { detail: e.to_string() })?;
-    if !out.status.success() {
-        return Err(ReplayError::Range {
-            args: args.join(" "),
-            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match crate::git::run(dir, &args) {
+        Ok(out) => Ok(String::from_utf8_lossy(&out).into_owned()),
+        Err(e @ crate::git::GitError::Spawn { .. }) => Err(ReplayError::Spawn { detail: e.reason() }),
+        Err(e) => Err(ReplayError::Range { args: e.args().to_string(), detail: e.reason() }),
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn history(store: &Store) -> Result<History, ReplayError> {

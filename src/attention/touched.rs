@@ -23,17 +23,7 @@ pub enum TouchedError {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, TouchedError> {
-    let out = crate::git::command(dir)
-        .args(args)
-        .output()
-        .map_err(|e| TouchedError::Git { args: args.join(" "), reason: e.to_string() })?;
-    if !out.status.success() {
-        return Err(TouchedError::Git {
-            args: args.join(" "),
-            reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    Ok(out.stdout)
+    crate::git::run(dir, args).map_err(|e| TouchedError::Git { args: e.args().to_string(), reason: e.reason() })
 }
 
 /// Paths staged for commit (relative to the top of the working tree).

@@ -263,14 +263,17 @@ pub fn run_git(mut cmd: Command, args: &[&str]) -> Result<String, PoolError> {
         std::thread::sleep(std::time::Duration::from_millis(25));
         out = cmd.output().map_err(PoolError::Spawn)?;
     }
-    if !out.status.success() {
-        return Err(PoolError::Git {
-            args: args.join(" "),
-            status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
+    let (_, stdout) = crate::git::finish(out, args, &[])?;
+    Ok(String::from_utf8_lossy(&stdout).trim_end().to_string())
+}
+
+impl From<crate::git::GitError> for PoolError {
+    fn from(e: crate::git::GitError) -> Self {
+        match e {
+            crate::git::GitError::Spawn { source, .. } => PoolError::Spawn(source),
+            crate::git::GitError::Failed { args, status, stderr, .. } => PoolError::Git { args, status, stderr },
+        }
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
 }
 
 /// Runs `git ARGS` in `dir`.

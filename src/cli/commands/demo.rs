@@ -113,8 +113,10 @@ impl Demo {
         self.ui.line(line)
     }
 
+    /// `program` in `dir` with the demo's environment; git is started the way git-mas starts it
+    /// ([`git_mas::git::command`]: no redirecting variable, one locale).
     fn base(&self, program: &Path, dir: &Path) -> Command {
-        let mut cmd = Command::new(program);
+        let mut cmd = if program == Path::new("git") { git_mas::git::command(dir) } else { Command::new(program) };
         // This binary first on PATH, so `git mas` (as the hooks call it) is the one running the demo.
         let bin_dir = self.exe.parent().map(Path::to_path_buf).unwrap_or_default();
         let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());

@@ -466,12 +466,10 @@ struct PlannedMember {
 /// Runs `git` in `dir` with `args`: its trimmed stdout, `None` when it exits 1 (`git config` of
 /// an unset key).
 fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, SetupError> {
-    let fail = |reason: String| SetupError::Git { command: args.join(" "), reason };
-    let out = crate::git::command(dir).args(args).output().map_err(|e| fail(e.to_string()))?;
-    match out.status.code() {
-        Some(0) => Ok(Some(String::from_utf8_lossy(&out.stdout).trim_end_matches('\n').to_string())),
-        Some(1) => Ok(None),
-        _ => Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string())),
+    match crate::git::run_allowing(dir, args, &[1]) {
+        Ok((0, out)) => Ok(Some(String::from_utf8_lossy(&out).trim_end_matches('\n').to_string())),
+        Ok(_) => Ok(None),
+        Err(e) => Err(SetupError::Git { command: e.args().to_string(), reason: e.reason() }),
     }
 }
 
