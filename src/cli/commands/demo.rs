@@ -255,6 +255,8 @@ fn team_mode(d: &Demo) -> Result<(), CliError> {
     d.git(&dir, &["add", "."])?;
     d.git(&dir, &["commit", "--quiet", "-m", "Import the inventory project"])?;
     d.mas(&dir, &["init", "--team", "--name", "dana", "--host", "claude-code"])?;
+    d.git(&dir, &["add", ".mas", ".claude", ".mcp.json"])?;
+    d.git(&dir, &["commit", "--quiet", "-m", "Set up git-mas team mode"])?;
     let file = dir.join("src/money.rs");
     let write = |session: &str| {
         serde_json::json!({
