@@ -15,7 +15,7 @@
 //!   that mentions `git mas` or `git-mas`): the files `git mas hooks install --host` and
 //!   `git mas mcp install --host` write.
 //!
-//! What remains open, and is said in the README: a shell command (`git config mas.gate off`,
+//! What remains open, and is said in docs/hosts.md: a shell command (`git config mas.gate off`,
 //! `echo > .git/hooks/pre-commit`) is no edit tool call, so no pre-tool hook sees its effect; the
 //! commit gate and `git mas check` stay the backstop there.
 //!

@@ -38,7 +38,7 @@ use git_mas::store::StoreError;
 use git_mas::sync::SyncError;
 use std::error::Error;
 
-/// Who or what is at fault, which decides the exit code (README, "Exit codes").
+/// Who or what is at fault, which decides the exit code (docs/README.md, "Exit codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// The command line itself was wrong: a value or a combination of flags that clap did not

@@ -28,7 +28,7 @@ use std::process::ExitCode;
 
 /// How a command ends: each outcome is one exit code scripts rely on, one name (what `--json`
 /// consumers and the MCP server's results call it) and one meaning, which `--help`'s exit status
-/// list and the README's table give word for word (a test holds the README to it).
+/// list and the table of docs/README.md give word for word (a test holds the table to it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// Success.
@@ -117,7 +117,7 @@ impl Outcome {
         }
     }
 
-    /// What the code means, as `--help` and the README say it.
+    /// What the code means, as `--help` and docs/README.md say it.
     pub const fn meaning(self) -> &'static str {
         match self {
             Outcome::Ok => "success",
@@ -466,9 +466,9 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_gives_every_outcome_as_help_does() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-        let table = readme.split("## Exit codes").nth(1).expect("the README has an exit codes section");
+    fn the_docs_give_every_outcome_as_help_does() {
+        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/README.md")).unwrap();
+        let table = docs.split("## Exit codes").nth(1).expect("docs/README.md has an exit codes section");
         let rows: Vec<&str> =
             table.lines().skip_while(|l| !l.starts_with("| code")).skip(2).take_while(|l| l.starts_with('|')).collect();
         let want: Vec<String> =

@@ -71,6 +71,18 @@ fn the_demo_runs_end_to_end() {
         assert!(text.contains(want), "demo output lacks {want:?}");
     }
     assert!(dir.join("remote.git").exists(), "--dir keeps the scratch directory");
+    // It opens with team mode, before the records by hand: session a's edit claims src/money.rs,
+    // session b's edit of it is refused naming the holder, b's shell write to it is put back after
+    // the call, and `git mas status` shows the sessions.
+    let team = &text[..text.find("\n== 2.").expect("the steps by hand")];
+    assert!(team.contains("== 1. team mode"), "{team}");
+    let refused = &team[team.find("session b's Write of the same file").expect("b's write")..];
+    assert!(refused.contains("\"permissionDecision\":\"deny\"") && refused.contains("dana.claude-"), "{team}");
+    let shell = &team[team.find("session b tries the shell").expect("b's shell call")..];
+    assert!(shell.contains("put back") && shell.contains("byte for byte what session a left"), "{team}");
+    let status = &team[team.find("$ git mas status").expect("the status")..];
+    assert!(status.contains("dana.claude-") && status.contains("src/money.rs"), "{team}");
+    assert!(std::fs::read_to_string(dir.join("team-mode/src/money.rs")).unwrap().lines().all(|l| l != "// mine"));
     // The team's final report: converged, with exactly one landing on main.
     let report = text.lines().find(|l| l.trim_start().starts_with("run ") && l.contains(": landed (converged, "));
     assert!(report.is_some(), "no converged report in the demo's output:\n{text}");
@@ -90,7 +102,7 @@ fn the_demo_runs_end_to_end() {
     let base = &text[before..text[before..].find("each agent works in its own worktree").unwrap() + before];
     assert!(base.contains("check.sh: FAILED: rust python"), "both suites fail on the base:\n{base}");
     assert!(base.contains("tax_rounds_to_the_nearest_cent") && base.contains("test_at_the_threshold"), "{base}");
-    let tip = &text[after..text[after..].find("\n== 9.").unwrap() + after];
+    let tip = &text[after..text[after..].find("\n== 10.").unwrap() + after];
     assert!(tip.contains("check.sh: all tests passed (rust python)"), "the tests pass on main:\n{tip}");
     assert!(dir.join("main-after/src/pricing/tax.rs").exists(), "the export of main's tip is kept");
     let tax = std::fs::read_to_string(dir.join("main-after/src/pricing/tax.rs")).unwrap();
@@ -99,7 +111,7 @@ fn the_demo_runs_end_to_end() {
     // Then the aggregate run on a fresh copy: the plan before the first hop, one slice per bug,
     // grace and dave (faulty) reviewing with no slice, both slices landed together, and the tests
     // that failed on that copy's base pass on its main.
-    let aggregate = &text[text.find("\n== 10.").expect("the aggregate step")..];
+    let aggregate = &text[text.find("\n== 11.").expect("the aggregate step")..];
     let plan = aggregate.find("slices from frame").expect("the plan is shown");
     let first_hop = aggregate.find("round 1 · propose hop").unwrap();
     assert!(plan < first_hop, "the plan comes before the first hop");
@@ -171,7 +183,7 @@ fn the_demo_without_cargo_says_which_check_ran_and_what_landed() {
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     assert!(text.contains("cargo does not run here: the team's check is the stockcheck tests alone"), "{text}");
-    let aggregate = &text[text.find("\n== 10.").expect("the aggregate step")..];
+    let aggregate = &text[text.find("\n== 11.").expect("the aggregate step")..];
     assert!(aggregate.contains("check.sh: all tests passed (python)"), "{aggregate}");
     assert_narration_matches_the_landing(aggregate);
 }

@@ -463,7 +463,7 @@ fn focus_gate_and_rule_tools_act_as_the_servers_agent_and_see_the_clis_changes()
 fn a_gate_block_is_a_result_carrying_the_verdict_and_its_summary_says_blocked_once() {
     let (env, _repo, alice, bob) = pair();
     let (mut server, _) = Client::start(&env, &bob, &[]);
-    // What the tool says of itself agrees with what it does (and with the README).
+    // What the tool says of itself agrees with what it does (and with docs/hosts.md).
     let list = server.request("tools/list", json!({}));
     let gate = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "gate").unwrap().clone();
     let description = gate["description"].as_str().unwrap();

@@ -1,8 +1,8 @@
-//! The README's examples, run as written.
+//! The examples of the README and of every guide in `docs/`, run as written.
 //!
-//! A reader copies the README's examples into a terminal, so an example that fails is a defect as
-//! real as a failing command. Every fenced block of README.md has a language, and the language
-//! says whether the block is run:
+//! A reader copies the documentation's examples into a terminal, so an example that fails is a
+//! defect as real as a failing command. Every fenced block of README.md and of each `docs/*.md` has
+//! a language, and the language says whether the block is run:
 //!
 //! - `console`: run. Each line starting with `$ ` is a command, typed into `sh` in the order given;
 //!   the other lines are sample output, not compared (they carry ids and hashes of another run). A
@@ -36,7 +36,7 @@ enum Setting {
 /// One command of an example.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Step {
-    /// README.md's line number (1-based).
+    /// The line number in its file (1-based).
     line: usize,
     /// What follows the `$ `.
     text: String,
@@ -53,7 +53,7 @@ struct Example {
     steps: Vec<Step>,
 }
 
-/// The runnable examples of a README, in order. Refuses a block without a language, a language or
+/// The runnable examples of a README or guide, in order. Refuses a block without a language, a language or
 /// attribute it does not know, an unclosed block and a `console` block without a command.
 fn examples(readme: &str) -> Result<Vec<Example>, String> {
     let mut found = Vec::new();
@@ -200,7 +200,7 @@ fn run_example(example: &Example) -> Result<(), String> {
         };
         if code != Some(step.expect) {
             return Err(format!(
-                "line {}: `{}` exited {code:?}, the README says {}\n{}",
+                "line {}: `{}` exited {code:?}, the example says {}\n{}",
                 step.line,
                 step.text,
                 step.expect,
@@ -214,16 +214,40 @@ fn run_example(example: &Example) -> Result<(), String> {
     Ok(())
 }
 
+/// The documentation whose examples run: README.md, then every `docs/*.md` by name (relative to
+/// the crate's root).
+fn documents() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut guides: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .map(|p| p.strip_prefix(root).unwrap().to_path_buf())
+        .collect();
+    guides.sort();
+    std::iter::once(PathBuf::from("README.md")).chain(guides).collect()
+}
+
 #[test]
 fn readme_examples_run_as_written() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let examples = examples(&readme).unwrap_or_else(|e| panic!("README.md: {e}"));
-    assert!(examples.len() >= 4, "README.md has {} runnable examples; the parser lost some", examples.len());
-    let failures: Vec<String> = examples
-        .iter()
-        .filter_map(|example| run_example(example).err().map(|e| format!("example at line {}: {e}", example.line)))
-        .collect();
-    assert!(failures.is_empty(), "README.md examples that do not run as written:\n\n{}", failures.join("\n\n"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let documents = documents();
+    for guide in ["README.md", "team-mode.md", "coordinate.md", "by-hand.md", "multi-machine.md", "hosts.md"] {
+        assert!(documents.contains(&Path::new("docs").join(guide)), "docs/{guide} is missing: {documents:?}");
+    }
+    let mut failures = Vec::new();
+    let mut total = 0;
+    for document in &documents {
+        let text = std::fs::read_to_string(root.join(document)).unwrap();
+        let examples = examples(&text).unwrap_or_else(|e| panic!("{}: {e}", document.display()));
+        total += examples.len();
+        // Each example in a scratch of its own, as a reader of that page would run it.
+        failures.extend(examples.iter().filter_map(|example| {
+            run_example(example).err().map(|e| format!("{} example at line {}: {e}", document.display(), example.line))
+        }));
+    }
+    assert!(total >= 7, "the documentation has {total} runnable examples; the parser lost some");
+    assert!(failures.is_empty(), "examples that do not run as written:\n\n{}", failures.join("\n\n"));
 }
 
 #[test]
@@ -273,9 +297,9 @@ fn readme_runner_refuses_an_example_that_does_not_exit_as_stated() {
     // and a command that needs the identity the example did not make.
     run_example(&example("git mas init && git mas agent new alice")).unwrap();
     let e = run_example(&example("git mas frobnicate")).unwrap_err();
-    assert!(e.contains("exited Some(2), the README says 0"), "{e}");
+    assert!(e.contains("exited Some(2), the example says 0"), "{e}");
     let e = run_example(&example("git mas init   # exit 1")).unwrap_err();
-    assert!(e.contains("exited Some(0), the README says 1"), "{e}");
+    assert!(e.contains("exited Some(0), the example says 1"), "{e}");
     run_example(&example("git mas focus publish --top 1   # exit 1")).unwrap();
     let moved = Example {
         line: 1,

@@ -3,7 +3,10 @@
 //! Every step is a real process — `git`, or this very binary as `git-mas` — run in real
 //! repositories, and each command is echoed before its output, so the demo doubles as a tutorial.
 //! The demo uses its own key directory inside the scratch directory and never touches the user's
-//! keys or repositories. It covers identities, signed records, verification, sync of two clones
+//! keys or repositories. It opens with team mode — two coding-agent sessions of one member in one
+//! checkout, as their hooks see them: one claims a file by editing it, the other is refused it,
+//! its shell write to it is put back, and `git mas status` shows the team — then, by hand, it
+//! covers identities, signed records, verification, sync of two clones
 //! through a bare remote, a frame, foci and the gate, and a team of built-in scripted agents
 //! (`builtin:reference`, `builtin:faulty`) taking one goal through `git mas coordinate`: proposals,
 //! endorsements with a real check, one landing, the report — best-of-N first, then, on a fresh
@@ -33,7 +36,10 @@ mod fixture {
 
 /// Run the whole flow on a scratch copy of the fixture project, printing each command.
 ///
-/// Creates a bare remote and two clones, gives each an agent (alice, bob), writes signed records
+/// Opens with team mode (`git mas init --team`): two Claude Code sessions in one checkout, as
+/// their hooks see them — the first edit claims a file, the other session's edit of it is refused,
+/// its shell write to it is put back after the call, and `git mas status` shows who holds what.
+/// Then, by hand: creates a bare remote and two clones, gives each an agent (alice, bob), writes signed records
 /// (each to its own journal and both to one shared chain), syncs through the remote, verifies
 /// everything from the other side, shows a forged record being rejected as a spoof, publishes a
 /// saliency frame and re-derives it in the other clone, and has the edit gate hold one agent back
@@ -227,6 +233,7 @@ fn steps(d: &Demo) -> Result<Outcome, CliError> {
     let root = &d.root;
     let (remote, a, b) = (root.join("remote.git"), root.join("alice"), root.join("bob"));
     d.say(&format!("== git-mas demo in {}", root.display()))?;
+    team_mode(d)?;
     import_fixture(d, &remote, &a)?;
     identities(d, &remote, &a, &b)?;
     records_and_sync(d, &a, &b)?;
@@ -238,10 +245,90 @@ fn steps(d: &Demo) -> Result<Outcome, CliError> {
     aggregate_lands(d)
 }
 
-/// Step 1: a bare remote and a first clone holding the fixture project.
+/// Step 1: team mode. Two Claude Code sessions of one member in one checkout, as their hooks see
+/// them: the first edit claims a file, the second session's edit of it is refused, its shell write
+/// to it is put back after the call, and `git mas status` shows who holds what.
+fn team_mode(d: &Demo) -> Result<(), CliError> {
+    let dir = d.root.join("team-mode");
+    d.say("== 1. team mode: two coding-agent sessions in one checkout, kept off each other's files")?;
+    std::fs::create_dir_all(&dir)?;
+    write_fixture(&dir)?;
+    d.git(&dir, &["init", "--quiet", "-b", "main"])?;
+    d.git(&dir, &["add", "."])?;
+    d.git(&dir, &["commit", "--quiet", "-m", "Import the inventory project"])?;
+    d.mas(&dir, &["init", "--team", "--name", "dana", "--host", "claude-code"])?;
+    d.git(&dir, &["add", ".mas", ".claude", ".mcp.json"])?;
+    d.git(&dir, &["commit", "--quiet", "-m", "Set up git-mas team mode"])?;
+    let file = dir.join("src/money.rs");
+    let write = |session: &str| {
+        serde_json::json!({
+            "session_id": session, "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": file, "content": "// rewritten\n"},
+        })
+    };
+    let shell = |event: &str| {
+        serde_json::json!({
+            "session_id": "session-b", "cwd": dir, "hook_event_name": event, "tool_name": "Bash",
+            "tool_input": {"command": "echo '// mine' >> src/money.rs"},
+        })
+    };
+    d.say("\n   session a's Write of src/money.rs: its PreToolUse hook asks the gate, and the edit claims the file")?;
+    hook(d, &dir, "session a's Write", &write("session-a"), None)?;
+    d.say("\n   session b's Write of the same file: refused before it is written, naming the holder")?;
+    let refused = hook(d, &dir, "session b's Write", &write("session-b"), None)?;
+    if !refused.contains("\"deny\"") {
+        return Err(CliError::internal("demo step: session b's write was not refused"));
+    }
+    d.say("\n   session b tries the shell instead: the call runs, and what it wrote is put back after it")?;
+    let before = std::fs::read(&file)?;
+    hook(d, &dir, "session b's Bash call", &shell("PreToolUse"), None)?;
+    d.say("\n[team-mode]$ echo '// mine' >> src/money.rs        # session b's shell call")?;
+    let mut text = before.clone();
+    text.extend_from_slice(b"// mine\n");
+    std::fs::write(&file, text)?;
+    hook(d, &dir, "session b's Bash call", &shell("PostToolUse"), Some("--post-tool"))?;
+    if std::fs::read(&file)? != before {
+        return Err(CliError::internal("demo step: the shell write to a held file was not put back"));
+    }
+    d.say("   src/money.rs is byte for byte what session a left")?;
+    d.mas(&dir, &["status"])?;
+    Ok(())
+}
+
+/// Runs `git mas gate --host claude-code [flag]` with a hook payload, as the host's hook does.
+fn hook(d: &Demo, dir: &Path, what: &str, payload: &serde_json::Value, flag: Option<&str>) -> Result<String, CliError> {
+    use std::io::Write;
+    let mut args = vec!["gate", "--host", "claude-code"];
+    args.extend(flag);
+    let rel = dir.strip_prefix(&d.root).unwrap_or(dir).display().to_string();
+    d.say(&format!("\n[{rel}]$ git mas {}   < the hook payload of {what}", args.join(" ")))?;
+    let mut child = d
+        .base(&d.exe, dir)
+        .args(&args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    child.stdin.take().ok_or_else(|| CliError::internal("no stdin"))?.write_all(payload.to_string().as_bytes())?;
+    let out = child.wait_with_output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    for line in stdout.lines().chain(String::from_utf8_lossy(&out.stderr).lines()) {
+        d.say(&format!("  {line}"))?;
+    }
+    if !out.status.success() {
+        return Err(CliError::internal(format!(
+            "demo step `git mas {}` exited {:?}",
+            args.join(" "),
+            out.status.code()
+        )));
+    }
+    Ok(stdout)
+}
+
+/// Step 2: a bare remote and a first clone holding the fixture project.
 fn import_fixture(d: &Demo, remote: &Path, a: &Path) -> Result<(), CliError> {
     let root = &d.root;
-    d.say("== 1. a shared bare remote, and a first clone holding the fixture project")?;
+    d.say("\n== 2. a shared bare remote, and a first clone holding the fixture project")?;
     d.git(root, &["init", "--quiet", "--bare", "-b", "main", "remote.git"])?;
     std::fs::create_dir_all(a)?;
     write_fixture(a)?;
@@ -252,10 +339,10 @@ fn import_fixture(d: &Demo, remote: &Path, a: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Step 2: identities, the roster committed like code.
+/// Step 3: identities, the roster committed like code.
 fn identities(d: &Demo, remote: &Path, a: &Path, b: &Path) -> Result<(), CliError> {
     let root = &d.root;
-    d.say("\n== 2. identities: alice in the first clone, with carol (a scripted teammate); the roster is committed like code")?;
+    d.say("\n== 3. identities: alice in the first clone, with carol (a scripted teammate); the roster is committed like code")?;
     d.mas(a, &["init"])?;
     d.mas(a, &["agent", "new", "alice"])?;
     d.mas(a, &["agent", "new", "carol"])?;
@@ -274,9 +361,9 @@ fn identities(d: &Demo, remote: &Path, a: &Path, b: &Path) -> Result<(), CliErro
     Ok(())
 }
 
-/// Step 3 and 4: signed records, and sync through the remote.
+/// Step 4 and 5: signed records, and sync through the remote.
 fn records_and_sync(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
-    d.say("\n== 3. signed records: each agent's own journal, and one shared chain written by both")?;
+    d.say("\n== 4. signed records: each agent's own journal, and one shared chain written by both")?;
     d.mas(a, &["record", "append", "--kind", "note", "--payload", r#"{"text":"I will take the pricing module"}"#])?;
     d.mas(
         a,
@@ -288,7 +375,7 @@ fn records_and_sync(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
         &["record", "append", "--kind", "tick", "--ref", "refs/mas/demo/shared", "--payload", r#"{"from":"bob"}"#],
     )?;
 
-    d.say("\n== 4. sync both clones through the remote (fast-forward only; bob's shared record is re-parented)")?;
+    d.say("\n== 5. sync both clones through the remote (fast-forward only; bob's shared record is re-parented)")?;
     d.mas(a, &["sync"])?;
     d.mas(b, &["sync"])?;
     d.mas(a, &["sync"])?;
@@ -298,10 +385,10 @@ fn records_and_sync(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Step 5: a forged record, refused by git mas and written with plain git, is named a spoof.
+/// Step 6: a forged record, refused by git mas and written with plain git, is named a spoof.
 fn forgery(d: &Demo, b: &Path) -> Result<(), CliError> {
     let root = &d.root;
-    d.say("\n== 5. a forged record: someone with bob's key writes as alice, using plain git")?;
+    d.say("\n== 6. a forged record: someone with bob's key writes as alice, using plain git")?;
     let forged_key = root.join("forged");
     std::fs::create_dir_all(&forged_key)?;
     // Bob's key, filed under alice's name: git mas itself refuses to sign with it...
@@ -326,9 +413,9 @@ fn forgery(d: &Demo, b: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Step 6: a shared frame, re-derived in the other clone.
+/// Step 7: a shared frame, re-derived in the other clone.
 fn shared_frame(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
-    d.say("\n== 6. a shared frame: alice computes the saliency snapshot from the project's SCIP index, diagnostics and task")?;
+    d.say("\n== 7. a shared frame: alice computes the saliency snapshot from the project's SCIP index, diagnostics and task")?;
     d.mas(
         a,
         &[
@@ -354,9 +441,9 @@ fn shared_frame(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Step 7: foci and the gate: the pre-commit hook blocks bob.
+/// Step 8: foci and the gate: the pre-commit hook blocks bob.
 fn foci_and_gate(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
-    d.say("\n== 7. foci and the gate: both want src/money.rs; the rule serializes them (alice < bob holds)")?;
+    d.say("\n== 8. foci and the gate: both want src/money.rs; the rule serializes them (alice < bob holds)")?;
     d.mas(a, &["focus", "publish", "--targets", "src/money.rs", "src/pricing/mod.rs"])?;
     d.mas(a, &["sync"])?;
     d.mas(b, &["sync"])?;
@@ -371,9 +458,9 @@ fn foci_and_gate(d: &Demo, a: &Path, b: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Step 8: the holder lands its work through a team of scripted agents.
+/// Step 9: the holder lands its work through a team of scripted agents.
 fn team_lands(d: &Demo, a: &Path) -> Result<(), CliError> {
-    d.say("\n== 8. the holder lands its work: alice drives a team of scripted agents through `git mas coordinate`")?;
+    d.say("\n== 9. the holder lands its work: alice drives a team of scripted agents through `git mas coordinate`")?;
     d.say("   the team's check is the project's own test suite (sh check.sh: cargo test, then the stockcheck")?;
     d.say("   unittests); the project carries two real bugs (tax truncated instead of rounded, a reorder")?;
     d.say("   threshold off by one), so on main, before the run, the check fails:")?;
@@ -413,9 +500,9 @@ fn check_main(d: &Demo, a: &Path, check: &str, name: &str, expect: i32) -> Resul
     Ok(())
 }
 
-/// Step 9: bob's commit passes once the holder landed, with a receipt.
+/// Step 10: bob's commit passes once the holder landed, with a receipt.
 fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<Outcome, CliError> {
-    d.say("\n== 9. blocked, then allowed after the holder lands: bob's commit passes now and carries a receipt")?;
+    d.say("\n== 10. blocked, then allowed after the holder lands: bob's commit passes now and carries a receipt")?;
     d.mas(a, &["sync"])?;
     d.mas(b, &["sync"])?;
     d.mas(b, &["focus", "list"])?;
@@ -429,12 +516,12 @@ fn after_landing(d: &Demo, a: &Path, b: &Path) -> Result<Outcome, CliError> {
 const AGGREGATE_TASK: &str = "fix the rounding of tax in pricing (src/pricing/tax.rs) and the reorder threshold in \
      stockcheck (tools/stockcheck/reorder.py)";
 
-/// Step 10: complementary work on a fresh copy of the project: the goal split into one slice per
+/// Step 11: complementary work on a fresh copy of the project: the goal split into one slice per
 /// group of files it concerns, the agents left over reviewing, the merged whole landed once.
 fn aggregate_lands(d: &Demo) -> Result<Outcome, CliError> {
     let t = d.root.join("team");
     d.say(
-        "\n== 10. complementary work: a fresh copy of the project, its two bugs back; a team of four splits the goal",
+        "\n== 11. complementary work: a fresh copy of the project, its two bugs back; a team of four splits the goal",
     )?;
     d.say("   (`coordinate --aggregate`): each agent gets a slice of files no one else holds — what the goal")?;
     d.say("   concerns, the failing tests' files with the modules they import — works it alone and proposes;")?;

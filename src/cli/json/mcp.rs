@@ -12,7 +12,7 @@ pub struct ToolOut {
     pub tool: String,
     /// The agent the server acts as.
     pub agent: String,
-    /// The command's exit code (README, "Exit codes").
+    /// The command's exit code (docs/README.md, "Exit codes").
     pub exit_code: u8,
     /// The exit code's name: ok, blocked, fail-closed, check-failed, ...
     pub outcome: String,
@@ -30,7 +30,7 @@ pub struct ToolRefusalOut {
     pub tool: String,
     /// The agent the server acts as; `None` when it started without one.
     pub agent: Option<String>,
-    /// The exit code the command would have ended with (README, "Exit codes").
+    /// The exit code the command would have ended with (docs/README.md, "Exit codes").
     pub exit_code: u8,
     /// The exit code's name: refused, usage, internal, unverified, ...
     pub outcome: String,
