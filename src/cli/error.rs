@@ -603,7 +603,7 @@ impl From<Refusal> for CliError {
     fn from(e: Refusal) -> Self {
         let e = match e {
             Refusal::Ended(run) => return CliError::from(run),
-            blank @ (Refusal::EmptyMessage | Refusal::EmptyReason) => return CliError::usage(blank.to_string()),
+            blank @ (Refusal::EmptyMessage | Refusal::EmptyReason) => return CliError::new(Kind::Usage, blank),
             other => other,
         };
         let hint = match &e {
@@ -735,7 +735,7 @@ impl From<ProposeError> for CliError {
             ProposeError::Refused(r) => CliError::from(r),
             ProposeError::Run(r) => CliError::from(r),
             ProposeError::Pool(p) => CliError::from(p),
-            replay @ ProposeError::Replay { .. } => CliError::internal(replay.to_string()),
+            replay @ ProposeError::Replay { .. } => CliError::new(Kind::Internal, replay),
         }
     }
 }
@@ -750,7 +750,7 @@ impl From<EndorseError> for CliError {
             | EndorseError::NotATree { .. }
             | EndorseError::BadTreeId { .. }
             | EndorseError::Output { .. }
-            | EndorseError::NotAVerdict) => CliError::internal(internal.to_string()),
+            | EndorseError::NotAVerdict) => CliError::new(Kind::Internal, internal),
         }
     }
 }

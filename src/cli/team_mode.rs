@@ -176,7 +176,7 @@ fn team_error(e: TeamError) -> CliError {
     match e {
         TeamError::Store(e) => CliError::from(e),
         TeamError::Frame(e) => CliError::from(e),
-        e => CliError::user(e.to_string()),
+        e => CliError::new(Kind::User, e),
     }
 }
 
@@ -326,10 +326,11 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode, payload: &payload::Pa
             }
         }
         // A `git commit` this call runs is this session's (the commit gate finds it so).
-        ancestry::record(store, caller)
-            .map_err(|e| CliError::user(format!("cannot record the session's processes: {e}")))?;
+        ancestry::record(store, caller).map_err(|e| {
+            CliError::with_message(Kind::User, format!("cannot record the session's processes: {e}"), e)
+        })?;
         shell_guard::keep(store, caller, &board)
-            .map_err(|e| CliError::user(format!("cannot keep the files other agents hold: {e}")))
+            .map_err(|e| CliError::with_message(Kind::User, format!("cannot keep the files other agents hold: {e}"), e))
     })();
     let answer = match kept {
         Ok(_) if refused.is_some() => refuse(mode, refused.unwrap_or_default()),
@@ -397,8 +398,9 @@ pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply
     match reply::post_tool(host, &message, payload::post_tool_result(host, bytes).as_ref(), event.as_deref()) {
         Some(reply) => Ok(Some(reply)),
         None => {
-            shell_guard::save_notice(store, &caller, &message)
-                .map_err(|e| CliError::user(format!("cannot keep the notice for {caller}: {e}")))?;
+            shell_guard::save_notice(store, &caller, &message).map_err(|e| {
+                CliError::with_message(Kind::User, format!("cannot keep the notice for {caller}: {e}"), e)
+            })?;
             Ok(Some(Reply { stdout: Vec::new(), stderr: format!("{message}\n"), code: 0 }))
         }
     }
@@ -446,7 +448,7 @@ pub fn session_end(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Vec<String
 
 /// The caller of a session event in a team-mode repository; `None` outside one.
 fn event_caller<'a>(ctx: &'a Context, host: Host, bytes: &[u8]) -> Result<Option<(String, &'a Store)>, CliError> {
-    let event = payload::parse_session_event(host, bytes).map_err(|e| CliError::user(e.to_string()))?;
+    let event = payload::parse_session_event(host, bytes).map_err(|e| CliError::new(Kind::User, e))?;
     let Ok(store) = ctx.store() else { return Ok(None) };
     if !team::enabled(store) {
         return Ok(None);
