@@ -252,6 +252,7 @@ fn store_hint(e: &StoreError) -> Option<String> {
         | StoreError::SeqOverflow { .. }
         | StoreError::TooManyRetries { .. }
         | StoreError::Git { .. }
+        | StoreError::Encode { .. }
         | StoreError::Io { .. } => None,
     }
 }
@@ -268,7 +269,10 @@ impl From<StoreError> for CliError {
             | StoreError::StaleLock { .. }
             | StoreError::MissingObject { .. }
             | StoreError::UnreadableRef { .. } => Kind::User,
-            StoreError::TooManyRetries { .. } | StoreError::Git { .. } | StoreError::Io { .. } => Kind::Internal,
+            StoreError::TooManyRetries { .. }
+            | StoreError::Git { .. }
+            | StoreError::Encode { .. }
+            | StoreError::Io { .. } => Kind::Internal,
         };
         let mut err = CliError::new(kind, e);
         err.extend_hints(hint);
@@ -927,6 +931,8 @@ mod tests {
                 "Error: git: reading the roster\nCaused by: object not found\n";
             Io => StoreError::Io { path: "/repo/.mas/roster".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
                 "Error: cannot access /repo/.mas/roster\nCaused by: permission denied\n";
+            Encode => StoreError::Encode { what: "a focus".into(), source: serde_json::from_str::<u8>("x").unwrap_err() }, 3,
+                "Error: cannot encode a focus\nCaused by: expected value at line 1 column 1\n";
         ));
         rows.extend(rows!(RosterError via CliError::from;
             Shape => RosterError::Shape { origin: "main:.mas/roster".into(), line: 3, text: "alice".into() }, 1,

@@ -108,12 +108,11 @@ fn decide(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId])
     let store = ctx.store()?;
     let lease = team::lease(store).map_err(team_error)?;
     let mut key = || -> Result<AgentKey, TeamError> {
-        let c = ctx.caller_as(caller.to_string()).map_err(|e| TeamError::Caller(e.render(false).trim_end().into()))?;
+        let c = ctx.caller_as(caller.to_string()).map_err(CallerFailed::boxed)?;
         Ok(c.key)
     };
     let mut publish_frame = |key: &AgentKey| -> Result<bool, TeamError> {
-        let files = read_inputs(store, &InputArgs::default())
-            .map_err(|e| TeamError::Caller(e.render(false).trim_end().into()))?;
+        let files = read_inputs(store, &InputArgs::default()).map_err(CallerFailed::boxed)?;
         let (snapshot, view) = frame::snapshot_now(store, &files)?;
         let published = frame::publish(store, caller, key, &snapshot, &view, &files)?;
         Ok(matches!(published, frame::Published::New { .. }))
@@ -176,9 +175,32 @@ fn team_error(e: TeamError) -> CliError {
     match e {
         TeamError::Store(e) => CliError::from(e),
         TeamError::Frame(e) => CliError::from(e),
+        TeamError::Caller(e) => match e.downcast::<CallerFailed>() {
+            Ok(failed) => CliError::new(Kind::User, *failed),
+            Err(other) => CliError::new(Kind::User, other),
+        },
         e => CliError::new(Kind::User, e),
     }
 }
+
+/// This command's own failure inside a team-mode decision ([`TeamError::Caller`]), kept whole to
+/// the edge, where it is said as it always was: its full rendering, hints included, as one message.
+#[derive(Debug)]
+struct CallerFailed(CliError);
+
+impl CallerFailed {
+    fn boxed(e: CliError) -> TeamError {
+        TeamError::Caller(Box::new(CallerFailed(e)))
+    }
+}
+
+impl std::fmt::Display for CallerFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.render(false).trim_end())
+    }
+}
+
+impl std::error::Error for CallerFailed {}
 
 /// The host's answer for a team-mode decision.
 fn answer(caller: &str, edit: TeamEdit, mode: Mode) -> Answer {
