@@ -456,7 +456,22 @@ pub fn fold_items(chains: &[(String, ChainItems)], now: u64, in_frame: &dyn Fn(&
             latest.push(c);
         }
     }
-    // The flood caps: the earliest published live foci keep their places, per principal and in all.
+    let mut flooded = flooded(&latest);
+    for (i, (entry, _)) in latest.into_iter().enumerate() {
+        match flooded.remove(&i) {
+            Some(rejection) => {
+                board.rejected.push(Rejected { agent: entry.focus.agent.clone(), commit: entry.commit, rejection })
+            }
+            None => board.entries.push(entry),
+        }
+    }
+    board.entries.sort_by(|a, b| a.focus.agent.cmp(&b.focus.agent));
+    board
+}
+
+/// The flood caps: the earliest published live foci keep their places, per principal and in all;
+/// the others (by their index in `latest`) are refused, with why.
+fn flooded(latest: &[(BoardEntry, u64)]) -> BTreeMap<usize, Rejection> {
     let mut live: Vec<usize> = (0..latest.len()).filter(|&i| latest[i].0.liveness == Liveness::Live).collect();
     live.sort_by(|&a, &b| (latest[a].1, &latest[a].0.focus.agent).cmp(&(latest[b].1, &latest[b].0.focus.agent)));
     let mut flooded: BTreeMap<usize, Rejection> = BTreeMap::new();
@@ -474,16 +489,7 @@ pub fn fold_items(chains: &[(String, ChainItems)], now: u64, in_frame: &dyn Fn(&
             admitted += 1;
         }
     }
-    for (i, (entry, _)) in latest.into_iter().enumerate() {
-        match flooded.remove(&i) {
-            Some(rejection) => {
-                board.rejected.push(Rejected { agent: entry.focus.agent.clone(), commit: entry.commit, rejection })
-            }
-            None => board.entries.push(entry),
-        }
-    }
-    board.entries.sort_by(|a, b| a.focus.agent.cmp(&b.focus.agent));
-    board
+    flooded
 }
 
 #[cfg(test)]

@@ -341,8 +341,7 @@ pub fn publish_focus(
     let in_frame = |t: &str| ids.contains(t);
     board::check_focus(payload, payload.published_at, Some(&in_frame)).map_err(rejected)?;
     board::admits(board, agent).map_err(rejected)?;
-    let value = serde_json::to_value(payload)
-        .map_err(|e| StoreError::Git { context: "encoding a focus".into(), source: Box::new(e) })?;
+    let value = serde_json::to_value(payload).map_err(|e| StoreError::Encode { what: "a focus".into(), source: e })?;
     let appended = store.append(&focus_ref(agent), agent, key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))?;
     appended.ok_or_else(|| PublishError::Store(StoreError::TooManyRetries { refname: focus_ref(agent), attempts: 0 }))
 }
@@ -383,8 +382,7 @@ pub fn append_focus(
     key: &AgentKey,
     payload: &FocusPayload,
 ) -> Result<Option<Appended>, StoreError> {
-    let value = serde_json::to_value(payload)
-        .map_err(|e| StoreError::Git { context: "encoding a focus".into(), source: Box::new(e) })?;
+    let value = serde_json::to_value(payload).map_err(|e| StoreError::Encode { what: "a focus".into(), source: e })?;
     store.append(&focus_ref(agent), agent, key, FOCUS_KIND, &[], |_| Ok(Some(value.clone())))
 }
 

@@ -231,6 +231,9 @@ fn held(board: &Board) -> Vec<(String, String)> {
 /// The guarded step of `caller` (`None` for a reader) at `moment`, with `check` — the shell
 /// backstop's check, when one is due — run inside it (see the module docs). Returns what `check`
 /// did and the foreign changes found; a lock held too long by another hook skips the sweep.
+// Named exception to the 80-line budget (src/conventions_tests.rs): this file is being reworked
+// (one atomic write) on another branch; split `step` after that lands.
+#[allow(clippy::too_many_lines)]
 pub fn step(
     store: &Store,
     here: &Path,

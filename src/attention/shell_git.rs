@@ -202,36 +202,7 @@ pub fn refusals(line: &str, rel: &str, held: &[String]) -> Vec<Refusal> {
             files
         };
         let (files, safe) = match name {
-            "stash" => {
-                let sub = args.iter().find(|a| !a.starts_with('-')).map(String::as_str);
-                match sub {
-                    None | Some("push" | "save") | Some("--") => {
-                        let after = match args.iter().position(|a| a == "push" || a == "save") {
-                            Some(i) => &args[i + 1..],
-                            None => args,
-                        };
-                        let (specs, _) = pathspecs(after);
-                        let specs: Vec<String> = if sub == Some("save") {
-                            Vec::new()
-                        } else {
-                            specs.into_iter().filter(|s| s != "push").collect()
-                        };
-                        let files = if specs.is_empty() { held.to_vec() } else { of_specs(&specs) };
-                        (files, "git stash push -- <your own files>")
-                    }
-                    Some(p)
-                        if !matches!(
-                            p,
-                            "list" | "show" | "drop" | "clear" | "branch" | "create" | "store" | "pop" | "apply"
-                        ) =>
-                    {
-                        // `git stash -- <paths>` without push, or an unknown word: a push.
-                        let (specs, _) = pathspecs(args);
-                        (of_specs(&specs), "git stash push -- <your own files>")
-                    }
-                    _ => (Vec::new(), ""),
-                }
-            }
+            "stash" => stash_files(args, held, &of_specs),
             "reset" if has(&["--hard", "--merge", "--keep"]) => {
                 (held.to_vec(), "git restore --staged -- <files> (the index only), or git checkout -- <your own files>")
             }
@@ -275,6 +246,36 @@ pub fn refusals(line: &str, rel: &str, held: &[String]) -> Vec<Refusal> {
         }
     }
     found
+}
+
+/// The held files a `git stash` with `args` would take, and what to run instead.
+fn stash_files(
+    args: &[String],
+    held: &[String],
+    of_specs: &dyn Fn(&[String]) -> Vec<String>,
+) -> (Vec<String>, &'static str) {
+    let sub = args.iter().find(|a| !a.starts_with('-')).map(String::as_str);
+    match sub {
+        None | Some("push" | "save") | Some("--") => {
+            let after = match args.iter().position(|a| a == "push" || a == "save") {
+                Some(i) => &args[i + 1..],
+                None => args,
+            };
+            let (specs, _) = pathspecs(after);
+            let specs: Vec<String> =
+                if sub == Some("save") { Vec::new() } else { specs.into_iter().filter(|s| s != "push").collect() };
+            let files = if specs.is_empty() { held.to_vec() } else { of_specs(&specs) };
+            (files, "git stash push -- <your own files>")
+        }
+        Some(p)
+            if !matches!(p, "list" | "show" | "drop" | "clear" | "branch" | "create" | "store" | "pop" | "apply") =>
+        {
+            // `git stash -- <paths>` without push, or an unknown word: a push.
+            let (specs, _) = pathspecs(args);
+            (of_specs(&specs), "git stash push -- <your own files>")
+        }
+        _ => (Vec::new(), ""),
+    }
 }
 
 #[cfg(test)]

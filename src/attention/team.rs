@@ -98,9 +98,22 @@ pub enum TeamError {
     /// The board or a chain could not be read or written.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The caller's key could not be loaded, or a frame not published.
-    #[error("{0}")]
-    Caller(String),
+    /// `mas.sessionRetention` is not a duration.
+    #[error("mas.sessionRetention {value:?} is not a duration (such as 7d)")]
+    BadRetention {
+        /// The value.
+        value: String,
+    },
+    /// The caller published no frame, and none was there.
+    #[error("no frame could be published")]
+    NoFrame,
+    /// The claim this edit would publish is one the board refuses.
+    #[error("the claim would be rejected by the board: {0}")]
+    Rejected(#[source] Rejection),
+    /// The caller's own failure (its key could not be loaded, or a frame's inputs not read), kept
+    /// whole for the caller to take back at its edge.
+    #[error(transparent)]
+    Caller(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// How long an ended session's focus chain is kept (`git config mas.sessionRetention`, a duration
@@ -108,9 +121,9 @@ pub enum TeamError {
 pub fn retention(store: &Store) -> Result<u64, TeamError> {
     match store.config_string("mas.sessionRetention").filter(|v| !v.trim().is_empty()) {
         None => Ok(focus_store::DEFAULT_SESSION_RETENTION_SECS),
-        Some(v) => humantime::parse_duration(v.trim())
-            .map(|d| d.as_secs())
-            .map_err(|_| TeamError::Caller(format!("mas.sessionRetention {v:?} is not a duration (such as 7d)"))),
+        Some(v) => {
+            humantime::parse_duration(v.trim()).map(|d| d.as_secs()).map_err(|_| TeamError::BadRetention { value: v })
+        }
     }
 }
 
@@ -258,7 +271,7 @@ pub fn edit(
     }
     let (head, board, all, pending) = read(&touched)?;
     let Some(frame) = head else {
-        return Err(TeamError::Caller("no frame could be published".into()));
+        return Err(TeamError::NoFrame);
     };
     if let Some(blocked) = blocked(store, caller, &frame, &board, &all, now)? {
         return Ok(blocked);
@@ -287,16 +300,12 @@ pub fn edit(
         claims: true,
         run: focus_store::worktree_run(store),
     };
-    super::board::check_focus(&payload, now, None).map_err(|r| TeamError::Caller(rejected(&r)))?;
+    super::board::check_focus(&payload, now, None).map_err(TeamError::Rejected)?;
     if let Some(p) = pending {
         p.forget();
     }
     focus_store::append_focus(store, caller, &key, &payload)?;
     Ok(allowed(&frame, claimed, dropped, true, published_frame, lapsed))
-}
-
-fn rejected(r: &Rejection) -> String {
-    format!("the claim would be rejected by the board: {r}")
 }
 
 fn allowed(

@@ -252,6 +252,7 @@ fn store_hint(e: &StoreError) -> Option<String> {
         | StoreError::SeqOverflow { .. }
         | StoreError::TooManyRetries { .. }
         | StoreError::Git { .. }
+        | StoreError::Encode { .. }
         | StoreError::Io { .. } => None,
     }
 }
@@ -268,7 +269,10 @@ impl From<StoreError> for CliError {
             | StoreError::StaleLock { .. }
             | StoreError::MissingObject { .. }
             | StoreError::UnreadableRef { .. } => Kind::User,
-            StoreError::TooManyRetries { .. } | StoreError::Git { .. } | StoreError::Io { .. } => Kind::Internal,
+            StoreError::TooManyRetries { .. }
+            | StoreError::Git { .. }
+            | StoreError::Encode { .. }
+            | StoreError::Io { .. } => Kind::Internal,
         };
         let mut err = CliError::new(kind, e);
         err.extend_hints(hint);
@@ -603,7 +607,7 @@ impl From<Refusal> for CliError {
     fn from(e: Refusal) -> Self {
         let e = match e {
             Refusal::Ended(run) => return CliError::from(run),
-            blank @ (Refusal::EmptyMessage | Refusal::EmptyReason) => return CliError::usage(blank.to_string()),
+            blank @ (Refusal::EmptyMessage | Refusal::EmptyReason) => return CliError::new(Kind::Usage, blank),
             other => other,
         };
         let hint = match &e {
@@ -735,7 +739,7 @@ impl From<ProposeError> for CliError {
             ProposeError::Refused(r) => CliError::from(r),
             ProposeError::Run(r) => CliError::from(r),
             ProposeError::Pool(p) => CliError::from(p),
-            replay @ ProposeError::Replay { .. } => CliError::internal(replay.to_string()),
+            replay @ ProposeError::Replay { .. } => CliError::new(Kind::Internal, replay),
         }
     }
 }
@@ -750,7 +754,7 @@ impl From<EndorseError> for CliError {
             | EndorseError::NotATree { .. }
             | EndorseError::BadTreeId { .. }
             | EndorseError::Output { .. }
-            | EndorseError::NotAVerdict) => CliError::internal(internal.to_string()),
+            | EndorseError::NotAVerdict) => CliError::new(Kind::Internal, internal),
         }
     }
 }
@@ -927,6 +931,8 @@ mod tests {
                 "Error: git: reading the roster\nCaused by: object not found\n";
             Io => StoreError::Io { path: "/repo/.mas/roster".into(), source: io(ErrorKind::PermissionDenied, "permission denied") }, 3,
                 "Error: cannot access /repo/.mas/roster\nCaused by: permission denied\n";
+            Encode => StoreError::Encode { what: "a focus".into(), source: serde_json::from_str::<u8>("x").unwrap_err() }, 3,
+                "Error: cannot encode a focus\nCaused by: expected value at line 1 column 1\n";
         ));
         rows.extend(rows!(RosterError via CliError::from;
             Shape => RosterError::Shape { origin: "main:.mas/roster".into(), line: 3, text: "alice".into() }, 1,

@@ -10,7 +10,7 @@ use git_mas::attention::denials::Denial;
 use git_mas::attention::edit_gate;
 use git_mas::attention::focus_store::now_secs;
 use git_mas::attention::gate::{Block, Touched, Verdict};
-use git_mas::attention::gate_io::{self, GateOutcome, Ungathered};
+use git_mas::attention::gate_io::{self, FileId, GateOutcome, Ungathered};
 use git_mas::attention::git_hooks::{Mode, mode_of};
 use git_mas::attention::own_ground;
 use git_mas::attention::replay::{self, CheckReport, CheckStatus, NO_RECEIPT};
@@ -122,22 +122,10 @@ pub fn edit_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answe
         }
         let current = regular_text(&resolved);
         let lines = payload::changed_lines(&w.change, current.as_deref());
-        match touched.iter_mut().find(|t| t.path == rel) {
-            Some(t) => {
-                t.lines = t.lines.take().zip(lines).map(|(mut a, b)| {
-                    a.extend(b);
-                    a
-                })
-            }
-            None => touched.push(Touched { path: rel, lines }),
-        }
+        add_touched(&mut touched, rel, lines);
     }
     if !refused.is_empty() {
-        let text = refused.join("\n");
-        return Ok(match mode {
-            Mode::Warn => Answer::Warn { message: format!("{text}\n(mas.gate is warn: the edit goes ahead)") },
-            _ => Answer::Deny { reason: text },
-        });
+        return Ok(own_ground_refused(&refused, mode));
     }
     let note = (!notes.is_empty()).then(|| notes.join("; "));
     if touched.is_empty() && linked.is_empty() {
@@ -161,13 +149,25 @@ pub fn edit_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answe
         };
         return Ok(with_note(answer, note));
     }
-    let answer = match ctx.caller_name() {
+    Ok(with_note(solo_answer(ctx, store, payload, touched, &linked, mode), note))
+}
+
+/// The commit gate's answer outside team mode, for the caller this command acts as.
+fn solo_answer(
+    ctx: &Context,
+    store: &git_mas::store::Store,
+    payload: &Payload,
+    touched: Vec<Touched>,
+    linked: &[FileId],
+    mode: Mode,
+) -> Answer {
+    match ctx.caller_name() {
         Ok((caller, _)) => {
             let outcome = gate_io::evaluate_touched(
                 store,
                 &caller,
                 touched,
-                &linked,
+                linked,
                 now_secs(),
                 &git_mas::devrun::ledger::Ledger::new(store),
             )
@@ -175,8 +175,31 @@ pub fn edit_answer(ctx: &Context, host: Host, payload: &Payload) -> Result<Answe
             shared(store, &caller, payload, edit_gate::answer(&gate_io::verdict_of(&outcome), mode))
         }
         Err(_) => edit_gate::answer(&gate_io::verdict_of(&Err(Ungathered::no_identity("edit"))), mode),
-    };
-    Ok(with_note(answer, note))
+    }
+}
+
+/// The answer to writes on the gate's own ground: refused, or let through with the message in
+/// `warn` mode.
+fn own_ground_refused(refused: &[String], mode: Mode) -> Answer {
+    let text = refused.join("\n");
+    match mode {
+        Mode::Warn => Answer::Warn { message: format!("{text}\n(mas.gate is warn: the edit goes ahead)") },
+        _ => Answer::Deny { reason: text },
+    }
+}
+
+/// Adds a written file to `touched`, or its lines to the file's already there (`None`, "unknown",
+/// wins).
+fn add_touched(touched: &mut Vec<Touched>, rel: String, lines: Option<Vec<[u32; 2]>>) {
+    match touched.iter_mut().find(|t| t.path == rel) {
+        Some(t) => {
+            t.lines = t.lines.take().zip(lines).map(|(mut a, b)| {
+                a.extend(b);
+                a
+            })
+        }
+        None => touched.push(Touched { path: rel, lines }),
+    }
 }
 
 /// `answer`, with a warning the agent sees when other sessions or worktrees act as `caller` too

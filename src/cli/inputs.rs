@@ -42,7 +42,9 @@ fn config_path(store: &Store, key: &str) -> Option<PathBuf> {
 pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliError> {
     let read_text = |p: &Path, kind: InputKind| {
         let bytes = read_input(p, kind).map_err(|e| match e {
-            FrameError::ReadInput { source, .. } => CliError::user(format!("cannot read {}: {source}", p.display())),
+            FrameError::ReadInput { source, .. } => {
+                CliError::with_message(Kind::User, format!("cannot read {}: {source}", p.display()), source)
+            }
             other => CliError::from(other),
         })?;
         String::from_utf8(bytes)

@@ -108,12 +108,11 @@ fn decide(ctx: &Context, caller: &str, touched: Vec<Touched>, linked: &[FileId])
     let store = ctx.store()?;
     let lease = team::lease(store).map_err(team_error)?;
     let mut key = || -> Result<AgentKey, TeamError> {
-        let c = ctx.caller_as(caller.to_string()).map_err(|e| TeamError::Caller(e.render(false).trim_end().into()))?;
+        let c = ctx.caller_as(caller.to_string()).map_err(CallerFailed::boxed)?;
         Ok(c.key)
     };
     let mut publish_frame = |key: &AgentKey| -> Result<bool, TeamError> {
-        let files = read_inputs(store, &InputArgs::default())
-            .map_err(|e| TeamError::Caller(e.render(false).trim_end().into()))?;
+        let files = read_inputs(store, &InputArgs::default()).map_err(CallerFailed::boxed)?;
         let (snapshot, view) = frame::snapshot_now(store, &files)?;
         let published = frame::publish(store, caller, key, &snapshot, &view, &files)?;
         Ok(matches!(published, frame::Published::New { .. }))
@@ -176,9 +175,32 @@ fn team_error(e: TeamError) -> CliError {
     match e {
         TeamError::Store(e) => CliError::from(e),
         TeamError::Frame(e) => CliError::from(e),
-        e => CliError::user(e.to_string()),
+        TeamError::Caller(e) => match e.downcast::<CallerFailed>() {
+            Ok(failed) => CliError::new(Kind::User, *failed),
+            Err(other) => CliError::new(Kind::User, other),
+        },
+        e => CliError::new(Kind::User, e),
     }
 }
+
+/// This command's own failure inside a team-mode decision ([`TeamError::Caller`]), kept whole to
+/// the edge, where it is said as it always was: its full rendering, hints included, as one message.
+#[derive(Debug)]
+struct CallerFailed(CliError);
+
+impl CallerFailed {
+    fn boxed(e: CliError) -> TeamError {
+        TeamError::Caller(Box::new(CallerFailed(e)))
+    }
+}
+
+impl std::fmt::Display for CallerFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.render(false).trim_end())
+    }
+}
+
+impl std::error::Error for CallerFailed {}
 
 /// The host's answer for a team-mode decision.
 fn answer(caller: &str, edit: TeamEdit, mode: Mode) -> Answer {
@@ -326,10 +348,11 @@ pub fn shell_call(ctx: &Context, caller: &str, mode: Mode, payload: &payload::Pa
             }
         }
         // A `git commit` this call runs is this session's (the commit gate finds it so).
-        ancestry::record(store, caller)
-            .map_err(|e| CliError::user(format!("cannot record the session's processes: {e}")))?;
+        ancestry::record(store, caller).map_err(|e| {
+            CliError::with_message(Kind::User, format!("cannot record the session's processes: {e}"), e)
+        })?;
         shell_guard::keep(store, caller, &board)
-            .map_err(|e| CliError::user(format!("cannot keep the files other agents hold: {e}")))
+            .map_err(|e| CliError::with_message(Kind::User, format!("cannot keep the files other agents hold: {e}"), e))
     })();
     let answer = match kept {
         Ok(_) if refused.is_some() => refuse(mode, refused.unwrap_or_default()),
@@ -397,8 +420,9 @@ pub fn post_tool(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Option<Reply
     match reply::post_tool(host, &message, payload::post_tool_result(host, bytes).as_ref(), event.as_deref()) {
         Some(reply) => Ok(Some(reply)),
         None => {
-            shell_guard::save_notice(store, &caller, &message)
-                .map_err(|e| CliError::user(format!("cannot keep the notice for {caller}: {e}")))?;
+            shell_guard::save_notice(store, &caller, &message).map_err(|e| {
+                CliError::with_message(Kind::User, format!("cannot keep the notice for {caller}: {e}"), e)
+            })?;
             Ok(Some(Reply { stdout: Vec::new(), stderr: format!("{message}\n"), code: 0 }))
         }
     }
@@ -446,7 +470,7 @@ pub fn session_end(ctx: &Context, host: Host, bytes: &[u8]) -> Result<Vec<String
 
 /// The caller of a session event in a team-mode repository; `None` outside one.
 fn event_caller<'a>(ctx: &'a Context, host: Host, bytes: &[u8]) -> Result<Option<(String, &'a Store)>, CliError> {
-    let event = payload::parse_session_event(host, bytes).map_err(|e| CliError::user(e.to_string()))?;
+    let event = payload::parse_session_event(host, bytes).map_err(|e| CliError::new(Kind::User, e))?;
     let Ok(store) = ctx.store() else { return Ok(None) };
     if !team::enabled(store) {
         return Ok(None);

@@ -851,20 +851,7 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
     };
     let (consensus_score, proposals, implicated) = consensus(tally, &conflicts);
     let slices = slice_reports(state, &conflicts, &changes);
-    let reviewers = state
-        .reviewers
-        .iter()
-        .map(|(agent, why)| ReviewerReport {
-            agent: agent.clone(),
-            why: why.clone(),
-            endorsed: tally
-                .proposals
-                .iter()
-                .filter(|p| p.endorsers.iter().any(|e| e == agent))
-                .map(|p| p.agent.clone())
-                .collect(),
-        })
-        .collect();
+    let reviewers = reviewer_reports(state);
     let merged_check_passed = match &state.outcome {
         Outcome::Landed { merged_check_passed, .. } => *merged_check_passed,
         _ => None,
@@ -895,6 +882,25 @@ pub fn evaluate(state: &RunState) -> ConvergenceReport {
         merged_check_passed,
         still_failing,
     }
+}
+
+/// What each reviewer (an agent dealt no slice) endorsed.
+fn reviewer_reports(state: &RunState) -> Vec<ReviewerReport> {
+    let tally = &state.tally;
+    state
+        .reviewers
+        .iter()
+        .map(|(agent, why)| ReviewerReport {
+            agent: agent.clone(),
+            why: why.clone(),
+            endorsed: tally
+                .proposals
+                .iter()
+                .filter(|p| p.endorsers.iter().any(|e| e == agent))
+                .map(|p| p.agent.clone())
+                .collect(),
+        })
+        .collect()
 }
 
 /// The type of a convergence event ([`events`]).

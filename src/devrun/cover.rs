@@ -344,24 +344,7 @@ pub fn plan_covering(
     if seeds.is_empty() || agents.is_empty() {
         return None;
     }
-    let mut why: BTreeMap<String, Vec<Evidence>> = seeds.clone();
-    let mut edges: Vec<(String, String)> = Vec::new();
-    for (seed, list) in neighbours {
-        if !seeds.contains_key(seed) {
-            continue;
-        }
-        for (file, via) in list {
-            if file == seed || file.starts_with(".mas/") || is_filler(file) {
-                continue;
-            }
-            let e = Evidence::Neighbour { of: seed.clone(), via: via.clone() };
-            let entry = why.entry(file.clone()).or_default();
-            if !entry.contains(&e) {
-                entry.push(e);
-            }
-            edges.push((seed.clone(), file.clone()));
-        }
-    }
+    let (why, mut edges) = neighbour_edges(seeds, neighbours);
     let rank: BTreeMap<&str, usize> = ranked.iter().enumerate().map(|(i, f)| (f.as_str(), i)).collect();
     let order = |f: &String| (rank.get(f.as_str()).copied().unwrap_or(usize::MAX), f.clone());
     // A neighbour of several seeds (not itself a seed) joins none of their groups: it goes with
@@ -393,27 +376,7 @@ pub fn plan_covering(
     edges.retain(|(_, file)| !shared.contains_key(file));
     // Connected components over the seed–neighbour edges.
     let files: Vec<String> = why.keys().cloned().collect();
-    let at: BTreeMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.as_str(), i)).collect();
-    let mut parent: Vec<usize> = (0..files.len()).collect();
-    fn root(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
-    for (a, b) in &edges {
-        let (ra, rb) = (root(&mut parent, at[a.as_str()]), root(&mut parent, at[b.as_str()]));
-        if ra != rb {
-            parent[ra.max(rb)] = ra.min(rb);
-        }
-    }
-    let mut groups: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for (i, f) in files.iter().enumerate() {
-        let home = shared.get(f).map_or(i, |seed| at[seed.as_str()]);
-        groups.entry(root(&mut parent, home)).or_default().push(f.clone());
-    }
-    let mut groups: Vec<Vec<String>> = groups.into_values().collect();
+    let mut groups = components(&files, &edges, &shared);
     for g in &mut groups {
         g.sort_by_key(order);
     }
@@ -450,6 +413,62 @@ pub fn plan_covering(
         })
         .collect();
     Some(SlicePlan { frame: frame.into(), source: SliceSource::Concerns, slices, reviewers })
+}
+
+/// Each file the goal concerns, with the evidence of why.
+type Reasons = BTreeMap<String, Vec<Evidence>>;
+
+/// Every file the goal concerns with why (`seeds` and their `neighbours`, filler left out), and the
+/// seed–neighbour edges between them.
+fn neighbour_edges(
+    seeds: &BTreeMap<String, Vec<Evidence>>,
+    neighbours: &BTreeMap<String, Vec<(String, Via)>>,
+) -> (Reasons, Vec<(String, String)>) {
+    let mut why: BTreeMap<String, Vec<Evidence>> = seeds.clone();
+    let mut edges: Vec<(String, String)> = Vec::new();
+    for (seed, list) in neighbours {
+        if !seeds.contains_key(seed) {
+            continue;
+        }
+        for (file, via) in list {
+            if file == seed || file.starts_with(".mas/") || is_filler(file) {
+                continue;
+            }
+            let e = Evidence::Neighbour { of: seed.clone(), via: via.clone() };
+            let entry = why.entry(file.clone()).or_default();
+            if !entry.contains(&e) {
+                entry.push(e);
+            }
+            edges.push((seed.clone(), file.clone()));
+        }
+    }
+    (why, edges)
+}
+
+/// The connected components of `files` over the seed–neighbour `edges`; a `shared` neighbour goes
+/// with the seed it is dealt to.
+fn components(files: &[String], edges: &[(String, String)], shared: &BTreeMap<String, String>) -> Vec<Vec<String>> {
+    let at: BTreeMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.as_str(), i)).collect();
+    let mut parent: Vec<usize> = (0..files.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for (a, b) in edges {
+        let (ra, rb) = (root(&mut parent, at[a.as_str()]), root(&mut parent, at[b.as_str()]));
+        if ra != rb {
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+    let mut groups: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (i, f) in files.iter().enumerate() {
+        let home = shared.get(f).map_or(i, |seed| at[seed.as_str()]);
+        groups.entry(root(&mut parent, home)).or_default().push(f.clone());
+    }
+    groups.into_values().collect()
 }
 
 #[cfg(test)]

@@ -62,8 +62,7 @@ pub fn event(run: &str, source: &str, epoch: u64, payload: SemanticPayload) -> S
 }
 
 fn encode(record: &EventRecord) -> Result<serde_json::Value, StoreError> {
-    serde_json::to_value(record)
-        .map_err(|e| StoreError::Git { context: "encoding an event".into(), source: Box::new(e) })
+    serde_json::to_value(record).map_err(|e| StoreError::Encode { what: "an event".into(), source: e })
 }
 
 /// Appends `record` to its source's event chain of its run (both named by the event), moving the

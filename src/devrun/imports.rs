@@ -438,24 +438,7 @@ fn rust_code(text: &str) -> String {
             continue;
         }
         if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    if chars[i] == '\n' {
-                        out.push('\n');
-                    }
-                    i += 1;
-                }
-            }
+            i = skip_block_comment(&chars, i, &mut out);
             continue;
         }
         // Raw strings: r"…", r#"…"#, br"…".
@@ -514,6 +497,29 @@ fn rust_code(text: &str) -> String {
         i += 1;
     }
     out
+}
+
+/// Past the (nested) block comment at `i` in `chars`: the index after it, its newlines kept in `out`.
+fn skip_block_comment(chars: &[char], mut i: usize, out: &mut String) -> usize {
+    let mut depth = 0;
+    while i < chars.len() {
+        if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+            depth += 1;
+            i += 2;
+        } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                break;
+            }
+        } else {
+            if chars[i] == '\n' {
+                out.push('\n');
+            }
+            i += 1;
+        }
+    }
+    i
 }
 
 /// A Rust file's place: the folder its child modules live in.

@@ -246,8 +246,7 @@ impl From<SettingError> for RunError {
 }
 
 fn encode<T: Serialize>(value: &T, what: &str) -> Result<serde_json::Value, StoreError> {
-    serde_json::to_value(value)
-        .map_err(|e| StoreError::Git { context: format!("encoding {what}"), source: Box::new(e) })
+    serde_json::to_value(value).map_err(|e| StoreError::Encode { what: what.to_string(), source: e })
 }
 
 /// Checks a run id: the same shape as an agent name (`[a-z0-9][a-z0-9._-]{0,62}`, no `..`, no

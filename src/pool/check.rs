@@ -145,6 +145,9 @@ impl CheckRun {
 
 /// Runs `command` with `sh -c` in `dir`, with `env` added, killing it (and its process group)
 /// after `timeout`.
+// Named exception to the 80-line budget (src/conventions_tests.rs): this file is being reworked
+// (one atomic write) on another branch; split `run` after that lands.
+#[allow(clippy::too_many_lines)]
 pub fn run(
     dir: &Path,
     command: &str,

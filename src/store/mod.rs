@@ -88,6 +88,13 @@ pub enum StoreError {
     /// a writer, a lost pack): its chain is damaged ([`damage`]).
     #[error("record {record} cannot be read: its {what} {missing} is missing from the object database")]
     MissingObject { record: ObjectId, missing: ObjectId, what: damage::Part },
+    /// A record's payload could not be encoded as JSON: serde refused a value, not git.
+    #[error("cannot encode {what}")]
+    Encode {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
     /// A file operation failed.
     #[error("cannot access {}", path.display())]
     Io {

@@ -1,7 +1,7 @@
 //! `git mas align A B` and `git mas decide A B`: the pure rule, on two agents' published foci.
 
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::focus_board::frame_and_board;
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
@@ -57,7 +57,7 @@ pub fn align(ctx: &mut Context, args: AlignArgs) -> Result<Outcome, CliError> {
 pub fn alignment(ctx: &Context, args: &AlignArgs) -> Result<Done<Alignment>, CliError> {
     let (a, b) = two_foci(ctx, &args.a, &args.b)?;
     let al = rule::align(&a, &b)
-        .map_err(|e| CliError::user(e.to_string()).hinted("republish both foci on the current frame"))?;
+        .map_err(|e| CliError::new(Kind::User, e).hinted("republish both foci on the current frame"))?;
     Ok(Done::ok(al))
 }
 

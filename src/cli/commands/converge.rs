@@ -118,11 +118,11 @@ pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<Outcome, CliError> {
     let (report, _) = execute(ctx, &meta, args.output.json)?;
 
     if let Some(path) = &args.report {
-        let json = serde_json::to_vec_pretty(&report).map_err(|e| CliError::internal(e.to_string()))?;
+        let json = serde_json::to_vec_pretty(&report).map_err(|e| CliError::new(Kind::Internal, e))?;
         write_file(path, &json, "--report")?;
     }
     if let Some(path) = &args.plot {
-        let svg = plot::render_svg(&report).map_err(|e| CliError::internal(e.to_string()))?;
+        let svg = plot::render_svg(&report).map_err(|e| CliError::new(Kind::Internal, e))?;
         write_file(path, svg.as_bytes(), "--plot")?;
     }
     if !args.output.json {

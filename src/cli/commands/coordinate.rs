@@ -499,7 +499,7 @@ fn development(
             CliError::from(e).hinted("`git mas run list` shows the run, `git mas report <run>` where it stands")
         })?;
     if let Some(path) = &args.report {
-        let bytes = serde_json::to_vec_pretty(&outcome.report).map_err(|e| CliError::internal(e.to_string()))?;
+        let bytes = serde_json::to_vec_pretty(&outcome.report).map_err(|e| CliError::new(Kind::Internal, e))?;
         write_file(path, &bytes, "--report")?;
     }
     let kept = if outcome.halt == DevHalt::Landed && !args.keep_worktrees {
@@ -589,7 +589,7 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError>
         return development(ctx, &args, peers, Some(&replies), goal_frame);
     }
     if let Some(path) = &args.report {
-        let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::internal(e.to_string()))?;
+        let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::new(Kind::Internal, e))?;
         write_file(path, &bytes, "--report")?;
     }
     if args.quorum.is_some() || args.check.is_some() {

@@ -592,8 +592,8 @@ fn slice_statuses(d: &Demo, dir: &Path) -> Result<Vec<(String, String)>, CliErro
         .args(["report", "--json"])
         .output()
         .map_err(|e| CliError::with_message(Kind::Internal, "cannot run git mas report".to_string(), e))?;
-    let report: serde_json::Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| CliError::internal(format!("reading the report: {e}")))?;
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| CliError::with_message(Kind::Internal, format!("reading the report: {e}"), e))?;
     Ok(report["slices"]
         .as_array()
         .into_iter()

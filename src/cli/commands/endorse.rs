@@ -2,7 +2,7 @@
 //! result as an endorsement bound to the proposal's tree.
 
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::json::endorse::{EndorseVerdict, EndorsedOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
@@ -184,7 +184,7 @@ fn run_check(
             report.format,
             report.failed.len()
         ));
-        let base = run.def.base_id().map_err(|e| CliError::internal(e.to_string()))?;
+        let base = run.def.base_id().map_err(|e| CliError::new(Kind::Internal, e))?;
         check::differential(repo, base, &mut result, &env, timeout)?;
     }
     Ok(result)

@@ -313,7 +313,10 @@ impl ToolResult for report::RunReport {
 
 /// A typed function's output as the tool's answer.
 fn answer<T: ToolResult>(done: Done<T>) -> Result<Answer, CliError> {
-    let result = done.value.json().map_err(|e| CliError::internal(format!("cannot encode the result as JSON: {e}")))?;
+    let result = done
+        .value
+        .json()
+        .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot encode the result as JSON: {e}"), e))?;
     Ok(Answer { result, outcome: done.outcome, summary: done.value.summary(), notes: Vec::new() })
 }
 

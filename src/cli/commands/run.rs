@@ -1,7 +1,7 @@
 //! `git mas run start|list|show|abort`: development runs.
 
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::json::run::{AbortedOut, Listed};
 use crate::cli::output::JsonFlag;
 use crate::cli::render::{describe_phase, short};
@@ -285,7 +285,7 @@ fn abort(ctx: &mut Context, args: AbortArgs) -> Result<Outcome, CliError> {
     let view =
         git_mas::devrun::view::load(store, &roster, ended, git_mas::devrun::events::self_endorse_allowed(store))?;
     let report = view.report(devrun::now_ms());
-    let value = serde_json::to_value(&report).map_err(|e| CliError::internal(e.to_string()))?;
+    let value = serde_json::to_value(&report).map_err(|e| CliError::new(Kind::Internal, e))?;
     if let Err(e) = devrun::store_report(store, &meta.def.id, &value, &caller.name, &caller.key) {
         ctx.warn(&format!("aborted, but the report could not be stored: {e}"));
     }

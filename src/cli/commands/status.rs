@@ -20,7 +20,7 @@ use crate::cli::json::status::{
 };
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
-use git_mas::attention::board::Liveness;
+use git_mas::attention::board::{Board, Liveness};
 use git_mas::attention::claims::left;
 use git_mas::attention::frame::Since;
 use git_mas::attention::held_guard;
@@ -195,42 +195,9 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
     let roster = store.roster()?;
     ctx.warn_all(&roster.warnings);
     let now = focus_store::now_secs();
-    let frame = match frame::current_frame_entry(store)? {
-        Some(entry) => {
-            let record = entry.record.as_ref().ok();
-            let published_at = store
-                .repo()
-                .find_commit(entry.commit)
-                .ok()
-                .and_then(|c| c.time().ok())
-                .map_or(0, |t| u64::try_from(t.seconds).unwrap_or(0));
-            let since = frame::since(store, entry.commit).map_err(|e| {
-                CliError::with_message(Kind::Internal, "cannot compare the frame with the working tree", e)
-            })?;
-            Some(StatusFrame {
-                since,
-                hash: record.map(frame::recorded_hash).unwrap_or_default(),
-                commit: entry.commit.to_string(),
-                publisher: record.map(|r| r.agent.clone()).unwrap_or_default(),
-                published_at,
-            })
-        }
-        None => None,
-    };
+    let frame = status_frame(store)?;
     let board = focus_store::load_board(store, &roster, now, None, &git_mas::devrun::ledger::Ledger::new(store))?;
-    // A write no hook saw to a held file is put back here too ([`held_guard`]).
-    if git_mas::attention::team::enabled(store)
-        && let Ok(here) = store.workdir()
-    {
-        match held_guard::step(store, here, None, held_guard::Moment::Look, &board, || Ok(Vec::new())) {
-            Ok((_, noticed)) if !noticed.is_empty() => {
-                held_guard::tell_holders(store, None, &noticed);
-                ctx.warn(&held_guard::describe(&noticed));
-            }
-            Ok(_) => {}
-            Err(e) => ctx.warn(&format!("checking the files sessions hold failed: {e}")),
-        }
-    }
+    put_back_held(ctx, store, &board);
     let agents = board
         .entries
         .iter()
@@ -275,28 +242,8 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         .map(|r| run_detail(ctx, r))
         .collect();
     let converging = converging(store, &roster)?;
-    let findings = git_mas::doctor::examine(store, &std::env::temp_dir(), &ProcessEnv, SystemTime::now())
-        .map_err(|e| CliError::with_message(Kind::Internal, "cannot look for what a crash left", e))?;
-    let problems = findings.problem_count();
-    let debris = StatusDebris {
-        problems,
-        stale_locks: findings.locks.iter().filter(|d| d.stale).map(|d| d.path.clone()).collect(),
-        stale_temp_files: findings.temp_files.iter().filter(|d| d.stale).count(),
-        interrupted: findings.half_finished.len(),
-        operations: findings.half_finished.clone(),
-        remedy: (problems > 0).then(|| "git mas doctor --fix".to_string()),
-    };
-    let remote_name = store.config_string("mas.remote").filter(|r| !r.is_empty()).unwrap_or_else(|| "origin".into());
-    let standing = git_mas::sync::standing(store, &remote_name)?;
-    let configured = store.config_string(&format!("remote.{remote_name}.url")).is_some();
-    let remote = (configured || standing.fetched).then_some(StatusRemote {
-        name: remote_name,
-        fetched: standing.fetched,
-        same: standing.same,
-        ahead: standing.ahead.len(),
-        behind: standing.behind.len(),
-        diverged: standing.diverged,
-    });
+    let debris = status_debris(store)?;
+    let remote = status_remote(store)?;
     let team = git_mas::attention::team::enabled(store);
     Ok(Done::ok(StatusOut {
         now,
@@ -312,6 +259,79 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         converging,
         debris,
         remote,
+    }))
+}
+
+/// The current frame, when one is published.
+fn status_frame(store: &git_mas::store::Store) -> Result<Option<StatusFrame>, CliError> {
+    Ok(match frame::current_frame_entry(store)? {
+        Some(entry) => {
+            let record = entry.record.as_ref().ok();
+            let published_at = store
+                .repo()
+                .find_commit(entry.commit)
+                .ok()
+                .and_then(|c| c.time().ok())
+                .map_or(0, |t| u64::try_from(t.seconds).unwrap_or(0));
+            let since = frame::since(store, entry.commit).map_err(|e| {
+                CliError::with_message(Kind::Internal, "cannot compare the frame with the working tree", e)
+            })?;
+            Some(StatusFrame {
+                since,
+                hash: record.map(frame::recorded_hash).unwrap_or_default(),
+                commit: entry.commit.to_string(),
+                publisher: record.map(|r| r.agent.clone()).unwrap_or_default(),
+                published_at,
+            })
+        }
+        None => None,
+    })
+}
+
+/// Puts back a write no hook saw to a held file (team mode only), and says so.
+fn put_back_held(ctx: &Context, store: &git_mas::store::Store, board: &Board) {
+    // A write no hook saw to a held file is put back here too ([`held_guard`]).
+    if git_mas::attention::team::enabled(store)
+        && let Ok(here) = store.workdir()
+    {
+        match held_guard::step(store, here, None, held_guard::Moment::Look, board, || Ok(Vec::new())) {
+            Ok((_, noticed)) if !noticed.is_empty() => {
+                held_guard::tell_holders(store, None, &noticed);
+                ctx.warn(&held_guard::describe(&noticed));
+            }
+            Ok(_) => {}
+            Err(e) => ctx.warn(&format!("checking the files sessions hold failed: {e}")),
+        }
+    }
+}
+
+/// What a crash left (`git mas doctor` finds it).
+fn status_debris(store: &git_mas::store::Store) -> Result<StatusDebris, CliError> {
+    let findings = git_mas::doctor::examine(store, &std::env::temp_dir(), &ProcessEnv, SystemTime::now())
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot look for what a crash left", e))?;
+    let problems = findings.problem_count();
+    Ok(StatusDebris {
+        problems,
+        stale_locks: findings.locks.iter().filter(|d| d.stale).map(|d| d.path.clone()).collect(),
+        stale_temp_files: findings.temp_files.iter().filter(|d| d.stale).count(),
+        interrupted: findings.half_finished.len(),
+        operations: findings.half_finished.clone(),
+        remedy: (problems > 0).then(|| "git mas doctor --fix".to_string()),
+    })
+}
+
+/// The remote refs/mas is exchanged with, when there is one, as of the last sync.
+fn status_remote(store: &git_mas::store::Store) -> Result<Option<StatusRemote>, CliError> {
+    let remote_name = store.config_string("mas.remote").filter(|r| !r.is_empty()).unwrap_or_else(|| "origin".into());
+    let standing = git_mas::sync::standing(store, &remote_name)?;
+    let configured = store.config_string(&format!("remote.{remote_name}.url")).is_some();
+    Ok((configured || standing.fetched).then_some(StatusRemote {
+        name: remote_name,
+        fetched: standing.fetched,
+        same: standing.same,
+        ahead: standing.ahead.len(),
+        behind: standing.behind.len(),
+        diverged: standing.diverged,
     }))
 }
 
@@ -420,6 +440,13 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
             }
         })
         .collect();
+    run.blocks_landing = blocks_landing(&run, tally.quorum_reached);
+    run
+}
+
+/// Why `run` cannot land yet, if it cannot: a barrier waiting on slices, no proposal, or none at
+/// quorum.
+fn blocks_landing(run: &StatusRun, quorum_reached: bool) -> Option<String> {
     let waiting: Vec<String> = run
         .slices
         .iter()
@@ -429,19 +456,18 @@ fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun
             None => format!("{} ({})", s.agent, s.status),
         })
         .collect();
-    run.blocks_landing = if run.phase == PhaseName::Landing {
+    if run.phase == PhaseName::Landing {
         None
     } else if run.barrier_holds == Some(false) {
         Some(format!("the barrier waits for {}", waiting.join(", ")))
     } else if run.proposals.is_empty() {
         Some("no proposal yet".into())
-    } else if !tally.quorum_reached {
+    } else if !quorum_reached {
         let best = run.proposals.iter().map(|p| p.endorsers.len()).max().unwrap_or(0);
-        Some(format!("no proposal at quorum ({best} of {} valid endorsements at most)", tally.quorum))
+        Some(format!("no proposal at quorum ({best} of {} valid endorsements at most)", run.quorum))
     } else {
         None
-    };
-    run
+    }
 }
 
 /// "40 s ago", "5 min ago", "3 h ago", "12 d ago".
@@ -473,6 +499,18 @@ fn waits(o: &mut String, s: &StatusOut, agent: &str) {
 
 fn human(s: &StatusOut) -> String {
     let mut o = String::new();
+    human_frame(&mut o, s);
+    human_agents(&mut o, s);
+    human_runs(&mut o, s);
+    human_converging(&mut o, s);
+    human_remote(&mut o, s);
+    human_debris(&mut o, s);
+    human_deadlocks(&mut o, s);
+    o
+}
+
+/// The frame line, and what moved since it was published.
+fn human_frame(o: &mut String, s: &StatusOut) {
     match &s.frame {
         Some(f) => {
             let _ = writeln!(
@@ -494,6 +532,10 @@ fn human(s: &StatusOut) -> String {
         }
         None => o.push_str("frame      none published yet (the first edit in team mode publishes one)\n"),
     }
+}
+
+/// The live agents, those that ended, and those waiting without holding anything.
+fn human_agents(o: &mut String, s: &StatusOut) {
     let _ = writeln!(
         o,
         "agents     {} live{}",
@@ -532,7 +574,7 @@ fn human(s: &StatusOut) -> String {
             left(a.expires_at.saturating_sub(s.now)),
             ago(s.now, a.last_activity),
         );
-        waits(&mut o, s, &a.agent);
+        waits(o, s, &a.agent);
     }
     // Sessions refused before they held anything are waiting too.
     let mut idle: Vec<&str> =
@@ -540,8 +582,12 @@ fn human(s: &StatusOut) -> String {
     idle.dedup();
     for agent in idle {
         let _ = writeln!(o, "  {agent}: holds nothing");
-        waits(&mut o, s, agent);
+        waits(o, s, agent);
     }
+}
+
+/// The runs in progress: round, quorum, proposals, slices and whether each can land.
+fn human_runs(o: &mut String, s: &StatusOut) {
     if !s.runs.is_empty() {
         let _ = writeln!(o, "runs       {} in progress", s.runs.len());
         for r in &s.runs {
@@ -608,6 +654,10 @@ fn human(s: &StatusOut) -> String {
             }
         }
     }
+}
+
+/// The converge runs still going (no report yet).
+fn human_converging(o: &mut String, s: &StatusOut) {
     for c in &s.converging {
         let last = match c.last.as_deref() {
             Some(kind) => format!("last recorded: {kind}"),
@@ -623,6 +673,10 @@ fn human(s: &StatusOut) -> String {
             c.goal
         );
     }
+}
+
+/// How refs/mas compares with the remote as of the last sync.
+fn human_remote(o: &mut String, s: &StatusOut) {
     if let Some(r) = &s.remote {
         let line = if !r.fetched {
             "never synced: `git mas sync` exchanges refs/mas with it".to_string()
@@ -645,6 +699,10 @@ fn human(s: &StatusOut) -> String {
         };
         let _ = writeln!(o, "remote     {}: {line}", r.name);
     }
+}
+
+/// What a crash left, and the command that clears it.
+fn human_debris(o: &mut String, s: &StatusOut) {
     let d = &s.debris;
     if d.problems > 0 {
         let plural = |n: usize, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
@@ -673,6 +731,10 @@ fn human(s: &StatusOut) -> String {
             );
         }
     }
+}
+
+/// Pairs of agents each waiting on the other.
+fn human_deadlocks(o: &mut String, s: &StatusOut) {
     if !s.deadlocks.is_empty() {
         o.push_str("deadlocks\n");
         for d in &s.deadlocks {
@@ -694,7 +756,6 @@ fn human(s: &StatusOut) -> String {
             );
         }
     }
-    o
 }
 
 #[cfg(test)]

@@ -108,43 +108,48 @@ pub struct DevStory {
     pub report: ConvergenceReport,
 }
 
+/// A run's proposals and endorsements as the story's steps, oldest first.
+fn steps_of(view: &RunView) -> Vec<Step> {
+    let def = &view.meta.def;
+    let refused = |record: &str| view.refused.iter().find(|r| r.record == record).map(|r| r.reason.clone());
+    view.events
+        .events
+        .iter()
+        .filter(|s| s.kind == PROPOSAL_KIND || s.kind == ENDORSEMENT_KIND)
+        .map(|s| {
+            let payload = &s.record.event.payload;
+            let endorsement = (s.kind == ENDORSEMENT_KIND)
+                .then(|| Judgement::of(payload, def.slices.is_some()).map(|j| (s.record.proposer.clone(), j)))
+                .flatten();
+            let tree = match payload {
+                git_mas::runtime::SemanticPayload::ExternalBytes { digest, .. } => Some(digest.clone()),
+                git_mas::runtime::SemanticPayload::ToolResult { subject, .. }
+                | git_mas::runtime::SemanticPayload::Review { subject, .. } => Some(subject.clone()),
+                _ => None,
+            };
+            Step {
+                id: s.record.event.metadata.event_id.clone(),
+                agent: s.agent.clone(),
+                // Events count epochs from 0: a proposal's first round is epoch 0.
+                round: s.record.event.metadata.epoch + 1,
+                at_ms: s.record.at_ms,
+                record: s.record_commit.clone(),
+                commit: s.record.commit.clone(),
+                tree,
+                endorsement,
+                note: s.record.note.clone(),
+                refused: refused(&s.record_commit),
+            }
+        })
+        .collect()
+}
+
 impl DevStory {
     /// The story of `view`, with its `report` and the landing commit's message (for its
     /// trailers) when the run landed.
     pub fn of(view: &RunView, report: ConvergenceReport, landing_message: Option<&str>) -> DevStory {
         let def = &view.meta.def;
-        let refused = |record: &str| view.refused.iter().find(|r| r.record == record).map(|r| r.reason.clone());
-        let steps = view
-            .events
-            .events
-            .iter()
-            .filter(|s| s.kind == PROPOSAL_KIND || s.kind == ENDORSEMENT_KIND)
-            .map(|s| {
-                let payload = &s.record.event.payload;
-                let endorsement = (s.kind == ENDORSEMENT_KIND)
-                    .then(|| Judgement::of(payload, def.slices.is_some()).map(|j| (s.record.proposer.clone(), j)))
-                    .flatten();
-                let tree = match payload {
-                    git_mas::runtime::SemanticPayload::ExternalBytes { digest, .. } => Some(digest.clone()),
-                    git_mas::runtime::SemanticPayload::ToolResult { subject, .. }
-                    | git_mas::runtime::SemanticPayload::Review { subject, .. } => Some(subject.clone()),
-                    _ => None,
-                };
-                Step {
-                    id: s.record.event.metadata.event_id.clone(),
-                    agent: s.agent.clone(),
-                    // Events count epochs from 0: a proposal's first round is epoch 0.
-                    round: s.record.event.metadata.epoch + 1,
-                    at_ms: s.record.at_ms,
-                    record: s.record_commit.clone(),
-                    commit: s.record.commit.clone(),
-                    tree,
-                    endorsement,
-                    note: s.record.note.clone(),
-                    refused: refused(&s.record_commit),
-                }
-            })
-            .collect();
+        let steps = steps_of(view);
         let blocked = view
             .meta
             .blocked
@@ -369,6 +374,25 @@ fn plan(o: &mut String, s: &DevStory) {
         });
     }
     o.push_str("</tbody></table>\n");
+    plan_reviewers(o, s);
+    o.push_str("<figure id=\"board\">\n");
+    o.push_str(&pictures::board(&holdings));
+    o.push_str("<figcaption>The board: who held which files, colored by where each slice ended.</figcaption>\n");
+    legend(
+        o,
+        &[
+            (Tone::Pass, "landed"),
+            (Tone::Info, "at quorum"),
+            (Tone::Fail, "judged against"),
+            (Tone::Neutral, "waiting"),
+        ],
+    );
+    o.push_str("</figure>\n</section>\n");
+}
+
+/// The plan's reviewers (agents with no slice of their own) and what each endorsed.
+fn plan_reviewers(o: &mut String, s: &DevStory) {
+    let Some(plan) = &s.plan else { return };
     if !plan.reviewers.is_empty() {
         o.push_str("<p id=\"reviewers\">Reviewers, with no slice of their own (they endorse the slices):</p>\n<ul>\n");
         for r in &plan.reviewers {
@@ -395,19 +419,6 @@ fn plan(o: &mut String, s: &DevStory) {
         }
         o.push_str("</ul>\n");
     }
-    o.push_str("<figure id=\"board\">\n");
-    o.push_str(&pictures::board(&holdings));
-    o.push_str("<figcaption>The board: who held which files, colored by where each slice ended.</figcaption>\n");
-    legend(
-        o,
-        &[
-            (Tone::Pass, "landed"),
-            (Tone::Info, "at quorum"),
-            (Tone::Fail, "judged against"),
-            (Tone::Neutral, "waiting"),
-        ],
-    );
-    o.push_str("</figure>\n</section>\n");
 }
 
 fn legend(o: &mut String, items: &[(Tone, &str)]) {

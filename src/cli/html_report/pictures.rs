@@ -97,25 +97,7 @@ pub fn timeline(lanes: &[String], columns: &[Column]) -> String {
         "<svg class=\"timeline\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" \
          height=\"{height}\" role=\"img\" aria-label=\"Timeline of the run's rounds\" {FONT}>"
     );
-    // The rounds: consecutive columns of one round make a band.
-    let mut start = 0;
-    let mut band = 0;
-    while start < columns.len() {
-        let round = columns[start].round;
-        let end = columns[start..].iter().position(|c| c.round != round).map_or(columns.len(), |n| start + n);
-        let (bx, bw) = (label_w + start * COL, (end - start) * COL);
-        let fill = if band % 2 == 0 { "#f6f8fa" } else { "#eaeef2" };
-        let text = if bw >= 60 { format!("round {round}") } else { format!("r{round}") };
-        let _ = writeln!(
-            o,
-            "<g class=\"round\" data-round=\"{round}\"><rect x=\"{bx}\" y=\"0\" width=\"{bw}\" height=\"{height}\" \
-             fill=\"{fill}\"/><text x=\"{}\" y=\"18\" text-anchor=\"middle\" fill=\"#57606a\">{}</text></g>",
-            bx + bw / 2,
-            esc(&text)
-        );
-        start = end;
-        band += 1;
-    }
+    round_bands(&mut o, columns, label_w, COL, height);
     for (i, lane) in lanes.iter().enumerate() {
         let ly = y(i);
         let _ = writeln!(
@@ -177,6 +159,28 @@ pub fn timeline(lanes: &[String], columns: &[Column]) -> String {
     }
     o.push_str("</svg>\n");
     o
+}
+
+/// The rounds behind the timeline: consecutive columns of one round make a band.
+fn round_bands(o: &mut String, columns: &[Column], label_w: usize, col: usize, height: usize) {
+    let mut start = 0;
+    let mut band = 0;
+    while start < columns.len() {
+        let round = columns[start].round;
+        let end = columns[start..].iter().position(|c| c.round != round).map_or(columns.len(), |n| start + n);
+        let (bx, bw) = (label_w + start * col, (end - start) * col);
+        let fill = if band % 2 == 0 { "#f6f8fa" } else { "#eaeef2" };
+        let text = if bw >= 60 { format!("round {round}") } else { format!("r{round}") };
+        let _ = writeln!(
+            o,
+            "<g class=\"round\" data-round=\"{round}\"><rect x=\"{bx}\" y=\"0\" width=\"{bw}\" height=\"{height}\" \
+             fill=\"{fill}\"/><text x=\"{}\" y=\"18\" text-anchor=\"middle\" fill=\"#57606a\">{}</text></g>",
+            bx + bw / 2,
+            esc(&text)
+        );
+        start = end;
+        band += 1;
+    }
 }
 
 /// One agent's holding on the board.

@@ -608,9 +608,8 @@ pub fn execute(
         frame,
         at_ms: now_ms(),
     };
-    let value = serde_json::to_value(&record).map_err(|e| {
-        PoolError::Store(StoreError::Git { context: "encoding the landing".into(), source: Box::new(e) })
-    })?;
+    let value = serde_json::to_value(&record)
+        .map_err(|e| PoolError::Store(StoreError::Encode { what: "the landing".into(), source: e }))?;
     let landed = landed_ref(&def.id);
     // Step 1: the intent, alone.
     let appended = store.append_with(&meta_ref(&def.id), agent, key, LANDING_KIND, &[], |_tip| {

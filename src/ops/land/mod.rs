@@ -338,8 +338,8 @@ fn blocked<H: LandHost>(
 
 /// Stores `report` as run `id`'s convergence report.
 pub fn store_report(store: &Store, id: &str, report: &ConvergenceReport, lander: Lander<'_>) -> Result<(), RunError> {
-    let value = serde_json::to_value(report)
-        .map_err(|e| StoreError::Git { context: "encoding the report".into(), source: Box::new(e) })?;
+    let value =
+        serde_json::to_value(report).map_err(|e| StoreError::Encode { what: "the report".into(), source: e })?;
     devrun::store_report(store, id, &value, lander.name, lander.key)?;
     Ok(())
 }

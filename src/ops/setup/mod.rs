@@ -640,6 +640,13 @@ fn plan_files(
             Err(e) => return Err(e.into()),
         }
     }
+    plan_skills(&mut plan, journal, top, hosts)?;
+    Ok(plan)
+}
+
+/// Every bundled skill's files, in each host's project skills folder; refused when one holds bytes
+/// someone else wrote.
+fn plan_skills(plan: &mut Plan, journal: &Journal, top: &Path, hosts: &[HostSetup]) -> Result<(), SetupError> {
     let bundled = skills::bundled();
     let mut roots: Vec<(PathBuf, Vec<Host>)> = Vec::new();
     for setup in hosts.iter() {
@@ -694,7 +701,7 @@ fn plan_files(
     if !conflicts.is_empty() {
         return Err(SkillsError::Conflicts(conflicts).into());
     }
-    Ok(plan)
+    Ok(())
 }
 
 /// Codex's trust of the project and of each of our hooks in its hooks file as planned, in the
@@ -772,19 +779,7 @@ pub fn setup(store: &Store, options: &Options, env: &dyn Env) -> Result<TeamSetu
         journal.record_config(&c.key, c.previous.as_deref(), &c.value)?;
         git(&top, &["config", "--local", &c.key, &c.value])?;
     }
-    let frame = match frame::current_frame_hash(store)? {
-        Some((commit, hash)) => FrameSetup { published: false, hash, commit: Some(commit.to_string()) },
-        None => {
-            let inputs = InputFiles::default();
-            let (snapshot, view) = frame::snapshot_now(store, &inputs)?;
-            match frame::publish(store, &member.name, &key, &snapshot, &view, &inputs)? {
-                Published::New { commit, hash, .. } => {
-                    FrameSetup { published: true, hash, commit: Some(commit.to_string()) }
-                }
-                Published::Unchanged { hash } => FrameSetup { published: false, hash, commit: None },
-            }
-        }
-    };
+    let frame = setup_frame(store, &member.name, &key)?;
     let mut notes = Vec::new();
     if hosts.is_empty() {
         notes.push(
@@ -817,6 +812,23 @@ pub fn setup(store: &Store, options: &Options, env: &dyn Env) -> Result<TeamSetu
         manifest: journal.manifest_path(),
         commit,
         notes,
+    })
+}
+
+/// The frame the team starts on: the current one, or one published now by the member.
+fn setup_frame(store: &Store, name: &str, key: &AgentKey) -> Result<FrameSetup, SetupError> {
+    Ok(match frame::current_frame_hash(store)? {
+        Some((commit, hash)) => FrameSetup { published: false, hash, commit: Some(commit.to_string()) },
+        None => {
+            let inputs = InputFiles::default();
+            let (snapshot, view) = frame::snapshot_now(store, &inputs)?;
+            match frame::publish(store, name, key, &snapshot, &view, &inputs)? {
+                Published::New { commit, hash, .. } => {
+                    FrameSetup { published: true, hash, commit: Some(commit.to_string()) }
+                }
+                Published::Unchanged { hash } => FrameSetup { published: false, hash, commit: None },
+            }
+        }
     })
 }
 

@@ -2,7 +2,7 @@
 //! names is given back what it had before the first setup, after checking that none was changed
 //! since (see the module docs of [`super`] for what a kill leaves).
 
-use super::journal::{self, Journal, Part};
+use super::journal::{self, ConfigEntry, FileEntry, Journal, Part};
 use super::{Changed, SetupError, git, local_config, record_dir, top_of};
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
@@ -132,27 +132,7 @@ pub fn undo(store: &Store, force: bool) -> Result<TeamUndo, SetupError> {
             && entry.part == Part::Trust
             && let Some((bytes, mode)) = &current
         {
-            let text =
-                |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| SetupError::NotText { path: entry.path.clone() });
-            let before = entry.before.as_ref().map(|b| journal.blob(b)).transpose()?;
-            let before = before.as_deref().map(text).transpose()?;
-            // The project as the setup named it (undo may run in another worktree).
-            let hooks_file = manifest
-                .files
-                .iter()
-                .filter(|f| f.part == Part::Hook)
-                .map(|f| &f.path)
-                .find(|p| is_codex_hooks(p))
-                .cloned()
-                .unwrap_or_else(|| crate::hosts::trust::codex_project_hooks(&top));
-            let project = hooks_file.parent().and_then(Path::parent).unwrap_or(&top).to_path_buf();
-            let back = crate::hosts::trust::codex_trust_taken_back(
-                &text(bytes)?,
-                before.as_deref(),
-                &entry.path,
-                &project,
-                &hooks_file,
-            )?;
+            let back = trust_taken_back(&journal, entry, bytes, &top)?;
             steps.push((entry, Step::Write(back.into_bytes(), *mode), false));
             continue;
         }
@@ -186,22 +166,7 @@ pub fn undo(store: &Store, force: bool) -> Result<TeamUndo, SetupError> {
     let mut files = Vec::new();
     for (entry, step, forced) in steps.into_iter().rev() {
         journal::sweep_beside(&entry.path);
-        let change = match step {
-            Step::Keep => FileRestored::Unchanged,
-            Step::Write(bytes, mode) => {
-                journal::write_atomic(&entry.path, &bytes, mode)?;
-                FileRestored::Restored
-            }
-            Step::Remove => {
-                match std::fs::remove_file(&entry.path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(journal::io("remove", &entry.path, e)),
-                }
-                journal::sync_dir(entry.path.parent().unwrap_or(&top));
-                FileRestored::Removed
-            }
-        };
+        let change = restore_file(entry, step, &top)?;
         files.push(UndoneFile { path: entry.path.clone(), part: entry.part, change, forced });
     }
     files.reverse();
@@ -215,17 +180,7 @@ pub fn undo(store: &Store, force: bool) -> Result<TeamUndo, SetupError> {
     }
     let mut config = Vec::new();
     for (entry, as_before, forced) in config_steps.into_iter().rev() {
-        let change = match (&entry.before, as_before) {
-            (_, true) => ConfigRestored::Unchanged,
-            (None, false) => {
-                git(&top, &["config", "--local", "--unset-all", &entry.key])?;
-                ConfigRestored::Unset
-            }
-            (Some(value), false) => {
-                git(&top, &["config", "--local", &entry.key, value])?;
-                ConfigRestored::Restored
-            }
-        };
+        let change = restore_config(&top, entry, as_before)?;
         config.push(UndoneConfig { key: entry.key.clone(), value: entry.before.clone(), change, forced });
     }
     config.reverse();
@@ -233,4 +188,65 @@ pub fn undo(store: &Store, force: bool) -> Result<TeamUndo, SetupError> {
     let keys_kept = manifest.keys.iter().map(|k| k.path.clone()).filter(|p| p.exists()).collect();
     journal.remove()?;
     Ok(TeamUndo { top, files, dirs, config, keys_kept, manifest: manifest_path })
+}
+
+/// Codex's trust file as it is now with only the setup's entries taken back (codex writes that file
+/// too: what it added since is kept).
+fn trust_taken_back(journal: &Journal, entry: &FileEntry, bytes: &[u8], top: &Path) -> Result<String, SetupError> {
+    let text = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| SetupError::NotText { path: entry.path.clone() });
+    let before = entry.before.as_ref().map(|b| journal.blob(b)).transpose()?;
+    let before = before.as_deref().map(text).transpose()?;
+    // The project as the setup named it (undo may run in another worktree).
+    let hooks_file = journal
+        .manifest
+        .files
+        .iter()
+        .filter(|f| f.part == Part::Hook)
+        .map(|f| &f.path)
+        .find(|p| is_codex_hooks(p))
+        .cloned()
+        .unwrap_or_else(|| crate::hosts::trust::codex_project_hooks(top));
+    let project = hooks_file.parent().and_then(Path::parent).unwrap_or(top).to_path_buf();
+    Ok(crate::hosts::trust::codex_trust_taken_back(
+        &text(bytes)?,
+        before.as_deref(),
+        &entry.path,
+        &project,
+        &hooks_file,
+    )?)
+}
+
+/// Puts one configuration key back as it was before the setup (unset when it was not set).
+fn restore_config(top: &Path, entry: &ConfigEntry, as_before: bool) -> Result<ConfigRestored, SetupError> {
+    Ok(match (&entry.before, as_before) {
+        (_, true) => ConfigRestored::Unchanged,
+        (None, false) => {
+            git(top, &["config", "--local", "--unset-all", &entry.key])?;
+            ConfigRestored::Unset
+        }
+        (Some(value), false) => {
+            git(top, &["config", "--local", &entry.key, value])?;
+            ConfigRestored::Restored
+        }
+    })
+}
+
+/// Makes one file's step: leaves it, writes its bytes back, or removes it.
+fn restore_file(entry: &FileEntry, step: Step, top: &Path) -> Result<FileRestored, SetupError> {
+    Ok(match step {
+        Step::Keep => FileRestored::Unchanged,
+        Step::Write(bytes, mode) => {
+            journal::write_atomic(&entry.path, &bytes, mode)?;
+            FileRestored::Restored
+        }
+        Step::Remove => {
+            match std::fs::remove_file(&entry.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(journal::io("remove", &entry.path, e)),
+            }
+            journal::sync_dir(entry.path.parent().unwrap_or(top));
+            FileRestored::Removed
+        }
+    })
 }
