@@ -367,7 +367,7 @@ fn object_temps_in(objects: &Path, now: SystemTime) -> Vec<Debris> {
 
 /// The process id in an installer's temporary name `.<name>.git-mas-<pid>.tmp`.
 fn install_temp_pid(entry: &str, name: &str) -> Option<u32> {
-    use crate::hosts::hooks::{TEMP_INFIX, TEMP_SUFFIX};
+    use crate::hosts::hooks::{OLD_TEMP_INFIX as TEMP_INFIX, OLD_TEMP_SUFFIX as TEMP_SUFFIX};
     let pid = entry.strip_prefix('.')?.strip_prefix(name)?.strip_prefix(TEMP_INFIX)?.strip_suffix(TEMP_SUFFIX)?;
     if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -196,7 +196,7 @@
 //! ([`super::trust`]) rather than "installed" alone.
 //!
 //! What a crash leaves: every write goes to a temporary file in the same directory
-//! (`.<name>.git-mas-<pid>.tmp`, [`temp_path`]), flushed, then renamed over the target, so at any
+//! (`.<name>.mas-tmp.<pid>.<counter>`, [`crate::fsx::write_atomic`]), flushed, then renamed over the target, so at any
 //! instant the file is either as it was or as it is meant to be; a crash before the rename leaves
 //! that temporary file beside it. No host reads it and the next install writes its own; in an
 //! agent's worktree it is ignored like the file itself; `git mas doctor` lists it (in the
@@ -1382,45 +1382,36 @@ pub fn write_target(path: &Path) -> Result<PathBuf, HostHookError> {
     })
 }
 
-/// The temporary file a write to `target` goes through first: `.<name>.git-mas-<pid>.tmp` in
-/// the same folder, what `git mas doctor` looks for.
-pub fn temp_path(target: &Path) -> PathBuf {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    dir.join(format!(".{name}{TEMP_INFIX}{}{TEMP_SUFFIX}", std::process::id()))
-}
+/// What an older build put between a file's name and the process id in its temporary's name
+/// (`.<name>.git-mas-<pid>.tmp`), which `git mas doctor` still recognises.
+pub const OLD_TEMP_INFIX: &str = ".git-mas-";
+/// How an older build's temporary's name ended.
+pub const OLD_TEMP_SUFFIX: &str = ".tmp";
 
-/// What comes between a file's name and the process id in [`temp_path`].
-pub const TEMP_INFIX: &str = ".git-mas-";
-/// How a [`temp_path`] ends.
-pub const TEMP_SUFFIX: &str = ".tmp";
-
-/// Writes through a temporary file and a rename, keeping an existing file's permissions. A
-/// symbolic link is written through: the temporary file goes beside the link's final target
-/// ([`write_target`]) and is renamed over that, so the link stays a link. Folders are created
-/// for `path` itself, never for a link's target: a dangling link whose target's folder is missing
-/// is refused.
+/// Writes through [`crate::fsx::write_atomic`], keeping an existing file's permissions. A
+/// symbolic link is written through: the link is resolved to its final target
+/// ([`write_target`]) and the temporary renamed over that, so the link stays a link. Folders are
+/// created for `path` itself, never for a link's target: a dangling link whose target's folder is
+/// missing is refused.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), HostHookError> {
-    use std::io::Write as _;
     let target = write_target(path)?;
     let dir = target.parent().unwrap_or(Path::new("."));
     if target == path {
         std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, &e))?;
     }
-    let tmp = temp_path(&target);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(&target) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, &target)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_error("write", &target, &e)
-    })
+    let mode = std::fs::metadata(&target).ok().map(|meta| permission_bits(&meta));
+    crate::fsx::write_atomic(&target, text.as_bytes(), mode).map_err(|e| io_error("write", &target, &e))
+}
+
+#[cfg(unix)]
+fn permission_bits(meta: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn permission_bits(_: &std::fs::Metadata) -> u32 {
+    0o644
 }
 
 /// Removes the file at `path` (through a symbolic link: the link's final target goes and the
