@@ -19,6 +19,7 @@
 //! file of its own), for `git mas init --team`.
 
 pub mod edit;
+pub mod help;
 pub mod hooks;
 pub mod mcp;
 pub mod payload;
