@@ -914,10 +914,7 @@ fn opencode_plugin(host: Host, release: &OpenCodeRelease) -> String {
 /// The tools the OpenCode plugin does not ask the gate about: those its documentation lists as
 /// only reading. The shell (`bash`) is asked about: in team mode the files other sessions hold
 /// are kept before a shell call, so that what it changes in them can be put back after it.
-const OPENCODE_READ_ONLY: &str = r#"// Every tool but those that only read goes to the gate (the shell too: before it, team mode keeps
-// the files other sessions hold): an unknown tool naming a path is a write.
-const READ_ONLY = new Set(["read", "glob", "grep", "list", "webfetch", "todoread", "todowrite", "task"]);
-"#;
+const OPENCODE_READ_ONLY: &str = include_str!("opencode/read_only.js");
 
 /// The plugin's payload: the tool, its arguments, the directory and the session's id
 /// (`input.sessionID`, which opencode 1.18.33 passes to `tool.execute.before` with `tool` and
@@ -933,78 +930,20 @@ const OPENCODE_PAYLOAD: &str = concat!(
 /// `process.on("exit")`, which opencode 1.18.33's Bun fires as `opencode run` ends, and in
 /// which `spawnSync` runs to its end) sends `--session-end` each one's id. A process that is
 /// killed releases nothing: its claims lapse after their time to live, as any host's do.
-const OPENCODE_SESSION_END: &str = r#"
-// OpenCode has no session-end event: when this process exits, `@END_COMMAND@` ends each
-// session it served (their claims are released), sent {"sessionID","cwd"}.
-const SESSIONS = new Map();
-process.on("exit", () => {
-  for (const [sessionID, cwd] of SESSIONS) {
-    const payload = JSON.stringify({ sessionID, cwd });
-    spawnSync("sh", ["-c", "@END_COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
-  }
-});
-"#;
+const OPENCODE_SESSION_END: &str = include_str!("opencode/session_end.js");
 
-/// The OpenCode plugin's template ([`opencode_plugin`]).
-const OPENCODE_PLUGIN: &str = r#"// git-mas edit gate for OpenCode: written by `git mas hooks install --host opencode`,
-// removed by `git mas hooks uninstall --host opencode`. Before a tool edits a file, runs
-// `@COMMAND@` with @PAYLOAD_NOTE@ on stdin and reads its one JSON line:
-// {"decision":"allow"} lets the edit through, {"decision":"deny","reason":...} refuses it.
-// Anything else (the gate missing, crashed, timed out, or answering nonsense) refuses too.
-import { spawnSync } from "node:child_process";
-
-@ROUTING@@SESSION_END@
-export const GitMasGate = async ({ directory, worktree } = {}) => ({
-  "tool.execute.before": async (input, output) => {
-    @GUARD@
-    const cwd = directory || worktree || process.cwd();
-    @RECORD@@PAYLOAD@
-    const run = spawnSync("sh", ["-c", "@COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
-    if (run.error || run.status !== 0) {
-      const why = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || "").trim()}`;
-      throw new Error(`git mas gate failed, so the edit is refused: ${why}`);
-    }
-    const line = (run.stdout || "").trim().split("\n").pop();
-    let answer;
-    try {
-      answer = JSON.parse(line);
-    } catch {
-      throw new Error(`git mas gate gave no answer, so the edit is refused: ${line}`);
-    }
-    if (answer && answer.decision === "allow") return;
-    if (answer && answer.decision === "deny") throw new Error(answer.reason || "git mas gate refused the edit");
-    throw new Error(`git mas gate gave an unexpected answer, so the edit is refused: ${line}`);
-  },
-@AFTER@});
-"#;
+/// The OpenCode plugin's template ([`opencode_plugin`]), kept as JavaScript in
+/// `src/hosts/opencode/` so that it reads (and diffs) as the code it is. Its `@NAME@` placeholders
+/// are filled by [`opencode_plugin`]; the bytes each release wrote must stay as they were (an
+/// installed plugin is recognised by them), and every rendered release is checked by `node
+/// --check` in the tests.
+const OPENCODE_PLUGIN: &str = include_str!("opencode/plugin.js");
 
 /// The plugin's `tool.execute.after` hook (in [`OPENCODE_PLUGIN`]): the post-tool gate, sent the
 /// fields the pre-tool one is (opencode passes the tool's arguments in `input.args` here). The
 /// tool has run, so nothing is thrown: what the gate says (or that it failed) is added to the
 /// tool's output, which the model reads.
-const OPENCODE_AFTER: &str = r#"  // After every tool (the shell's too), `@POST_COMMAND@` is sent the same fields, so
-  // that what the tool changed in a file another agent holds is found; what it answers (its
-  // reason or message) is added to the tool's output for the model.
-  "tool.execute.after": async (input, output) => {
-    const cwd = directory || worktree || process.cwd();
-    const payload = JSON.stringify({ tool: input.tool, args: input.args || {}, cwd, sessionID: input.sessionID });
-    const run = spawnSync("sh", ["-c", "@POST_COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
-    let said = "";
-    if (run.error || run.status !== 0) {
-      const why = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || "").trim()}`;
-      said = `git mas gate could not check what the tool changed: ${why}`;
-    } else {
-      const line = (run.stdout || "").trim().split("\n").pop();
-      try {
-        const answer = line ? JSON.parse(line) : {};
-        said = (answer && (answer.reason || answer.message)) || "";
-      } catch {
-        said = `git mas gate gave no answer after the tool: ${line}`;
-      }
-    }
-    if (said && output && typeof output.output === "string") output.output += `\n\n${said}`;
-  },
-"#;
+const OPENCODE_AFTER: &str = include_str!("opencode/after.js");
 
 /// The words a host's command line needs so that an unattended session (an agent's) runs the hook
 /// installed in its worktree, without any change to the user's own configuration: for codex, the
