@@ -402,7 +402,7 @@ fn install_temp_pid(entry: &str, name: &str) -> Option<u32> {
     if crate::fsx::temporary_target(entry) == Some(name) {
         return crate::fsx::temporary_pid(entry);
     }
-    use crate::hosts::hooks::{OLD_TEMP_INFIX as TEMP_INFIX, OLD_TEMP_SUFFIX as TEMP_SUFFIX};
+    use crate::hosts::files::{OLD_TEMP_INFIX as TEMP_INFIX, OLD_TEMP_SUFFIX as TEMP_SUFFIX};
     let pid = entry.strip_prefix('.')?.strip_prefix(name)?.strip_prefix(TEMP_INFIX)?.strip_suffix(TEMP_SUFFIX)?;
     if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -413,7 +413,7 @@ fn install_temp_pid(entry: &str, name: &str) -> Option<u32> {
 /// The installers' temporaries beside each of `files` (and beside its final target when it is a
 /// symbolic link).
 fn install_temps_beside(files: &[PathBuf], now: SystemTime) -> Vec<Debris> {
-    use crate::hosts::hooks::write_target;
+    use crate::hosts::files::write_target;
     let mut places: Vec<(PathBuf, String)> = Vec::new();
     for file in files {
         let target = write_target(file).unwrap_or_else(|_| file.clone());
