@@ -35,7 +35,14 @@
 //!   `gc` does not recognise (its own temporaries are named `tmp_obj_*`). Stale after
 //!   [`STALE_OBJECT_TEMP_AFTER`] (10 min).
 //!
-//! - **Installer temporaries** (`.<name>.git-mas-<pid>.tmp` beside a host's settings file):
+//! - **Write temporaries** (`.<name>.mas-tmp.<pid>.<counter>` anywhere in the common git dir but
+//!   `objects/`): every file git-mas replaces is written to such a temporary beside it and renamed
+//!   over it ([`crate::fsx::write_atomic`], the one rule for the name), so a killed writer leaves
+//!   one. Orphaned at once when the process id in the name is gone; one whose id runs again is a
+//!   reused id after [`STALE_INSTALL_TEMP_AFTER`] (10 min).
+//!
+//! - **Installer temporaries** (`.<name>.mas-tmp.<pid>.<counter>` by the same rule, or an older
+//!   build's `.<name>.git-mas-<pid>.tmp`, beside a host's settings file):
 //!   `hooks install`, `mcp install` and their uninstall write each file to such a temporary and
 //!   rename it over the file ([`crate::hosts::hooks`]), so a killed installer leaves
 //!   one. Looked for beside every host's hook and MCP files in each working tree of the repository
@@ -131,8 +138,12 @@ pub enum DebrisKind {
     CacheTemp,
     /// An object's temporary (`objects/.tmp*`), renamed into `objects/xx/` when complete.
     ObjectTemp,
-    /// A host installer's temporary (`.<name>.git-mas-<pid>.tmp`), renamed over a settings file.
+    /// A host installer's temporary (`.<name>.mas-tmp.<pid>.<counter>`, or an older build's
+    /// `.<name>.git-mas-<pid>.tmp`), renamed over a settings file.
     InstallTemp,
+    /// A file's temporary in the git dir (`.<name>.mas-tmp.<pid>.<counter>`,
+    /// [`crate::fsx::write_atomic`]), renamed over the file when complete.
+    WriteTemp,
     /// A worktree's `index.lock` (git's): stale when no process has it open
     /// ([`crate::pool::lockfile`]), whatever its age.
     IndexLock,
@@ -337,6 +348,26 @@ fn cache_temps_under(dir: &Path, now: SystemTime, out: &mut Vec<Debris>) {
     }
 }
 
+/// Every file under `dir` (recursively; not `objects/`, which holds no such file, nor a scratch
+/// checkout) named by [`crate::fsx`]'s rule: a write killed before its rename.
+fn write_temps_under(dir: &Path, now: SystemTime, out: &mut Vec<Debris>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if meta.is_dir() {
+            if name != "objects" && !name.starts_with(CHECK_DIR_PREFIX) {
+                write_temps_under(&path, now, out);
+            }
+        } else if meta.is_file()
+            && let Some(pid) = crate::fsx::temporary_pid(&name)
+        {
+            out.push(judge_temp(DebrisKind::WriteTemp, path, Some(pid), age_of(&meta, now), STALE_INSTALL_TEMP_AFTER));
+        }
+    }
+}
+
 /// Every `.tmp*` file directly in the objects directory.
 fn object_temps_in(objects: &Path, now: SystemTime) -> Vec<Debris> {
     let Ok(entries) = std::fs::read_dir(objects) else { return Vec::new() };
@@ -365,9 +396,13 @@ fn object_temps_in(objects: &Path, now: SystemTime) -> Vec<Debris> {
     out
 }
 
-/// The process id in an installer's temporary name `.<name>.git-mas-<pid>.tmp`.
+/// The process id in an installer's temporary name: `.<name>.mas-tmp.<pid>.<counter>`
+/// ([`crate::fsx`]'s rule) or an older build's `.<name>.git-mas-<pid>.tmp`.
 fn install_temp_pid(entry: &str, name: &str) -> Option<u32> {
-    use crate::hosts::hooks::{TEMP_INFIX, TEMP_SUFFIX};
+    if crate::fsx::temporary_target(entry) == Some(name) {
+        return crate::fsx::temporary_pid(entry);
+    }
+    use crate::hosts::files::{OLD_TEMP_INFIX as TEMP_INFIX, OLD_TEMP_SUFFIX as TEMP_SUFFIX};
     let pid = entry.strip_prefix('.')?.strip_prefix(name)?.strip_prefix(TEMP_INFIX)?.strip_suffix(TEMP_SUFFIX)?;
     if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -378,7 +413,7 @@ fn install_temp_pid(entry: &str, name: &str) -> Option<u32> {
 /// The installers' temporaries beside each of `files` (and beside its final target when it is a
 /// symbolic link).
 fn install_temps_beside(files: &[PathBuf], now: SystemTime) -> Vec<Debris> {
-    use crate::hosts::hooks::write_target;
+    use crate::hosts::files::write_target;
     let mut places: Vec<(PathBuf, String)> = Vec::new();
     for file in files {
         let target = write_target(file).unwrap_or_else(|_| file.clone());
@@ -664,8 +699,13 @@ pub fn examine(
     if temp_dir != common {
         temp_files.extend(check_dirs_in(temp_dir, Some(&crate::pool::repo_tag(common)), now));
     }
+    write_temps_under(common, now, &mut temp_files);
     let files = installer_files(&worktree_tops(store), &worktree_git_dirs(common), env);
-    temp_files.extend(install_temps_beside(&files, now));
+    for found in install_temps_beside(&files, now) {
+        if !temp_files.iter().any(|d| d.path == found.path) {
+            temp_files.push(found);
+        }
+    }
     locks.sort_by(|a, b| a.path.cmp(&b.path));
     temp_files.sort_by(|a, b| a.path.cmp(&b.path));
     let (half_finished, runs_checked) = half_finished_operations(store)?;
@@ -698,10 +738,10 @@ pub fn fix(findings: &Findings, now: SystemTime) -> Repairs {
             }
             DebrisKind::CacheTemp => age_of(&meta, now) > STALE_CACHE_TEMP_AFTER,
             DebrisKind::ObjectTemp => age_of(&meta, now) > STALE_OBJECT_TEMP_AFTER,
-            DebrisKind::SnapshotIndex | DebrisKind::CheckDir | DebrisKind::InstallTemp => {
+            DebrisKind::SnapshotIndex | DebrisKind::CheckDir | DebrisKind::InstallTemp | DebrisKind::WriteTemp => {
                 let fallback = match d.kind {
                     DebrisKind::CheckDir => STALE_CHECK_DIR_AFTER,
-                    DebrisKind::InstallTemp => STALE_INSTALL_TEMP_AFTER,
+                    DebrisKind::InstallTemp | DebrisKind::WriteTemp => STALE_INSTALL_TEMP_AFTER,
                     _ => STALE_TEMP_AFTER,
                 };
                 judge_temp(d.kind, d.path.clone(), d.owner_pid, age_of(&meta, now), fallback).stale
@@ -757,6 +797,9 @@ mod tests {
             (".hooks.json.git-mas-1234.tmp", "settings.json", None),
             ("settings.json.git-mas-1234.tmp", "settings.json", None),
             (".settings.json.git-mas-1234.tmp.bak", "settings.json", None),
+            (".settings.json.mas-tmp.1234.0", "settings.json", Some(1234)),
+            (".settings.json.mas-tmp.0.0", "settings.json", None),
+            (".hooks.json.mas-tmp.1234.0", "settings.json", None),
         ];
         for (entry, name, want) in table {
             assert_eq!(install_temp_pid(entry, name), want, "{entry}");

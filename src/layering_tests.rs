@@ -98,7 +98,7 @@ fn no_top_level_modules_import_each_other() {
 
 /// The layers of `lib.rs`'s module index, bottom first.
 const LAYERS: [&[&str]; 9] = [
-    &["git", "store", "identity"],
+    &["fsx", "git", "store", "identity"],
     &["runtime", "signals", "assembly"],
     &["engines", "convergence"],
     &["hosts"],

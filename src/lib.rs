@@ -10,7 +10,7 @@
 //!
 //! | layer | modules | what they hold |
 //! |---|---|---|
-//! | mechanics | [`git`], [`store`], [`identity`] | starting git; signed records in `refs/mas/` and their chains; names, keys and the roster |
+//! | mechanics | [`fsx`], [`git`], [`store`], [`identity`] | a file written atomically; starting git; signed records in `refs/mas/` and their chains; names, keys and the roster |
 //! | pure decisions | [`runtime`], [`signals`], [`assembly`] | the coordination runtime (events in, outcomes out); signal readers; ASSEMBLY's protocol and rules |
 //! | classes | [`engines`], [`convergence`] | one coordination engine per class; the convergence report over a run's state |
 //! | hosts | [`hosts`] | the coding-agent hosts as one table: their hook, MCP and skills files, payloads, answers, trust and command lines |
@@ -31,6 +31,7 @@ pub mod devrun;
 pub mod doctor;
 pub mod engines;
 pub mod evaluation;
+pub mod fsx;
 pub mod git;
 pub mod hosts;
 pub mod identity;

@@ -78,9 +78,7 @@ pub fn record(store: &Store, agent: &str) -> std::io::Result<()> {
             Ok(_) => AMBIGUOUS,
             Err(_) => agent,
         };
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, name)?;
-        std::fs::rename(&tmp, &path)?;
+        crate::fsx::write_atomic(&path, name.as_bytes(), None)?;
     }
     Ok(())
 }
@@ -137,10 +135,8 @@ pub fn record_host(store: &Store, agent: &str) -> std::io::Result<()> {
         return Ok(());
     }
     std::fs::create_dir_all(hosts_dir(store))?;
-    // Agent names never start with a dot: a temporary is never read as an agent's.
-    let tmp = hosts_dir(store).join(format!(".{agent}.{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, &path)
+    // Agent names never start with a dot: a temporary (a dot first) is never read as an agent's.
+    crate::fsx::write_atomic(&path, text.as_bytes(), None)
 }
 
 /// Forgets `agent`'s host process (its session ended).

@@ -239,7 +239,8 @@ pub fn read(p: &Parent, limit: u64) -> std::io::Result<Now> {
     }
 }
 
-/// A random name beside `name`: `.<name>.git-mas-<what>-<16 hex>`.
+/// A random name beside `name`: `.<name>.git-mas-<what>-<16 hex>`. Not [`crate::fsx`]'s rule:
+/// these writes go beneath a folder's descriptor (`openat`/`renameat`, no link followed on the way).
 fn beside(name: &str, what: &str) -> String {
     let mut bytes = [0u8; 8];
     // Without randomness the name is still one O_EXCL refuses to reuse: the pid and the time.

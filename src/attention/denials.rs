@@ -83,12 +83,7 @@ fn trim(path: &Path) -> std::io::Result<()> {
     let bytes = std::fs::read(path)?;
     let half = bytes.len() / 2;
     let start = bytes[half..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| half + i + 1);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!("{name}.tmp.{}", std::process::id()));
-    std::fs::write(&tmp, &bytes[start..])?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    crate::fsx::write_atomic(path, &bytes[start..], None)
 }
 
 /// Every denial in the log, oldest first; lines that do not parse are skipped.

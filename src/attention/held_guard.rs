@@ -124,9 +124,8 @@ fn read_index(dir: &Path) -> Vec<Rec> {
 }
 
 fn write_index(dir: &Path, recs: &[Rec]) -> std::io::Result<()> {
-    let tmp = dir.join("index.json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec(recs).map_err(std::io::Error::other)?)?;
-    std::fs::rename(&tmp, dir.join("index.json"))?;
+    let bytes = serde_json::to_vec(recs).map_err(std::io::Error::other)?;
+    crate::fsx::write_atomic(&dir.join("index.json"), &bytes, None)?;
     // Copies no record names (a content replaced, or left by a killed sweep).
     let named: std::collections::HashSet<&str> = recs
         .iter()

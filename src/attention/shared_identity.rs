@@ -43,11 +43,9 @@ pub fn observe(store: &Store, agent: &str, session: &str, worktree: &str, now: u
         uses.push(Use { session: session.into(), worktree: worktree.into(), at: now });
         if let Some(dir) = file.parent()
             && std::fs::create_dir_all(dir).is_ok()
+            && let Ok(bytes) = serde_json::to_vec(&uses)
         {
-            let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-            if serde_json::to_vec(&uses).ok().is_some_and(|b| std::fs::write(&tmp, b).is_ok()) {
-                let _ = std::fs::rename(&tmp, &file);
-            }
+            let _ = crate::fsx::write_atomic(&file, &bytes, None);
         }
     }
     others

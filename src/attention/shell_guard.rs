@@ -114,10 +114,8 @@ fn read_manifest(dir: &Path) -> Vec<Kept> {
 }
 
 fn write_manifest(dir: &Path, kept: &[Kept]) -> std::io::Result<()> {
-    let tmp = dir.join("manifest.json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec(kept).map_err(std::io::Error::other)?)?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, dir.join("manifest.json"))
+    let bytes = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
+    crate::fsx::write_atomic(&dir.join("manifest.json"), &bytes, None)
 }
 
 /// Writes `bytes` as the copy named by their hash, unless it is there already.
@@ -128,9 +126,7 @@ fn keep_copy(dir: &Path, sha256: &str, bytes: &[u8]) -> std::io::Result<()> {
         return Ok(());
     }
     std::fs::create_dir_all(&copies)?;
-    let tmp = copies.join(format!("{sha256}.tmp"));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    crate::fsx::write_atomic(&path, bytes, None)
 }
 
 /// What `now` is, as a manifest keeps it (its bytes copied into `dir`).

@@ -26,7 +26,7 @@ use git_mas::coordinate::scalar::{DriverError, SinkError};
 use git_mas::devrun::rules::Refusal;
 use git_mas::devrun::slices::SliceError;
 use git_mas::devrun::{RunError, SettingError};
-use git_mas::hosts::hooks::HostHookError;
+use git_mas::hosts::files::HostHookError;
 use git_mas::hosts::mcp::HostMcpError;
 use git_mas::hosts::skills::SkillsError;
 use git_mas::identity::{KeyError, NameError, RosterError};

@@ -236,10 +236,7 @@ fn write_cache(path: &std::path::Path, chain: &CachedChain) {
         return;
     }
     let Ok(bytes) = serde_json::to_vec(chain) else { return };
-    let temp = dir.join(format!(".tmp-{}", new_event_id()));
-    if std::fs::write(&temp, bytes).is_ok() && std::fs::rename(&temp, path).is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
+    let _ = crate::fsx::write_atomic(path, &bytes, None);
 }
 
 /// Reads every event chain of `run`, verifies each record against the roster, and orders them.

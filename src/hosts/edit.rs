@@ -8,7 +8,7 @@
 //! end). Install followed by uninstall gives back the original bytes. [`hooks`](super::hooks) and
 //! [`mcp`](super::mcp) both edit through here.
 
-use super::hooks::HostHookError;
+use super::files::HostHookError;
 use jsonc_parser::common::{Range, Ranged};
 use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions, ast, parse_to_ast};
 use std::path::Path;

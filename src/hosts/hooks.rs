@@ -196,7 +196,7 @@
 //! ([`super::trust`]) rather than "installed" alone.
 //!
 //! What a crash leaves: every write goes to a temporary file in the same directory
-//! (`.<name>.git-mas-<pid>.tmp`, [`temp_path`]), flushed, then renamed over the target, so at any
+//! (`.<name>.mas-tmp.<pid>.<counter>`, [`crate::fsx::write_atomic`]), flushed, then renamed over the target, so at any
 //! instant the file is either as it was or as it is meant to be; a crash before the rename leaves
 //! that temporary file beside it. No host reads it and the next install writes its own; in an
 //! agent's worktree it is ignored like the file itself; `git mas doctor` lists it (in the
@@ -206,9 +206,9 @@
 //! directories, which the next uninstall removes.
 //!
 //! Symbolic links: a settings file is often a link into a dotfile manager's folder. A write goes
-//! through the link to its final target ([`write_target`]: a chain is followed to its end, up to
-//! [`MAX_SYMLINKS`]), with the temporary file beside that target and renamed over it, so the link
-//! stays a link and the target's folder is where a crash leaves the temporary file. A dangling
+//! through the link to its final target ([`super::files::write_target`]: a chain is followed to
+//! its end, up to [`super::files::MAX_SYMLINKS`]), with the temporary file beside that target and
+//! renamed over it, so the link stays a link and the target's folder is where a crash leaves the temporary file. A dangling
 //! link is written through too (its target is created, as `echo >link` would; git's own lock files
 //! resolve links the same way), but no folder is created for it: a target whose folder is missing
 //! is refused. Uninstall removes the target, never the link, so a link that dangled before install
@@ -220,6 +220,7 @@
 //! is byte for byte the file install creates where there was none.
 
 use super::edit::{self, prop};
+use super::files::{HostHookError, read, remove_file, write_atomic};
 use super::{Env, HookLayout, Host, ProcessEnv, Scope};
 use jsonc_parser::ast;
 use jsonc_parser::common::{Range, Ranged};
@@ -385,61 +386,6 @@ impl FileState {
             FileState::Invalid => "invalid",
         }
     }
-}
-
-/// Why a hook file cannot be changed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HostHookError {
-    /// The file does not parse.
-    #[error("{path} is not valid {syntax}: {reason}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// "JSON" or "JSON (comments allowed)".
-        syntax: &'static str,
-        /// The parser's message.
-        reason: String,
-    },
-    /// The file parses but its shape is not the host's (e.g. `hooks` is not an object).
-    #[error("{path}: {what}")]
-    Shape {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        what: String,
-    },
-    /// A file of ours' name holds other content.
-    #[error("{path} exists and is not the file git-mas writes")]
-    NotOurs {
-        /// The file.
-        path: PathBuf,
-    },
-    /// No home directory to find the user's configuration in.
-    #[error("cannot find {host}'s user configuration: HOME is not set")]
-    NoHome {
-        /// The host.
-        host: &'static str,
-    },
-    /// A git command in an agent's worktree failed.
-    #[error("in {worktree}: `git {command}` failed: {reason}")]
-    Git {
-        /// The worktree.
-        worktree: PathBuf,
-        /// The arguments.
-        command: String,
-        /// What git said.
-        reason: String,
-    },
-    /// Reading, writing or removing failed.
-    #[error("cannot {action} {path}: {reason}")]
-    Io {
-        /// read, write, remove...
-        action: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The system's message.
-        reason: String,
-    },
 }
 
 /// A file's state, from its current content (`None`: absent).
@@ -914,10 +860,7 @@ fn opencode_plugin(host: Host, release: &OpenCodeRelease) -> String {
 /// The tools the OpenCode plugin does not ask the gate about: those its documentation lists as
 /// only reading. The shell (`bash`) is asked about: in team mode the files other sessions hold
 /// are kept before a shell call, so that what it changes in them can be put back after it.
-const OPENCODE_READ_ONLY: &str = r#"// Every tool but those that only read goes to the gate (the shell too: before it, team mode keeps
-// the files other sessions hold): an unknown tool naming a path is a write.
-const READ_ONLY = new Set(["read", "glob", "grep", "list", "webfetch", "todoread", "todowrite", "task"]);
-"#;
+const OPENCODE_READ_ONLY: &str = include_str!("opencode/read_only.js");
 
 /// The plugin's payload: the tool, its arguments, the directory and the session's id
 /// (`input.sessionID`, which opencode 1.18.33 passes to `tool.execute.before` with `tool` and
@@ -933,78 +876,20 @@ const OPENCODE_PAYLOAD: &str = concat!(
 /// `process.on("exit")`, which opencode 1.18.33's Bun fires as `opencode run` ends, and in
 /// which `spawnSync` runs to its end) sends `--session-end` each one's id. A process that is
 /// killed releases nothing: its claims lapse after their time to live, as any host's do.
-const OPENCODE_SESSION_END: &str = r#"
-// OpenCode has no session-end event: when this process exits, `@END_COMMAND@` ends each
-// session it served (their claims are released), sent {"sessionID","cwd"}.
-const SESSIONS = new Map();
-process.on("exit", () => {
-  for (const [sessionID, cwd] of SESSIONS) {
-    const payload = JSON.stringify({ sessionID, cwd });
-    spawnSync("sh", ["-c", "@END_COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
-  }
-});
-"#;
+const OPENCODE_SESSION_END: &str = include_str!("opencode/session_end.js");
 
-/// The OpenCode plugin's template ([`opencode_plugin`]).
-const OPENCODE_PLUGIN: &str = r#"// git-mas edit gate for OpenCode: written by `git mas hooks install --host opencode`,
-// removed by `git mas hooks uninstall --host opencode`. Before a tool edits a file, runs
-// `@COMMAND@` with @PAYLOAD_NOTE@ on stdin and reads its one JSON line:
-// {"decision":"allow"} lets the edit through, {"decision":"deny","reason":...} refuses it.
-// Anything else (the gate missing, crashed, timed out, or answering nonsense) refuses too.
-import { spawnSync } from "node:child_process";
-
-@ROUTING@@SESSION_END@
-export const GitMasGate = async ({ directory, worktree } = {}) => ({
-  "tool.execute.before": async (input, output) => {
-    @GUARD@
-    const cwd = directory || worktree || process.cwd();
-    @RECORD@@PAYLOAD@
-    const run = spawnSync("sh", ["-c", "@COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
-    if (run.error || run.status !== 0) {
-      const why = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || "").trim()}`;
-      throw new Error(`git mas gate failed, so the edit is refused: ${why}`);
-    }
-    const line = (run.stdout || "").trim().split("\n").pop();
-    let answer;
-    try {
-      answer = JSON.parse(line);
-    } catch {
-      throw new Error(`git mas gate gave no answer, so the edit is refused: ${line}`);
-    }
-    if (answer && answer.decision === "allow") return;
-    if (answer && answer.decision === "deny") throw new Error(answer.reason || "git mas gate refused the edit");
-    throw new Error(`git mas gate gave an unexpected answer, so the edit is refused: ${line}`);
-  },
-@AFTER@});
-"#;
+/// The OpenCode plugin's template ([`opencode_plugin`]), kept as JavaScript in
+/// `src/hosts/opencode/` so that it reads (and diffs) as the code it is. Its `@NAME@` placeholders
+/// are filled by [`opencode_plugin`]; the bytes each release wrote must stay as they were (an
+/// installed plugin is recognised by them), and every rendered release is checked by `node
+/// --check` in the tests.
+const OPENCODE_PLUGIN: &str = include_str!("opencode/plugin.js");
 
 /// The plugin's `tool.execute.after` hook (in [`OPENCODE_PLUGIN`]): the post-tool gate, sent the
 /// fields the pre-tool one is (opencode passes the tool's arguments in `input.args` here). The
 /// tool has run, so nothing is thrown: what the gate says (or that it failed) is added to the
 /// tool's output, which the model reads.
-const OPENCODE_AFTER: &str = r#"  // After every tool (the shell's too), `@POST_COMMAND@` is sent the same fields, so
-  // that what the tool changed in a file another agent holds is found; what it answers (its
-  // reason or message) is added to the tool's output for the model.
-  "tool.execute.after": async (input, output) => {
-    const cwd = directory || worktree || process.cwd();
-    const payload = JSON.stringify({ tool: input.tool, args: input.args || {}, cwd, sessionID: input.sessionID });
-    const run = spawnSync("sh", ["-c", "@POST_COMMAND@"], { cwd, input: payload, encoding: "utf8", timeout: 10000 });
-    let said = "";
-    if (run.error || run.status !== 0) {
-      const why = run.error ? run.error.message : `exit ${run.status}: ${(run.stderr || "").trim()}`;
-      said = `git mas gate could not check what the tool changed: ${why}`;
-    } else {
-      const line = (run.stdout || "").trim().split("\n").pop();
-      try {
-        const answer = line ? JSON.parse(line) : {};
-        said = (answer && (answer.reason || answer.message)) || "";
-      } catch {
-        said = `git mas gate gave no answer after the tool: ${line}`;
-      }
-    }
-    if (said && output && typeof output.output === "string") output.output += `\n\n${said}`;
-  },
-"#;
+const OPENCODE_AFTER: &str = include_str!("opencode/after.js");
 
 /// The words a host's command line needs so that an unattended session (an agent's) runs the hook
 /// installed in its worktree, without any change to the user's own configuration: for codex, the
@@ -1335,115 +1220,6 @@ pub(crate) fn run_git(worktree: &Path, args: &[&str]) -> Result<String, HostHook
         return Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-pub(crate) fn io_error(action: &'static str, path: &Path, e: &std::io::Error) -> HostHookError {
-    HostHookError::Io { action, path: path.to_path_buf(), reason: e.to_string() }
-}
-
-/// The file's text; `None` when it does not exist. Bytes that are not UTF-8 are invalid JSON.
-pub(crate) fn read(path: &Path) -> Result<Option<String>, HostHookError> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| HostHookError::Invalid {
-            path: path.to_path_buf(),
-            syntax: "JSON",
-            reason: "not UTF-8".into(),
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_error("read", path, &e)),
-    }
-}
-
-/// How many symbolic links [`write_target`] follows before it gives up (Linux's own limit).
-pub const MAX_SYMLINKS: usize = 40;
-
-/// The file a write to `path` lands in: `path` itself, or, when `path` is a symbolic link (a
-/// dotfile manager makes settings files links into its own folder), the file at the end of the
-/// chain of links, which may not exist yet (a dangling link). A relative link is read from the
-/// link's folder, as the kernel reads it. A loop, or a chain longer than [`MAX_SYMLINKS`], is an
-/// error.
-pub fn write_target(path: &Path) -> Result<PathBuf, HostHookError> {
-    let mut current = path.to_path_buf();
-    for _ in 0..=MAX_SYMLINKS {
-        match std::fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&current).map_err(|e| io_error("read the link", &current, &e))?;
-                current = current.parent().unwrap_or(Path::new(".")).join(target);
-            }
-            Ok(_) => return Ok(current),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(current),
-            Err(e) => return Err(io_error("read", &current, &e)),
-        }
-    }
-    Err(HostHookError::Io {
-        action: "follow",
-        path: path.to_path_buf(),
-        reason: format!("more than {MAX_SYMLINKS} symbolic links (a loop?)"),
-    })
-}
-
-/// The temporary file a write to `target` goes through first: `.<name>.git-mas-<pid>.tmp` in
-/// the same folder, what `git mas doctor` looks for.
-pub fn temp_path(target: &Path) -> PathBuf {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    dir.join(format!(".{name}{TEMP_INFIX}{}{TEMP_SUFFIX}", std::process::id()))
-}
-
-/// What comes between a file's name and the process id in [`temp_path`].
-pub const TEMP_INFIX: &str = ".git-mas-";
-/// How a [`temp_path`] ends.
-pub const TEMP_SUFFIX: &str = ".tmp";
-
-/// Writes through a temporary file and a rename, keeping an existing file's permissions. A
-/// symbolic link is written through: the temporary file goes beside the link's final target
-/// ([`write_target`]) and is renamed over that, so the link stays a link. Folders are created
-/// for `path` itself, never for a link's target: a dangling link whose target's folder is missing
-/// is refused.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), HostHookError> {
-    use std::io::Write as _;
-    let target = write_target(path)?;
-    let dir = target.parent().unwrap_or(Path::new("."));
-    if target == path {
-        std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, &e))?;
-    }
-    let tmp = temp_path(&target);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(&target) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, &target)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_error("write", &target, &e)
-    })
-}
-
-/// Removes the file at `path` (through a symbolic link: the link's final target goes and the
-/// link stays, dangling as it may have been before install), then, when `path` was no link, the
-/// folders between it and `base` that are left empty.
-pub(crate) fn remove_file(base: &Path, path: &Path) -> Result<(), HostHookError> {
-    let target = write_target(path)?;
-    std::fs::remove_file(&target).map_err(|e| io_error("remove", &target, &e))?;
-    if target == path {
-        remove_empty_dirs(base, path);
-    }
-    Ok(())
-}
-
-/// Removes the directories between `path` and `base` (exclusive) that are empty, innermost first.
-pub(crate) fn remove_empty_dirs(base: &Path, path: &Path) {
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if d == base || !d.starts_with(base) || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
 }
 
 #[cfg(test)]

@@ -358,3 +358,25 @@ fn the_opencode_plugin_runs_the_post_tool_gate_after_every_tool() {
     assert!(!after.contains("READ_ONLY") && !after.contains("throw"), "every tool, and nothing thrown: {after}");
     assert!(plugin.ends_with("  },\n});\n"), "{plugin}");
 }
+
+/// Every OpenCode plugin git-mas writes or recognises — the current release's and each earlier
+/// one's, rendered from the templates in `src/hosts/opencode/` — is JavaScript node accepts
+/// (`node --check`, as the ES module opencode imports). Node is required: the hosts' tests
+/// install it (`tests/setup.sh`).
+#[test]
+fn every_rendered_opencode_plugin_passes_node_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let releases = OpenCodeRelease::EARLIER.iter().chain(std::iter::once(&OpenCodeRelease::CURRENT));
+    for (i, release) in releases.enumerate() {
+        let text = opencode_plugin(Host::OpenCode, release);
+        assert!(!text.contains('@'), "a placeholder left unfilled in release {i}:\n{text}");
+        let file = dir.path().join(format!("plugin-{i}.mjs"));
+        std::fs::write(&file, &text).unwrap();
+        let out = std::process::Command::new("node")
+            .arg("--check")
+            .arg(&file)
+            .output()
+            .expect("node runs (installed by tests/setup.sh)");
+        assert!(out.status.success(), "release {i}: {}\n{text}", String::from_utf8_lossy(&out.stderr));
+    }
+}

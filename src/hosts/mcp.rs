@@ -70,7 +70,8 @@
 //! it where there was none.
 
 use super::edit::{self, prop, value_of};
-use super::hooks::{self, FileState, HostHookError, Removal};
+use super::files::HostHookError;
+use super::hooks::{self, FileState, Removal};
 use super::{Env, Host, McpEntry, McpFacts, McpFormat, ProcessEnv, Scope};
 use jsonc_parser::ast;
 use std::path::{Path, PathBuf};
@@ -508,7 +509,7 @@ pub fn apply(
 ) -> Result<FileReport, HostMcpError> {
     let (base, rel) = config_file(host, scope, env)?;
     let path = base.join(&rel);
-    let current = hooks::read(&path)?;
+    let current = super::files::read(&path)?;
     let plan = match action {
         Action::Install => plan_install(host, &path, current.as_deref(), agent)?,
         Action::Uninstall => plan_uninstall(host, &path, current.as_deref(), agent)?,
@@ -517,11 +518,11 @@ pub fn apply(
     let after = match &plan {
         Plan::Keep => current,
         Plan::Write(text) => {
-            hooks::write_atomic(&path, text)?;
+            super::files::write_atomic(&path, text)?;
             Some(text.clone())
         }
         Plan::Remove => {
-            hooks::remove_file(&base, &path)?;
+            super::files::remove_file(&base, &path)?;
             None
         }
     };

@@ -10,6 +10,7 @@
 //! | [`payload`] | reads what the host's pre-tool hook sends on stdin |
 //! | [`reply`] | answers the hook in the host's own format |
 //! | [`mcp`] | registers `git mas mcp` in the host's MCP configuration |
+//! | [`files`] | reads, writes (atomically, through a symbolic link) and removes the hosts' files |
 //! | [`edit`] | edits the hosts' JSON(C) and TOML files without disturbing the user's bytes |
 //! | [`trust`] | whether the host will load what was installed (its trust files) |
 //! | [`skills`] | installs the Agent Skills where the host reads them |
@@ -19,6 +20,8 @@
 //! file of its own), for `git mas init --team`.
 
 pub mod edit;
+pub mod files;
+pub mod help;
 pub mod hooks;
 pub mod mcp;
 pub mod payload;

@@ -369,6 +369,8 @@ fn write_new(skill: &Skill, root: &Path, dir: &Path) -> Result<(), SkillsError> 
         for (rel, bytes) in &skill.files {
             write_file(&staging.join(rel), bytes)?;
         }
+        // A whole folder renamed into place (a new skill appears complete or not at all), not one
+        // file's bytes: not `fsx::write_atomic`.
         std::fs::rename(&staging, dir).map_err(io("create", dir))
     })();
     if result.is_err() {
@@ -384,13 +386,10 @@ fn replace(skill: &Skill, dir: &Path) -> Result<(), SkillsError> {
     }
     for (rel, bytes) in &skill.files {
         let path = dir.join(rel);
-        let staging = path.with_file_name(format!(
-            ".{}.git-mas-{}",
-            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            std::process::id()
-        ));
-        write_file(&staging, bytes)?;
-        std::fs::rename(&staging, &path).map_err(io("replace", &path))?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+        }
+        crate::fsx::write_atomic(&path, bytes, None).map_err(io("replace", &path))?;
     }
     Ok(())
 }

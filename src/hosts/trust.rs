@@ -37,7 +37,7 @@
 //! (a managed policy, a flag on its command line), which is why the state says "as far as its
 //! files tell".
 
-use super::hooks::{HostHookError, read, write_atomic};
+use super::files::{HostHookError, read, write_atomic};
 use super::{Env, Host, Scope};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

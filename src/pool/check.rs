@@ -475,12 +475,7 @@ mod cache {
         bytes.extend_from_slice(&run.output);
         let dir = path.parent().unwrap_or(path);
         std::fs::create_dir_all(dir)?;
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let tmp = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
-        std::fs::write(&tmp, &bytes)?;
-        std::fs::rename(&tmp, path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        crate::fsx::write_atomic(path, &bytes, None)
     }
 }
 

@@ -403,6 +403,8 @@ impl RefLock {
         file.write_all(format!("{new}\n").as_bytes())
             .map_err(|source| RefFileError::Io { path: self.lock.clone(), source })?;
         drop(file);
+        // git's lock protocol (`<ref>.lock`, taken before the write, is what other writers wait
+        // on): not `fsx::write_atomic`.
         std::fs::rename(&self.lock, &self.target)
             .map_err(|source| RefFileError::Io { path: self.target.clone(), source })?;
         self.lock = PathBuf::new();

@@ -9,7 +9,6 @@
 //! ([`super::rostercache`]) and team mode's frame-order cache (`attention::team`).
 
 use sha2::Digest;
-use std::io::Write as _;
 use std::path::Path;
 
 fn checksum(common_dir: &Path, body: &[u8]) -> String {
@@ -35,14 +34,9 @@ pub fn unseal<'a>(common_dir: &Path, bytes: &'a [u8]) -> Option<&'a [u8]> {
     (sum == checksum(common_dir, body).as_bytes()).then_some(body)
 }
 
-/// Replaces the file at `path` with `bytes` (best effort: temporary file, then rename).
+/// Replaces the file at `path` with `bytes` (best effort: [`crate::fsx::write_atomic`]).
 pub fn replace(path: &Path, bytes: &[u8]) {
-    let Some(name) = path.file_name() else { return };
-    let tmp = path.with_file_name(format!("{}.tmp.{}", name.to_string_lossy(), std::process::id()));
-    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes));
-    if written.is_err() || std::fs::rename(&tmp, path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    let _ = crate::fsx::write_atomic(path, bytes, None);
 }
 
 #[cfg(test)]

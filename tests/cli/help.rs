@@ -15,6 +15,26 @@ fn version_and_help() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `git mas gate --help` lists the hosts and their answers from the host table: every host of
+/// the table is named, in the `--host HOST (…)` list and among the answers, and `-h` keeps the
+/// one-line summary.
+#[test]
+fn gate_help_names_every_host_of_the_table() {
+    let env = TestEnv::new();
+    let out = env.mas_ok(env.root(), &["gate", "--help"]);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let names: Vec<&str> = git_mas::hosts::TABLE.iter().map(|f| f.name).collect();
+    assert!(flat.contains(&format!("With --host HOST ({}) this is", names.join(", "))), "{flat}");
+    let answers = &flat[flat.find("The exit code is always 0").expect("the answers paragraph")..];
+    for name in &names {
+        assert!(answers.contains(name), "{name} among the answers: {answers}");
+    }
+    assert!(flat.contains("Decide whether the calling agent may commit a change"), "{flat}");
+    assert!(flat.contains("Blocks (exit 6) when another agent holds a target"), "{flat}");
+    let short = env.mas_ok(env.root(), &["gate", "-h"]);
+    assert!(short.contains("Decide whether the calling agent may commit a change"), "{short}");
+}
+
 #[test]
 fn completions_for_bash_zsh_and_fish() {
     let env = TestEnv::new();

@@ -330,8 +330,8 @@ pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Timed {
 }
 
 /// Files a killed command may leave in a git directory: lock files (`*.lock` anywhere) and
-/// temporary files (object temp files, `mas-snapshot-*.index`, `tmp_*`, a cache's
-/// `<name>.tmp.<pid>`), relative to `git_dir`. Not the claims lock ([`CLAIMS_LOCK`]): that file
+/// temporary files (object temp files, `mas-snapshot-*.index`, `tmp_*`, a file's atomic write's
+/// `.<name>.mas-tmp.<pid>.<counter>`, an older build's `<name>.tmp.<pid>`), relative to `git_dir`. Not the claims lock ([`CLAIMS_LOCK`]): that file
 /// stays, and a dead holder's `flock` on it is released by the kernel.
 pub fn leftovers(git_dir: &Path) -> Vec<String> {
     fn walk(dir: &Path, base: &Path, found: &mut Vec<String>) {
@@ -346,6 +346,7 @@ pub fn leftovers(git_dir: &Path) -> Vec<String> {
                 || name.starts_with("tmp_")
                 || name.starts_with("mas-snapshot-")
                 || name.contains(".tmp.")
+                || git_mas::fsx::is_temporary(&name)
             {
                 let relative = path.strip_prefix(base).unwrap().display().to_string();
                 if relative != CLAIMS_LOCK {

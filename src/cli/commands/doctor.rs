@@ -79,6 +79,7 @@ fn kind_label(kind: DebrisKind) -> &'static str {
         DebrisKind::CacheTemp => "cache tmp",
         DebrisKind::ObjectTemp => "object tmp",
         DebrisKind::InstallTemp => "install tmp",
+        DebrisKind::WriteTemp => "write tmp",
         DebrisKind::IndexLock => "index lock",
     }
 }

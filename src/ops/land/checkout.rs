@@ -107,13 +107,11 @@ pub(super) fn mark_checkouts(
             None => PathBuf::from(git(path, &["rev-parse", "--absolute-git-dir"])?),
         };
         let marker = marker_path(&gitdir, commit);
-        // A temporary of this process's own (a concurrent landing writes its own), swept when a
-        // killed process left one.
-        let prefix = format!("{CHECKOUT_MARKER}.tmp-");
-        crate::pool::sweep_dead(&gitdir, &prefix);
-        let temp = gitdir.join(crate::pool::owned_name(&prefix));
-        std::fs::write(&temp, marker_text(run, previous, commit)).map_err(crate::pool::io_err(&temp))?;
-        std::fs::rename(&temp, &marker).map_err(crate::pool::io_err(&marker))?;
+        // An older build's temporaries (`mas-landing-checkout.tmp-<pid>…`) a killed process left;
+        // this build's are `git mas doctor`'s ([`crate::fsx`]'s rule).
+        crate::pool::sweep_dead(&gitdir, &format!("{CHECKOUT_MARKER}.tmp-"));
+        crate::fsx::write_atomic(&marker, marker_text(run, previous, commit).as_bytes(), None)
+            .map_err(crate::pool::io_err(&marker))?;
     }
     Ok(())
 }

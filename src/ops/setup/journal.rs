@@ -152,68 +152,35 @@ fn mode_of(_: &std::fs::Metadata) -> u32 {
     0o644
 }
 
-/// The temporary file a write to `target` goes through: `.<name>.git-mas-<pid>.tmp` beside it,
-/// the name the host installers use ([`crate::hosts::hooks::temp_path`]), which `git mas doctor`
-/// knows.
-fn temp_path(target: &Path) -> PathBuf {
-    crate::hosts::hooks::temp_path(target)
-}
-
-/// Writes `bytes` to `path` with permission bits `mode` through a temporary file in the same
-/// folder, flushed and renamed over it, then flushes the folder: at any instant the file has its
-/// old bytes or its new ones. The folder must exist.
+/// Writes `bytes` to `path` with permission bits `mode` through [`crate::fsx::write_atomic`]: at
+/// any instant the file has its old bytes or its new ones. The folder must exist.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), SetupError> {
-    let tmp = temp_path(path);
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        set_mode(&tmp, mode)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io("write", path, e));
-    }
-    sync_dir(path.parent().unwrap_or(Path::new(".")));
-    Ok(())
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_: &Path, _: u32) -> std::io::Result<()> {
-    Ok(())
+    crate::fsx::write_atomic(path, bytes, Some(mode)).map_err(|e| io("write", path, e))
 }
 
 /// Flushes a folder's entries (a rename or a removal in it) to disk; best effort.
 pub fn sync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+    crate::fsx::sync_dir(dir)
 }
 
-/// Removes the temporaries a killed write left beside `path` (`.<name>.git-mas-<pid>.tmp` of a
-/// process that is gone).
+/// Removes the temporaries a killed write left beside `path` (of a process that is gone): named
+/// by [`crate::fsx`]'s rule, or `.<name>.git-mas-<pid>.tmp` (an older build's).
 pub fn sweep_beside(path: &Path) {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return };
-    let prefix = format!(".{}{}", name.to_string_lossy(), crate::hosts::hooks::TEMP_INFIX);
-    sweep(dir, |file| file.strip_prefix(&prefix).and_then(|r| r.strip_suffix(crate::hosts::hooks::TEMP_SUFFIX)));
+    let name = name.to_string_lossy().into_owned();
+    sweep(dir, |file| {
+        let target = crate::fsx::temporary_target(file).map_or_else(|| old_target(file), str::to_string);
+        temp_pid(file).filter(|_| target == name)
+    });
 }
 
 /// Removes each file of `dir` whose name `pid_of` reads a process id from, when that process is
 /// gone.
-fn sweep(dir: &Path, pid_of: impl Fn(&str) -> Option<&str>) {
+fn sweep(dir: &Path, pid_of: impl Fn(&str) -> Option<u32>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let gone = pid_of(&name)
-            .and_then(|pid| pid.parse::<u32>().ok())
-            .is_some_and(|pid| crate::pool::process_running(pid) == Some(false));
+        let gone = pid_of(&name).is_some_and(|pid| crate::pool::process_running(pid) == Some(false));
         if gone {
             let _ = std::fs::remove_file(entry.path());
         }
@@ -430,11 +397,26 @@ impl Drop for Journal {
     }
 }
 
-/// The process id in a temporary's name (`.<name>.git-mas-<pid>.tmp`).
-fn temp_pid(name: &str) -> Option<&str> {
-    let rest = name.strip_prefix('.')?.strip_suffix(crate::hosts::hooks::TEMP_SUFFIX)?;
-    Some(&rest[rest.rfind(crate::hosts::hooks::TEMP_INFIX)? + crate::hosts::hooks::TEMP_INFIX.len()..])
+/// The process id in a temporary's name: [`crate::fsx`]'s rule, or `.<name>.git-mas-<pid>.tmp`
+/// (an older build's).
+fn temp_pid(name: &str) -> Option<u32> {
+    crate::fsx::temporary_pid(name).or_else(|| {
+        let rest = name.strip_prefix('.')?.strip_suffix(OLD_TEMP_SUFFIX)?;
+        let pid = &rest[rest.rfind(OLD_TEMP_INFIX)? + OLD_TEMP_INFIX.len()..];
+        pid.bytes().all(|b| b.is_ascii_digit()).then(|| pid.parse().ok()).flatten()
+    })
 }
+
+/// The target's name in an older build's temporary's name (`.<name>.git-mas-<pid>.tmp`).
+fn old_target(name: &str) -> String {
+    let rest = name.strip_prefix('.').unwrap_or(name);
+    rest.rfind(OLD_TEMP_INFIX).map_or_else(String::new, |i| rest[..i].to_string())
+}
+
+/// What an older build put between a file's name and the process id in a temporary's name.
+const OLD_TEMP_INFIX: &str = ".git-mas-";
+/// How an older build's temporary's name ended.
+const OLD_TEMP_SUFFIX: &str = ".tmp";
 
 /// Takes `<dir>/lock` for this process: created new with its id; a lock whose process is gone is
 /// taken over.
@@ -474,7 +456,9 @@ mod tests {
 
     #[test]
     fn a_temporarys_process_id_is_read_from_its_name() {
-        assert_eq!(temp_pid(".manifest.json.git-mas-1234.tmp"), Some("1234"));
+        assert_eq!(temp_pid(".manifest.json.git-mas-1234.tmp"), Some(1234));
+        assert_eq!(temp_pid(".manifest.json.mas-tmp.1234.3"), Some(1234));
+        assert_eq!(old_target(".manifest.json.git-mas-1234.tmp"), "manifest.json");
         assert_eq!(temp_pid("manifest.json"), None);
         assert_eq!(temp_pid(".x.tmp"), None);
     }

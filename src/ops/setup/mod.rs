@@ -75,7 +75,8 @@ pub use undo::{ConfigRestored, FileRestored, TeamUndo, UndoneConfig, UndoneDir, 
 
 use crate::attention::frame::{self, FrameError, InputFiles, Published};
 use crate::attention::git_hooks;
-use crate::hosts::hooks::{self as host_hooks, HostHookError};
+use crate::hosts::files::{HostHookError, write_target};
+use crate::hosts::hooks as host_hooks;
 use crate::hosts::mcp::{self, HostMcpError};
 use crate::hosts::skills::{self, SkillsError};
 use crate::hosts::{Detection, Env, Host, Scope};
@@ -599,7 +600,7 @@ fn plan_files(
     let hooks_dir = store.hooks_dir()?;
     let hooks_dir = std::fs::canonicalize(&hooks_dir).unwrap_or(hooks_dir);
     for name in git_hooks::HOOK_NAMES {
-        let path = host_hooks::write_target(&hooks_dir.join(name))?;
+        let path = write_target(&hooks_dir.join(name))?;
         let current = plan.text(&path)?;
         let text = git_hooks::installed(current.as_deref(), name);
         let mode = journal::read(&path)?.map_or(0o755, |(_, m)| m | 0o111);
@@ -609,7 +610,7 @@ fn plan_files(
     for setup in hosts.iter_mut() {
         let host = setup.host;
         for file in host_hooks::hook_files(host, &scope, env).unwrap_or_default() {
-            let path = host_hooks::write_target(&file.path())?;
+            let path = write_target(&file.path())?;
             let current = plan.text(&path)?;
             let text = match host_hooks::plan_install(host, &file, current.as_deref())? {
                 host_hooks::Plan::Write(text) => text,
@@ -625,7 +626,7 @@ fn plan_files(
         match mcp::config_file(host, &scope, env) {
             Ok((base, rel)) => {
                 let given = base.join(rel);
-                let path = host_hooks::write_target(&given)?;
+                let path = write_target(&given)?;
                 let current = plan.text(&path)?;
                 let text = match mcp::plan_install(host, &given, current.as_deref(), None)? {
                     mcp::Plan::Write(text) => text,
@@ -715,9 +716,9 @@ fn plan_codex_trust(plan: &mut Plan, top: &Path, env: &dyn Env, setup: &mut Host
         setup.notes.extend(host_hooks::notes(Host::Codex, &Scope::Project(top.to_path_buf())));
         return Ok(());
     };
-    let config = host_hooks::write_target(&config)?;
+    let config = write_target(&config)?;
     let hooks_file = crate::hosts::trust::codex_project_hooks(top);
-    let hooks_text = plan.text(&host_hooks::write_target(&hooks_file)?)?.unwrap_or_default();
+    let hooks_text = plan.text(&write_target(&hooks_file)?)?.unwrap_or_default();
     let current = plan.text(&config)?;
     let trusted =
         crate::hosts::trust::codex_project_trusted(current.as_deref(), &config, top, &hooks_file, &hooks_text)?;
