@@ -132,38 +132,6 @@ mod tests {
         assert_eq!(cmd.get_current_dir(), Some(Path::new("/")));
     }
 
-    /// git is started here only: no other module's code (tests aside) builds its own `git`
-    /// command, with whatever environment it happens to have.
-    #[test]
-    fn git_is_started_only_through_this_module() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut dirs = vec![src.clone()];
-        let mut found = Vec::new();
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                    continue;
-                }
-                let name = path.file_name().unwrap().to_string_lossy().into_owned();
-                if !name.ends_with(".rs")
-                    || name.ends_with("_tests.rs")
-                    || name == "tests.rs"
-                    || path.ends_with("src/git.rs")
-                {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-                if code.contains("Command::new(\"git\")") {
-                    found.push(path.strip_prefix(&src).unwrap().display().to_string());
-                }
-            }
-        }
-        assert!(found.is_empty(), "git started outside src/git.rs (use git::command or git::run): {found:?}");
-    }
-
     #[test]
     fn a_failing_command_says_which_how_and_what_git_said() {
         let dir = std::env::temp_dir();

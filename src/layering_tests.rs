@@ -9,53 +9,35 @@ use std::path::Path;
 /// Every top-level module of `src/` and the top-level modules it mentions.
 fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut mods: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut files = vec![src.to_path_buf()];
-    while let Some(at) = files.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                files.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(src).unwrap();
-            let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
-            let top = first.strip_suffix(".rs").unwrap_or(&first).to_string();
-            let name = path.file_name().unwrap().to_string_lossy();
-            if top == "main"
-                || top == "lib"
-                || top == "layering_tests"
-                || name.ends_with("_tests.rs")
-                || name == "tests.rs"
-            {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-            let refs = mods.entry(top.clone()).or_default();
-            for (i, _) in text.match_indices("crate::") {
-                let rest = &text[i + "crate::".len()..];
-                if let Some(group) = rest.strip_prefix('{') {
-                    let group = &group[..group.find('}').unwrap_or(group.len())];
-                    for item in group.split(',') {
-                        let word: String = item
-                            .trim()
-                            .chars()
-                            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-                            .collect();
-                        if !word.is_empty() && word != top {
-                            refs.insert(word);
-                        }
+    for (rel, path) in crate::conventions_tests::sources(src) {
+        let first = rel.split('/').next().unwrap_or_default();
+        let top = first.strip_suffix(".rs").unwrap_or(first).to_string();
+        if top == "main" || top == "lib" || top == "layering_tests" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let refs = mods.entry(top.clone()).or_default();
+        for (i, _) in text.match_indices("crate::") {
+            let rest = &text[i + "crate::".len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                for item in group.split(',') {
+                    let word: String = item
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                        .collect();
+                    if !word.is_empty() && word != top {
+                        refs.insert(word);
                     }
-                    continue;
                 }
-                let word: String =
-                    rest.chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect();
-                if !word.is_empty() && word != top {
-                    refs.insert(word);
-                }
+                continue;
+            }
+            let word: String =
+                rest.chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect();
+            if !word.is_empty() && word != top {
+                refs.insert(word);
             }
         }
     }
@@ -152,23 +134,11 @@ fn the_cycle_finder_finds_cycles() {
 fn git_is_started_in_one_place() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut found = Vec::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if !name.ends_with(".rs") || name.ends_with("_tests.rs") || name == "tests.rs" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-            if code.contains(concat!("Command::new(", "\"git\")")) {
-                found.push(path.strip_prefix(&src).unwrap().display().to_string());
-            }
+    for (rel, path) in crate::conventions_tests::sources(&src) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        if code.contains(concat!("Command::new(", "\"git\")")) {
+            found.push(rel);
         }
     }
     assert_eq!(found, vec!["git.rs".to_string()], "git is started outside src/git.rs");

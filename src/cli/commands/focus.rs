@@ -1,7 +1,7 @@
 //! `git mas focus publish|list|show|release|status`: the focus board.
 
 use crate::cli::context::Context;
-use crate::cli::error::CliError;
+use crate::cli::error::{CliError, Kind};
 use crate::cli::focus_board::frame_and_board;
 use crate::cli::json::focus::{FocusListOut, FocusPruneOut, FocusPublishOut, FocusReleaseOut, FocusStatusOut};
 use crate::cli::output::JsonFlag;
@@ -368,7 +368,9 @@ fn prune(ctx: &mut Context, args: PruneArgs) -> Result<Outcome, CliError> {
     let store = ctx.store()?;
     let retention = match args.older_than {
         Some(d) => d.as_secs(),
-        None => git_mas::attention::team::retention(store).map_err(|e| CliError::user(e.to_string()))?,
+        // Its one failure, a `mas.sessionRetention` that is not a duration, has no source: the
+        // typed error says exactly what its text said.
+        None => git_mas::attention::team::retention(store).map_err(|e| CliError::new(Kind::User, e))?,
     };
     let roster = store.roster()?;
     let deleted = focus_store::prune_sessions(
@@ -378,7 +380,11 @@ fn prune(ctx: &mut Context, args: PruneArgs) -> Result<Outcome, CliError> {
         retention,
         &git_mas::devrun::ledger::Ledger::new(store),
     )
-    .map_err(|e| CliError::user(e.to_string()))?;
+    .map_err(|e| match e {
+        // The board's own failure, with the kind and hints every command gives a store error.
+        focus_store::PruneError::Store(e) => CliError::from(e),
+        e => CliError::new(Kind::User, e),
+    })?;
     let out = FocusPruneOut { deleted };
     ctx.ui().emit(args.output, &out, |o| {
         if o.deleted.is_empty() {
