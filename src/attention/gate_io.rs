@@ -110,6 +110,14 @@ impl Ungathered {
     }
 }
 
+/// The paths the index changes against HEAD: in-process (through the cache-tree,
+/// [`super::staged`]), git answering what that leaves open ([`super::touched::staged_paths`]).
+pub fn staged(store: &Store, workdir: &Path) -> Result<Vec<String>, Ungathered> {
+    super::staged::staged_paths(store.repo())
+        .map_or_else(|| super::touched::staged_paths(workdir), Ok)
+        .map_err(Ungathered::other)
+}
+
 impl From<GateIoError> for Ungathered {
     fn from(e: GateIoError) -> Self {
         Ungathered { remedy: e.remedy(), reason: e.to_string() }

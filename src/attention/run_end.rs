@@ -95,6 +95,15 @@ pub enum RunState {
 pub trait RunLedger {
     /// Run `run`'s state; `None` when it cannot be read (its foci then hold on).
     fn state(&self, run: &str) -> Option<RunState>;
+
+    /// In open run `run`'s split of the work, the owner of each of `paths` that is another agent's
+    /// slice than `caller`'s, as (path, owner). Empty when the run is not open or cannot be read,
+    /// has no split, or does not name `caller` (neither a slice nor a review); a file in no slice
+    /// is not listed.
+    fn others_slices(&self, run: &str, caller: &str, paths: &[String]) -> Vec<(String, String)> {
+        let _ = (run, caller, paths);
+        Vec::new()
+    }
 }
 
 /// A ledger that knows no run: every focus holds by its lease alone (for readers with no runs

@@ -49,11 +49,13 @@
 
 use super::board::{Board, FocusPayload, Liveness, Rejection};
 use super::board_cache::Pending;
+use super::caller::{self, CallerError};
 use super::claims::{self, Lease, Next};
 use super::focus_store::{self, release_focus};
-use super::frame::{FrameError, current_frame_hash, frame_file, frame_file_id, read_frame};
+use super::frame::{self, FrameError, current_frame_hash, frame_file, frame_file_id, read_frame};
 use super::gate::{Block, Touched};
 use super::gate_io::{FileId, add_linked, symbol_files};
+use super::inputs;
 use super::run_end::RunLedger;
 use crate::identity::AgentKey;
 use crate::store::{Store, StoreError};
@@ -110,10 +112,21 @@ pub enum TeamError {
     /// The claim this edit would publish is one the board refuses.
     #[error("the claim would be rejected by the board: {0}")]
     Rejected(#[source] Rejection),
-    /// The caller's own failure (its key could not be loaded, or a frame's inputs not read), kept
-    /// whole for the caller to take back at its edge.
+    /// The caller's signing key could not be had.
     #[error(transparent)]
-    Caller(Box<dyn std::error::Error + Send + Sync>),
+    Caller(#[from] CallerError),
+}
+
+impl TeamError {
+    /// What the user can do about it, when there is something specific to say.
+    pub fn remedy(&self) -> Option<String> {
+        match self {
+            TeamError::Frame(e) => e.remedy(),
+            TeamError::Store(e) => e.remedy(),
+            TeamError::Caller(e) => e.remedy(),
+            _ => None,
+        }
+    }
 }
 
 /// How long an ended session's focus chain is kept (`git config mas.sessionRetention`, a duration
@@ -221,10 +234,9 @@ pub enum TeamEdit {
 
 /// Decides `caller`'s edit of `touched` (plus files hard-linked to a held file, `linked`) and
 /// claims what it touches when allowed, for the run of the worktree it edits in, if any
-/// ([`focus_store::worktree_run`]). `key` loads the caller's signing key (only when something
-/// must be written); `publish_frame` publishes a frame when there is none (true: it wrote one);
-/// `runs` says which runs ended ([`super::run_end`]).
-#[allow(clippy::too_many_arguments)]
+/// ([`focus_store::worktree_run`]). The caller's signing key is loaded only when something must be
+/// written ([`caller::signing_key`]), and a frame is published from the inputs git config names
+/// when there is none ([`inputs::read`]); `runs` says which runs ended ([`super::run_end`]).
 pub fn edit(
     store: &Store,
     caller: &str,
@@ -232,8 +244,6 @@ pub fn edit(
     linked: &[FileId],
     lease: Lease,
     now: u64,
-    key: &mut dyn FnMut() -> Result<AgentKey, TeamError>,
-    publish_frame: &mut dyn FnMut(&AgentKey) -> Result<bool, TeamError>,
     runs: &dyn RunLedger,
 ) -> Result<TeamEdit, TeamError> {
     let root = store.workdir()?.to_path_buf();
@@ -261,9 +271,9 @@ pub fn edit(
         }
     }
     // 2. Write: the frame if there is none, then the claim under the lock.
-    let key = key()?;
+    let (key, _) = caller::signing_key(store, caller)?;
     // Another session may publish the same frame first: only a new frame record is reported.
-    let published_frame = if head.is_none() { publish_frame(&key)? } else { false };
+    let published_frame = if head.is_none() { publish_frame(store, caller, &key)? } else { false };
     let _lock = lock(store)?;
     // The read under the lock supersedes the first one.
     if let Some(p) = first_read {
@@ -306,6 +316,14 @@ pub fn edit(
     }
     focus_store::append_focus(store, caller, &key, &payload)?;
     Ok(allowed(&frame, claimed, dropped, true, published_frame, lapsed))
+}
+
+/// Publishes a frame of the inputs git config names; true when a new frame record was written.
+fn publish_frame(store: &Store, caller: &str, key: &AgentKey) -> Result<bool, TeamError> {
+    let files = inputs::read(store, &inputs::Sources::default())?;
+    let (snapshot, view) = frame::snapshot_now(store, &files)?;
+    let published = frame::publish(store, caller, key, &snapshot, &view, &files)?;
+    Ok(matches!(published, frame::Published::New { .. }))
 }
 
 fn allowed(

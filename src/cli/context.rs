@@ -2,11 +2,13 @@
 
 use super::error::{CliError, Kind};
 use super::output::{ColorChoice, Ui};
-use git_mas::identity::{AgentKey, validate_name};
+use git_mas::attention::caller::{self, Ask, CallerError};
+use git_mas::hosts::ProcessEnv;
+use git_mas::identity::AgentKey;
 use git_mas::store::{Memory, Store};
 use std::path::PathBuf;
 
-pub use super::json::agent::IdentitySource;
+pub use git_mas::attention::caller::Source as IdentitySource;
 
 /// The caller, resolved and checked against the roster.
 pub struct Caller {
@@ -117,53 +119,26 @@ impl Context {
         self.agent.as_deref()
     }
 
-    /// The caller's name and where it came from, without loading the key.
+    /// The caller's name and where it came from, without loading the key ([`caller::resolve`]:
+    /// one rule for every command, hook and the MCP server).
     pub fn caller_name(&self) -> Result<(String, IdentitySource), CliError> {
-        if let Some(name) = self.agent.clone() {
-            validate_name(&name)?;
-            return Ok((name, IdentitySource::FlagOrEnv));
+        let ask = Ask { pinned: self.agent.as_deref(), session: None };
+        if let Some(name) = &ask.pinned {
+            // A pinned name needs no repository to be named.
+            git_mas::identity::validate_name(name)?;
+            return Ok((name.to_string(), IdentitySource::FlagOrEnv));
         }
-        let store = self.store()?;
-        if let Some(name) = self.session_caller()? {
-            return Ok((name, IdentitySource::Session));
-        }
-        let configured = store.config_string("mas.agent").filter(|s| !s.is_empty());
-        match configured {
-            Some(name) => {
-                validate_name(&name)?;
-                Ok((name, IdentitySource::Config))
-            }
-            None => Err(CliError::user("no agent identity: this command must know who is calling")
-                .hinted("pass --agent NAME, set GIT_MAS_AGENT, or run `git config mas.agent NAME`")),
-        }
+        let who = caller::resolve(self.store()?, &ask, &ProcessEnv)?;
+        Ok((who.name, who.source))
     }
 
     /// In team mode, the host session whose shell runs this command (`--agent` aside): the
-    /// session id the host put in the shell's environment ([`git_mas::hosts::PayloadFacts`]'s
-    /// `session_env`: Claude Code's `CLAUDE_CODE_SESSION_ID`), else the session whose recorded
-    /// host process this one descends from ([`git_mas::attention::ancestry::find`]). `None`
-    /// outside team mode, in a worktree pinned to one agent, and outside any session.
+    /// session id the host put in the shell's environment, else the session whose recorded host
+    /// process this one descends from ([`caller::identified`]). `None` outside team mode, in a
+    /// worktree pinned to one agent, and outside any session.
     pub fn session_caller(&self) -> Result<Option<String>, CliError> {
-        let store = self.store()?;
-        // The shared mas.agent is only the principal; a worktree's own names its one agent.
-        if !git_mas::attention::team::enabled(store)
-            || store.worktree_config_string("mas.agent").is_some_and(|n| !n.is_empty())
-        {
-            return Ok(None);
-        }
-        for host in git_mas::hosts::Host::ALL {
-            let Some(var) = host.facts().payload.session_env else { continue };
-            let Some(id) = std::env::var(var).ok().filter(|v| !v.is_empty()) else { continue };
-            let principal = super::team_mode::principal(self)?;
-            return Ok(Some(git_mas::identity::session_agent(&principal, host.session_name(), &id)?));
-        }
-        match git_mas::attention::ancestry::find(store) {
-            Some(name) => {
-                validate_name(&name)?;
-                Ok(Some(name))
-            }
-            None => Ok(None),
-        }
+        let found = caller::identified(self.store()?, &Ask::default(), &ProcessEnv)?;
+        Ok(found.filter(|c| c.source == IdentitySource::Session).map(|c| c.name))
     }
 
     /// The caller with its key, refused unless the key is the one the roster lists for the name.
@@ -173,24 +148,10 @@ impl Context {
     }
 
     /// `name` (the caller, or a session agent derived for it) with its key, refused unless the key
-    /// is the one the roster lists for the name or its principal.
+    /// is the one the roster lists for the name or its principal ([`caller::signing_key`]).
     pub fn caller_as(&self, name: String) -> Result<Caller, CliError> {
-        let roster = self.store()?.roster()?;
-        self.warn_all(&roster.warnings);
-        // A session agent (`alice.claude-3f2a9c1b`) signs with its principal's key.
-        let Some(entry) = roster.signer(&name) else {
-            return Err(CliError::user(format!("agent '{name}' is not on the roster (.mas/roster)"))
-                .hinted(format!("create it with `git mas agent new {name}` and commit .mas/roster")));
-        };
-        let key = AgentKey::load(&entry.name)?;
-        if key.did() != entry.did {
-            return Err(CliError::user(format!(
-                "the private key for '{name}' on this machine ({}) is not the one on the roster ({})",
-                key.did(),
-                entry.did
-            ))
-            .hinted("every record you wrote with it would be rejected as a spoof; use the right GIT_MAS_KEY_DIR"));
-        }
+        let (key, warnings) = caller::signing_key(self.store()?, &name)?;
+        self.warn_all(&warnings);
         Ok(Caller { name, key })
     }
 
@@ -219,5 +180,21 @@ impl Context {
     /// Wraps `text` in an ANSI color when color is on.
     pub fn paint(&self, text: &str, code: &str) -> String {
         self.ui.paint(text, code)
+    }
+}
+
+impl From<CallerError> for CliError {
+    fn from(e: CallerError) -> Self {
+        match e {
+            CallerError::Store(e) => CliError::from(e),
+            CallerError::Key(e) => CliError::from(e),
+            CallerError::Name(e) => CliError::from(e),
+            e => {
+                let hint = e.remedy();
+                let mut err = CliError::new(Kind::User, e);
+                err.extend_hints(hint);
+                err
+            }
+        }
     }
 }

@@ -133,11 +133,6 @@ impl CliError {
         self.hints.push(hint.into());
     }
 
-    /// Takes every hint away (a caller that shows the first as its own remedy).
-    pub fn clear_hints(&mut self) {
-        self.hints.clear();
-    }
-
     /// Appends any number of hints.
     pub fn extend_hints(&mut self, hints: impl IntoIterator<Item = String>) {
         self.hints.extend(hints);
@@ -229,37 +224,9 @@ impl From<std::io::Error> for CliError {
     }
 }
 
-/// What to do about a store error, when there is something specific to say.
-fn store_hint(e: &StoreError) -> Option<String> {
-    match e {
-        StoreError::Roster(_) => None,
-        StoreError::NotARepository { .. } => {
-            Some("run this inside a git repository, or pass -C <path>; `git init` creates one".to_string())
-        }
-        StoreError::Bare { .. } => Some("run it in a clone or a worktree of this repository".to_string()),
-        StoreError::StaleLock { lock, .. } => Some(format!(
-            "if no git-mas or git command is still running here, remove it: `git mas doctor --fix` (or `rm {}`)",
-            lock.display()
-        )),
-        StoreError::UnreadableRef { name, .. } => {
-            Some(format!("inspect it with `git show-ref {name}`; `git update-ref -d {name}` removes it"))
-        }
-        StoreError::MissingObject { .. } => Some(
-            "`git mas doctor` names the damaged chain; `git mas doctor --fix` cuts it back to its last whole record"
-                .to_string(),
-        ),
-        StoreError::BadRefName { .. }
-        | StoreError::SeqOverflow { .. }
-        | StoreError::TooManyRetries { .. }
-        | StoreError::Git { .. }
-        | StoreError::Encode { .. }
-        | StoreError::Io { .. } => None,
-    }
-}
-
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
-        let hint = store_hint(&e);
+        let hint = e.remedy();
         let kind = match &e {
             StoreError::Roster(r) => return CliError::from(r.clone()),
             StoreError::NotARepository { .. }
@@ -295,16 +262,7 @@ impl From<NameError> for CliError {
 
 impl From<KeyError> for CliError {
     fn from(e: KeyError) -> Self {
-        let hint = match &e {
-            KeyError::Missing { name, .. } => Some(format!(
-                "this machine has no key for '{name}'; set GIT_MAS_KEY_DIR to where it is, or create a new agent with `git mas agent new`"
-            )),
-            KeyError::TooOpen { path, .. } => Some(format!("chmod 600 {}", path.display())),
-            KeyError::Exists { name, .. } => {
-                Some(format!("pass --reuse-key to put the existing key for '{name}' on this roster"))
-            }
-            _ => None,
-        };
+        let hint = e.remedy();
         let kind = match e {
             KeyError::Random(_) | KeyError::Io { .. } => Kind::Internal,
             _ => Kind::User,
@@ -421,7 +379,7 @@ impl From<GateIoError> for CliError {
             GateIoError::CurrentFrame { .. } | GateIoError::Frame { .. } => {
                 Some("publish a new frame with `git mas snapshot --publish`".into())
             }
-            GateIoError::Roster { source } | GateIoError::Board { source } => store_hint(source),
+            GateIoError::Roster { source } | GateIoError::Board { source } => source.remedy(),
             GateIoError::Touched(_) => None,
         };
         let mut err = CliError::new(Kind::FailClosed, e);
@@ -488,17 +446,18 @@ impl From<FrameError> for CliError {
             FrameError::Store(store) => return CliError::from(store),
             other => other,
         };
-        let (kind, hint) = match &e {
-            FrameError::Store(_) | FrameError::Git { .. } => (Kind::Internal, None),
-            FrameError::NoFrame => (Kind::User, Some("publish one with `git mas snapshot --publish`")),
-            FrameError::ReadInput { .. }
+        let kind = match &e {
+            FrameError::Store(_) | FrameError::Git { .. } => Kind::Internal,
+            FrameError::NoFrame
+            | FrameError::ReadInput { .. }
             | FrameError::InputTooLarge { .. }
             | FrameError::Scip { .. }
             | FrameError::Diagnostics { .. }
-            | FrameError::Incomplete { .. } => (Kind::User, None),
+            | FrameError::Incomplete { .. } => Kind::User,
         };
+        let hint = e.remedy();
         let mut err = CliError::new(kind, e);
-        err.extend_hints(hint.map(str::to_string));
+        err.extend_hints(hint);
         err
     }
 }

@@ -2,9 +2,10 @@
 //! `coordinate`), and how a frame error reads to the user.
 
 use super::error::{CliError, Kind};
-use git_mas::attention::frame::{FrameError, InputFiles, InputKind, read_input};
+use git_mas::attention::frame::{FrameError, InputFiles};
+use git_mas::attention::inputs::{self, Sources};
 use git_mas::store::Store;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where a snapshot's inputs come from. Each flag falls back to git config: `mas.task`,
 /// `mas.taskFile`, `mas.scip`, `mas.diagnostics` (multi-valued), `mas.editorFile`; relative paths in
@@ -32,58 +33,26 @@ pub struct InputArgs {
     pub editor_file: Option<PathBuf>,
 }
 
-fn config_path(store: &Store, key: &str) -> Option<PathBuf> {
-    let value = store.config_string(key).filter(|s| !s.is_empty())?;
-    let p = PathBuf::from(value);
-    Some(if p.is_relative() { store.workdir().map(|w| w.join(&p)).unwrap_or(p) } else { p })
+impl InputArgs {
+    /// The inputs these flags name, for the library's reader.
+    pub fn sources(&self) -> Sources {
+        Sources {
+            task: self.task.clone(),
+            task_file: self.task_file.clone(),
+            scip: self.scip.clone(),
+            diagnostics: self.diagnostics.clone(),
+            editor_open: self.editor_open.clone(),
+            editor_file: self.editor_file.clone(),
+        }
+    }
 }
 
-/// Reads the inputs named by flags, falling back to git config.
+/// Reads the inputs named by flags, falling back to git config ([`inputs::read`]).
 pub fn read_inputs(store: &Store, args: &InputArgs) -> Result<InputFiles, CliError> {
-    let read_text = |p: &Path, kind: InputKind| {
-        let bytes = read_input(p, kind).map_err(|e| match e {
-            FrameError::ReadInput { source, .. } => {
-                CliError::with_message(Kind::User, format!("cannot read {}: {source}", p.display()), source)
-            }
-            other => CliError::from(other),
-        })?;
-        String::from_utf8(bytes)
-            .map_err(|e| CliError::with_message(Kind::User, format!("cannot read {}", p.display()), e))
-    };
-    let task = match (&args.task, &args.task_file) {
-        (Some(t), _) => Some(t.clone()),
-        (None, Some(f)) => Some(read_text(f, InputKind::Task)?),
-        (None, None) => match store.config_string("mas.task").filter(|s| !s.is_empty()) {
-            Some(t) => Some(t),
-            None => match config_path(store, "mas.taskFile") {
-                Some(f) => Some(read_text(&f, InputKind::Task)?),
-                None => None,
-            },
-        },
-    };
-    let scip = args.scip.clone().or_else(|| config_path(store, "mas.scip"));
-    let diagnostics = if args.diagnostics.is_empty() {
-        let values = store.config_strings("mas.diagnostics");
-        let top = store.workdir().map(Path::to_path_buf).ok();
-        values
-            .into_iter()
-            .filter(|v| !v.is_empty())
-            .map(|v| {
-                let p = PathBuf::from(v);
-                match (&top, p.is_relative()) {
-                    (Some(t), true) => t.join(p),
-                    _ => p,
-                }
-            })
-            .collect()
-    } else {
-        args.diagnostics.clone()
-    };
-    let mut editor = args.editor_open.clone();
-    if let Some(f) = args.editor_file.clone().or_else(|| config_path(store, "mas.editorFile")) {
-        editor.extend(
-            read_text(&f, InputKind::EditorList)?.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from),
-        );
-    }
-    InputFiles::read(task, scip.as_deref(), &diagnostics, editor).map_err(CliError::from)
+    inputs::read(store, &args.sources()).map_err(|e| match e {
+        FrameError::ReadInput { path, source } => {
+            CliError::with_message(Kind::User, format!("cannot read {}: {source}", path.display()), source)
+        }
+        other => CliError::from(other),
+    })
 }

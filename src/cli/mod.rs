@@ -18,7 +18,6 @@ pub mod render;
 pub mod reports;
 pub mod runs;
 pub mod team;
-pub mod team_mode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use context::Context;

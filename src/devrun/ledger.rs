@@ -48,4 +48,23 @@ impl RunLedger for Ledger<'_> {
         self.read.borrow_mut().insert(run.to_string(), state.clone());
         state
     }
+
+    fn others_slices(&self, run: &str, caller: &str, paths: &[String]) -> Vec<(String, String)> {
+        let Some(roster) = self.roster.get_or_init(|| self.store.roster().ok()).as_ref() else { return Vec::new() };
+        let Ok(meta) = load_meta(self.store, roster, run) else { return Vec::new() };
+        if meta.ensure_open().is_err() {
+            return Vec::new();
+        }
+        // A reviewer holds no slice: every slice's file is another agent's.
+        let Some(plan) = meta.def.slices.as_ref().filter(|p| p.slice(caller).is_some() || p.reviews(caller)) else {
+            return Vec::new();
+        };
+        paths
+            .iter()
+            .filter_map(|path| {
+                let owner = plan.owner_of(path).filter(|o| *o != caller)?;
+                Some((path.clone(), owner.to_string()))
+            })
+            .collect()
+    }
 }

@@ -44,6 +44,22 @@ pub enum KeyError {
     BadDid { did: String },
 }
 
+impl KeyError {
+    /// What the user can do about it, when there is something specific to say.
+    pub fn remedy(&self) -> Option<String> {
+        match self {
+            KeyError::Missing { name, .. } => Some(format!(
+                "this machine has no key for '{name}'; set GIT_MAS_KEY_DIR to where it is, or create a new agent with `git mas agent new`"
+            )),
+            KeyError::TooOpen { path, .. } => Some(format!("chmod 600 {}", path.display())),
+            KeyError::Exists { name, .. } => {
+                Some(format!("pass --reuse-key to put the existing key for '{name}' on this roster"))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The directory private keys live in.
 pub fn key_dir() -> Result<PathBuf, KeyError> {
     if let Some(dir) = std::env::var_os("GIT_MAS_KEY_DIR").filter(|d| !d.is_empty()) {

@@ -6,14 +6,15 @@ use crate::cli::gating;
 use crate::cli::json::gate::{GateOut, TouchedOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::output::Ui;
-use crate::cli::team_mode;
 use crate::cli::{Done, Outcome};
+use git_mas::attention::edit_gate::{self, Call};
 use git_mas::attention::gate_io;
 use git_mas::attention::git_hooks::Mode;
 use git_mas::attention::team;
-use git_mas::hosts::Host;
-use git_mas::hosts::payload::{self, MAX_PAYLOAD};
+use git_mas::attention::team_gate;
+use git_mas::hosts::payload::{self, MAX_PAYLOAD, Payload};
 use git_mas::hosts::reply::{self, Answer};
+use git_mas::hosts::{Host, ProcessEnv};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -80,30 +81,28 @@ pub fn run(ctx: &mut Context, args: GateArgs) -> Result<Outcome, CliError> {
 /// The gate's verdict on the staged change (or `args.paths`) for the caller; its outcome is the
 /// verdict's (allow, blocked, fail-closed).
 pub fn gate(ctx: &Context, args: &GateArgs) -> Result<Done<Gated>, CliError> {
-    if team::enabled(ctx.store()?) {
+    let store = ctx.store()?;
+    let (agent, verdict, touched) = if team::enabled(store) {
         // Team mode's rule, as the pre-commit hook applies it.
-        let (caller, verdict, touched) = team_mode::commit_gate(ctx, &args.paths)?;
-        let mode = gating::mode(ctx)?;
-        let touched = touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect();
-        let outcome = gating::outcome(&verdict);
-        let agent = caller.unwrap_or_default();
-        return Ok(Done::ended(Gated { out: GateOut { agent, touched, verdict }, mode }, outcome));
-    }
-    let (caller, outcome) = gating::evaluate(ctx, &args.paths)?;
-    let verdict = gate_io::verdict_of(&outcome);
-    let verdict = match (&outcome, caller.is_empty()) {
-        (Ok(o), false) => {
-            let paths: Vec<String> = o.touched.iter().map(|t| t.path.clone()).collect();
-            gating::with_slice_blocks(verdict, gating::slice_blocks(ctx.store()?, &caller, &paths))
-        }
-        _ => verdict,
+        let (caller, verdict, touched) = gating::team_commit_gate(ctx, &args.paths)?;
+        (caller.unwrap_or_default(), verdict, touched)
+    } else {
+        let (caller, outcome) = gating::evaluate(ctx, &args.paths)?;
+        let verdict = gate_io::verdict_of(&outcome);
+        let verdict = match (&outcome, caller.is_empty()) {
+            (Ok(o), false) => {
+                let paths: Vec<String> = o.touched.iter().map(|t| t.path.clone()).collect();
+                let runs = git_mas::devrun::ledger::Ledger::new(store);
+                edit_gate::with_slice_blocks(verdict, edit_gate::slice_blocks(store, &caller, &paths, &runs))
+            }
+            _ => verdict,
+        };
+        (caller, verdict, outcome.map(|o| o.touched).unwrap_or_default())
     };
     let mode = gating::mode(ctx)?;
-    let touched = outcome
-        .map(|o| o.touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect())
-        .unwrap_or_default();
+    let touched = touched.into_iter().map(|t| TouchedOut { lines: t.lines, path: t.path }).collect();
     let outcome = gating::outcome(&verdict);
-    Ok(Done::ended(Gated { out: GateOut { agent: caller, touched, verdict }, mode }, outcome))
+    Ok(Done::ended(Gated { out: GateOut { agent, touched, verdict }, mode }, outcome))
 }
 
 /// The long help of `git mas gate`, the hosts and their answers read from the host table.
@@ -276,21 +275,31 @@ fn pre_tool(ctx: &Context, host: Host, received: Received) -> Answer {
         Ok(Err(e)) => Answer::Deny { reason: format!("git mas gate cannot read the hook payload on stdin: {e}") },
         Ok(Ok(bytes)) => match payload::parse(host, &bytes) {
             Err(e) => reply::bad_payload(host, &e),
-            Ok(payload) => {
-                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    gating::edit_answer(ctx, host, &payload)
-                })) {
-                    Ok(Ok(answer)) => answer,
-                    Ok(Err(e)) => Answer::Deny {
-                        reason: format!("git mas gate refused (failing closed): {}", e.render(false).trim_end()),
-                    },
-                    Err(_) => {
-                        Answer::Deny { reason: "git mas gate refused (failing closed): an internal error".into() }
-                    }
-                }
-            }
+            Ok(payload) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(ctx, host, &payload)))
+            {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(e)) => Answer::Deny {
+                    reason: format!("git mas gate refused (failing closed): {}", e.render(false).trim_end()),
+                },
+                Err(_) => Answer::Deny { reason: "git mas gate refused (failing closed): an internal error".into() },
+            },
         },
     }
+}
+
+/// The library's decision on `payload` ([`edit_gate::decide`]), its warnings printed. Outside a
+/// repository a call that writes files is refused with why, any other allowed.
+fn decide(ctx: &Context, host: Host, payload: &Payload) -> Result<Answer, CliError> {
+    let store = match ctx.store() {
+        Ok(store) => store,
+        Err(e) if edit_gate::needs_repository(payload) => return Err(e),
+        Err(_) => return Ok(Answer::Allow { note: None }),
+    };
+    let cwd = ctx.cwd()?;
+    let call = Call { host, payload, pinned: ctx.pinned_agent(), cwd: &cwd };
+    let decision = edit_gate::decide(store, &call, &ProcessEnv, &git_mas::devrun::ledger::Ledger::new(store))?;
+    ctx.warn_all(&decision.warnings);
+    Ok(decision.answer)
 }
 
 /// The answer of a post-tool or session-end hook: what was done, for the agent where the host
@@ -302,17 +311,24 @@ fn after(ctx: &Context, host: Host, event: HookEvent, received: Received) -> rep
         Ok(Err(e)) => return quiet(format!("git mas gate: cannot read the hook payload on stdin: {e}\n")),
         Err(_) => return quiet("git mas gate: the hook payload did not arrive whole in time\n".into()),
     };
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match event {
-        HookEvent::PostTool => team_mode::post_tool(ctx, host, &bytes),
-        _ => team_mode::session_end(ctx, host, &bytes).map(|held| {
-            (!held.is_empty())
-                .then(|| quiet(format!("git mas gate: the session ended; released {}\n", held.join(", "))))
-        }),
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // Outside a repository there is nothing to put back or release.
+        let Ok(store) = ctx.store() else { return Ok(None) };
+        let runs = git_mas::devrun::ledger::Ledger::new(store);
+        let call = team_gate::Event { host, bytes: &bytes, pinned: ctx.pinned_agent() };
+        match event {
+            HookEvent::PostTool => team_gate::post_tool(store, &call, &ProcessEnv, &runs),
+            _ => team_gate::session_end(store, &call, &ProcessEnv, &runs).map(|ended| {
+                ctx.warn_all(&ended.warnings);
+                (!ended.held.is_empty())
+                    .then(|| quiet(format!("git mas gate: the session ended; released {}\n", ended.held.join(", "))))
+            }),
+        }
     }));
     match result {
         Ok(Ok(reply)) => reply.unwrap_or_else(|| quiet(String::new())),
         Ok(Err(e)) => {
-            let text = format!("git mas gate: {}", e.render(false).trim_end());
+            let text = format!("git mas gate: {}", CliError::from(e).render(false).trim_end());
             match event {
                 HookEvent::PostTool => reply::post_tool(
                     host,

@@ -24,7 +24,6 @@ use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
 use crate::cli::gating;
-use crate::cli::team_mode;
 use git_mas::attention::gate::Verdict;
 use git_mas::attention::gate_io::{self, AGENT_TRAILER, FRAME_TRAILER, RULE_TRAILER};
 use git_mas::attention::git_hooks::{HookOutcome, Mode, Receipt, push_ranges};
@@ -76,7 +75,8 @@ pub fn run(ctx: &mut Context, args: HookArgs) -> Result<Outcome, CliError> {
 /// What a hook exits with: the gate's `outcome` unless the mode lets git go on anyway.
 fn finish(ctx: &Context, mode: Mode, outcome: Outcome, what: &str) -> Outcome {
     match mode.outcome(outcome != Outcome::Ok) {
-        HookOutcome::Proceed | HookOutcome::Stop => outcome,
+        HookOutcome::Proceed => Outcome::Ok,
+        HookOutcome::Stop => outcome,
         HookOutcome::ProceedDespite => {
             ctx.warn(&format!("mas.gate is warn: {what} anyway"));
             Outcome::Ok
@@ -102,15 +102,16 @@ fn pre_commit(ctx: &mut Context, mode: Mode) -> Result<Outcome, CliError> {
 }
 
 /// `pre-commit` in team mode: refused when the index holds a file another live agent holds
-/// ([`team_mode::commit_gate`]); the receipt names the commit's session (else the principal) and
+/// ([`gating::team_commit_gate`]); the receipt names the commit's session (else the principal) and
 /// team mode's rule, so `git mas check` replays it by that rule.
 fn team_pre_commit(ctx: &Context, mode: Mode, receipt: &std::path::Path) -> Result<Outcome, CliError> {
-    let (caller, verdict, _) = team_mode::commit_gate(ctx, &[])?;
+    let (caller, verdict, _) = gating::team_commit_gate(ctx, &[])?;
     let shown = caller.clone().unwrap_or_else(|| "this commit (its session is not known)".into());
     let code = gating::report(ctx, &shown, &verdict);
     if let Verdict::Allow { frame, .. } = &verdict
         && !frame.is_empty()
-        && let Some(agent) = caller.or_else(|| team_mode::principal(ctx).ok())
+        && let Some(agent) =
+            caller.or_else(|| git_mas::attention::caller::principal(ctx.store().ok()?).ok().map(|(name, _)| name))
     {
         let text = Receipt { agent, frame: frame.clone(), binding: binding(ctx)?, claims: true }.to_text();
         std::fs::write(receipt, text)

@@ -83,6 +83,7 @@ fn render(ctx: &Context, output: JsonFlag, w: &Whoami) -> Result<(), CliError> {
             IdentitySource::FlagOrEnv => "--agent/GIT_MAS_AGENT",
             IdentitySource::Config => "git config mas.agent",
             IdentitySource::Session => "the team-mode session whose shell runs this",
+            IdentitySource::Principal => "the roster member whose key this machine holds (team mode)",
         };
         ctx.status(&format!("identity from {from}"));
         match &w.out.did {

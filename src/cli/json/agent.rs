@@ -56,17 +56,7 @@ pub struct SignRosterOut {
     pub trailer: String,
 }
 
-/// Where the caller's identity came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IdentitySource {
-    /// `--agent` or `GIT_MAS_AGENT`.
-    FlagOrEnv,
-    /// `git config mas.agent`.
-    Config,
-    /// Team mode: the host session whose shell runs the command (found through the process tree).
-    Session,
-}
+pub use git_mas::attention::caller::Source as IdentitySource;
 
 /// `git mas whoami --json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
