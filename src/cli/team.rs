@@ -6,7 +6,7 @@ use super::context::Context;
 use super::error::{CliError, Kind};
 use super::output::{JsonOutput, Ui};
 use git_mas::coordinate::scalar::record::RunRecorder;
-use git_mas::coordinate::scalar::{self, RunEvent, RunMeta, SinkError};
+use git_mas::coordinate::scalar::{self, ConvergeDef, RunEvent, SinkError};
 use git_mas::peers::{PeerEntry, ProcessPeer, Wiring, kill_live_peers};
 use git_mas::runtime::ProtocolPhase;
 use std::path::Path;
@@ -131,7 +131,7 @@ impl JsonLines {
 /// runs scalar classes through here too.
 pub fn execute(
     ctx: &mut Context,
-    meta: &RunMeta,
+    meta: &ConvergeDef,
     json: bool,
 ) -> Result<(git_mas::coordinate::scalar::Report, Vec<String>), CliError> {
     let caller = ctx.caller()?;

@@ -18,7 +18,8 @@
 //! - **The definition is a signed record**, the first of the meta chain, created with "must not
 //!   exist": two `run start` with one id cannot both succeed. Its base is the integration branch's
 //!   tip at that moment; its quorum is capped at the roster's size (the requested value is kept
-//!   beside it, so the cap is visible).
+//!   beside it, so the cap is visible). Its record names the type of run it defines, development
+//!   or converge, which share `refs/mas/runs/` ([`definition`]: the record, its migration).
 //! - **The life cycle is the meta chain, read against the integration branch.** A run is open
 //!   until its chain holds an abort or a landing record whose commit the integration branch really
 //!   holds. A landing record is an *intent* appended before the branch moves (a crash cannot split
@@ -36,6 +37,7 @@
 
 pub mod artifact;
 pub mod cover;
+pub mod definition;
 pub mod events;
 pub mod imports;
 pub mod ledger;
@@ -43,6 +45,8 @@ pub mod rules;
 pub mod settle;
 pub mod slices;
 pub mod view;
+
+pub use definition::{RUN_TYPE_FIELD, RunType, list_ids};
 
 use crate::identity::{AgentKey, Roster};
 use crate::runtime::PatternKind;
@@ -56,7 +60,7 @@ use thiserror::Error;
 /// Where every run lives.
 pub const RUNS_PREFIX: &str = "refs/mas/runs/";
 
-/// Record kind of a run definition.
+/// Record kind of a run definition, of either type ([`definition`]).
 pub const RUN_KIND: &str = "run";
 /// Record kind of an abort.
 pub const ABORT_KIND: &str = "run-abort";
@@ -467,7 +471,8 @@ pub fn start(store: &Store, new: &NewRun, agent: &str, key: &AgentKey) -> Result
     if store.tip(&refname)?.is_some() {
         return Err(RunError::Exists { id });
     }
-    let record = Record::new(RUN_KIND, agent, 1, encode(&def, "a run definition")?).sign(key);
+    let payload = RunType::Development.tag(encode(&def, "a run definition")?);
+    let record = Record::new(RUN_KIND, agent, 1, payload).sign(key);
     let commit = store.write_record_commit(&record, &[], None)?;
     match store.cas(&refname, None, commit, &format!("git-mas: run {id} started by {agent}"))? {
         CasOutcome::Updated => Ok(def),
@@ -833,6 +838,15 @@ impl<'a> MetaFold<'a> {
 
     /// The first verified run record: the definition, when it defines this run.
     fn definition(&mut self, commit: ObjectId, payload: serde_json::Value) {
+        let not_ours = match RunType::of_definition(&payload) {
+            Ok(RunType::Development) => None,
+            Ok(other) => Some(format!("it defines a {} run, not a development run", other.name())),
+            Err(why) => Some(why),
+        };
+        if let Some(why) = not_ours {
+            self.first_problem.get_or_insert(why.clone());
+            return self.problem(commit.to_string(), why);
+        }
         match serde_json::from_value::<RunDef>(payload) {
             Ok(d) if d.id == self.id => self.def = Some(d),
             Ok(d) => {
@@ -923,30 +937,6 @@ impl<'a> MetaFold<'a> {
             void_intents: self.void_intents,
         })
     }
-}
-
-/// Whether run `id` is a scalar converge run (`git mas converge`): its definition, the first
-/// record of its meta chain, names no development class. `false` when the run cannot be read.
-pub fn is_converge_run(store: &Store, id: &str) -> bool {
-    let Ok(chain) = store.walk(&meta_ref(id), usize::MAX) else { return false };
-    match chain.last().map(|entry| &entry.record) {
-        Some(Ok(r)) => r.payload.get("class").and_then(|c| c.as_str()) != Some("development"),
-        _ => false,
-    }
-}
-
-/// Every run id in the repository, sorted.
-pub fn list_ids(store: &Store) -> Result<Vec<String>, RunError> {
-    let mut ids = BTreeSet::new();
-    for info in store.list(RUNS_PREFIX)? {
-        let Some(rest) = info.name.strip_prefix(RUNS_PREFIX) else { continue };
-        if let Some(id) = rest.strip_suffix("/meta")
-            && !id.contains('/')
-        {
-            ids.insert(id.to_string());
-        }
-    }
-    Ok(ids.into_iter().collect())
 }
 
 /// Which run a command means: the one named, else `mas.run` from git config (set per worktree by

@@ -8,7 +8,7 @@ use crate::cli::output::JsonFlag;
 use crate::cli::reports::converge_report;
 use crate::cli::team::{MAX_GOAL_BYTES, check_writable, execute, millis, write_file};
 use git_mas::coordinate::scalar::record::new_run_id;
-use git_mas::coordinate::scalar::{self, Limits, RunMeta, default_goal, plot};
+use git_mas::coordinate::scalar::{self, ConvergeDef, Limits, default_goal, plot};
 use git_mas::peers::parse_agents;
 use git_mas::runtime::PatternKind;
 use std::path::PathBuf;
@@ -106,7 +106,7 @@ pub fn run(ctx: &mut Context, args: ConvergeArgs) -> Result<Outcome, CliError> {
         budget_ms: millis(*args.budget)?,
     };
     let caller = ctx.caller()?;
-    let meta = RunMeta {
+    let meta = ConvergeDef {
         run: new_run_id(std::time::SystemTime::now()),
         goal,
         pattern: args.pattern,

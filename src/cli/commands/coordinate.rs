@@ -15,7 +15,7 @@ use git_mas::attention::frame::{self, Published};
 use git_mas::coordinate::TeamWiring;
 use git_mas::coordinate::develop::{Aggregate, DevEvent, DevHalt, DevSetup, SinkError, develop};
 use git_mas::coordinate::scalar::record::new_run_id;
-use git_mas::coordinate::scalar::{DEFAULT_MAX_ROUNDS, Limits, RunMeta};
+use git_mas::coordinate::scalar::{ConvergeDef, DEFAULT_MAX_ROUNDS, Limits};
 use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
 use git_mas::devrun::slices::{self, PlanChoice, SlicePlan, SliceSource};
 use git_mas::engines::ConvergeHalt;
@@ -558,7 +558,7 @@ pub fn run(ctx: &mut Context, args: CoordinateArgs) -> Result<Outcome, CliError>
         (Some(f), true) => split_files(ctx, f)?,
         _ => Vec::new(),
     };
-    let meta = RunMeta {
+    let meta = ConvergeDef {
         run: new_run_id(std::time::SystemTime::now()),
         goal: args.goal.clone(),
         pattern: args.pattern,

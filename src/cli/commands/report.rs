@@ -110,7 +110,7 @@ pub fn run(ctx: &mut Context, args: ReportArgs) -> Result<Outcome, CliError> {
 /// The report of the run `args.run` names, by the class its definition records.
 pub fn report(ctx: &Context, args: &ReportArgs) -> Result<Done<RunReport>, CliError> {
     if let Some(run) = &args.run
-        && ctx.store().is_ok_and(|store| git_mas::devrun::is_converge_run(store, run))
+        && ctx.store().is_ok_and(|store| is_converge_run(store, run))
     {
         if args.events {
             return Err(CliError::usage("--events applies to development runs; this is a converge run"));
@@ -120,6 +120,12 @@ pub fn report(ctx: &Context, args: &ReportArgs) -> Result<Done<RunReport>, CliEr
     }
     let view = load_view(ctx, args.run.as_deref())?;
     Ok(Done::ok(RunReport::Development(view.report(now_ms()))))
+}
+
+/// Whether run `run` is a converge run, as its definition record says (a run that cannot be read
+/// is left to the development reader, which says why).
+fn is_converge_run(store: &git_mas::store::Store, run: &str) -> bool {
+    git_mas::devrun::definition::run_type(store, run) == Some(git_mas::devrun::RunType::Converge)
 }
 
 /// `--html FILE`: the page, written whole or printed.
@@ -168,7 +174,7 @@ fn check_html_target(path: &Path) -> Result<(), CliError> {
 /// outcome the report ends with.
 pub fn page(ctx: &Context, run: Option<&str>) -> Result<Done<String>, CliError> {
     if let Some(run) = run
-        && ctx.store().is_ok_and(|store| git_mas::devrun::is_converge_run(store, run))
+        && ctx.store().is_ok_and(|store| is_converge_run(store, run))
     {
         let (hops, done) = recorded(ctx, run)?;
         let mut doubts = Vec::new();
@@ -203,7 +209,7 @@ pub fn recorded(ctx: &Context, run: &str) -> Result<(Vec<HopRecord>, Done<Report
     // A record that does not verify is exit 4 (`Kind::Unverified`).
     let recorded = load_run(store, &roster, run)?;
     ctx.warn_all(&roster.warnings);
-    let report = build_report(&recorded.meta, &recorded.events);
+    let report = build_report(&recorded.def, &recorded.events);
     let mut trusted = true;
     if !report.replay_matches {
         ctx.warn("replaying the recorded events does not reproduce the recorded outcomes");

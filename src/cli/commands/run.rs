@@ -8,7 +8,6 @@ use crate::cli::render::{describe_phase, short};
 use crate::cli::runs::resolve;
 use crate::cli::{Done, Outcome};
 use git_mas::convergence::Ending;
-use git_mas::coordinate::scalar::record::is_converge_run_id;
 use git_mas::devrun::{self, NewRun, Phase, RunMeta};
 use std::fmt::Write as _;
 
@@ -205,8 +204,8 @@ pub fn run_list(ctx: &Context, _args: &ListArgs) -> Result<Done<Vec<Listed>>, Cl
     let roster = store.roster()?;
     let mut out = Vec::new();
     // Converge runs share refs/mas/runs/ (`git mas report` shows them; status lists those still
-    // going): their ids say which they are.
-    for id in devrun::list_ids(store)?.into_iter().filter(|id| !is_converge_run_id(id)) {
+    // going): their definitions say which they are.
+    for id in devrun::definition::list_of(store, devrun::RunType::Development)? {
         match devrun::load_meta(store, &roster, &id) {
             Ok(meta) => out.push(Listed {
                 id,

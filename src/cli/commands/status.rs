@@ -342,10 +342,10 @@ fn converging(
     roster: &git_mas::identity::Roster,
 ) -> Result<Vec<StatusConverge>, CliError> {
     use git_mas::coordinate::scalar::record;
-    let ids = git_mas::devrun::list_ids(store)
+    let ids = git_mas::devrun::definition::list_of(store, git_mas::devrun::RunType::Converge)
         .map_err(|e| CliError::with_message(Kind::Internal, "cannot list the runs", e))?;
     let mut out = Vec::new();
-    for id in ids.into_iter().filter(|id| record::is_converge_run_id(id)) {
+    for id in ids {
         let Ok((meta, last)) = record::progress(store, roster, &id) else { continue };
         if last.as_deref() == Some("report") {
             continue;

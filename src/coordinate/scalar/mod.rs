@@ -1,6 +1,6 @@
 //! The ASSEMBLY → CONVERGE driver for the scalar classes, as a function over [`Peer`]s.
 //!
-//! [`run`] takes a run definition ([`RunMeta`]) and the peers, and drives both phases:
+//! [`run`] takes a run definition ([`ConvergeDef`]) and the peers, and drives both phases:
 //!
 //! 1. **ASSEMBLY.** Each peer is hopped once, in ring order, with the goal, the seeded class and the
 //!    earlier replies. Its CLASS and UPDATE lines are read with the line parsers; the class is
@@ -84,9 +84,9 @@ impl Default for Limits {
     }
 }
 
-/// The run definition (stored as the run's `meta` record).
+/// A converge run's definition, the first record of its `meta` chain ([`crate::devrun::definition`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunMeta {
+pub struct ConvergeDef {
     /// The run id.
     pub run: String,
     /// The team's goal.
@@ -331,7 +331,7 @@ pub struct AssemblyAssessment {
 
 /// Re-reads ASSEMBLY from its hops (one per peer, ring order): infers the class, scores every rule
 /// and decides whether CONVERGE may start. Pure; the driver and the report both use it.
-pub fn assess_assembly(meta: &RunMeta, hops: &[&HopRecord]) -> AssemblyAssessment {
+pub fn assess_assembly(meta: &ConvergeDef, hops: &[&HopRecord]) -> AssemblyAssessment {
     let mut session =
         if meta.pattern.is_implemented() { AssemblySession::seeded(meta.pattern) } else { AssemblySession::new() };
     for hop in hops {
@@ -476,7 +476,7 @@ impl Log<'_> {
     }
 
     /// Halts because the run's budget ran out.
-    fn budget_halt(&mut self, phase: ProtocolPhase, epochs: u64, meta: &RunMeta) -> Result<(), DriverError> {
+    fn budget_halt(&mut self, phase: ProtocolPhase, epochs: u64, meta: &ConvergeDef) -> Result<(), DriverError> {
         self.halt(ConvergeHalt::BudgetExhausted, phase, epochs, None, budget_detail(meta))
     }
 }
@@ -506,9 +506,9 @@ impl Budget {
     }
 }
 
-fn env(meta: &RunMeta, peer: &str, phase: ProtocolPhase, epoch: Option<u64>, attempt: u32) -> Vec<(String, String)> {
+fn env(def: &ConvergeDef, peer: &str, phase: ProtocolPhase, epoch: Option<u64>, attempt: u32) -> Vec<(String, String)> {
     let mut env = vec![
-        ("GIT_MAS_RUN".to_owned(), meta.run.clone()),
+        ("GIT_MAS_RUN".to_owned(), def.run.clone()),
         ("GIT_MAS_PEER".to_owned(), peer.to_owned()),
         ("GIT_MAS_PHASE".to_owned(), phase.label().to_owned()),
         ("GIT_MAS_ATTEMPT".to_owned(), attempt.to_string()),
@@ -519,7 +519,7 @@ fn env(meta: &RunMeta, peer: &str, phase: ProtocolPhase, epoch: Option<u64>, att
     env
 }
 
-fn budget_detail(meta: &RunMeta) -> String {
+fn budget_detail(meta: &ConvergeDef) -> String {
     format!(
         "the run's budget of {} ran out before the team halted",
         humantime::format_duration(Duration::from_millis(meta.limits.budget_ms))
@@ -543,7 +543,7 @@ fn quote(reply: &str) -> String {
 /// `peers` must be the run's roster, in ring order. A halt is an outcome, not an error; an error
 /// means the run could not be driven or recorded.
 pub async fn run<P: Peer>(
-    meta: &RunMeta,
+    meta: &ConvergeDef,
     peers: &mut [P],
     sink: &mut dyn FnMut(&RunEvent) -> Result<(), SinkError>,
 ) -> Result<Report, DriverError> {
@@ -585,7 +585,7 @@ pub async fn run<P: Peer>(
 
 /// ASSEMBLY; false when the run halted in it (the budget ran out).
 async fn assembly<P: Peer>(
-    meta: &RunMeta,
+    meta: &ConvergeDef,
     peers: &mut [P],
     budget: &Budget,
     log: &mut Log<'_>,
@@ -647,7 +647,7 @@ async fn assembly<P: Peer>(
 }
 
 async fn converge<P: Peer>(
-    meta: &RunMeta,
+    meta: &ConvergeDef,
     peers: &mut [P],
     pattern: PatternKind,
     rules: Vec<String>,
@@ -709,7 +709,7 @@ struct Used {
 
 fn use_reply<M: ScalarModel>(
     runtime: &mut MasRuntime<ScalarEngine<M>>,
-    meta: &RunMeta,
+    meta: &ConvergeDef,
     peer: &str,
     epoch: u64,
     attempt: u32,
@@ -751,7 +751,7 @@ fn use_reply<M: ScalarModel>(
 
 /// One peer's turn in a CONVERGE epoch: what its prompt is made of.
 struct Turn<'t> {
-    meta: &'t RunMeta,
+    meta: &'t ConvergeDef,
     class: PatternKind,
     name: &'t str,
     next: Option<&'t str>,
@@ -771,7 +771,7 @@ enum TurnEnd {
 }
 
 async fn converge_on<M: ScalarModel, P: Peer>(
-    meta: &RunMeta,
+    meta: &ConvergeDef,
     peers: &mut [P],
     start: &ConvergeStart,
     engine: ScalarEngine<M>,

@@ -2,9 +2,12 @@
 //!
 //! Layout under `refs/mas/runs/<run>/`:
 //!
-//! - `meta` — a shared chain whose first record (kind `run`) is the run definition ([`RunMeta`]:
-//!   goal, seeded class, peers and their specs, the driving agent, limits). It is created with
-//!   "must not exist", so a run id names one run.
+//! - `meta` — a shared chain whose first record (kind [`RUN_KIND`], shared with development runs)
+//!   is the run definition ([`ConvergeDef`]: goal, seeded class, peers and their specs, the driving
+//!   agent, limits), tagged [`RunType::Converge`] ([`crate::devrun::definition`]: the record, not
+//!   the run id, says which type of run it defines, and a definition written before the tag is read
+//!   by the rule readers applied then). It is created with "must not exist", so a run id names one
+//!   run.
 //! - `events/<driver>` — the driving agent's own chain: one record per recorded [`RunEvent`], in
 //!   order — `hop` (prompt digest, reply, the semantic events and their outcomes), `converge-start`
 //!   (the engine and its constants, the rules), `halt`, and `report` (the report as the run ended).
@@ -15,14 +18,12 @@
 //! Run ids are `<UTC time>-<8 hex digits>` (`20260101T120000Z-1a2b3c4d`): ref-safe, sortable by
 //! time, unique by their random part.
 
-use super::{Report, RunEvent, RunMeta};
+use super::{ConvergeDef, Report, RunEvent};
+use crate::devrun::{RUN_KIND, RunType};
 use crate::identity::{AgentKey, Roster};
 use crate::store::record::Verdict;
 use crate::store::{REF_PREFIX, Store, StoreError};
 use thiserror::Error;
-
-/// The record kind of a run definition.
-pub const META_KIND: &str = "run";
 
 /// Where runs live.
 pub fn runs_prefix() -> String {
@@ -117,11 +118,11 @@ pub struct RunRecorder<'s> {
 
 impl<'s> RunRecorder<'s> {
     /// Records the run definition (the run id must be new) and returns a recorder for its events.
-    pub fn start(store: &'s Store, key: &'s AgentKey, meta: &RunMeta) -> Result<RunRecorder<'s>, RecordError> {
+    pub fn start(store: &'s Store, key: &'s AgentKey, meta: &ConvergeDef) -> Result<RunRecorder<'s>, RecordError> {
         validate_run_id(&meta.run)?;
-        let payload = serde_json::to_value(meta)?;
+        let payload = RunType::Converge.tag(serde_json::to_value(meta)?);
         let meta_ref = meta_ref(&meta.run);
-        let appended = store.append(&meta_ref, &meta.driver, key, META_KIND, &[], |tip| {
+        let appended = store.append(&meta_ref, &meta.driver, key, RUN_KIND, &[], |tip| {
             Ok(if tip.is_some() { None } else { Some(payload.clone()) })
         })?;
         if appended.is_none() {
@@ -160,7 +161,7 @@ impl<'s> RunRecorder<'s> {
 #[derive(Debug, Clone)]
 pub struct RecordedRun {
     /// The run definition.
-    pub meta: RunMeta,
+    pub def: ConvergeDef,
     /// The recorded events, in order.
     pub events: Vec<RunEvent>,
     /// The report recorded when the run ended, if it did.
@@ -190,34 +191,34 @@ fn verified_payloads(
     Ok(out)
 }
 
-/// Whether `run` is a converge run's id as [`new_run_id`] makes them (`<UTC time>-<8 hex>`,
-/// upper-case `T` and `Z` inside): development runs share `refs/mas/runs/` but their ids are
-/// lower-case names, so no id is both.
-pub fn is_converge_run_id(run: &str) -> bool {
-    let Some((time, hex)) = run.split_once('-') else { return false };
-    let b = time.as_bytes();
-    b.len() == 16
-        && b[8] == b'T'
-        && b[15] == b'Z'
-        && b[..8].iter().chain(&b[9..15]).all(u8::is_ascii_digit)
-        && hex.len() == 8
-        && hex.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-}
-
-/// A converge run read only as far as status needs: its definition (the meta chain's first
-/// record) and the kind of the newest record its driver appended (`report` once it ended).
-pub fn progress(store: &Store, roster: &Roster, run: &str) -> Result<(RunMeta, Option<String>), RecordError> {
+/// The definition of converge run `run`: the first record of its meta chain, verified, of kind
+/// [`RUN_KIND`], naming [`RunType::Converge`] and this run (every record of the chain must verify).
+pub fn definition(store: &Store, roster: &Roster, run: &str) -> Result<ConvergeDef, RecordError> {
     validate_run_id(run)?;
     let meta_ref = meta_ref(run);
     let Some((commit, kind, payload)) = verified_payloads(store, roster, &meta_ref)?.into_iter().next() else {
         return Err(RecordError::NotFound { run: run.to_owned() });
     };
     let malformed = |why: String| RecordError::Malformed { refname: meta_ref.clone(), commit: commit.clone(), why };
-    if kind != META_KIND {
-        return Err(malformed(format!("its kind is {kind:?}, not {META_KIND:?}")));
+    if kind != RUN_KIND {
+        return Err(malformed(format!("its kind is {kind:?}, not {RUN_KIND:?}")));
     }
-    let meta: RunMeta = serde_json::from_value(payload).map_err(|e| malformed(e.to_string()))?;
-    let events_ref = events_ref(run, &meta.driver);
+    match RunType::of_definition(&payload).map_err(&malformed)? {
+        RunType::Converge => {}
+        other => return Err(malformed(format!("it defines a {} run, not a converge run", other.name()))),
+    }
+    let def: ConvergeDef = serde_json::from_value(payload).map_err(|e| malformed(e.to_string()))?;
+    if def.run != run {
+        return Err(malformed(format!("it defines run {:?}", def.run)));
+    }
+    Ok(def)
+}
+
+/// A converge run read only as far as status needs: its definition ([`definition`]) and the kind
+/// of the newest record its driver appended (`report` once it ended).
+pub fn progress(store: &Store, roster: &Roster, run: &str) -> Result<(ConvergeDef, Option<String>), RecordError> {
+    let def = definition(store, roster, run)?;
+    let events_ref = events_ref(run, &def.driver);
     let last = match store.verified_window(&events_ref, roster, 1)?.pop() {
         Some((entry, Verdict::Verified)) => entry.record.ok().map(|r| r.kind),
         Some((entry, verdict)) => {
@@ -229,36 +230,23 @@ pub fn progress(store: &Store, roster: &Roster, run: &str) -> Result<(RunMeta, O
         }
         None => None,
     };
-    Ok((meta, last))
+    Ok((def, last))
 }
 
 /// Reads run `run` back: its definition and the driver's verified events.
 pub fn load_run(store: &Store, roster: &Roster, run: &str) -> Result<RecordedRun, RecordError> {
-    validate_run_id(run)?;
-    let meta_ref = meta_ref(run);
-    let metas = verified_payloads(store, roster, &meta_ref)?;
-    let Some((commit, kind, payload)) = metas.into_iter().next() else {
-        return Err(RecordError::NotFound { run: run.to_owned() });
-    };
-    let malformed = |refname: &str, commit: &str, why: String| RecordError::Malformed {
-        refname: refname.to_owned(),
+    let def = definition(store, roster, run)?;
+    let events_ref = events_ref(run, &def.driver);
+    let malformed = |commit: &str, why: String| RecordError::Malformed {
+        refname: events_ref.clone(),
         commit: commit.to_owned(),
         why,
     };
-    if kind != META_KIND {
-        return Err(malformed(&meta_ref, &commit, format!("its kind is {kind:?}, not {META_KIND:?}")));
-    }
-    let meta: RunMeta = serde_json::from_value(payload).map_err(|e| malformed(&meta_ref, &commit, e.to_string()))?;
-    if meta.run != run {
-        return Err(malformed(&meta_ref, &commit, format!("it defines run {:?}", meta.run)));
-    }
-    let events_ref = events_ref(run, &meta.driver);
     let mut events = Vec::new();
     for (commit, kind, payload) in verified_payloads(store, roster, &events_ref)? {
-        let event: RunEvent =
-            serde_json::from_value(payload).map_err(|e| malformed(&events_ref, &commit, e.to_string()))?;
+        let event: RunEvent = serde_json::from_value(payload).map_err(|e| malformed(&commit, e.to_string()))?;
         if event.record_kind() != Some(kind.as_str()) {
-            return Err(malformed(&events_ref, &commit, format!("its kind {kind:?} does not match its event")));
+            return Err(malformed(&commit, format!("its kind {kind:?} does not match its event")));
         }
         events.push(event);
     }
@@ -266,7 +254,7 @@ pub fn load_run(store: &Store, roster: &Roster, run: &str) -> Result<RecordedRun
         RunEvent::Report { report } => Some((**report).clone()),
         _ => None,
     });
-    Ok(RecordedRun { meta, events, stored_report })
+    Ok(RecordedRun { def, events, stored_report })
 }
 
 #[cfg(test)]
@@ -274,24 +262,68 @@ mod tests {
     use super::*;
 
     #[test]
-    fn converge_run_ids_are_told_from_development_run_ids() {
+    fn converge_run_ids_are_never_development_run_ids() {
         for secs in [0, 1_767_225_600, 4_102_444_799] {
             let id = new_run_id(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs));
-            assert!(is_converge_run_id(&id), "{id}");
             assert!(validate_run_id(&id).is_ok(), "{id}");
             assert!(crate::devrun::validate_run_id(&id).is_err(), "a development run cannot be named {id}");
         }
-        for id in [
-            "r1",
-            "fix-tax",
-            "20261202t102900z-1efeaeaa",
-            "20261202T102900Z-1EFEAEAA",
-            "20261202T102900Z-1efeaea",
-            "20261202T1029000Z-1efeaeaa",
-            "2026120XT102900Z-1efeaeaa",
-            "20261202T102900Z",
-        ] {
-            assert!(!is_converge_run_id(id), "{id}");
+    }
+
+    #[test]
+    fn an_old_converge_definition_reads_as_before() {
+        use crate::devrun::definition::tests::{OLD_CONVERGE, OLD_CONVERGE_ID, put, scratch};
+        let s = scratch();
+        put(&s.store, &meta_ref(OLD_CONVERGE_ID), OLD_CONVERGE);
+        let want = ConvergeDef {
+            run: OLD_CONVERGE_ID.into(),
+            goal: "agree on shared scores".into(),
+            pattern: crate::runtime::PatternKind::Preference,
+            peers: crate::peers::parse_agents(&["builtin:reference", "builtin:greedy"]).unwrap(),
+            driver: "alice".into(),
+            limits: super::super::Limits::default(),
+            split: Vec::new(),
+        };
+        let recorded = load_run(&s.store, &s.roster, OLD_CONVERGE_ID).unwrap();
+        assert_eq!((recorded.def, recorded.events.len()), (want.clone(), 0));
+        assert_eq!(progress(&s.store, &s.roster, OLD_CONVERGE_ID).unwrap(), (want, None));
+    }
+
+    #[test]
+    fn a_new_converge_definition_is_tagged_signed_and_reads() {
+        use crate::devrun::definition::tests::{first, scratch};
+        use crate::devrun::{RUN_TYPE_FIELD, definition};
+        let s = scratch();
+        let def = ConvergeDef {
+            run: new_run_id(std::time::SystemTime::now()),
+            goal: "agree".into(),
+            pattern: crate::runtime::PatternKind::Cascade,
+            peers: crate::peers::parse_agents(&["builtin:reference"]).unwrap(),
+            driver: "alice".into(),
+            limits: super::super::Limits::default(),
+            split: vec!["src/lib.rs".into()],
+        };
+        RunRecorder::start(&s.store, &s.key, &def).unwrap();
+        let (verdict, mut payload) = first(&s, &meta_ref(&def.run));
+        assert_eq!(verdict, Verdict::Verified);
+        let tag = payload.as_object_mut().unwrap().remove(RUN_TYPE_FIELD);
+        assert_eq!(tag, Some(serde_json::json!("converge")));
+        assert_eq!(payload, serde_json::to_value(&def).unwrap(), "beside the tag, the definition's own fields");
+        assert_eq!(load_run(&s.store, &s.roster, &def.run).unwrap().def, def);
+        assert_eq!(definition::run_type(&s.store, &def.run), Some(RunType::Converge));
+    }
+
+    #[test]
+    fn a_development_definition_is_no_converge_run() {
+        use crate::devrun::definition::tests::{OLD_DEVELOPMENT, put, scratch};
+        let s = scratch();
+        put(&s.store, &meta_ref("r1"), OLD_DEVELOPMENT);
+        let new = crate::devrun::NewRun { id: Some("r2".into()), goal: "g".into(), ..Default::default() };
+        crate::devrun::start(&s.store, &new, "alice", &s.key).unwrap();
+        for run in ["r1", "r2"] {
+            let err = load_run(&s.store, &s.roster, run).unwrap_err();
+            assert!(matches!(&err, RecordError::Malformed { .. }), "{err}");
+            assert!(err.to_string().contains("it defines a development run, not a converge run"), "{err}");
         }
     }
 }

@@ -17,7 +17,7 @@
 //! as the recording, and says so when it is not.
 
 use super::{
-    ConvergeStart, EngineVisitor, HaltRecord, HopRecord, RunEvent, RunMeta, assess_assembly, controller_for,
+    ConvergeDef, ConvergeStart, EngineVisitor, HaltRecord, HopRecord, RunEvent, assess_assembly, controller_for,
     with_engine,
 };
 use crate::assembly::rules::GAP_TOLERANCE;
@@ -374,7 +374,7 @@ fn summarize_execution(peers: &[PeerEntry], announcements: &[Announced]) -> Vec<
 
 /// The report of a run, from its definition and its events (the recorded ones suffice; derived
 /// events are ignored).
-pub fn build_report(meta: &RunMeta, events: &[RunEvent]) -> Report {
+pub fn build_report(meta: &ConvergeDef, events: &[RunEvent]) -> Report {
     let hops: Vec<&HopRecord> = events
         .iter()
         .filter_map(|e| match e {

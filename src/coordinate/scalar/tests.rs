@@ -42,8 +42,8 @@ fn scripted(
     (entry, InProcess { name: name.into(), reply: Box::new(reply), prompts: Vec::new() })
 }
 
-fn meta(pattern: PatternKind, peers: Vec<PeerEntry>, limits: Limits) -> RunMeta {
-    RunMeta {
+fn meta(pattern: PatternKind, peers: Vec<PeerEntry>, limits: Limits) -> ConvergeDef {
+    ConvergeDef {
         run: "r1".into(),
         goal: default_goal(pattern).into(),
         pattern,
