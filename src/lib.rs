@@ -19,6 +19,23 @@
 //! | operations | [`ops`] | propose, endorse and land: a run read, a rule applied, the pool's mechanics done, the record appended; team mode's setup and its undo |
 //! | teams | [`peers`], [`coordinate`] | the members of a team behind one trait; `coordinate`, which drives every class (the ASSEMBLY → CONVERGE driver for the scalar classes in `coordinate::scalar`, the development driver in `coordinate::develop`) |
 //! | upkeep | [`doctor`], [`sync`] | what a crash leaves, found and removed; `refs/mas/*` exchanged with a remote |
+//!
+//! # Where a decision lives
+//!
+//! | to find | read |
+//! |---|---|
+//! | **the quorum rule**: the leader, when a proposal is at quorum, self-endorsement, rounds | [`engines::development`] (its module docs; [`engines::development::Tally::quorum_reached`]); a run's quorum from its size: [`devrun::quorum_for`] |
+//! | who may propose, endorse or work in a run | [`devrun::rules`] |
+//! | **the land commit**: the one commit on the integration branch, planned (the members, the merged whole's check), written, recovered after a crash | [`ops::land::commit`] ([`ops::land::commit::plan`], [`ops::land::commit::write_commit`], [`ops::land::commit::execute`], [`ops::land::commit::recover`]); the landing as an operation: [`ops::land`] |
+//! | **a host's hook format**: which settings file, which events, the entry written, the payload's fields, the answer | the host table [`hosts::TABLE`] (per host [`hosts::HookFacts`], [`hosts::PayloadFacts`], [`hosts::AnswerFormat`]); written by [`hosts::hooks`], read by [`hosts::payload`], answered by [`hosts::reply`] |
+//! | the edit gate's answer to a tool call | [`attention::edit_gate::decide`]; team mode's answers [`attention::team_gate`]; claims [`attention::team`] |
+//! | who is calling | [`attention::caller::resolve`] |
+//! | the coordination rule between two foci | [`attention::rule`] |
+//! | the commit gate and `git mas check` | [`attention::gate`], [`attention::gate_io`], [`attention::replay`] |
+//! | the saliency snapshot and the frame | [`attention::snapshot`], [`attention::frame`] |
+//! | a signed record, a chain, compare-and-swap | [`store`], [`store::record`] |
+//! | what a crash leaves and how it is cleared | [`doctor`] |
+//! | the exit codes | the binary's `Outcome` (`src/cli/mod.rs`; the table in `docs/README.md`) |
 #![forbid(unsafe_code)]
 // The 80-line budget for functions (clippy.toml) holds the product's code, not its tests.
 #![cfg_attr(test, allow(clippy::too_many_lines))]
