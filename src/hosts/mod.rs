@@ -7,9 +7,12 @@
 //! | module | what it does for a host |
 //! |---|---|
 //! | [`hooks`] | installs and removes the edit hook in the host's settings |
+//! | [`opencode`] | renders the OpenCode plugin that is its edit hook |
+//! | [`worktree`] | installs the hook and the MCP server in an agent's worktree, out of its proposals |
 //! | [`payload`] | reads what the host's pre-tool hook sends on stdin |
 //! | [`reply`] | answers the hook in the host's own format |
 //! | [`mcp`] | registers `git mas mcp` in the host's MCP configuration |
+//! | [`plan`] | what an installer does to a file, planned before anything is written |
 //! | [`files`] | reads, writes (atomically, through a symbolic link) and removes the hosts' files |
 //! | [`edit`] | edits the hosts' JSON(C) and TOML files without disturbing the user's bytes |
 //! | [`trust`] | whether the host will load what was installed (its trust files) |
@@ -24,11 +27,14 @@ pub mod files;
 pub mod help;
 pub mod hooks;
 pub mod mcp;
+pub mod opencode;
 pub mod payload;
+pub mod plan;
 pub mod preset;
 pub mod reply;
 pub mod skills;
 pub mod trust;
+pub mod worktree;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -292,6 +298,10 @@ pub struct PresetFacts {
     /// Where a session's extra words go: after this prefix of the line (codex's options follow
     /// `codex exec`), else at the end.
     pub words_after: Option<&'static str>,
+    /// The environment assignment (`sh` syntax, before the line) that makes the host trust the
+    /// working directory for that one process, where it reads a project's settings (hooks, MCP
+    /// servers) only in a folder it trusts and an agent's fresh worktree is trusted by no one.
+    pub trust_env: Option<&'static str>,
 }
 
 /// How `git mas init --team` tells that a host is used here ([`detect`]).
@@ -409,6 +419,7 @@ pub const TABLE: [Facts; 7] = [
         preset: PresetFacts {
             command: "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'",
             words_after: None,
+            trust_env: None,
         },
         detect: DetectFacts { program: "claude", markers: &[".claude", "CLAUDE.md"] },
         verified: Verification::Real { package: "@anthropic-ai/claude-code", version: "2.1.332" },
@@ -461,6 +472,7 @@ pub const TABLE: [Facts; 7] = [
         preset: PresetFacts {
             command: "codex exec --sandbox danger-full-access --ephemeral --color never -",
             words_after: Some("codex exec"),
+            trust_env: None,
         },
         detect: DetectFacts { program: "codex", markers: &[".codex"] },
         verified: Verification::Real { package: "@openai/codex", version: "0.171.0" },
@@ -498,7 +510,11 @@ pub const TABLE: [Facts; 7] = [
             entry: McpEntry::LocalWithTools,
         }),
         skills: SkillsFacts { project_dir: ".agents/skills", user_dir: UserDir::home(".copilot/skills") },
-        preset: PresetFacts { command: "copilot -s --allow-all-tools --no-ask-user", words_after: None },
+        preset: PresetFacts {
+            command: "copilot -s --allow-all-tools --no-ask-user",
+            words_after: None,
+            trust_env: None,
+        },
         detect: DetectFacts {
             program: "copilot",
             markers: &[".copilot", ".github/copilot-instructions.md", ".github/hooks"],
@@ -551,7 +567,12 @@ pub const TABLE: [Facts; 7] = [
             project_dir: ".agents/skills",
             user_dir: UserDir::moved("GEMINI_CLI_HOME", ".gemini/skills", ".gemini/skills"),
         },
-        preset: PresetFacts { command: "gemini --approval-mode yolo --skip-trust", words_after: None },
+        preset: PresetFacts {
+            command: "gemini --approval-mode yolo --skip-trust",
+            words_after: None,
+            // `--skip-trust` runs gemini in an untrusted folder, but after the settings were read.
+            trust_env: Some("GEMINI_CLI_TRUST_WORKSPACE=true"),
+        },
         detect: DetectFacts { program: "gemini", markers: &[".gemini", "GEMINI.md"] },
         verified: Verification::Real { package: "@google/gemini-cli", version: "0.61.0" },
     },
@@ -599,7 +620,11 @@ pub const TABLE: [Facts; 7] = [
             entry: McpEntry::CommandArgs,
         }),
         skills: SkillsFacts { project_dir: ".cursor/skills", user_dir: UserDir::home(".cursor/skills") },
-        preset: PresetFacts { command: "cursor-agent -p --force --output-format text", words_after: None },
+        preset: PresetFacts {
+            command: "cursor-agent -p --force --output-format text",
+            words_after: None,
+            trust_env: None,
+        },
         detect: DetectFacts { program: "cursor-agent", markers: &[".cursor", ".cursorrules"] },
         verified: Verification::Documented {
             source: "cursor.com/docs (hooks, context/mcp, skills)",
@@ -636,7 +661,7 @@ pub const TABLE: [Facts; 7] = [
             project_dir: ".agents/skills",
             user_dir: UserDir::moved("XDG_CONFIG_HOME", "goose/skills", ".config/goose/skills"),
         },
-        preset: PresetFacts { command: "goose run --no-session --instructions -", words_after: None },
+        preset: PresetFacts { command: "goose run --no-session --instructions -", words_after: None, trust_env: None },
         detect: DetectFacts { program: "goose", markers: &[".goosehints"] },
         verified: Verification::Documented { source: "block/goose documentation (hooks, skills)", checked: "2026-12" },
     },
@@ -676,7 +701,7 @@ pub const TABLE: [Facts; 7] = [
             project_dir: ".agents/skills",
             user_dir: UserDir::moved("XDG_CONFIG_HOME", "opencode/skills", ".config/opencode/skills"),
         },
-        preset: PresetFacts { command: "opencode run --auto", words_after: None },
+        preset: PresetFacts { command: "opencode run --auto", words_after: None, trust_env: None },
         detect: DetectFacts { program: "opencode", markers: &[".opencode", "opencode.json"] },
         verified: Verification::Real { package: "opencode-ai", version: "1.18.33" },
     },
@@ -747,108 +772,4 @@ impl fmt::Display for Host {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_has_one_row_per_host_in_order() {
-        for (i, h) in Host::ALL.into_iter().enumerate() {
-            assert_eq!(TABLE[i].host, h, "row {i}");
-            assert_eq!(h as usize, i);
-        }
-    }
-
-    #[test]
-    fn a_user_dir_follows_its_variable_else_home() {
-        struct E(&'static [(&'static str, &'static str)]);
-        impl Env for E {
-            fn var(&self, name: &str) -> Option<PathBuf> {
-                self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| PathBuf::from(v))
-            }
-        }
-        let opencode = Host::OpenCode.facts().skills.user_dir;
-        assert_eq!(opencode.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h/.config/opencode/skills")));
-        assert_eq!(
-            opencode.resolve(&E(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "/x")])),
-            Some(PathBuf::from("/x/opencode/skills"))
-        );
-        assert_eq!(opencode.resolve(&E(&[])), None);
-        let claude = Host::ClaudeCode.facts().mcp.unwrap().user_dir;
-        assert_eq!(claude.resolve(&E(&[("HOME", "/h"), ("CLAUDE_CONFIG_DIR", "/c")])), Some(PathBuf::from("/c")));
-        assert_eq!(claude.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h")));
-        // Gemini CLI takes its home from GEMINI_CLI_HOME when set.
-        let gemini = Host::Gemini.facts().skills.user_dir;
-        assert_eq!(gemini.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h/.gemini/skills")));
-        assert_eq!(
-            gemini.resolve(&E(&[("HOME", "/h"), ("GEMINI_CLI_HOME", "/g")])),
-            Some(PathBuf::from("/g/.gemini/skills"))
-        );
-    }
-
-    /// The rows checked against a real CLI name exactly the versions the host tests install.
-    #[test]
-    fn every_real_row_is_the_version_the_host_tests_install() {
-        let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hosts/install.sh")).unwrap();
-        for facts in &TABLE {
-            if let Verification::Real { package, version } = facts.verified {
-                let pin = format!("\"{package}@{version}\"");
-                assert!(script.contains(&pin), "{}: {pin} is not pinned in tests/hosts/install.sh", facts.name);
-            }
-        }
-        let real = TABLE.iter().filter(|f| f.verified.is_real()).count();
-        let hosts_pinned = TABLE
-            .iter()
-            .filter_map(|f| match f.verified {
-                Verification::Real { package, .. } => Some(package),
-                Verification::Documented { .. } => None,
-            })
-            .filter(|p| script.contains(&format!("\"{p}@")))
-            .count();
-        assert_eq!(hosts_pinned, real);
-        assert_eq!(real, 5, "claude-code, codex, copilot, gemini and opencode run in the host tests");
-    }
-
-    #[test]
-    fn a_host_is_detected_by_its_program_on_path_or_a_marker_of_its_own() {
-        use std::os::unix::fs::PermissionsExt;
-        let tmp = std::env::temp_dir().join(format!("git-mas-detect-{}", std::process::id()));
-        let (bin, top) = (tmp.join("bin"), tmp.join("top"));
-        std::fs::create_dir_all(&bin).unwrap();
-        std::fs::create_dir_all(top.join(".claude")).unwrap();
-        std::fs::create_dir_all(top.join(".github/workflows")).unwrap();
-        std::fs::create_dir_all(top.join(".agents/skills")).unwrap();
-        std::fs::write(bin.join("gemini"), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(bin.join("gemini"), std::fs::Permissions::from_mode(0o755)).unwrap();
-        // Not executable: not a program.
-        std::fs::write(bin.join("codex"), "").unwrap();
-        struct E(PathBuf);
-        impl Env for E {
-            fn var(&self, name: &str) -> Option<PathBuf> {
-                (name == "PATH").then(|| self.0.clone())
-            }
-        }
-        let env = E(std::env::join_paths([tmp.join("missing"), bin.clone()]).unwrap().into());
-        let found: Vec<(Host, Vec<Detection>)> =
-            Host::ALL.into_iter().map(|h| (h, detect(h, &top, &env))).filter(|(_, d)| !d.is_empty()).collect();
-        assert_eq!(
-            found,
-            vec![
-                (Host::ClaudeCode, vec![Detection::Marker { marker: ".claude".into() }]),
-                (Host::Gemini, vec![Detection::Program { program: "gemini".into(), path: bin.join("gemini") }]),
-            ],
-            ".github/ and .agents/ are shared, so they name no host"
-        );
-        assert_eq!(found[1].1[0].to_string(), format!("`gemini` on PATH ({})", bin.join("gemini").display()));
-        std::fs::remove_dir_all(&tmp).unwrap();
-    }
-
-    #[test]
-    fn every_host_is_found_by_its_name_and_only_by_it() {
-        for h in Host::ALL {
-            assert_eq!(Host::from_name(h.name()), Some(h));
-            assert_eq!(serde_json::to_value(h).unwrap(), h.name());
-        }
-        assert_eq!(Host::from_name("claude"), None);
-        assert_eq!(Host::from_name("Codex"), None);
-    }
-}
+mod tests;

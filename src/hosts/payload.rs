@@ -6,7 +6,7 @@
 //! and its own way to say "deny", so both are here, pure: [`parse`] turns a payload into the
 //! files the call would write (with the changed lines where the payload says which), and
 //! [`reply`] turns the gate's answer into the bytes the host reads. Deciding is the commit gate's
-//! business ([`super::gate`]).
+//! business.
 //!
 //! Several hosts let a hook that crashes fail open, so a payload that cannot be read is an error
 //! value the caller answers with a deny, never a panic.
@@ -329,7 +329,7 @@ pub fn parse_session_event(host: Host, bytes: &[u8]) -> Result<SessionEvent, Pay
 
 /// The tool's result in `host`'s post-tool payload, where a hook may hand the host a replaced one
 /// (Copilot CLI's `toolResult`, `{resultType, textResultForLlm}`, whose `modifiedResult` answer
-/// takes its place: [`super::reply::post_tool`]); `None` for the other hosts, and for a payload
+/// takes its place in the post-tool answer); `None` for the other hosts, and for a payload
 /// that carries none.
 pub fn post_tool_result(host: Host, bytes: &[u8]) -> Option<Value> {
     if host != Host::Copilot || bytes.len() as u64 > MAX_PAYLOAD {
