@@ -22,6 +22,7 @@
 //! [`detect`] tells whether a host is used in a project (its program on `PATH`, a folder or
 //! file of its own), for `git mas init --team`.
 
+mod detection;
 pub mod edit;
 pub mod files;
 pub mod help;
@@ -36,9 +37,10 @@ pub mod skills;
 pub mod trust;
 pub mod worktree;
 
+pub use detection::{Detection, detect};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A coding-agent host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -216,6 +218,59 @@ pub struct PayloadFacts {
     /// (the hook payload's), so that a `git mas` command a session's shell runs is that
     /// session's agent; `None` where the host sets none that was seen.
     pub session_env: Option<&'static str>,
+    /// The host's tools that write files, each with where its arguments say which and what
+    /// changes ([`payload::parse`]); a tool not listed is read by its name and argument names.
+    pub write_tools: &'static [(&'static str, WriteArgs)],
+}
+
+/// Where a writing tool's arguments name its file and what changes in it. Each list of argument
+/// names is tried in order; the first that is a string is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteArgs {
+    /// The whole file named by `path`.
+    Whole {
+        /// The file's argument.
+        path: &'static [&'static str],
+    },
+    /// The file named by `path`, where the text under `old` stands (the whole file when that is
+    /// missing or empty).
+    Replace {
+        /// The file's argument.
+        path: &'static [&'static str],
+        /// The replaced text's argument.
+        old: &'static [&'static str],
+    },
+    /// The file named by `path`, where each `edits[].<old>` stands (the whole file when none is
+    /// given).
+    Edits {
+        /// The file's argument.
+        path: &'static [&'static str],
+        /// The replaced text's field in each edit.
+        old: &'static str,
+    },
+    /// As [`WriteArgs::Edits`], each edit in the file its own `<edit_path>` names when it names
+    /// one, and refused when an edit has no `<old>` or there is none.
+    EditsPerFile {
+        /// The file's argument.
+        path: &'static [&'static str],
+        /// The replaced text's field in each edit (required).
+        old: &'static str,
+        /// An edit's own file.
+        edit_path: &'static str,
+    },
+    /// Every file of the patch (codex's `apply_patch` format) under `patch`.
+    Patch {
+        /// The patch's argument.
+        patch: &'static [&'static str],
+    },
+    /// An editor whose `command` argument says what it does: `view` writes nothing,
+    /// `str_replace` replaces the text under `old`, any other rewrites the file named by `path`.
+    Editor {
+        /// The file's argument.
+        path: &'static [&'static str],
+        /// The replaced text's argument.
+        old: &'static [&'static str],
+    },
 }
 
 /// How a host reads its hook's answer on stdout (written by [`reply::reply`]).
@@ -369,6 +424,10 @@ pub struct Facts {
     pub verified: Verification,
 }
 
+/// The argument naming the file in OpenCode's tools (`filePath`; the others as some releases
+/// sent them).
+const OPENCODE_PATH: &[&str] = &["filePath", "file_path", "path"];
+
 /// The hosts, one row each, in [`Host::ALL`]'s order. The module docs of [`hooks`], [`mcp`],
 /// [`skills`] and [`preset`] say where each fact comes from and what the real CLIs did.
 pub const TABLE: [Facts; 7] = [
@@ -405,6 +464,12 @@ pub const TABLE: [Facts; 7] = [
                 "Task",
                 "TodoWrite",
                 "Bash",
+            ],
+            write_tools: &[
+                ("Write", WriteArgs::Whole { path: &["file_path"] }),
+                ("Edit", WriteArgs::Replace { path: &["file_path", "path"], old: &["old_string"] }),
+                ("MultiEdit", WriteArgs::Edits { path: &["file_path"], old: "old_string" }),
+                ("NotebookEdit", WriteArgs::Whole { path: &["notebook_path"] }),
             ],
         },
         answer: AnswerFormat::HookSpecificOutput,
@@ -456,6 +521,7 @@ pub const TABLE: [Facts; 7] = [
                 "grep_files",
                 "view_image",
             ],
+            write_tools: &[("apply_patch", WriteArgs::Patch { patch: &["command", "patch", "input"] })],
         },
         answer: AnswerFormat::HookSpecificOutput,
         mcp: Some(McpFacts {
@@ -500,6 +566,10 @@ pub const TABLE: [Facts; 7] = [
             shell_tools: &["bash", "shell", "write_bash"],
             session_env: None,
             read_only_tools: &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
+            write_tools: &[
+                ("create", WriteArgs::Whole { path: &["path", "file_path"] }),
+                ("edit", WriteArgs::Replace { path: &["path", "file_path"], old: &["old_str", "old_string"] }),
+            ],
         },
         answer: AnswerFormat::PermissionDecision,
         mcp: Some(McpFacts {
@@ -553,6 +623,10 @@ pub const TABLE: [Facts; 7] = [
                 "google_web_search",
                 "web_fetch",
                 "run_shell_command",
+            ],
+            write_tools: &[
+                ("write_file", WriteArgs::Whole { path: &["file_path"] }),
+                ("replace", WriteArgs::Replace { path: &["file_path", "path"], old: &["old_string"] }),
             ],
         },
         answer: AnswerFormat::Decision { message: "systemMessage" },
@@ -610,6 +684,11 @@ pub const TABLE: [Facts; 7] = [
                 "TodoWrite",
                 "Bash",
             ],
+            write_tools: &[
+                ("Write", WriteArgs::Whole { path: &["file_path"] }),
+                ("StrReplace", WriteArgs::Replace { path: &["file_path", "path"], old: &["old_string"] }),
+                ("Edit", WriteArgs::Replace { path: &["file_path", "path"], old: &["old_string"] }),
+            ],
         },
         answer: AnswerFormat::Permission,
         mcp: Some(McpFacts {
@@ -654,6 +733,11 @@ pub const TABLE: [Facts; 7] = [
             shell_tools: &["developer__shell"],
             session_env: None,
             read_only_tools: &["developer__shell", "developer__analyze", "developer__list_windows"],
+            write_tools: &[
+                ("developer__write", WriteArgs::Whole { path: &["path"] }),
+                ("developer__edit", WriteArgs::Replace { path: &["path"], old: &["before"] }),
+                ("developer__text_editor", WriteArgs::Editor { path: &["path"], old: &["old_str"] }),
+            ],
         },
         answer: AnswerFormat::Block,
         mcp: None,
@@ -688,6 +772,13 @@ pub const TABLE: [Facts; 7] = [
             shell_tools: &["bash"],
             session_env: None,
             read_only_tools: &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
+            write_tools: &[
+                ("write", WriteArgs::Whole { path: OPENCODE_PATH }),
+                ("edit", WriteArgs::Replace { path: OPENCODE_PATH, old: &["oldString", "old_string"] }),
+                ("multiedit", WriteArgs::EditsPerFile { path: OPENCODE_PATH, old: "oldString", edit_path: "filePath" }),
+                ("apply_patch", WriteArgs::Patch { patch: &["patchText", "patch_text", "patch"] }),
+                ("patch", WriteArgs::Patch { patch: &["patchText", "patch_text", "patch"] }),
+            ],
         },
         answer: AnswerFormat::Decision { message: "message" },
         mcp: Some(McpFacts {
@@ -706,64 +797,6 @@ pub const TABLE: [Facts; 7] = [
         verified: Verification::Real { package: "opencode-ai", version: "1.18.33" },
     },
 ];
-
-/// Why a host counts as used in a project ([`detect`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum Detection {
-    /// Its program is on `PATH`.
-    Program {
-        /// The program's name.
-        program: String,
-        /// Where it was found.
-        path: PathBuf,
-    },
-    /// One of its markers exists at the top of the project.
-    Marker {
-        /// The marker, relative to the top.
-        marker: String,
-    },
-}
-
-impl fmt::Display for Detection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Detection::Program { program, path } => write!(f, "`{program}` on PATH ({})", path.display()),
-            Detection::Marker { marker } => write!(f, "{marker} exists"),
-        }
-    }
-}
-
-/// Why `host` counts as used in the project at `top`: its program on `env`'s `PATH` (an
-/// executable file of that name), each of its markers that exists ([`DetectFacts`]). Empty when
-/// neither.
-pub fn detect(host: Host, top: &Path, env: &dyn Env) -> Vec<Detection> {
-    let facts = host.facts().detect;
-    let mut found = Vec::new();
-    if let Some(path) = env.var("PATH") {
-        let program = std::env::split_paths(&path).map(|dir| dir.join(facts.program)).find(|p| executable(p));
-        if let Some(path) = program {
-            found.push(Detection::Program { program: facts.program.to_string(), path });
-        }
-    }
-    for marker in facts.markers {
-        if top.join(marker).symlink_metadata().is_ok() {
-            found.push(Detection::Marker { marker: marker.to_string() });
-        }
-    }
-    found
-}
-
-fn executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else { return false };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.is_file() && meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    meta.is_file()
-}
 
 impl fmt::Display for Host {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
