@@ -131,7 +131,7 @@ fn keep_out(worktree: &Path, rel: &Path, patterns: &mut Vec<String>) -> Result<(
     let rel = rel.to_string_lossy().replace('\\', "/");
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
     let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    patterns.push(format!("/{dir}.{name}.git-mas-*.tmp"));
+    patterns.push(format!("/{dir}.{name}{}*", crate::fsx::TEMP_INFIX));
     if run_git(worktree, &["ls-files", "--", &rel])?.trim().is_empty() {
         patterns.push(format!("/{rel}"));
     } else {
