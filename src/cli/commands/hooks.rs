@@ -15,7 +15,8 @@ use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, H
 use crate::cli::output::JsonFlag;
 use git_mas::attention::git_hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
 use git_mas::hosts::Host;
-use git_mas::hosts::hooks::{self, FileState};
+use git_mas::hosts::hooks;
+use git_mas::hosts::plan::{self, FileState};
 use git_mas::hosts::trust;
 use git_mas::hosts::{ProcessEnv, Scope};
 use std::fmt::Write as _;
@@ -210,9 +211,9 @@ fn chosen(hosts: &[HostChoice]) -> Vec<Host> {
 fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outcome, CliError> {
     let scope = if args.global { Scope::Global } else { Scope::Project(ctx.store()?.workdir()?.to_path_buf()) };
     let lib_action = match action {
-        Action::Install => hooks::Action::Install,
-        Action::Uninstall => hooks::Action::Uninstall,
-        Action::Status => hooks::Action::Status,
+        Action::Install => plan::Action::Install,
+        Action::Uninstall => plan::Action::Uninstall,
+        Action::Status => plan::Action::Status,
     };
     if action == Action::Install && !args.global {
         enforce_when_unset(ctx)?;

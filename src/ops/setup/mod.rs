@@ -78,6 +78,7 @@ use crate::attention::git_hooks;
 use crate::hosts::files::{HostHookError, write_target};
 use crate::hosts::hooks as host_hooks;
 use crate::hosts::mcp::{self, HostMcpError};
+use crate::hosts::plan::Plan as FilePlan;
 use crate::hosts::skills::{self, SkillsError};
 use crate::hosts::{Detection, Env, Host, Scope};
 use crate::identity::{AgentKey, KeyError, NameError, ROSTER_PATH, key, name_from, validate_name, with_entry};
@@ -613,8 +614,8 @@ fn plan_files(
             let path = write_target(&file.path())?;
             let current = plan.text(&path)?;
             let text = match host_hooks::plan_install(host, &file, current.as_deref())? {
-                host_hooks::Plan::Write(text) => text,
-                host_hooks::Plan::Keep | host_hooks::Plan::Remove => current.unwrap_or_default(),
+                FilePlan::Write(text) => text,
+                FilePlan::Keep | FilePlan::Remove => current.unwrap_or_default(),
             };
             plan.put(&path, Part::Hook, Some(host), text.into_bytes(), None)?;
         }
@@ -629,8 +630,8 @@ fn plan_files(
                 let path = write_target(&given)?;
                 let current = plan.text(&path)?;
                 let text = match mcp::plan_install(host, &given, current.as_deref(), None)? {
-                    mcp::Plan::Write(text) => text,
-                    mcp::Plan::Keep | mcp::Plan::Remove => current.unwrap_or_default(),
+                    FilePlan::Write(text) => text,
+                    FilePlan::Keep | FilePlan::Remove => current.unwrap_or_default(),
                 };
                 plan.put(&path, Part::Mcp, Some(host), text.into_bytes(), None)?;
                 setup.notes.extend(mcp::notes(host, &scope));
