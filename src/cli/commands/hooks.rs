@@ -166,15 +166,18 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<Outcome, CliError> {
 }
 
 /// Sets `mas.gate=enforce` in the repository when mas.gate is unset: hooks that are installed
-/// but find the gate off would let everything through without a word.
+/// but find the gate off would let everything through without a word. When git cannot set it,
+/// the install goes on and says so (the hooks are worth having; the remedy is one command).
 fn enforce_when_unset(ctx: &Context) -> Result<(), CliError> {
     if ctx.store()?.config_string("mas.gate").is_some() {
         return Ok(());
     }
     let workdir = ctx.store()?.workdir()?.to_path_buf();
-    git_mas::git::run(&workdir, &["config", "mas.gate", "enforce"])
-        .map_err(|e| CliError::with_message(Kind::User, "cannot set mas.gate=enforce", e))?;
-    ctx.status("set mas.gate=enforce (git config mas.gate warn|off to soften)");
+    match git_mas::git::run(&workdir, &["config", "mas.gate", "enforce"]) {
+        Ok(_) => ctx.status("set mas.gate=enforce (git config mas.gate warn|off to soften)"),
+        Err(e) => ctx
+            .warn(&format!("mas.gate is unset, so the gate is off: {e}; `git config mas.gate enforce` switches it on")),
+    }
     Ok(())
 }
 
