@@ -201,3 +201,37 @@ fn git_is_started_in_one_place() {
     }
     assert_eq!(found, vec!["git.rs".to_string()], "git is started outside src/git.rs");
 }
+
+/// The files outside src/git.rs whose code starts git with [`crate::git::command`] and reads its
+/// end by hand rather than through the runner ([`crate::git::Git`]), each with why. A row whose
+/// file no longer does fails the test: take it out.
+const GIT_COMMAND_SITES: &[(&str, &str)] = &[(
+    "hosts/hooks.rs",
+    "its `run_git` maps git's failures into the host hooks' own error; the file is being split \
+     in two, and the call moves to the runner with that split rather than beside it",
+)];
+
+#[test]
+fn git_is_run_and_its_failures_read_in_one_place() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for (rel, path) in crate::conventions_tests::sources(&src) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        if rel != "git.rs" && code.contains("git::command(") {
+            found.push(rel);
+        }
+    }
+    let mut problems = Vec::new();
+    for rel in &found {
+        if !GIT_COMMAND_SITES.iter().any(|(file, _)| file == rel) {
+            problems.push(format!("src/{rel} starts git itself: run it with git::Git (or git::run)"));
+        }
+    }
+    for (file, _) in GIT_COMMAND_SITES {
+        if !found.iter().any(|rel| rel == file) {
+            problems.push(format!("src/{file}, named in GIT_COMMAND_SITES, no longer starts git itself: take it out"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

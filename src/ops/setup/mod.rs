@@ -598,14 +598,10 @@ fn plan_files(
         (false, Some(current)) => plan.put(&roster, Part::Roster, None, current, None)?,
         (false, None) => {}
     }
+    // The hooks `git mas hooks install` writes, through the journal.
     let hooks_dir = store.hooks_dir()?;
-    let hooks_dir = std::fs::canonicalize(&hooks_dir).unwrap_or(hooks_dir);
-    for name in git_hooks::HOOK_NAMES {
-        let path = write_target(&hooks_dir.join(name))?;
-        let current = plan.text(&path)?;
-        let text = git_hooks::installed(current.as_deref(), name);
-        let mode = journal::read(&path)?.map_or(0o755, |(_, m)| m | 0o111);
-        plan.put(&path, Part::GitHook, None, text.into_bytes(), Some(mode))?;
+    for hook in git_hooks::planned(&std::fs::canonicalize(&hooks_dir).unwrap_or(hooks_dir))? {
+        plan.put(&hook.path, Part::GitHook, None, hook.text.into_bytes(), Some(hook.mode))?;
     }
     let scope = Scope::Project(top.to_path_buf());
     for setup in hosts.iter_mut() {
