@@ -205,11 +205,7 @@ fn git_is_started_in_one_place() {
 /// The files outside src/git.rs whose code starts git with [`crate::git::command`] and reads its
 /// end by hand rather than through the runner ([`crate::git::Git`]), each with why. A row whose
 /// file no longer does fails the test: take it out.
-const GIT_COMMAND_SITES: &[(&str, &str)] = &[(
-    "hosts/hooks.rs",
-    "its `run_git` maps git's failures into the host hooks' own error; the file is being split \
-     in two, and the call moves to the runner with that split rather than beside it",
-)];
+const GIT_COMMAND_SITES: &[(&str, &str)] = &[];
 
 #[test]
 fn git_is_run_and_its_failures_read_in_one_place() {

@@ -204,13 +204,17 @@ fn default_excludes(configured: &str) -> Option<PathBuf> {
 
 /// Runs git in `worktree` and returns its stdout; `git config KEY` of an unset key gives "".
 fn run_git(worktree: &Path, args: &[&str]) -> Result<String, HostHookError> {
-    let fail =
-        |reason: String| HostHookError::Git { worktree: worktree.to_path_buf(), command: args.join(" "), reason };
-    let out = crate::git::command(worktree).args(args).output().map_err(|e| fail(e.to_string()))?;
     // `git config KEY` exits 1 when the key is unset: not a failure here.
-    let unset = args.first() == Some(&"config") && out.status.code() == Some(1);
-    if !(out.status.success() || unset) {
-        return Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string()));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let answers: &[i32] = if args.first() == Some(&"config") { &[1] } else { &[] };
+    let out = crate::git::Git::new(worktree)
+        .answers(answers)
+        .run(args)
+        // This file's errors are values (compared and cloned, as the plans holding them are), so
+        // git's failure is kept as its words.
+        .map_err(|e| HostHookError::Git {
+            worktree: worktree.to_path_buf(),
+            command: args.join(" "),
+            reason: e.reason(),
+        })?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
