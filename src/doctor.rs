@@ -138,8 +138,8 @@ pub enum DebrisKind {
     CacheTemp,
     /// An object's temporary (`objects/.tmp*`), renamed into `objects/xx/` when complete.
     ObjectTemp,
-    /// A host installer's temporary (`.<name>.mas-tmp.<pid>.<counter>`, or an older build's
-    /// `.<name>.git-mas-<pid>.tmp`), renamed over a settings file.
+    /// An installer's temporary (`.<name>.mas-tmp.<pid>.<counter>`, or an older build's
+    /// `.<name>.git-mas-<pid>.tmp`), renamed over a host's settings file or a git hook.
     InstallTemp,
     /// A file's temporary in the git dir (`.<name>.mas-tmp.<pid>.<counter>`,
     /// [`crate::fsx::write_atomic`]), renamed over the file when complete.
@@ -445,10 +445,9 @@ fn install_temps_beside(files: &[PathBuf], now: SystemTime) -> Vec<Debris> {
 /// each of `worktrees` and in the user's home (as `env` places it), and each worktree git dir's
 /// `mas-exclude` and OpenCode plugin.
 fn installer_files(worktrees: &[PathBuf], git_dirs: &[PathBuf], env: &dyn crate::hosts::Env) -> Vec<PathBuf> {
-    use crate::hosts::Host;
-    use crate::hosts::Scope;
     use crate::hosts::hooks::{OPENCODE_WORKTREE_PLUGIN, hook_files};
     use crate::hosts::mcp::config_file;
+    use crate::hosts::{Host, Scope};
     let mut scopes: Vec<Scope> = worktrees.iter().map(|w| Scope::Project(w.clone())).collect();
     scopes.push(Scope::Global);
     let mut files = Vec::new();
@@ -460,10 +459,7 @@ fn installer_files(worktrees: &[PathBuf], git_dirs: &[PathBuf], env: &dyn crate:
             }
         }
     }
-    for dir in git_dirs {
-        files.push(dir.join("mas-exclude"));
-        files.push(dir.join(OPENCODE_WORKTREE_PLUGIN));
-    }
+    files.extend(git_dirs.iter().flat_map(|d| [d.join("mas-exclude"), d.join(OPENCODE_WORKTREE_PLUGIN)]));
     files
 }
 
@@ -700,7 +696,10 @@ pub fn examine(
         temp_files.extend(check_dirs_in(temp_dir, Some(&crate::pool::repo_tag(common)), now));
     }
     write_temps_under(common, now, &mut temp_files);
-    let files = installer_files(&worktree_tops(store), &worktree_git_dirs(common), env);
+    let mut files = installer_files(&worktree_tops(store), &worktree_git_dirs(common), env);
+    // The git hooks, whose folder (`core.hooksPath`) may be anywhere.
+    let hooks = store.hooks_dir().into_iter().flat_map(|d| crate::attention::git_hooks::HOOK_NAMES.map(|n| d.join(n)));
+    files.extend(hooks);
     for found in install_temps_beside(&files, now) {
         if !temp_files.iter().any(|d| d.path == found.path) {
             temp_files.push(found);

@@ -6,13 +6,16 @@
 //! they come in one language (`LC_ALL=C`). Read-only commands must not take the index lock that a
 //! concurrent `read-tree -m -u` of the same checkout needs (`GIT_OPTIONAL_LOCKS=0`).
 //!
-//! And one way its failures are read: [`run`] (and [`run_with`] for a command prepared with more
-//! environment) gives stdout or a [`GitError`] that says which command, how it ended and what git
-//! said; [`run_allowing`] lets a caller take named exit codes as answers (`git config KEY` exits
-//! 1 for an unset key). Every module maps that one error into its own, so what git said reaches
-//! the user the same way from every command.
+//! And one way it is run and its failures read: [`Git`] (with [`run`] and [`run_allowing`] for
+//! the plain cases) gives git's output or a [`GitError`] that says which command, how it ended
+//! and what git said. A caller adds what its command needs — a variable (`GIT_INDEX_FILE`), bytes
+//! on stdin, exit codes taken as answers (`git config KEY` exits 1 for an unset key) — and maps
+//! that one error into its own, so what git said reaches the user the same way from every
+//! command. Only a process that must outlive the call or stream its output starts [`command`]
+//! itself (the layering tests name each such site).
 
-use std::path::Path;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// How running git failed.
@@ -60,37 +63,115 @@ impl GitError {
 
 /// `git ARGS` in `dir`: its stdout, when it exits 0.
 pub fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    run_with(command(dir), args)
-}
-
-/// A prepared git command ([`command`] with more environment) run with `args`: its stdout, when
-/// it exits 0.
-pub fn run_with(cmd: Command, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    run_allowing_with(cmd, args, &[]).map(|(_, out)| out)
+    Git::new(dir).run(args)
 }
 
 /// `git ARGS` in `dir`, taking exit 0 and the codes in `answers` as answers: (code, stdout).
 pub fn run_allowing(dir: &Path, args: &[&str], answers: &[i32]) -> Result<(i32, Vec<u8>), GitError> {
-    run_allowing_with(command(dir), args, answers)
+    Git::new(dir).answers(answers).output(args).map(|out| (out.code, out.stdout))
 }
 
-fn run_allowing_with(mut cmd: Command, args: &[&str], answers: &[i32]) -> Result<(i32, Vec<u8>), GitError> {
-    let out = cmd.args(args).output().map_err(|source| GitError::Spawn { args: args.join(" "), source })?;
-    finish(out, args, answers)
+/// One git command to run in a directory: [`command`]'s environment with the variables the caller
+/// adds or removes, the bytes it writes to git's stdin, and the exit codes besides 0 it takes as
+/// answers. Built once, it runs any number of times ([`Git::output`], [`Git::run`]).
+#[derive(Debug, Clone)]
+pub struct Git {
+    dir: PathBuf,
+    env: Vec<(OsString, Option<OsString>)>,
+    input: Option<Vec<u8>>,
+    answers: Vec<i32>,
 }
 
-/// What a finished `git ARGS` gave, read as [`run_allowing`] reads it: for a caller that runs the
-/// command itself (to run it again while another process holds a lock, say).
-pub fn finish(out: std::process::Output, args: &[&str], answers: &[i32]) -> Result<(i32, Vec<u8>), GitError> {
-    match out.status.code() {
-        Some(code) if code == 0 || answers.contains(&code) => Ok((code, out.stdout)),
-        code => Err(GitError::Failed {
-            args: args.join(" "),
-            status: out.status.to_string(),
-            code,
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        }),
+/// What a git command that ended with an answer gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// Its exit code: 0, or one of the answers asked for.
+    pub code: i32,
+    /// What it wrote on stdout.
+    pub stdout: Vec<u8>,
+    /// What it wrote on stderr (git's progress and the remote's lines).
+    pub stderr: Vec<u8>,
+}
+
+impl Git {
+    /// git started in `dir`, with [`command`]'s environment.
+    pub fn new(dir: &Path) -> Git {
+        Git { dir: dir.to_path_buf(), env: Vec::new(), input: None, answers: Vec::new() }
     }
+
+    /// Sets `key` to `value` for git (a redirecting variable too: the caller names it on purpose).
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Git {
+        self.env.push((key.as_ref().to_os_string(), Some(value.as_ref().to_os_string())));
+        self
+    }
+
+    /// Removes `key` from git's environment.
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Git {
+        self.env.push((key.as_ref().to_os_string(), None));
+        self
+    }
+
+    /// Writes `bytes` to git's stdin (else git reads an empty stdin).
+    pub fn input(mut self, bytes: impl Into<Vec<u8>>) -> Git {
+        self.input = Some(bytes.into());
+        self
+    }
+
+    /// Takes the exit codes in `codes`, besides 0, as answers rather than failures.
+    pub fn answers(mut self, codes: &[i32]) -> Git {
+        self.answers = codes.to_vec();
+        self
+    }
+
+    /// Runs `git ARGS`: its code and output when it exits 0 or with an answer, else the
+    /// [`GitError`] that says which command, how it ended and what git said.
+    pub fn output<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Output, GitError> {
+        let shown = || args.iter().map(|a| a.as_ref().to_string_lossy()).collect::<Vec<_>>().join(" ");
+        let mut cmd = command(&self.dir);
+        cmd.args(args);
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        let out = ended(cmd, self.input.as_deref()).map_err(|source| GitError::Spawn { args: shown(), source })?;
+        match out.status.code() {
+            Some(code) if code == 0 || self.answers.contains(&code) => {
+                Ok(Output { code, stdout: out.stdout, stderr: out.stderr })
+            }
+            code => Err(GitError::Failed {
+                args: shown(),
+                status: out.status.to_string(),
+                code,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            }),
+        }
+    }
+
+    /// Runs `git ARGS`: its stdout when it exits 0 or with an answer.
+    pub fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Vec<u8>, GitError> {
+        self.output(args).map(|out| out.stdout)
+    }
+}
+
+/// `cmd` run to its end, `input` written to its stdin meanwhile (from another thread: git may
+/// write a full pipe of output before it reads all of its input).
+fn ended(mut cmd: Command, input: Option<&[u8]>) -> std::io::Result<std::process::Output> {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let Some(input) = input else { return cmd.output() };
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let stdin = child.stdin.take();
+    std::thread::scope(|s| {
+        if let Some(mut pipe) = stdin {
+            // A git that stops reading has failed or has no use for the rest: its exit says which.
+            s.spawn(move || {
+                let _ = pipe.write_all(input);
+            });
+        }
+        child.wait_with_output()
+    })
 }
 
 /// The variables that would make git act on another repository, index or work tree than the one
@@ -146,5 +227,22 @@ mod tests {
         assert_eq!((code, out.is_empty()), (1, true));
         assert!(run(&scratch, &["config", "mas.nothing"]).is_err());
         std::fs::remove_dir_all(&scratch).unwrap();
+    }
+
+    #[test]
+    fn input_variables_and_answers_reach_git() {
+        let dir = tempfile::tempdir().unwrap();
+        run(dir.path(), &["init", "-q"]).unwrap();
+        // Input larger than a pipe holds, written while git runs.
+        let big = "x".repeat(1 << 20);
+        let id = Git::new(dir.path()).input(big.as_str()).run(&["hash-object", "-w", "--stdin"]).unwrap();
+        let back = run(dir.path(), &["cat-file", "blob", String::from_utf8_lossy(&id).trim()]).unwrap();
+        assert_eq!(back, big.as_bytes());
+        let named = Git::new(dir.path()).env("GIT_AUTHOR_NAME", "Ada").run(&["var", "GIT_AUTHOR_IDENT"]).unwrap();
+        assert!(String::from_utf8_lossy(&named).starts_with("Ada "), "{named:?}");
+        let unset = Git::new(dir.path()).answers(&[1]).output(&["config", "mas.nothing"]).unwrap();
+        assert_eq!((unset.code, unset.stdout.is_empty()), (1, true));
+        let e = Git::new(dir.path()).answers(&[1]).output(&["cat-file", "blob", "0000"]).unwrap_err();
+        assert!(matches!(&e, GitError::Failed { code: Some(128), stderr, .. } if !stderr.is_empty()), "{e:?}");
     }
 }

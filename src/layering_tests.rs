@@ -1,7 +1,8 @@
 //! The layers point one way: no two top-level modules of `src/` reach each other, directly or
 //! through others. Two modules that import each other are one concept split badly, or two
 //! concepts missing a third module above them. Every `crate::<module>` mention outside a test
-//! module counts, documentation links included (a link is a dependency a reader follows).
+//! module counts, documentation links included (a link is a dependency a reader follows). The
+//! same holds among the submodules of `src/hosts/` (`super::<module>`, `crate::hosts::<module>`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -18,28 +19,63 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         let text = std::fs::read_to_string(&path).unwrap();
         let text = text.split("#[cfg(test)]").next().unwrap_or_default();
         let refs = mods.entry(top.clone()).or_default();
-        for (i, _) in text.match_indices("crate::") {
-            let rest = &text[i + "crate::".len()..];
-            if let Some(group) = rest.strip_prefix('{') {
-                let group = &group[..group.find('}').unwrap_or(group.len())];
-                for item in group.split(',') {
-                    let word: String = item
-                        .trim()
-                        .chars()
-                        .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-                        .collect();
-                    if !word.is_empty() && word != top {
-                        refs.insert(word);
-                    }
+        refs.extend(mentions(text, "crate::").into_iter().filter(|m| *m != top));
+    }
+    let names: BTreeSet<String> = mods.keys().cloned().collect();
+    mods.into_iter().map(|(m, refs)| (m, refs.intersection(&names).cloned().collect())).collect()
+}
+
+/// The module names `text` mentions after `prefix` (`crate::`, `super::`): the first path segment
+/// of each mention, and of each item of a `prefix{a, b::{c, d}}` group.
+fn mentions(text: &str, prefix: &str) -> BTreeSet<String> {
+    let word = |s: &str| -> String {
+        s.trim_start().chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect()
+    };
+    let mut found = BTreeSet::new();
+    for (i, _) in text.match_indices(prefix) {
+        let rest = &text[i + prefix.len()..];
+        let Some(group) = rest.strip_prefix('{') else {
+            found.insert(word(rest));
+            continue;
+        };
+        // The group's items at its own depth, up to its closing brace.
+        let mut depth = 0usize;
+        let mut start = 0;
+        for (at, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    found.insert(word(&group[start..at]));
+                    break;
                 }
-                continue;
-            }
-            let word: String =
-                rest.chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect();
-            if !word.is_empty() && word != top {
-                refs.insert(word);
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    found.insert(word(&group[start..at]));
+                    start = at + 1;
+                }
+                _ => {}
             }
         }
+    }
+    found.remove("");
+    found
+}
+
+/// The submodules of `src/hosts/` (`hosts/mod.rs`, the table they all read, aside) and the
+/// sibling modules each mentions (`super::<module>`, `crate::hosts::<module>`).
+fn hosts_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut mods: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (rel, path) in crate::conventions_tests::sources(src) {
+        let Some(name) = rel.strip_prefix("hosts/").and_then(|r| r.strip_suffix(".rs")) else { continue };
+        if name == "mod" || name.contains('/') {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut refs = mentions(text, "super::");
+        refs.extend(mentions(text, "crate::hosts::"));
+        refs.remove(name);
+        mods.insert(name.to_string(), refs);
     }
     let names: BTreeSet<String> = mods.keys().cloned().collect();
     mods.into_iter().map(|(m, refs)| (m, refs.intersection(&names).cloned().collect())).collect()
@@ -76,6 +112,28 @@ fn no_top_level_modules_import_each_other() {
     let found = cycles(&graph);
     let text: Vec<String> = found.iter().map(|c| format!("{} -> {}", c.join(" -> "), c[0])).collect();
     assert!(found.is_empty(), "modules that reach each other:\n{}", text.join("\n"));
+}
+
+/// Inside `src/hosts/` too, each submodule does one job for every host, and none reaches another
+/// that reaches back: what two of them share (the host table's facts, the files toolkit, the
+/// installers' plans) lives in a module both import.
+#[test]
+fn no_hosts_submodules_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = hosts_graph(&src);
+    assert!(graph.len() > 8 && graph.contains_key("hooks"), "the submodules of src/hosts/ were not found: {graph:?}");
+    assert!(graph["worktree"].contains("hooks"), "a `use super::hooks` is not seen: {graph:?}");
+    let found = cycles(&graph);
+    let text: Vec<String> = found.iter().map(|c| format!("{} -> {}", c.join(" -> "), c[0])).collect();
+    assert!(found.is_empty(), "hosts/ modules that reach each other:\n{}", text.join("\n"));
+}
+
+#[test]
+fn mentions_are_read_through_groups() {
+    let text = "use super::{edit::{self, prop}, files::read};\n/// [`super::hooks`]\nuse crate::hosts::{Host, mcp};";
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<String>>();
+    assert_eq!(mentions(text, "super::"), names(&["edit", "files", "hooks"]));
+    assert_eq!(mentions(text, "crate::hosts::"), names(&["mcp"]));
 }
 
 /// The layers of `lib.rs`'s module index, bottom first.
@@ -142,4 +200,34 @@ fn git_is_started_in_one_place() {
         }
     }
     assert_eq!(found, vec!["git.rs".to_string()], "git is started outside src/git.rs");
+}
+
+/// The files outside src/git.rs whose code starts git with [`crate::git::command`] and reads its
+/// end by hand rather than through the runner ([`crate::git::Git`]), each with why. A row whose
+/// file no longer does fails the test: take it out.
+const GIT_COMMAND_SITES: &[(&str, &str)] = &[];
+
+#[test]
+fn git_is_run_and_its_failures_read_in_one_place() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for (rel, path) in crate::conventions_tests::sources(&src) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        if rel != "git.rs" && code.contains("git::command(") {
+            found.push(rel);
+        }
+    }
+    let mut problems = Vec::new();
+    for rel in &found {
+        if !GIT_COMMAND_SITES.iter().any(|(file, _)| file == rel) {
+            problems.push(format!("src/{rel} starts git itself: run it with git::Git (or git::run)"));
+        }
+    }
+    for (file, _) in GIT_COMMAND_SITES {
+        if !found.iter().any(|rel| rel == file) {
+            problems.push(format!("src/{file}, named in GIT_COMMAND_SITES, no longer starts git itself: take it out"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -65,13 +65,13 @@
 //! killed compare-and-swap leaves under `refs/mas/` is not sync's to remove (another command may
 //! hold it): it is reported as `locked` with its path.
 
+use crate::git::{Git, GitError};
 use crate::identity::Roster;
 use crate::store::record::Verdict;
 use crate::store::{CasOutcome, REF_PREFIX, Store, StoreError, owner_of};
 use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -325,14 +325,19 @@ pub fn staging_prefix(remote: &str) -> String {
     format!("refs/mas-remote/{component}/")
 }
 
-fn git(store: &Store) -> Command {
+/// git on the clone's common dir, never asking for a password without a terminal to ask on.
+fn git(store: &Store) -> Git {
     use std::io::IsTerminal as _;
-    let mut cmd = crate::git::command(store.common_dir());
-    cmd.arg("--git-dir").arg(store.common_dir());
-    if !std::io::stdin().is_terminal() {
-        cmd.env("GIT_TERMINAL_PROMPT", "0");
+    let git = Git::new(store.common_dir()).env("GIT_DIR", store.common_dir());
+    if std::io::stdin().is_terminal() { git } else { git.env("GIT_TERMINAL_PROMPT", "0") }
+}
+
+/// A failed fetch or push as sync reports it (`failed`: which), `remote`'s password scrubbed.
+fn failure(e: GitError, remote: &str, failed: fn(String, String) -> SyncError) -> SyncError {
+    match e {
+        GitError::Spawn { source, .. } => SyncError::Spawn { source },
+        GitError::Failed { stderr, .. } => failed(shown_remote(remote), scrub(&stderr, remote)),
     }
-    cmd
 }
 
 /// `remote` as sync shows it: a URL's password (`https://user:secret@host/…`) replaced by
@@ -369,18 +374,12 @@ fn fetch(store: &Store, remote: &str) -> Result<(), SyncError> {
     // Protocol v2 whatever the clone's configuration says: its `ls-refs` asks for `ref-prefix
     // refs/mas/`, so a remote with thousands of branches and tags advertises only the team's refs
     // (a server that speaks only v0 still answers, with everything).
-    let out = git(store)
-        .args(["-c", "protocol.version=2", "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", remote])
-        .arg(format!("+{REF_PREFIX}*:{staging}*"))
-        .output()
-        .map_err(|source| SyncError::Spawn { source })?;
-    if !out.status.success() {
-        return Err(SyncError::Fetch {
-            remote: shown_remote(remote),
-            stderr: scrub(String::from_utf8_lossy(&out.stderr).trim(), remote),
-        });
-    }
-    Ok(())
+    let refspec = format!("+{REF_PREFIX}*:{staging}*");
+    let args = ["-c", "protocol.version=2", "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head"];
+    git(store)
+        .run(&[&args[..], &[remote, &refspec]].concat())
+        .map(drop)
+        .map_err(|e| failure(e, remote, |remote, stderr| SyncError::Fetch { remote, stderr }))
 }
 
 /// The parent of a chain commit (chains are linear: the first parent).
@@ -751,21 +750,20 @@ pub const PATTERN_PUSH_FROM: usize = 64;
 /// push it. Either way only `to_push`'s statuses are read, and [`settle`] judges every ref
 /// against the remote afterwards as before.
 fn push(store: &Store, remote: &str, to_push: &[(String, ObjectId)]) -> Result<Pushed, SyncError> {
-    let mut cmd = git(store);
     // Hooks run as for any push (git-mas's own pre-push hook gates branches only and lets
     // refs/mas/* through).
-    cmd.args(["push", "--porcelain", remote]);
+    let mut args = vec!["push".to_string(), "--porcelain".into(), remote.into()];
     if to_push.len() >= PATTERN_PUSH_FROM {
-        cmd.arg(format!("{REF_PREFIX}*:{REF_PREFIX}*"));
+        args.push(format!("{REF_PREFIX}*:{REF_PREFIX}*"));
     } else {
-        for (name, _) in to_push {
-            cmd.arg(format!("{name}:{name}"));
-        }
+        args.extend(to_push.iter().map(|(name, _)| format!("{name}:{name}")));
     }
-    let out = cmd.output().map_err(|source| SyncError::Spawn { source })?;
+    // Exit 1: a ref was rejected; 128: git died. Either way the statuses printed say what landed.
+    let push = |remote, stderr| SyncError::Push { remote, stderr };
+    let out = git(store).answers(&[1, 128]).output(&args).map_err(|e| failure(e, remote, push))?;
     let statuses = parse_porcelain(&String::from_utf8_lossy(&out.stdout));
     let stderr = scrub(&String::from_utf8_lossy(&out.stderr), remote);
-    if statuses.is_empty() && !out.status.success() {
+    if statuses.is_empty() && out.code != 0 {
         return Err(SyncError::Push { remote: shown_remote(remote), stderr: stderr.trim().into() });
     }
     let said = stderr

@@ -396,12 +396,13 @@ pub enum PruneError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// `git update-ref -d` could not run or refused.
-    #[error("git update-ref -d {refname} failed: {reason}")]
+    #[error("cannot delete {refname}")]
     Delete {
         /// The ref.
         refname: String,
-        /// Why.
-        reason: String,
+        /// What git said.
+        #[source]
+        source: crate::git::GitError,
     },
 }
 
@@ -431,17 +432,11 @@ pub fn prune_sessions(
         }
         let refname = focus_ref(agent);
         let Some(tip) = store.tip(&refname)? else { continue };
-        let out = crate::git::command(&workdir)
-            .args(["update-ref", "-d", &refname, &tip.to_string()])
-            .output()
-            .map_err(|e| PruneError::Delete { refname: refname.clone(), reason: e.to_string() })?;
-        if out.status.success() {
-            deleted.push(refname);
-        } else if store.tip(&refname)? == Some(tip) {
-            return Err(PruneError::Delete {
-                refname,
-                reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            });
+        match crate::git::run(&workdir, &["update-ref", "-d", &refname, &tip.to_string()]) {
+            Ok(_) => deleted.push(refname),
+            // Refused because the chain moved since it was read: it is left.
+            Err(crate::git::GitError::Failed { .. }) if store.tip(&refname)? != Some(tip) => {}
+            Err(source) => return Err(PruneError::Delete { refname, source }),
         }
     }
     Ok(deleted)

@@ -10,9 +10,12 @@
 //!
 //! The hook files may hold the user's own content: only the block between [`BEGIN`] and [`END`]
 //! is ever written or removed, so install and uninstall keep everything else, and installing twice
-//! gives the same file.
+//! gives the same file. [`planned`] decides what each hook file becomes and [`install`] writes
+//! them: `git mas hooks install` installs, the team setup writes the same plan through its journal.
 
+use crate::hosts::files::HostHookError;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// The hooks `git mas hooks install` manages.
 pub const HOOK_NAMES: [&str; 3] = ["pre-commit", "commit-msg", "pre-push"];
@@ -178,6 +181,125 @@ pub fn installed(text: Option<&str>, name: &str) -> String {
         base.push('\n');
     }
     base + &block(name)
+}
+
+/// One git hook file as installing leaves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookFile {
+    /// The hook's name.
+    pub name: &'static str,
+    /// The file written: the hook's path in the hooks folder, or, when that is a symbolic link,
+    /// the file at the end of its links (the link stays a link).
+    pub path: PathBuf,
+    /// Its text and permission bits before (`None`: no file).
+    pub before: Option<(String, u32)>,
+    /// Its text after: the user's own content and the managed block ([`installed`]).
+    pub text: String,
+    /// Its permission bits after: its own with every execute bit, `0o755` for a new file.
+    pub mode: u32,
+}
+
+/// What installing did to one hook file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookChange {
+    /// There was no file: it was written.
+    Created,
+    /// The file lacked the managed block as it is now, or an execute bit: it was rewritten.
+    Updated,
+    /// The file was installed already: untouched.
+    Unchanged,
+}
+
+impl HookFile {
+    /// What installing does to the file.
+    pub fn change(&self) -> HookChange {
+        match &self.before {
+            None => HookChange::Created,
+            Some((text, mode)) if *text == self.text && *mode == self.mode => HookChange::Unchanged,
+            Some(_) => HookChange::Updated,
+        }
+    }
+}
+
+/// Why the git hooks cannot be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// Reading or writing a hook file, or creating the hooks folder, failed.
+    #[error("cannot {action} {}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// Where.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A hook file holds bytes that are not text: someone's, and never rewritten.
+    #[error("{} is not UTF-8 text", path.display())]
+    NotText {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A hook file is a symbolic link that cannot be followed (a loop).
+    #[error(transparent)]
+    Link(#[from] HostHookError),
+}
+
+/// What installing the hooks in the hooks folder `dir` writes: each of [`HOOK_NAMES`] with its
+/// managed block, the user's own content kept. Reads only.
+pub fn planned(dir: &Path) -> Result<Vec<HookFile>, InstallError> {
+    let mut hooks = Vec::new();
+    for name in HOOK_NAMES {
+        let path = crate::hosts::files::write_target(&dir.join(name))?;
+        let before = match std::fs::read(&path) {
+            Ok(bytes) => {
+                let meta = std::fs::metadata(&path).map_err(io("read", &path))?;
+                let text = String::from_utf8(bytes).map_err(|_| InstallError::NotText { path: path.clone() })?;
+                Some((text, permissions(&meta)))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io("read", &path)(e)),
+        };
+        let text = installed(before.as_ref().map(|(text, _)| text.as_str()), name);
+        let mode = before.as_ref().map_or(0o755, |(_, mode)| mode | 0o111);
+        hooks.push(HookFile { name, path, before, text, mode });
+    }
+    Ok(hooks)
+}
+
+/// Installs the git hooks in the hooks folder `dir` (created when missing): writes each hook of
+/// [`planned`] that changes, whole, through [`crate::fsx::write_atomic`] (a temporary beside it,
+/// flushed, given its mode, renamed over it). Returns every hook, [`HookFile::change`] saying what
+/// was done to it.
+///
+/// A crash at any instant leaves each hook file either as it was or installed, whole and
+/// executable — never a mix, never an installed hook without its execute bits — and at most one
+/// temporary `.<hook>.mas-tmp.<pid>.<n>` beside a hook, which `git mas doctor` lists and `--fix`
+/// removes. Running the install again completes it.
+pub fn install(dir: &Path) -> Result<Vec<HookFile>, InstallError> {
+    std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+    let hooks = planned(dir)?;
+    for hook in hooks.iter().filter(|h| h.change() != HookChange::Unchanged) {
+        crate::fsx::write_atomic(&hook.path, hook.text.as_bytes(), Some(hook.mode)).map_err(io("write", &hook.path))?;
+    }
+    Ok(hooks)
+}
+
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> InstallError + 'a {
+    move |source| InstallError::Io { action, path: path.to_path_buf(), source }
+}
+
+#[cfg(unix)]
+fn permissions(meta: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn permissions(_: &std::fs::Metadata) -> u32 {
+    0o755
 }
 
 /// What uninstalling does to one hook file.
@@ -346,5 +468,49 @@ mod tests {
             assert_eq!(hook_state(text), state, "{text:?}");
             assert_eq!(serde_json::to_value(state).unwrap(), state.label());
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn install_writes_each_hook_whole_and_executable_and_keeps_the_users_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let hooks = dir.path().join("hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let user = "#!/bin/sh\necho mine\n";
+        std::fs::write(hooks.join("pre-commit"), user).unwrap();
+        std::fs::set_permissions(hooks.join("pre-commit"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        // A hook that is a link: its target is written, the link stays.
+        std::fs::write(dir.path().join("mine-push"), user).unwrap();
+        std::os::unix::fs::symlink("../mine-push", hooks.join("pre-push")).unwrap();
+        let done = install(&hooks).unwrap();
+        let changes: Vec<_> = done.iter().map(|h| (h.name, h.change())).collect();
+        assert_eq!(
+            changes,
+            [
+                ("pre-commit", HookChange::Updated),
+                ("commit-msg", HookChange::Created),
+                ("pre-push", HookChange::Updated)
+            ]
+        );
+        for (name, file, mode) in [
+            ("pre-commit", hooks.join("pre-commit"), 0o711),
+            ("commit-msg", hooks.join("commit-msg"), 0o755),
+            ("pre-push", dir.path().join("mine-push"), 0o755),
+        ] {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let want = if name == "commit-msg" { installed(None, name) } else { installed(Some(user), name) };
+            assert_eq!(text, want, "{name}");
+            assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777, mode, "{name}");
+        }
+        assert!(std::fs::symlink_metadata(hooks.join("pre-push")).unwrap().is_symlink());
+        let names: Vec<_> = std::fs::read_dir(&hooks).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 3, "nothing beside the hooks: {names:?}");
+        // Installing again changes nothing.
+        assert!(install(&hooks).unwrap().iter().all(|h| h.change() == HookChange::Unchanged));
+        // A hook that is not text is someone's: refused, left as it was.
+        std::fs::write(hooks.join("commit-msg"), b"\xff\xfe").unwrap();
+        assert!(matches!(install(&hooks), Err(InstallError::NotText { .. })));
+        assert_eq!(std::fs::read(hooks.join("commit-msg")).unwrap(), b"\xff\xfe");
     }
 }

@@ -276,13 +276,14 @@ pub fn check(store: &Store, here: &Path, agent: &str) -> std::io::Result<Vec<Res
     if let (Some(then), Some(now)) = (head_then.as_deref().map(str::trim), head_now.as_deref())
         && then != now
     {
-        let out = crate::git::command(&here).args(["diff", "--name-only", "-z", then, now, "--"]).output()?;
-        let changed: Vec<String> = out
-            .stdout
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .collect();
+        let out = match crate::git::run(&here, &["diff", "--name-only", "-z", then, now, "--"]) {
+            Ok(out) => out,
+            // HEAD before the call no longer in the repository (pruned since): no commit to name.
+            Err(crate::git::GitError::Failed { .. }) => Vec::new(),
+            Err(e) => return Err(std::io::Error::other(e)),
+        };
+        let changed: Vec<String> =
+            out.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect();
         let mut seen = std::collections::BTreeSet::new();
         for k in &kept {
             if changed.contains(&k.path) && seen.insert(k.path.clone()) {

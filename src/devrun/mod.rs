@@ -688,17 +688,10 @@ pub fn reachable(store: &Store, commit: ObjectId, tip: ObjectId) -> Result<bool,
         }
         next = store.repo().find_commit(parent).ok();
     }
-    let out = crate::git::command(store.common_dir())
-        .args(["merge-base", "--is-ancestor", &commit.to_string(), &tip.to_string()])
-        .output()
-        .map_err(|e| StoreError::Git { context: "running git merge-base".into(), source: Box::new(e) })?;
-    match out.status.code() {
-        Some(0) => Ok(true),
-        Some(1) => Ok(false),
-        _ => Err(StoreError::Git {
-            context: format!("asking whether {tip} holds {commit}"),
-            source: String::from_utf8_lossy(&out.stderr).trim().to_string().into(),
-        }),
+    let args = ["merge-base", "--is-ancestor", &commit.to_string(), &tip.to_string()];
+    match crate::git::run_allowing(store.common_dir(), &args, &[1]) {
+        Ok((code, _)) => Ok(code == 0),
+        Err(e) => Err(StoreError::Git { context: format!("asking whether {tip} holds {commit}"), source: Box::new(e) }),
     }
 }
 

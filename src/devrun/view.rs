@@ -199,11 +199,8 @@ pub fn fixes(p: &crate::engines::development::ProposalTally) -> u64 {
 /// git cannot say.
 fn changed_lines(store: &Store, base: &str, tree: &str) -> Option<u64> {
     let dir = store.common_dir();
-    let out = crate::git::command(dir).args(["diff", "--numstat", "--no-renames", base, tree]).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out = crate::git::run(dir, &["diff", "--numstat", "--no-renames", base, tree]).ok()?;
+    let text = String::from_utf8_lossy(&out);
     Some(
         text.lines()
             .map(|l| {

@@ -33,6 +33,7 @@
 use super::DoctorError;
 use crate::attention::board::{RELEASE_KIND, ReleasePayload};
 use crate::attention::focus_store::FOCUS_PREFIX;
+use crate::git::GitError;
 use crate::identity::{AgentKey, Roster};
 use crate::store::damage::{Damage, Part};
 use crate::store::record::Record;
@@ -169,28 +170,37 @@ fn moved() -> String {
 /// Deletes `refname` if it still points at `tip`.
 fn delete(store: &Store, refname: &str, tip: &str) -> Result<(), String> {
     let dir = store.workdir().map(std::path::Path::to_path_buf).unwrap_or_else(|_| store.common_dir().to_path_buf());
-    let out = crate::git::command(&dir).args(["update-ref", "-d", refname, tip]).output().map_err(|e| e.to_string())?;
-    if out.status.success() {
-        return Ok(());
-    }
-    Err(failure(&String::from_utf8_lossy(&out.stderr), &out.status.to_string()))
+    crate::git::run(&dir, &["update-ref", "-d", refname, tip]).map(drop).map_err(|e| failure(&e))
 }
 
-/// Why `git update-ref -d` failed: what it said, else how it ended (a git killed by a signal
-/// says nothing).
-fn failure(stderr: &str, status: &str) -> String {
-    match stderr.trim() {
-        "" => format!("git update-ref -d ended without a word ({status}); run `git mas doctor --fix` again"),
-        said => said.to_string(),
+/// Why `git update-ref -d` failed, as the report says it: what git said, else how it ended (a git
+/// killed by a signal says nothing).
+fn failure(e: &GitError) -> String {
+    match e {
+        GitError::Failed { status, stderr, .. } if stderr.is_empty() => {
+            format!("git update-ref -d ended without a word ({status}); run `git mas doctor --fix` again")
+        }
+        GitError::Failed { stderr, .. } => stderr.clone(),
+        GitError::Spawn { .. } => e.to_string(),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::GitError;
+
     #[test]
     fn a_failed_deletion_always_says_why() {
-        let killed = super::failure("", "signal: 9 (SIGKILL)");
+        let failed = |status: &str, stderr: &str| GitError::Failed {
+            args: "update-ref -d refs/mas/x".into(),
+            status: status.into(),
+            code: None,
+            stderr: stderr.into(),
+        };
+        let killed = super::failure(&failed("signal: 9 (SIGKILL)", ""));
         assert!(killed.contains("signal: 9") && killed.contains("git mas doctor --fix"), "{killed}");
-        assert_eq!(super::failure("error: cannot lock ref\n", "exit status: 1"), "error: cannot lock ref");
+        assert_eq!(super::failure(&failed("exit status: 1", "error: cannot lock ref")), "error: cannot lock ref");
+        let spawn = GitError::Spawn { args: "update-ref".into(), source: std::io::ErrorKind::NotFound.into() };
+        assert!(super::failure(&spawn).starts_with("cannot run git update-ref"), "{}", super::failure(&spawn));
     }
 }

@@ -5,8 +5,8 @@
 //! around what it adds or removes: [`append`] inserts one member at the end of an object or array,
 //! laid out like the lines around it, and [`cut`] takes back exactly what [`append`] added (the
 //! separator before the node, or for a sole child everything between the opening bracket and its
-//! end). Install followed by uninstall gives back the original bytes. [`hooks`](super::hooks) and
-//! [`mcp`](super::mcp) both edit through here.
+//! end). Install followed by uninstall gives back the original bytes. The edit hook's installer and
+//! the MCP registration both edit through here.
 
 use super::files::HostHookError;
 use jsonc_parser::common::{Range, Ranged};

@@ -1,9 +1,8 @@
 //! The hosts' file toolkit: reading a settings file, writing it atomically through a symbolic
 //! link, removing it, and the one error every host file operation returns.
 //!
-//! Why a module of its own: the hook installer ([`super::hooks`]), the MCP registration
-//! ([`super::mcp`]), the file editor ([`super::edit`]) and the trust files ([`super::trust`])
-//! all read and write the hosts' files the same way; kept here, below all of them, none of them
+//! Why a module of its own: the hook installer, the MCP registration, the file editor and the
+//! trust files all read and write the hosts' files the same way; kept here, below all of them, none of them
 //! imports another for it.
 //!
 //! The decisions: a write goes through [`crate::fsx::write_atomic`] (a reader sees the old bytes

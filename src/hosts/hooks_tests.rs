@@ -1,4 +1,5 @@
 use super::*;
+use crate::hosts::ProcessEnv;
 
 const ALL: [Host; 7] = Host::ALL;
 

@@ -8,7 +8,7 @@
 //! second install changes nothing. Our entry is the server named [`SERVER_NAME`]; a different
 //! entry under that name (another `--agent`, an older command) is replaced by install. A file
 //! that does not parse as the host reads it is refused and left as it was. Writes are
-//! temporary-file-and-rename ([`super::hooks`]'s), so a crash leaves the file as it was or as
+//! temporary-file-and-rename ([`super::files`]), so a crash leaves the file as it was or as
 //! it is meant to be.
 //!
 //! The registrations, as the hosts' documentation gives them (checked 2026-12):
@@ -71,8 +71,8 @@
 
 use super::edit::{self, prop, value_of};
 use super::files::HostHookError;
-use super::hooks::{self, FileState, Removal};
-use super::{Env, Host, McpEntry, McpFacts, McpFormat, ProcessEnv, Scope};
+use super::plan::{Action, FileReport, FileState, Plan, Removal, carry_out};
+use super::{Env, Host, McpEntry, McpFacts, McpFormat, Scope};
 use jsonc_parser::ast;
 use std::path::{Path, PathBuf};
 
@@ -146,9 +146,6 @@ pub fn entry_value(host: Host, agent: Option<&str>) -> serde_json::Value {
         }
     }
 }
-
-/// What to do with the file.
-pub type Plan = hooks::Plan;
 
 /// The file's state, from its current content (`None`: absent).
 pub fn file_state(host: Host, path: &Path, current: Option<&str>, agent: Option<&str>) -> FileState {
@@ -442,15 +439,8 @@ pub fn session_args(host: Host, agent: Option<&str>) -> Vec<String> {
 /// agent's session starts the server registered in its worktree: for gemini,
 /// `GEMINI_CLI_TRUST_WORKSPACE=true`, without which it reads no project settings (module docs).
 pub fn session_prefix(host: Host) -> Option<&'static str> {
-    match host {
-        Host::Gemini => Some(GEMINI_TRUST_WORKSPACE),
-        _ => None,
-    }
+    host.facts().preset.trust_env
 }
-
-/// Trusts the working directory for one gemini process: it then reads the project's
-/// `.gemini/settings.json` (hooks, MCP servers) and `.agents/skills`.
-pub const GEMINI_TRUST_WORKSPACE: &str = "GEMINI_CLI_TRUST_WORKSPACE=true";
 
 /// What a host needs, besides the file, before it starts the server (said on install and status).
 pub fn notes(host: Host, scope: &Scope) -> Vec<String> {
@@ -492,12 +482,6 @@ pub fn notes(host: Host, scope: &Scope) -> Vec<String> {
     }
 }
 
-/// What `mcp install|uninstall|status --host` does.
-pub type Action = hooks::Action;
-
-/// The file after an action.
-pub type FileReport = hooks::FileReport;
-
 /// Applies `action` to `host`'s MCP registration in `scope`, registering `git mas mcp` (with
 /// `--agent NAME` when `agent` is given). A refusal leaves the file as it was.
 pub fn apply(
@@ -515,41 +499,9 @@ pub fn apply(
         Action::Uninstall => plan_uninstall(host, &path, current.as_deref(), agent)?,
         Action::Status => Plan::Keep,
     };
-    let after = match &plan {
-        Plan::Keep => current,
-        Plan::Write(text) => {
-            super::files::write_atomic(&path, text)?;
-            Some(text.clone())
-        }
-        Plan::Remove => {
-            super::files::remove_file(&base, &path)?;
-            None
-        }
-    };
+    let after = carry_out(&base, &path, current, &plan)?;
     let state = file_state(host, &path, after.as_deref(), agent);
     Ok(FileReport { path, state, changed: plan != Plan::Keep })
-}
-
-/// Registers the server, as `agent`, in an agent's worktree (project scope) and keeps the file
-/// out of what the agent proposes, as [`hooks::install_in_worktree`] does for the edit hook
-/// (the worktree's own excludes file; `--skip-worktree` for a file the repository tracks).
-pub fn install_in_worktree(host: Host, worktree: &Path, agent: &str) -> Result<FileReport, HostMcpError> {
-    let scope = Scope::Project(worktree.to_path_buf());
-    let report = apply(Action::Install, host, &scope, &ProcessEnv, Some(agent))?;
-    let git = |args: &[&str]| hooks::run_git(worktree, args);
-    let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?.trim());
-    let (_, rel) = config_file(host, &scope, &ProcessEnv)?;
-    let rel = rel.to_string_lossy().replace('\\', "/");
-    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
-    let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    let mut patterns = vec![format!("/{dir}.{name}.git-mas-*.tmp")];
-    if git(&["ls-files", "--", &rel])?.trim().is_empty() {
-        patterns.push(format!("/{rel}"));
-    } else {
-        git(&["update-index", "--skip-worktree", "--", &rel])?;
-    }
-    hooks::add_excludes_in_worktree(worktree, &git_dir, &patterns)?;
-    Ok(report)
 }
 
 #[cfg(test)]

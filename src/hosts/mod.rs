@@ -7,9 +7,12 @@
 //! | module | what it does for a host |
 //! |---|---|
 //! | [`hooks`] | installs and removes the edit hook in the host's settings |
+//! | [`opencode`] | renders the OpenCode plugin that is its edit hook |
+//! | [`worktree`] | installs the hook and the MCP server in an agent's worktree, out of its proposals |
 //! | [`payload`] | reads what the host's pre-tool hook sends on stdin |
 //! | [`reply`] | answers the hook in the host's own format |
 //! | [`mcp`] | registers `git mas mcp` in the host's MCP configuration |
+//! | [`plan`] | what an installer does to a file, planned before anything is written |
 //! | [`files`] | reads, writes (atomically, through a symbolic link) and removes the hosts' files |
 //! | [`edit`] | edits the hosts' JSON(C) and TOML files without disturbing the user's bytes |
 //! | [`trust`] | whether the host will load what was installed (its trust files) |
@@ -19,20 +22,25 @@
 //! [`detect`] tells whether a host is used in a project (its program on `PATH`, a folder or
 //! file of its own), for `git mas init --team`.
 
+mod detection;
 pub mod edit;
 pub mod files;
 pub mod help;
 pub mod hooks;
 pub mod mcp;
+pub mod opencode;
 pub mod payload;
+pub mod plan;
 pub mod preset;
 pub mod reply;
 pub mod skills;
 pub mod trust;
+pub mod worktree;
 
+pub use detection::{Detection, detect};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A coding-agent host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -210,6 +218,59 @@ pub struct PayloadFacts {
     /// (the hook payload's), so that a `git mas` command a session's shell runs is that
     /// session's agent; `None` where the host sets none that was seen.
     pub session_env: Option<&'static str>,
+    /// The host's tools that write files, each with where its arguments say which and what
+    /// changes ([`payload::parse`]); a tool not listed is read by its name and argument names.
+    pub write_tools: &'static [(&'static str, WriteArgs)],
+}
+
+/// Where a writing tool's arguments name its file and what changes in it. Each list of argument
+/// names is tried in order; the first that is a string is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteArgs {
+    /// The whole file named by `path`.
+    Whole {
+        /// The file's argument.
+        path: &'static [&'static str],
+    },
+    /// The file named by `path`, where the text under `old` stands (the whole file when that is
+    /// missing or empty).
+    Replace {
+        /// The file's argument.
+        path: &'static [&'static str],
+        /// The replaced text's argument.
+        old: &'static [&'static str],
+    },
+    /// The file named by `path`, where each `edits[].<old>` stands (the whole file when none is
+    /// given).
+    Edits {
+        /// The file's argument.
+        path: &'static [&'static str],
+        /// The replaced text's field in each edit.
+        old: &'static str,
+    },
+    /// As [`WriteArgs::Edits`], each edit in the file its own `<edit_path>` names when it names
+    /// one, and refused when an edit has no `<old>` or there is none.
+    EditsPerFile {
+        /// The file's argument.
+        path: &'static [&'static str],
+        /// The replaced text's field in each edit (required).
+        old: &'static str,
+        /// An edit's own file.
+        edit_path: &'static str,
+    },
+    /// Every file of the patch (codex's `apply_patch` format) under `patch`.
+    Patch {
+        /// The patch's argument.
+        patch: &'static [&'static str],
+    },
+    /// An editor whose `command` argument says what it does: `view` writes nothing,
+    /// `str_replace` replaces the text under `old`, any other rewrites the file named by `path`.
+    Editor {
+        /// The file's argument.
+        path: &'static [&'static str],
+        /// The replaced text's argument.
+        old: &'static [&'static str],
+    },
 }
 
 /// How a host reads its hook's answer on stdout (written by [`reply::reply`]).
@@ -292,6 +353,10 @@ pub struct PresetFacts {
     /// Where a session's extra words go: after this prefix of the line (codex's options follow
     /// `codex exec`), else at the end.
     pub words_after: Option<&'static str>,
+    /// The environment assignment (`sh` syntax, before the line) that makes the host trust the
+    /// working directory for that one process, where it reads a project's settings (hooks, MCP
+    /// servers) only in a folder it trusts and an agent's fresh worktree is trusted by no one.
+    pub trust_env: Option<&'static str>,
 }
 
 /// How `git mas init --team` tells that a host is used here ([`detect`]).
@@ -359,6 +424,10 @@ pub struct Facts {
     pub verified: Verification,
 }
 
+/// The argument naming the file in OpenCode's tools (`filePath`; the others as some releases
+/// sent them).
+const OPENCODE_PATH: &[&str] = &["filePath", "file_path", "path"];
+
 /// The hosts, one row each, in [`Host::ALL`]'s order. The module docs of [`hooks`], [`mcp`],
 /// [`skills`] and [`preset`] say where each fact comes from and what the real CLIs did.
 pub const TABLE: [Facts; 7] = [
@@ -396,6 +465,12 @@ pub const TABLE: [Facts; 7] = [
                 "TodoWrite",
                 "Bash",
             ],
+            write_tools: &[
+                ("Write", WriteArgs::Whole { path: &["file_path"] }),
+                ("Edit", WriteArgs::Replace { path: &["file_path", "path"], old: &["old_string"] }),
+                ("MultiEdit", WriteArgs::Edits { path: &["file_path"], old: "old_string" }),
+                ("NotebookEdit", WriteArgs::Whole { path: &["notebook_path"] }),
+            ],
         },
         answer: AnswerFormat::HookSpecificOutput,
         mcp: Some(McpFacts {
@@ -409,6 +484,7 @@ pub const TABLE: [Facts; 7] = [
         preset: PresetFacts {
             command: "claude -p --permission-mode acceptEdits --allowedTools 'Bash(git:*)'",
             words_after: None,
+            trust_env: None,
         },
         detect: DetectFacts { program: "claude", markers: &[".claude", "CLAUDE.md"] },
         verified: Verification::Real { package: "@anthropic-ai/claude-code", version: "2.1.332" },
@@ -445,6 +521,7 @@ pub const TABLE: [Facts; 7] = [
                 "grep_files",
                 "view_image",
             ],
+            write_tools: &[("apply_patch", WriteArgs::Patch { patch: &["command", "patch", "input"] })],
         },
         answer: AnswerFormat::HookSpecificOutput,
         mcp: Some(McpFacts {
@@ -461,6 +538,7 @@ pub const TABLE: [Facts; 7] = [
         preset: PresetFacts {
             command: "codex exec --sandbox danger-full-access --ephemeral --color never -",
             words_after: Some("codex exec"),
+            trust_env: None,
         },
         detect: DetectFacts { program: "codex", markers: &[".codex"] },
         verified: Verification::Real { package: "@openai/codex", version: "0.171.0" },
@@ -488,6 +566,10 @@ pub const TABLE: [Facts; 7] = [
             shell_tools: &["bash", "shell", "write_bash"],
             session_env: None,
             read_only_tools: &["view", "glob", "grep", "bash", "shell", "read_bash", "web_fetch"],
+            write_tools: &[
+                ("create", WriteArgs::Whole { path: &["path", "file_path"] }),
+                ("edit", WriteArgs::Replace { path: &["path", "file_path"], old: &["old_str", "old_string"] }),
+            ],
         },
         answer: AnswerFormat::PermissionDecision,
         mcp: Some(McpFacts {
@@ -498,7 +580,11 @@ pub const TABLE: [Facts; 7] = [
             entry: McpEntry::LocalWithTools,
         }),
         skills: SkillsFacts { project_dir: ".agents/skills", user_dir: UserDir::home(".copilot/skills") },
-        preset: PresetFacts { command: "copilot -s --allow-all-tools --no-ask-user", words_after: None },
+        preset: PresetFacts {
+            command: "copilot -s --allow-all-tools --no-ask-user",
+            words_after: None,
+            trust_env: None,
+        },
         detect: DetectFacts {
             program: "copilot",
             markers: &[".copilot", ".github/copilot-instructions.md", ".github/hooks"],
@@ -538,6 +624,10 @@ pub const TABLE: [Facts; 7] = [
                 "web_fetch",
                 "run_shell_command",
             ],
+            write_tools: &[
+                ("write_file", WriteArgs::Whole { path: &["file_path"] }),
+                ("replace", WriteArgs::Replace { path: &["file_path", "path"], old: &["old_string"] }),
+            ],
         },
         answer: AnswerFormat::Decision { message: "systemMessage" },
         mcp: Some(McpFacts {
@@ -551,7 +641,12 @@ pub const TABLE: [Facts; 7] = [
             project_dir: ".agents/skills",
             user_dir: UserDir::moved("GEMINI_CLI_HOME", ".gemini/skills", ".gemini/skills"),
         },
-        preset: PresetFacts { command: "gemini --approval-mode yolo --skip-trust", words_after: None },
+        preset: PresetFacts {
+            command: "gemini --approval-mode yolo --skip-trust",
+            words_after: None,
+            // `--skip-trust` runs gemini in an untrusted folder, but after the settings were read.
+            trust_env: Some("GEMINI_CLI_TRUST_WORKSPACE=true"),
+        },
         detect: DetectFacts { program: "gemini", markers: &[".gemini", "GEMINI.md"] },
         verified: Verification::Real { package: "@google/gemini-cli", version: "0.61.0" },
     },
@@ -589,6 +684,11 @@ pub const TABLE: [Facts; 7] = [
                 "TodoWrite",
                 "Bash",
             ],
+            write_tools: &[
+                ("Write", WriteArgs::Whole { path: &["file_path"] }),
+                ("StrReplace", WriteArgs::Replace { path: &["file_path", "path"], old: &["old_string"] }),
+                ("Edit", WriteArgs::Replace { path: &["file_path", "path"], old: &["old_string"] }),
+            ],
         },
         answer: AnswerFormat::Permission,
         mcp: Some(McpFacts {
@@ -599,7 +699,11 @@ pub const TABLE: [Facts; 7] = [
             entry: McpEntry::CommandArgs,
         }),
         skills: SkillsFacts { project_dir: ".cursor/skills", user_dir: UserDir::home(".cursor/skills") },
-        preset: PresetFacts { command: "cursor-agent -p --force --output-format text", words_after: None },
+        preset: PresetFacts {
+            command: "cursor-agent -p --force --output-format text",
+            words_after: None,
+            trust_env: None,
+        },
         detect: DetectFacts { program: "cursor-agent", markers: &[".cursor", ".cursorrules"] },
         verified: Verification::Documented {
             source: "cursor.com/docs (hooks, context/mcp, skills)",
@@ -629,6 +733,11 @@ pub const TABLE: [Facts; 7] = [
             shell_tools: &["developer__shell"],
             session_env: None,
             read_only_tools: &["developer__shell", "developer__analyze", "developer__list_windows"],
+            write_tools: &[
+                ("developer__write", WriteArgs::Whole { path: &["path"] }),
+                ("developer__edit", WriteArgs::Replace { path: &["path"], old: &["before"] }),
+                ("developer__text_editor", WriteArgs::Editor { path: &["path"], old: &["old_str"] }),
+            ],
         },
         answer: AnswerFormat::Block,
         mcp: None,
@@ -636,7 +745,7 @@ pub const TABLE: [Facts; 7] = [
             project_dir: ".agents/skills",
             user_dir: UserDir::moved("XDG_CONFIG_HOME", "goose/skills", ".config/goose/skills"),
         },
-        preset: PresetFacts { command: "goose run --no-session --instructions -", words_after: None },
+        preset: PresetFacts { command: "goose run --no-session --instructions -", words_after: None, trust_env: None },
         detect: DetectFacts { program: "goose", markers: &[".goosehints"] },
         verified: Verification::Documented { source: "block/goose documentation (hooks, skills)", checked: "2026-12" },
     },
@@ -663,6 +772,13 @@ pub const TABLE: [Facts; 7] = [
             shell_tools: &["bash"],
             session_env: None,
             read_only_tools: &["read", "glob", "grep", "list", "webfetch", "bash", "todoread", "todowrite"],
+            write_tools: &[
+                ("write", WriteArgs::Whole { path: OPENCODE_PATH }),
+                ("edit", WriteArgs::Replace { path: OPENCODE_PATH, old: &["oldString", "old_string"] }),
+                ("multiedit", WriteArgs::EditsPerFile { path: OPENCODE_PATH, old: "oldString", edit_path: "filePath" }),
+                ("apply_patch", WriteArgs::Patch { patch: &["patchText", "patch_text", "patch"] }),
+                ("patch", WriteArgs::Patch { patch: &["patchText", "patch_text", "patch"] }),
+            ],
         },
         answer: AnswerFormat::Decision { message: "message" },
         mcp: Some(McpFacts {
@@ -676,69 +792,11 @@ pub const TABLE: [Facts; 7] = [
             project_dir: ".agents/skills",
             user_dir: UserDir::moved("XDG_CONFIG_HOME", "opencode/skills", ".config/opencode/skills"),
         },
-        preset: PresetFacts { command: "opencode run --auto", words_after: None },
+        preset: PresetFacts { command: "opencode run --auto", words_after: None, trust_env: None },
         detect: DetectFacts { program: "opencode", markers: &[".opencode", "opencode.json"] },
         verified: Verification::Real { package: "opencode-ai", version: "1.18.33" },
     },
 ];
-
-/// Why a host counts as used in a project ([`detect`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum Detection {
-    /// Its program is on `PATH`.
-    Program {
-        /// The program's name.
-        program: String,
-        /// Where it was found.
-        path: PathBuf,
-    },
-    /// One of its markers exists at the top of the project.
-    Marker {
-        /// The marker, relative to the top.
-        marker: String,
-    },
-}
-
-impl fmt::Display for Detection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Detection::Program { program, path } => write!(f, "`{program}` on PATH ({})", path.display()),
-            Detection::Marker { marker } => write!(f, "{marker} exists"),
-        }
-    }
-}
-
-/// Why `host` counts as used in the project at `top`: its program on `env`'s `PATH` (an
-/// executable file of that name), each of its markers that exists ([`DetectFacts`]). Empty when
-/// neither.
-pub fn detect(host: Host, top: &Path, env: &dyn Env) -> Vec<Detection> {
-    let facts = host.facts().detect;
-    let mut found = Vec::new();
-    if let Some(path) = env.var("PATH") {
-        let program = std::env::split_paths(&path).map(|dir| dir.join(facts.program)).find(|p| executable(p));
-        if let Some(path) = program {
-            found.push(Detection::Program { program: facts.program.to_string(), path });
-        }
-    }
-    for marker in facts.markers {
-        if top.join(marker).symlink_metadata().is_ok() {
-            found.push(Detection::Marker { marker: marker.to_string() });
-        }
-    }
-    found
-}
-
-fn executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else { return false };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.is_file() && meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    meta.is_file()
-}
 
 impl fmt::Display for Host {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -747,108 +805,4 @@ impl fmt::Display for Host {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_has_one_row_per_host_in_order() {
-        for (i, h) in Host::ALL.into_iter().enumerate() {
-            assert_eq!(TABLE[i].host, h, "row {i}");
-            assert_eq!(h as usize, i);
-        }
-    }
-
-    #[test]
-    fn a_user_dir_follows_its_variable_else_home() {
-        struct E(&'static [(&'static str, &'static str)]);
-        impl Env for E {
-            fn var(&self, name: &str) -> Option<PathBuf> {
-                self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| PathBuf::from(v))
-            }
-        }
-        let opencode = Host::OpenCode.facts().skills.user_dir;
-        assert_eq!(opencode.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h/.config/opencode/skills")));
-        assert_eq!(
-            opencode.resolve(&E(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "/x")])),
-            Some(PathBuf::from("/x/opencode/skills"))
-        );
-        assert_eq!(opencode.resolve(&E(&[])), None);
-        let claude = Host::ClaudeCode.facts().mcp.unwrap().user_dir;
-        assert_eq!(claude.resolve(&E(&[("HOME", "/h"), ("CLAUDE_CONFIG_DIR", "/c")])), Some(PathBuf::from("/c")));
-        assert_eq!(claude.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h")));
-        // Gemini CLI takes its home from GEMINI_CLI_HOME when set.
-        let gemini = Host::Gemini.facts().skills.user_dir;
-        assert_eq!(gemini.resolve(&E(&[("HOME", "/h")])), Some(PathBuf::from("/h/.gemini/skills")));
-        assert_eq!(
-            gemini.resolve(&E(&[("HOME", "/h"), ("GEMINI_CLI_HOME", "/g")])),
-            Some(PathBuf::from("/g/.gemini/skills"))
-        );
-    }
-
-    /// The rows checked against a real CLI name exactly the versions the host tests install.
-    #[test]
-    fn every_real_row_is_the_version_the_host_tests_install() {
-        let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hosts/install.sh")).unwrap();
-        for facts in &TABLE {
-            if let Verification::Real { package, version } = facts.verified {
-                let pin = format!("\"{package}@{version}\"");
-                assert!(script.contains(&pin), "{}: {pin} is not pinned in tests/hosts/install.sh", facts.name);
-            }
-        }
-        let real = TABLE.iter().filter(|f| f.verified.is_real()).count();
-        let hosts_pinned = TABLE
-            .iter()
-            .filter_map(|f| match f.verified {
-                Verification::Real { package, .. } => Some(package),
-                Verification::Documented { .. } => None,
-            })
-            .filter(|p| script.contains(&format!("\"{p}@")))
-            .count();
-        assert_eq!(hosts_pinned, real);
-        assert_eq!(real, 5, "claude-code, codex, copilot, gemini and opencode run in the host tests");
-    }
-
-    #[test]
-    fn a_host_is_detected_by_its_program_on_path_or_a_marker_of_its_own() {
-        use std::os::unix::fs::PermissionsExt;
-        let tmp = std::env::temp_dir().join(format!("git-mas-detect-{}", std::process::id()));
-        let (bin, top) = (tmp.join("bin"), tmp.join("top"));
-        std::fs::create_dir_all(&bin).unwrap();
-        std::fs::create_dir_all(top.join(".claude")).unwrap();
-        std::fs::create_dir_all(top.join(".github/workflows")).unwrap();
-        std::fs::create_dir_all(top.join(".agents/skills")).unwrap();
-        std::fs::write(bin.join("gemini"), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(bin.join("gemini"), std::fs::Permissions::from_mode(0o755)).unwrap();
-        // Not executable: not a program.
-        std::fs::write(bin.join("codex"), "").unwrap();
-        struct E(PathBuf);
-        impl Env for E {
-            fn var(&self, name: &str) -> Option<PathBuf> {
-                (name == "PATH").then(|| self.0.clone())
-            }
-        }
-        let env = E(std::env::join_paths([tmp.join("missing"), bin.clone()]).unwrap().into());
-        let found: Vec<(Host, Vec<Detection>)> =
-            Host::ALL.into_iter().map(|h| (h, detect(h, &top, &env))).filter(|(_, d)| !d.is_empty()).collect();
-        assert_eq!(
-            found,
-            vec![
-                (Host::ClaudeCode, vec![Detection::Marker { marker: ".claude".into() }]),
-                (Host::Gemini, vec![Detection::Program { program: "gemini".into(), path: bin.join("gemini") }]),
-            ],
-            ".github/ and .agents/ are shared, so they name no host"
-        );
-        assert_eq!(found[1].1[0].to_string(), format!("`gemini` on PATH ({})", bin.join("gemini").display()));
-        std::fs::remove_dir_all(&tmp).unwrap();
-    }
-
-    #[test]
-    fn every_host_is_found_by_its_name_and_only_by_it() {
-        for h in Host::ALL {
-            assert_eq!(Host::from_name(h.name()), Some(h));
-            assert_eq!(serde_json::to_value(h).unwrap(), h.name());
-        }
-        assert_eq!(Host::from_name("claude"), None);
-        assert_eq!(Host::from_name("Codex"), None);
-    }
-}
+mod tests;

@@ -6,7 +6,7 @@
 //! and its own way to say "deny", so both are here, pure: [`parse`] turns a payload into the
 //! files the call would write (with the changed lines where the payload says which), and
 //! [`reply`] turns the gate's answer into the bytes the host reads. Deciding is the commit gate's
-//! business ([`super::gate`]).
+//! business.
 //!
 //! Several hosts let a hook that crashes fail open, so a payload that cannot be read is an error
 //! value the caller answers with a deny, never a panic.
@@ -22,7 +22,8 @@
 //! earlier releases' shapes. An asked-about call whose arguments do not have the shape read here
 //! is an error, so the plugin refuses it (fail closed) rather than letting an unchecked write by.
 //!
-//! A tool the table below does not know is not assumed harmless: when its arguments carry a path
+//! The tools each host writes with, and which arguments name their files, are the host table's
+//! ([`super::PayloadFacts`]'s `write_tools`). A tool the table does not know is not assumed harmless: when its arguments carry a path
 //! (`file_path`, `path`, `filePath`, `paths`, … at the top level: [`PATH_KEYS`]), it is taken as a
 //! whole-file write of each (fail closed), unless the host's own documentation lists it as
 //! read-only ([`read_only`]: `Read`, `read_file`, `view`, …) or its name says it only reads (an
@@ -59,7 +60,7 @@
 //! The shortest is 10 s; the deadline is 6 s, leaving 4 s for the host to start the process and
 //! read the answer on a loaded machine (a gate normally answers in tens of milliseconds).
 
-use super::{Host, PayloadShape};
+use super::{Host, PayloadShape, WriteArgs};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -201,11 +202,6 @@ struct ToolInputPayload {
     /// Cursor names its workspace's folders.
     #[serde(default)]
     workspace_roots: Option<Value>,
-    #[serde(default, deserialize_with = "text")]
-    session_id: Option<String>,
-    /// Cursor's session.
-    #[serde(default, deserialize_with = "text")]
-    conversation_id: Option<String>,
 }
 
 /// Copilot CLI's envelope: `{toolName, toolArgs (a JSON string), cwd}` (the snake-case names
@@ -222,8 +218,6 @@ struct CopilotPayload {
     tool_args: Option<Value>,
     #[serde(default, deserialize_with = "text")]
     cwd: Option<String>,
-    #[serde(default, rename = "sessionId", deserialize_with = "text")]
-    session_id: Option<String>,
 }
 
 /// What git-mas's OpenCode plugin sends: `{tool, args, cwd, sessionID}`.
@@ -235,8 +229,6 @@ struct OpenCodePayload {
     args: Option<Value>,
     #[serde(default, deserialize_with = "text")]
     cwd: Option<String>,
-    #[serde(default, rename = "sessionID", deserialize_with = "text")]
-    session_id: Option<String>,
 }
 
 /// A host's envelope, read: the tool, its arguments, the directory and the session, with the
@@ -250,10 +242,12 @@ struct Envelope {
     session: Option<String>,
 }
 
-/// The envelope of `host`'s payload (its shape in [`super::TABLE`]).
+/// The envelope of `host`'s payload (its shape and session field in [`super::TABLE`]).
 fn envelope(host: Host, v: Value) -> Result<Envelope, PayloadError> {
     let not_json = |e: serde_json::Error| PayloadError::NotJson { reason: e.to_string() };
-    Ok(match host.facts().payload.shape {
+    let facts = host.facts().payload;
+    let session = str_at(&v, facts.session_field).map(String::from);
+    Ok(match facts.shape {
         PayloadShape::ToolInput => {
             let p: ToolInputPayload = serde_json::from_value(v).map_err(not_json)?;
             let first_root = || match &p.workspace_roots {
@@ -265,7 +259,6 @@ fn envelope(host: Host, v: Value) -> Result<Envelope, PayloadError> {
                 Host::Cursor => p.cwd.clone().or_else(first_root),
                 _ => p.cwd.clone(),
             };
-            let session = if host == Host::Cursor { p.conversation_id } else { p.session_id };
             Envelope {
                 tool: p.tool_name,
                 tool_field: "tool_name",
@@ -283,19 +276,12 @@ fn envelope(host: Host, v: Value) -> Result<Envelope, PayloadError> {
                 args: p.tool_args_camel.or(p.tool_args),
                 args_field: "toolArgs",
                 cwd: p.cwd,
-                session: p.session_id,
+                session,
             }
         }
         PayloadShape::OpenCode => {
             let p: OpenCodePayload = serde_json::from_value(v).map_err(not_json)?;
-            Envelope {
-                tool: p.tool,
-                tool_field: "tool",
-                args: p.args,
-                args_field: "args",
-                cwd: p.cwd,
-                session: p.session_id,
-            }
+            Envelope { tool: p.tool, tool_field: "tool", args: p.args, args_field: "args", cwd: p.cwd, session }
         }
     })
 }
@@ -329,7 +315,7 @@ pub fn parse_session_event(host: Host, bytes: &[u8]) -> Result<SessionEvent, Pay
 
 /// The tool's result in `host`'s post-tool payload, where a hook may hand the host a replaced one
 /// (Copilot CLI's `toolResult`, `{resultType, textResultForLlm}`, whose `modifiedResult` answer
-/// takes its place: [`super::reply::post_tool`]); `None` for the other hosts, and for a payload
+/// takes its place in the post-tool answer); `None` for the other hosts, and for a payload
 /// that carries none.
 pub fn post_tool_result(host: Host, bytes: &[u8]) -> Option<Value> {
     if host != Host::Copilot || bytes.len() as u64 > MAX_PAYLOAD {
@@ -400,71 +386,35 @@ fn replace(args: &Value, keys: &[&str]) -> Change {
     }
 }
 
+/// The files `tool`'s call writes: a writing tool of the host's ([`super::PayloadFacts`]'s
+/// `write_tools`) where its arguments say; nothing for a tool that only reads ([`read_only`]);
+/// else every path its arguments name ([`unknown_writes`]).
 fn writes(host: Host, tool: &str, v: &Envelope) -> Result<Vec<FileWrite>, PayloadError> {
+    let Some((_, how)) = host.facts().payload.write_tools.iter().find(|(name, _)| *name == tool) else {
+        return Ok(if read_only(host, tool) { Vec::new() } else { unknown_writes(tool, v) });
+    };
+    let a = args(tool, v)?;
     let one = |path: String, change: Change| Ok(vec![FileWrite { path, change }]);
-    match (host, tool) {
-        (Host::ClaudeCode, "Write") | (Host::Gemini, "write_file") | (Host::Cursor, "Write") => {
-            one(path_in(tool, &args(tool, v)?, &["file_path"])?, Change::WholeFile)
-        }
-        (Host::ClaudeCode, "Edit") | (Host::Gemini, "replace") | (Host::Cursor, "StrReplace" | "Edit") => {
-            let a = args(tool, v)?;
-            one(path_in(tool, &a, &["file_path", "path"])?, replace(&a, &["old_string"]))
-        }
-        (Host::ClaudeCode, "MultiEdit") => {
-            let a = args(tool, v)?;
-            let path = path_in(tool, &a, &["file_path"])?;
+    match *how {
+        WriteArgs::Whole { path } => one(path_in(tool, &a, path)?, Change::WholeFile),
+        WriteArgs::Replace { path, old } => one(path_in(tool, &a, path)?, replace(&a, old)),
+        WriteArgs::Edits { path, old } => {
+            let path = path_in(tool, &a, path)?;
             let olds: Option<Vec<String>> = a.get("edits").and_then(Value::as_array).map(|edits| {
-                edits
-                    .iter()
-                    .filter_map(|e| str_at(e, "old_string"))
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect()
+                edits.iter().filter_map(|e| str_at(e, old)).filter(|s| !s.is_empty()).map(String::from).collect()
             });
             match olds {
                 Some(o) if !o.is_empty() => one(path, Change::Replace(o)),
                 _ => one(path, Change::WholeFile),
             }
         }
-        (Host::ClaudeCode, "NotebookEdit") => {
-            one(path_in(tool, &args(tool, v)?, &["notebook_path"])?, Change::WholeFile)
-        }
-        (Host::Codex, "apply_patch") => {
-            let a = args(tool, v)?;
-            let patch = path_in(tool, &a, &["command", "patch", "input"])?;
-            patch_writes(tool, &patch)
-        }
-        (Host::Copilot, "create") => one(path_in(tool, &args(tool, v)?, &["path", "file_path"])?, Change::WholeFile),
-        (Host::Copilot, "edit") => {
-            let a = args(tool, v)?;
-            one(path_in(tool, &a, &["path", "file_path"])?, replace(&a, &["old_str", "old_string"]))
-        }
-        (Host::Goose, "developer__write") => one(path_in(tool, &args(tool, v)?, &["path"])?, Change::WholeFile),
-        (Host::Goose, "developer__edit") => {
-            let a = args(tool, v)?;
-            one(path_in(tool, &a, &["path"])?, replace(&a, &["before"]))
-        }
-        (Host::Goose, "developer__text_editor") => {
-            let a = args(tool, v)?;
-            match str_at(&a, "command") {
-                Some("view") => Ok(Vec::new()),
-                Some("str_replace") => one(path_in(tool, &a, &["path"])?, replace(&a, &["old_str"])),
-                _ => one(path_in(tool, &a, &["path"])?, Change::WholeFile),
-            }
-        }
-        (Host::OpenCode, "write") => {
-            one(path_in(tool, &args(tool, v)?, &["filePath", "file_path", "path"])?, Change::WholeFile)
-        }
-        (Host::OpenCode, "edit") => {
-            let a = args(tool, v)?;
-            one(path_in(tool, &a, &["filePath", "file_path", "path"])?, replace(&a, &["oldString", "old_string"]))
-        }
-        (Host::OpenCode, "multiedit") => opencode_multiedit(tool, &args(tool, v)?),
-        (Host::OpenCode, "apply_patch" | "patch") => {
-            patch_writes(tool, &path_in(tool, &args(tool, v)?, &["patchText", "patch_text", "patch"])?)
-        }
-        _ if read_only(host, tool) => Ok(Vec::new()),
-        _ => Ok(unknown_writes(tool, v)),
+        WriteArgs::EditsPerFile { path, old, edit_path } => edits_per_file(tool, &a, path, old, edit_path),
+        WriteArgs::Patch { patch } => patch_writes(tool, &path_in(tool, &a, patch)?),
+        WriteArgs::Editor { path, old } => match str_at(&a, "command") {
+            Some("view") => Ok(Vec::new()),
+            Some("str_replace") => one(path_in(tool, &a, path)?, replace(&a, old)),
+            _ => one(path_in(tool, &a, path)?, Change::WholeFile),
+        },
     }
 }
 
@@ -513,18 +463,25 @@ fn unknown_writes(tool: &str, v: &Envelope) -> Vec<FileWrite> {
     out
 }
 
-/// OpenCode's `multiedit`: `{filePath, edits: [{filePath?, oldString, newString}]}`, each edit
-/// in its own file when it names one. An edit without an `oldString` string (or an `edits` that
-/// is not a list of objects) is an arguments shape the gate does not know, so the call is refused.
-fn opencode_multiedit(tool: &str, a: &Value) -> Result<Vec<FileWrite>, PayloadError> {
+/// [`WriteArgs::EditsPerFile`] (OpenCode's `multiedit`: `{filePath, edits: [{filePath?,
+/// oldString, newString}]}`), each edit in its own file when it names one. An edit without an
+/// `old` string (or an `edits` that is not a list of objects) is an arguments shape the gate does
+/// not know, so the call is refused.
+fn edits_per_file(
+    tool: &str,
+    a: &Value,
+    path: &[&str],
+    old: &str,
+    edit_path: &str,
+) -> Result<Vec<FileWrite>, PayloadError> {
     let missing = |field: &str| PayloadError::Missing { tool: tool.to_string(), field: field.to_string() };
-    let path = path_in(tool, a, &["filePath", "file_path", "path"])?;
+    let path = path_in(tool, a, path)?;
     let edits = a.get("edits").and_then(Value::as_array).ok_or_else(|| missing("edits list"))?;
     let mut out: Vec<FileWrite> = Vec::new();
     for edit in edits {
-        let old = str_at(edit, "oldString").ok_or_else(|| missing("edits[].oldString"))?;
-        let file = str_at(edit, "filePath").filter(|p| !p.is_empty()).unwrap_or(&path).to_string();
-        let change = if old.is_empty() { Change::WholeFile } else { Change::Replace(vec![old.to_string()]) };
+        let text = str_at(edit, old).ok_or_else(|| missing(&format!("edits[].{old}")))?;
+        let file = str_at(edit, edit_path).filter(|p| !p.is_empty()).unwrap_or(&path).to_string();
+        let change = if text.is_empty() { Change::WholeFile } else { Change::Replace(vec![text.to_string()]) };
         match out.iter_mut().find(|w| w.path == file) {
             Some(w) => w.change = merge(std::mem::replace(&mut w.change, Change::WholeFile), change),
             None => out.push(FileWrite { path: file, change }),

@@ -62,8 +62,7 @@
 //! `--trust-folder`, opencode with `OPENCODE_CONFIG_CONTENT` naming the plugin in the worktree's
 //! git dir, gemini with `GEMINI_CLI_TRUST_WORKSPACE=true` (the worktree trusted for that process);
 //! without those, each of the four runs no hook from a linked worktree (or, for opencode, first
-//! npm-installs into the worktree). Why, and what was measured:
-//! [`crate::hosts::hooks`].
+//! npm-installs into the worktree). Why: [`crate::hosts::worktree`].
 //!
 //! An agent whose worktree has the git-mas MCP server registered as that agent (coordinate does
 //! it; `--no-mcp` does not) also gets what its host needs to start that server unattended
@@ -120,8 +119,8 @@ impl Host {
 
     /// [`Host::command_line`] for agent `agent` whose worktree was given what `wiring` says, with
     /// what the host needs to use it unattended: for the edit hook
-    /// ([`hooks::install_in_worktree`]), [`hooks::session_prefix`] before the line and
-    /// [`hooks::session_args`]; for the MCP server ([`mcp::install_in_worktree`]),
+    /// ([`super::worktree::install_hook`]), [`hooks::session_prefix`] before the line and
+    /// [`hooks::session_args`]; for the MCP server ([`super::worktree::install_mcp`]),
     /// [`mcp::session_prefix`] before the line (once, when the hook's is the same),
     /// [`mcp::session_args`] and, for claude-code, the permission to call the server's tools
     /// (`mcp__git-mas`). Codex's words go after `codex exec`, the others' at the end. The lines
@@ -174,9 +173,9 @@ impl Host {
 /// What coordinate gave an agent's worktree that its host's session must be told about.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Wiring {
-    /// The host's edit hook is installed ([`hooks::install_in_worktree`]).
+    /// The host's edit hook is installed ([`super::worktree::install_hook`]).
     pub edit_gate: bool,
-    /// The git-mas MCP server is registered as the agent ([`mcp::install_in_worktree`]).
+    /// The git-mas MCP server is registered as the agent ([`super::worktree::install_mcp`]).
     pub mcp: bool,
 }
 

@@ -21,7 +21,6 @@ pub mod testreport;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use thiserror::Error;
 
 /// Errors of the pool.
@@ -245,26 +244,21 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PoolError + 
     move |source| PoolError::Io { path: path.to_path_buf(), source }
 }
 
-/// A `git` command in `dir` ([`crate::git::command`]).
-pub fn git_command(dir: &Path) -> Command {
-    crate::git::command(dir)
-}
-
 /// Runs a prepared git command; returns its stdout with the trailing newline trimmed.
-pub fn run_git(mut cmd: Command, args: &[&str]) -> Result<String, PoolError> {
-    cmd.args(args);
-    let mut out = cmd.output().map_err(PoolError::Spawn)?;
+pub fn run_git(git: &crate::git::Git, args: &[&str]) -> Result<String, PoolError> {
     // Another git process holding a worktree's index lock for a moment (a concurrent landing
     // updating the same checkout): wait for it, briefly, instead of failing.
-    for _ in 0..40 {
-        if out.status.success() || !String::from_utf8_lossy(&out.stderr).contains("index.lock") {
-            break;
+    let mut tries = 0;
+    let out = loop {
+        match git.run(args) {
+            Err(crate::git::GitError::Failed { stderr, .. }) if tries < 40 && stderr.contains("index.lock") => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            done => break done?,
         }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-        out = cmd.output().map_err(PoolError::Spawn)?;
-    }
-    let (_, stdout) = crate::git::finish(out, args, &[])?;
-    Ok(String::from_utf8_lossy(&stdout).trim_end().to_string())
+    };
+    Ok(String::from_utf8_lossy(&out).trim_end().to_string())
 }
 
 impl From<crate::git::GitError> for PoolError {
@@ -278,7 +272,7 @@ impl From<crate::git::GitError> for PoolError {
 
 /// Runs `git ARGS` in `dir`.
 pub fn git(dir: &Path, args: &[&str]) -> Result<String, PoolError> {
-    run_git(git_command(dir), args)
+    run_git(&crate::git::Git::new(dir), args)
 }
 
 /// A scratch name owned by this process: `<prefix><ns>-<pid>-<random>`, where `ns` names the pid
@@ -485,9 +479,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ns = pid_namespace();
         // A process that has exited, one that runs, and this one.
-        let mut done = Command::new("true").spawn().unwrap();
+        let mut done = std::process::Command::new("true").spawn().unwrap();
         done.wait().unwrap();
-        let mut live = Command::new("sleep").arg("30").spawn().unwrap();
+        let mut live = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let dead_dir = dir.path().join(format!("x-{ns}-{}-aa", done.id()));
         let dead_file = dir.path().join(format!("x-{ns}-{}-bb.out", done.id()));
         let live_dir = dir.path().join(format!("x-{ns}-{}-cc", live.id()));

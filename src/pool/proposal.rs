@@ -13,7 +13,7 @@
 //! The ref follows the events, never the other way round, so two `propose` of one agent racing
 //! each other also end with the ref at the proposal the tally counts.
 
-use super::{PoolError, git, git_command, io_err, run_git};
+use super::{PoolError, git, io_err, run_git};
 use crate::store::Store;
 use gix::ObjectId;
 use std::path::{Path, PathBuf};
@@ -56,13 +56,9 @@ pub fn worktree_tree(workdir: &Path) -> Result<ObjectId, PoolError> {
     if real.exists() {
         copy_index(&real, &temp.0)?;
     }
-    let with_temp_index = || {
-        let mut cmd = git_command(workdir);
-        cmd.env("GIT_INDEX_FILE", &temp.0);
-        cmd
-    };
-    run_git(with_temp_index(), &["add", "-A", "--", "."])?;
-    let tree = run_git(with_temp_index(), &["write-tree"])?;
+    let with_temp_index = crate::git::Git::new(workdir).env("GIT_INDEX_FILE", &temp.0);
+    run_git(&with_temp_index, &["add", "-A", "--", "."])?;
+    let tree = run_git(&with_temp_index, &["write-tree"])?;
     ObjectId::from_hex(tree.trim().as_bytes()).map_err(|_| PoolError::WriteTreeOutput { printed: tree.clone() })
 }
 
@@ -140,8 +136,11 @@ mod tests {
     use std::time::Duration;
 
     fn run(dir: &Path, args: &[&str]) -> String {
-        let out =
-            git_command(dir).args(["-c", "user.name=t", "-c", "user.email=t@example.com"]).args(args).output().unwrap();
+        let out = crate::git::command(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }

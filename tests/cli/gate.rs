@@ -310,6 +310,107 @@ fn hooks_install_is_idempotent_keeps_user_lines_and_honors_core_hooks_path() {
     assert!(!hooks.join("commit-msg").exists());
 }
 
+/// `hooks install` writes each git hook whole through a temporary beside it and a rename. Killed
+/// at any of its renames, flushes or writes, every hook is as it was or installed whole and
+/// executable (the user's own lines kept); what is left beside them is at most a
+/// `.HOOK.mas-tmp.PID.N` that `doctor` lists as stale and `--fix` removes; and the install run
+/// again completes.
+#[test]
+fn a_hooks_install_killed_anywhere_leaves_each_hook_old_or_new_whole() {
+    use crate::killpoints::{RENAMES, Trigger, sweep};
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = TestEnv::new();
+    let repo = env.repo("hooks-kill");
+    let hooks = repo.join(".git/hooks");
+    let names = ["pre-commit", "commit-msg", "pre-push"];
+    let user = "#!/bin/sh\necho user-check\n";
+    let ours = |name: &str, text: &str| {
+        let whole = text.ends_with("# <<< git-mas <<<\n") && text.contains(&format!("git mas hook {name} "));
+        whole && (name != "pre-commit" || text.starts_with(user))
+    };
+    let temps = || -> Vec<PathBuf> {
+        let entries = std::fs::read_dir(&hooks).unwrap().flatten().map(|e| e.path());
+        entries.filter(|p| git_mas::fsx::is_temporary(p.file_name().unwrap().to_str().unwrap())).collect()
+    };
+    // Every hook as it is now is as it was or installed whole and executable.
+    let check = |point: &str| {
+        for name in names {
+            let path = hooks.join(name);
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            if name == "pre-commit" && text == user {
+                continue;
+            }
+            assert!(ours(name, &text), "{point}: {name} is neither as it was nor installed whole: {text:?}");
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o111, 0o111, "{point}: {name} installed but not executable ({mode:o})");
+        }
+    };
+    let doctor = |fix: bool| {
+        let mut cmd = env.mas_cmd(&repo);
+        cmd.env("TMPDIR", env.root()).args(["doctor", "--json"]);
+        if fix {
+            cmd.arg("--fix");
+        }
+        let out = cmd.output().unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+        (out.status.code(), json)
+    };
+    let triggers = [
+        Trigger::on(RENAMES).own_process(),
+        Trigger::on("?fsync,fdatasync").own_process(),
+        Trigger::on("write").own_process(),
+    ];
+    let mut killed = 0;
+    let swept = sweep(
+        &triggers,
+        |_, _| {
+            for name in names {
+                let _ = std::fs::remove_file(hooks.join(name));
+            }
+            std::fs::create_dir_all(&hooks).unwrap();
+            std::fs::write(hooks.join("pre-commit"), user).unwrap();
+            std::fs::set_permissions(hooks.join("pre-commit"), std::fs::Permissions::from_mode(0o755)).unwrap();
+            let mut cmd = env.mas_cmd(&repo);
+            cmd.args(["hooks", "install"]);
+            cmd
+        },
+        |attempt| {
+            let point = attempt.point();
+            check(&point);
+            let left = temps();
+            if !attempt.killed {
+                assert_eq!(attempt.output.status.code(), Some(0), "{point}: {}", stderr(&attempt.output));
+                assert!(left.is_empty(), "{point}: a completed install left {left:?}");
+                return;
+            }
+            killed += 1;
+            assert!(left.len() <= 1, "{point}: more than one temporary left: {left:?}");
+            if !left.is_empty() {
+                let (code, json) = doctor(false);
+                assert_eq!(code, Some(1), "{point}: {json}");
+                for temp in &left {
+                    let listed =
+                        json["temp_files"].as_array().unwrap().iter().find(|d| d["path"] == temp.to_str().unwrap());
+                    let d = listed.unwrap_or_else(|| panic!("{point}: {} not listed: {json}", temp.display()));
+                    assert_eq!(d["stale"], true, "{point}: {d}");
+                }
+                let (code, json) = doctor(true);
+                assert_eq!(code, Some(0), "{point}: {json}");
+                assert!(temps().is_empty(), "{point}: --fix left {:?}", temps());
+            }
+            let again = env.mas_cmd(&repo).args(["hooks", "install"]).output().unwrap();
+            assert_eq!(again.status.code(), Some(0), "{point}: {}", stderr(&again));
+            for name in names {
+                let text = std::fs::read_to_string(hooks.join(name)).unwrap();
+                assert!(ours(name, &text), "{point}: the install run again left {name}: {text:?}");
+            }
+            check(&point);
+        },
+    );
+    assert!(killed >= 3 && swept.iter().all(|(_, n)| *n > 0), "every trigger killed the install: {swept:?}");
+}
+
 #[test]
 fn with_the_gate_off_the_hooks_do_nothing() {
     let Team { env, alice, bob, .. } = team();

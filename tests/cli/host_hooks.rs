@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use crate::json::hooks::HostHooksOut;
-use git_mas::hosts::hooks::FileState;
+use git_mas::hosts::plan::FileState;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

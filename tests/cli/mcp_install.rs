@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use crate::json::mcp_install::McpInstallOut;
-use git_mas::hosts::hooks::FileState;
+use git_mas::hosts::plan::FileState;
 use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};

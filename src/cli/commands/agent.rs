@@ -87,11 +87,14 @@ fn staged_roster(ctx: &Context) -> Result<Option<gix::ObjectId>, CliError> {
     if let Some(found) = git_mas::attention::staged::staged_blob(store.repo(), ROSTER_PATH) {
         return Ok(found);
     }
-    let out = git_mas::git::command(store.workdir()?)
-        .args(["rev-parse", "--verify", "--quiet", &format!(":{ROSTER_PATH}")])
-        .output()
-        .map_err(|e| CliError::with_message(Kind::Internal, "cannot run git rev-parse", e))?;
-    Ok(std::str::from_utf8(&out.stdout).ok().and_then(|s| gix::ObjectId::from_hex(s.trim().as_bytes()).ok()))
+    // Exit 1: nothing staged at that path.
+    let (_, out) = git_mas::git::run_allowing(
+        store.workdir()?,
+        &["rev-parse", "--verify", "--quiet", &format!(":{ROSTER_PATH}")],
+        &[1],
+    )
+    .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot read the staged {ROSTER_PATH}"), e))?;
+    Ok(std::str::from_utf8(&out).ok().and_then(|s| gix::ObjectId::from_hex(s.trim().as_bytes()).ok()))
 }
 
 fn sign_roster(ctx: &mut Context, args: SignRosterArgs) -> Result<Outcome, CliError> {

@@ -20,7 +20,7 @@ use git_mas::coordinate::{DEFAULT_DEVELOPMENT_ROUNDS, Route, route};
 use git_mas::devrun::slices::{self, PlanChoice, SlicePlan, SliceSource};
 use git_mas::engines::ConvergeHalt;
 use git_mas::hosts::hooks;
-use git_mas::hosts::mcp;
+use git_mas::hosts::worktree;
 use git_mas::peers::{PeerEntry, parse_agents};
 use git_mas::pool::check::check_command;
 use git_mas::runtime::PatternKind;
@@ -420,8 +420,8 @@ fn prepare_worktree(
     json: bool,
 ) -> Result<(), SinkError> {
     if let Some(host) = wired.gated(agent) {
-        hooks::install_in_worktree(host, path)?;
-        let enforced = hooks::enforce_in_worktree(path)?;
+        worktree::install_hook(host, path)?;
+        let enforced = worktree::enforce_gate(path)?;
         if !json {
             let mode = if enforced { ", mas.gate=enforce in its worktree" } else { "" };
             ctx.status(&format!("  {agent}'s edits are gated ({} hook installed{mode})", host.name()));
@@ -432,7 +432,7 @@ fn prepare_worktree(
     }
     // After the edit hook: both keep their files out of proposals in the same excludes file.
     if let Some(host) = wired.served(agent) {
-        let report = mcp::install_in_worktree(host, path, agent)?;
+        let report = worktree::install_mcp(host, path, agent)?;
         if !json {
             ctx.status(&format!("  {agent}'s {} has the git-mas MCP server ({})", host.name(), report.path.display()));
         }

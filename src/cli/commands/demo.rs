@@ -27,6 +27,8 @@ use crate::cli::Outcome;
 use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
 use crate::cli::output::Ui;
+use git_mas::git::Git;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -119,56 +121,81 @@ impl Demo {
         self.ui.line(line)
     }
 
-    /// `program` in `dir` with the demo's environment; git is started the way git-mas starts it
-    /// ([`git_mas::git::command`]: no redirecting variable, one locale).
-    fn base(&self, program: &Path, dir: &Path) -> Command {
-        let mut cmd = if program == Path::new("git") { git_mas::git::command(dir) } else { Command::new(program) };
+    /// The demo's environment: (variable, value), or `None` to remove it.
+    fn env(&self) -> Vec<(&'static str, Option<OsString>)> {
         // This binary first on PATH, so `git mas` (as the hooks call it) is the one running the demo.
         let bin_dir = self.exe.parent().map(Path::to_path_buf).unwrap_or_default();
         let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
-        cmd.current_dir(dir)
-            .env("PATH", path)
-            .env("GIT_MAS_KEY_DIR", &self.keys)
-            .env("GIT_AUTHOR_NAME", "Demo")
-            .env("GIT_AUTHOR_EMAIL", "demo@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Demo")
-            .env("GIT_COMMITTER_EMAIL", "demo@example.invalid")
-            .env_remove("GIT_MAS_AGENT")
+        let set = |v: &str| Some(OsString::from(v));
+        vec![
+            ("PATH", set(&path)),
+            ("GIT_MAS_KEY_DIR", Some(self.keys.clone().into_os_string())),
+            ("GIT_AUTHOR_NAME", set("Demo")),
+            ("GIT_AUTHOR_EMAIL", set("demo@example.invalid")),
+            ("GIT_COMMITTER_NAME", set("Demo")),
+            ("GIT_COMMITTER_EMAIL", set("demo@example.invalid")),
+            ("GIT_MAS_AGENT", None),
             // A failing test's panic prints its message, not a backtrace: the check's output stays readable.
-            .env("RUST_BACKTRACE", "0")
+            ("RUST_BACKTRACE", set("0")),
             // Real time: leases and `git mas check` judge commits by when they were made.
-            .env_remove("GIT_AUTHOR_DATE")
-            .env_remove("GIT_COMMITTER_DATE")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE");
+            ("GIT_AUTHOR_DATE", None),
+            ("GIT_COMMITTER_DATE", None),
+            ("GIT_DIR", None),
+            ("GIT_WORK_TREE", None),
+        ]
+    }
+
+    /// `program` (not git) in `dir` with the demo's environment.
+    fn base(&self, program: &Path, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(dir);
+        for (key, value) in self.env() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
         cmd
+    }
+
+    /// git in `dir` with the demo's environment, started and read the way git-mas runs git
+    /// ([`git_mas::git::Git`]: no redirecting variable, one locale, its failures said whole).
+    fn git_in(&self, dir: &Path) -> Git {
+        self.env().into_iter().fold(Git::new(dir), |git, (key, value)| match value {
+            Some(value) => git.env(key, value),
+            None => git.env_remove(key),
+        })
     }
 
     /// Runs a command in `dir`, echoing it and its output; `expect` is the exit code it must give.
     fn run(&self, dir: &Path, program: &str, args: &[&str], expect: i32) -> Result<String, CliError> {
-        let shown = program.replace("git-mas", "git mas");
+        let shown = format!("{} {}", program.replace("git-mas", "git mas"), args.join(" "));
         let rel = dir.strip_prefix(&self.root).unwrap_or(dir).display().to_string();
-        self.say(&format!("\n[{rel}]$ {shown} {}", args.join(" ")))?;
-        let exe = if program == "git-mas" { self.exe.clone() } else { PathBuf::from(program) };
-        let out = self
-            .base(&exe, dir)
-            .args(args)
-            .output()
-            .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot run {program}"), e))?;
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        self.say(&format!("\n[{rel}]$ {shown}"))?;
+        let (code, stdout, stderr) = if program == "git" {
+            let out = self.git_in(dir).answers(&[expect]).output(args).map_err(|e| {
+                CliError::with_message(Kind::Internal, format!("demo step `{shown}` failed, expected exit {expect}"), e)
+            })?;
+            (out.code, out.stdout, out.stderr)
+        } else {
+            let exe = if program == "git-mas" { self.exe.clone() } else { PathBuf::from(program) };
+            let out = self
+                .base(&exe, dir)
+                .args(args)
+                .output()
+                .map_err(|e| CliError::with_message(Kind::Internal, format!("cannot run {program}"), e))?;
+            (out.status.code().unwrap_or(-1), out.stdout, out.stderr)
+        };
+        let stdout = String::from_utf8_lossy(&stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&stderr);
         // A narrated command (coordinate) tells its story on stderr and ends with its result on stdout.
         let story_first = args.first() == Some(&"coordinate");
         let (first, second) = if story_first { (&*stderr, stdout.as_str()) } else { (stdout.as_str(), &*stderr) };
         for line in first.lines().chain(second.lines()) {
             self.say(&format!("  {line}"))?;
         }
-        let code = out.status.code().unwrap_or(-1);
         if code != expect {
-            return Err(CliError::internal(format!(
-                "demo step `{shown} {}` exited {code}, expected {expect}",
-                args.join(" ")
-            )));
+            return Err(CliError::internal(format!("demo step `{shown}` exited {code}, expected {expect}")));
         }
         Ok(stdout)
     }
@@ -631,17 +658,12 @@ fn forge_record(agent: &str, key_file: &[u8]) -> Result<Vec<u8>, CliError> {
 }
 
 fn pipe(d: &Demo, dir: &Path, args: &[&str], input: &str) -> Result<String, CliError> {
-    use std::io::Write;
     d.say(&format!("\n[{}]$ git {}", dir.file_name().unwrap_or_default().to_string_lossy(), args.join(" ")))?;
-    let mut child = d
-        .base(Path::new("git"), dir)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()?;
-    child.stdin.take().ok_or_else(|| CliError::internal("no stdin"))?.write_all(input.as_bytes())?;
-    let out = child.wait_with_output()?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out =
+        d.git_in(dir).input(input).run(args).map_err(|e| {
+            CliError::with_message(Kind::Internal, format!("demo step `git {}` failed", args.join(" ")), e)
+        })?;
+    let text = String::from_utf8_lossy(&out).into_owned();
     d.say(&format!("  {}", text.trim()))?;
     Ok(text)
 }

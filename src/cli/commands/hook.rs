@@ -209,21 +209,15 @@ fn commit_msg(ctx: &mut Context, mode: Mode, file: Option<PathBuf>) -> Result<Ou
         TrailerPlan::Git(trailers) => trailers,
     };
     let workdir = store.workdir()?.to_path_buf();
-    let mut git = git_mas::git::command(&workdir);
-    git.args(["interpret-trailers", "--in-place", "--if-exists", "replace"]);
+    let mut args: Vec<std::ffi::OsString> =
+        ["interpret-trailers", "--in-place", "--if-exists", "replace"].map(Into::into).to_vec();
     for (key, value) in &trailers {
-        git.arg("--trailer").arg(format!("{key}: {value}"));
+        args.extend(["--trailer".into(), format!("{key}: {value}").into()]);
     }
-    let out = git
-        .arg(&file)
-        .output()
-        .map_err(|e| CliError::with_message(Kind::Internal, "cannot run git interpret-trailers", e))?;
-    if !out.status.success() {
-        return Err(CliError::internal(format!(
-            "git interpret-trailers failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
+    args.push(file.clone().into());
+    git_mas::git::Git::new(&workdir)
+        .run(&args)
+        .map_err(|e| CliError::with_message(Kind::Internal, "cannot add the commit's trailers", e))?;
     Ok(Outcome::Ok)
 }
 

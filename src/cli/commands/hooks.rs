@@ -13,9 +13,10 @@ use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
 use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, HostHooksOut};
 use crate::cli::output::JsonFlag;
-use git_mas::attention::git_hooks::{HOOK_NAMES, Uninstall, hook_state, installed, uninstalled};
+use git_mas::attention::git_hooks::{self, HOOK_NAMES, Uninstall, hook_state, uninstalled};
 use git_mas::hosts::Host;
-use git_mas::hosts::hooks::{self, FileState};
+use git_mas::hosts::hooks;
+use git_mas::hosts::plan::{self, FileState};
 use git_mas::hosts::trust;
 use git_mas::hosts::{ProcessEnv, Scope};
 use std::fmt::Write as _;
@@ -112,41 +113,15 @@ enum Action {
     Status,
 }
 
-fn make_executable(path: &Path) -> Result<(), CliError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644) | 0o111;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| CliError::with_message(Kind::User, format!("cannot make {} executable", path.display()), e))?;
-    }
-    Ok(())
-}
-
-/// Applies `action` to the hook file at `path`.
-fn apply(action: Action, dir: &Path, path: &Path, name: &str) -> Result<(), CliError> {
-    let current = std::fs::read_to_string(path).ok();
-    let write = |text: &str| {
-        std::fs::write(path, text)
-            .map_err(|e| CliError::with_message(Kind::User, format!("cannot write {}", path.display()), e))
-    };
-    match action {
-        Action::Install => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| CliError::with_message(Kind::User, format!("cannot create {}", dir.display()), e))?;
-            let text = installed(current.as_deref(), name);
-            if current.as_deref() != Some(text.as_str()) {
-                write(&text)?;
-            }
-            make_executable(path)
-        }
-        Action::Uninstall => match uninstalled(current.as_deref()) {
-            Uninstall::Keep => Ok(()),
-            Uninstall::Write(rest) => write(&rest),
-            Uninstall::Remove => std::fs::remove_file(path)
-                .map_err(|e| CliError::with_message(Kind::User, format!("cannot remove {}", path.display()), e)),
-        },
-        Action::Status => Ok(()),
+/// Takes the git-mas block out of the hook file at `path` (the file goes when nothing of the
+/// user's is left).
+fn uninstall(path: &Path) -> Result<(), CliError> {
+    match uninstalled(std::fs::read_to_string(path).ok().as_deref()) {
+        Uninstall::Keep => Ok(()),
+        Uninstall::Write(rest) => std::fs::write(path, rest)
+            .map_err(|e| CliError::with_message(Kind::User, format!("cannot write {}", path.display()), e)),
+        Uninstall::Remove => std::fs::remove_file(path)
+            .map_err(|e| CliError::with_message(Kind::User, format!("cannot remove {}", path.display()), e)),
     }
 }
 
@@ -166,10 +141,15 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<Outcome, CliError> {
     if !args.hosts.is_empty() {
         return run_hosts(ctx, &args, action);
     }
+    if action == Action::Install {
+        git_hooks::install(&dir).map_err(|e| CliError::new(Kind::User, e))?;
+    }
     let mut hooks = Vec::new();
     for name in HOOK_NAMES {
         let path = dir.join(name);
-        apply(action, &dir, &path, name)?;
+        if action == Action::Uninstall {
+            uninstall(&path)?;
+        }
         let state = hook_state(std::fs::read_to_string(&path).ok().as_deref());
         hooks.push(HookOut { hook: name.to_string(), path, state });
     }
@@ -187,15 +167,17 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<Outcome, CliError> {
 }
 
 /// Sets `mas.gate=enforce` in the repository when mas.gate is unset: hooks that are installed
-/// but find the gate off would let everything through without a word.
+/// but find the gate off would let everything through without a word. When git cannot set it,
+/// the install goes on and says so (the hooks are worth having; the remedy is one command).
 fn enforce_when_unset(ctx: &Context) -> Result<(), CliError> {
     if ctx.store()?.config_string("mas.gate").is_some() {
         return Ok(());
     }
     let workdir = ctx.store()?.workdir()?.to_path_buf();
-    let ok = git_mas::git::command(&workdir).args(["config", "mas.gate", "enforce"]).status();
-    if ok.is_ok_and(|s| s.success()) {
-        ctx.status("set mas.gate=enforce (git config mas.gate warn|off to soften)");
+    match git_mas::git::run(&workdir, &["config", "mas.gate", "enforce"]) {
+        Ok(_) => ctx.status("set mas.gate=enforce (git config mas.gate warn|off to soften)"),
+        Err(e) => ctx
+            .warn(&format!("mas.gate is unset, so the gate is off: {e}; `git config mas.gate enforce` switches it on")),
     }
     Ok(())
 }
@@ -210,9 +192,9 @@ fn chosen(hosts: &[HostChoice]) -> Vec<Host> {
 fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outcome, CliError> {
     let scope = if args.global { Scope::Global } else { Scope::Project(ctx.store()?.workdir()?.to_path_buf()) };
     let lib_action = match action {
-        Action::Install => hooks::Action::Install,
-        Action::Uninstall => hooks::Action::Uninstall,
-        Action::Status => hooks::Action::Status,
+        Action::Install => plan::Action::Install,
+        Action::Uninstall => plan::Action::Uninstall,
+        Action::Status => plan::Action::Status,
     };
     if action == Action::Install && !args.global {
         enforce_when_unset(ctx)?;

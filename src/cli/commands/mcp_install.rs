@@ -9,7 +9,8 @@ use crate::cli::error::CliError;
 use crate::cli::json::mcp_install::{McpHostOut, McpInstallOut};
 use crate::cli::output::JsonFlag;
 use git_mas::hosts::Host;
-use git_mas::hosts::mcp::{self, Action, HostMcpError};
+use git_mas::hosts::mcp::{self, HostMcpError};
+use git_mas::hosts::plan::{Action, FileState};
 use git_mas::hosts::{ProcessEnv, Scope};
 use std::fmt::Write as _;
 
@@ -86,7 +87,7 @@ pub fn run(ctx: &mut Context, cmd: McpCommand) -> Result<Outcome, CliError> {
         let argv = mcp::server_argv(agent.as_deref());
         let out = match mcp::apply(action, host, &scope, &ProcessEnv, agent.as_deref()) {
             Ok(r) => {
-                let installed = r.state == git_mas::hosts::hooks::FileState::Installed;
+                let installed = r.state == FileState::Installed;
                 let notes = if installed { mcp::notes(host, &scope) } else { Vec::new() };
                 McpHostOut {
                     host: host.name().into(),

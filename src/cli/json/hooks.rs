@@ -1,7 +1,7 @@
 //! `git mas hooks … --json`.
 
 use git_mas::attention::git_hooks::HookState;
-use git_mas::hosts::hooks::FileState;
+use git_mas::hosts::plan::FileState;
 use git_mas::hosts::trust::Effect;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! `git mas mcp install|uninstall|status --host … --json`.
 
-use git_mas::hosts::hooks::FileState;
+use git_mas::hosts::plan::FileState;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -402,21 +402,13 @@ impl Update<'_> {
     /// The bytes git writes for `side` at `path`: a file's content through the checkout's
     /// filters, a link's target.
     fn bytes(&self, path: &str, side: &Side) -> Result<Vec<u8>, String> {
-        let mut cmd = crate::pool::git_command(self.dir);
-        if side.mode == SYMLINK {
-            cmd.args(["cat-file", "blob", &side.blob]);
+        let filters = format!("--path={path}");
+        let args = if side.mode == SYMLINK {
+            ["cat-file", "blob", &side.blob].to_vec()
         } else {
-            cmd.args(["cat-file", "--filters", &format!("--path={path}"), &side.blob]);
-        }
-        let out = cmd.output().map_err(|e| format!("cannot run git: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "cannot read {} for {path}: {}",
-                side.blob,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(out.stdout)
+            ["cat-file", "--filters", &filters, &side.blob].to_vec()
+        };
+        crate::git::Git::new(self.dir).run(&args).map_err(|e| format!("cannot read {} for {path}: {e}", side.blob))
     }
 
     /// What each changed path holds.
@@ -461,10 +453,11 @@ impl Update<'_> {
                 .map_err(|e| format!("its index cannot take the landing: {e}"))?;
         }
         if !write.is_empty() {
-            let mut cmd = crate::pool::git_command(self.dir);
-            cmd.args(["checkout-index", "-f", "-u", "-q", "-z", "--stdin"]);
             let input: Vec<u8> = write.iter().flat_map(|p| p.bytes().chain(std::iter::once(0))).collect();
-            run_with_input(cmd, &input).map_err(|e| format!("the landing's files cannot be written: {e}"))?;
+            crate::git::Git::new(self.dir)
+                .input(input)
+                .run(&["checkout-index", "-f", "-u", "-q", "-z", "--stdin"])
+                .map_err(|e| format!("the landing's files cannot be written: {e}"))?;
         }
         for path in &delete {
             if let Ok(p) = beneath::parent(self.dir, path, false) {
@@ -534,21 +527,6 @@ fn remove_empty_folders(top: &Path, path: &str) {
         }
         rel = folder.parent();
     }
-}
-
-fn run_with_input(mut cmd: std::process::Command, input: &[u8]) -> Result<(), String> {
-    use std::io::Write as _;
-    let mut child = cmd
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(input).map_err(|e| e.to_string())?;
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_string()) }
 }
 
 #[cfg(test)]

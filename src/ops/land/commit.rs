@@ -483,32 +483,16 @@ pub fn write_commit(
     message: &str,
     agent: &str,
 ) -> Result<ObjectId, PoolError> {
-    use std::io::Write;
     let dir = store.common_dir();
     let has_identity = git(dir, &["config", "user.name"]).is_ok() && git(dir, &["config", "user.email"]).is_ok();
-    let mut cmd = crate::pool::git_command(dir);
+    let identity = [format!("user.name={agent}"), format!("user.email={agent}@git-mas")];
+    let mut args = Vec::new();
     if !has_identity {
-        cmd.args(["-c", &format!("user.name={agent}"), "-c", &format!("user.email={agent}@git-mas")]);
+        args.extend(["-c", identity[0].as_str(), "-c", identity[1].as_str()]);
     }
-    let mut child = cmd
-        .args(["commit-tree", tree, "-p", parent, "-F", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(PoolError::Spawn)?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(message.as_bytes()).map_err(PoolError::Spawn)?;
-    }
-    let out = child.wait_with_output().map_err(PoolError::Spawn)?;
-    if !out.status.success() {
-        return Err(PoolError::Git {
-            args: "commit-tree".into(),
-            status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    parse(String::from_utf8_lossy(&out.stdout).trim())
+    args.extend(["commit-tree", tree, "-p", parent, "-F", "-"]);
+    let out = crate::git::Git::new(dir).input(message).run(&args)?;
+    parse(String::from_utf8_lossy(&out).trim())
 }
 
 /// Worktrees that have the integration branch checked out, each with what stops updating it

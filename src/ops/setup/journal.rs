@@ -124,6 +124,19 @@ pub fn sha256(bytes: &[u8]) -> String {
     sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A git hook the setup plans is read as `git mas hooks install` reads it; its failures are the
+/// setup's own.
+impl From<crate::attention::git_hooks::InstallError> for SetupError {
+    fn from(e: crate::attention::git_hooks::InstallError) -> Self {
+        use crate::attention::git_hooks::InstallError;
+        match e {
+            InstallError::Io { action, path, source } => SetupError::Io { action, path, source },
+            InstallError::NotText { path } => SetupError::NotText { path },
+            InstallError::Link(e) => SetupError::Hook(e),
+        }
+    }
+}
+
 pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> SetupError {
     SetupError::Io { action, path: path.to_path_buf(), source }
 }

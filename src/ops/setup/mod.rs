@@ -78,6 +78,7 @@ use crate::attention::git_hooks;
 use crate::hosts::files::{HostHookError, write_target};
 use crate::hosts::hooks as host_hooks;
 use crate::hosts::mcp::{self, HostMcpError};
+use crate::hosts::plan::Plan as FilePlan;
 use crate::hosts::skills::{self, SkillsError};
 use crate::hosts::{Detection, Env, Host, Scope};
 use crate::identity::{AgentKey, KeyError, NameError, ROSTER_PATH, key, name_from, validate_name, with_entry};
@@ -597,14 +598,10 @@ fn plan_files(
         (false, Some(current)) => plan.put(&roster, Part::Roster, None, current, None)?,
         (false, None) => {}
     }
+    // The hooks `git mas hooks install` writes, through the journal.
     let hooks_dir = store.hooks_dir()?;
-    let hooks_dir = std::fs::canonicalize(&hooks_dir).unwrap_or(hooks_dir);
-    for name in git_hooks::HOOK_NAMES {
-        let path = write_target(&hooks_dir.join(name))?;
-        let current = plan.text(&path)?;
-        let text = git_hooks::installed(current.as_deref(), name);
-        let mode = journal::read(&path)?.map_or(0o755, |(_, m)| m | 0o111);
-        plan.put(&path, Part::GitHook, None, text.into_bytes(), Some(mode))?;
+    for hook in git_hooks::planned(&std::fs::canonicalize(&hooks_dir).unwrap_or(hooks_dir))? {
+        plan.put(&hook.path, Part::GitHook, None, hook.text.into_bytes(), Some(hook.mode))?;
     }
     let scope = Scope::Project(top.to_path_buf());
     for setup in hosts.iter_mut() {
@@ -613,8 +610,8 @@ fn plan_files(
             let path = write_target(&file.path())?;
             let current = plan.text(&path)?;
             let text = match host_hooks::plan_install(host, &file, current.as_deref())? {
-                host_hooks::Plan::Write(text) => text,
-                host_hooks::Plan::Keep | host_hooks::Plan::Remove => current.unwrap_or_default(),
+                FilePlan::Write(text) => text,
+                FilePlan::Keep | FilePlan::Remove => current.unwrap_or_default(),
             };
             plan.put(&path, Part::Hook, Some(host), text.into_bytes(), None)?;
         }
@@ -629,8 +626,8 @@ fn plan_files(
                 let path = write_target(&given)?;
                 let current = plan.text(&path)?;
                 let text = match mcp::plan_install(host, &given, current.as_deref(), None)? {
-                    mcp::Plan::Write(text) => text,
-                    mcp::Plan::Keep | mcp::Plan::Remove => current.unwrap_or_default(),
+                    FilePlan::Write(text) => text,
+                    FilePlan::Keep | FilePlan::Remove => current.unwrap_or_default(),
                 };
                 plan.put(&path, Part::Mcp, Some(host), text.into_bytes(), None)?;
                 setup.notes.extend(mcp::notes(host, &scope));

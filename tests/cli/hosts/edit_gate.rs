@@ -17,6 +17,7 @@ use super::*;
 use crate::json::frame::FrameOut;
 use git_mas::hosts::Host;
 use git_mas::hosts::hooks;
+use git_mas::hosts::worktree;
 use git_mas::peers::Wiring;
 
 /// A worktree given the edit hook and nothing else.
@@ -311,7 +312,7 @@ fn opencode_is_refused_a_held_file_and_allowed_the_rest() {
 /// into whatever the project holds.
 fn install_as_coordinate_does(bench: &Bench) {
     let wt = &bench.worktree;
-    hooks::install_in_worktree(Host::OpenCode, wt).unwrap();
+    worktree::install_hook(Host::OpenCode, wt).unwrap();
     if std::env::var_os("GIT_MAS_HOSTS_CAPTURE").is_some() {
         let git_dir = bench.team.env.git(wt, &["rev-parse", "--absolute-git-dir"]);
         let plugin = Path::new(git_dir.trim()).join(hooks::OPENCODE_WORKTREE_PLUGIN);

@@ -31,7 +31,7 @@
 //!   npm-installs into them before it loads a plugin).
 //!
 //! What the hosts did (claude-code 2.1.332, codex 0.171.0, copilot 1.0.102, gemini 0.61.0,
-//! opencode 1.18.33; the changes they called for are in `git_mas::hosts::hooks`' module docs):
+//! opencode 1.18.33; what they called for is in docs/hosts.md, "What the real hosts were seen to do"):
 //!
 //! - Every host's session-end hook ran as its session ended, before its process was gone or
 //!   within [`LINGER`] of it; opencode, which has none, ends its sessions from its plugin when
