@@ -41,8 +41,9 @@ SRC=$PWD
 cargo build --release --quiet --bin git-mas
 BIN=$SRC/target/release/git-mas
 bench_scratch
+bench_binaries
 # `git mas` finds git-mas on PATH.
-export PATH=$SRC/target/release:$PATH
+export PATH=$WORK/bin:$PATH
 
 gate_repo
 git config mas.agent a00

@@ -11,6 +11,9 @@
 //!   decides kind and hints by variant), never `CliError::user(e.to_string())` or
 //!   `CliError::internal(format!("…: {e}"))`: the source chain is what prints the causes, and a
 //!   variant, not its text, is what decides the kind and the hints.
+//! - **Docs that link where they say** (`.ci/run`: `cargo doc` with `-D warnings`): the module
+//!   index in `lib.rs` ("where a decision lives") and every intra-doc link resolve, so a module
+//!   that moves breaks CI until the index follows it.
 //! - **Functions of at most 80 lines** (clippy's `too_many_lines`, `too-many-lines-threshold` in
 //!   clippy.toml, switched on in Cargo.toml's `[lints.clippy]`), blank lines and comments aside.
 //!   Tests are not held to it.

@@ -1,10 +1,10 @@
-//! The board's read cache: every focus chain's window as the fold reads it ([`board::Item`]s),
+//! The board's read cache: every focus chain's window as the fold reads it ([`super::board::Item`]s),
 //! keyed by each chain's exact tip and by the roster.
 //!
 //! The store's window cache ([`crate::store::windowcache`]) spares a board reader the object reads
 //! and signature checks of chains that did not move, but each read still decoded every cached record
 //! from its canonical bytes and every payload from JSON values: on an edit hook that touches
-//! nothing, most of the board's cost. What the fold needs of a record ([`board::item`]) is a pure
+//! nothing, most of the board's cost. What the fold needs of a record ([`super::board::item`]) is a pure
 //! function of the record and its verdict, and a window's records and verdicts are a pure function
 //! of the chain's tip, the window's length and the roster (the window cache's own argument). So this
 //! file keeps, per focus ref, the tip it was read at and its items, under the roster's digest and
@@ -21,7 +21,7 @@
 //! and so is read again. With 10,000 lapsed sessions on the board this is what keeps such a read
 //! flat.
 //!
-//! Nothing that depends on the reader's clock or on the frame is kept: the fold ([`board::fold_items`])
+//! Nothing that depends on the reader's clock or on the frame is kept: the fold ([`super::board::fold_items`])
 //! runs on every read, so a lease lapses on time with no ref moving and a target is checked
 //! against the frame at hand.
 //!

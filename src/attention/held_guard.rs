@@ -36,7 +36,7 @@
 //! What a SIGKILL leaves: the lock is the kernel's and goes with the process; `index.json` is
 //! written to a temporary and renamed (the previous index or the new one, whole); copies are
 //! written before the index names them, and those no index names are removed by the next sweep;
-//! a put-back is [`super::shell_guard::put_back`]'s (a temporary renamed over the file), with each
+//! a put-back is `shell_guard::put_back`'s (a temporary renamed over the file), with each
 //! temporary's name appended to `restoring` first, which the next sweep removes.
 
 use super::beneath::{self, Open, Stamp};
@@ -230,9 +230,6 @@ fn held(board: &Board) -> Vec<(String, String)> {
 /// The guarded step of `caller` (`None` for a reader) at `moment`, with `check` — the shell
 /// backstop's check, when one is due — run inside it (see the module docs). Returns what `check`
 /// did and the foreign changes found; a lock held too long by another hook skips the sweep.
-// Named exception to the 80-line budget (src/conventions_tests.rs): this file is being reworked
-// (one atomic write) on another branch; split `step` after that lands.
-#[allow(clippy::too_many_lines)]
 pub fn step(
     store: &Store,
     here: &Path,
@@ -244,40 +241,10 @@ pub fn step(
     let dir = dir_of(store);
     let Some(_lock) = lock(&dir)? else { return Ok((check()?, Vec::new())) };
     let restoring = dir.join("restoring");
-    if let Ok(text) = std::fs::read_to_string(&restoring) {
-        for t in text.lines().filter_map(|l| serde_json::from_str::<(String, String, String)>(l).ok()) {
-            beneath::remove_temp(Path::new(&t.0), &t.1, &t.2);
-        }
-        let _ = std::fs::remove_file(&restoring);
-    }
+    finish_restoring(&restoring);
     let here = std::fs::canonicalize(here).unwrap_or_else(|_| here.to_path_buf());
-    let held = held(board);
-    let roots: Vec<String> = store.worktree_roots().iter().filter_map(|r| r.to_str().map(str::to_string)).collect();
     let old = read_index(&dir);
-    let find = |top: &str, path: &str| old.iter().find(|r| r.worktree == top && r.path == path);
-    let mine = |holder: &str| caller == Some(holder);
-    // The holder's own call ended: what it did to its files is its own.
-    let mut recs: Vec<Rec> = Vec::new();
-    let mut fresh = Vec::new();
-    for top in &roots {
-        for (path, holder) in &held {
-            match find(top, path) {
-                Some(r) if r.holder == *holder && !(moment == Moment::After && mine(holder) && r.open) => {
-                    recs.push(r.clone())
-                }
-                _ => fresh.push((top.clone(), path.clone(), holder.clone())),
-            }
-        }
-    }
-    for (top, path, holder) in fresh {
-        // First seen by another than its holder: the holder may be in a call that writes it (a
-        // claim is made before its edit is written), so it counts as open until the holder's
-        // next call ends.
-        let open = !mine(&holder);
-        if let Some(r) = record(&dir, &top, &path, &holder, open)? {
-            recs.push(r);
-        }
-    }
+    let mut recs = tracked(store, &dir, board, &old, caller, moment)?;
     let restored = check()?;
     // What the shell check put back is the holder's state again.
     for r in &restored {
@@ -288,23 +255,87 @@ pub fn step(
             recs[i] = again;
         }
     }
+    let noticed = sweep(&dir, &restoring, &here, &mut recs)?;
+    if moment == Moment::Before
+        && let Some(c) = caller
+    {
+        for r in recs.iter_mut().filter(|r| r.holder == c) {
+            r.open = true;
+        }
+    }
+    if recs != old {
+        write_index(&dir, &recs)?;
+    }
+    let _ = std::fs::remove_file(&restoring);
+    Ok((restored, noticed))
+}
+
+/// Removes the temporaries a put-back killed midway left (each listed in `restoring` before it
+/// was made), then the list.
+fn finish_restoring(restoring: &Path) {
+    let Ok(text) = std::fs::read_to_string(restoring) else { return };
+    for t in text.lines().filter_map(|l| serde_json::from_str::<(String, String, String)>(l).ok()) {
+        beneath::remove_temp(Path::new(&t.0), &t.1, &t.2);
+    }
+    let _ = std::fs::remove_file(restoring);
+}
+
+/// The records of every held file in every worktree: the ones in `old` that still stand, and a
+/// fresh one for each file first seen (open unless `caller` is its holder, who may be in a call
+/// that writes it: a claim is made before its edit is written).
+fn tracked(
+    store: &Store,
+    dir: &Path,
+    board: &Board,
+    old: &[Rec],
+    caller: Option<&str>,
+    moment: Moment,
+) -> std::io::Result<Vec<Rec>> {
+    let held = held(board);
+    let roots: Vec<String> = store.worktree_roots().iter().filter_map(|r| r.to_str().map(str::to_string)).collect();
+    let find = |top: &str, path: &str| old.iter().find(|r| r.worktree == top && r.path == path);
+    let mine = |holder: &str| caller == Some(holder);
+    let mut recs: Vec<Rec> = Vec::new();
+    let mut fresh = Vec::new();
+    for top in &roots {
+        for (path, holder) in &held {
+            match find(top, path) {
+                // The holder's own call ended: what it did to its files is its own.
+                Some(r) if r.holder == *holder && !(moment == Moment::After && mine(holder) && r.open) => {
+                    recs.push(r.clone())
+                }
+                _ => fresh.push((top.clone(), path.clone(), holder.clone())),
+            }
+        }
+    }
+    for (top, path, holder) in fresh {
+        if let Some(r) = record(dir, &top, &path, &holder, !mine(&holder))? {
+            recs.push(r);
+        }
+    }
+    Ok(recs)
+}
+
+/// Puts back every closed record's file that changed, each temporary listed in `restoring` before
+/// it is made, and returns what was found.
+fn sweep(dir: &Path, restoring: &Path, here: &Path, recs: &mut [Rec]) -> std::io::Result<Vec<Noticed>> {
     let mut noticed = Vec::new();
     let record_tmp = |top: &str, path: &str, tmp: &str| -> std::io::Result<()> {
         let line = serde_json::to_string(&(top, path, tmp)).map_err(std::io::Error::other)?;
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&restoring)?;
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(restoring)?;
         f.write_all(format!("{line}\n").as_bytes())
     };
     for rec in recs.iter_mut().filter(|r| !r.open) {
         if unchanged(rec)? {
             continue;
         }
-        let displaced = displace(&dir, rec);
+        let displaced = displace(dir, rec);
         let (top, path) = (rec.worktree.clone(), rec.path.clone());
         let (action, moved_aside) =
-            shell_guard::put_back(Path::new(&top), &path, &rec.was, &dir, &mut |tmp| record_tmp(&top, &path, tmp))?;
+            shell_guard::put_back(Path::new(&top), &path, &rec.was, dir, &mut |tmp| record_tmp(&top, &path, tmp))?;
         // The state put back, with its new stamp; its content is the one recorded.
         if (action == RestoreAction::PutBack || action == RestoreAction::Removed)
-            && let Some(again) = record(&dir, &top, &path, &rec.holder, false)?
+            && let Some(again) = record(dir, &top, &path, &rec.holder, false)?
         {
             rec.stamp = again.stamp;
             rec.at_ns = again.at_ns;
@@ -320,18 +351,7 @@ pub fn step(
             displaced,
         });
     }
-    if moment == Moment::Before
-        && let Some(c) = caller
-    {
-        for r in recs.iter_mut().filter(|r| r.holder == c) {
-            r.open = true;
-        }
-    }
-    if recs != old {
-        write_index(&dir, &recs)?;
-    }
-    let _ = std::fs::remove_file(&restoring);
-    Ok((restored, noticed))
+    Ok(noticed)
 }
 
 /// What the session that noticed is told.

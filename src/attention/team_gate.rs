@@ -104,7 +104,7 @@ pub fn said(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// The answer to `caller`'s edit of `touched` (and `linked`, hard links to held files) in team
-/// mode, with what the caller was not told yet about its earlier shell call ([`settle`]).
+/// mode, with what the caller was not told yet about its earlier shell call (`settle`).
 pub fn edit(
     store: &Store,
     caller: &str,
@@ -319,7 +319,7 @@ fn with_told(answer: Answer, told: Vec<String>) -> Answer {
 
 /// The pre-tool answer to a shell call of `caller` in team mode: the files other agents hold are
 /// kept, to be compared when the call ends ([`post_tool`]); a command running a git command that
-/// takes their uncommitted work is refused ([`git_refusal`]).
+/// takes their uncommitted work is refused (`git_refusal`).
 pub fn shell_call(store: &Store, caller: &str, mode: Mode, payload: &Payload, runs: &dyn RunLedger) -> Answer {
     let told = settle(store, caller, runs);
     let kept = (|| -> Result<Option<String>, TeamGateError> {

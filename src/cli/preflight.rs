@@ -277,14 +277,23 @@ fn agents(ctx: &Context, peers: &[PeerEntry], check: Option<&str>, p: &mut Prefl
             (Ok(exe), None) => p.push(Item::ok("agent", format!("{} runs {}", peer.name, exe.display()))),
         }
     }
-    // The presets' CLIs, asked all at once.
-    let answers: Vec<(String, Result<String, String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> =
-            probes.iter().map(|(name, exe)| (name.clone(), s.spawn(move || answers_version(exe)))).collect();
+    // The presets' CLIs, asked all at once, each program once: two agents of one host share its
+    // answer (two starts of one CLI at one instant can race on its own files: Gemini CLI was seen
+    // to exit 52 for one of two).
+    let mut programs: Vec<&std::path::PathBuf> = probes.iter().map(|(_, exe)| exe).collect();
+    programs.sort();
+    programs.dedup();
+    let asked: Vec<(&std::path::PathBuf, Result<String, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = programs.iter().map(|exe| (*exe, s.spawn(move || answers_version(exe)))).collect();
         handles
             .into_iter()
-            .map(|(name, h)| (name, h.join().unwrap_or_else(|_| Err("the probe panicked".to_string()))))
+            .map(|(exe, h)| (exe, h.join().unwrap_or_else(|_| Err("the probe panicked".to_string()))))
             .collect()
+    });
+    let answers = probes.iter().map(|(name, exe)| {
+        let answer =
+            asked.iter().find(|(e, _)| *e == exe).map_or_else(|| Err("not asked".to_string()), |(_, a)| a.clone());
+        (name.clone(), answer)
     });
     for ((name, exe), (_, answer)) in probes.iter().zip(answers) {
         match answer {

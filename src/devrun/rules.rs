@@ -3,7 +3,7 @@
 //!
 //! Every rule here is a pure function of values the caller has already read (the run, the engine's
 //! round count, the clock), so each is tested as a table; the operations that write proposals and
-//! endorsements ([`super::propose`], [`super::endorse`]) ask them before they write. The records' own
+//! endorsements (`ops::propose`, `ops::endorse`) ask them before they write. The records' own
 //! checks (the engine refusing a self-endorsement or a round past the limit on replay) stay where
 //! they are: these rules refuse early, with a message that says what to do, what the engine would
 //! otherwise record and not count.

@@ -226,7 +226,7 @@ const HOUSEKEEPING: &[&str] = &[
 ];
 
 /// Whether `path` is filler when nothing names it: generated ([`is_generated`]), a manifest or
-/// ignore file ([`HOUSEKEEPING`]), or a README, LICENSE, CHANGELOG, CONTRIBUTING or NOTICE.
+/// ignore file (`HOUSEKEEPING`), or a README, LICENSE, CHANGELOG, CONTRIBUTING or NOTICE.
 pub fn is_filler(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let upper = name.to_ascii_uppercase();

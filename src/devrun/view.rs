@@ -48,10 +48,10 @@ pub struct RunView {
     /// Proposal refs this read brought to what their events name (a `propose` a crash split).
     pub settled: Vec<super::settle::Settled>,
     /// The paths each current proposal changes against the run's base, in the tally's order
-    /// (see [`changed_paths`]).
+    /// (see `changed_paths`).
     pub changed: Vec<(String, Vec<String>)>,
     /// The gate's refusals of slice files while the run was open (aggregate runs; see
-    /// [`slice_refusals`]).
+    /// `slice_refusals`).
     pub slice_refusals: Vec<convergence::SliceRefusal>,
     /// The tree of the run's base (`None` when it cannot be read).
     pub base_tree: Option<String>,

@@ -54,7 +54,7 @@ pub struct DevelopmentConfig {
     /// Whether an endorsement of one's own proposal counts.
     pub allow_self_endorse: bool,
     /// Whether the proposals are parts of a whole (an aggregate run's slices): a part is judged
-    /// by what it breaks, not by what it fixes ([`check_judgement`]).
+    /// by what it breaks, not by what it fixes (`check_judgement`).
     #[serde(default)]
     pub parts: bool,
 }

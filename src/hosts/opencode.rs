@@ -3,7 +3,7 @@
 //!
 //! The plugin is rendered from the templates in `src/hosts/opencode/`, kept as JavaScript so
 //! that they read (and diff) as the code they are. Every release's bytes are rendered from a
-//! [`OpenCodeRelease`], so that a file an earlier release wrote is still recognised byte for byte
+//! `OpenCodeRelease`, so that a file an earlier release wrote is still recognised byte for byte
 //! (replaced on install, removed on uninstall); a file of that name with other bytes is the
 //! user's. The commands it runs are given by the hook installer, which owns them.
 //!

@@ -5,7 +5,7 @@
 //! file is held before it spends work on it, not at `git commit`. Each host has its own payload
 //! and its own way to say "deny", so both are here, pure: [`parse`] turns a payload into the
 //! files the call would write (with the changed lines where the payload says which), and
-//! [`reply`] turns the gate's answer into the bytes the host reads. Deciding is the commit gate's
+//! the `reply` module turns the gate's answer into the bytes the host reads. Deciding is the commit gate's
 //! business.
 //!
 //! Several hosts let a hook that crashes fail open, so a payload that cannot be read is an error

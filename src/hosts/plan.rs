@@ -2,7 +2,7 @@
 //! and the MCP registration share.
 //!
 //! Both work in two steps: first every file is planned from its current text ([`Plan`], pure),
-//! then the plans are carried out ([`carry_out`]). A refusal (a file that does not parse, a file
+//! then the plans are carried out (`carry_out`). A refusal (a file that does not parse, a file
 //! of ours' name with other content) happens while planning, so it leaves every file as it was.
 //! Kept apart from both installers so that neither imports the other.
 

@@ -78,7 +78,7 @@
 //!
 //! A host that is not logged in (claude prints `Not logged in · Please run /login` on stdout and
 //! exits 1) or cannot reach its model is a failed call, its own words quoted
-//! ([`super::process`]); one that hangs is stopped at the hop's timeout.
+//! (`peers::process`); one that hangs is stopped at the hop's timeout.
 //!
 //! The defaults are starting points — which permissions a CLI is given is the team's decision —
 //! so each is overridable with git config, the first of these that is set winning:

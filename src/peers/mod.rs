@@ -4,7 +4,7 @@
 //! above this module, which names neither) talks to every peer the same way: it renders a hop prompt ([`prompt`]), hands it to [`Peer::hop`] with a
 //! timeout, and reads the reply with the line parsers ([`crate::assembly::protocol`]). What a peer
 //! *is* stays behind the trait: today every peer is a [`ProcessPeer`] — a `cmd:` command line (a
-//! script, a coding-agent CLI), a coding-agent [`preset`] (a command template), or one of
+//! script, a coding-agent CLI), a coding-agent [`crate::hosts::preset`] (a command template), or one of
 //! git-mas's own [`builtin`] peers started as a `git-mas peer <kind>` subprocess — and a peer over
 //! another transport would be another implementation.
 //!
@@ -127,7 +127,7 @@ impl ProcessPeer {
 
     /// The peer for `entry` with its command line resolved against git config: a preset's
     /// template (for a run whose check is `check`) is overridden by `mas.agent.<name>.command` or
-    /// `mas.agent.<preset>.command` when `lookup` finds one (see [`preset`]), and carries what the
+    /// `mas.agent.<preset>.command` when `lookup` finds one (see [`crate::hosts::preset`]), and carries what the
     /// host needs to use what the peer's worktree was given (`wiring`); other specs run as
     /// [`ProcessPeer::new`] runs them.
     pub fn configured(

@@ -284,7 +284,7 @@ pub(crate) fn owned_name(prefix: &str) -> String {
 
 /// A scratch name owned by this process for the repository whose common git dir has tag `repo`
 /// ([`repo_tag`]): `<prefix><ns>-<pid>-<repo>-<random>`. [`owner_pid`] reads it as it reads an
-/// [`owned_name`]; [`scratch_repo_tag`] gives the repository back.
+/// `owned_name`; [`scratch_repo_tag`] gives the repository back.
 pub(crate) fn owned_name_for(prefix: &str, repo: &str) -> String {
     format!("{prefix}{}-{}-{repo}-{}", pid_namespace(), std::process::id(), random_hex())
 }
@@ -298,8 +298,8 @@ pub fn repo_tag(common_dir: &Path) -> String {
     digest[..6].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The repository tag in a scratch name made by [`owned_name_for`] (in any pid namespace);
-/// `None` for a name without one (made by [`owned_name`], or by an older release).
+/// The repository tag in a scratch name made by `owned_name_for` (in any pid namespace);
+/// `None` for a name without one (made by `owned_name`, or by an older release).
 pub fn scratch_repo_tag(name: &str, prefix: &str) -> Option<String> {
     let parts: Vec<&str> = name.strip_prefix(prefix)?.splitn(4, '-').collect();
     match parts.as_slice() {
@@ -322,7 +322,7 @@ pub(crate) fn pid_namespace() -> String {
 }
 
 /// Removes the entries of `dir` (files or directories) named `<prefix><ns>-<pid>-…` by
-/// [`owned_name`] whose process is gone — scratch space left by a git-mas that was killed — and
+/// `owned_name` whose process is gone — scratch space left by a git-mas that was killed — and
 /// returns them. Entries of another pid namespace, of a live process, or of a process this user
 /// may not signal are left alone; a reused pid only delays the sweep.
 pub fn sweep_dead(dir: &Path, prefix: &str) -> Vec<PathBuf> {
@@ -347,7 +347,7 @@ pub fn sweep_dead(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     removed
 }
 
-/// The process id in a scratch name made by [`owned_name`], when it belongs to this pid namespace
+/// The process id in a scratch name made by `owned_name`, when it belongs to this pid namespace
 /// (`None`: not such a name, or another namespace's, whose process ids mean nothing here).
 pub fn owner_pid(name: &str, prefix: &str) -> Option<u32> {
     let rest = name.strip_prefix(prefix)?;

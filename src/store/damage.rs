@@ -9,7 +9,7 @@
 //! This module makes such a chain a typed state instead of an error of every read:
 //!
 //! - [`StoreError::MissingObject`] names the record and the object (commit, tree or record blob)
-//!   that is missing ([`missing_part`], called by [`Store::entry`] when a read fails twice);
+//!   that is missing (`missing_part`, called by [`Store::entry`] when a read fails twice);
 //! - [`Store::readable_window_at`] reads a chain's newest records down to the first one that
 //!   cannot be read and returns them with the [`Break`]: the board folds the readable part and
 //!   marks the chain damaged (the attention layer's focus store), so one damaged chain no longer

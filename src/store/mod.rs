@@ -830,7 +830,7 @@ impl Store {
     }
 
     /// Writes a blob to the object database (retried where `git gc` removed a fan-out directory
-    /// under our feet, see [`retry_odb`]).
+    /// under our feet, see `retry_odb`).
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, StoreError> {
         retry_odb(|| self.repo.write_blob(bytes).map(|id| id.detach())).map_err(git_err("writing a blob"))
     }

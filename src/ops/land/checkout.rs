@@ -10,7 +10,7 @@
 //! A kill inside that update leaves one of these (measured by killing the landing at every
 //! system call that touches the checkout, tests/cli/development/checkout_crash.rs):
 //!
-//! | left behind | finished by [`follow`] |
+//! | left behind | finished by `follow` |
 //! |-------------|------------------------|
 //! | `index.lock` of a killed git | removed once no process holds it ([`crate::pool::lockfile`]); a live holder is waited for by the next attempt |
 //! | the index still the previous tree, files untouched | `read-tree -m -u` again |

@@ -6,10 +6,10 @@
 //! `aggregate`, every proposal at quorum merged in agent order (seed 001 §7: wait for all, merge,
 //! verify, land once). Merge conflicts are `artifact_mismatch` conflicts that block the landing.
 //! The whole — a merge, or any aggregate landing, whose slices were judged as parts only — is
-//! checked before it lands, as a merge queue does ([`check_merged`]): it may land when the check
+//! checked before it lands, as a merge queue does (`check_merged`): it may land when the check
 //! passes or when its report shows it improving on main (a partial landing,
 //! [`LandPlan::still_failing`]); a whole that breaks tests is a `test_failure` naming the members
-//! whose combination broke them ([`implicated`]). A best-of-N winner lands as endorsed, the best at
+//! whose combination broke them (`implicated`). A best-of-N winner lands as endorsed, the best at
 //! quorum ([`RunView::best_at_quorum`]).
 //!
 //! [`execute`] writes the landing. git commits a multi-ref transaction with loose refs by renaming
@@ -25,7 +25,7 @@
 //! | 1 | the landing record (intent: `commit` = `C`, `previous` = `P`) appended to the meta chain alone | the chain as it was (a kill at any ref's rename also leaves that ref's `.lock`: a stale lock, for the store to report and `doctor --fix` to remove) | as 0 |
 //! | 2 | main: compare-and-swap `P` → `C` | a pending landing (`Phase::Landing`): main at `P`, the intent on the chain | [`recover`], which every git-mas command that reads the run calls (`land`, `run show`, `tally`, `report`, `propose`, `endorse`, `coordinate`): it moves main |
 //! | 3 | `refs/mas/runs/<run>/landed` created ("must not exist") → the record's commit | landed (main holds `C`), no landed ref | [`recover`] creates it |
-//! | 4 | each clean checkout of main (marked before step 1 with [`super::checkout::CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, git's `index.lock`, some files already `C`'s, one half written, one missing | [`recover`], through [`super::checkout::follow`]: a stale `index.lock` removed, then `read-tree -m -u P C` again, or the paths the landing changes finished one by one (nothing else in the checkout is touched; a person's edit of such a path is kept aside first) — the table in [`super::checkout`] |
+//! | 4 | each clean checkout of main (marked before step 1 with [`super::checkout::CHECKOUT_MARKER`]; the mark is removed once it followed): `git read-tree -m -u P C` | main at `C`, the checkout's index and files still `P`'s (it would show the landing reversed as staged changes) — or, killed inside `read-tree`, git's `index.lock`, some files already `C`'s, one half written, one missing | [`recover`], through `checkout::follow`: a stale `index.lock` removed, then `read-tree -m -u P C` again, or the paths the landing changes finished one by one (nothing else in the checkout is touched; a person's edit of such a path is kept aside first) — the table in [`super::checkout`] |
 //! | 5 | the convergence report appended ([`super::land_run`], or a driver when its run ends) | no stored report; `report` computes it from the run | the next `land` attempt or `report` |
 //!
 //! Once the landed ref names the landing record, the landing is taken as complete without walking
@@ -266,6 +266,13 @@ struct WholeCheck<'a> {
     members: &'a Pairs,
 }
 
+impl WholeCheck<'_> {
+    /// What a check of a merged tree is run with: the run, and `merged` as its proposer.
+    fn env(&self) -> [(&'static str, String); 2] {
+        [("GIT_MAS_RUN", self.def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())]
+    }
+}
+
 /// The check of a whole, judged.
 struct Judged {
     summary: CheckSummary,
@@ -348,7 +355,7 @@ fn merge_members(
 /// does: it may land when the check passes, or when its test report, compared with main's,
 /// shows it improving on main — it fixes at least one test and breaks and loses none (a partial
 /// landing: `still_failing` says how many tests still fail). Anything else is a `test_failure`
-/// recorded in `conflicts`, naming the members whose combination broke ([`implicated`]). Every
+/// recorded in `conflicts`, naming the members whose combination broke (`implicated`). Every
 /// check here is killed after the run's check timeout ([`crate::devrun::RunDef::check_timeout`]).
 fn check_merged(
     whole: &WholeCheck<'_>,
@@ -357,7 +364,7 @@ fn check_merged(
     conflicts: &mut Vec<RecordedConflict>,
 ) -> Result<Judged, PoolError> {
     let repo = whole.store.repo();
-    let env = [("GIT_MAS_RUN", whole.def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
+    let env = whole.env();
     let timeout = whole.def.check_timeout();
     let mut result = check::check_tree(repo, tree, command, &env, Some(timeout))?;
     if result.summary.passed() {
@@ -420,6 +427,7 @@ fn implicated(whole: &WholeCheck<'_>, command: &str, broken: &[String]) -> Resul
     }
     let repo = whole.store.repo();
     let base = whole.def.base_id()?;
+    let (env, timeout) = (whole.env(), Some(whole.def.check_timeout()));
     let mut found = Vec::new();
     for (i, (agent, _)) in whole.members.iter().enumerate() {
         let rest: Pairs = whole.members.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, m)| m.clone()).collect();
@@ -427,8 +435,6 @@ fn implicated(whole: &WholeCheck<'_>, command: &str, broken: &[String]) -> Resul
         let Some(tree) = merge_members(whole.store, &whole.def.branch, (base, whole.main), &rest, &mut scratch)? else {
             continue;
         };
-        let env = [("GIT_MAS_RUN", whole.def.id.clone()), ("GIT_MAS_PROPOSER", "merged".to_string())];
-        let timeout = Some(whole.def.check_timeout());
         let mut without = check::check_tree(repo, tree, command, &env, timeout)?;
         check::differential(repo, whole.main, &mut without, &env, timeout)?;
         let clean = without.summary.passed()
