@@ -126,9 +126,14 @@ fn hosts_dir(store: &Store) -> PathBuf {
 
 /// Records this process's host (as [`record`] finds it) as the one `agent`'s claims live with,
 /// when it claims a file: should that process end without the session's end hook (a SIGKILL),
-/// the claims end with it ([`gone`]).
+/// the claims end with it ([`gone`]). When every ancestor is a shell or another runner, no host
+/// is known: an earlier host recorded for `agent` is forgotten (its end no longer ends claims the
+/// session makes now), and the claims live by their time to live.
 pub fn record_host(store: &Store, agent: &str) -> std::io::Result<()> {
-    let Some((pid, start)) = ancestors().into_iter().find(|(pid, _)| !is_runner(*pid)) else { return Ok(()) };
+    let Some((pid, start)) = ancestors().into_iter().find(|(pid, _)| !is_runner(*pid)) else {
+        forget_host(store, agent);
+        return Ok(());
+    };
     let path = hosts_dir(store).join(agent);
     let text = format!("{pid}-{start}");
     if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
