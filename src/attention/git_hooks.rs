@@ -287,6 +287,32 @@ pub fn install(dir: &Path) -> Result<Vec<HookFile>, InstallError> {
     Ok(hooks)
 }
 
+/// Takes the git hooks out of the hooks folder `dir`: each of [`HOOK_NAMES`] that carries the
+/// managed block gets back the user's own content ([`uninstalled`]), written whole through
+/// [`crate::fsx::write_atomic`] with the file's mode (through a link, its target), or is removed
+/// when nothing but a shebang would remain. A hook without the block, one that is not text, and a
+/// missing one are left as they are.
+///
+/// A crash at any instant leaves each hook file either as it was or without the block, whole —
+/// never the user's content cut short — and at most one temporary beside it, which `git mas doctor`
+/// lists and `--fix` removes.
+pub fn uninstall(dir: &Path) -> Result<(), InstallError> {
+    for name in HOOK_NAMES {
+        let path = dir.join(name);
+        let target = crate::hosts::files::write_target(&path)?;
+        let Ok(text) = std::fs::read_to_string(&target) else { continue };
+        match uninstalled(Some(&text)) {
+            Uninstall::Keep => {}
+            Uninstall::Remove => std::fs::remove_file(&path).map_err(io("remove", &path))?,
+            Uninstall::Write(rest) => {
+                let mode = std::fs::metadata(&target).map(|m| permissions(&m)).map_err(io("read", &target))?;
+                crate::fsx::write_atomic(&target, rest.as_bytes(), Some(mode)).map_err(io("write", &target))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> InstallError + 'a {
     move |source| InstallError::Io { action, path: path.to_path_buf(), source }
 }
@@ -508,9 +534,25 @@ mod tests {
         assert_eq!(names.len(), 3, "nothing beside the hooks: {names:?}");
         // Installing again changes nothing.
         assert!(install(&hooks).unwrap().iter().all(|h| h.change() == HookChange::Unchanged));
+        // Uninstalling gives the user's own content back, with its mode, through the link too;
+        // a hook that held nothing else goes.
+        uninstall(&hooks).unwrap();
+        assert_eq!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap(), user);
+        assert_eq!(std::fs::metadata(hooks.join("pre-commit")).unwrap().permissions().mode() & 0o7777, 0o711);
+        assert_eq!(std::fs::read_to_string(dir.path().join("mine-push")).unwrap(), user);
+        assert!(std::fs::symlink_metadata(hooks.join("pre-push")).unwrap().is_symlink());
+        assert!(!hooks.join("commit-msg").exists());
+        let names: Vec<_> = std::fs::read_dir(&hooks).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "no temporary left: {names:?}");
+        // A second uninstall changes nothing.
+        uninstall(&hooks).unwrap();
+        assert_eq!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap(), user);
+        install(&hooks).unwrap();
         // A hook that is not text is someone's: refused, left as it was.
         std::fs::write(hooks.join("commit-msg"), b"\xff\xfe").unwrap();
         assert!(matches!(install(&hooks), Err(InstallError::NotText { .. })));
+        assert_eq!(std::fs::read(hooks.join("commit-msg")).unwrap(), b"\xff\xfe");
+        uninstall(&hooks).unwrap();
         assert_eq!(std::fs::read(hooks.join("commit-msg")).unwrap(), b"\xff\xfe");
     }
 }

@@ -13,14 +13,14 @@ use crate::cli::context::Context;
 use crate::cli::error::{CliError, Kind};
 use crate::cli::json::hooks::{HookOut, HooksOut, HostHookFileOut, HostHookOut, HostHooksOut};
 use crate::cli::output::JsonFlag;
-use git_mas::attention::git_hooks::{self, HOOK_NAMES, Uninstall, hook_state, uninstalled};
+use git_mas::attention::git_hooks::{self, HOOK_NAMES, hook_state};
 use git_mas::hosts::Host;
 use git_mas::hosts::hooks;
 use git_mas::hosts::plan::{self, FileState};
 use git_mas::hosts::trust;
 use git_mas::hosts::{ProcessEnv, Scope};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Install, remove or inspect the git-mas hooks (pre-commit, commit-msg, pre-push), or with
 /// --host a coding-agent host's edit hook.
@@ -113,18 +113,6 @@ enum Action {
     Status,
 }
 
-/// Takes the git-mas block out of the hook file at `path` (the file goes when nothing of the
-/// user's is left).
-fn uninstall(path: &Path) -> Result<(), CliError> {
-    match uninstalled(std::fs::read_to_string(path).ok().as_deref()) {
-        Uninstall::Keep => Ok(()),
-        Uninstall::Write(rest) => std::fs::write(path, rest)
-            .map_err(|e| CliError::with_message(Kind::User, format!("cannot write {}", path.display()), e)),
-        Uninstall::Remove => std::fs::remove_file(path)
-            .map_err(|e| CliError::with_message(Kind::User, format!("cannot remove {}", path.display()), e)),
-    }
-}
-
 /// Runs a `hooks` subcommand.
 pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<Outcome, CliError> {
     let dir = match &cmd {
@@ -141,15 +129,14 @@ pub fn run(ctx: &mut Context, cmd: HooksCommand) -> Result<Outcome, CliError> {
     if !args.hosts.is_empty() {
         return run_hosts(ctx, &args, action);
     }
-    if action == Action::Install {
-        git_hooks::install(&dir).map_err(|e| CliError::new(Kind::User, e))?;
+    match action {
+        Action::Install => drop(git_hooks::install(&dir).map_err(|e| CliError::new(Kind::User, e))?),
+        Action::Uninstall => git_hooks::uninstall(&dir).map_err(|e| CliError::new(Kind::User, e))?,
+        Action::Status => {}
     }
     let mut hooks = Vec::new();
     for name in HOOK_NAMES {
         let path = dir.join(name);
-        if action == Action::Uninstall {
-            uninstall(&path)?;
-        }
         let state = hook_state(std::fs::read_to_string(&path).ok().as_deref());
         hooks.push(HookOut { hook: name.to_string(), path, state });
     }
