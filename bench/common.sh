@@ -9,6 +9,10 @@
 #                                     two files (PICK[2i], PICK[2i+1]), and five files nobody holds
 #                                     changed and staged (STAGE); needs BIN, SRC, WORK; leaves the
 #                                     shell in REPO
+#   bench_binaries                    BIN (and BASE_BIN) as copies in WORK, made the same way
+#   team_repo                         REPO: $FILES generated files in team mode (enforce), alice
+#                                     the principal on the committed roster; needs BIN, SRC, WORK;
+#                                     leaves the shell in REPO
 #   init_generated                    a repository of the current directory's files, committed on
 #                                     main, git's automatic maintenance in the foreground
 #   edit_payload SESSION PATH OUT DIR  OUT: a Claude Code PreToolUse payload of session SESSION's
@@ -61,6 +65,18 @@ bench_binaries() {
 init_generated() {
   git init -q -b main && git config gc.autoDetach false && git config maintenance.autoDetach false
   git add . && git commit -qm "generated repository"
+}
+
+team_repo() {
+  REPO=$WORK/repo
+  python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES
+  cd "$REPO"
+  init_generated
+  "$BIN" agent new alice >/dev/null 2>&1
+  git add .mas/roster && git commit -qm "roster: alice"
+  git config mas.agent alice
+  git config mas.team true
+  git config mas.gate enforce
 }
 
 gate_repo() {

@@ -37,15 +37,7 @@ bench_scratch
 bench_binaries
 export PATH=$WORK/bin:$PATH
 
-REPO=$WORK/repo
-python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES
-cd "$REPO"
-init_generated
-"$BIN" agent new alice >/dev/null 2>&1
-git add .mas/roster && git commit -qm "roster: alice"
-git config mas.agent alice
-git config mas.team true
-git config mas.gate enforce
+team_repo
 # Five staged files: the change git diff lists.
 mapfile -t STAGE < <(git ls-files -- docs | awk 'NR % 97 == 0' | head -5)
 for p in "${STAGE[@]}"; do echo "bench change" >>"$p"; done

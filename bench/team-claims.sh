@@ -64,15 +64,7 @@ bench_binaries
 # `git mas` finds git-mas on PATH.
 export PATH=$WORK/bin:$PATH
 
-REPO=$WORK/repo
-python3 "$SRC/bench/genrepo.py" "$REPO" --files $FILES
-cd "$REPO"
-init_generated
-"$BIN" agent new alice >/dev/null 2>&1
-git add .mas/roster && git commit -qm "roster: alice"
-git config mas.agent alice
-git config mas.team true
-git config mas.gate enforce
+team_repo
 
 # Files: two per other session, one held by "hold", the one "claim" claims, five staged files
 # nobody holds (git diff's change).
