@@ -77,6 +77,8 @@ team_repo() {
   git config mas.agent alice
   git config mas.team true
   git config mas.gate enforce
+  # The frame `git mas init --team` publishes: without it the first hook call publishes one.
+  "$BIN" snapshot --publish >/dev/null
 }
 
 gate_repo() {

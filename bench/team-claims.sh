@@ -15,7 +15,7 @@
 # other sessions' chains hold their two claims only.
 #
 # The board is made by the hook itself: one principal (alice, mas.agent) on the committed roster;
-# the first hook call publishes the frame; 62 sessions claim two files each, session "hold" one
+# the frame is published as `git mas init --team` does; 62 sessions claim two files each, session "hold" one
 # file, and session "claim" is the 64th. No focus is published by hand. Rows:
 #
 #   (a) a claim: session "claim" edits a file nobody holds. Allowed; it takes the claims lock and
@@ -80,7 +80,7 @@ allow() { # $1: payload; the hook must allow (no output)
   [ -z "$out" ] || { echo "team-claims.sh: not allowed: $1: $out" >&2; exit 1; }
 }
 
-# The board, made by the hook: the first call publishes the frame.
+# The board, made by the hook (the frame is there already, as after `git mas init --team`).
 for i in $(seq 0 $((OTHERS - 1))); do
   for j in 0 1; do
     payload "other-$i" "${PICK[$((2 * i + j))]}" "$WORK/p.json"

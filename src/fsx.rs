@@ -19,6 +19,9 @@
 //! rather than writing through it: the link's destination is never touched. A caller that means
 //! to write through a link resolves it first and passes the final path.
 //!
+//! It also holds the crate's one way to wait for a lock file ([`lock_within`]): a hook that
+//! queues behind others is woken by the kernel the moment the lock is free, not by a timer.
+//!
 //! This module imports nothing of the crate: every layer may use it.
 
 use std::io::Write as _;
@@ -94,6 +97,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Re
     Ok(())
 }
 
+/// Writes `bytes` to `path` as [`write_atomic`] does — a temporary by the same rule, renamed
+/// over `path` — but flushes nothing to disk: for a file that only speeds up or remembers what
+/// can be seen again, written on a path where a flush would be paid by every caller queued
+/// behind a lock. A process killed at any instant leaves the old bytes or the new ones, whole
+/// (the rename is atomic for every reader); a power cut may leave the old ones.
+pub fn replace_unflushed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let (tmp, mut file) = create_temporary(path)?;
+    let written = (|| {
+        file.write_all(bytes)?;
+        drop(file);
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// Creates a new temporary for `target`, trying the next counter when a name is taken.
 fn create_temporary(target: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     let mut last = None;
@@ -124,6 +146,48 @@ fn set_mode(_: &std::fs::File, _: u32) -> std::io::Result<()> {
 pub fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
+    }
+}
+
+/// Takes `file`'s exclusive lock (`flock(2)`, through std), waiting at most `wait`: `Ok(true)`
+/// when it is held (until `file` and every handle cloned from it are closed), `Ok(false)` when
+/// another process held it all that time.
+///
+/// The wait is the kernel's, on a thread of its own (a lock call has no deadline), so a waiter
+/// runs the moment the lock is let go. Polling with a sleep between tries, as this did before,
+/// left a waiter asleep while the lock went to a process that came later: with 16 sessions'
+/// hooks queued on one lock the slowest call took hundreds of milliseconds (BENCHMARKS.md, "Hook
+/// latency under load"). The thread is started only when the lock is taken. When the wait runs
+/// out, the thread stays blocked until the lock is free, then closes its handle, which lets the
+/// lock go again: nothing is held for a caller that gave up.
+pub fn lock_within(file: &std::fs::File, wait: std::time::Duration) -> std::io::Result<bool> {
+    take_within(file, wait, false)
+}
+
+/// Takes `file`'s shared lock as [`lock_within`] takes its exclusive one: held beside other
+/// shared holders, never beside an exclusive one.
+pub fn lock_shared_within(file: &std::fs::File, wait: std::time::Duration) -> std::io::Result<bool> {
+    take_within(file, wait, true)
+}
+
+fn take_within(file: &std::fs::File, wait: std::time::Duration, shared: bool) -> std::io::Result<bool> {
+    let tried = if shared { file.try_lock_shared() } else { file.try_lock() };
+    match tried {
+        Ok(()) => return Ok(true),
+        Err(std::fs::TryLockError::WouldBlock) => {}
+        Err(std::fs::TryLockError::Error(e)) => return Err(e),
+    }
+    if wait.is_zero() {
+        return Ok(false);
+    }
+    let waiter = file.try_clone()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new().name("lock-wait".into()).spawn(move || {
+        let _ = tx.send(if shared { waiter.lock_shared() } else { waiter.lock() });
+    })?;
+    match rx.recv_timeout(wait) {
+        Ok(taken) => taken.map(|()| true),
+        Err(_) => Ok(false),
     }
 }
 
@@ -227,5 +291,60 @@ mod tests {
             assert_eq!(temporary_pid(name), want, "{name}");
             assert_eq!(is_temporary(name), want.is_some(), "{name}");
         }
+    }
+
+    fn open_lock(path: &Path) -> std::fs::File {
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).unwrap()
+    }
+
+    #[test]
+    fn a_waiter_gets_the_lock_when_it_is_let_go_and_gives_up_at_its_deadline() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("flock");
+        let holder = open_lock(&path);
+        assert!(lock_within(&holder, std::time::Duration::ZERO).unwrap());
+        // Held by another open of the file: a zero wait and a short one give up.
+        let other = open_lock(&path);
+        assert!(!lock_within(&other, std::time::Duration::ZERO).unwrap());
+        assert!(!lock_within(&other, std::time::Duration::from_millis(50)).unwrap());
+        drop(other);
+        // Let go while a waiter waits: the waiter has it, long before its deadline.
+        let started = std::time::Instant::now();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(holder);
+        });
+        let waiter = open_lock(&path);
+        assert!(lock_within(&waiter, std::time::Duration::from_secs(20)).unwrap());
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+        releaser.join().unwrap();
+        // The waiter that gave up above holds nothing: once the lock is let go, it is free.
+        drop(waiter);
+        let again = open_lock(&path);
+        let mut free = false;
+        for _ in 0..200 {
+            if lock_within(&again, std::time::Duration::ZERO).unwrap() {
+                free = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(free, "an abandoned wait kept the lock");
+    }
+
+    #[test]
+    fn shared_holders_share_and_exclude_an_exclusive_one() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("flock");
+        let (one, two, ex) = (open_lock(&path), open_lock(&path), open_lock(&path));
+        assert!(lock_shared_within(&one, std::time::Duration::ZERO).unwrap());
+        assert!(lock_shared_within(&two, std::time::Duration::ZERO).unwrap());
+        assert!(!lock_within(&ex, std::time::Duration::from_millis(30)).unwrap());
+        // The exclusive waiter that gave up holds nothing once it is closed.
+        drop((one, two, ex));
+        let ex = open_lock(&path);
+        assert!(lock_within(&ex, std::time::Duration::from_secs(20)).unwrap());
+        let three = open_lock(&path);
+        assert!(!lock_shared_within(&three, std::time::Duration::ZERO).unwrap());
     }
 }

@@ -1,16 +1,17 @@
 //! Writes no hook saw: a held file changed while its holder was in no tool call and no shell
 //! call of any session was running over it — a process a session left running in the background
-//! (`(sleep 3; echo y >> f) &`), an editor, a build — is noticed at the next hook call of any
-//! session, and in `git mas status`, put back to the holder's last known state, and both the
-//! session that noticed and the holder are told.
+//! (`(sleep 3; echo y >> f) &`), an editor, a build — is noticed at a later hook call of any
+//! session (the next one that finds no other hook in the guard, and one within
+//! [`SWEEP_AT_LEAST_EVERY`] however busy the guard is), and in `git mas status`, put back to the
+//! holder's last known state, and both the session that noticed and the holder are told.
 //!
 //! The holder's last known state of each held file, in every worktree, is kept in
-//! `<common git dir>/mas/held/`: `index.json` (per worktree and file: its holder, what it was —
-//! type, SHA-256 and mode, as the shell backstop compares — a [`Stamp`] of its metadata, and
-//! whether the holder is in a call now) and a copy of each content (`copies/<sha256>`). It is
-//! brought up to date by the holder's own calls: its pre-tool hook marks its files open (the
-//! call may change them: nothing is put back while it runs), its post-tool hook records what
-//! they are after the call and closes them. Any other change is foreign:
+//! `<common git dir>/mas/held/`: `by/<holder>.json` (per worktree and file: what it was — type,
+//! SHA-256 and mode, as the shell backstop compares — a [`Stamp`] of its metadata, and whether
+//! the holder is in a call now) and a copy of each content (`copies/<sha256>`). It is brought up
+//! to date by the holder's own calls: its pre-tool hook marks its files open (the call may change
+//! them: nothing is put back while it runs), its post-tool hook records what they are after the
+//! call and closes them. Any other change is foreign:
 //!
 //! | hook | what it does, in order |
 //! |---|---|
@@ -28,16 +29,29 @@
 //! open: the claim of a file is made before its edit is written, so its holder may be writing it.
 //!
 //! What cannot be told apart: a foreign write that lands while the holder's own call runs is
-//! taken as the holder's (the holder's edit wins). Everything runs under one lock
-//! (`mas/held/flock`, with `flock(2)`; never removed), so two hooks never interleave their reads and put-backs; a hook
-//! that cannot take it within [`LOCK_WAIT`] leaves the sweep to the next call rather than keep a
-//! host waiting.
+//! taken as the holder's (the holder's edit wins).
 //!
-//! What a SIGKILL leaves: the lock is the kernel's and goes with the process; `index.json` is
-//! written to a temporary and renamed (the previous index or the new one, whole); copies are
-//! written before the index names them, and those no index names are removed by the next sweep;
-//! a put-back is `shell_guard::put_back`'s (a temporary renamed over the file), with each
-//! temporary's name appended to `restoring` first, which the next sweep removes.
+//! One lock, `mas/held/flock` (`flock(2)`; never removed, nor is the `turnstile` beside it, which
+//! keeps a waiting sweep from being starved), read-write. A sweep and a shell check
+//! hold it exclusively, so no two interleave their reads and put-backs, and no session marks its
+//! files open while a sweep that read them closed is still comparing them. A session's own books
+//! (its files marked open, or recorded and closed) are kept under the shared lock when another
+//! hook holds the guard, beside other sessions' own, each in its own `by/<holder>.json`; that
+//! call leaves the sweep to a later one. Why: every tool call of every session passes here
+//! twice, and with one exclusive section per call 16 sessions calling back to back queued on it
+//! for hundreds of milliseconds (BENCHMARKS.md, "Hook latency under load"). A shell check, a
+//! reader, and a call that finds the last sweep older than [`SWEEP_AT_LEAST_EVERY`] wait for the
+//! exclusive lock, at most [`LOCK_WAIT`]; one that cannot have it then leaves the sweep to the
+//! next call rather than keep a host waiting.
+//!
+//! What a SIGKILL leaves: the lock is the kernel's and goes with the process; each holder's file
+//! is written to a temporary and renamed (the previous records or the new ones, whole; not
+//! flushed to disk, since every hook call of every session writes one and a flush there was paid
+//! by every call queued behind: a power cut may take it back to an earlier state, and a held file
+//! no record names is recorded as it is when next seen); copies are written before a record
+//! names them, and those no record names are removed by the next sweep; a put-back is
+//! `shell_guard::put_back`'s (a temporary renamed over the file), with each temporary's name
+//! appended to `restoring` first, which the next sweep removes.
 
 use super::beneath::{self, Open, Stamp};
 use super::board::{Board, Liveness};
@@ -56,6 +70,19 @@ pub const RACY_NS: i64 = 2_000_000_000;
 pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// How many displaced contents are kept.
 pub const DISPLACED_KEPT: usize = 64;
+/// How long the held files may go unswept before a hook waits for the lock to sweep them.
+pub const SWEEP_AT_LEAST_EVERY: Duration = Duration::from_secs(1);
+/// The folder of each holder's records (`<holder>.json`).
+const BY: &str = "by";
+/// Where an earlier version kept every holder's records in one file; read, then removed, by the
+/// next sweep.
+const LEGACY_INDEX: &str = "index.json";
+/// Touched by each sweep: its time is the last sweep's.
+const SWEPT: &str = "swept";
+/// The guard's lock (never removed).
+const FLOCK: &str = "flock";
+/// Held by a sweep waiting for [`FLOCK`], passed by each session keeping its own books.
+const TURNSTILE: &str = "turnstile";
 
 /// One held file's last known state in one worktree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,30 +129,105 @@ fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// Takes the lock, or `None` when another hook holds it for longer than [`LOCK_WAIT`].
-fn lock(dir: &Path) -> std::io::Result<Option<std::fs::File>> {
+/// The lock file, opened (not locked).
+fn lock_file(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
     std::fs::create_dir_all(dir)?;
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("flock"))?;
+    std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(name))
+}
+
+/// The guard as one call holds it, until dropped.
+struct Guard {
+    exclusive: bool,
+    _lock: std::fs::File,
+}
+
+/// Takes the guard: exclusively when it is free — when `must_sweep`, waiting for it up to
+/// [`LOCK_WAIT`] — else shared (waiting up to [`LOCK_WAIT`], or not at all when it waited
+/// already); `None` when neither could be had. An exclusive taker holds `turnstile` while it
+/// waits for `flock`, and a shared one passes `turnstile` on its way in: a waiting sweep is not
+/// starved by sessions' own books coming one after another.
+fn take(dir: &Path, must_sweep: bool) -> std::io::Result<Option<Guard>> {
+    let wait = if must_sweep { LOCK_WAIT } else { Duration::ZERO };
     let started = std::time::Instant::now();
-    loop {
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => return Ok(Some(file)),
-            Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) if started.elapsed() < LOCK_WAIT => {
-                std::thread::sleep(Duration::from_millis(5))
-            }
-            Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
-            Err(e) => return Err(std::io::Error::from_raw_os_error(e.raw_os_error())),
+    {
+        let (turnstile, lock) = (lock_file(dir, TURNSTILE)?, lock_file(dir, FLOCK)?);
+        if crate::fsx::lock_within(&turnstile, wait)?
+            && crate::fsx::lock_within(&lock, wait.saturating_sub(started.elapsed()))?
+        {
+            return Ok(Some(Guard { exclusive: true, _lock: lock }));
         }
     }
+    let wait = if must_sweep { Duration::ZERO } else { LOCK_WAIT };
+    let (turnstile, lock) = (lock_file(dir, TURNSTILE)?, lock_file(dir, FLOCK)?);
+    if !crate::fsx::lock_shared_within(&turnstile, wait)? {
+        return Ok(None);
+    }
+    let shared = crate::fsx::lock_shared_within(&lock, wait.saturating_sub(started.elapsed()))?;
+    drop(turnstile);
+    Ok(shared.then_some(Guard { exclusive: false, _lock: lock }))
 }
 
-fn read_index(dir: &Path) -> Vec<Rec> {
-    std::fs::read(dir.join("index.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+/// The file of `holder`'s records; `None` for a name that is not a plain file name (an agent
+/// name always is).
+fn holder_file(dir: &Path, holder: &str) -> Option<PathBuf> {
+    let plain = !holder.is_empty() && !holder.starts_with('.') && !holder.contains(['/', '\\', '\0']);
+    plain.then(|| dir.join(BY).join(format!("{holder}.json")))
 }
 
-fn write_index(dir: &Path, recs: &[Rec]) -> std::io::Result<()> {
+fn read_recs(path: &Path) -> Vec<Rec> {
+    std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+}
+
+/// Every holder's records, and the index an earlier version kept them all in.
+fn read_all(dir: &Path) -> Vec<Rec> {
+    let mut recs = read_recs(&dir.join(LEGACY_INDEX));
+    if let Ok(entries) = std::fs::read_dir(dir.join(BY)) {
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths.iter().filter(|p| p.extension().is_some_and(|x| x == "json")) {
+            recs.extend(read_recs(path));
+        }
+    }
+    recs
+}
+
+/// Writes `recs` to `holder`'s file, or removes it when there are none.
+fn write_holder(dir: &Path, holder: &str, recs: &[&Rec]) -> std::io::Result<()> {
+    let Some(path) = holder_file(dir, holder) else { return Ok(()) };
+    if recs.is_empty() {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        };
+    }
+    std::fs::create_dir_all(dir.join(BY))?;
     let bytes = serde_json::to_vec(recs).map_err(std::io::Error::other)?;
-    crate::fsx::write_atomic(&dir.join("index.json"), &bytes, None)?;
+    crate::fsx::replace_unflushed(&path, &bytes)
+}
+
+/// Writes every holder's records that changed from `old`, removes the files of holders with none
+/// left (and the earlier version's index), then the copies no record names.
+fn write_all(dir: &Path, old: &[Rec], recs: &[Rec]) -> std::io::Result<()> {
+    let group = |recs: &[Rec]| {
+        let mut by: std::collections::BTreeMap<String, Vec<Rec>> = std::collections::BTreeMap::new();
+        for r in recs {
+            by.entry(r.holder.clone()).or_default().push(r.clone());
+        }
+        by
+    };
+    let (before, after) = (group(old), group(recs));
+    for (holder, mine) in &after {
+        if before.get(holder) != Some(mine) {
+            write_holder(dir, holder, &mine.iter().collect::<Vec<_>>())?;
+        }
+    }
+    for holder in before.keys().filter(|h| !after.contains_key(*h)) {
+        write_holder(dir, holder, &[])?;
+    }
+    match std::fs::remove_file(dir.join(LEGACY_INDEX)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     // Copies no record names (a content replaced, or left by a killed sweep).
     let named: std::collections::HashSet<&str> = recs
         .iter()
@@ -142,6 +244,18 @@ fn write_index(dir: &Path, recs: &[Rec]) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether no sweep has run for [`SWEEP_AT_LEAST_EVERY`].
+fn overdue(dir: &Path) -> bool {
+    let last = std::fs::metadata(dir.join(SWEPT)).and_then(|m| m.modified());
+    last.ok().and_then(|t| t.elapsed().ok()).is_none_or(|age| age >= SWEEP_AT_LEAST_EVERY)
+}
+
+/// Marks the time of a sweep.
+fn mark_swept(dir: &Path) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(SWEPT))?;
+    file.set_modified(std::time::SystemTime::now())
 }
 
 /// What `path` beneath `top` is now, recorded (its bytes copied into `dir`); `None` when it
@@ -227,6 +341,9 @@ fn held(board: &Board) -> Vec<(String, String)> {
     held
 }
 
+/// The shell backstop's check, when one is due (see [`step`]).
+pub type Check<'a> = &'a dyn Fn() -> std::io::Result<Vec<Restored>>;
+
 /// The guarded step of `caller` (`None` for a reader) at `moment`, with `check` — the shell
 /// backstop's check, when one is due — run inside it (see the module docs). Returns what `check`
 /// did and the foreign changes found; a lock held too long by another hook skips the sweep.
@@ -236,16 +353,29 @@ pub fn step(
     caller: Option<&str>,
     moment: Moment,
     board: &Board,
-    check: impl FnOnce() -> std::io::Result<Vec<Restored>>,
+    check: Option<Check<'_>>,
 ) -> std::io::Result<(Vec<Restored>, Vec<Noticed>)> {
     let dir = dir_of(store);
-    let Some(_lock) = lock(&dir)? else { return Ok((check()?, Vec::new())) };
+    let run_check = || check.map_or_else(|| Ok(Vec::new()), |c| c());
+    let must_sweep = check.is_some() || moment == Moment::Look || caller.is_none() || overdue(&dir);
+    let guard = take(&dir, must_sweep)?;
+    if !guard.as_ref().is_some_and(|g| g.exclusive) {
+        // Another hook sweeps or keeps its own books now: this call keeps its own books only
+        // (beside others', not beside a sweep), and leaves the sweep to a later call.
+        let restored = run_check()?;
+        if guard.is_some()
+            && let Some(c) = caller
+        {
+            own_books(store, &dir, c, moment, board)?;
+        }
+        return Ok((restored, Vec::new()));
+    }
     let restoring = dir.join("restoring");
     finish_restoring(&restoring);
     let here = std::fs::canonicalize(here).unwrap_or_else(|_| here.to_path_buf());
-    let old = read_index(&dir);
-    let mut recs = tracked(store, &dir, board, &old, caller, moment)?;
-    let restored = check()?;
+    let old = read_all(&dir);
+    let mut recs = tracked(store, &dir, &held(board), &old, caller, moment)?;
+    let restored = run_check()?;
     // What the shell check put back is the holder's state again.
     for r in &restored {
         let top = r.worktree.clone().unwrap_or_else(|| here.display().to_string());
@@ -264,10 +394,30 @@ pub fn step(
         }
     }
     if recs != old {
-        write_index(&dir, &recs)?;
+        write_all(&dir, &old, &recs)?;
     }
+    mark_swept(&dir)?;
     let _ = std::fs::remove_file(&restoring);
     Ok((restored, noticed))
+}
+
+/// `caller`'s own bookkeeping, under the shared lock (beside other sessions' own, never beside a
+/// sweep): its files marked open before its call, recorded and closed after it. No file is put
+/// back here: the next sweep compares what is closed.
+fn own_books(store: &Store, dir: &Path, caller: &str, moment: Moment, board: &Board) -> std::io::Result<()> {
+    let Some(path) = holder_file(dir, caller) else { return Ok(()) };
+    let old = read_recs(&path);
+    let held: Vec<(String, String)> = held(board).into_iter().filter(|(_, h)| h == caller).collect();
+    let mut recs = tracked(store, dir, &held, &old, Some(caller), moment)?;
+    if moment == Moment::Before {
+        for r in &mut recs {
+            r.open = true;
+        }
+    }
+    if recs != old {
+        write_holder(dir, caller, &recs.iter().collect::<Vec<_>>())?;
+    }
+    Ok(())
 }
 
 /// Removes the temporaries a put-back killed midway left (each listed in `restoring` before it
@@ -286,24 +436,23 @@ fn finish_restoring(restoring: &Path) {
 fn tracked(
     store: &Store,
     dir: &Path,
-    board: &Board,
+    held: &[(String, String)],
     old: &[Rec],
     caller: Option<&str>,
     moment: Moment,
 ) -> std::io::Result<Vec<Rec>> {
-    let held = held(board);
     let roots: Vec<String> = store.worktree_roots().iter().filter_map(|r| r.to_str().map(str::to_string)).collect();
-    let find = |top: &str, path: &str| old.iter().find(|r| r.worktree == top && r.path == path);
+    let find = |top: &str, path: &str, holder: &str| {
+        old.iter().find(|r| r.worktree == top && r.path == path && r.holder == holder)
+    };
     let mine = |holder: &str| caller == Some(holder);
     let mut recs: Vec<Rec> = Vec::new();
     let mut fresh = Vec::new();
     for top in &roots {
-        for (path, holder) in &held {
-            match find(top, path) {
+        for (path, holder) in held {
+            match find(top, path, holder) {
                 // The holder's own call ended: what it did to its files is its own.
-                Some(r) if r.holder == *holder && !(moment == Moment::After && mine(holder) && r.open) => {
-                    recs.push(r.clone())
-                }
+                Some(r) if !(moment == Moment::After && mine(holder) && r.open) => recs.push(r.clone()),
                 _ => fresh.push((top.clone(), path.clone(), holder.clone())),
             }
         }

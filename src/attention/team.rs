@@ -61,7 +61,7 @@ use crate::identity::AgentKey;
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Default time to live of a claim: 15 minutes.
 pub const DEFAULT_CLAIM_TTL_SECS: u64 = 15 * 60;
@@ -178,18 +178,10 @@ pub fn lock(store: &Store) -> Result<ClaimsLock, TeamError> {
         .write(true)
         .open(&path)
         .map_err(|e| fail(format!("cannot be opened: {e}")))?;
-    let started = Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(ClaimsLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(fail(format!("was held by another process for {} s", LOCK_WAIT.as_secs())));
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(fail(format!("cannot be locked: {e}"))),
-        }
+    match crate::fsx::lock_within(&file, LOCK_WAIT) {
+        Ok(true) => Ok(ClaimsLock { _file: file }),
+        Ok(false) => Err(fail(format!("was held by another process for {} s", LOCK_WAIT.as_secs()))),
+        Err(e) => Err(fail(format!("cannot be locked: {e}"))),
     }
 }
 

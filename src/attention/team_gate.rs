@@ -267,7 +267,8 @@ fn guarded(
 ) -> Result<Vec<String>, TeamGateError> {
     let pending = shell_guard::pending(store, caller);
     let board = live_board(store, caller, runs)?;
-    let check = || if pending { shell_guard::check(store, here, caller) } else { Ok(Vec::new()) };
+    let check = || shell_guard::check(store, here, caller);
+    let check: Option<held_guard::Check<'_>> = pending.then_some(&check);
     let (restored, noticed) =
         held_guard::step(store, here, Some(caller), moment, &board, check).map_err(TeamGateError::Guard)?;
     let mut told = Vec::new();

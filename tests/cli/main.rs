@@ -29,6 +29,7 @@ mod development;
 mod doctor;
 mod gate;
 mod gate_host;
+mod held_race;
 mod help;
 mod host_hooks;
 mod hostile;

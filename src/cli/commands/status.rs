@@ -294,7 +294,7 @@ fn put_back_held(ctx: &Context, store: &git_mas::store::Store, board: &Board) {
     if git_mas::attention::team::enabled(store)
         && let Ok(here) = store.workdir()
     {
-        match held_guard::step(store, here, None, held_guard::Moment::Look, board, || Ok(Vec::new())) {
+        match held_guard::step(store, here, None, held_guard::Moment::Look, board, None) {
             Ok((_, noticed)) if !noticed.is_empty() => {
                 held_guard::tell_holders(store, None, &noticed);
                 ctx.warn(&held_guard::describe(&noticed));

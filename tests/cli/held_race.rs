@@ -1,0 +1,93 @@
+//! The held files' guard when sessions call at once: a session keeps its own books under the
+//! guard's shared lock while another hook holds it, and no sweep ever puts back a holder's own
+//! edit, however the calls interleave; a write no hook saw is still put back afterwards.
+
+use crate::common::*;
+use crate::team_mode::{event, team_repo, write_done, write_payload};
+use std::path::Path;
+
+fn held_lock(repo: &Path) -> std::fs::File {
+    let dir = repo.join(".git/mas/held");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("flock")).unwrap()
+}
+
+/// While another process holds the guard's lock shared (as a session keeping its own books
+/// does), a session's pre-tool hook still marks its file open and its post-tool hook still
+/// records it: the sweep that runs once the lock is free leaves the holder's edit, and puts back
+/// a foreign write made after the recorded one.
+#[test]
+fn a_sessions_own_books_kept_beside_another_hook_are_what_the_next_sweep_goes_by() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let f = repo.join("src/lib.rs");
+    // A claims the file and records its version (no other hook: the exclusive path).
+    event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/lib.rs"));
+    std::fs::write(&f, "A's version\n").unwrap();
+    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+
+    // Another hook holds the guard (shared): A's next call keeps its own books beside it.
+    let other = held_lock(&repo);
+    other.lock_shared().unwrap();
+    let pre = event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/lib.rs"));
+    assert!(!stdout(&pre).contains("\"deny\""), "{}", shown(&pre));
+    std::fs::write(&f, "A's second version\n").unwrap();
+    drop(other);
+    // B's call sweeps: A's file is open (A's call runs), so A's edit stays.
+    let b = event(&env, &repo, "claude-code", None, &write_payload(&repo, "b", "src/money.rs"));
+    assert!(!stdout(&b).contains("no hook saw it"), "{}", shown(&b));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's second version\n");
+
+    // A's post-tool hook beside another hook records the second version and closes the file.
+    let other = held_lock(&repo);
+    other.lock_shared().unwrap();
+    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+    drop(other);
+    std::fs::write(&f, "A's second version\nforeign line\n").unwrap();
+    let out = env.mas(&repo, &["status"]);
+    assert!(stderr(&out).contains("no hook saw it"), "{}", shown(&out));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's second version\n");
+}
+
+/// Eight sessions edit their own files at once, each call a pre-tool hook, the edit, and a
+/// post-tool hook: every edit stays, nobody is told of a put-back, and afterwards a foreign
+/// write to each file is put back to its holder's last version.
+#[test]
+fn sessions_calling_at_once_keep_every_edit_and_a_later_foreign_write_is_put_back() {
+    const SESSIONS: usize = 8;
+    const CALLS: usize = 10;
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    std::fs::create_dir_all(repo.join("own")).unwrap();
+    let rel = |i: usize| format!("own/s{i}.txt");
+    std::thread::scope(|scope| {
+        for i in 0..SESSIONS {
+            let (env, repo, rel) = (&env, &repo, rel(i));
+            scope.spawn(move || {
+                let session = format!("s{i}");
+                for k in 0..CALLS {
+                    let pre = event(env, repo, "claude-code", None, &write_payload(repo, &session, &rel));
+                    let said = stdout(&pre);
+                    assert!(!said.contains("\"deny\"") && !said.contains("put back"), "{session} call {k}: {said}");
+                    std::fs::write(repo.join(&rel), format!("{session} version {k}\n")).unwrap();
+                    let post = event(env, repo, "claude-code", Some("--post-tool"), &write_done(repo, &session, &rel));
+                    let said = stdout(&post);
+                    assert!(!said.contains("put back") && !said.contains("no hook saw it"), "{session} {k}: {said}");
+                    assert_eq!(
+                        std::fs::read_to_string(repo.join(&rel)).unwrap(),
+                        format!("{session} version {k}\n"),
+                        "{session}'s own edit was undone"
+                    );
+                }
+            });
+        }
+    });
+    for i in 0..SESSIONS {
+        std::fs::write(repo.join(rel(i)), "foreign\n").unwrap();
+    }
+    let out = env.mas(&repo, &["status"]);
+    assert!(stderr(&out).contains("no hook saw it"), "{}", shown(&out));
+    for i in 0..SESSIONS {
+        assert_eq!(std::fs::read_to_string(repo.join(rel(i))).unwrap(), format!("s{i} version {}\n", CALLS - 1));
+    }
+}
