@@ -216,8 +216,10 @@ fn write_all(dir: &Path, old: &[Rec], recs: &[Rec]) -> std::io::Result<()> {
         by
     };
     let (before, after) = (group(old), group(recs));
+    // Records read from the earlier index are in no holder's file yet.
+    let legacy = dir.join(LEGACY_INDEX).exists();
     for (holder, mine) in &after {
-        if before.get(holder) != Some(mine) {
+        if legacy || before.get(holder) != Some(mine) {
             write_holder(dir, holder, &mine.iter().collect::<Vec<_>>())?;
         }
     }
@@ -393,7 +395,7 @@ pub fn step(
             r.open = true;
         }
     }
-    if recs != old {
+    if recs != old || dir.join(LEGACY_INDEX).exists() {
         write_all(&dir, &old, &recs)?;
     }
     mark_swept(&dir)?;

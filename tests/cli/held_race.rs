@@ -91,3 +91,34 @@ fn sessions_calling_at_once_keep_every_edit_and_a_later_foreign_write_is_put_bac
         assert_eq!(std::fs::read_to_string(repo.join(rel(i))).unwrap(), format!("s{i} version {}\n", CALLS - 1));
     }
 }
+
+/// The records an earlier version kept in one `index.json` are read, moved to each holder's own
+/// file — the holder's whose records did not change too — and still what the sweep goes by.
+#[test]
+fn records_in_the_earlier_index_are_kept_when_it_is_moved_to_each_holders_file() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    for (session, rel) in [("a", "src/lib.rs"), ("b", "src/money.rs")] {
+        event(&env, &repo, "claude-code", None, &write_payload(&repo, session, rel));
+        std::fs::write(repo.join(rel), format!("{session}'s version\n")).unwrap();
+        event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, session, rel));
+    }
+    // As the earlier version left them: every holder's records in one index.
+    let held = repo.join(".git/mas/held");
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(held.join("by")).unwrap().flatten() {
+        let recs: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
+        all.extend(recs);
+        std::fs::remove_file(e.path()).unwrap();
+    }
+    assert_eq!(all.len(), 2, "{all:?}");
+    std::fs::write(held.join("index.json"), serde_json::to_vec(&all).unwrap()).unwrap();
+    // One holder's file changes (its records change when it is put back), then the other's.
+    for (session, rel) in [("b", "src/money.rs"), ("a", "src/lib.rs")] {
+        std::fs::write(repo.join(rel), "foreign\n").unwrap();
+        let out = env.mas(&repo, &["status"]);
+        assert!(stderr(&out).contains("no hook saw it"), "{rel}: {}", shown(&out));
+        assert_eq!(std::fs::read_to_string(repo.join(rel)).unwrap(), format!("{session}'s version\n"));
+        assert!(!held.join("index.json").exists());
+    }
+}
