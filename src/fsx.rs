@@ -79,20 +79,7 @@ pub fn temporary_target(name: &str) -> Option<&str> {
 /// than writing through it —, then the folder flushed. On any error the temporary is removed and
 /// `path` is as it was. The folder must exist.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
-    let (tmp, mut file) = create_temporary(path)?;
-    let written = (|| {
-        file.write_all(bytes)?;
-        if let Some(mode) = mode {
-            set_mode(&file, mode)?;
-        }
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    replace(path, bytes, mode, true)?;
     sync_dir(path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")));
     Ok(())
 }
@@ -103,9 +90,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Re
 /// behind a lock. A process killed at any instant leaves the old bytes or the new ones, whole
 /// (the rename is atomic for every reader); a power cut may leave the old ones.
 pub fn replace_unflushed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace(path, bytes, None, false)
+}
+
+/// A temporary beside `path` written with `bytes` (given `mode`, flushed when `flush`) and
+/// renamed over it; removed on any error.
+fn replace(path: &Path, bytes: &[u8], mode: Option<u32>, flush: bool) -> std::io::Result<()> {
     let (tmp, mut file) = create_temporary(path)?;
     let written = (|| {
         file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            set_mode(&file, mode)?;
+        }
+        if flush {
+            file.sync_all()?;
+        }
         drop(file);
         std::fs::rename(&tmp, path)
     })();

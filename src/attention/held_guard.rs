@@ -129,9 +129,8 @@ fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// The lock file, opened (not locked).
+/// The lock file, opened (not locked). The folder exists.
 fn lock_file(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
-    std::fs::create_dir_all(dir)?;
     std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(name))
 }
 
@@ -147,8 +146,10 @@ struct Guard {
 /// waits for `flock`, and a shared one passes `turnstile` on its way in: a waiting sweep is not
 /// starved by sessions' own books coming one after another.
 fn take(dir: &Path, must_sweep: bool) -> std::io::Result<Option<Guard>> {
+    std::fs::create_dir_all(dir)?;
     let wait = if must_sweep { LOCK_WAIT } else { Duration::ZERO };
     let started = std::time::Instant::now();
+    // Opened anew for the shared try: a gave-up exclusive wait's thread may hold these handles.
     {
         let (turnstile, lock) = (lock_file(dir, TURNSTILE)?, lock_file(dir, FLOCK)?);
         if crate::fsx::lock_within(&turnstile, wait)?
