@@ -48,7 +48,11 @@
 //! is written to a temporary and renamed (the previous records or the new ones, whole; not
 //! flushed to disk, since every hook call of every session writes one and a flush there was paid
 //! by every call queued behind: a power cut may take it back to an earlier state, and a held file
-//! no record names is recorded as it is when next seen); copies are written before a record
+//! no record names is recorded as it is when next seen; a temporary a kill left before its
+//! rename is `git mas doctor`'s to find and, once its writer is gone, `--fix`'s to remove); a
+//! sweep killed between the holders' files writes each file whole, old or new; one killed after
+//! writing them and before removing the earlier `index.json` leaves both, and the holders' files
+//! are read first and win; copies are written before a record
 //! names them, and those no record names are removed by the next sweep; a put-back is
 //! `shell_guard::put_back`'s (a temporary renamed over the file), with each temporary's name
 //! appended to `restoring` first, which the next sweep removes.
@@ -179,9 +183,11 @@ fn read_recs(path: &Path) -> Vec<Rec> {
     std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
 }
 
-/// Every holder's records, and the index an earlier version kept them all in.
+/// Every holder's records, then the index an earlier version kept them all in: a sweep killed
+/// after writing holders' files and before removing the index leaves both, and the first record
+/// of a file is the one that stands.
 fn read_all(dir: &Path) -> Vec<Rec> {
-    let mut recs = read_recs(&dir.join(LEGACY_INDEX));
+    let mut recs = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir.join(BY)) {
         let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
         paths.sort();
@@ -189,6 +195,7 @@ fn read_all(dir: &Path) -> Vec<Rec> {
             recs.extend(read_recs(path));
         }
     }
+    recs.extend(read_recs(&dir.join(LEGACY_INDEX)));
     recs
 }
 

@@ -122,3 +122,26 @@ fn records_in_the_earlier_index_are_kept_when_it_is_moved_to_each_holders_file()
         assert!(!held.join("index.json").exists());
     }
 }
+
+/// A sweep killed after it wrote the holders' files and before it removed the earlier index
+/// leaves both: the holder's file, the newer, is what the next sweep goes by.
+#[test]
+fn a_holders_file_wins_over_an_earlier_index_a_killed_sweep_left() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let f = repo.join("src/lib.rs");
+    let held = repo.join(".git/mas/held");
+    event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/lib.rs"));
+    std::fs::write(&f, "A's version\n").unwrap();
+    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+    let by: Vec<_> = std::fs::read_dir(held.join("by")).unwrap().flatten().map(|e| e.path()).collect();
+    let first = std::fs::read(&by[0]).unwrap();
+    event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/lib.rs"));
+    std::fs::write(&f, "A's second version\n").unwrap();
+    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+    std::fs::write(held.join("index.json"), first).unwrap();
+    let out = env.mas(&repo, &["status"]);
+    assert!(!stderr(&out).contains("no hook saw it"), "{}", shown(&out));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's second version\n");
+    assert!(!held.join("index.json").exists());
+}
