@@ -140,13 +140,15 @@ for n in $LEVELS fresh; do
   allow "$WORK/hold-$tag.json" "$R"
   allow "$WORK/claim-$tag.json" "$R"
   CLAIM=$(cd "$R" && agent_of "$FREE")
-  (cd "$R" && "$BIN" --agent "$CLAIM" focus release >/dev/null)
+  # Released as the session itself (its shell's session id): another live session's claims are
+  # released only with --force, which would leave the session a notice to hear at its next call.
+  (cd "$R" && CLAUDE_CODE_SESSION_ID=claim "$BIN" --agent "$CLAIM" focus release >/dev/null)
   (cd "$R" && "$BIN" gate --staged >/dev/null) || { echo "team-scale.sh: gate --staged refused at $n" >&2; exit 1; }
   # PACKED=1: the refs packed, as `git gc` leaves them (loose by default: each record's ref is a file).
   [ -z "${PACKED:-}" ] || git -C "$R" pack-refs --all
   CMDS+=(-n "gate --staged @$tag" --prepare true "$BIN -C $R gate --staged")
   CMDS+=(-n "edit hook @$tag" --prepare true "sh -c 'cd $R && $BIN gate --host claude-code < $WORK/hold-$tag.json'")
-  CMDS+=(-n "claim @$tag" --prepare "$BIN -C $R --agent $CLAIM focus release" "sh -c 'cd $R && $BIN gate --host claude-code < $WORK/claim-$tag.json'")
+  CMDS+=(-n "claim @$tag" --prepare "env CLAUDE_CODE_SESSION_ID=claim $BIN -C $R --agent $CLAIM focus release" "sh -c 'cd $R && $BIN gate --host claude-code < $WORK/claim-$tag.json'")
   CMDS+=(-n "status @$tag" --prepare true "$BIN -C $R status")
   CMDS+=(-n "tally @$tag" --prepare true "$BIN -C $R tally bench")
 done

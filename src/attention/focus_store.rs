@@ -147,7 +147,7 @@ fn board_chains(
     let mut damaged = Vec::new();
     let digest = crate::store::windowcache::roster_digest(roster);
     let listed: Option<Vec<(String, String)>> =
-        store.list(FOCUS_PREFIX)?.into_iter().map(|info| Some((info.name, info.target?))).collect();
+        store.list_kept(FOCUS_PREFIX)?.into_iter().map(|info| Some((info.name, info.target?))).collect();
     if let Some(listed) = &listed {
         let mut kept: std::collections::HashMap<String, board_cache::Chain> =
             board_cache::load(store.common_dir(), &digest, BOARD_WINDOW)

@@ -452,9 +452,11 @@ fn tracked(
     moment: Moment,
 ) -> std::io::Result<Vec<Rec>> {
     let roots: Vec<String> = store.worktree_roots().iter().filter_map(|r| r.to_str().map(str::to_string)).collect();
-    let find = |top: &str, path: &str, holder: &str| {
-        old.iter().find(|r| r.worktree == top && r.path == path && r.holder == holder)
-    };
+    // Looked up once per held file in every worktree: an index, not a scan of `old` each time
+    // (with 1,000 sessions holding 2,000 files, the scans were a tenth of a hook call).
+    let index: std::collections::HashMap<(&str, &str, &str), &Rec> =
+        old.iter().rev().map(|r| ((r.worktree.as_str(), r.path.as_str(), r.holder.as_str()), r)).collect();
+    let find = |top: &str, path: &str, holder: &str| index.get(&(top, path, holder)).copied();
     let mine = |holder: &str| caller == Some(holder);
     let mut recs: Vec<Rec> = Vec::new();
     let mut fresh = Vec::new();

@@ -229,6 +229,10 @@ pub enum TeamEdit {
 /// ([`focus_store::worktree_run`]). The caller's signing key is loaded only when something must be
 /// written ([`caller::signing_key`]), and a frame is published from the inputs git config names
 /// when there is none ([`inputs::read`]); `runs` says which runs ended ([`super::run_end`]).
+/// `first`: the live board this call has already read (the held files' guard's), on which a
+/// denial or an edit of the caller's own claims is decided without listing the board again; a
+/// claim always reads it again under the claims lock.
+#[allow(clippy::too_many_arguments)]
 pub fn edit(
     store: &Store,
     caller: &str,
@@ -236,6 +240,7 @@ pub fn edit(
     linked: &[FileId],
     lease: Lease,
     now: u64,
+    first: Option<Board>,
     runs: &dyn RunLedger,
 ) -> Result<TeamEdit, TeamError> {
     let root = store.workdir()?.to_path_buf();
@@ -250,8 +255,17 @@ pub fn edit(
         add_linked(&board, caller, &root, linked, &mut touched);
         Ok((head.map(|(_, h)| h), board, touched, pending))
     };
-    // 1. Without the lock or a write: a denial, or an edit of the caller's own fresh claims.
-    let (head, board, all, first_read) = read(&touched)?;
+    // 1. Without the lock or a write: a denial, or an edit of the caller's own fresh claims —
+    // decided on `first`, the live board this call already read, when it has one.
+    let (head, board, all, first_read) = match first {
+        Some(board) => {
+            let head = current_frame_hash(store)?;
+            let mut all = touched.to_vec();
+            add_linked(&board, caller, &root, linked, &mut all);
+            (head.map(|(_, h)| h), board, all, None)
+        }
+        None => read(&touched)?,
+    };
     if let Some(frame) = &head {
         if let Some(blocked) = blocked(store, caller, frame, &board, &all, now)? {
             return Ok(blocked);

@@ -113,8 +113,8 @@ pub fn edit(
     mode: Mode,
     runs: &dyn RunLedger,
 ) -> Answer {
-    let told = settle(store, caller, runs);
-    with_told(edit_now(store, caller, touched, linked, mode, runs), told)
+    let (told, board) = settle(store, caller, runs);
+    with_told(edit_now(store, caller, touched, linked, mode, board, runs), told)
 }
 
 fn edit_now(
@@ -123,11 +123,12 @@ fn edit_now(
     touched: Vec<Touched>,
     linked: &[FileId],
     mode: Mode,
+    board: Option<Board>,
     runs: &dyn RunLedger,
 ) -> Answer {
     let paths: Vec<String> = touched.iter().map(|t| t.path.clone()).collect();
     let decided =
-        team::lease(store).and_then(|lease| team::edit(store, caller, touched, linked, lease, now_secs(), runs));
+        team::lease(store).and_then(|lease| team::edit(store, caller, touched, linked, lease, now_secs(), board, runs));
     match decided {
         Ok(TeamEdit::Blocked { blocks, lapsed, mine }) => {
             let deadlock = note_denials(store, caller, &blocks, &mine);
@@ -246,14 +247,23 @@ fn answer(caller: &str, edit: TeamEdit, mode: Mode) -> Answer {
 /// post-tool hook, or one that did not fire) and returns what a check found that the agent was
 /// not told yet. The call now asked is not refused for it: what was changed is put back already,
 /// and the message goes with the call's answer ([`with_told`]).
-fn settle(store: &Store, caller: &str, runs: &dyn RunLedger) -> Vec<String> {
+///
+/// Also the live board the guard was given, read in this call: the rest of the call decides on
+/// it rather than listing every focus ref again (with 10,000 sessions on the board, the listing is
+/// most of a call). `None` when it could not be read; the caller reads it then.
+fn settle(store: &Store, caller: &str, runs: &dyn RunLedger) -> (Vec<String>, Option<Board>) {
     let mut told = shell_guard::take_notice(store, caller).into_iter().collect::<Vec<_>>();
-    let Ok(here) = store.workdir() else { return told };
+    let Ok(here) = store.workdir() else { return (told, None) };
     match guarded(store, here, caller, Moment::Before, runs) {
-        Ok(mut more) => told.append(&mut more),
-        Err(e) => told.push(format!("git mas gate: {}", said(&e))),
+        Ok((mut more, board)) => {
+            told.append(&mut more);
+            (told, Some(board))
+        }
+        Err(e) => {
+            told.push(format!("git mas gate: {}", said(&e)));
+            (told, None)
+        }
     }
-    told
 }
 
 /// The held files' guard at `moment` of `caller`'s call ([`held_guard::step`]), with the pending
@@ -264,7 +274,7 @@ fn guarded(
     caller: &str,
     moment: Moment,
     runs: &dyn RunLedger,
-) -> Result<Vec<String>, TeamGateError> {
+) -> Result<(Vec<String>, Board), TeamGateError> {
     let pending = shell_guard::pending(store, caller);
     let board = live_board(store, caller, runs)?;
     let check = || shell_guard::check(store, here, caller);
@@ -280,7 +290,7 @@ fn guarded(
         held_guard::tell_holders(store, Some(caller), &noticed);
         told.push(held_guard::describe(&noticed));
     }
-    Ok(told)
+    Ok((told, board))
 }
 
 /// The live board as `caller`'s hook call reads it (a run's claims ended with the run).
@@ -322,9 +332,12 @@ fn with_told(answer: Answer, told: Vec<String>) -> Answer {
 /// kept, to be compared when the call ends ([`post_tool`]); a command running a git command that
 /// takes their uncommitted work is refused (`git_refusal`).
 pub fn shell_call(store: &Store, caller: &str, mode: Mode, payload: &Payload, runs: &dyn RunLedger) -> Answer {
-    let told = settle(store, caller, runs);
+    let (told, board) = settle(store, caller, runs);
     let kept = (|| -> Result<Option<String>, TeamGateError> {
-        let board = live_board(store, caller, runs)?;
+        let board = match board {
+            Some(board) => board,
+            None => live_board(store, caller, runs)?,
+        };
         if let Some(command) = &payload.command
             && let Some(refused) = git_refusal(store, caller, &board, command, payload.cwd.as_deref())
         {
@@ -402,7 +415,7 @@ pub fn post_tool(
     runs: &dyn RunLedger,
 ) -> Result<Option<Reply>, TeamGateError> {
     let Some(caller) = event_caller(store, event, env)? else { return Ok(None) };
-    let told = guarded(store, store.workdir()?, &caller, Moment::After, runs)?;
+    let (told, _) = guarded(store, store.workdir()?, &caller, Moment::After, runs)?;
     if told.is_empty() {
         return Ok(None);
     }

@@ -18,6 +18,7 @@
 
 pub mod canonical;
 pub mod damage;
+mod listcache;
 pub mod record;
 pub mod refs;
 mod remedy;
@@ -737,20 +738,7 @@ impl Store {
     /// `packed-refs`, never reported as unreadable.
     pub fn list(&self, prefix: &str) -> Result<Vec<RefInfo>, StoreError> {
         if RefFiles::handles(prefix) {
-            let listed = self.refs.list(prefix).map_err(|e| ref_file_err(prefix, e))?;
-            return Ok(listed
-                .into_iter()
-                .map(|(name, value)| match value {
-                    Ok(id) => RefInfo { name, target: Some(id.to_string()), problem: None },
-                    Err(RefFileError::Unreadable { content, .. }) if content.starts_with("ref:") => {
-                        RefInfo { name, target: None, problem: Some("symbolic ref".into()) }
-                    }
-                    Err(e) => {
-                        let problem = ref_file_err(&name, e).to_string();
-                        RefInfo { name, target: None, problem: Some(problem) }
-                    }
-                })
-                .collect());
+            return Ok(listcache::ref_infos(self.refs.list(prefix).map_err(|e| ref_file_err(prefix, e))?));
         }
         // gix snapshots `packed-refs` before it walks the loose refs: a `git pack-refs` in between
         // would hide a ref that moved from loose to packed. List again until no pack happened.

@@ -202,12 +202,25 @@ impl RefFiles {
     /// really cannot be read (a loose file that is not an object id, a symbolic ref) comes back as
     /// an error, naming the ref.
     pub fn list(&self, prefix: &str) -> Result<Vec<Listed>, RefFileError> {
+        Ok(self.list_stamped(prefix)?.0)
+    }
+
+    /// [`Self::list`], with what the listing saw of the files it read ([`Stamp`]s): each walked
+    /// directory as it was before its entries were read, and `packed-refs` as it was before it
+    /// was read. A ref can change only by a rename into its directory (git's lock protocol and
+    /// ours), a deletion from it, or a new `packed-refs`, each of which changes a stamp.
+    pub fn list_stamped(&self, prefix: &str) -> Result<(Vec<Listed>, Vec<Stamp>), RefFileError> {
         let mut found = std::collections::BTreeMap::new();
         let top = prefix.rfind('/').map_or("", |slash| &prefix[..slash]);
         let mut loose = Vec::new();
-        self.walk_loose(&self.common_dir.join(top), top, &mut loose)?;
-        for name in loose.into_iter().filter(|n| n.starts_with(prefix)) {
-            match self.read_listed(&name) {
+        let mut stamps = Vec::new();
+        self.walk_loose(&self.common_dir.join(top), top, prefix, &mut loose, &mut stamps)?;
+        for (name, read) in loose {
+            let read = match read {
+                Some(id) => Ok(Some(id)),
+                None => self.read_listed(&name),
+            };
+            match read {
                 Ok(Some(id)) => {
                     found.insert(name, Ok(id));
                 }
@@ -219,6 +232,7 @@ impl RefFiles {
             }
         }
         let path = self.packed_path();
+        stamps.push(Stamp::of(PACKED, rustix::fs::stat(&path).ok()));
         if let Some(buffer) = self.fresh_packed()? {
             let iter = buffer
                 .iter_prefixed(prefix.into())
@@ -229,7 +243,12 @@ impl RefFiles {
                 found.entry(name).or_insert_with(|| Ok(r.target()));
             }
         }
-        Ok(found.into_iter().collect())
+        Ok((found.into_iter().collect(), stamps))
+    }
+
+    /// Each stamp's file as it is now: equal to a listing's stamps when nothing it read changed.
+    pub fn stamps_now(&self, stamps: &[Stamp]) -> Vec<Stamp> {
+        stamps.iter().map(|s| Stamp::of(&s.path, rustix::fs::stat(self.common_dir.join(&s.path)).ok())).collect()
     }
 
     /// The value of a ref a listing found as a loose file: that file, else (pruned by `git
@@ -257,10 +276,36 @@ impl RefFiles {
         }
     }
 
-    /// Collects the names of the loose ref files under `dir` (the ref path `name`), recursively.
+    /// Collects the loose ref files under `dir` (the ref path `name`) whose names start with
+    /// `prefix`, recursively, each with its value when its file held an object id as it was read
+    /// in the walk (`None`: gone, or anything else, for [`Self::read_listed`] to read as one ref).
     /// A directory that vanished meanwhile (`git pack-refs` removes emptied ones) holds nothing;
     /// lock files and names git would not accept are not refs.
-    fn walk_loose(&self, dir: &Path, name: &str, out: &mut Vec<String>) -> Result<(), RefFileError> {
+    ///
+    /// Each file is opened relative to its directory's descriptor and read into a small buffer:
+    /// one `openat`, one or two `read`s and a `close`, where reading by path also walked every
+    /// component of the path and asked for the file's size. With 10,000 refs under one prefix this
+    /// is most of a listing's cost.
+    fn walk_loose(
+        &self,
+        dir: &Path,
+        name: &str,
+        prefix: &str,
+        out: &mut Vec<LooseRead>,
+        stamps: &mut Vec<Stamp>,
+    ) -> Result<(), RefFileError> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+        let fd = match rustix::fs::open(dir, flags | OFlags::DIRECTORY, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => {
+                stamps.push(Stamp::of(name, None));
+                return Ok(());
+            }
+            Err(e) => return Err(RefFileError::Io { path: dir.into(), source: e.into() }),
+        };
+        // Before any entry is read: a change after this moves the directory's times.
+        stamps.push(Stamp::of(name, rustix::fs::fstat(&fd).ok()));
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(()),
@@ -273,12 +318,22 @@ impl RefFiles {
                 Err(source) => return Err(RefFileError::Io { path: dir.into(), source }),
             };
             let Some(file) = entry.file_name().to_str().map(str::to_owned) else { continue };
-            let child = if name.is_empty() { file } else { format!("{name}/{file}") };
+            let child = if name.is_empty() { file.clone() } else { format!("{name}/{file}") };
             match entry.file_type() {
-                Ok(t) if t.is_dir() => self.walk_loose(&entry.path(), &child, out)?,
+                Ok(t) if t.is_dir() => {
+                    // Only a directory the prefix can reach: `refs/mas/focus/` is not below `refs/mas/runs`.
+                    let below = format!("{child}/");
+                    if below.starts_with(prefix) || prefix.starts_with(&below) {
+                        self.walk_loose(&entry.path(), &child, prefix, out, stamps)?
+                    }
+                }
                 Ok(_) => {
-                    if gix::refs::FullName::try_from(child.as_str()).is_ok() {
-                        out.push(child);
+                    if child.starts_with(prefix) && gix::refs::FullName::try_from(child.as_str()).is_ok() {
+                        let read = rustix::fs::openat(&fd, file.as_str(), flags, Mode::empty())
+                            .ok()
+                            .and_then(|f| read_small(&f))
+                            .and_then(|bytes| object_id(&bytes));
+                        out.push((child, read));
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -418,6 +473,62 @@ impl Drop for RefLock {
             let _ = std::fs::remove_file(&self.lock);
         }
     }
+}
+
+/// The name [`Stamp`] gives `packed-refs`.
+pub const PACKED: &str = "packed-refs";
+
+/// What a listing saw of one file it read, a directory of loose refs or `packed-refs`: its path
+/// under the common git dir and, when it existed, its identity and its modification and change
+/// times (nanoseconds since the epoch). Git's ref updates and ours rename a lock file into the
+/// ref's directory or unlink from it, and `packed-refs` is always replaced by a rename, so any
+/// change to what a listing read changes one of these — unless it lands within the same clock
+/// tick as the time recorded, which is why a keeper of listings (`Store::list_kept`) keeps one
+/// only when every time it holds was already old when the listing began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// The file's path under the common git dir.
+    pub path: String,
+    /// `(device, inode, modified, changed)`; `None`: the file did not exist.
+    pub seen: Option<(u64, u64, i128, i128)>,
+}
+
+impl Stamp {
+    fn of(path: &str, stat: Option<rustix::fs::Stat>) -> Stamp {
+        let ns = |s: i64, n: u64| i128::from(s) * 1_000_000_000 + n as i128;
+        Stamp {
+            path: path.to_string(),
+            seen: stat
+                .map(|st| (st.st_dev, st.st_ino, ns(st.st_mtime, st.st_mtime_nsec), ns(st.st_ctime, st.st_ctime_nsec))),
+        }
+    }
+}
+
+/// A loose ref a walk found, with its value when the walk could read one.
+type LooseRead = (String, Option<ObjectId>);
+
+/// The whole content of a small file (a loose ref: 41 or 65 bytes), or `None` when it is larger
+/// than a ref can be or cannot be read.
+fn read_small(fd: &rustix::fd::OwnedFd) -> Option<Vec<u8>> {
+    let mut buf = [0u8; 128];
+    let mut len = 0;
+    loop {
+        match rustix::io::read(fd, &mut buf[len..]) {
+            Ok(0) => return Some(buf[..len].to_vec()),
+            Ok(n) => len += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return None,
+        }
+        if len == buf.len() {
+            return None;
+        }
+    }
+}
+
+/// The object id a loose ref file's bytes hold (a trailing newline allowed), if they hold one.
+fn object_id(bytes: &[u8]) -> Option<ObjectId> {
+    let hex = String::from_utf8_lossy(bytes);
+    ObjectId::from_hex(hex.trim_end_matches(['\n', '\r']).as_bytes()).ok()
 }
 
 /// How long ago `path` was last modified (`None`: it is gone).
