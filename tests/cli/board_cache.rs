@@ -322,3 +322,26 @@ fn a_chain_that_moved_on_is_read_back_to_its_cached_tip_as_a_fresh_read_would_be
     let rejected = board["board"]["rejected"].to_string();
     assert!(rejected.contains("alice"), "the forged records are still in the window: {board}");
 }
+
+/// The listing of the focus refs is kept (`mas-refs-focus`) once the board has been quiet for a
+/// second, and a claim made after that is seen by the very next call: session b, refused a's
+/// file on a quiet board (its call keeps the listing), is then refused the file c claims next.
+#[test]
+fn a_claim_made_after_the_listing_was_kept_is_seen_by_the_next_call() {
+    use crate::team_mode::{hook, team_repo, write_payload};
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let (a, note) = hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs"));
+    assert_eq!(a, "allow", "{note}");
+    let kept = repo.join(".git/mas-refs-focus");
+    // Quiet for longer than a listing must be before it is kept.
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    let (b, reason) = hook(&env, &repo, &write_payload(&repo, "b", "src/lib.rs"));
+    assert_eq!(b, "deny", "{reason}");
+    assert!(kept.exists(), "a listing of a board quiet for a second was not kept");
+    let (c, note) = hook(&env, &repo, &write_payload(&repo, "c", "src/money.rs"));
+    assert_eq!(c, "allow", "{note}");
+    let (b, reason) = hook(&env, &repo, &write_payload(&repo, "b", "src/money.rs"));
+    assert_eq!(b, "deny", "b was let edit the file c claimed after b's listing was kept: {reason}");
+    assert!(reason.contains("src/money.rs"), "{reason}");
+}
