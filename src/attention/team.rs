@@ -246,26 +246,23 @@ pub fn edit(
     let root = store.workdir()?.to_path_buf();
     // The board's read cache is written when this returns without a claim (a claim's append
     // would make it stale at once): each read's `Pending` is dropped at the return, or forgotten.
+    // `given`: a live board this call already read, decided on instead of reading it again.
     #[allow(clippy::type_complexity)]
-    let read = |touched: &[Touched]| -> Result<(Option<String>, Board, Vec<Touched>, Option<Pending>), TeamError> {
-        let roster = store.roster()?;
+    let read = |touched: &[Touched],
+                given: Option<Board>|
+     -> Result<(Option<String>, Board, Vec<Touched>, Option<Pending>), TeamError> {
         let head = current_frame_hash(store)?;
-        let (board, pending) = focus_store::read_live_board(store, &roster, now, None, Some(caller), runs)?;
+        let (board, pending) = match given {
+            Some(board) => (board, None),
+            None => focus_store::read_live_board(store, &store.roster()?, now, None, Some(caller), runs)?,
+        };
         let mut touched = touched.to_vec();
         add_linked(&board, caller, &root, linked, &mut touched);
         Ok((head.map(|(_, h)| h), board, touched, pending))
     };
     // 1. Without the lock or a write: a denial, or an edit of the caller's own fresh claims —
     // decided on `first`, the live board this call already read, when it has one.
-    let (head, board, all, first_read) = match first {
-        Some(board) => {
-            let head = current_frame_hash(store)?;
-            let mut all = touched.to_vec();
-            add_linked(&board, caller, &root, linked, &mut all);
-            (head.map(|(_, h)| h), board, all, None)
-        }
-        None => read(&touched)?,
-    };
+    let (head, board, all, first_read) = read(&touched, first)?;
     if let Some(frame) = &head {
         if let Some(blocked) = blocked(store, caller, frame, &board, &all, now)? {
             return Ok(blocked);
@@ -285,7 +282,7 @@ pub fn edit(
     if let Some(p) = first_read {
         p.forget();
     }
-    let (head, board, all, pending) = read(&touched)?;
+    let (head, board, all, pending) = read(&touched, None)?;
     let Some(frame) = head else {
         return Err(TeamError::NoFrame);
     };

@@ -143,8 +143,7 @@ impl RefFiles {
             Err(e) if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() => return Ok(Loose::Missing),
             Err(source) => return Err(RefFileError::Io { path, source }),
         };
-        let text = String::from_utf8_lossy(&bytes);
-        let hex = text.trim_end_matches(['\n', '\r']);
+        let hex = loose_text(&bytes);
         ObjectId::from_hex(hex.as_bytes())
             .map(Loose::Object)
             .map_err(|_| RefFileError::Unreadable { name: name.into(), content: hex.chars().take(80).collect() })
@@ -527,8 +526,12 @@ fn read_small(fd: &rustix::fd::OwnedFd) -> Option<Vec<u8>> {
 
 /// The object id a loose ref file's bytes hold (a trailing newline allowed), if they hold one.
 fn object_id(bytes: &[u8]) -> Option<ObjectId> {
-    let hex = String::from_utf8_lossy(bytes);
-    ObjectId::from_hex(hex.trim_end_matches(['\n', '\r']).as_bytes()).ok()
+    ObjectId::from_hex(loose_text(bytes).as_bytes()).ok()
+}
+
+/// A loose ref file's text without its line end.
+fn loose_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim_end_matches(['\n', '\r']).to_string()
 }
 
 /// How long ago `path` was last modified (`None`: it is gone).
