@@ -71,8 +71,8 @@ impl Grounds {
         let scopes = [(Scope::Project(root.to_path_buf()), false), (Scope::Global, true)];
         for host in Host::ALL {
             for (scope, global) in &scopes {
-                for f in hooks::hook_files(host, scope, env).unwrap_or_default() {
-                    let path = resolver.resolve(&f.path());
+                for f in hooks::hook_paths(host, scope, env).unwrap_or_default() {
+                    let path = resolver.resolve(&f);
                     host_files.push(HostFile { path, host, group: "hooks", global: *global });
                 }
                 if let Ok((base, rel)) = mcp::config_file(host, scope, env) {

@@ -173,6 +173,21 @@ pub fn hook_files(host: Host, scope: &Scope, env: &dyn Env) -> Option<Vec<HookFi
     })
 }
 
+/// The paths of the files [`hook_files`] names, without making our files' content: the edit gate
+/// asks for them on every call (making the content of every host's files took 0.2 ms of each).
+pub fn hook_paths(host: Host, scope: &Scope, env: &dyn Env) -> Option<Vec<PathBuf>> {
+    let facts = host.facts().hooks;
+    let base = match scope {
+        Scope::Project(top) => top.join(facts.project_dir),
+        Scope::Global => facts.user_dir.resolve(env)?,
+    };
+    let rels = match facts.layout {
+        HookLayout::Plugin => vec![GOOSE_MANIFEST, facts.file],
+        HookLayout::OwnFile | HookLayout::Module | HookLayout::Merged => vec![facts.file],
+    };
+    Some(rels.into_iter().map(|rel| base.join(rel)).collect())
+}
+
 /// A goose plugin's manifest, beside its hooks file.
 const GOOSE_MANIFEST: &str = "plugins/git-mas/plugin.json";
 

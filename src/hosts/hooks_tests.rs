@@ -186,6 +186,13 @@ fn the_global_files_follow_home_and_the_hosts_overrides() {
         assert!(hook_files(host, &Scope::Global, &Vars(vec![])).is_none(), "{host:?}");
         let project = hook_files(host, &project(), &home).unwrap();
         assert_eq!(project[0].base, PathBuf::from("/repo"), "{host:?}: the host's folder may be removed");
+        // The edit gate's paths are the files' paths, in each scope.
+        for (scope, env) in
+            [(Scope::Project(PathBuf::from("/repo")), &home), (Scope::Global, &home), (Scope::Global, &Vars(vec![]))]
+        {
+            let paths = hook_files(host, &scope, env).map(|f| f.iter().map(HookFile::path).collect::<Vec<_>>());
+            assert_eq!(hook_paths(host, &scope, env), paths, "{host:?} {scope:?}");
+        }
     }
 }
 

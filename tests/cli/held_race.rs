@@ -6,6 +6,13 @@ use crate::common::*;
 use crate::team_mode::{event, team_repo, write_done, write_payload};
 use std::path::Path;
 
+/// Session a claims src/lib.rs, writes "A's version" in its call, and its post-tool hook records it.
+fn a_writes_its_version(env: &TestEnv, repo: &Path) {
+    event(env, repo, "claude-code", None, &write_payload(repo, "a", "src/lib.rs"));
+    std::fs::write(repo.join("src/lib.rs"), "A's version\n").unwrap();
+    event(env, repo, "claude-code", Some("--post-tool"), &write_done(repo, "a", "src/lib.rs"));
+}
+
 fn held_lock(repo: &Path) -> std::fs::File {
     let dir = repo.join(".git/mas/held");
     std::fs::create_dir_all(&dir).unwrap();
@@ -22,9 +29,7 @@ fn a_sessions_own_books_kept_beside_another_hook_are_what_the_next_sweep_goes_by
     let repo = team_repo(&env);
     let f = repo.join("src/lib.rs");
     // A claims the file and records its version (no other hook: the exclusive path).
-    event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/lib.rs"));
-    std::fs::write(&f, "A's version\n").unwrap();
-    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+    a_writes_its_version(&env, &repo);
 
     // Another hook holds the guard (shared): A's next call keeps its own books beside it.
     let other = held_lock(&repo);
@@ -131,9 +136,7 @@ fn a_holders_file_wins_over_an_earlier_index_a_killed_sweep_left() {
     let repo = team_repo(&env);
     let f = repo.join("src/lib.rs");
     let held = repo.join(".git/mas/held");
-    event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/lib.rs"));
-    std::fs::write(&f, "A's version\n").unwrap();
-    event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, "a", "src/lib.rs"));
+    a_writes_its_version(&env, &repo);
     let by: Vec<_> = std::fs::read_dir(held.join("by")).unwrap().flatten().map(|e| e.path()).collect();
     let first = std::fs::read(&by[0]).unwrap();
     event(&env, &repo, "claude-code", None, &write_payload(&repo, "a", "src/lib.rs"));
@@ -144,4 +147,32 @@ fn a_holders_file_wins_over_an_earlier_index_a_killed_sweep_left() {
     assert!(!stderr(&out).contains("no hook saw it"), "{}", shown(&out));
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's second version\n");
     assert!(!held.join("index.json").exists());
+}
+
+/// The sweep reads every holder's records from its snapshot (`all.json`) while nothing in `by/`
+/// changed since it was written. A holder's file renamed into place after it (as an earlier
+/// version's hook writes one, without removing the snapshot) is what the next sweep goes by:
+/// here it marks the holder's file open, so a write made then is the holder's and stays.
+#[test]
+fn a_holders_file_written_after_the_sweeps_snapshot_is_what_the_next_sweep_goes_by() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let f = repo.join("src/lib.rs");
+    let held = repo.join(".git/mas/held");
+    a_writes_its_version(&env, &repo);
+    assert!(held.join("all.json").exists(), "the sweep kept no snapshot");
+    let by: Vec<_> = std::fs::read_dir(held.join("by")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(by.len(), 1, "{by:?}");
+    let mut recs: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&by[0]).unwrap()).unwrap();
+    assert_eq!(recs[0]["open"], false, "{recs:?}");
+    recs[0]["open"] = true.into();
+    // A later clock tick than the snapshot's, then a temporary renamed over the holder's file.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let tmp = held.join("by/.earlier.tmp");
+    std::fs::write(&tmp, serde_json::to_vec(&recs).unwrap()).unwrap();
+    std::fs::rename(&tmp, &by[0]).unwrap();
+    std::fs::write(&f, "A's version, written in A's call\n").unwrap();
+    let out = env.mas(&repo, &["status"]);
+    assert!(!stderr(&out).contains("no hook saw it"), "{}", shown(&out));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's version, written in A's call\n");
 }
