@@ -132,6 +132,12 @@ fn dir_of(store: &Store) -> PathBuf {
     store.common_dir().join("mas").join("held")
 }
 
+/// Where the guard keeps a copy of each held file's content, named by its SHA-256 and never
+/// written in place.
+pub(super) fn copies_dir(store: &Store) -> PathBuf {
+    dir_of(store).join("copies")
+}
+
 fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -188,6 +188,36 @@ fn a_shell_write_to_a_held_file_is_put_back_after_the_call_and_the_agent_is_told
     assert_eq!(hook(&env, &repo, &write_payload(&repo, "b", "src/free.rs")).0, "allow");
 }
 
+/// A shell call keeps the files others hold as second names of the held files' guard's copies
+/// (nothing written but the folder), and puts a file back from its own copy even when the
+/// guard's is gone by then.
+#[test]
+fn a_shell_calls_copies_are_second_names_of_the_guards_and_outlive_them() {
+    use std::os::unix::fs::MetadataExt as _;
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "a", "src/lib.rs")).0, "allow");
+    let held = std::fs::read(repo.join("src/lib.rs")).unwrap();
+    let pre = event(&env, &repo, "claude-code", None, &bash_payload(&repo, "b", "PreToolUse"));
+    assert!(pre.stdout.is_empty(), "{}", shown(&pre));
+    let guard = repo.join(".git/mas/held/copies");
+    let shell: Vec<_> = std::fs::read_dir(repo.join(".git/mas/shell"))
+        .unwrap()
+        .flatten()
+        .flat_map(|s| std::fs::read_dir(s.path().join("copies")).unwrap().flatten())
+        .map(|c| c.path())
+        .collect();
+    assert_eq!(shell.len(), 1, "{shell:?}");
+    let name = shell[0].file_name().unwrap();
+    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    assert_eq!(ino(&shell[0]), ino(&guard.join(name)), "a second name of the guard's copy");
+    std::fs::remove_file(guard.join(name)).unwrap();
+    std::fs::write(repo.join("src/lib.rs"), "clobbered\n").unwrap();
+    let post = event(&env, &repo, "claude-code", Some("--post-tool"), &bash_payload(&repo, "b", "PostToolUse"));
+    assert!(String::from_utf8_lossy(&post.stdout).contains("put back"), "{}", shown(&post));
+    assert_eq!(std::fs::read(repo.join("src/lib.rs")).unwrap(), held, "byte-identical again");
+}
+
 #[test]
 fn the_holders_own_edit_during_anothers_shell_call_is_not_undone() {
     let env = TestEnv::new();
