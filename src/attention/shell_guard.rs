@@ -17,8 +17,11 @@
 //!
 //! Where the bytes are kept: `<common git dir>/mas/shell/<agent>/` — one copy per content
 //! (`copies/<sha256>`) and `manifest.json` naming, per worktree and file, its holder and what it
-//! was. The copies are written before the manifest, and the manifest is written to a temporary
-//! file and renamed, so a manifest always names complete copies. A second shell call of the same
+//! was. A copy is a second name (a hard link) of the held files' guard's copy of the same content
+//! when there is one (`mas/held/copies/<sha256>`, never written in place), else written and
+//! flushed. The copies are on disk before the manifest (the folder flushed once after the
+//! links), and the manifest is written to a temporary file and renamed, so a manifest always
+//! names complete copies. A second shell call of the same
 //! agent before the first one's check adds the files the manifest lacks and keeps the earlier
 //! state of the rest.
 //!
