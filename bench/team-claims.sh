@@ -30,6 +30,9 @@
 #       in --prepare, kept the 125 files the other 63 sessions hold); the timed post-tool hook
 #       compares each with what was kept (nothing changed: it writes nothing back). Target
 #       <= 1.0 x.
+#   (e) the pre-tool hook of a shell call: session "hold" runs a Bash call; the hook keeps the 125
+#       files the other 63 sessions hold (each a link to the held files' guard's copy where it
+#       has one). --prepare runs the previous call's post-tool check. Target <= 1.0 x.
 #
 # hyperfine 1.15 has no --input, so every command, the baseline included, runs as
 # `sh -c 'CMD < payload'` with -N: each row carries one `sh` start and a redirection (the row
@@ -177,11 +180,15 @@ CMDS=(
   -n "(c) denied edit" --prepare true "sh -c '$BIN gate --host claude-code < $DENY_P'"
   -n "(d) post-tool check of a shell call" --prepare "sh -c '$BIN gate --host claude-code < $SHELL_PRE'"
   "sh -c '$BIN gate --host claude-code --post-tool < $SHELL_POST'"
+  -n "(e) pre-tool of a shell call" --prepare "sh -c '$BIN gate --host claude-code --post-tool < $SHELL_POST'"
+  "sh -c '$BIN gate --host claude-code < $SHELL_PRE'"
 )
 [ -z "${BASE_BIN:-}" ] || CMDS+=(
   -n "(a) claim of a new file, base build" --prepare "$RELEASE" "sh -c '$BASE_BIN gate --host claude-code < $CLAIM_P'"
   -n "(b) edit of a claimed file, base build" --prepare true "sh -c '$BASE_BIN gate --host claude-code < $HOLD_P'"
   -n "(c) denied edit, base build" --prepare true "sh -c '$BASE_BIN gate --host claude-code < $DENY_P'"
+  -n "(e) pre-tool of a shell call, base build" --prepare "sh -c '$BASE_BIN gate --host claude-code --post-tool < $SHELL_POST'"
+  "sh -c '$BASE_BIN gate --host claude-code < $SHELL_PRE'"
 )
 CMDS+=(
   -n "git diff --cached --name-only" --prepare true "sh -c 'git diff --cached --name-only < $HOLD_P'"
@@ -192,6 +199,8 @@ run() { # $1: loose|packed
   local before after expected
   before=$(records)
   hyperfine -N --warmup $WARMUP --runs "${RUNS:-100}" --export-json "$SRC/bench/team-claims-$1.json" "${CMDS[@]}"
+  # The last shell call's check, which the row after it would otherwise run.
+  "$BIN" gate --host claude-code --post-tool <"$SHELL_POST" >/dev/null 2>&1
   after=$(records)
   # Every warm-up and timed run of a claim row claimed, and every prepare released: two records each.
   expected=$((2 * CLAIM_ROWS * (WARMUP + ${RUNS:-100})))
@@ -232,7 +241,8 @@ for name in res["loose"]:
         cells += [f"{w:.2f}", f"{w/dw:.2f}x", f"{c:.2f}", f"{c/dc:.2f}x"]
     print(f"| {name} | " + " | ".join(cells) + " |")
 targets = {"(a) claim of a new file": 2.0, "(b) edit of a claimed file": 1.0, "(c) denied edit": 1.0}
-targets_extra = {"(d) post-tool check of a shell call": 1.0}
+targets_extra = {"(d) post-tool check of a shell call": 1.0, "(e) pre-tool of a shell call": 1.0}
+targets_extra.update({f"{k}, base build": 1.0 for k in ("(e) pre-tool of a shell call",) if f"{k}, base build" in res["loose"]})
 targets.update({f"{k}, base build": t for k, t in targets.items() if f"{k}, base build" in res["loose"]})
 targets.update(targets_extra)
 for s in ("loose", "packed"):
