@@ -176,3 +176,37 @@ fn a_holders_file_written_after_the_sweeps_snapshot_is_what_the_next_sweep_goes_
     assert!(!stderr(&out).contains("no hook saw it"), "{}", shown(&out));
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "A's version, written in A's call\n");
 }
+
+/// A sweep that finds nothing changed writes nothing: not a holder's file, not its snapshot. The
+/// board lists held files by path (here a's, b's, a's again), the holders' files group them by
+/// holder; compared in the board's order, every sweep found a change and wrote.
+#[test]
+fn a_sweep_that_finds_nothing_changed_writes_nothing() {
+    use std::os::unix::fs::MetadataExt as _;
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    for (session, rel) in [("a", "src/lib.rs"), ("b", "src/main.rs"), ("a", "src/money.rs")] {
+        event(&env, &repo, "claude-code", None, &write_payload(&repo, session, rel));
+        std::fs::write(repo.join(rel), format!("{session}'s version\n")).unwrap();
+        event(&env, &repo, "claude-code", Some("--post-tool"), &write_done(&repo, session, rel));
+    }
+    let held = repo.join(".git/mas/held");
+    let files = || {
+        let mut all: Vec<(String, u64)> = std::fs::read_dir(held.join("by"))
+            .unwrap()
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().ino()))
+            .collect();
+        all.sort();
+        all.push(("all.json".into(), std::fs::metadata(held.join("all.json")).map(|m| m.ino()).unwrap_or(0)));
+        all
+    };
+    let out = env.mas(&repo, &["status"]);
+    assert!(!stderr(&out).contains("no hook saw it"), "{}", shown(&out));
+    let before = files();
+    assert_eq!(before.len(), 3, "two holders' files and the snapshot: {before:?}");
+    assert_ne!(before[2].1, 0, "no snapshot: {before:?}");
+    let out = env.mas(&repo, &["status"]);
+    assert!(!stderr(&out).contains("no hook saw it"), "{}", shown(&out));
+    assert_eq!(files(), before, "a sweep that found nothing changed wrote");
+}
