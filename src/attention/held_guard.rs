@@ -66,6 +66,7 @@ use super::board::{Board, Liveness};
 use super::claims::file_of;
 use super::shell_guard::{self, MAX_KEPT_BYTES, RestoreAction, Restored, Was};
 use crate::store::Store;
+use crate::store::refs::{Seen, seen};
 use serde::{Deserialize, Serialize};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -222,16 +223,21 @@ fn read_each(dir: &Path) -> Vec<Rec> {
     recs
 }
 
+/// Removes the file at `path`; one that is not there is removed already.
+fn remove_if_there(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Writes `recs` to `holder`'s file, or removes it when there are none.
 fn write_holder(dir: &Path, holder: &str, recs: &[&Rec]) -> std::io::Result<()> {
     let Some(path) = holder_file(dir, holder) else { return Ok(()) };
     // Before the holder's file changes: a snapshot read after this would be out of date.
     Snapshot::remove(dir)?;
     if recs.is_empty() {
-        return match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        };
+        return remove_if_there(&path);
     }
     std::fs::create_dir_all(dir.join(BY))?;
     let bytes = serde_json::to_vec(recs).map_err(std::io::Error::other)?;
@@ -259,10 +265,7 @@ fn write_all(dir: &Path, old: &[Rec], recs: &[Rec]) -> std::io::Result<()> {
     for holder in before.keys().filter(|h| !after.contains_key(*h)) {
         write_holder(dir, holder, &[])?;
     }
-    match std::fs::remove_file(dir.join(LEGACY_INDEX)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
+    remove_if_there(&dir.join(LEGACY_INDEX))?;
     // Copies no record names (a content replaced, or left by a killed sweep).
     let named: std::collections::HashSet<&str> = recs
         .iter()
@@ -291,7 +294,7 @@ fn write_all(dir: &Path, old: &[Rec], recs: &[Rec]) -> std::io::Result<()> {
 /// books.
 #[derive(Serialize, Deserialize)]
 struct Snapshot {
-    by: Option<DirStamp>,
+    by: Option<Seen>,
     recs: Vec<Rec>,
 }
 
@@ -308,38 +311,22 @@ fn in_file_order(dir: &Path, recs: &[Rec]) -> Vec<Rec> {
     by.into_values().flatten().collect()
 }
 
-/// A folder's device, inode, and modification and status-change times (nanoseconds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-struct DirStamp(u64, u64, i64, i64);
-
-impl DirStamp {
-    fn of(dir: &Path) -> Option<DirStamp> {
-        use std::os::unix::fs::MetadataExt as _;
-        let m = std::fs::symlink_metadata(dir).ok()?;
-        let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
-        Some(DirStamp(m.dev(), m.ino(), ns(m.mtime(), m.mtime_nsec()), ns(m.ctime(), m.ctime_nsec())))
-    }
-}
-
 impl Snapshot {
     fn read(dir: &Path) -> Option<Vec<Rec>> {
         let bytes = std::fs::read(dir.join(SNAPSHOT)).ok()?;
         let snap: Snapshot = serde_json::from_slice(&bytes).ok()?;
-        let standing = snap.by == DirStamp::of(&dir.join(BY)) && !dir.join(LEGACY_INDEX).exists();
+        let standing = snap.by == seen(&dir.join(BY)) && !dir.join(LEGACY_INDEX).exists();
         standing.then_some(snap.recs)
     }
 
     fn write(dir: &Path, recs: &[Rec]) -> std::io::Result<()> {
-        let snap = Snapshot { by: DirStamp::of(&dir.join(BY)), recs: in_file_order(dir, recs) };
+        let snap = Snapshot { by: seen(&dir.join(BY)), recs: in_file_order(dir, recs) };
         let bytes = serde_json::to_vec(&snap).map_err(std::io::Error::other)?;
         crate::fsx::replace_unflushed(&dir.join(SNAPSHOT), &bytes)
     }
 
     fn remove(dir: &Path) -> std::io::Result<()> {
-        match std::fs::remove_file(dir.join(SNAPSHOT)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        }
+        remove_if_there(&dir.join(SNAPSHOT))
     }
 }
 

@@ -488,18 +488,27 @@ pub const PACKED: &str = "packed-refs";
 pub struct Stamp {
     /// The file's path under the common git dir.
     pub path: String,
-    /// `(device, inode, modified, changed)`; `None`: the file did not exist.
-    pub seen: Option<(u64, u64, i128, i128)>,
+    /// `None`: the file did not exist.
+    pub seen: Option<Seen>,
+}
+
+/// A file's or folder's `(device, inode, modified, changed)`, times in nanoseconds: a rename into
+/// or out of a folder moves its times, a replaced file has another inode.
+pub type Seen = (u64, u64, i128, i128);
+
+/// The [`Seen`] of what is at `path` now; `None` when nothing is.
+pub fn seen(path: &Path) -> Option<Seen> {
+    rustix::fs::stat(path).ok().map(|st| seen_of(&st))
+}
+
+fn seen_of(st: &rustix::fs::Stat) -> Seen {
+    let ns = |s: i64, n: u64| i128::from(s) * 1_000_000_000 + n as i128;
+    (st.st_dev, st.st_ino, ns(st.st_mtime, st.st_mtime_nsec), ns(st.st_ctime, st.st_ctime_nsec))
 }
 
 impl Stamp {
     fn of(path: &str, stat: Option<rustix::fs::Stat>) -> Stamp {
-        let ns = |s: i64, n: u64| i128::from(s) * 1_000_000_000 + n as i128;
-        Stamp {
-            path: path.to_string(),
-            seen: stat
-                .map(|st| (st.st_dev, st.st_ino, ns(st.st_mtime, st.st_mtime_nsec), ns(st.st_ctime, st.st_ctime_nsec))),
-        }
+        Stamp { path: path.to_string(), seen: stat.as_ref().map(seen_of) }
     }
 }
 
