@@ -273,7 +273,13 @@ pub fn edit(
             return Ok(allowed(frame, Vec::new(), Vec::new(), false, false, Vec::new()));
         }
     }
-    // 2. Write: the frame if there is none, then the claim under the lock.
+    // 2. Write: the frame if there is none, then the claim under the lock. The frame's target
+    // order (which orders the claimed files) is read before the lock, for the frame read now:
+    // under the lock it is used only if that frame is still the current one.
+    let early_order = match &head {
+        Some(frame) => frame_order(store, frame)?.map(|order| (frame.clone(), order)),
+        None => None,
+    };
     let (key, _) = caller::signing_key(store, caller)?;
     // Another session may publish the same frame first: only a new frame record is reported.
     let published_frame = if head.is_none() { publish_frame(store, caller, &key)? } else { false };
@@ -294,7 +300,10 @@ pub fn edit(
     let exists = |p: &str| root.join(p).symlink_metadata().is_ok();
     let mut candidates = paths.clone();
     candidates.extend(board.entry(caller).into_iter().flat_map(|e| e.focus.targets.iter().cloned()));
-    let ranks = ranks(store, &frame, &candidates)?;
+    let ranks = match early_order {
+        Some((early, order)) if early == frame => ranks_in(&order, &candidates),
+        _ => ranks(store, &frame, &candidates)?,
+    };
     let rank = |t: &str| ranks.get(t).copied();
     let next = claims::next_claims(board.entry(caller), &frame, &paths, &exists, &rank, lease, now);
     let (targets, claimed, dropped) = match next {
@@ -404,12 +413,18 @@ fn blocked(
 /// `"targets":[`; the byte offset of that object orders the targets. Parsing the whole snapshot
 /// (up to 4,096 targets, hundreds of KB) for at most a few ids was most of a claim's cost.
 fn ranks(store: &Store, frame: &str, targets: &[String]) -> Result<BTreeMap<String, usize>, TeamError> {
-    let Some((commit, hash)) = current_frame_hash(store)? else { return Ok(BTreeMap::new()) };
-    if hash != frame || targets.is_empty() {
+    if targets.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let Some(order) = target_order(store, commit)? else { return Ok(BTreeMap::new()) };
-    Ok(ranks_in(&order, targets))
+    Ok(frame_order(store, frame)?.map(|order| ranks_in(&order, targets)).unwrap_or_default())
+}
+
+/// The target order ([`target_order`]) of `frame` when it is the current frame.
+fn frame_order(store: &Store, frame: &str) -> Result<Option<Vec<u8>>, TeamError> {
+    match current_frame_hash(store)? {
+        Some((commit, hash)) if hash == frame => target_order(store, commit),
+        _ => Ok(None),
+    }
 }
 
 /// The file in the common git dir that keeps the current frame's target order.

@@ -18,6 +18,7 @@
 
 pub mod canonical;
 pub mod damage;
+mod entries;
 mod listcache;
 pub mod record;
 pub mod refs;
@@ -224,6 +225,8 @@ pub struct Store {
     /// id names its tree, so what was read once stays true (the roster is read several times per
     /// command).
     committed_files: std::cell::RefCell<HashMap<(ObjectId, String), CommittedFile>>,
+    /// Records read from their objects ([`Store::entry`]), by commit (the `entries` module).
+    entries: std::cell::RefCell<HashMap<ObjectId, Entry>>,
 }
 
 /// A file's bytes in a commit's tree, or `None` when the tree has no such file.
@@ -278,6 +281,7 @@ impl Store {
             roster_parsed: std::cell::RefCell::new(None),
             windows: std::cell::RefCell::new(std::collections::HashMap::new()),
             committed_files: std::cell::RefCell::new(HashMap::new()),
+            entries: std::cell::RefCell::new(HashMap::new()),
         }
     }
 
@@ -509,56 +513,6 @@ impl Store {
         }
         let found = self.repo.try_find_reference(refname).map_err(git_err(format!("reading {refname}")))?;
         Ok(found.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
-    }
-
-    /// Reads the record stored in `commit`.
-    pub fn entry(&self, commit: ObjectId) -> Result<Entry, StoreError> {
-        match Self::entry_in(&self.repo, commit) {
-            Ok(entry) => Ok(entry),
-            // `git gc` may have moved the objects into a new pack and deleted the loose ones while
-            // this process's view of the packs was taken: read again through a fresh view.
-            Err(first) => match gix::open(self.repo.path()) {
-                Ok(fresh) => {
-                    Self::entry_in(&fresh, commit).map_err(|_| damage::missing_part(&fresh, commit).unwrap_or(first))
-                }
-                Err(_) => Err(first),
-            },
-        }
-    }
-
-    fn entry_in(repo: &gix::Repository, commit: ObjectId) -> Result<Entry, StoreError> {
-        let c = repo.find_commit(commit).map_err(git_err(format!("reading record commit {commit}")))?;
-        let parent = c.parent_ids().next().map(|id| id.detach());
-        let tree = c.tree().map_err(git_err(format!("reading the tree of {commit}")))?;
-        let (blob, record) = match tree.find_entry(RECORD_FILE) {
-            Some(e) => {
-                let id = e.object_id();
-                let object = e.object().map_err(git_err(format!("reading {RECORD_FILE} of {commit}")))?;
-                (Some(id), Record::parse(&object.data))
-            }
-            None => (None, Err(ParseError::NotJson(format!("the commit has no {RECORD_FILE}")))),
-        };
-        Ok(Entry { commit, parent, blob, record })
-    }
-
-    /// Walks a chain from its tip, newest first, reading at most `limit` records.
-    pub fn walk(&self, refname: &str, limit: usize) -> Result<Vec<Entry>, StoreError> {
-        self.walk_from(self.tip(refname)?, limit)
-    }
-
-    /// Walks a chain from `tip`, newest first, reading at most `limit` records.
-    fn walk_from(&self, tip: Option<ObjectId>, limit: usize) -> Result<Vec<Entry>, StoreError> {
-        let mut out = Vec::new();
-        let mut next = tip;
-        while let Some(id) = next {
-            if out.len() >= limit {
-                break;
-            }
-            let entry = self.entry(id)?;
-            next = entry.parent;
-            out.push(entry);
-        }
-        Ok(out)
     }
 
     /// Walks a chain and verifies every record against the roster. Returns (entry, verdict) pairs
