@@ -24,6 +24,8 @@ struct Proc {
     start: u64,
     /// Its command name (`/proc/<pid>/comm`, which the same file holds).
     comm: String,
+    /// Ended, and not yet reaped by its parent (state `Z` or `X`).
+    zombie: bool,
 }
 
 /// `pid`'s parent, start time and command name, from `/proc/<pid>/stat`.
@@ -33,10 +35,11 @@ fn proc_stat(pid: u32) -> Option<Proc> {
     let (open, close) = (text.find('(')?, text.rfind(')')?);
     let comm = text.get(open + 1..close)?.to_string();
     let rest = text.get(close + 2..)?;
+    let zombie = rest.starts_with(['Z', 'X']);
     let mut fields = rest.split(' ');
     let ppid = fields.nth(1)?.parse().ok()?;
     let start = fields.nth(17)?.parse().ok()?;
-    Some(Proc { ppid, start, comm })
+    Some(Proc { ppid, start, comm, zombie })
 }
 
 /// `pid`'s parent and start time.
@@ -127,13 +130,11 @@ pub fn forget(store: &Store, agent: &str) {
     }
 }
 
-/// Whether `pid` has ended and waits only to be reaped (a killed host whose parent has not yet
-/// collected it still has a `/proc` entry).
-fn zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|t| t.rfind(')').map(|i| t[i + 1..].trim_start().starts_with(['Z', 'X'])))
-        .unwrap_or(false)
+/// Whether the process `pid` that started at `start` still runs: not ended, and not ended and
+/// waiting only to be reaped (a killed host whose parent has not yet collected it still has a
+/// `/proc` entry).
+fn running(pid: u32, start: u64) -> bool {
+    proc_stat(pid).is_some_and(|p| p.start == start && !p.zombie)
 }
 
 /// Where each session's host process is kept, one file per agent: `<pid>-<start time>`.
@@ -166,31 +167,70 @@ pub fn forget_host(store: &Store, agent: &str) {
     let _ = std::fs::remove_file(hosts_dir(store).join(agent));
 }
 
-/// The agents whose host process, recorded on this machine when they claimed ([`record_host`]),
-/// has ended: a SIGKILLed host runs no session-end hook, and its claims end with it (the board's
-/// fold treats them as expired). An agent recorded nowhere here (another machine's, or one
-/// whose claims no hook made here) keeps its claims' time to live.
-pub fn gone(store: &Store) -> std::collections::BTreeSet<String> {
-    let Ok(entries) = std::fs::read_dir(hosts_dir(store)) else { return Default::default() };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let agent = e.file_name().to_string_lossy().into_owned();
-            if agent.starts_with('.') {
-                return None;
-            }
-            let text = std::fs::read_to_string(e.path()).ok()?;
-            let (pid, start) = text.trim().split_once('-')?;
-            let (pid, start) = (pid.parse::<u32>().ok()?, start.parse::<u64>().ok()?);
-            let alive = stat(pid).is_some_and(|(_, s)| s == start) && !zombie(pid);
-            (!alive).then_some(agent)
+/// Of `agents`, those whose host process, recorded on this machine when they claimed
+/// ([`record_host`]), has ended: a SIGKILLed host runs no session-end hook, and its claims end
+/// with it (the board's fold treats them as expired). An agent recorded nowhere here (another
+/// machine's, or one whose claims no hook made here) keeps its claims' time to live.
+///
+/// Only the files of the agents asked about are read, each with its process's `/proc/<pid>/stat`
+/// once: a SIGKILLed host's file stays, and every hook call read every such file (and each
+/// process's stat twice), however long ago its session ended.
+pub fn gone<'a>(store: &Store, agents: impl IntoIterator<Item = &'a str>) -> std::collections::BTreeSet<String> {
+    let dir = hosts_dir(store);
+    agents
+        .into_iter()
+        // A file name of one component that is no temporary's (those start with a dot).
+        .filter(|agent| !agent.is_empty() && !agent.starts_with('.') && !agent.contains(['/', '\\']))
+        .filter(|agent| {
+            let Ok(text) = std::fs::read_to_string(dir.join(agent)) else { return false };
+            let host =
+                text.trim().split_once('-').and_then(|(pid, start)| Some((pid.parse().ok()?, start.parse().ok()?)));
+            host.is_some_and(|(pid, start)| !running(pid, start))
         })
+        .map(str::to_string)
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn of_the_agents_asked_those_whose_host_ended_are_gone_and_no_other_file_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            std::process::Command::new("git").args(["init", "-q"]).current_dir(dir.path()).status().unwrap().success()
+        );
+        let store = Store::discover(dir.path()).unwrap();
+        let hosts = hosts_dir(&store);
+        std::fs::create_dir_all(&hosts).unwrap();
+        let me = (std::process::id(), proc_stat(std::process::id()).unwrap().start);
+        let put =
+            |name: &str, (pid, start): (u32, u64)| std::fs::write(hosts.join(name), format!("{pid}-{start}")).unwrap();
+        put("live", me);
+        // The same pid started at another time: another process.
+        put("reused", (me.0, me.1 + 1));
+        put("unasked", (me.0, me.1 + 1));
+        // A name of more than one component names no agent's file.
+        std::fs::create_dir_all(hosts.join("sub")).unwrap();
+        put("sub/x", (me.0, me.1 + 1));
+        put(".live.mas-tmp.1.0", (me.0, me.1 + 1));
+        // A host that ended and is not yet reaped by its parent.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let mut ended = None;
+        for _ in 0..2000 {
+            ended = proc_stat(child.id()).filter(|p| p.zombie);
+            if ended.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        put("zombie", (child.id(), ended.expect("the child ended").start));
+        let asked = ["live", "reused", "zombie", "nobody", "sub/x", ".live.mas-tmp.1.0", ""];
+        let got: Vec<String> = gone(&store, asked).into_iter().collect();
+        child.wait().unwrap();
+        assert_eq!(got, ["reused", "zombie"]);
+    }
 
     #[test]
     fn this_process_has_ancestors_with_start_times() {

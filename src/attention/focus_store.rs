@@ -126,7 +126,9 @@ fn end_gone_sessions(store: &Store, board: &mut Board) {
     if !board.entries.iter().any(sessions) && !board.damaged.iter().any(|d| session(&d.agent)) {
         return;
     }
-    let gone = super::ancestry::gone(store);
+    let asked = board.entries.iter().filter(|e| sessions(e)).map(|e| e.focus.agent.as_str());
+    let damaged = board.damaged.iter().filter(|d| session(&d.agent)).map(|d| d.agent.as_str());
+    let gone = super::ancestry::gone(store, asked.chain(damaged));
     for e in board.entries.iter_mut().filter(|e| sessions(e) && gone.contains(&e.focus.agent)) {
         e.liveness = board::Liveness::Expired;
     }

@@ -212,11 +212,13 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         })
         .collect();
     let not_live = board.entries.iter().filter(|e| e.liveness != Liveness::Live).count();
-    let gone = git_mas::attention::ancestry::gone(store);
+    let ended = |e: &&git_mas::attention::board::BoardEntry| e.liveness == Liveness::Expired && e.expires_at > now;
+    let gone =
+        git_mas::attention::ancestry::gone(store, board.entries.iter().filter(ended).map(|e| e.focus.agent.as_str()));
     let process_gone = board
         .entries
         .iter()
-        .filter(|e| e.liveness == Liveness::Expired && e.expires_at > now && gone.contains(&e.focus.agent))
+        .filter(|e| ended(e) && gone.contains(&e.focus.agent))
         .map(|e| StatusGone { agent: e.focus.agent.clone(), claims: e.focus.targets.clone() })
         .collect();
     let released_by_run = board
