@@ -7,6 +7,13 @@
 //! appended to the agent's chain — with the run re-read and refused if it ended meanwhile — and
 //! only then the proposal ref moved to what the tally counts. A crash between the event and the
 //! ref is completed by the next reader (`pool::proposal::settle`).
+//!
+//! Then the proposal is checked against the others ([`clashes`]): a three-way merge of its tree
+//! with each other proposal of the run, and with the run's branch when it moved since the base,
+//! names the files they change differently. Those would stop a landing that takes both (an
+//! aggregate landing, or any landing onto the moved branch); the proposer is told now, with the
+//! files, rather than the landing finding them. The check writes nothing: a crash in it leaves the
+//! proposal recorded, as after step 2.
 
 use crate::devrun::events::{self, EventRecord, PROPOSAL_KIND};
 use crate::devrun::rules::{self, Carried, Refusal};
@@ -14,7 +21,7 @@ use crate::devrun::{RunDef, RunError, RunMeta, proposal_ref};
 use crate::engines::EngineError;
 use crate::engines::development::ProposalTally;
 use crate::identity::{AgentKey, Roster};
-use crate::pool::{PoolError, proposal};
+use crate::pool::{PoolError, merge, proposal};
 use crate::runtime::SemanticPayload;
 use crate::store::Store;
 use gix::ObjectId;
@@ -56,6 +63,38 @@ pub struct Proposed {
     /// The proposal ref holds another commit than this one: a later proposal of the same agent
     /// counts instead.
     pub superseded: bool,
+    /// What it cannot land together with ([`clashes`]).
+    pub clashes: Vec<Clash>,
+    /// Why it could not be checked against the others (the proposal is recorded all the same).
+    pub unchecked: Option<String>,
+}
+
+/// A side a proposal cannot land together with, and the files both change differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    /// The other side.
+    pub against: Against,
+    /// The files, sorted.
+    pub paths: Vec<String>,
+}
+
+/// The other side of a [`Clash`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Against {
+    /// Another agent's proposal in the run, as its proposal ref holds it.
+    Proposal {
+        /// The agent.
+        agent: String,
+        /// Its proposal's commit.
+        commit: ObjectId,
+    },
+    /// The run's branch, moved on from the run's base.
+    Branch {
+        /// The branch.
+        name: String,
+        /// Its tip.
+        tip: ObjectId,
+    },
 }
 
 /// Why a proposal was not recorded.
@@ -111,7 +150,40 @@ pub fn propose(store: &Store, roster: &Roster, meta: &RunMeta, ask: Ask<'_>) -> 
     crate::devrun::settle::settle(store, def, &loaded, &runtime, Some(ask.agent))?;
     let superseded = store.tip(&proposal_ref(&def.id, ask.agent)).map_err(RunError::from)? != Some(commit);
     let carried = rules::carried_endorsements(previous.as_ref(), &tree.to_string());
-    Ok(Proposed { commit, tree, round, previous, carried, superseded })
+    let (clashes, unchecked) = match clashes(store, def, ask.agent, tree) {
+        Ok(clashes) => (clashes, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    Ok(Proposed { commit, tree, round, previous, carried, superseded, clashes, unchecked })
+}
+
+/// What `agent`'s proposal of `tree` in the run `def` cannot land together with: each other
+/// agent's proposal (its proposal ref's commit) and the run's branch where it moved since the
+/// base, with the files a three-way merge on the base leaves in conflict ([`merge::conflicting_paths`]).
+/// An abstention, or a proposal of the same tree, clashes with nothing.
+pub fn clashes(store: &Store, def: &RunDef, agent: &str, tree: ObjectId) -> Result<Vec<Clash>, ProposeError> {
+    let repo = store.repo();
+    let base = def.base_id()?;
+    let base_tree = crate::pool::check::tree_of(repo, base)?;
+    let tree_of = |commit: ObjectId| crate::pool::check::tree_of(repo, commit);
+    let mut out = Vec::new();
+    let tip = store.tip(&format!("refs/heads/{}", def.branch)).map_err(RunError::from)?;
+    if let Some(tip) = tip.filter(|t| *t != base) {
+        let paths = merge::conflicting_paths(repo, base_tree, (tree, tree_of(tip)?), (agent, &def.branch))?;
+        if !paths.is_empty() {
+            out.push(Clash { against: Against::Branch { name: def.branch.clone(), tip }, paths });
+        }
+    }
+    let prefix = crate::devrun::proposals_prefix(&def.id);
+    for info in store.list(&prefix).map_err(RunError::from)? {
+        let Some(other) = info.name.strip_prefix(&prefix).filter(|o| *o != agent) else { continue };
+        let Some(commit) = info.target.as_deref().and_then(|t| ObjectId::from_hex(t.as_bytes()).ok()) else { continue };
+        let paths = merge::conflicting_paths(repo, base_tree, (tree, tree_of(commit)?), (agent, other))?;
+        if !paths.is_empty() {
+            out.push(Clash { against: Against::Proposal { agent: other.to_string(), commit }, paths });
+        }
+    }
+    Ok(out)
 }
 
 /// In an aggregate run a proposal must change something and an abstention nothing; abstaining

@@ -15,6 +15,7 @@
 pub mod build_slot;
 pub mod check;
 pub mod lockfile;
+pub mod merge;
 pub mod proposal;
 pub mod testfiles;
 pub mod testreport;

@@ -205,6 +205,13 @@ fn two_slices_changing_the_same_lines_are_a_recorded_conflict_resolved_next_roun
         let prompts = std::fs::read_to_string(env.root().join(format!("prompts.{a}"))).unwrap();
         assert!(prompts.contains("conflict=artifact_mismatch with"), "{a} was not told: {prompts}");
     }
+    // And the second to propose its clashing slice was told at once, by `git mas propose`.
+    let told: Vec<String> = ["alice", "bob"]
+        .iter()
+        .map(|a| std::fs::read_to_string(env.root().join(format!("prompts.{a}.err"))).unwrap_or_default())
+        .filter(|err| err.contains("proposal changes README.md differently: the two slices cannot land together"))
+        .collect();
+    assert_eq!(told.len(), 1, "exactly the second proposer is told when it proposes: {told:?}");
     assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
     let report = out.report();
     assert_eq!(report["status"], "converged", "{report}");

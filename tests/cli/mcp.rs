@@ -776,6 +776,17 @@ fn a_development_run_through_the_tools_proposes_endorses_tallies_and_reports() {
     // Bob has proposed nothing: rejecting his proposal is refused, as the CLI refuses it.
     let error = alice.refused("endorse", json!({"proposer": "bob", "reject": true, "reason": "nothing to review"}));
     assert_eq!(error.exit_code, 1, "{error:?}");
+
+    // Bob's proposal adds the same file with other content: the tool result says so, in its
+    // summary and its structured result.
+    let bob_wt = team.worktree(&run, "bob");
+    std::fs::write(bob_wt.join("status.txt"), "not ok\n").unwrap();
+    let (mut bob_there, _) = Client::start(&team.env, &bob_wt, &["--agent", "bob"]);
+    let (out, summary) = bob_there.ran("propose", json!({"message": "status is not ok"}));
+    assert!(summary.contains("cannot land together with alice: both change status.txt"), "{summary}");
+    let bobs: ProposedOut = serde_json::from_value(out.result).unwrap();
+    let clashes: Vec<(&str, &str)> = bobs.clashes.iter().map(|c| (c.with.as_str(), c.commit.as_str())).collect();
+    assert_eq!(clashes, [("alice", proposed.commit.as_str())]);
 }
 
 #[test]

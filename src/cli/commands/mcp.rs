@@ -283,7 +283,7 @@ impl ToolResult for propose::Proposed {
         serde_json::to_value(&self.out)
     }
     fn summary(&self) -> String {
-        format!("proposed tree {} in run {}", self.out.tree, self.out.run)
+        propose::summary(&self.out)
     }
 }
 

@@ -2,14 +2,14 @@
 
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
-use crate::cli::json::propose::ProposedOut;
+use crate::cli::json::propose::{ClashOut, ProposedOut};
 use crate::cli::output::JsonFlag;
 use crate::cli::render::short;
 use crate::cli::runs::resolve;
 use crate::cli::{Done, Outcome};
 use git_mas::devrun::{now_ms, proposal_ref};
 use git_mas::engines::development::ProposalTally;
-use git_mas::ops::propose::{self, Ask};
+use git_mas::ops::propose::{self, Against, Ask, Clash};
 use std::fmt::Write as _;
 
 /// Propose this worktree's content as your artifact for the run.
@@ -22,8 +22,14 @@ use std::fmt::Write as _;
 /// proposal: identical content keeps
 /// its endorsements, changed content starts a new round and needs new ones. Nothing touches main.
 ///
+/// The proposal is then merged (three-way, on the run's base, in memory) with every other
+/// proposal of the run and with the run's branch if it moved since the base: each file they
+/// change differently is named in a warning, since a landing that takes both stops there. The
+/// proposal is recorded either way (exit 0): agree on the file with the other agent, or take the
+/// branch's change into your worktree, and propose again.
+///
 /// With --json: {run, agent, commit, tree, round, previous_tree, endorsements_kept,
-/// endorsements_voided}.
+/// endorsements_voided, clashes: [{kind: "proposal"|"branch", with, commit, paths}]}.
 #[derive(Debug, clap::Args)]
 pub struct ProposeArgs {
     /// The proposal's message (default: names you and the run's goal).
@@ -83,6 +89,12 @@ pub fn propose(ctx: &Context, args: &ProposeArgs) -> Result<Done<Proposed>, CliE
             short(&p.commit.to_string())
         ));
     }
+    for clash in &p.clashes {
+        ctx.warn(&clash_warning(clash, meta.def.slices.is_some()));
+    }
+    if let Some(why) = &p.unchecked {
+        ctx.warn(&format!("the proposal is recorded, but could not be checked against the others: {why}"));
+    }
     let out = ProposedOut {
         run: meta.def.id.clone(),
         agent: caller.name.clone(),
@@ -92,8 +104,48 @@ pub fn propose(ctx: &Context, args: &ProposeArgs) -> Result<Done<Proposed>, CliE
         previous_tree: p.previous.as_ref().map(|p| p.tree.clone()),
         endorsements_kept: p.carried.kept,
         endorsements_voided: p.carried.voided,
+        clashes: p.clashes.iter().map(clash_out).collect(),
     };
     Ok(Done::ok(Proposed { out, previous: p.previous }))
+}
+
+/// The proposal in one line (the MCP tool's summary), with what it cannot land together with.
+pub fn summary(out: &ProposedOut) -> String {
+    let mut summary = format!("proposed tree {} in run {}", out.tree, out.run);
+    for c in &out.clashes {
+        let with = if c.kind == "branch" { format!("{} (moved since the base)", c.with) } else { c.with.clone() };
+        let _ = write!(summary, "; cannot land together with {with}: both change {}", c.paths.join(", "));
+    }
+    summary
+}
+
+/// What the proposer is told of a clash. In a run split into slices every proposal is meant to
+/// land; in another only one of two rival proposals does, unless the landing is an aggregate.
+fn clash_warning(clash: &Clash, sliced: bool) -> String {
+    let files = clash.paths.join(", ");
+    match &clash.against {
+        Against::Proposal { agent, .. } if sliced => format!(
+            "{agent}'s proposal changes {files} differently: the two slices cannot land together; agree with \
+             {agent} on it, then propose again"
+        ),
+        Against::Proposal { agent, .. } => format!(
+            "{agent}'s proposal changes {files} differently: only one of the two can land (an aggregate landing \
+             stops there)"
+        ),
+        Against::Branch { name, tip } => format!(
+            "{name} moved since the run's base ({}) and changes {files} differently: the landing will stop there; \
+             take {name}'s change into this worktree and propose again",
+            short(&tip.to_string())
+        ),
+    }
+}
+
+fn clash_out(clash: &Clash) -> ClashOut {
+    let (kind, with, commit) = match &clash.against {
+        Against::Proposal { agent, commit } => ("proposal", agent, commit),
+        Against::Branch { name, tip } => ("branch", name, tip),
+    };
+    ClashOut { kind: kind.into(), with: with.clone(), commit: commit.to_string(), paths: clash.paths.clone() }
 }
 
 /// The status lines after a proposal.

@@ -21,4 +21,21 @@ pub struct ProposedOut {
     pub endorsements_kept: Vec<String>,
     /// Endorsements of the previous proposal that no longer count (changed content).
     pub endorsements_voided: Vec<String>,
+    /// What it cannot land together with: other proposals of the run, and the run's branch where
+    /// it moved since the base, with the files each changes differently (empty: none).
+    #[serde(default)]
+    pub clashes: Vec<ClashOut>,
+}
+
+/// A side the proposal cannot land together with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClashOut {
+    /// `proposal` (another agent's) or `branch` (the run's branch, moved since the base).
+    pub kind: String,
+    /// The agent, or the branch.
+    pub with: String,
+    /// Its commit: the proposal's, or the branch's tip.
+    pub commit: String,
+    /// The files both change differently, sorted.
+    pub paths: Vec<String>,
 }

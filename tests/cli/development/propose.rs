@@ -100,3 +100,74 @@ fn propose_refuses_outsiders_ended_runs_and_spent_budgets() {
     let out = team.as_agent(&team.repo, "alice", &["propose", "--run", &spent]);
     assert_refused(&team, out, 1, "budget of 1ms is exhausted", &before);
 }
+
+#[test]
+fn a_proposal_is_told_which_files_it_and_another_proposal_or_the_moved_branch_change_differently() {
+    let team = Team::new(&["alice", "bob", "carol"]);
+    let run = team.start("alice", &["--id", "r1", "--check", "true"]);
+    let [a, b, c] = ["alice", "bob", "carol"].map(|n| team.worktree(&run, n));
+    let rounding = |wt: &Path, to: &str| {
+        let money = std::fs::read_to_string(wt.join("src/money.rs")).unwrap();
+        std::fs::write(wt.join("src/money.rs"), money.replace("rounded half up", to)).unwrap();
+    };
+    // Propose with --json; the warnings on stderr.
+    let propose = |wt: &Path| {
+        let out = team.env.mas(wt, &["propose", "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        (serde_json::from_slice::<ProposedOut>(&out.stdout).unwrap(), stderr(&out))
+    };
+    rounding(&a, "rounded by alice");
+    std::fs::write(a.join("a.txt"), "alice's part\n").unwrap();
+    let (first, said) = propose(&a);
+    assert!(first.clashes.is_empty() && said.is_empty(), "{:?} {said}", first.clashes);
+    // Bob changes the same line differently, and a file of his own: told, with the file, and
+    // recorded all the same.
+    rounding(&b, "rounded by bob");
+    std::fs::write(b.join("b.txt"), "bob's part\n").unwrap();
+    let (second, said) = propose(&b);
+    // The merge that found it wrote nothing: no object holds its conflict markers.
+    let all = team.env.git_cmd(&team.repo).args(["cat-file", "--batch-all-objects", "--batch"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&all.stdout).contains("<<<<<<< "), "a merge's conflicted blob was written");
+    assert_eq!(team.git(&["rev-parse", "refs/mas/runs/r1/proposals/bob"]), second.commit);
+    assert_eq!(second.clashes.len(), 1, "{:?}", second.clashes);
+    let clash = &second.clashes[0];
+    assert_eq!((clash.kind.as_str(), clash.with.as_str()), ("proposal", "alice"));
+    assert_eq!(clash.commit, first.commit);
+    assert_eq!(clash.paths, ["src/money.rs"]);
+    assert!(said.contains("alice's proposal changes src/money.rs differently: only one of the two can land"), "{said}");
+    // Carol's change merges with both: nothing to tell.
+    std::fs::write(c.join("c.txt"), "carol's part\n").unwrap();
+    let (third, said) = propose(&c);
+    assert!(third.clashes.is_empty() && said.is_empty(), "{:?} {said}", third.clashes);
+    // main moves on the same line: every proposal of that line clashes with it too.
+    let money = std::fs::read_to_string(team.repo.join("src/money.rs")).unwrap();
+    std::fs::write(team.repo.join("src/money.rs"), money.replace("rounded half up", "rounded half to even")).unwrap();
+    team.git_quiet_ok(&["commit", "-qam", "main changes rounding"]);
+    let moved = team.main_tip();
+    rounding(&c, "rounded by carol");
+    let (fourth, said) = propose(&c);
+    let got: Vec<(&str, &str, &str)> =
+        fourth.clashes.iter().map(|c| (c.kind.as_str(), c.with.as_str(), c.commit.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            ("branch", "main", moved.as_str()),
+            ("proposal", "alice", first.commit.as_str()),
+            ("proposal", "bob", second.commit.as_str())
+        ]
+    );
+    assert!(fourth.clashes.iter().all(|c| c.paths == ["src/money.rs"]), "{:?}", fourth.clashes);
+    assert!(
+        said.contains("main moved since the run's base") && said.contains("changes src/money.rs differently"),
+        "{said}"
+    );
+    // The landing stops where propose said it would.
+    for (wt, whom) in [(&c, "alice"), (&b, "alice"), (&a, "bob"), (&c, "bob"), (&a, "carol"), (&b, "carol")] {
+        team.here_quiet_ok(wt, &["endorse", whom]);
+    }
+    let out = team.env.mas(&c, &["land", "--aggregate", "--json"]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let json: crate::json::land::LandOut = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&String> = json.plan.as_ref().unwrap().conflicts.iter().flat_map(|c| c.paths.iter()).collect();
+    assert!(!paths.is_empty() && paths.iter().all(|p| *p == "src/money.rs"), "{paths:?}");
+}
