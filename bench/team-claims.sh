@@ -34,6 +34,12 @@
 #       files the other 63 sessions hold (each a link to the held files' guard's copy where it
 #       has one). --prepare runs the previous call's post-tool check. Target <= 1.0 x.
 #
+# Then, for the pre-tool rows (b) and (c) and git diff (and the base build's, with BASE_BIN), one
+# call at a time in shuffled rounds (bench/interleave.py, INTERLEAVED rounds, default 300):
+# hyperfine times its commands one block after another, and on this kind of machine the ratio
+# of one build to git moved by 30 % between blocks of the same run; interleaved, drift falls on
+# all alike. These ratios (with a bootstrap 95 % interval) are the pre-tool rows' figures.
+#
 # hyperfine 1.15 has no --input, so every command, the baseline included, runs as
 # `sh -c 'CMD < payload'` with -N: each row carries one `sh` start and a redirection (the row
 # `sh -c true < payload` shows what that costs). The release before each claim (--prepare) is not
@@ -210,12 +216,22 @@ run() { # $1: loose|packed
   # (the nearest ancestor that is no shell), so their claims end with it; the 62 others' must not.
   [ "$(live_others)" -eq 62 ] || { echo "team-claims.sh: expected 62 other live sessions after the run" >&2; "$BIN" focus list >&2; exit 1; }
 }
+interleaved() { # $1: loose|packed
+  local cmds=("git diff=git diff --cached --name-only<$HOLD_P" "(b) edit of a claimed file=$BIN gate --host claude-code<$HOLD_P"
+    "(c) denied edit=$BIN gate --host claude-code<$DENY_P")
+  [ -z "${BASE_BIN:-}" ] || cmds+=("(b) edit, base build=$BASE_BIN gate --host claude-code<$HOLD_P"
+    "(c) denied edit, base build=$BASE_BIN gate --host claude-code<$DENY_P")
+  echo "interleaved, $1 refs (ratios to git diff):"
+  JSON="$SRC/bench/team-claims-interleaved-$1.json" RUNS="${INTERLEAVED:-300}" WARMUP=10 python3 "$SRC/bench/interleave.py" "${cmds[@]}"
+}
 run loose
+interleaved loose
 git gc -q
 [ -z "$(find "$(git rev-parse --git-common-dir)/refs/mas" -type f)" ] || { echo "team-claims.sh: refs still loose after gc" >&2; exit 1; }
 $RELEASE >/dev/null
 checks
 run packed
+interleaved packed
 
 if [ -n "${PERF:-}" ]; then
   # DWARF unwinding: the release build has no frame pointers.

@@ -29,6 +29,7 @@ pub mod run;
 pub mod skills;
 pub mod snapshot;
 pub mod status;
+pub mod status_runs;
 pub mod sync;
 pub mod tally;
 pub mod watch;

@@ -140,7 +140,7 @@ fn clash_warning(clash: &Clash, sliced: bool) -> String {
     }
 }
 
-fn clash_out(clash: &Clash) -> ClashOut {
+pub fn clash_out(clash: &Clash) -> ClashOut {
     let (kind, with, commit) = match &clash.against {
         Against::Proposal { agent, commit } => ("proposal", agent, commit),
         Against::Branch { name, tip } => ("branch", name, tip),

@@ -9,14 +9,13 @@
 //! it writes nothing but the caches every board reader keeps.
 
 use crate::cli::commands::run::ListArgs;
-use crate::cli::commands::tally::TallyArgs;
 use crate::cli::context::Context;
 use crate::cli::error::CliError;
 use crate::cli::error::Kind;
 use crate::cli::json::PhaseName;
 use crate::cli::json::status::{
-    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusFrame, StatusGone, StatusOut, StatusProposal,
-    StatusRemote, StatusRun, StatusRunReleased, StatusSlice,
+    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusFrame, StatusGone, StatusOut, StatusRemote,
+    StatusRunReleased,
 };
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
@@ -33,7 +32,8 @@ use std::time::SystemTime;
 /// Show the team: the frame (and whether HEAD or the working tree moved on since), every live
 /// agent and session with its claims and the time each has left, whom each waits on, deadlocks,
 /// the development runs in progress (best-of-N or aggregate: proposals, endorsements, checks,
-/// slices and the barrier, what keeps each from landing), converge runs with no report yet, what a
+/// slices and the barrier, what keeps each from landing, which proposals cannot land together and
+/// on which files), converge runs with no report yet, what a
 /// crash left (stale locks, temporary files, interrupted landings: `git mas doctor --fix` clears
 /// them), and how refs/mas stands against the remote (`mas.remote`, else origin) as of the last
 /// `git mas sync`. A run's agents hold their claims until the run lands or is aborted, not for
@@ -49,7 +49,8 @@ use std::time::SystemTime;
 /// claims}], released_by_run: [{agent, run, outcome: landed | aborted, claims}], waiting:
 /// [{agent, holder, file, times, since, last}], deadlocks: [{a, b}], runs: [{id, phase, goal,
 /// problem, class, slices: [{agent, files, status, detail}], barrier_holds, quorum, rounds,
-/// max_rounds, proposals: [{agent, endorsers, checks_passed, checks_run, at_quorum}], leader, conflicts,
+/// max_rounds, proposals: [{agent, endorsers, checks_passed, checks_run, at_quorum, clashes: [{kind,
+/// with, commit, paths}] (when any)}], leader, conflicts,
 /// blocks_landing}], converging: [{id, class, goal, driver, peers, last}], debris: {problems,
 /// stale_locks, stale_temp_files, interrupted, remedy},
 /// remote: {name, fetched, same, ahead, behind, diverged} | null}. `since` is `same`,
@@ -241,7 +242,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         .value
         .into_iter()
         .filter(|r| matches!(r.phase, PhaseName::Open | PhaseName::Landing | PhaseName::Unreadable))
-        .map(|r| run_detail(ctx, r))
+        .map(|r| super::status_runs::run_detail(ctx, r))
         .collect();
     let converging = converging(store, &roster)?;
     let debris = status_debris(store)?;
@@ -364,114 +365,6 @@ fn converging(
     Ok(out)
 }
 
-/// A run in progress with its tally (when it can be read).
-fn run_detail(ctx: &Context, listed: crate::cli::json::run::Listed) -> StatusRun {
-    let mut run = StatusRun {
-        id: listed.id,
-        phase: listed.phase,
-        ending: listed.ending,
-        goal: listed.goal,
-        problem: listed.problem,
-        class: None,
-        slices: Vec::new(),
-        reviewers: Vec::new(),
-        barrier_holds: None,
-        quorum: 0,
-        requested_quorum: None,
-        rounds: 0,
-        max_rounds: None,
-        proposals: Vec::new(),
-        leader: None,
-        conflicts: 0,
-        blocks_landing: None,
-    };
-    if run.phase == PhaseName::Unreadable {
-        return run;
-    }
-    let args = TallyArgs { run: Some(run.id.clone()), output: JsonFlag::default() };
-    let (tally, plan, requested_quorum) = match crate::cli::commands::tally::tally(ctx, &args) {
-        Ok(done) => {
-            let t = &done.value;
-            let plan = t.view.meta.def.slices.as_ref().map(|plan| {
-                let barrier = git_mas::coordinate::develop::barrier(plan, &t.view);
-                let holds = git_mas::coordinate::develop::barrier_holds(&barrier);
-                let slices: Vec<StatusSlice> = plan
-                    .slices
-                    .iter()
-                    .zip(barrier)
-                    .map(|(slice, b)| StatusSlice {
-                        agent: slice.agent.clone(),
-                        files: slice.targets.len(),
-                        status: b.status.name().to_string(),
-                        detail: b.detail,
-                    })
-                    .collect();
-                let reviewers: Vec<String> = plan.reviewers.iter().map(|r| r.agent.clone()).collect();
-                (slices, reviewers, holds)
-            });
-            (t.out(), plan, t.view.meta.def.requested_quorum)
-        }
-        Err(e) => {
-            run.problem = Some(e.message());
-            return run;
-        }
-    };
-    run.class = Some(if plan.is_some() { "aggregate" } else { "best_of_n" }.to_string());
-    if let Some((slices, reviewers, holds)) = plan {
-        run.barrier_holds = Some(holds);
-        run.slices = slices;
-        run.reviewers = reviewers;
-    }
-    run.quorum = tally.quorum;
-    run.requested_quorum = requested_quorum;
-    run.rounds = tally.rounds;
-    run.max_rounds = tally.max_rounds;
-    run.leader = tally.leader.clone();
-    run.conflicts = tally.conflicts.len();
-    run.proposals = tally
-        .proposals
-        .iter()
-        .map(|p| {
-            let (checks_passed, checks_run) = p.checks();
-            StatusProposal {
-                agent: p.agent.clone(),
-                endorsers: p.endorsers.clone(),
-                checks_passed,
-                checks_run,
-                at_quorum: p.at_quorum,
-            }
-        })
-        .collect();
-    run.blocks_landing = blocks_landing(&run, tally.quorum_reached);
-    run
-}
-
-/// Why `run` cannot land yet, if it cannot: a barrier waiting on slices, no proposal, or none at
-/// quorum.
-fn blocks_landing(run: &StatusRun, quorum_reached: bool) -> Option<String> {
-    let waiting: Vec<String> = run
-        .slices
-        .iter()
-        .filter(|s| !matches!(s.status.as_str(), "at_quorum" | "judged_against" | "landed"))
-        .map(|s| match &s.detail {
-            Some(d) => format!("{} ({}, {d})", s.agent, s.status),
-            None => format!("{} ({})", s.agent, s.status),
-        })
-        .collect();
-    if run.phase == PhaseName::Landing {
-        None
-    } else if run.barrier_holds == Some(false) {
-        Some(format!("the barrier waits for {}", waiting.join(", ")))
-    } else if run.proposals.is_empty() {
-        Some("no proposal yet".into())
-    } else if !quorum_reached {
-        let best = run.proposals.iter().map(|p| p.endorsers.len()).max().unwrap_or(0);
-        Some(format!("no proposal at quorum ({best} of {} valid endorsements at most)", run.quorum))
-    } else {
-        None
-    }
-}
-
 /// "40 s ago", "5 min ago", "3 h ago", "12 d ago".
 fn ago(now: u64, then: u64) -> String {
     let secs = now.saturating_sub(then);
@@ -503,7 +396,7 @@ fn human(s: &StatusOut) -> String {
     let mut o = String::new();
     human_frame(&mut o, s);
     human_agents(&mut o, s);
-    human_runs(&mut o, s);
+    super::status_runs::human_runs(&mut o, s);
     human_converging(&mut o, s);
     human_remote(&mut o, s);
     human_debris(&mut o, s);
@@ -585,76 +478,6 @@ fn human_agents(o: &mut String, s: &StatusOut) {
     for agent in idle {
         let _ = writeln!(o, "  {agent}: holds nothing");
         waits(o, s, agent);
-    }
-}
-
-/// The runs in progress: round, quorum, proposals, slices and whether each can land.
-fn human_runs(o: &mut String, s: &StatusOut) {
-    if !s.runs.is_empty() {
-        let _ = writeln!(o, "runs       {} in progress", s.runs.len());
-        for r in &s.runs {
-            let what = r.goal.as_deref().or(r.problem.as_deref()).unwrap_or_default();
-            let class = r.class.as_deref().map(|c| format!(", {}", c.replace('_', "-"))).unwrap_or_default();
-            let state = match (r.phase, r.ending) {
-                (PhaseName::Open, Some(ending)) => ending.to_string(),
-                _ => r.phase.to_string(),
-            };
-            let _ = writeln!(o, "  {} ({state}{class}): {what}", r.id);
-            if r.phase == PhaseName::Unreadable {
-                continue;
-            }
-            let limit = r.max_rounds.map(|m| format!(" of {m}")).unwrap_or_default();
-            let _ = writeln!(
-                o,
-                "    round {}{limit}, quorum {}, {} proposal{}{}",
-                r.rounds,
-                crate::cli::render::quorum(r.quorum, r.requested_quorum),
-                r.proposals.len(),
-                if r.proposals.len() == 1 { "" } else { "s" },
-                if r.conflicts > 0 { format!(", {} conflicts", r.conflicts) } else { String::new() }
-            );
-            for p in &r.proposals {
-                let _ = writeln!(
-                    o,
-                    "    {}: {} endorsement{}{}, checks {}/{}{}",
-                    p.agent,
-                    p.endorsers.len(),
-                    if p.endorsers.len() == 1 { "" } else { "s" },
-                    if p.endorsers.is_empty() { String::new() } else { format!(" ({})", p.endorsers.join(", ")) },
-                    p.checks_passed,
-                    p.checks_run,
-                    if p.at_quorum { ", at quorum" } else { "" }
-                );
-            }
-            if let Some(holds) = r.barrier_holds {
-                let slices: Vec<String> = r
-                    .slices
-                    .iter()
-                    .map(|sl| {
-                        format!(
-                            "{} {} ({} file{})",
-                            sl.agent,
-                            sl.status.replace('_', " "),
-                            sl.files,
-                            if sl.files == 1 { "" } else { "s" }
-                        )
-                    })
-                    .collect();
-                let _ =
-                    writeln!(o, "    slices: {}; barrier {}", slices.join(", "), if holds { "holds" } else { "waits" });
-                if !r.reviewers.is_empty() {
-                    let _ = writeln!(o, "    reviewers (no slice, endorse the slices): {}", r.reviewers.join(", "));
-                }
-            }
-            match &r.blocks_landing {
-                Some(why) => {
-                    let _ = writeln!(o, "    not landing: {why}");
-                }
-                None => {
-                    let _ = writeln!(o, "    can land: `git mas land {}`", r.id);
-                }
-            }
-        }
     }
 }
 

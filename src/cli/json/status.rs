@@ -181,6 +181,10 @@ pub struct StatusProposal {
     pub checks_run: u64,
     /// Whether it is at quorum.
     pub at_quorum: bool,
+    /// What it cannot land together with: other proposals, and the run's branch where it moved
+    /// since the base, each with the files both change differently (`git mas propose`'s).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clashes: Vec<super::propose::ClashOut>,
 }
 
 /// One slice of an aggregate run.

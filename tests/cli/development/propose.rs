@@ -161,6 +161,22 @@ fn a_proposal_is_told_which_files_it_and_another_proposal_or_the_moved_branch_ch
         said.contains("main moved since the run's base") && said.contains("changes src/money.rs differently"),
         "{said}"
     );
+    // status hands them back to every side: each proposal with what it cannot land together with.
+    let status = team.here_json(&team.repo, &["status"]);
+    let run_status = status["runs"].as_array().unwrap().iter().find(|r| r["id"] == "r1").unwrap().clone();
+    let with = |agent: &str| -> Vec<String> {
+        let p = run_status["proposals"].as_array().unwrap().iter().find(|p| p["agent"] == agent).unwrap().clone();
+        p["clashes"]
+            .as_array()
+            .map(|c| c.iter().map(|c| c["with"].as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(with("alice"), ["main", "bob", "carol"], "{run_status}");
+    assert_eq!(with("bob"), ["main", "alice", "carol"], "{run_status}");
+    assert_eq!(with("carol"), ["main", "alice", "bob"], "{run_status}");
+    let text = team.here(&team.repo, &["status"]);
+    assert!(text.contains("      cannot land together with bob: both change src/money.rs"), "{text}");
+    assert!(text.contains("cannot land together with main (moved since the base): both change src/money.rs"), "{text}");
     // The landing stops where propose said it would.
     for (wt, whom) in [(&c, "alice"), (&b, "alice"), (&a, "bob"), (&c, "bob"), (&a, "carol"), (&b, "carol")] {
         team.here_quiet_ok(wt, &["endorse", whom]);
