@@ -120,14 +120,17 @@ pub fn forget(store: &Store, agent: &str) {
     let Ok(entries) = std::fs::read_dir(dir(store)) else { return };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let alive = name
-            .split_once('-')
-            .and_then(|(pid, start)| Some((pid.parse::<u32>().ok()?, start.parse::<u64>().ok()?)))
-            .is_some_and(|(pid, start)| stat(pid).is_some_and(|(_, s)| s == start));
+        let alive = process_of(&name).is_some_and(|(pid, start)| stat(pid).is_some_and(|(_, s)| s == start));
         if !alive || std::fs::read_to_string(e.path()).is_ok_and(|n| n == agent) {
             let _ = std::fs::remove_file(e.path());
         }
     }
+}
+
+/// The process a `<pid>-<start time>` text names (a record's file name, a host file's content).
+fn process_of(text: &str) -> Option<(u32, u64)> {
+    let (pid, start) = text.trim().split_once('-')?;
+    Some((pid.parse().ok()?, start.parse().ok()?))
 }
 
 /// Whether the process `pid` that started at `start` still runs: not ended, and not ended and
@@ -183,9 +186,7 @@ pub fn gone<'a>(store: &Store, agents: impl IntoIterator<Item = &'a str>) -> std
         .filter(|agent| !agent.is_empty() && !agent.starts_with('.') && !agent.contains(['/', '\\']))
         .filter(|agent| {
             let Ok(text) = std::fs::read_to_string(dir.join(agent)) else { return false };
-            let host =
-                text.trim().split_once('-').and_then(|(pid, start)| Some((pid.parse().ok()?, start.parse().ok()?)));
-            host.is_some_and(|(pid, start)| !running(pid, start))
+            process_of(&text).is_some_and(|(pid, start)| !running(pid, start))
         })
         .map(str::to_string)
         .collect()

@@ -37,10 +37,16 @@ pub fn conflicting_paths(
         other: Some(theirs_label.into()),
     };
     let outcome = repo.merge_trees(base, ours, theirs, labels, options).map_err(|e| err(Box::new(e)))?;
+    Ok(unresolved_paths(&outcome))
+}
+
+/// The files a tree merge left in conflict by git's rules, sorted; empty when it merged cleanly.
+/// The landing's merge of its members reads its outcomes this way too.
+pub fn unresolved_paths(outcome: &gix::merge::tree::Outcome<'_>) -> Vec<String> {
     let how = gix::merge::tree::TreatAsUnresolved::git();
     let mut paths: Vec<String> =
         outcome.conflicts.iter().filter(|c| c.is_unresolved(how)).map(|c| c.ours.location().to_string()).collect();
     paths.sort();
     paths.dedup();
-    Ok(paths)
+    paths
 }

@@ -313,16 +313,8 @@ fn merge_members(
         let mut outcome = repo
             .merge_trees(base_tree, acc, theirs, labels, options.clone())
             .map_err(|e| git_err(format!("merging {agent}'s proposal"))(Box::new(e)))?;
-        let how = gix::merge::tree::TreatAsUnresolved::git();
-        if outcome.has_unresolved_conflicts(how) {
-            let mut paths: Vec<String> = outcome
-                .conflicts
-                .iter()
-                .filter(|c| c.is_unresolved(how))
-                .map(|c| c.ours.location().to_string())
-                .collect();
-            paths.sort();
-            paths.dedup();
+        let paths = crate::pool::merge::unresolved_paths(&outcome);
+        if !paths.is_empty() {
             let mut parties: Vec<String> = Vec::new();
             if main_moved {
                 parties.push(branch.to_string());
