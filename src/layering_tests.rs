@@ -146,7 +146,7 @@ const LAYERS: [&[&str]; 9] = [
     &["devrun", "pool"],
     &["ops"],
     &["peers", "coordinate"],
-    &["doctor", "sync"],
+    &["doctor", "sync", "exchange"],
 ];
 
 #[test]

@@ -18,7 +18,7 @@
 //! | development runs | [`devrun`], [`pool`] | a run's records, rules and view; the result pool's worktrees, trees, checks and merges |
 //! | operations | [`ops`] | propose, endorse and land: a run read, a rule applied, the pool's mechanics done, the record appended; team mode's setup and its undo |
 //! | teams | [`peers`], [`coordinate`] | the members of a team behind one trait; `coordinate`, which drives every class (the ASSEMBLY → CONVERGE driver for the scalar classes in `coordinate::scalar`, the development driver in `coordinate::develop`) |
-//! | upkeep | [`doctor`], [`sync`] | what a crash leaves, found and removed; `refs/mas/*` exchanged with a remote |
+//! | upkeep | [`doctor`], [`sync`], [`exchange`] | what a crash leaves, found and removed; `refs/mas/*` exchanged with a remote, by hand or by a background process that carries team mode's claims between clones |
 //!
 //! # Where a decision lives
 //!
@@ -48,6 +48,7 @@ pub mod devrun;
 pub mod doctor;
 pub mod engines;
 pub mod evaluation;
+pub mod exchange;
 pub mod fsx;
 pub mod git;
 pub mod hosts;

@@ -192,6 +192,21 @@ pub fn gone<'a>(store: &Store, agents: impl IntoIterator<Item = &'a str>) -> std
         .collect()
 }
 
+/// Whether any session's host process recorded on this machine ([`record_host`]) still runs: the
+/// background exchange of claims keeps going while one does.
+pub fn any_host_running(store: &Store) -> bool {
+    let Ok(dir) = std::fs::read_dir(hosts_dir(store)) else { return false };
+    dir.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        !name.starts_with('.')
+            && std::fs::read_to_string(e.path())
+                .ok()
+                .and_then(|t| process_of(&t))
+                .is_some_and(|(pid, start)| running(pid, start))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

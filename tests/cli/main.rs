@@ -27,6 +27,7 @@ mod coordinate_crash;
 mod crash;
 mod development;
 mod doctor;
+mod exchange;
 mod gate;
 mod gate_host;
 mod held_race;

@@ -16,7 +16,7 @@ const PASSWORD: &str = "s3cret-pw";
 
 /// lighttpd serving every bare repository under `<root>/served` at `/git/`, through
 /// `git http-backend`, for authenticated users only; stopped (its process group killed) when dropped.
-struct HttpRemote {
+pub struct HttpRemote {
     child: std::process::Child,
     port: u16,
     served: PathBuf,
@@ -37,7 +37,7 @@ fn lighttpd() -> PathBuf {
 }
 
 impl HttpRemote {
-    fn start(env: &TestEnv) -> HttpRemote {
+    pub fn start(env: &TestEnv) -> HttpRemote {
         let dir = env.root().join("http");
         let served = env.root().join("served");
         std::fs::create_dir_all(&dir).unwrap();
@@ -111,7 +111,7 @@ fn helper(password: &str) -> String {
 
 /// A served bare repository `team.git` holding `seed`'s main (a fixture repository with `names`
 /// on its roster), and a clone of it per name, each with the credential helper.
-fn served_team(env: &TestEnv, http: &HttpRemote, names: &[&str]) -> (PathBuf, Vec<PathBuf>) {
+pub fn served_team(env: &TestEnv, http: &HttpRemote, names: &[&str]) -> (PathBuf, Vec<PathBuf>) {
     let remote = http.served.join("team.git");
     env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
     let seed = env.repo("seed");

@@ -216,7 +216,23 @@ fn run_host(ctx: &mut Context, host: Host, event: HookEvent) -> Result<Outcome, 
     *done = true;
     ctx.ui().err_text(&reply.stderr);
     ctx.ui().bytes(&reply.stdout)?;
+    keep_exchange(ctx);
     Ok(Outcome::of_host_reply(reply.code))
+}
+
+/// In team mode with a remote, after the answer is written: renews the background exchange's
+/// activity, or starts it when none runs ([`git_mas::exchange`]). Nothing here changes the answer,
+/// and a failure is left for `git mas status` to show (the exchange is then not running).
+fn keep_exchange(ctx: &Context) {
+    let Ok(store) = ctx.store() else { return };
+    if !team::enabled(store) {
+        return;
+    }
+    if let Ok(git_mas::exchange::Poke::Stopped) = git_mas::exchange::poke(store)
+        && let Ok(exe) = std::env::current_exe()
+    {
+        let _ = git_mas::exchange::start(store, &exe);
+    }
 }
 
 /// The payload, or why not: `Err(Late)` when it had not arrived whole by the deadline.

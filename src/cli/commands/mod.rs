@@ -10,6 +10,7 @@ pub mod coordinate;
 pub mod demo;
 pub mod doctor;
 pub mod endorse;
+pub mod exchange;
 pub mod focus;
 pub mod frame;
 pub mod gate;

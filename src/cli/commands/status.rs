@@ -14,8 +14,8 @@ use crate::cli::error::CliError;
 use crate::cli::error::Kind;
 use crate::cli::json::PhaseName;
 use crate::cli::json::status::{
-    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusFrame, StatusGone, StatusOut, StatusRemote,
-    StatusRunReleased,
+    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusExchange, StatusFrame, StatusGone, StatusOut,
+    StatusRemote, StatusRunReleased,
 };
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
@@ -335,6 +335,14 @@ fn status_remote(store: &git_mas::store::Store) -> Result<Option<StatusRemote>, 
         ahead: standing.ahead.len(),
         behind: standing.behind.len(),
         diverged: standing.diverged,
+        exchange: git_mas::attention::team::enabled(store).then(|| {
+            let standing = git_mas::exchange::standing(store);
+            StatusExchange {
+                running: standing.running,
+                off: git_mas::exchange::remote(store).is_none(),
+                state: standing.state,
+            }
+        }),
     }))
 }
 
@@ -523,7 +531,39 @@ fn human_remote(o: &mut String, s: &StatusOut) {
             }
         };
         let _ = writeln!(o, "remote     {}: {line}", r.name);
+        if let Some(x) = &r.exchange {
+            let _ = writeln!(o, "exchange   {}", exchange_line(x, s.now));
+        }
     }
+}
+
+/// "running (pid 812), last round 0 s ago, 3 pushed, 5 taken", or why it is not running.
+fn exchange_line(x: &StatusExchange, now: u64) -> String {
+    if x.off {
+        return "off (`git config mas.exchange false`): claims cross clones at each `git mas sync`".into();
+    }
+    let ago = |t: u64| left(now.saturating_sub(t));
+    let mut line = match (&x.state, x.running) {
+        (Some(st), true) => format!(
+            "running (pid {}): claims go to and come from {} every round; last round {} ago, {} pushed, {} taken",
+            st.pid,
+            st.remote,
+            ago(st.last_round_at),
+            st.pushed,
+            st.taken
+        ),
+        (None, true) => "running: no round finished yet".into(),
+        (Some(st), false) => format!(
+            "not running (the last one ended {} ago{}); a session's next hook call starts it",
+            ago(st.last_round_at),
+            st.ended.as_deref().map(|w| format!(": {w}")).unwrap_or_default()
+        ),
+        (None, false) => "not running; a session's next hook call starts it".into(),
+    };
+    if let Some(e) = x.state.as_ref().and_then(|s| s.last_error.as_ref()) {
+        line.push_str(&format!("; its last round failed: {e}"));
+    }
+    line
 }
 
 /// What a crash left, and the command that clears it.

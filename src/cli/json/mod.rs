@@ -103,6 +103,7 @@ pub mod check;
 pub mod coordinate;
 pub mod doctor;
 pub mod endorse;
+pub mod exchange;
 pub mod focus;
 pub mod frame;
 pub mod gate;

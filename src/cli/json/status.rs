@@ -215,6 +215,20 @@ pub struct StatusRemote {
     pub behind: usize,
     /// Refs that moved on both sides.
     pub diverged: Vec<String>,
+    /// The background exchange of claims with it (team mode only; `None` otherwise).
+    #[serde(default)]
+    pub exchange: Option<StatusExchange>,
+}
+
+/// The background exchange of claims (`git mas exchange`), as its lock and state file show it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusExchange {
+    /// Whether one runs for this clone now.
+    pub running: bool,
+    /// `git config mas.exchange false`: it never starts.
+    pub off: bool,
+    /// What the running (or last) exchange wrote after its last round, if any.
+    pub state: Option<git_mas::exchange::State>,
 }
 
 /// A converge run without a report yet.
