@@ -261,12 +261,12 @@ impl SyncReport {
     }
 }
 
-/// Whether `refname` is a record chain (every commit one record). Proposal refs are artifacts: a
-/// commit on top of the run's base, whose ancestry is the project's history.
+/// Whether `refname` is a record chain (every commit one record). Proposal refs and a lost claim's
+/// kept changes (`refs/mas/kept/<agent>/<id>`) are artifacts: a commit on top of the project's.
 pub fn is_record_chain(refname: &str) -> bool {
     let Some(rest) = refname.strip_prefix(REF_PREFIX) else { return false };
     let parts: Vec<&str> = rest.split('/').collect();
-    !matches!(parts.as_slice(), ["runs", _, "proposals", _])
+    !matches!(parts.as_slice(), ["runs", _, "proposals", _] | ["kept", _, _])
 }
 
 /// Every record under `refs/mas/` that does not verify against `roster`, chain by chain (sorted by
@@ -1136,7 +1136,7 @@ mod tests {
         assert!(is_record_chain("refs/mas/frame"));
         assert!(is_record_chain("refs/mas/runs/r1/events/alice"));
         assert!(is_record_chain("refs/mas/runs/r1/meta"));
-        assert!(!is_record_chain("refs/mas/runs/r1/proposals/alice"));
+        assert!(!is_record_chain("refs/mas/runs/r1/proposals/alice") && !is_record_chain("refs/mas/kept/bob/01ab"));
         assert!(!is_record_chain("refs/heads/main"));
     }
 }

@@ -20,7 +20,7 @@ use super::git_hooks::Mode;
 use super::held_guard::{self, Moment};
 use super::run_end::RunLedger;
 use super::team::{self, TeamEdit, TeamError};
-use super::{ancestry, claims, shell_git, shell_guard, touched};
+use super::{ancestry, claims, lost, shell_git, shell_guard, touched};
 use crate::hosts::payload::{self, Payload, PayloadError};
 use crate::hosts::reply::{self, Answer, Reply};
 use crate::hosts::{Env, Host};
@@ -257,6 +257,7 @@ fn settle(store: &Store, caller: &str, runs: &dyn RunLedger) -> (Vec<String>, Op
     match guarded(store, here, caller, Moment::Before, runs) {
         Ok((mut more, board)) => {
             told.append(&mut more);
+            told.extend(keep_lost(store, here, caller, &board));
             (told, Some(board))
         }
         Err(e) => {
@@ -264,6 +265,24 @@ fn settle(store: &Store, caller: &str, runs: &dyn RunLedger) -> (Vec<String>, Op
             (told, None)
         }
     }
+}
+
+/// What `caller` is told about the files it lost to a claim made on another clone ([`lost`]):
+/// its changes to each are kept, once, and it is told so at this call.
+fn keep_lost(store: &Store, here: &Path, caller: &str, board: &Board) -> Vec<String> {
+    lost::lost(board, caller)
+        .iter()
+        .filter_map(|l| match lost::keep(store, here, caller, l) {
+            Ok(kept) => kept.as_ref().map(lost::describe),
+            Err(e) => Some(format!(
+                "git mas gate: {} is {}'s (claimed on another clone at the same time as yours); your changes to it \
+                 could not be kept as a commit ({}), but your working copy is as you left it",
+                l.file,
+                l.holder,
+                said(&e)
+            )),
+        })
+        .collect()
 }
 
 /// The held files' guard at `moment` of `caller`'s call ([`held_guard::step`]), with the pending

@@ -4,7 +4,9 @@
 //! tree whose parent is the run's base, so walking its first parents walks the integration
 //! branch's history, whose commits hold no record. A reader that verifies chains must therefore
 //! tell the two apart by the layout ([`ref_kind`]) and read an artifact as what it is (commit,
-//! parent, tree) instead of verifying it. Every other ref under `refs/mas/` is a record chain.
+//! parent, tree) instead of verifying it. So is a lost claim's kept change
+//! (`refs/mas/kept/<agent>/<id>`, [`crate::attention::lost`]): a commit on top of the loser's
+//! `HEAD`. Every other ref under `refs/mas/` is a record chain.
 
 use super::RUNS_PREFIX;
 use crate::store::{Store, StoreError};
@@ -21,8 +23,12 @@ pub enum RefKind {
     Artifact,
 }
 
-/// Classifies a ref by the layout: proposals are artifacts, everything else is a record chain.
+/// Classifies a ref by the layout: proposals and kept changes are artifacts, everything else is a
+/// record chain.
 pub fn ref_kind(refname: &str) -> RefKind {
+    if crate::attention::lost::is_kept_ref(refname) {
+        return RefKind::Artifact;
+    }
     let Some(rest) = refname.strip_prefix(RUNS_PREFIX) else { return RefKind::Chain };
     match rest.split('/').collect::<Vec<_>>().as_slice() {
         [run, "proposals", agent] if !run.is_empty() && !agent.is_empty() => RefKind::Artifact,
@@ -33,7 +39,7 @@ pub fn ref_kind(refname: &str) -> RefKind {
 /// An artifact's commit, read without treating it as a record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Artifact {
-    /// What kind of artifact (today always `proposal`).
+    /// What kind of artifact: `proposal`, or `kept` (a lost claim's changes).
     pub what: &'static str,
     /// The ref's commit.
     pub commit: String,
@@ -74,7 +80,8 @@ pub fn read_artifact(store: &Store, refname: &str) -> Result<Artifact, ArtifactE
         .map_err(|e| ArtifactError::Commit { commit: tip.to_string(), why: e.to_string() })?;
     let parent = commit.parent_ids().next().map(|id| id.to_string());
     let tree = commit.tree_id().ok().map(|id| id.to_string());
-    Ok(Artifact { what: "proposal", commit: tip.to_string(), parent, tree })
+    let what = if crate::attention::lost::is_kept_ref(refname) { "kept" } else { "proposal" };
+    Ok(Artifact { what, commit: tip.to_string(), parent, tree })
 }
 
 #[cfg(test)]

@@ -151,3 +151,184 @@ fn rustix_kill(pid: u32) {
     let status = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
     assert!(status.success());
 }
+
+/// A Claude Code Read payload: a call that claims nothing.
+fn read_payload(repo: &Path, session: &str, path: &str) -> serde_json::Value {
+    serde_json::json!({
+        "session_id": session,
+        "cwd": repo,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": repo.join(path)},
+    })
+}
+
+/// The live sessions holding `file` on `repo`'s board.
+fn holders(env: &TestEnv, repo: &Path, file: &str) -> Vec<String> {
+    let board = crate::team_mode::board(env, repo);
+    let mut out: Vec<String> = board
+        .board
+        .entries
+        .iter()
+        .filter(|e| e.liveness == git_mas::attention::board::Liveness::Live)
+        .filter(|e| e.focus.targets.iter().any(|t| t == file))
+        .map(|e| e.focus.agent.clone())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn sixteen_sessions_in_four_clones_racing_one_file_end_with_one_holder_every_loser_told_and_no_edit_lost() {
+    let env = TestEnv::new();
+    let http = HttpRemote::start(&env);
+    let names = ["alice", "bob", "carol", "dave"];
+    let (_, clones) = served_team(&env, &http, &names);
+    for (dir, name) in clones.iter().zip(names) {
+        for (k, v) in [("mas.agent", name), ("mas.team", "true"), ("mas.gate", "enforce"), ("mas.exchange", "false")] {
+            env.git_quiet_ok(dir, &["config", k, v]);
+        }
+    }
+    let file = "src/lib.rs";
+    // The race, with the clones not exchanging yet (as clones offline, or claims made within one
+    // round of each other): every session of every clone edits the file at once. Each allowed
+    // session writes its own content, as its host would.
+    let results: Vec<(usize, String, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..16)
+            .map(|i| {
+                let (env, clones) = (&env, &clones);
+                s.spawn(move || {
+                    let repo = &clones[i / 4];
+                    let session = format!("race-{i}");
+                    let (verdict, _) = hook(env, repo, &write_payload(repo, &session, file));
+                    (i, session, verdict)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut wrote = std::collections::BTreeMap::new();
+    for (i, session, verdict) in &results {
+        if verdict == "allow" {
+            let content = format!("the edit of {session} in {}\n", names[i / 4]);
+            std::fs::write(clones[i / 4].join(file), &content).unwrap();
+            wrote.insert(session.clone(), (i / 4, content));
+        } else {
+            assert_eq!(verdict, "deny");
+        }
+    }
+    // The claims lock lets one session per clone through; no clone saw another's claim.
+    let per_clone: Vec<usize> = (0..4).map(|c| wrote.values().filter(|(k, _)| *k == c).count()).collect();
+    assert_eq!(per_clone, [1, 1, 1, 1], "{results:?}");
+
+    // The clones exchange again: one call each that claims nothing starts each exchange.
+    for (c, dir) in clones.iter().enumerate() {
+        env.git_quiet_ok(dir, &["config", "mas.exchange", "true"]);
+        assert_eq!(hook(&env, dir, &read_payload(dir, &format!("race-{}", c * 4), "README.md")).0, "allow");
+    }
+    let started = Instant::now();
+    let all = loop {
+        let seen: Vec<Vec<String>> = clones.iter().map(|d| holders(&env, d, file)).collect();
+        if seen.iter().all(|h| h.len() == 4 && *h == seen[0]) {
+            break seen[0].clone();
+        }
+        assert!(started.elapsed() < BOUND * 2, "the four claims did not reach every clone: {seen:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    eprintln!("four clones' claims on one file reached every clone in {:?}", started.elapsed());
+    let holder = all[0].clone();
+
+    // Every session's next call: exactly one may edit the file, the smallest name of the four
+    // claimers; every other is refused, and each loser that had written is told where its
+    // changes are kept.
+    let mut allowed = Vec::new();
+    let mut kept = Vec::new();
+    for i in 0..16 {
+        let repo = &clones[i / 4];
+        let session = format!("race-{i}");
+        let (verdict, reason) = hook(&env, repo, &write_payload(repo, &session, file));
+        if verdict == "allow" {
+            allowed.push(session);
+            continue;
+        }
+        assert_eq!(verdict, "deny", "{reason}");
+        assert!(reason.contains(&holder), "the holder is named: {reason}");
+        if let Some((_, content)) = wrote.get(&session) {
+            assert!(reason.contains("Nothing of your work is lost"), "{reason}");
+            let refname = reason.split("kept as ").nth(1).and_then(|r| r.split(' ').next()).expect("the ref is named");
+            let kept_content = env.git(repo, &["show", &format!("{refname}:{file}")]);
+            assert_eq!(kept_content, content.trim_end(), "the kept change is the loser's edit (git output trimmed)");
+            assert_eq!(std::fs::read_to_string(repo.join(file)).unwrap(), *content, "the working copy is untouched");
+            kept.push((refname.to_string(), content.clone()));
+        }
+    }
+    assert_eq!(allowed.len(), 1, "exactly one holder: {allowed:?}");
+    assert_eq!(kept.len(), 3, "three losers had written, and each was told: {kept:?}");
+    // The holder's clone receives every kept change, and status lists them for the holder.
+    let home = &clones[names.iter().position(|n| holder.starts_with(n)).unwrap()];
+    let started = Instant::now();
+    loop {
+        let listed = status(&env, home).kept;
+        if listed.len() == 3 {
+            for (refname, content) in &kept {
+                let l = listed.iter().find(|l| &l.refname == refname).expect("each kept change is listed");
+                assert_eq!(l.file, file);
+                assert_eq!(env.git(home, &["show", &format!("{}:{file}", l.commit)]), content.trim_end());
+            }
+            break;
+        }
+        assert!(started.elapsed() < BOUND, "the kept changes did not reach the holder's clone: {listed:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A kept change is an artifact, not a record: no clone counts it as an unverified record.
+    for dir in &clones {
+        let out = env.mas(dir, &["check", "--records"]);
+        assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    }
+    let human = env.mas_ok(home, &["status"]);
+    assert!(human.contains("to a claim made on another clone; its changes are kept in"), "{human}");
+    // Told once: a loser's call after that is refused by the rule alone.
+    let loser = wrote.keys().find(|s| !allowed.contains(s)).unwrap();
+    let c = wrote[loser].0;
+    let (_, reason) = hook(&env, &clones[c], &write_payload(&clones[c], loser, file));
+    assert!(!reason.contains("Nothing of your work is lost"), "{reason}");
+}
+
+#[test]
+fn a_clone_offline_names_the_failure_in_status_and_exchanges_its_claims_once_it_reconnects() {
+    let env = TestEnv::new();
+    let http = HttpRemote::start(&env);
+    let names = ["alice", "carol"];
+    let (_, clones) = served_team(&env, &http, &names);
+    for (dir, name) in clones.iter().zip(names) {
+        for (k, v) in [("mas.agent", name), ("mas.team", "true"), ("mas.gate", "enforce")] {
+            env.git_quiet_ok(dir, &["config", k, v]);
+        }
+    }
+    let (a, c) = (&clones[0], &clones[1]);
+    // Carol's clone goes offline: nothing answers at its remote's address.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let good = env.git(c, &["remote", "get-url", "origin"]);
+    env.git_quiet_ok(c, &["remote", "set-url", "origin", &format!("http://127.0.0.1:{closed}/git/team.git")]);
+    assert_eq!(hook(&env, c, &write_payload(c, "carol-s", "src/config.rs")).0, "allow", "offline, a claim is local");
+    assert_eq!(hook(&env, a, &write_payload(a, "alice-s", "src/lib.rs")).0, "allow");
+    exchange_pid(&env, c);
+    let x = status(&env, c).remote.unwrap().exchange.unwrap();
+    let error = x.state.as_ref().and_then(|s| s.last_error.clone()).expect("the failed round is named");
+    assert!(x.running && error.contains("git fetch"), "{x:?}");
+    assert!(env.mas_ok(c, &["status"]).contains("its last round failed: git fetch"), "status names it");
+    // Its claim waits; alice's cannot reach it.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(holders(&env, a, "src/config.rs").is_empty());
+    assert!(holders(&env, c, "src/lib.rs").is_empty());
+    // Back online, with no command typed but git's own: both claims cross within the bound.
+    let back = Instant::now();
+    env.git_quiet_ok(c, &["remote", "set-url", "origin", &good]);
+    let took = seen(&env, a, "src/config.rs", back, BOUND);
+    seen(&env, c, "src/lib.rs", back, BOUND);
+    eprintln!("after reconnecting, the offline clone's claim reached the other in {took:?}");
+    assert_eq!(hook(&env, a, &write_payload(a, "alice-s", "src/config.rs")).0, "deny");
+    assert_eq!(hook(&env, c, &write_payload(c, "carol-s", "src/lib.rs")).0, "deny");
+    let x = status(&env, c).remote.unwrap().exchange.unwrap();
+    assert!(x.state.unwrap().last_error.is_none(), "the failure is gone once a round completes");
+}

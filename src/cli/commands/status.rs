@@ -53,7 +53,8 @@ use std::time::SystemTime;
 /// with, commit, paths}] (when any)}], leader, conflicts,
 /// blocks_landing}], converging: [{id, class, goal, driver, peers, last}], debris: {problems,
 /// stale_locks, stale_temp_files, interrupted, remedy},
-/// remote: {name, fetched, same, ahead, behind, diverged} | null}. `since` is `same`,
+/// remote: {name, fetched, same, ahead, behind, diverged, exchange: {running, off, state} | null}
+/// | null, kept: [{ref, agent, file, commit}]}. `since` is `same`,
 /// `head_moved` or `worktree_changed` (null when it cannot be told).
 ///
 /// With --watch: the same view again whenever `refs/mas`, the index, the roster or the denial log
@@ -248,6 +249,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
     let debris = status_debris(store)?;
     let remote = status_remote(store)?;
     let team = git_mas::attention::team::enabled(store);
+    let kept = git_mas::attention::lost::list(store)?;
     Ok(Done::ok(StatusOut {
         now,
         team,
@@ -262,6 +264,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         converging,
         debris,
         remote,
+        kept,
     }))
 }
 
@@ -445,6 +448,15 @@ fn human_agents(o: &mut String, s: &StatusOut) {
         s.agents.len(),
         if s.not_live > 0 { format!(" ({} ended, released or lapsed)", s.not_live) } else { String::new() }
     );
+    for k in &s.kept {
+        let c = &k.commit[..k.commit.len().min(12)];
+        let _ = writeln!(
+            o,
+            "  {}: lost {} to a claim made on another clone; its changes are kept in {c}: `git diff {c}^ {c} | git \
+             apply --3way` takes them",
+            k.agent, k.file
+        );
+    }
     for g in &s.process_gone {
         let _ = writeln!(
             o,

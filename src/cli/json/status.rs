@@ -37,6 +37,10 @@ pub struct StatusOut {
     /// How refs/mas stands against the remote (`mas.remote`, else `origin`) as of the last sync;
     /// `None` when there is no such remote and no sync fetched from it.
     pub remote: Option<StatusRemote>,
+    /// Changes kept for a claim lost to another clone's (`refs/mas/kept/`): whose, which file, the
+    /// commit that holds them.
+    #[serde(default)]
+    pub kept: Vec<git_mas::attention::lost::Listed>,
     /// Converge runs (`git mas converge`, or `coordinate` on a scalar class) whose driver has
     /// recorded no report yet: running now, or stopped by a crash.
     pub converging: Vec<StatusConverge>,
