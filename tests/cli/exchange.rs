@@ -114,17 +114,9 @@ fn the_exchange_ends_once_no_session_runs_and_no_hook_is_called() {
     let clones = two_clones(&env, &http);
     let a = &clones[0];
     env.git_quiet_ok(a, &["config", "mas.exchangeIdle", "2s"]);
-    // The hook runs under a host process of its own (python), which ends after the call: the
-    // session's host is gone, as when a host exits.
-    let payload = write_payload(a, "short-s", "src/lib.rs");
-    let mut cmd = std::process::Command::new("python3");
-    env.hermetic(&mut cmd);
-    cmd.current_dir(a)
-        .args(["-c", "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"])
-        .arg(env!("CARGO_BIN_EXE_git-mas"))
-        .args(["gate", "--host", "claude-code"]);
-    let out = fed(&mut cmd, payload.to_string().as_bytes());
-    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    // The hook runs under a host process of its own, which ends after the call: the session's
+    // host is gone, as when a host exits.
+    hosted_hook(&env, a, &write_payload(a, "short-s", "src/lib.rs"));
     let pid = exchange_pid(&env, a);
     // The claim reaches the remote before the exchange ends.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -144,6 +136,90 @@ fn the_exchange_ends_once_no_session_runs_and_no_hook_is_called() {
     assert_eq!(hook(&env, a, &write_payload(a, "other-s", "src/config.rs")).0, "allow");
     let x = status(&env, a).remote.unwrap().exchange.unwrap();
     assert!(x.off && !x.running, "{x:?}");
+}
+
+/// The claude-code hook run under a host process of its own (python), which ends after the call,
+/// as a host does when its session ends. Asserts it allowed the call.
+fn hosted_hook(env: &TestEnv, repo: &Path, payload: &serde_json::Value) {
+    let mut cmd = std::process::Command::new("python3");
+    env.hermetic(&mut cmd);
+    cmd.current_dir(repo)
+        .args(["-c", "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"])
+        .arg(env!("CARGO_BIN_EXE_git-mas"))
+        .args(["gate", "--host", "claude-code"]);
+    let out = fed(&mut cmd, payload.to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("deny"), "{}", shown(&out));
+}
+
+#[test]
+fn the_exchange_killed_at_any_step_of_a_round_loses_no_claim_and_leaves_nothing_doctor_cannot_name() {
+    use crate::killpoints::{RENAMES, SPAWNS, Trigger, check_repository, require_strace, sweep};
+    require_strace();
+    let env = TestEnv::new();
+    // Through the HTTP remote: its receive-pack is the server's process, not the exchange's child,
+    // so the kills are the exchange's own (and its git's), as on a real machine.
+    let http = HttpRemote::start(&env);
+    let (_, clones) = served_team(&env, &http, &["alice", "bob"]);
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    for (dir, name) in [(&a, "alice"), (&b, "bob")] {
+        for (k, v) in [("mas.agent", name), ("mas.team", "true"), ("mas.gate", "enforce"), ("mas.exchangeIdle", "1s")] {
+            env.git_quiet_ok(dir, &["config", k, v]);
+        }
+    }
+    // Each run first claims a new file in a new session (its hook starting no exchange), then runs
+    // `git mas exchange` in the foreground: with no session's host alive it ends after its second
+    // round. The claim is what the run must carry.
+    let claim = |env: &TestEnv, n: usize| {
+        env.git_quiet_ok(&a, &["config", "mas.exchange", "false"]);
+        hosted_hook(env, &a, &write_payload(&a, &format!("k-{n}"), &format!("new/{n}.txt")));
+        env.git_quiet_ok(&a, &["config", "mas.exchange", "true"]);
+    };
+    let triggers = [Trigger::on(RENAMES), Trigger::on(SPAWNS).own_process(), Trigger::on("wait4").own_process()];
+    let made = std::cell::Cell::new(0usize);
+    let swept = sweep(
+        &triggers,
+        |_, _| {
+            claim(&env, made.get());
+            made.set(made.get() + 1);
+            let mut cmd = env.mas_cmd(&a);
+            cmd.arg("exchange");
+            cmd
+        },
+        |attempt| {
+            // Whatever the kill left, the next exchange (the next hook's) carries every claim.
+            let out = env.mas(&a, &["exchange"]);
+            assert_eq!(out.status.code(), Some(0), "{}: {}", attempt.point(), shown(&out));
+            env.mas_quiet_ok(&b, &["sync"]);
+            let board = crate::team_mode::board(&env, &b);
+            let made = made.get();
+            let carried = (0..made)
+                .filter(|n| {
+                    let file = format!("new/{n}.txt");
+                    board.board.entries.iter().any(|e| e.focus.targets.contains(&file))
+                })
+                .count();
+            assert_eq!(
+                carried,
+                made,
+                "{}: a claim was lost; exchange said {}; a: {}; b: {}; remote: {}",
+                attempt.point(),
+                shown(&out),
+                env.refs(&a),
+                env.refs(&b),
+                env.git(&a, &["ls-remote", "origin"])
+            );
+            // What the kill left is named by doctor (a killed writer's temporary state file, an
+            // interrupted fetch's staging lock) and cleared by `doctor --fix`.
+            let fixed = env.mas(&a, &["doctor", "--fix", "--json"]);
+            assert_eq!(fixed.status.code(), Some(0), "{}: {}", attempt.point(), shown(&fixed));
+            let doctor = env.mas(&a, &["doctor", "--json"]);
+            assert_eq!(doctor.status.code(), Some(0), "{}: {}", attempt.point(), shown(&doctor));
+            assert_eq!(check_repository(&env, &a), Vec::<String>::new(), "{}", attempt.point());
+        },
+    );
+    assert!(swept.iter().filter(|(_, n)| *n > 0).count() >= 3, "kill points exercised: {swept:?}");
+    eprintln!("kill points: {swept:?}");
 }
 
 /// SIGKILL, by pid.
