@@ -8,7 +8,8 @@
 2. The hook beside it: session "hold"'s edit of a file it holds (allowed, nothing written) in
    clone A, timed call by call, in BLOCKS alternating blocks of CALLS calls: exchange off
    (`mas.exchange false` in both clones, no exchange process) and on (both clones' exchanges
-   running). Medians and p99 of each, and the exchanges' CPU time over the "on" blocks.
+   running). Medians and p99 of each; and over stage 1, each exchange's CPU time (with its git
+   children's) per second, as a share of one core.
 
 usage: exchange.py BIN A B PICKS_FILE OUT_JSON ROUNDS BLOCKS CALLS
 """
@@ -71,7 +72,8 @@ def cpu(pid):
     except OSError:
         return 0.0
     fields = f[f.rfind(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    # utime, stime, and its waited-for children's (the git processes of each round).
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
 
 
 def exchange(on):
@@ -105,7 +107,8 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
-exchange(True)
+pids = exchange(True)
+c0, t0 = sum(cpu(p) for p in pids), time.perf_counter()
 lat = []
 for i in range(ROUNDS):
     rel = picks[i]
@@ -122,23 +125,18 @@ for i in range(ROUNDS):
             sys.exit(f"{ref} did not reach B in 30 s")
         time.sleep(0.005)
     lat.append(time.perf_counter() - answered)
+alive_all = all(alive(p) for p in pids)
+cpu_share = (sum(cpu(p) for p in pids) - c0) / (time.perf_counter() - t0) / len(pids) if alive_all else None
 
 hold = picks[ROUNDS]
 body = payload(A, "hold", hold)
 hook(A, body)  # claims it
 times = {"off": [], "on": []}
-cpu_on = 0.0
-secs_on = 0.0
 for b in range(BLOCKS):
     on = b % 2 == 1
-    pids = exchange(on)
-    c0 = sum(cpu(p) for p in pids)
-    t0 = time.perf_counter()
+    exchange(on)
     for _ in range(CALLS):
         times["on" if on else "off"].append(hook(A, body))
-    if on:
-        secs_on += time.perf_counter() - t0
-        cpu_on += sum(cpu(p) for p in pids) - c0
 exchange(False)
 
 ms = lambda s: round(s * 1000, 2)
@@ -146,7 +144,9 @@ result = {
     "propagation_ms": {"n": len(lat), "median": ms(statistics.median(lat)), "p99": ms(pct(lat, 99)),
                        "max": ms(max(lat)), "min": ms(min(lat))},
     "hook_ms": {k: {"n": len(v), "median": ms(statistics.median(v)), "p99": ms(pct(v, 99))} for k, v in times.items()},
-    "exchange_cpu_share_of_one_core_per_clone": round(cpu_on / secs_on / 2, 4) if secs_on else None,
+    # Over the propagation stage: each exchange's CPU time (its git children's included) per
+    # second of wall time, per clone.
+    "exchange_cpu_share_of_one_core_per_clone": round(cpu_share, 4) if cpu_share is not None else None,
 }
 result["hook_ratio_on_off"] = {
     "median": round(result["hook_ms"]["on"]["median"] / result["hook_ms"]["off"]["median"], 3),

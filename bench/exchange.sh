@@ -17,7 +17,8 @@
 #                 call by call, in BLOCKS alternating blocks (default 6) of CALLS calls (default
 #                 100): exchange off (mas.exchange false in both clones, no exchange process) and
 #                 on (both clones' exchanges running, syncing every second). Goal: on no slower
-#                 than off. Also the exchanges' CPU time while on, as a share of one core per clone.
+#                 than off. Also each exchange's CPU time (its git children's included) over the
+#                 propagation stage, as a share of one core.
 #
 # Needs: cargo, git (with `git daemon`), python3. Scratch space: target/bench/ (or $BENCH_DIR).
 set -euo pipefail
@@ -71,7 +72,7 @@ for c in a b; do
   (cd "$WORK/$c" && "$BIN" snapshot --publish >/dev/null)
 done
 
-git -C "$WORK/a" ls-files -- docs services config | awk 'NR % 37 == 0' | head -$((ROUNDS + 3)) >"$WORK/picks"
+git -C "$WORK/a" ls-files -- docs services config | awk -v n=$((ROUNDS + 3)) 'NR % 37 == 0 && c++ < n' >"$WORK/picks"
 [ "$(wc -l <"$WORK/picks")" -eq $((ROUNDS + 3)) ] || { echo "exchange.sh: not enough files to pick from" >&2; exit 1; }
 
 python3 "$SRC/bench/exchange.py" "$BIN" "$WORK/a" "$WORK/b" "$WORK/picks" "$SRC/bench/exchange.json" \

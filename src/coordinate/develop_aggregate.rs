@@ -23,7 +23,10 @@
 //! tree whose check breaks tests (`test_failure` of the aggregate, naming the slices whose
 //! combination broke it) is recorded in the run (the blocked landing record, so the report lists
 //! it) and named in the next round's propose hop of every agent it implicates (what conflicted,
-//! with whom). An agent whose slice is at quorum or abstained and that has nothing to resolve sits
+//! with whom). Two slices' proposals that cannot land together are named to both earlier, while
+//! the barrier still waits for another slice: a three-way merge of each pair on the run's base,
+//! as `git mas propose` does for its proposer ([`crate::ops::propose::clashes`]), so they are
+//! resolved before the landing would stop on them. An agent whose slice is at quorum or abstained and that has nothing to resolve sits
 //! the next propose hop out; an agent with no slice (the plan has fewer concerned groups than
 //! agents) never proposes: it reviews, in endorse hops only. Only when the rounds or the budget run out does the run end
 //! unlanded: blocked, when the last landing was. With `--partial`, the slices at quorum land as
@@ -143,6 +146,7 @@ impl Driver<'_> {
             } else {
                 "the barrier waits"
             };
+            self.clash_notes(view);
             self.emit(DevEvent::NotLandable { round, detail: format!("{why}: {}", open.join(", ")) })?;
             return Ok(None);
         }
@@ -165,6 +169,27 @@ impl Driver<'_> {
                     self.emit(DevEvent::Conflict { round, conflict })?;
                 }
                 Ok(None)
+            }
+        }
+    }
+
+    /// While the barrier waits: each slice whose proposal cannot land together with another
+    /// slice's (a three-way merge on the run's base leaves files in conflict,
+    /// [`crate::ops::propose::clashes`]) is told so, with the files and the other agent, in its
+    /// next propose hop — before the landing would stop on them. A clash that cannot be checked
+    /// is left to the landing.
+    fn clash_notes(&mut self, view: &RunView) {
+        let def = &view.meta.def;
+        for p in view.tally.proposals.iter().filter(|p| !view.abstained(&p.agent)) {
+            let Ok(tree) = gix::ObjectId::from_hex(p.tree.as_bytes()) else { continue };
+            let Ok(clashes) = crate::ops::propose::clashes(self.store, def, &p.agent, tree) else { continue };
+            for c in clashes {
+                let crate::ops::propose::Against::Proposal { agent: other, .. } = &c.against else { continue };
+                self.notes.entry(p.agent.clone()).or_default().push(format!(
+                    "your slice's proposal and {other}'s change {} differently: the two cannot land together; \
+                     leave them to one of you (agree with {other} which), then propose again",
+                    c.paths.join(", ")
+                ));
             }
         }
     }

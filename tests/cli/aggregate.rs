@@ -42,7 +42,9 @@ case "$(field task)" in
     git mas focus publish --targets $(printf '%s' "$slice" | tr , ' ') >&2
     printf '\nslice work by %s\n' "$GIT_MAS_AGENT" >> "$top"
     if [ "$MODE" = broken ]; then printf 'BROKEN\n' >> "$top"; fi
-    if [ "$MODE" = late ] && [ "$(field round)" = 1 ]; then git checkout -- "$top"; echo "not yet"; echo "NEXT $(field next)"; exit 0; fi
+    if [ "$MODE" = late ] && [ "$(field round)" = 1 ]; then
+      git checkout -- "$top"; echo "not yet"; n=$(field next); if [ "$n" = DONE ]; then echo DONE; else echo "NEXT $n"; fi; exit 0
+    fi
     if [ "$MODE" = pair ]; then
       if [ -z "$(field conflict)" ]; then echo marked > "$GIT_MAS_AGENT.mark"; else rm -f "$GIT_MAS_AGENT.mark"; fi
     fi
@@ -216,6 +218,25 @@ fn two_slices_changing_the_same_lines_are_a_recorded_conflict_resolved_next_roun
     let report = out.report();
     assert_eq!(report["status"], "converged", "{report}");
     assert!(report["conflicts"].to_string().contains("artifact_mismatch"), "the report keeps it: {report}");
+}
+
+#[test]
+fn two_clashing_slices_are_told_while_the_barrier_waits_and_the_landing_never_stops_on_them() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob", "carol"]);
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    // Carol's slice comes in the second round: after the first, the barrier waits for it.
+    let agents = vec![agent(&env, "alice", "clash"), agent(&env, "bob", "clash"), agent(&env, "carol", "late")];
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "1", "--max-rounds", "3"]);
+    assert_eq!(out.code, Some(0), "{}\n{:#?}", out.stderr, out.lines);
+    // Both were told in their second propose hop, before any landing: none was blocked.
+    for a in ["alice", "bob"] {
+        let prompts = std::fs::read_to_string(env.root().join(format!("prompts.{a}"))).unwrap();
+        assert!(prompts.contains("change README.md differently: the two cannot land together"), "{a}: {prompts}");
+    }
+    assert!(out.events("conflict").is_empty(), "the landing never stopped on the clash: {:?}", out.lines);
+    assert_eq!(env.git(&repo, &["rev-list", "--count", &format!("{base}..main")]), "1");
+    assert_eq!(out.report()["status"], "converged");
 }
 
 #[test]
