@@ -92,8 +92,11 @@ pub enum ExchangeError {
         source: std::io::Error,
     },
     /// No remote to exchange with.
-    #[error("no remote to exchange claims with: set `git config mas.remote <remote>` or add an origin")]
+    #[error("no remote to exchange claims with")]
     NoRemote,
+    /// `git config mas.exchange false`.
+    #[error("the exchange is turned off (git config mas.exchange false)")]
+    Off,
     /// The repository could not be read.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -104,6 +107,16 @@ impl ExchangeError {
     pub fn remedy(&self) -> Option<String> {
         match self {
             ExchangeError::Store(e) => e.remedy(),
+            ExchangeError::NoRemote => Some(
+                "give the clone the team's remote: `git remote add origin <url>`, or `git config mas.remote <remote>`"
+                    .into(),
+            ),
+            ExchangeError::Off => {
+                Some("`git config mas.exchange true` turns it on; `git mas sync` exchanges by hand".into())
+            }
+            ExchangeError::BadDuration { key, .. } => {
+                Some(format!("fix it with `git config {key} <duration>`, or unset it"))
+            }
             _ => None,
         }
     }
@@ -112,16 +125,20 @@ impl ExchangeError {
 /// The remote a team-mode clone exchanges claims with: `mas.remote`, else `origin` when it is
 /// configured; none when `mas.exchange` is false.
 pub fn remote(store: &Store) -> Option<String> {
-    let off = store
-        .config_string("mas.exchange")
-        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0"));
-    if off {
+    if off(store) {
         return None;
     }
     match store.config_string("mas.remote").filter(|r| !r.trim().is_empty()) {
         Some(r) => Some(r),
         None => store.config_string("remote.origin.url").map(|_| "origin".to_string()),
     }
+}
+
+/// Whether `git config mas.exchange` turns the exchange off.
+fn off(store: &Store) -> bool {
+    store
+        .config_string("mas.exchange")
+        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0"))
 }
 
 /// A duration from git config, within `min..=max`, else `default`.
@@ -297,11 +314,27 @@ fn failure(result: &Result<crate::sync::SyncReport, SyncError>) -> Option<String
 
 /// Runs the exchange for the clone of `dir` until it is idle ([`Ended`]): a sync round every
 /// interval, the state file written after each. `stop` is asked between rounds (a signal).
+///
+/// An exchange that cannot start (a configured duration that is not one, no remote) writes why
+/// in the state file, for `status`: one that a hook started has nowhere else to say it.
 pub fn serve(dir: &Path, stop: &dyn Fn() -> bool) -> Result<Ended, ExchangeError> {
     let store = Store::discover(dir)?;
-    let remote = remote(&store).ok_or(ExchangeError::NoRemote)?;
-    let (every, idle) = (interval(&store)?, idle(&store)?);
     let common = store.common_dir().to_path_buf();
+    let settings = || -> Result<(String, Duration, Duration), ExchangeError> {
+        if off(&store) {
+            return Err(ExchangeError::Off);
+        }
+        let remote = remote(&store).ok_or(ExchangeError::NoRemote)?;
+        Ok((remote, interval(&store)?, idle(&store)?))
+    };
+    let (remote, every, idle) = match settings() {
+        Ok(s) => s,
+        Err(e) => {
+            let ended = Some(format!("it could not start: {e}"));
+            write_state(&common, &State { pid: std::process::id(), started_at: now(), ended, ..State::default() });
+            return Err(e);
+        }
+    };
     let lock = open_lock(&common)?;
     match lock.try_lock() {
         Ok(()) => {}

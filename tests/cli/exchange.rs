@@ -408,3 +408,50 @@ fn a_clone_offline_names_the_failure_in_status_and_exchanges_its_claims_once_it_
     let x = status(&env, c).remote.unwrap().exchange.unwrap();
     assert!(x.state.unwrap().last_error.is_none(), "the failure is gone once a round completes");
 }
+
+#[test]
+fn an_exchange_that_cannot_start_says_why_and_status_shows_it() {
+    let env = TestEnv::new();
+    let repo = crate::team_mode::team_repo(&env);
+    // No remote: nothing to exchange with, and a hook starts nothing.
+    let out = env.mas(&repo, &["exchange"]);
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    assert!(
+        stderr(&out).contains("no remote to exchange claims with") && stderr(&out).contains("git remote add origin")
+    );
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "s", "src/lib.rs")).0, "allow");
+    assert!(!repo.join(".git/mas/exchange.lock").exists(), "no remote: the hook touched nothing of the exchange's");
+    let remote = env.root().join("remote.git");
+    env.git_quiet_ok(env.root(), &["init", "--quiet", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    env.git_quiet_ok(&repo, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    // Turned off.
+    env.git_quiet_ok(&repo, &["config", "mas.exchange", "false"]);
+    let out = env.mas(&repo, &["exchange"]);
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    assert!(
+        stderr(&out).contains("turned off") && stderr(&out).contains("git config mas.exchange true"),
+        "{}",
+        shown(&out)
+    );
+    // A configured interval that is no duration: a hook's exchange cannot say it on a terminal,
+    // so it is in status.
+    env.git_quiet_ok(&repo, &["config", "mas.exchange", "true"]);
+    env.git_quiet_ok(&repo, &["config", "mas.exchangeInterval", "soon"]);
+    assert_eq!(hook(&env, &repo, &write_payload(&repo, "s", "src/lib.rs")).0, "allow", "the hook answers all the same");
+    let started = Instant::now();
+    let x = loop {
+        let x = status(&env, &repo).remote.unwrap().exchange.unwrap();
+        if x.state.as_ref().is_some_and(|s| s.ended.is_some()) {
+            break x;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{x:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!x.running, "{x:?}");
+    let ended = x.state.unwrap().ended.unwrap();
+    assert!(ended.contains("could not start") && ended.contains("mas.exchangeInterval"), "{ended}");
+    let human = env.mas_ok(&repo, &["status"]);
+    assert!(human.contains("exchange   not running") && human.contains("mas.exchangeInterval"), "{human}");
+    let out = env.mas(&repo, &["exchange", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+}

@@ -103,10 +103,9 @@ impl From<ExchangeError> for CliError {
             ExchangeError::Store(_) | ExchangeError::Lock { .. } | ExchangeError::Start { .. } => {
                 (Kind::Internal, None)
             }
-            ExchangeError::BadDuration { .. } => {
-                (Kind::User, Some("fix it with `git config`, or unset it".to_string()))
+            ExchangeError::BadDuration { .. } | ExchangeError::NoRemote | ExchangeError::Off => {
+                (Kind::User, e.remedy())
             }
-            ExchangeError::NoRemote => (Kind::User, e.remedy()),
         };
         let mut err = CliError::new(kind, e);
         err.extend_hints(hint);
