@@ -293,16 +293,7 @@ pub enum Ended {
 /// Why a round did not complete, in a line.
 fn failure(result: &Result<crate::sync::SyncReport, SyncError>) -> Option<String> {
     match result {
-        Err(e) => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(s) = source {
-                text.push_str(": ");
-                text.push_str(&s.to_string());
-                source = s.source();
-            }
-            Some(text)
-        }
+        Err(e) => Some(crate::attention::team_gate::said(e).replace('\n', "; ")),
         Ok(r) if r.complete() => None,
         Ok(r) => Some(format!(
             "{} ref(s) not in agreement with the remote: {}",
