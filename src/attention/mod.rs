@@ -18,6 +18,7 @@ pub mod gate_io;
 pub mod git_hooks;
 pub mod held_guard;
 pub mod inputs;
+pub mod lanes;
 pub mod lost;
 pub mod own_ground;
 pub mod replay;

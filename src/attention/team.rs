@@ -260,6 +260,11 @@ pub fn edit(
         add_linked(&board, caller, &root, linked, &mut touched);
         Ok((head.map(|(_, h)| h), board, touched, pending))
     };
+    // 0. Lanes: an edit inside another agent's live lane is refused; one entirely inside the
+    // caller's own lanes needs no claim ([`super::lanes`]).
+    if let Some(decided) = in_lanes(store, caller, &touched, now)? {
+        return Ok(decided);
+    }
     // 1. Without the lock or a write: a denial, or an edit of the caller's own fresh claims —
     // decided on `first`, the live board this call already read, when it has one.
     let (head, board, all, first_read) = read(&touched, first)?;
@@ -347,6 +352,44 @@ fn allowed(
     lapsed: Vec<String>,
 ) -> TeamEdit {
     TeamEdit::Allowed { frame: frame.to_string(), claimed, dropped, published, published_frame, lapsed }
+}
+
+/// Team mode's answer from the live lanes alone, when they decide it: refused when a touched file
+/// is inside another agent's lane, allowed with nothing written when every one is inside the
+/// caller's own (on the current frame; before the first frame the edit claims as usual).
+fn in_lanes(store: &Store, caller: &str, touched: &[Touched], now: u64) -> Result<Option<TeamEdit>, TeamError> {
+    let lanes = super::lanes::live(store, now)?;
+    if lanes.is_empty() {
+        return Ok(None);
+    }
+    let paths = paths_of(touched);
+    let blocks: Vec<Block> = paths
+        .iter()
+        .filter_map(|p| super::lanes::holder_of(&lanes, caller, p).map(|l| (p, l)))
+        .map(|(p, l)| Block {
+            holder: l.agent.clone(),
+            target: p.clone(),
+            why: format!(
+                "it is inside {}'s lane {}, which has {} left (`git mas claim` took it before any edit)",
+                l.agent,
+                l.glob,
+                claims::left(l.expires_at.saturating_sub(now))
+            ),
+            remedy: format!(
+                "leave {p} alone: work outside the lane, or ask {} to release it (`git mas release '{}'`)",
+                l.agent, l.glob
+            ),
+        })
+        .collect();
+    if !blocks.is_empty() {
+        return Ok(Some(TeamEdit::Blocked { blocks, lapsed: Vec::new(), mine: Vec::new() }));
+    }
+    if super::lanes::inside_own(&lanes, caller, &paths)
+        && let Some((_, frame)) = current_frame_hash(store)?
+    {
+        return Ok(Some(allowed(&frame, Vec::new(), Vec::new(), false, false, Vec::new())));
+    }
+    Ok(None)
 }
 
 fn paths_of(touched: &[Touched]) -> Vec<String> {

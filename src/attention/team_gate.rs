@@ -548,7 +548,33 @@ pub fn commit_verdict(
             _ => BTreeMap::new(),
         };
         let hash = head.map(|(_, h)| h).unwrap_or_default();
-        let verdict = claims::commit_verdict(committer, &board, &hash, &touched, &|id| ranges.get(id).copied(), now);
+        let mut verdict =
+            claims::commit_verdict(committer, &board, &hash, &touched, &|id| ranges.get(id).copied(), now);
+        // A file inside another agent's live lane is refused as a held one is.
+        let lanes = super::lanes::live(store, now).map_err(|e| e.to_string())?;
+        let in_lanes: Vec<Block> = touched
+            .iter()
+            .filter_map(|t| super::lanes::holder_of(&lanes, committer.unwrap_or_default(), &t.path).map(|l| (t, l)))
+            .map(|(t, l)| Block {
+                holder: l.agent.clone(),
+                target: t.path.clone(),
+                why: format!("it is inside {}'s lane {}", l.agent, l.glob),
+                remedy: format!(
+                    "take it out of this commit: `git restore --staged -- {}` (your working tree keeps the change), \
+                     then commit again; or ask {} to release the lane",
+                    crate::hosts::hooks::shell_word(&t.path),
+                    l.agent
+                ),
+            })
+            .collect();
+        if !in_lanes.is_empty() {
+            let mut blocks = match verdict {
+                Verdict::Block { blocks } => blocks,
+                _ => Vec::new(),
+            };
+            blocks.extend(in_lanes);
+            verdict = Verdict::Block { blocks };
+        }
         seen = touched;
         Ok(verdict)
     })();

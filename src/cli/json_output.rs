@@ -15,6 +15,7 @@ impl JsonOutput for json::agent::WhoamiOut {}
 impl JsonOutput for json::status::StatusOut {}
 impl JsonOutput for json::record::AppendOut {}
 impl JsonOutput for git_mas::sync::SyncReport {}
+impl JsonOutput for json::claim::LanesOut {}
 impl JsonOutput for json::exchange::ExchangeOut {}
 impl JsonOutput for json::doctor::DoctorOut {}
 impl JsonOutput for json::skills::SkillsList {}

@@ -190,7 +190,7 @@ pub fn owner_of(refname: &str) -> Option<&str> {
     let rest = refname.strip_prefix(REF_PREFIX)?;
     let parts: Vec<&str> = rest.split('/').collect();
     match parts.as_slice() {
-        ["journal" | "focus", agent] => Some(agent),
+        ["journal" | "focus" | "lanes", agent] => Some(agent),
         ["runs", _, "events" | "proposals", agent] => Some(agent),
         _ => None,
     }

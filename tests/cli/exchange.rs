@@ -105,6 +105,25 @@ fn a_claim_in_one_clone_refuses_the_other_clones_session_within_the_bound_with_n
     assert!(alive(bob_exchange), "bob's exchange ran throughout");
     let (verdict, _) = hook(&env, b, &write_payload(b, "bob-s", "src/money.rs"));
     assert_eq!(verdict, "deny");
+
+    // A lane crosses the same way: taken by alice from her terminal, it refuses bob's session.
+    let taken = Instant::now();
+    env.mas_quiet_ok(a, &["claim", "tools/**", "--ttl", "1h"]);
+    while env
+        .git_cmd(b)
+        .args(["rev-parse", "-q", "--verify", "refs/mas/lanes/alice"])
+        .output()
+        .unwrap()
+        .stdout
+        .is_empty()
+    {
+        assert!(taken.elapsed() < BOUND, "alice's lane did not reach bob's clone within the bound");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    eprintln!("alice's lane reached bob's clone in {:?}", taken.elapsed());
+    let (verdict, reason) = hook(&env, b, &write_payload(b, "bob-s", "tools/new.sh"));
+    assert_eq!(verdict, "deny", "{reason}");
+    assert!(reason.contains("alice's lane tools/**"), "{reason}");
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod help;
 mod host_hooks;
 mod hostile;
 mod killpoints;
+mod lanes;
 mod mcp;
 mod mcp_install;
 mod output;

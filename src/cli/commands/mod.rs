@@ -4,6 +4,7 @@ pub mod agent;
 pub mod align;
 pub mod bench;
 pub mod check;
+pub mod claim;
 pub mod completions;
 pub mod converge;
 pub mod coordinate;

@@ -14,8 +14,8 @@ use crate::cli::error::CliError;
 use crate::cli::error::Kind;
 use crate::cli::json::PhaseName;
 use crate::cli::json::status::{
-    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusExchange, StatusFrame, StatusGone, StatusOut,
-    StatusRemote, StatusRunReleased,
+    Deadlock, StatusAgent, StatusConverge, StatusDebris, StatusExchange, StatusFrame, StatusGone, StatusLane,
+    StatusOut, StatusRemote, StatusRunReleased,
 };
 use crate::cli::output::JsonFlag;
 use crate::cli::{Done, Outcome};
@@ -54,7 +54,7 @@ use std::time::SystemTime;
 /// blocks_landing}], converging: [{id, class, goal, driver, peers, last}], debris: {problems,
 /// stale_locks, stale_temp_files, interrupted, remedy},
 /// remote: {name, fetched, same, ahead, behind, diverged, exchange: {running, off, state} | null}
-/// | null, kept: [{ref, agent, file, commit}]}. `since` is `same`,
+/// | null, lanes: [{agent, glob, expires_at}], kept: [{ref, agent, file, commit}]}. `since` is `same`,
 /// `head_moved` or `worktree_changed` (null when it cannot be told).
 ///
 /// With --watch: the same view again whenever `refs/mas`, the index, the roster or the denial log
@@ -250,6 +250,10 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
     let remote = status_remote(store)?;
     let team = git_mas::attention::team::enabled(store);
     let kept = git_mas::attention::lost::list(store)?;
+    let lanes = git_mas::attention::lanes::live(store, now)?
+        .into_iter()
+        .map(|l| StatusLane { agent: l.agent, glob: l.glob, expires_at: l.expires_at })
+        .collect();
     Ok(Done::ok(StatusOut {
         now,
         team,
@@ -264,6 +268,7 @@ pub fn status(ctx: &Context, _args: &StatusArgs) -> Result<Done<StatusOut>, CliE
         converging,
         debris,
         remote,
+        lanes,
         kept,
     }))
 }
@@ -448,6 +453,9 @@ fn human_agents(o: &mut String, s: &StatusOut) {
         s.agents.len(),
         if s.not_live > 0 { format!(" ({} ended, released or lapsed)", s.not_live) } else { String::new() }
     );
+    for l in &s.lanes {
+        let _ = writeln!(o, "  {}: lane {} ({} left)", l.agent, l.glob, left(l.expires_at.saturating_sub(s.now)));
+    }
     for k in &s.kept {
         let c = &k.commit[..k.commit.len().min(12)];
         let _ = writeln!(

@@ -100,6 +100,7 @@ names! {
 
 pub mod agent;
 pub mod check;
+pub mod claim;
 pub mod coordinate;
 pub mod doctor;
 pub mod endorse;

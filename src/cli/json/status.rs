@@ -37,6 +37,9 @@ pub struct StatusOut {
     /// How refs/mas stands against the remote (`mas.remote`, else `origin`) as of the last sync;
     /// `None` when there is no such remote and no sync fetched from it.
     pub remote: Option<StatusRemote>,
+    /// Live lanes (`git mas claim <glob>`): whose, which glob, when it lapses.
+    #[serde(default)]
+    pub lanes: Vec<StatusLane>,
     /// Changes kept for a claim lost to another clone's (`refs/mas/kept/`): whose, which file, the
     /// commit that holds them.
     #[serde(default)]
@@ -44,6 +47,17 @@ pub struct StatusOut {
     /// Converge runs (`git mas converge`, or `coordinate` on a scalar class) whose driver has
     /// recorded no report yet: running now, or stopped by a crash.
     pub converging: Vec<StatusConverge>,
+}
+
+/// A live lane.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StatusLane {
+    /// Its holder.
+    pub agent: String,
+    /// The glob.
+    pub glob: String,
+    /// When it lapses.
+    pub expires_at: u64,
 }
 
 /// A session that ended because its host process is gone.
