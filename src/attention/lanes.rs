@@ -129,13 +129,22 @@ pub struct Overlap {
     pub example: String,
 }
 
-/// What `globs`, taken by `caller`, would overlap: another agent's live lane or live claim (on
-/// `board`), judged on `tracked` files, the claimed files and each glob's own text.
-pub fn overlaps(globs: &[String], caller: &str, lanes: &[Lane], board: &Board, tracked: &[String]) -> Vec<Overlap> {
+/// What `globs`, taken by `caller`, would overlap: the live lane or live claim (on `board`) of an
+/// agent other than `caller` and its `team`, judged on `tracked` files, the claimed files and
+/// each glob's own text.
+pub fn overlaps(
+    globs: &[String],
+    caller: &str,
+    team: &[String],
+    lanes: &[Lane],
+    board: &Board,
+    tracked: &[String],
+) -> Vec<Overlap> {
+    let other = |agent: &str| agent != caller && !team.iter().any(|t| t == agent);
     let mut out = Vec::new();
     for glob in globs {
         let Some(mine) = matcher(glob) else { continue };
-        for lane in lanes.iter().filter(|l| l.agent != caller) {
+        for lane in lanes.iter().filter(|l| other(&l.agent)) {
             let both = |p: &str| mine.is_match(p) && lane.holds(p);
             let example = tracked
                 .iter()
@@ -151,7 +160,7 @@ pub fn overlaps(globs: &[String], caller: &str, lanes: &[Lane], board: &Board, t
                 });
             }
         }
-        for e in board.live().filter(|f| f.agent != caller) {
+        for e in board.live().filter(|f| other(&f.agent)) {
             if let Some(file) = e.targets.iter().map(|t| file_of(t)).find(|f| mine.is_match(f)) {
                 out.push(Overlap {
                     glob: glob.clone(),
@@ -184,11 +193,15 @@ fn tracked(store: &Store) -> Vec<String> {
 }
 
 /// Takes `globs` as `caller`'s lanes for `ttl_secs` (with the lanes it holds already, renewed),
-/// under team mode's claims lock, unless one overlaps another agent's live lane or claim.
+/// under team mode's claims lock, unless one overlaps the live lane or claim of an agent other
+/// than `caller` and its `team` (a coordinate run's agents and driver, whose slices the plan
+/// already keeps apart).
+#[allow(clippy::too_many_arguments)]
 pub fn take(
     store: &Store,
     caller: &str,
     key: &crate::identity::AgentKey,
+    team: &[String],
     globs: &[String],
     ttl_secs: u64,
     now: u64,
@@ -197,7 +210,7 @@ pub fn take(
     let _lock = super::team::lock(store)?;
     let lanes = live(store, now)?;
     let board = super::focus_store::load_live_board(store, &store.roster()?, now, None, Some(caller), runs)?;
-    let found = overlaps(globs, caller, &lanes, &board, &tracked(store));
+    let found = overlaps(globs, caller, team, &lanes, &board, &tracked(store));
     if !found.is_empty() {
         return Ok(Taken::Overlapping(found));
     }
@@ -277,17 +290,20 @@ mod tests {
         };
         let board = Board { entries: vec![focus("dave", "lib/x.rs#f")], ..Board::default() };
         let tracked = vec!["src/parser/mod.rs".to_string(), "src/lexer.rs".to_string()];
-        let got = overlaps(&["src/**".into()], "bob", &lanes, &board, &tracked);
+        let got = overlaps(&["src/**".into()], "bob", &[], &lanes, &board, &tracked);
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].holder.as_str(), got[0].example.as_str()), ("alice", "src/parser/mod.rs"));
-        assert!(overlaps(&["src/lexer*".into()], "bob", &lanes, &board, &tracked).is_empty());
+        assert!(overlaps(&["src/lexer*".into()], "bob", &[], &lanes, &board, &tracked).is_empty());
         // No tracked file in common, but the same literal path.
         let lanes = [lane("alice", "new/a.rs")];
-        assert_eq!(overlaps(&["new/*.rs".into()], "bob", &lanes, &board, &tracked).len(), 1);
+        assert_eq!(overlaps(&["new/*.rs".into()], "bob", &[], &lanes, &board, &tracked).len(), 1);
         // A claim's file.
-        let got = overlaps(&["lib/**".into()], "bob", &[], &board, &tracked);
+        let got = overlaps(&["lib/**".into()], "bob", &[], &[], &board, &tracked);
         assert_eq!((got[0].holder.as_str(), got[0].what.as_str()), ("dave", "its claim on lib/x.rs"));
-        assert!(overlaps(&["lib/**".into()], "dave", &[], &board, &tracked).is_empty(), "its own claim");
+        assert!(overlaps(&["lib/**".into()], "dave", &[], &[], &board, &tracked).is_empty(), "its own claim");
+        assert!(overlaps(&["lib/**".into()], "bob", &["dave".into()], &[], &board, &tracked).is_empty(), "its team's");
+        let lanes = [lane("alice", "src/parser/**")];
+        assert!(overlaps(&["src/**".into()], "bob", &["alice".into()], &lanes, &board, &tracked).is_empty());
         assert!(bad_glob("../x").is_some() && bad_glob("/etc/*").is_some() && bad_glob("src/[").is_some());
         assert!(bad_glob("src/parser/**").is_none());
     }

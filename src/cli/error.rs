@@ -641,6 +641,12 @@ impl From<DevError> for CliError {
             DevError::Pool(p) => CliError::from(p),
             DevError::Store(s) => CliError::from(s),
             DevError::Sink { source } => sink_error("the run's events could not be streamed", source),
+            e @ DevError::SliceHeld { .. } => CliError::user(e.to_string()).hinted(
+                "wait for the holder to finish or ask it to release (`git mas release <glob>`); `git mas status` lists \
+                 lanes and claims",
+            ),
+            DevError::Key { source, .. } => CliError::from(source),
+            DevError::Team(t) => CliError::from(git_mas::attention::team_gate::TeamGateError::from(t)),
         }
     }
 }
@@ -1101,6 +1107,20 @@ mod tests {
                  Hint: commit something on the integration branch first, or name it with `git config mas.branch`\n";
             Store => DevError::Store(stale_lock()), 1, stale_lock_text;
             Sink => DevError::Sink { source: Box::new(stale_lock()) }, 1, stale_lock_text;
+            SliceHeld => DevError::SliceHeld {
+                agent: "alice".into(), holder: "carol".into(), what: "lane src/**".into(), example: "src/lib.rs".into()
+            }, 1, "Error: alice's slice overlaps carol's lane src/** (both hold src/lib.rs): no run was started\n\
+                   Hint: wait for the holder to finish or ask it to release (`git mas release <glob>`); `git mas \
+                   status` lists lanes and claims\n";
+            Key => DevError::Key {
+                agent: "alice".into(),
+                source: git_mas::identity::key::KeyError::Missing { name: "alice".into(), path: "/keys/alice".into() },
+            }, 1, "Error: no private key for agent 'alice' at /keys/alice\n\
+                   Hint: this machine has no key for 'alice'; set GIT_MAS_KEY_DIR to where it is, or create a new \
+                   agent with `git mas agent new`\n";
+            Team => DevError::Team(git_mas::attention::team::TeamError::Lock {
+                path: "/repo/.git/mas/claims.lock".into(), why: "is held".into()
+            }), 1, "Error: the claims lock /repo/.git/mas/claims.lock is held\n";
         ));
         rows.extend(rows!(DriverError via CliError::from;
             Roster => DriverError::Roster { why: "bob is not a peer".into() }, 1,

@@ -556,3 +556,67 @@ fn built_in_agents_propose_the_split_in_assembly_and_land_it() {
     assert_eq!(out.events("plan")[0]["plan"]["source"], "agents", "{:?}", out.events("plan"));
     assert_eq!(out.events("landed").len(), 1);
 }
+
+#[test]
+fn the_slices_are_lanes_while_the_run_works_and_one_overlapping_anothers_lane_refuses_the_run() {
+    let env = TestEnv::new();
+    let repo = setup(&env, &["alice", "bob", "carol"]);
+    let lanes = |env: &TestEnv| -> Vec<(String, String)> {
+        let st: crate::json::status::StatusOut =
+            serde_json::from_str(&env.mas_ok(&repo, &["status", "--json"])).unwrap();
+        let mut l: Vec<(String, String)> = st.lanes.iter().map(|l| (l.agent.clone(), l.glob.clone())).collect();
+        l.sort();
+        l
+    };
+    // alice's slice waits for the word; meanwhile the run's slices are lanes.
+    let agents = [agent(&env, "alice", "held"), agent(&env, "bob", "slice")];
+    let child = with_toolchain(&mut env.mas_cmd(&repo))
+        .args(["--agent", "lead", "coordinate", "--json", "--aggregate", "--goal", "fix the bugs"])
+        .args(["--agents", &agents.join(","), "--quorum", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let prompts = env.root().join("prompts.alice");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !prompts.exists() {
+        assert!(std::time::Instant::now() < deadline, "alice was never asked");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let held = lanes(&env);
+    let holders: std::collections::BTreeSet<&str> = held.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(holders.into_iter().collect::<Vec<_>>(), ["alice", "bob"], "{held:?}");
+    // Another agent's lane over one of alice's files is refused, naming alice.
+    let (_, alices) = held.iter().find(|(a, _)| a == "alice").unwrap();
+    let out = env.mas(&repo, &["--agent", "carol", "claim", alices, "--json"]);
+    assert_eq!(out.status.code(), Some(6), "{}", shown(&out));
+    assert!(stdout(&out).contains("\"holder\":\"alice\""), "{}", shown(&out));
+    std::fs::write(env.root().join("prompts.go"), "").unwrap();
+    let out = JsonRun::of(&child.wait_with_output().unwrap());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.events("landed").len(), 1, "{}", out.stderr);
+    // Each slice's lane was its files, and the run's end released them.
+    for (agent, targets) in slices(&out) {
+        let mine: Vec<&str> = held.iter().filter(|(a, _)| *a == agent).map(|(_, g)| g.as_str()).collect();
+        let mut want: Vec<&str> = targets.iter().map(String::as_str).collect();
+        want.sort();
+        assert_eq!(mine, want, "{agent}'s lanes");
+    }
+    assert!(lanes(&env).is_empty(), "released at the end");
+
+    // carol holds src/**: a run whose slice overlaps it is refused before it starts, by name,
+    // and takes no lane.
+    let out = env.mas(&repo, &["--agent", "carol", "claim", "src/**", "--ttl", "1h"]);
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    let runs = env.mas_ok(&repo, &["run", "list", "--json"]);
+    let agents = vec![agent(&env, "alice", "slice"), agent(&env, "bob", "slice")];
+    let out = coordinate(&env, &repo, &agents, &["--quorum", "1"]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("overlaps carol's lane src/**") && out.stderr.contains("no run was started"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.mas_ok(&repo, &["run", "list", "--json"]), runs, "no run was started");
+    assert_eq!(lanes(&env), [("carol".to_string(), "src/**".to_string())]);
+}

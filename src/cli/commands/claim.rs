@@ -76,7 +76,7 @@ pub fn claim(ctx: &mut Context, args: ClaimArgs) -> Result<Outcome, CliError> {
         ctx.warn("team mode is off here (`git mas init --team`): the lane is recorded, but only team mode's hooks and commit gate keep others out of it");
     }
     let runs = git_mas::devrun::ledger::Ledger::new(store);
-    let taken = lanes::take(store, &caller.name, &caller.key, &args.globs, args.ttl, now_secs(), &runs)
+    let taken = lanes::take(store, &caller.name, &caller.key, &[], &args.globs, args.ttl, now_secs(), &runs)
         .map_err(git_mas::attention::team_gate::TeamGateError::from)?;
     let (out, outcome) = match taken {
         Taken::Held(held) => {
