@@ -230,6 +230,28 @@ fn spawn_open(
 }
 
 #[test]
+fn a_payload_read_in_many_pieces_is_read_whole_and_one_over_the_limit_is_refused() {
+    let (env, repo) = team("src/money.rs");
+    let held = repo.join("src/money.rs").to_str().unwrap().to_string();
+    let write = |content: String| {
+        json!({"cwd": repo.to_str().unwrap(), "hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": held, "content": content}})
+        .to_string()
+        .into_bytes()
+    };
+    // 3 MiB, many times the first read's room: the whole call is read, so the held file is named.
+    let (decision, reason) = hook(&env, &repo, "claude-code", &write("x".repeat(3 << 20)));
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("src/money.rs") && reason.contains("alice"), "{reason}");
+    // One byte over the 16 MiB limit: refused by the limit, not by a JSON cut short.
+    let big = write("x".repeat(16 << 20));
+    assert!(big.len() > 16 << 20);
+    let (decision, reason) = hook(&env, &repo, "claude-code", &big);
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("larger than 16777216 bytes"), "{reason}");
+}
+
+#[test]
 fn a_hook_whose_stdin_never_closes_is_refused_within_the_deadline() {
     let (env, repo) = team("src/money.rs");
     let started = std::time::Instant::now();

@@ -245,14 +245,16 @@ struct Late;
 /// Reads stdin to its end (at most [`MAX_PAYLOAD`] + 1 bytes: more is refused by the parser) on
 /// this thread, waiting for each read with `poll` so that a host that leaves stdin open is given
 /// up on at `deadline`. (A thread of its own for the read cost a thread start and a hand-over on
-/// every tool call.)
+/// every tool call.) Each read lands in the payload's own unused capacity, which doubles from
+/// 16 KiB as it fills, rather than in a zeroed 64 KiB buffer copied from. (That buffer's 16
+/// page faults were a twentieth of an edit hook's in `perf record -e page-faults`, but measured
+/// per call the total did not fall: its freed pages served later allocations.)
 fn read_payload(deadline: Instant) -> Received {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     use std::os::fd::AsFd as _;
     let stdin = std::io::stdin();
     let fd = stdin.as_fd();
-    let mut bytes = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
+    let mut bytes: Vec<u8> = Vec::with_capacity(16 * 1024);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -269,10 +271,12 @@ fn read_payload(deadline: Instant) -> Received {
             Err(rustix::io::Errno::INTR) => continue,
             Err(e) => return Ok(Err(e.into())),
         }
-        match rustix::io::read(fd, &mut chunk) {
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(bytes.capacity());
+        }
+        match rustix::io::read(fd, rustix::buffer::spare_capacity(&mut bytes)) {
             Ok(0) => return Ok(Ok(bytes)),
-            Ok(n) => {
-                bytes.extend_from_slice(&chunk[..n]);
+            Ok(_) => {
                 if bytes.len() as u64 > MAX_PAYLOAD {
                     bytes.truncate(usize::try_from(MAX_PAYLOAD + 1).unwrap_or(usize::MAX));
                     return Ok(Ok(bytes));
