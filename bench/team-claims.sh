@@ -9,6 +9,7 @@
 #   PERF=1 bench/team-claims.sh     # also records a perf profile of 200 claims (packed)
 #   BASE_BIN=target/git-mas-before bench/team-claims.sh   # adds that build's rows to the same run
 #   DEPTH=16 bench/team-claims.sh   # each other session first releases and claims again 16 times
+#   STATIC=1 bench/team-claims.sh   # adds a statically linked build's pre-tool rows (see below)
 #
 # DEPTH models sessions that have worked a while: every claim, renewal and release is a record on
 # the session's chain, and the board reads (and caches) each chain's newest 32. By default the
@@ -45,6 +46,13 @@
 # `sh -c true < payload` shows what that costs). The release before each claim (--prepare) is not
 # timed.
 #
+# STATIC=1 also builds git-mas linked statically at a fixed address (glibc's static archives,
+# `-C target-feature=+crt-static -C relocation-model=static`, for the host's target given
+# explicitly so that build scripts and proc macros stay dynamic) into $STATIC_TARGET_DIR (default
+# target/static), and adds its pre-tool rows (b) and (c) to the interleaved stage. The script
+# prints each binary's size; the interleaved stage gives each row's page faults per call (the
+# median, from wait4), the measure of what a hook's process start costs the kernel.
+#
 # The binary is built with `cargo build --release` into $CARGO_TARGET_DIR (default target/).
 # On a shared machine run it as root under `nice -n -19`; BENCHMARKS.md says how each figure was
 # taken.
@@ -68,8 +76,21 @@ SRC=$PWD
 cargo build --release --locked --quiet --bin git-mas
 TARGET=$(realpath "${CARGO_TARGET_DIR:-$SRC/target}")
 BIN=$TARGET/release/git-mas
+if [ -n "${STATIC:-}" ]; then
+  HOST=$(rustc -vV | sed -n 's/^host: //p')
+  STATIC_DIR=$(mkdir -p "${STATIC_TARGET_DIR:-$TARGET/static}" && realpath "${STATIC_TARGET_DIR:-$TARGET/static}")
+  CARGO_TARGET_DIR=$STATIC_DIR GIT_MAS_PIE=1 cargo build --release --locked --quiet --bin git-mas --target "$HOST" \
+    --config "target.$HOST.rustflags=[\"-C\",\"target-feature=+crt-static\",\"-C\",\"relocation-model=static\"]"
+  STATIC_BIN=$STATIC_DIR/$HOST/release/git-mas
+  file "$STATIC_BIN" | grep -q "statically linked" || { echo "team-claims.sh: $STATIC_BIN is not static" >&2; exit 1; }
+fi
 bench_scratch
 bench_binaries
+if [ -n "${STATIC_BIN:-}" ]; then
+  mkdir -p "$WORK/static"
+  cp "$STATIC_BIN" "$WORK/static/git-mas"
+  STATIC_BIN=$WORK/static/git-mas
+fi
 # `git mas` finds git-mas on PATH.
 export PATH=$WORK/bin:$PATH
 
@@ -172,7 +193,7 @@ check_shell() { # (d): the pre-tool hook keeps every file the others hold; the p
   [ -z "$out" ] || { echo "team-claims.sh: the post-tool check said: $out" >&2; exit 1; }
   [ ! -e "$(git rev-parse --git-common-dir)/mas/shell/$HOLD" ] || { echo "team-claims.sh: the check left its files" >&2; exit 1; }
 }
-checks() { for b in "$BIN" ${BASE_BIN:+"$BASE_BIN"}; do check "$b"; done; check_shell; }
+checks() { for b in "$BIN" ${BASE_BIN:+"$BASE_BIN"} ${STATIC_BIN:+"$STATIC_BIN"}; do check "$b"; done; check_shell; }
 checks
 
 records() { git rev-list --count "refs/mas/focus/$CLAIM" --; }
@@ -221,9 +242,15 @@ interleaved() { # $1: loose|packed
     "(c) denied edit=$BIN gate --host claude-code<$DENY_P")
   [ -z "${BASE_BIN:-}" ] || cmds+=("(b) edit, base build=$BASE_BIN gate --host claude-code<$HOLD_P"
     "(c) denied edit, base build=$BASE_BIN gate --host claude-code<$DENY_P")
+  [ -z "${STATIC_BIN:-}" ] || cmds+=("(b) edit, static=$STATIC_BIN gate --host claude-code<$HOLD_P"
+    "(c) denied edit, static=$STATIC_BIN gate --host claude-code<$DENY_P")
   echo "interleaved, $1 refs (ratios to git diff):"
   JSON="$SRC/bench/team-claims-interleaved-$1.json" RUNS="${INTERLEAVED:-300}" WARMUP=10 python3 "$SRC/bench/interleave.py" "${cmds[@]}"
 }
+sizes() { # each binary's size
+  for b in "$BIN" ${BASE_BIN:+"$BASE_BIN"} ${STATIC_BIN:+"$STATIC_BIN"}; do echo "size: $(stat -c %s "$b") bytes: $b"; done
+}
+sizes
 run loose
 interleaved loose
 git gc -q
