@@ -3,12 +3,10 @@
 //!
 //! [`develop`] drives one run:
 //!
-//! 1. **Start.** In an aggregate run, each slice is first taken as its agent's lane
-//!    ([`crate::attention::lanes`]; a slice overlapping an outsider's lane or claim refuses the run
-//!    before anything is recorded). Then `run start` for the team's roster (every peer must be an
-//!    agent on the repository's committed roster: agents sign their own records), then one linked
-//!    worktree per agent at the run's base (`git mas worktree add`: its configuration names the
-//!    agent and the run).
+//! 1. **Start.** An aggregate run's slices are first taken as lanes ([`crate::attention::lanes`]).
+//!    Then `run start` for the team's roster (every peer must be an agent on the committed roster:
+//!    agents sign their own records), and one linked worktree per agent at the run's base (`git mas
+//!    worktree add`: its configuration names the agent and the run).
 //! 2. **Rounds**, up to `max_rounds`. In ring order, each agent gets a *propose* hop (phase
 //!    CONVERGE, the goal, its worktree, what to run); then each agent gets an *endorse* hop naming
 //!    the proposals it has not judged yet. After each hop the driver waits, up to a deadline, for
@@ -16,8 +14,8 @@
 //!    verdict on every proposal named. Then it tallies (the same replay as `git mas tally`) and,
 //!    when the leader has its quorum, lands it (the same plan and transaction as `git mas land`).
 //! 3. **End.** A landing ends the run; otherwise, after the last round, the run is aborted with the
-//!    reason. The slices' lanes are released. Either way the convergence report is stored under `refs/mas/runs/<run>/report` and
-//!    returned. After a landing every agent gets a *close* hop (release what you hold).
+//!    reason; the slices' lanes are released. Either way the convergence report is stored under
+//!    `refs/mas/runs/<run>/report` and returned; after a landing each agent gets a *close* hop.
 //!
 //! Replies: each must end with `NEXT <agent>` or `DONE` ([`super::read_reply`]). A failed call or a
 //! reply without a handoff is asked once more with the reason; a second failure halts the run
@@ -718,81 +716,11 @@ pub async fn develop(
     sink: &mut dyn FnMut(&DevEvent) -> Result<(), SinkError>,
 ) -> Result<DevOutcome, DevError> {
     let names: Vec<String> = peers.iter().map(|p| p.name().to_owned()).collect();
-    let lanes = match &setup.aggregate {
-        Some(g) => hold_slices(store, &g.plan, driver, &names, setup.budget)?,
-        None => Vec::new(),
-    };
+    let held = setup.aggregate.as_ref().map(|g| lanes::hold_slices(store, &g.plan, driver, &names, setup.budget));
+    let held = held.transpose()?.unwrap_or_default();
     let outcome = run(store, driver, key, setup, peers, names, sink).await;
-    release_slices(store, &lanes);
+    lanes::release_slices(store, &held);
     outcome
-}
-
-/// An aggregate run's slices, held as lanes (`refs/mas/lanes/<agent>`, each signed by its agent)
-/// for the run's budget and a minute more: the slices are the run's, so a session of this clone
-/// or of any clone the remote carries them to is refused their files, as a `git mas claim` lane
-/// would refuse it, and `status` shows who holds them. A slice that overlaps the live lane or
-/// claim of anyone outside the run (its agents and its driver are one team, kept apart by the
-/// plan) refuses the run before it starts, naming the holder; the lanes taken before it are
-/// released. A driver killed mid-run leaves the lanes to lapse at their time to live.
-fn hold_slices(
-    store: &Store,
-    plan: &SlicePlan,
-    driver: &str,
-    names: &[String],
-    budget: Duration,
-) -> Result<Vec<HeldSlice>, DevError> {
-    use crate::attention::lanes::{self, Taken};
-    let mut team: Vec<String> = names.to_vec();
-    team.push(driver.to_owned());
-    let ttl = budget.as_secs().saturating_add(60).min(lanes::MAX_LANE_TTL_SECS);
-    let ledger = crate::devrun::ledger::Ledger::new(store);
-    let mut held: Vec<HeldSlice> = Vec::new();
-    for slice in plan.slices.iter().filter(|s| !s.targets.is_empty()) {
-        let globs: Vec<String> = slice.targets.iter().map(|t| globset::escape(t)).collect();
-        let taken = AgentKey::load(&slice.agent)
-            .map_err(|source| DevError::Key { agent: slice.agent.clone(), source })
-            .and_then(|key| {
-                let taken = lanes::take(store, &slice.agent, &key, &team, &globs, ttl, now_secs(), &ledger)?;
-                Ok((key, taken))
-            });
-        match taken {
-            Ok((key, Taken::Held(_))) => held.push(HeldSlice { agent: slice.agent.clone(), key, globs }),
-            Ok((_, Taken::Overlapping(found))) => {
-                release_slices(store, &held);
-                let o = found.into_iter().next().expect("an overlap is named");
-                return Err(DevError::SliceHeld {
-                    agent: slice.agent.clone(),
-                    holder: o.holder,
-                    what: o.what.trim_start_matches("its ").to_owned(),
-                    example: o.example,
-                });
-            }
-            Err(e) => {
-                release_slices(store, &held);
-                return Err(e);
-            }
-        }
-    }
-    Ok(held)
-}
-
-/// A slice held as its agent's lane.
-struct HeldSlice {
-    agent: String,
-    key: AgentKey,
-    globs: Vec<String>,
-}
-
-/// Releases the slices' lanes at the run's end (only the slices': a lane the agent held before
-/// the run stays); one that cannot be released lapses at its time to live.
-fn release_slices(store: &Store, held: &[HeldSlice]) {
-    for h in held {
-        let _ = crate::attention::lanes::release(store, &h.agent, &h.key, Some(&h.globs), now_secs());
-    }
-}
-
-fn now_secs() -> u64 {
-    crate::attention::focus_store::now_secs()
 }
 
 /// The run itself, between its slices' lanes being taken and released.
@@ -997,53 +925,10 @@ impl Driver<'_> {
 
 #[path = "develop_aggregate.rs"]
 mod aggregate;
+#[path = "develop_lanes.rs"]
+mod lanes;
 pub use aggregate::{barrier, barrier_holds};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn c(entries: &[(&str, &str, Option<&str>, usize)]) -> Counts {
-        entries.iter().map(|(a, k, p, n)| ((a.to_string(), k.to_string(), p.map(str::to_owned)), *n)).collect()
-    }
-
-    #[test]
-    fn every_halt_code_is_the_name_of_an_ending() {
-        use crate::convergence::Ending;
-        let halts = [
-            DevHalt::Landed,
-            DevHalt::LandBlocked,
-            DevHalt::MaxRoundsReached,
-            DevHalt::UnreadableReply,
-            DevHalt::BudgetExhausted,
-            DevHalt::NothingToLand,
-        ];
-        for halt in halts {
-            let ending = Ending::parse(halt.code()).unwrap_or_else(|| panic!("{} names no ending", halt.code()));
-            assert_eq!(serde_json::to_value(halt).unwrap(), ending.name());
-        }
-    }
-
-    #[test]
-    fn a_proposal_counts_only_when_new() {
-        let before = c(&[("alice", PROPOSAL_KIND, None, 1)]);
-        assert!(!recorded(Task::Propose, "alice", &[], &before, &before));
-        let after = c(&[("alice", PROPOSAL_KIND, None, 2)]);
-        assert!(recorded(Task::Propose, "alice", &[], &before, &after));
-        let other = c(&[("alice", PROPOSAL_KIND, None, 1), ("bob", PROPOSAL_KIND, None, 1)]);
-        assert!(!recorded(Task::Propose, "alice", &[], &before, &other));
-    }
-
-    #[test]
-    fn an_endorse_task_needs_a_verdict_on_every_target() {
-        let targets = vec!["bob".to_owned(), "carol".to_owned()];
-        let before = Counts::new();
-        let one = c(&[("alice", ENDORSEMENT_KIND, Some("bob"), 1)]);
-        assert!(!recorded(Task::Endorse, "alice", &targets, &before, &one));
-        let both = c(&[("alice", ENDORSEMENT_KIND, Some("bob"), 1), ("alice", ENDORSEMENT_KIND, Some("carol"), 1)]);
-        assert!(recorded(Task::Endorse, "alice", &targets, &before, &both));
-        // Someone else's endorsements are not alice's.
-        let others = c(&[("bob", ENDORSEMENT_KIND, Some("carol"), 1), ("dave", ENDORSEMENT_KIND, Some("bob"), 1)]);
-        assert!(!recorded(Task::Endorse, "alice", &targets, &before, &others));
-    }
-}
+#[path = "develop_tests.rs"]
+mod tests;
