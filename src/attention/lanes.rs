@@ -14,6 +14,8 @@
 //!   only untracked paths no one has claimed yet are taken as apart.
 //! - **An edit** inside another agent's live lane is refused, naming the lane and its holder
 //!   ([`holder_of`]); an edit entirely inside the caller's own lanes needs no claim ([`inside_own`]).
+//! - Two lanes taken in two clones before either saw the other may overlap: the smaller name holds
+//!   the overlap, as the rule's Serialize decides between two claims ([`holder_of`]).
 //! - A lane lapses at its time to live, or is released (`git mas release`).
 
 use super::board::Board;
@@ -107,8 +109,17 @@ pub fn live(store: &Store, now: u64) -> Result<Vec<Lane>, StoreError> {
 }
 
 /// The lane of another agent than `caller` that holds `path`, if any (the smallest name's).
+///
+/// Two lanes taken in two clones before either saw the other may overlap. There the rule's
+/// Serialize decides, as for two claims: the smaller name holds the overlap. So when `caller`'s
+/// own lane holds `path` too, only a smaller-named agent's lane holds it against `caller` (else
+/// each would refuse the other, and neither could edit there).
 pub fn holder_of<'a>(lanes: &'a [Lane], caller: &str, path: &str) -> Option<&'a Lane> {
-    lanes.iter().filter(|l| l.agent != caller && l.holds(path)).min_by(|a, b| a.agent.cmp(&b.agent))
+    let own = lanes.iter().any(|l| l.agent == caller && l.holds(path));
+    lanes
+        .iter()
+        .filter(|l| l.agent != caller && l.holds(path) && (!own || l.agent.as_str() < caller))
+        .min_by(|a, b| a.agent.cmp(&b.agent))
 }
 
 /// Whether every one of `paths` is inside one of `caller`'s own lanes (and there is at least one).
@@ -274,6 +285,13 @@ mod tests {
         assert!(inside_own(&lanes, "alice", &["src/parser/x.rs".into()]));
         assert!(!inside_own(&lanes, "alice", &["src/parser/x.rs".into(), "src/main.rs".into()]));
         assert!(!inside_own(&lanes, "alice", &[]));
+        // Overlapping lanes (taken in two clones at once): the smaller name holds the overlap.
+        let lanes = [lane("bob", "src/**"), lane("alice", "src/parser/**"), lane("carol", "src/parser/x.rs")];
+        assert_eq!(holder_of(&lanes, "bob", "src/parser/x.rs").map(|l| l.agent.as_str()), Some("alice"));
+        assert!(holder_of(&lanes, "alice", "src/parser/x.rs").is_none(), "alice's own lane, and the smallest");
+        assert_eq!(holder_of(&lanes, "carol", "src/parser/x.rs").map(|l| l.agent.as_str()), Some("alice"));
+        assert!(holder_of(&lanes, "bob", "src/main.rs").is_none(), "only bob's lane holds it");
+        assert_eq!(holder_of(&lanes, "dave", "src/main.rs").map(|l| l.agent.as_str()), Some("bob"));
     }
 
     #[test]
