@@ -1,6 +1,7 @@
 //! An aggregate run's slices held as its agents' lanes while it works ([`crate::attention::lanes`]).
 
 use super::DevError;
+use crate::attention::focus_store::now_secs;
 use crate::devrun::slices::SlicePlan;
 use crate::identity::AgentKey;
 use crate::store::Store;
@@ -28,12 +29,12 @@ pub(super) fn hold_slices(
     let mut held: Vec<HeldSlice> = Vec::new();
     for slice in plan.slices.iter().filter(|s| !s.targets.is_empty()) {
         let globs: Vec<String> = slice.targets.iter().map(|t| globset::escape(t)).collect();
-        let taken = AgentKey::load(&slice.agent)
-            .map_err(|source| DevError::Key { agent: slice.agent.clone(), source })
-            .and_then(|key| {
-                let taken = lanes::take(store, &slice.agent, &key, &team, &globs, ttl, now_secs(), &ledger)?;
-                Ok((key, taken))
-            });
+        let taken = match AgentKey::load(&slice.agent) {
+            Ok(key) => lanes::take(store, &slice.agent, &key, &team, &globs, ttl, now_secs(), &ledger)
+                .map(|taken| (key, taken))
+                .map_err(DevError::from),
+            Err(source) => Err(DevError::Key { agent: slice.agent.clone(), source }),
+        };
         match taken {
             Ok((key, Taken::Held(_))) => held.push(HeldSlice { agent: slice.agent.clone(), key, globs }),
             Ok((_, Taken::Overlapping(found))) => {
@@ -68,8 +69,4 @@ pub(super) fn release_slices(store: &Store, held: &[HeldSlice]) {
     for h in held {
         let _ = crate::attention::lanes::release(store, &h.agent, &h.key, Some(&h.globs), now_secs());
     }
-}
-
-fn now_secs() -> u64 {
-    crate::attention::focus_store::now_secs()
 }
