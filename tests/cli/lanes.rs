@@ -49,6 +49,11 @@ fn a_lane_refuses_other_sessions_inside_it_frees_its_holder_and_overlaps_are_ref
     let (code, out) = claim(&env, &repo, &s2, &["*.md"]);
     assert_eq!(code, Some(6), "{out:?}");
     assert_eq!(out.overlaps[0].what, "its claim on README.md");
+    // Without --json, the refusal in words.
+    let out = env.mas(&repo, &["--agent", &s2, "claim", "src/lib.rs"]);
+    assert_eq!(out.status.code(), Some(6), "{}", shown(&out));
+    let said = format!("src/lib.rs overlaps {s1}: its lane src/** (both hold src/lib.rs)");
+    assert!(stderr(&out).contains(&said), "{}", shown(&out));
     assert_eq!(env.refs(&repo), refs, "a refused lane writes nothing");
     // A person's lane, from a terminal (mas.agent): the sessions keep off it too.
     let (code, _) = claim(&env, &repo, "alice", &["tools/**", "--ttl", "30m"]);

@@ -98,7 +98,7 @@ pub fn claim(ctx: &mut Context, args: ClaimArgs) -> Result<Outcome, CliError> {
         }
     } else {
         for o in &out.overlaps {
-            ctx.warn(&format!("{} overlaps {}'s {} (both hold {})", o.glob, o.holder, o.what, o.example));
+            ctx.warn(&format!("{} overlaps {}: {} (both hold {})", o.glob, o.holder, o.what, o.example));
         }
         ctx.ui().hint("nothing was taken: narrow the glob, or ask the holder to release (`git mas release <glob>`)");
     }
