@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Team-mode hook latency under load: 16 Claude Code sessions calling back to back, each tool call
-# its pre-tool hook (`git mas gate --host claude-code`, an `Edit` of the session's own file) and
+# its pre-tool hook (`git-mas-hook --host claude-code`, as the installed entries run it, an `Edit`
+# of the session's own file) and
 # its post-tool hook (`--post-tool`, which the hook file runs after every tool with matcher `.*`),
 # on a 20,000-file repository in team mode; medians and p99 of every hook call, beside the same 16
-# loops running `git diff --cached --name-only` in the same harness. Loose refs, then after
-# `git gc` (packed).
+# loops running `git diff --cached --name-only` in the same harness, and the same 16 sessions
+# calling the hook as earlier releases' entries did (`git mas gate --host claude-code`, through
+# git's dispatcher). Loose refs, then after `git gc` (packed).
 #
 #   bench/hook-p99.sh                    # prints a table, writes bench/hook-p99.json
 #   SESSIONS=32 CALLS=100 bench/hook-p99.sh
-#   BASE_BIN=target/git-mas-before bench/hook-p99.sh   # adds that build's rows
+#   BASE_BIN=target/git-mas-before bench/hook-p99.sh   # adds that build's `git-mas gate` rows
 #
 # Each session's first call claims its file (one write); every later call is an edit of a file the
 # session holds (a read of the board) and a post-tool check (the held files' guard, under its lock:
@@ -35,10 +37,13 @@ need python3 "apt-get install python3"
 
 cd "$(dirname "$0")/.."
 SRC=$PWD
-cargo build --release --locked --quiet --bin git-mas
+cargo build --release --locked --quiet --bins
 BIN=$(realpath "${CARGO_TARGET_DIR:-$SRC/target}")/release/git-mas
+HOOK_BUILT=$(dirname "$BIN")/git-mas-hook
 bench_scratch
 bench_binaries
+cp "$HOOK_BUILT" "$WORK/bin/git-mas-hook"
+HOOK=$WORK/bin/git-mas-hook
 export PATH=$WORK/bin:$PATH
 
 team_repo
@@ -48,9 +53,12 @@ for p in "${STAGE[@]}"; do echo "bench change" >>"$p"; done
 git add -- "${STAGE[@]}"
 
 run() { # $1: loose|packed
-  python3 - "$REPO" "$1" "${SESSIONS:-16}" "${CALLS:-60}" "$WORK" "$BIN" ${BASE_BIN:+"$BASE_BIN"} <<'PY'
-import collections, json, subprocess, sys, threading, time
-repo, refs, sessions, calls, work, *bins = sys.argv[1:]
+  python3 - "$REPO" "$1" "${SESSIONS:-16}" "${CALLS:-60}" "$WORK" "$HOOK" "git mas gate" ${BASE_BIN:+"$BASE_BIN gate"} <<'PY'
+import collections, json, shlex, subprocess, sys, threading, time
+repo, refs, sessions, calls, work, *entries = sys.argv[1:]
+# Each entry is a hook's command up to --host: the hook's own binary (what the installed entries
+# run), then `git mas gate` through git (what they ran before it), then the base build's.
+bins = [shlex.split(e) for e in entries]
 sessions, calls = int(sessions), int(calls)
 files = subprocess.run(["git", "ls-files", "--", "services"], cwd=repo, capture_output=True, text=True).stdout.split()
 files = files[:: max(1, len(files) // (4 * sessions))]
@@ -128,18 +136,19 @@ def quiet(name, argv, stdin, n=40):
 
 rows = []
 for k, b in enumerate(bins):
-    tag = "base" if k else "new"
-    label = "" if k == 0 else ", base build"
+    tag = f"e{k}" if k else "new"
+    label = ["", ", through git mas", ", base build"][k]
     ps = [payloads(tag, i + k * sessions) for i in range(sessions)]
     rows += measure([f"hook calls{label}: pre-tool", f"hook calls{label}: post-tool"],
-                    lambda i, b=b, ps=ps: [([b, "gate", "--host", "claude-code"], ps[i][0]),
-                                           ([b, "gate", "--host", "claude-code", "--post-tool"], ps[i][1])])
+                    lambda i, b=b, ps=ps: [(b + ["--host", "claude-code"], ps[i][0]),
+                                           (b + ["--host", "claude-code", "--post-tool"], ps[i][1])])
 rows += measure(["git diff --cached --name-only"],
                 lambda i: [(["git", "diff", "--cached", "--name-only"], f"{work}/new-0-pre.json")])
 # Each session's files are claimed now: one at a time, a later call as every tool call makes it.
 new = (f"{work}/new-0-pre.json", f"{work}/new-0-post.json")
-rows.append(quiet("one call at a time: pre-tool", [bins[0], "gate", "--host", "claude-code"], new[0]))
-rows.append(quiet("one call at a time: post-tool", [bins[0], "gate", "--host", "claude-code", "--post-tool"], new[1]))
+rows.append(quiet("one call at a time: pre-tool", bins[0] + ["--host", "claude-code"], new[0]))
+rows.append(quiet("one call at a time: post-tool", bins[0] + ["--host", "claude-code", "--post-tool"], new[1]))
+rows.append(quiet("one call at a time: pre-tool, through git mas", bins[1] + ["--host", "claude-code"], new[0]))
 rows.append(quiet("one call at a time: git diff --cached --name-only", ["git", "diff", "--cached", "--name-only"], new[0]))
 for r in rows:
     print(json.dumps(r))
@@ -166,4 +175,4 @@ for r in loaded:
         met = "met" if r["p99_ms"] <= 50 else "NOT met"
         print(f"{r['refs']}: {r['name']}: p99 {r['p99_ms']:.1f} ms (goal <= 50 ms: {met})")
 PY
-echo "the binary a hook execs: $BIN, $(stat -c %s "$BIN") bytes"
+echo "the binary a hook execs: $HOOK, $(stat -c %s "$HOOK") bytes (git-mas: $(stat -c %s "$BIN") bytes)"

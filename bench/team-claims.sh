@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Team-mode claims benchmark: `git mas gate --host claude-code` answering Claude Code `PreToolUse`
-# hooks for one-file `Edit`s in team mode (mas.team=true), on a 20,000-file repository whose board
+# Team-mode claims benchmark: `git-mas-hook --host claude-code` (the hook's own binary, which the
+# installed entries run) answering Claude Code `PreToolUse` hooks for one-file `Edit`s in team mode (mas.team=true), on a 20,000-file repository whose board
 # holds 64 live sessions, beside `git diff --cached --name-only` in the same hyperfine run
 # (medians), with loose refs and objects, then again after `git gc` (packed).
 #
@@ -35,6 +35,9 @@
 #       files the other 63 sessions hold (each a link to the held files' guard's copy where it
 #       has one). --prepare runs the previous call's post-tool check. Target <= 1.0 x.
 #
+# Rows (b) and (c) are also timed as `git-mas gate --host` (the same hook in the whole binary) and
+# as `git mas gate --host` (through git's dispatcher: what earlier releases' entries ran).
+#
 # Then, for the pre-tool rows (b) and (c) and git diff (and the base build's, with BASE_BIN), one
 # call at a time in shuffled rounds (bench/interleave.py, INTERLEAVED rounds, default 300):
 # hyperfine times its commands one block after another, and on this kind of machine the ratio
@@ -46,10 +49,10 @@
 # `sh -c true < payload` shows what that costs). The release before each claim (--prepare) is not
 # timed.
 #
-# STATIC=1 also builds git-mas linked statically at a fixed address (glibc's static archives,
+# STATIC=1 also builds git-mas and git-mas-hook linked statically at a fixed address (glibc's static archives,
 # `-C target-feature=+crt-static -C relocation-model=static`, for the host's target given
 # explicitly so that build scripts and proc macros stay dynamic) into $STATIC_TARGET_DIR (default
-# target/static), and adds its pre-tool rows (b) and (c) to the interleaved stage. The script
+# target/static), and adds git-mas-hook's pre-tool rows (b) and (c) to the interleaved stage. The script
 # prints each binary's size; the interleaved stage gives each row's page faults per call (the
 # median, from wait4), the measure of what a hook's process start costs the kernel.
 #
@@ -73,24 +76,32 @@ need python3 "apt-get install python3"
 
 cd "$(dirname "$0")/.."
 SRC=$PWD
-cargo build --release --locked --quiet --bin git-mas
+cargo build --release --locked --quiet --bins
 TARGET=$(realpath "${CARGO_TARGET_DIR:-$SRC/target}")
 BIN=$TARGET/release/git-mas
+HOOK_BUILT=$TARGET/release/git-mas-hook
 if [ -n "${STATIC:-}" ]; then
   HOST=$(rustc -vV | sed -n 's/^host: //p')
   STATIC_DIR=$(mkdir -p "${STATIC_TARGET_DIR:-$TARGET/static}" && realpath "${STATIC_TARGET_DIR:-$TARGET/static}")
-  CARGO_TARGET_DIR=$STATIC_DIR GIT_MAS_PIE=1 cargo build --release --locked --quiet --bin git-mas --target "$HOST" \
+  CARGO_TARGET_DIR=$STATIC_DIR GIT_MAS_PIE=1 cargo build --release --locked --quiet --bins --target "$HOST" \
     --config "target.$HOST.rustflags=[\"-C\",\"target-feature=+crt-static\",\"-C\",\"relocation-model=static\"]"
   STATIC_BIN=$STATIC_DIR/$HOST/release/git-mas
-  file "$STATIC_BIN" | grep -q "statically linked" || { echo "team-claims.sh: $STATIC_BIN is not static" >&2; exit 1; }
+  STATIC_HOOK=$STATIC_DIR/$HOST/release/git-mas-hook
+  for b in "$STATIC_BIN" "$STATIC_HOOK"; do
+    file "$b" | grep -q "statically linked" || { echo "team-claims.sh: $b is not static" >&2; exit 1; }
+  done
 fi
 bench_scratch
 bench_binaries
 if [ -n "${STATIC_BIN:-}" ]; then
   mkdir -p "$WORK/static"
   cp "$STATIC_BIN" "$WORK/static/git-mas"
-  STATIC_BIN=$WORK/static/git-mas
+  cp "$STATIC_HOOK" "$WORK/static/git-mas-hook"
+  STATIC_BIN=$WORK/static/git-mas STATIC_HOOK=$WORK/static/git-mas-hook
 fi
+# The hook's own binary, which the installed entries run (`git-mas-hook --host claude-code`).
+cp "$HOOK_BUILT" "$WORK/bin/git-mas-hook"
+HOOK=$WORK/bin/git-mas-hook
 # `git mas` finds git-mas on PATH.
 export PATH=$WORK/bin:$PATH
 
@@ -166,21 +177,21 @@ git add -- "${STAGE[@]}"
 [ "$(git diff --cached --name-only | wc -l)" -eq 5 ] || { echo "team-claims.sh: expected 5 staged files" >&2; exit 1; }
 
 # The answers, checked before timing.
-check() { # $1: binary
+check() { # $1: the hook's command up to --host (`git-mas gate`, `git-mas-hook`)
   local refs out
   # (a): allowed, claims the file, then released again.
-  out=$("$1" gate --host claude-code <"$CLAIM_P" 2>&1 >/dev/null)
+  out=$($1 --host claude-code <"$CLAIM_P" 2>&1 >/dev/null)
   grep -q "$CLAIM claims $FREE" <<<"$out" || { echo "team-claims.sh: the claim did not claim: $out" >&2; exit 1; }
   $RELEASE >/dev/null
   # (b): allowed, and nothing written (the first call may renew the claim, if it is a minute old).
   allow "$HOLD_P"
   refs=$(git for-each-ref)
-  out=$("$1" gate --host claude-code <"$HOLD_P" 2>/dev/null)
+  out=$($1 --host claude-code <"$HOLD_P" 2>/dev/null)
   [ -z "$out" ] || { echo "team-claims.sh: $1 does not allow the edit of a held file: $out" >&2; exit 1; }
   [ "$refs" = "$(git for-each-ref)" ] ||
     { echo "team-claims.sh: $1: the edit of a held file wrote a record" >&2; diff <(echo "$refs") <(git for-each-ref) >&2; "$BIN" focus list >&2; exit 1; }
   # (c): denied, naming the holder.
-  out=$("$1" gate --host claude-code <"$DENY_P" 2>/dev/null)
+  out=$($1 --host claude-code <"$DENY_P" 2>/dev/null)
   grep -q '"permissionDecision":"deny"' <<<"$out" && grep -q "$OTHER" <<<"$out" ||
     { echo "team-claims.sh: the edit of another's file was not denied naming $OTHER: $out" >&2; exit 1; }
 }
@@ -193,7 +204,10 @@ check_shell() { # (d): the pre-tool hook keeps every file the others hold; the p
   [ -z "$out" ] || { echo "team-claims.sh: the post-tool check said: $out" >&2; exit 1; }
   [ ! -e "$(git rev-parse --git-common-dir)/mas/shell/$HOLD" ] || { echo "team-claims.sh: the check left its files" >&2; exit 1; }
 }
-checks() { for b in "$BIN" ${BASE_BIN:+"$BASE_BIN"} ${STATIC_BIN:+"$STATIC_BIN"}; do check "$b"; done; check_shell; }
+checks() {
+  for b in "$HOOK" "$BIN gate" "git mas gate" ${BASE_BIN:+"$BASE_BIN gate"} ${STATIC_BIN:+"$STATIC_HOOK"}; do check "$b"; done
+  check_shell
+}
 checks
 
 records() { git rev-list --count "refs/mas/focus/$CLAIM" --; }
@@ -201,14 +215,16 @@ WARMUP=10
 # Every command gets a --prepare (hyperfine takes one for all or one per command): only the claim
 # rows' releases the claim.
 CMDS=(
-  -n "(a) claim of a new file" --prepare "$RELEASE" "sh -c '$BIN gate --host claude-code < $CLAIM_P'"
-  -n "(b) edit of a claimed file" --prepare true "sh -c '$BIN gate --host claude-code < $HOLD_P'"
+  -n "(a) claim of a new file" --prepare "$RELEASE" "sh -c '$HOOK --host claude-code < $CLAIM_P'"
+  -n "(b) edit of a claimed file" --prepare true "sh -c '$HOOK --host claude-code < $HOLD_P'"
+  -n "(b) the same, git-mas gate" --prepare true "sh -c '$BIN gate --host claude-code < $HOLD_P'"
   -n "(b) the same through git mas" --prepare true "sh -c 'git mas gate --host claude-code < $HOLD_P'"
-  -n "(c) denied edit" --prepare true "sh -c '$BIN gate --host claude-code < $DENY_P'"
-  -n "(d) post-tool check of a shell call" --prepare "sh -c '$BIN gate --host claude-code < $SHELL_PRE'"
-  "sh -c '$BIN gate --host claude-code --post-tool < $SHELL_POST'"
-  -n "(e) pre-tool of a shell call" --prepare "sh -c '$BIN gate --host claude-code --post-tool < $SHELL_POST'"
-  "sh -c '$BIN gate --host claude-code < $SHELL_PRE'"
+  -n "(c) denied edit" --prepare true "sh -c '$HOOK --host claude-code < $DENY_P'"
+  -n "(c) the same through git mas" --prepare true "sh -c 'git mas gate --host claude-code < $DENY_P'"
+  -n "(d) post-tool check of a shell call" --prepare "sh -c '$HOOK --host claude-code < $SHELL_PRE'"
+  "sh -c '$HOOK --host claude-code --post-tool < $SHELL_POST'"
+  -n "(e) pre-tool of a shell call" --prepare "sh -c '$HOOK --host claude-code --post-tool < $SHELL_POST'"
+  "sh -c '$HOOK --host claude-code < $SHELL_PRE'"
 )
 [ -z "${BASE_BIN:-}" ] || CMDS+=(
   -n "(a) claim of a new file, base build" --prepare "$RELEASE" "sh -c '$BASE_BIN gate --host claude-code < $CLAIM_P'"
@@ -238,17 +254,22 @@ run() { # $1: loose|packed
   [ "$(live_others)" -eq 62 ] || { echo "team-claims.sh: expected 62 other live sessions after the run" >&2; "$BIN" focus list >&2; exit 1; }
 }
 interleaved() { # $1: loose|packed
-  local cmds=("git diff=git diff --cached --name-only<$HOLD_P" "(b) edit of a claimed file=$BIN gate --host claude-code<$HOLD_P"
-    "(c) denied edit=$BIN gate --host claude-code<$DENY_P")
+  local cmds=("git diff=git diff --cached --name-only<$HOLD_P"
+    "(b) edit of a claimed file=$HOOK --host claude-code<$HOLD_P"
+    "(c) denied edit=$HOOK --host claude-code<$DENY_P"
+    "(b) edit, git-mas gate=$BIN gate --host claude-code<$HOLD_P"
+    "(c) denied edit, git-mas gate=$BIN gate --host claude-code<$DENY_P"
+    "(b) edit, through git mas=git mas gate --host claude-code<$HOLD_P"
+    "(c) denied edit, through git mas=git mas gate --host claude-code<$DENY_P")
   [ -z "${BASE_BIN:-}" ] || cmds+=("(b) edit, base build=$BASE_BIN gate --host claude-code<$HOLD_P"
     "(c) denied edit, base build=$BASE_BIN gate --host claude-code<$DENY_P")
-  [ -z "${STATIC_BIN:-}" ] || cmds+=("(b) edit, static=$STATIC_BIN gate --host claude-code<$HOLD_P"
-    "(c) denied edit, static=$STATIC_BIN gate --host claude-code<$DENY_P")
+  [ -z "${STATIC_BIN:-}" ] || cmds+=("(b) edit, static git-mas-hook=$STATIC_HOOK --host claude-code<$HOLD_P"
+    "(c) denied edit, static git-mas-hook=$STATIC_HOOK --host claude-code<$DENY_P")
   echo "interleaved, $1 refs (ratios to git diff):"
   JSON="$SRC/bench/team-claims-interleaved-$1.json" RUNS="${INTERLEAVED:-300}" WARMUP=10 python3 "$SRC/bench/interleave.py" "${cmds[@]}"
 }
 sizes() { # each binary's size
-  for b in "$BIN" ${BASE_BIN:+"$BASE_BIN"} ${STATIC_BIN:+"$STATIC_BIN"}; do echo "size: $(stat -c %s "$b") bytes: $b"; done
+  for b in "$HOOK" "$BIN" ${BASE_BIN:+"$BASE_BIN"} ${STATIC_BIN:+"$STATIC_HOOK"}; do echo "size: $(stat -c %s "$b") bytes: $b"; done
 }
 sizes
 run loose
@@ -263,7 +284,7 @@ interleaved packed
 if [ -n "${PERF:-}" ]; then
   # DWARF unwinding: the release build has no frame pointers.
   perf record -q --call-graph dwarf,16384 -F 2000 -o "$WORK/perf.data" -- \
-    sh -c "for i in \$(seq 200); do $RELEASE >/dev/null; '$BIN' gate --host claude-code < '$CLAIM_P'; done" >/dev/null 2>&1
+    sh -c "for i in \$(seq 200); do $RELEASE >/dev/null; '$HOOK' --host claude-code < '$CLAIM_P'; done" >/dev/null 2>&1
   echo; echo "profile: 200 claims (and the releases between them), packed, git-mas, inclusive time by function"
   perf report -i "$WORK/perf.data" --comm git-mas --children --sort sym --percent-limit 3 --stdio -g none 2>/dev/null | grep '%' | head -40 || true
 fi

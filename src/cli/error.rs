@@ -20,6 +20,7 @@ use git_mas::attention::frame::FrameError;
 use git_mas::attention::gate_io::GateIoError;
 use git_mas::attention::replay::ReplayError;
 use git_mas::attention::select::SelectError;
+use git_mas::attention::team_gate::TeamGateError;
 use git_mas::coordinate::develop::DevError;
 use git_mas::coordinate::scalar::record::{RecordError, runs_prefix};
 use git_mas::coordinate::scalar::{DriverError, SinkError};
@@ -634,6 +635,22 @@ fn sink_error(message: &str, source: SinkError) -> CliError {
     }
 }
 
+impl From<TeamGateError> for CliError {
+    fn from(e: TeamGateError) -> Self {
+        use TeamGateError as E;
+        match e {
+            E::Caller(e) => CliError::from(e),
+            E::Store(e) => CliError::from(e),
+            e => {
+                let hint = e.remedy();
+                let mut err = CliError::new(Kind::User, e);
+                err.extend_hints(hint);
+                err
+            }
+        }
+    }
+}
+
 impl From<DevError> for CliError {
     fn from(e: DevError) -> Self {
         match e {
@@ -646,7 +663,7 @@ impl From<DevError> for CliError {
                  lanes and claims",
             ),
             DevError::Key { source, .. } => CliError::from(source),
-            DevError::Team(t) => CliError::from(git_mas::attention::team_gate::TeamGateError::from(t)),
+            DevError::Team(t) => CliError::from(TeamGateError::from(t)),
         }
     }
 }

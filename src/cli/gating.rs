@@ -168,19 +168,3 @@ fn roster_report(ctx: &Context, commit: &str, trail: &RosterTrail) {
     );
     ctx.ui().err_text(&o);
 }
-
-impl From<team_gate::TeamGateError> for CliError {
-    fn from(e: team_gate::TeamGateError) -> Self {
-        use team_gate::TeamGateError as E;
-        match e {
-            E::Caller(e) => CliError::from(e),
-            E::Store(e) => CliError::from(e),
-            e => {
-                let hint = e.remedy();
-                let mut err = CliError::new(super::error::Kind::User, e);
-                err.extend_hints(hint);
-                err
-            }
-        }
-    }
-}

@@ -7,11 +7,13 @@ pub mod context;
 pub mod error;
 pub mod focus_board;
 pub mod gating;
+pub mod hook_host;
 pub mod html_report;
 pub mod inputs;
 pub mod json;
 mod json_output;
 pub mod mcp_stdio;
+pub mod outcome;
 pub mod output;
 pub mod preflight;
 pub mod render;
@@ -22,147 +24,8 @@ pub mod team;
 use clap::{CommandFactory, Parser, Subcommand};
 use context::Context;
 use error::CliError;
-use git_mas::hosts::Host;
+pub use outcome::Outcome;
 use std::process::ExitCode;
-
-/// How a command ends: each outcome is one exit code scripts rely on, one name (what `--json`
-/// consumers and the MCP server's results call it) and one meaning, which `--help`'s exit status
-/// list and the table of docs/README.md give word for word (a test holds the table to it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Success.
-    Ok,
-    /// Refused or failed because of the input or the repository's state; nothing changed.
-    Refused,
-    /// The command line itself was wrong.
-    Usage,
-    /// An internal or git failure.
-    Internal,
-    /// Something read did not verify.
-    Unverified,
-    /// `sync` left some refs disagreeing with the remote.
-    SyncIncomplete,
-    /// The gate blocks, `check` lists commits, or a landing is blocked.
-    Blocked,
-    /// The gate fails closed.
-    FailClosed,
-    /// A run ended without a result.
-    RunIncomplete,
-    /// A check failed.
-    CheckFailed,
-    /// A run landed, and tests still fail on what landed.
-    Partial,
-    /// Standard output was closed early.
-    BrokenPipe,
-}
-
-impl Outcome {
-    /// Every outcome, in the order of their codes.
-    pub const ALL: [Outcome; 12] = [
-        Outcome::Ok,
-        Outcome::Refused,
-        Outcome::Usage,
-        Outcome::Internal,
-        Outcome::Unverified,
-        Outcome::SyncIncomplete,
-        Outcome::Blocked,
-        Outcome::FailClosed,
-        Outcome::RunIncomplete,
-        Outcome::CheckFailed,
-        Outcome::Partial,
-        Outcome::BrokenPipe,
-    ];
-
-    /// The exit code.
-    pub const fn code(self) -> u8 {
-        match self {
-            Outcome::Ok => 0,
-            Outcome::Refused => 1,
-            Outcome::Usage => 2,
-            Outcome::Internal => 3,
-            Outcome::Unverified => 4,
-            Outcome::SyncIncomplete => 5,
-            Outcome::Blocked => 6,
-            Outcome::FailClosed => 7,
-            Outcome::RunIncomplete => 8,
-            Outcome::CheckFailed => 9,
-            Outcome::Partial => 10,
-            Outcome::BrokenPipe => 141,
-        }
-    }
-
-    /// The outcome that exits with a host hook's reply code. That code is the host's protocol,
-    /// not ours (Claude Code blocks a tool call on 2, which is [`Outcome::Usage`]'s code): this is
-    /// the one place a bare code becomes an outcome; an unknown code is internal.
-    pub fn of_host_reply(code: u8) -> Outcome {
-        Outcome::ALL.into_iter().find(|o| o.code() == code).unwrap_or(Outcome::Internal)
-    }
-
-    /// The name scripts and agents read.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::Refused => "refused",
-            Outcome::Usage => "usage",
-            Outcome::Internal => "internal",
-            Outcome::Unverified => "unverified",
-            Outcome::SyncIncomplete => "sync-incomplete",
-            Outcome::Blocked => "blocked",
-            Outcome::FailClosed => "fail-closed",
-            Outcome::RunIncomplete => "run-incomplete",
-            Outcome::CheckFailed => "check-failed",
-            Outcome::Partial => "partial",
-            Outcome::BrokenPipe => "broken-pipe",
-        }
-    }
-
-    /// What the code means, as `--help` and docs/README.md say it.
-    pub const fn meaning(self) -> &'static str {
-        match self {
-            Outcome::Ok => "success",
-            Outcome::Refused => {
-                "refused or failed because of the input or the repository's state; nothing was changed \
-                 (`git mas doctor`: stale files or interrupted operations remain)"
-            }
-            Outcome::Usage => {
-                "usage error (unknown command or flag, missing argument, or an argument value or combination \
-                 of flags the command does not take)"
-            }
-            Outcome::Internal => "internal or git failure",
-            Outcome::Unverified => {
-                "something read did not verify: a record (`git mas log`, `git mas report`) or a frame \
-                 (`git mas snapshot --verify`)"
-            }
-            Outcome::SyncIncomplete => {
-                "`git mas sync` ended with some refs not agreeing with the remote: rejected, refused, diverged, \
-                 locked or moving"
-            }
-            Outcome::Blocked => {
-                "blocked: the gate refuses the change, `git mas check` lists commits (or, with `--records`, \
-                 unverified records), or `git mas land` is blocked by a merge conflict or a failing check of \
-                 the merged tree"
-            }
-            Outcome::FailClosed => {
-                "the gate fails closed: no live focus on the current frame, or the board cannot be read \
-                 (`git mas focus status` too)"
-            }
-            Outcome::RunIncomplete => {
-                "a converge run halted without a result: missing-update-rule, unreadable-announcement, \
-                 budget-exhausted; or `git mas coordinate` ended without a landing (no landable quorum, an \
-                 unreadable reply, the budget)"
-            }
-            Outcome::CheckFailed => "a check failed: `git mas endorse` recorded a failed endorsement",
-            Outcome::Partial => {
-                "partial: a run landed (`git mas coordinate`, `git mas land`) and tests still fail on what landed: \
-                 it improved on main (fixed at least one failing test, broke none) without passing the check"
-            }
-            Outcome::BrokenPipe => {
-                "standard output was closed before everything was written (`git mas log | head -1`); the \
-                 command stopped there, quietly, as git does (128 + SIGPIPE)"
-            }
-        }
-    }
-}
 
 /// What a command's typed function returns: the value its renderer prints (and the MCP server
 /// returns), and the outcome the command ends with.
@@ -357,18 +220,8 @@ pub(crate) fn sweep_temp_indexes(ctx: &Context) {
 /// [`Cli`], so every message printed is the full parser's; a unit test compares the two.
 fn parse_hook(args: &[std::ffi::OsString]) -> Option<Cli> {
     let words: Vec<&str> = args.iter().skip(1).map(|a| a.to_str()).collect::<Option<_>>()?;
-    let (host, rest) = match words.as_slice() {
-        ["gate", "--host", host, rest @ ..] => (*host, rest),
-        ["gate", flag, rest @ ..] => (flag.strip_prefix("--host=")?, rest),
-        _ => return None,
-    };
-    let host = Host::from_name(host)?;
-    let (post_tool, session_end) = match rest {
-        [] => (false, false),
-        ["--post-tool"] => (true, false),
-        ["--session-end"] => (false, true),
-        _ => return None,
-    };
+    let ["gate", flags @ ..] = words.as_slice() else { return None };
+    let (host, event) = hook_host::parse_flags(flags)?;
     let agent = match std::env::var_os("GIT_MAS_AGENT") {
         None => None,
         Some(a) => Some(a.into_string().ok()?),
@@ -381,8 +234,8 @@ fn parse_hook(args: &[std::ffi::OsString]) -> Option<Cli> {
             staged: false,
             paths: Vec::new(),
             host: Some(host),
-            post_tool,
-            session_end,
+            post_tool: event == hook_host::HookEvent::PostTool,
+            session_end: event == hook_host::HookEvent::SessionEnd,
             output: output::JsonFlag { json: false },
         }),
     })

@@ -52,8 +52,34 @@ use jsonc_parser::ast;
 use jsonc_parser::common::{Range, Ranged};
 use std::path::{Path, PathBuf};
 
-/// The start of every command we configure; an entry whose command starts so is ours.
-pub const GATE_COMMAND_PREFIX: &str = "git mas gate --host";
+/// The program every entry we configure runs: the hook's own binary (`git-mas-hook`, installed
+/// beside `git-mas`), called by name so that a project's committed settings hold on every
+/// machine. It answers as `git mas gate --host` does, without a `git` process started first
+/// and in a binary that links only the hook's path (BENCHMARKS.md, "The hook's own binary").
+pub const HOOK_PROGRAM: &str = "git-mas-hook";
+/// The start of every command we configure; an entry whose command starts so is ours
+/// ([`is_our_command`]).
+pub const GATE_COMMAND_PREFIX: &str = "git-mas-hook --host";
+/// The start of the commands earlier releases configured, through git's dispatcher: an entry so
+/// is ours too, replaced by install and removed by uninstall.
+pub const EARLIER_COMMAND_PREFIX: &str = "git mas gate --host";
+
+/// Where [`HOOK_PROGRAM`] is on `env`'s `PATH`: the first executable file of that name, the one a
+/// host would start. `None` when it is not there, and every host would then fail to start the
+/// hook (most let the tool call through).
+pub fn hook_program(env: &dyn Env) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = env.var("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(HOOK_PROGRAM))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+/// Whether a hook's command is one we configure, this release's or an earlier one's.
+pub fn is_our_command(command: &str) -> bool {
+    let command = command.trim_start();
+    command.starts_with(GATE_COMMAND_PREFIX) || command.starts_with(EARLIER_COMMAND_PREFIX)
+}
 /// How long a host waits for the gate, in seconds.
 pub const TIMEOUT_SECS: u64 = 10;
 
@@ -254,11 +280,21 @@ pub fn plan_install(host: Host, file: &HookFile, current: Option<&str>) -> Resul
 /// someone's, refused). Before the post-tool and session-end entries, the file held the pre-tool
 /// entry alone; before the matchers routed every writing tool, goose's matcher was
 /// `^developer__(write|edit)$`. The OpenCode plugin's releases are [`OpenCodeRelease::EARLIER`].
+/// All of these ran the gate as [`EARLIER_COMMAND_PREFIX`], and so did the release before the
+/// hook's own binary, whose file was the current one but for its command.
 fn earlier_releases(host: Host, ours: &str) -> Vec<String> {
     // Goose's plugin manifest has not changed.
     if ours != own_content(host) {
         return Vec::new();
     }
+    let through_git = |text: &str| text.replace(GATE_COMMAND_PREFIX, EARLIER_COMMAND_PREFIX);
+    let mut earlier: Vec<String> = earlier_shapes(host).iter().map(|t| through_git(t)).collect();
+    earlier.push(through_git(ours));
+    earlier
+}
+
+/// The earlier shapes of a file of ours, oldest first, written here with this release's command.
+fn earlier_shapes(host: Host) -> Vec<String> {
     let pre_only = || edit::pretty(&skeleton_of(host, &[(Stage::PreTool, event_name(host))]));
     match host {
         Host::Copilot => vec![pre_only()],
@@ -325,9 +361,7 @@ fn value_of(host: Host, text: &str, node: &impl Ranged) -> Option<serde_json::Va
 
 /// Whether a hook object's command is ours.
 fn is_ours(hook: &serde_json::Value) -> bool {
-    ["command", "bash"]
-        .iter()
-        .any(|k| hook.get(k).and_then(|c| c.as_str()).is_some_and(|c| c.trim_start().starts_with(GATE_COMMAND_PREFIX)))
+    ["command", "bash"].iter().any(|k| hook.get(k).and_then(|c| c.as_str()).is_some_and(is_our_command))
 }
 
 /// Whether the host's list holds groups (`{matcher, hooks: [...]}`) or flat entries (Cursor).

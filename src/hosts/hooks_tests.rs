@@ -203,11 +203,12 @@ fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
         let FileKind::Own(ours) = &file.kind else { panic!("{host:?}") };
         let earlier = earlier_releases(host, ours);
         // Goose: the pre-tool entry alone, and with the narrower matcher. OpenCode: each of its
-        // plugin's earlier releases.
-        assert_eq!(earlier.len(), if host == Host::OpenCode { 4 } else { 2 }, "{host:?}");
+        // plugin's earlier releases. Then the file as it was before the hook's own binary.
+        assert_eq!(earlier.len(), if host == Host::OpenCode { 5 } else { 3 }, "{host:?}");
+        assert_eq!(earlier.last(), Some(&ours.replace(GATE_COMMAND_PREFIX, EARLIER_COMMAND_PREFIX)), "{host:?}");
         for text in &earlier {
             assert_ne!(text, ours, "{host:?}");
-            assert!(text.contains(GATE_COMMAND_PREFIX), "{host:?}");
+            assert!(text.contains(EARLIER_COMMAND_PREFIX) && !text.contains(GATE_COMMAND_PREFIX), "{host:?}");
             assert_eq!(plan_install(host, &file, Some(text)).unwrap(), Plan::Write(ours.clone()));
             assert_eq!(plan_uninstall(host, &file, Some(text)).unwrap(), Plan::Remove);
         }
@@ -215,11 +216,13 @@ fn an_earlier_release_of_a_file_of_ours_is_replaced_and_removed() {
 }
 
 /// The bytes each earlier release of the OpenCode plugin wrote, oldest first.
-const OPENCODE_RELEASES: [&str; 4] = [
+const OPENCODE_RELEASES: [&str; 5] = [
     include_str!("../../tests/fixtures/opencode-plugin/1-edit-tools.js"),
     include_str!("../../tests/fixtures/opencode-plugin/2-all-but-reading.js"),
     include_str!("../../tests/fixtures/opencode-plugin/3-session-id.js"),
     include_str!("../../tests/fixtures/opencode-plugin/4-post-tool.js"),
+    // The last release that ran `git mas gate --host opencode`, before the hook's own binary.
+    include_str!("../../tests/fixtures/opencode-plugin/5-session-end.js"),
 ];
 
 #[test]
@@ -235,7 +238,7 @@ fn the_opencode_plugin_ends_the_sessions_it_served_when_opencode_exits() {
     // One handler for the process, not one per plugin instance.
     let (top, hooks) = plugin.split_once("export const GitMasGate").unwrap();
     assert!(top.contains("const SESSIONS = new Map();\nprocess.on(\"exit\", () => {"), "{top}");
-    assert!(top.contains("\"git mas gate --host opencode --session-end\""), "{top}");
+    assert!(top.contains("\"git-mas-hook --host opencode --session-end\""), "{top}");
     assert!(top.contains("JSON.stringify({ sessionID, cwd })"), "{top}");
     // Every session that asked the gate is ended, before its call is decided.
     let before = hooks.split("\"tool.execute.after\"").next().unwrap();
@@ -336,10 +339,10 @@ fn each_stage_of_the_table_gets_its_entry_under_its_event() {
             assert_eq!(refuses, stage == Stage::PreTool && matches!(host, Host::Cursor | Host::Goose), "{host:?}");
         }
     }
-    assert_eq!(Stage::PostTool.command(Host::Codex), "git mas gate --host codex --post-tool");
+    assert_eq!(Stage::PostTool.command(Host::Codex), "git-mas-hook --host codex --post-tool");
     // A failed call is checked as a call that succeeded is.
-    assert_eq!(Stage::PostToolFailure.command(Host::ClaudeCode), "git mas gate --host claude-code --post-tool");
-    assert_eq!(Stage::SessionEnd.command(Host::Gemini), "git mas gate --host gemini --session-end");
+    assert_eq!(Stage::PostToolFailure.command(Host::ClaudeCode), "git-mas-hook --host claude-code --post-tool");
+    assert_eq!(Stage::SessionEnd.command(Host::Gemini), "git-mas-hook --host gemini --session-end");
 }
 
 #[test]
@@ -361,7 +364,7 @@ fn a_file_an_earlier_release_installed_is_upgraded_and_uninstalled() {
 fn the_opencode_plugin_runs_the_post_tool_gate_after_every_tool() {
     let plugin = own_content(Host::OpenCode);
     let after = plugin.split("\"tool.execute.after\"").nth(1).expect("a tool.execute.after hook");
-    assert!(after.contains("\"git mas gate --host opencode --post-tool\""), "{after}");
+    assert!(after.contains("\"git-mas-hook --host opencode --post-tool\""), "{after}");
     assert!(after.contains("sessionID: input.sessionID") && after.contains("args: input.args"), "{after}");
     assert!(!after.contains("READ_ONLY") && !after.contains("throw"), "every tool, and nothing thrown: {after}");
     assert!(plugin.ends_with("  },\n});\n"), "{plugin}");

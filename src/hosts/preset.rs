@@ -268,7 +268,7 @@ mod tests {
             ),
             "{codex}"
         );
-        assert!(codex.contains("command=\"git mas gate --host codex\""), "{codex}");
+        assert!(codex.contains("command=\"git-mas-hook --host codex\""), "{codex}");
         assert!(codex.ends_with(" --sandbox danger-full-access --ephemeral --color never -"), "{codex}");
         assert_eq!(
             Host::Copilot.session_command_line(None, GATE, "a"),

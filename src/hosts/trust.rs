@@ -111,10 +111,7 @@ pub fn codex_our_hooks(text: &str) -> Vec<CodexHook> {
         for (g, group) in groups.into_iter().flatten().enumerate() {
             let Some(handlers) = group.get("hooks").and_then(|h| h.as_array()) else { continue };
             for (h, handler) in handlers.iter().enumerate() {
-                let ours = handler
-                    .get("command")
-                    .and_then(|c| c.as_str())
-                    .is_some_and(|c| c.trim_start().starts_with(super::hooks::GATE_COMMAND_PREFIX));
+                let ours = handler.get("command").and_then(|c| c.as_str()).is_some_and(super::hooks::is_our_command);
                 if ours {
                     let matcher = group.get("matcher").and_then(|m| m.as_str());
                     let hash = codex_hook_hash(event, matcher, handler);

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-mas");
+/// The hook's own binary, which the hosts' installed entries run (`git-mas-hook --host HOST`).
+pub const HOOK_BIN: &str = env!("CARGO_BIN_EXE_git-mas-hook");
 
 /// A temporary HOME, key directory and set of repositories.
 pub struct TestEnv {
@@ -87,6 +89,15 @@ impl TestEnv {
     #[must_use]
     pub fn mas_cmd(&self, dir: &Path) -> Command {
         let mut cmd = Command::new(BIN);
+        cmd.current_dir(dir);
+        self.hermetic(&mut cmd);
+        cmd
+    }
+
+    /// `git-mas-hook` in `dir`, in the hermetic environment: the command a host's hook entry runs.
+    #[must_use]
+    pub fn hook_cmd(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(HOOK_BIN);
         cmd.current_dir(dir);
         self.hermetic(&mut cmd);
         cmd

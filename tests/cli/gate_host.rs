@@ -1,5 +1,7 @@
-//! `git mas gate --host`: each coding-agent host's hook payload on stdin, the real binary, two
-//! agents with signed foci, and the answer read back in that host's format.
+//! `git-mas-hook --host` (what the hosts' entries run) and `git mas gate --host`: each
+//! coding-agent host's hook payload on stdin, the real binaries, two agents with signed foci, and
+//! the answer read back in that host's format. The hook's own binary answers every call here,
+//! the fail-closed ones included; one test holds the two entries to the same bytes.
 
 use crate::common::*;
 use crate::json::frame::FrameOut;
@@ -207,8 +209,8 @@ fn a_held_symbol_blocks_only_an_edit_inside_its_lines() {
     assert!(reason.contains("holds the whole file"), "{reason}");
 }
 
-/// Starts the hook as bob with `payload` on stdin, stdin left open until the returned end is
-/// dropped (a host that never closes it keeps it).
+/// Starts the hook (`git-mas-hook`, as installed) as bob with `payload` on stdin, stdin left open
+/// until the returned end is dropped (a host that never closes it keeps it).
 fn spawn_open(
     env: &TestEnv,
     dir: &Path,
@@ -216,8 +218,9 @@ fn spawn_open(
     payload: &[u8],
 ) -> (std::process::Child, std::process::ChildStdin) {
     let mut child = env
-        .mas_cmd(dir)
-        .args(["--agent", "bob", "gate", "--host", host])
+        .hook_cmd(dir)
+        .args(["--host", host])
+        .env("GIT_MAS_AGENT", "bob")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -416,4 +419,86 @@ fn the_gate_refuses_an_edit_of_its_own_ground() {
     let p = write_payload("claude-code", &repo, &repo.join(".git/config"));
     let (decision, _) = hook(&env, &repo, "claude-code", &p);
     assert_eq!(decision, "allow");
+}
+
+/// `git mas gate --host HOST` and `git-mas-hook --host HOST` with one payload on stdin: (exit
+/// code, stdout, stderr) of each.
+fn both_entries(
+    env: &TestEnv,
+    dir: &Path,
+    host: &str,
+    flag: Option<&str>,
+    payload: &[u8],
+) -> [(Option<i32>, String, String); 2] {
+    let run = |mut cmd: std::process::Command| {
+        let mut child = cmd
+            .env("GIT_MAS_AGENT", "bob")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(payload).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let mut gate = env.mas_cmd(dir);
+    gate.args(["gate", "--host", host]).args(flag);
+    let mut hook = env.hook_cmd(dir);
+    hook.args(["--host", host]).args(flag);
+    [run(gate), run(hook)]
+}
+
+#[test]
+fn the_hooks_own_binary_answers_every_host_byte_for_byte_as_git_mas_gate_does() {
+    let (env, repo) = team("src/money.rs");
+    let mut denied = 0;
+    for host in HOSTS {
+        for path in ["src/money.rs", "src/config.rs", "../outside.rs"] {
+            let payload = write_payload(host, &repo, &repo.join(path));
+            let [gate, hook] = both_entries(&env, &repo, host, None, &payload);
+            assert_eq!(hook, gate, "{host} {path}");
+            denied += usize::from(gate.1.contains("deny") || gate.1.contains("block"));
+        }
+        // A payload that is not JSON, and the post-tool and session-end hooks.
+        let [gate, hook] = both_entries(&env, &repo, host, None, b"{not json");
+        assert_eq!(hook, gate, "{host}: a bad payload");
+        assert!(gate.1.contains("deny") || gate.1.contains("block") || gate.0 == Some(2), "{host}: {gate:?}");
+        for flag in ["--post-tool", "--session-end"] {
+            let payload = write_payload(host, &repo, &repo.join("src/config.rs"));
+            let [gate, hook] = both_entries(&env, &repo, host, Some(flag), &payload);
+            assert_eq!(hook, gate, "{host} {flag}");
+        }
+    }
+    // Each host was refused the held file (the comparison above compared refusals, not only allows).
+    assert_eq!(denied, HOSTS.len());
+}
+
+#[test]
+fn the_hooks_own_binary_refuses_a_command_line_it_does_not_take_with_exit_2() {
+    let env = TestEnv::new();
+    let dir = env.root();
+    for args in [
+        &["--host", "nosuch"][..],
+        &["--host", "codex", "--json"],
+        &["gate"],
+        &[],
+        &["--host", "codex", "--post-tool", "--session-end"],
+    ] {
+        let out = env.hook_cmd(dir).args(args).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("git-mas-hook: cannot take") && err.contains("usage: git-mas-hook --host HOST"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let help = env.hook_cmd(dir).arg("--help").output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("git mas gate --help"));
 }

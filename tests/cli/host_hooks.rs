@@ -42,18 +42,18 @@ fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
         claude.starts_with("{\n    \"model\" :\"opus\",\n  \"permissions\": { \"allow\": [\"Bash(git:*)\"] },"),
         "{claude}"
     );
-    assert!(claude.contains("./guard.sh") && claude.contains("git mas gate --host claude-code"), "{claude}");
+    assert!(claude.contains("./guard.sh") && claude.contains("git-mas-hook --host claude-code"), "{claude}");
     let gemini = std::fs::read_to_string(repo.join(".gemini/settings.json")).unwrap();
     assert!(gemini.starts_with("// my Gemini settings\n") && gemini.contains("/* kept */"), "{gemini}");
     // Besides the pre-tool entry, one after every tool and one at the session's end.
     let v: serde_json::Value = serde_json::from_str(&claude).unwrap();
     assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "./guard.sh", "the user's entry stays first");
     assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], ".*");
-    assert_eq!(v["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "git mas gate --host claude-code --post-tool");
-    assert_eq!(v["hooks"]["SessionEnd"][0]["hooks"][0]["command"], "git mas gate --host claude-code --session-end");
+    assert_eq!(v["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "git-mas-hook --host claude-code --post-tool");
+    assert_eq!(v["hooks"]["SessionEnd"][0]["hooks"][0]["command"], "git-mas-hook --host claude-code --session-end");
     assert!(v["hooks"]["SessionEnd"][0].get("matcher").is_none(), "{claude}");
     assert!(
-        gemini.contains("\"AfterTool\"") && gemini.contains("git mas gate --host gemini --session-end"),
+        gemini.contains("\"AfterTool\"") && gemini.contains("git-mas-hook --host gemini --session-end"),
         "{gemini}"
     );
 
@@ -67,7 +67,7 @@ fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
     assert_eq!(st.hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>(), HOSTS);
     for h in &st.hosts {
         assert!(h.files.iter().all(|f| f.state == FileState::Installed && !f.changed), "{h:?}");
-        assert_eq!(h.command, format!("git mas gate --host {}", h.host));
+        assert_eq!(h.command, format!("git-mas-hook --host {}", h.host));
     }
     assert_eq!(st.hosts[1].notes.len(), 2, "codex says how to trust the hook: {:?}", st.hosts[1]);
     assert!(st.hosts[3].notes.iter().any(|n| n.contains("tools.enableHooks")), "gemini: {:?}", st.hosts[3]);
@@ -77,6 +77,48 @@ fn a_users_settings_survive_install_and_uninstall_byte_for_byte() {
     let st = status(&env, &repo, &["--host", "claude-code", "--host", "goose"]);
     assert_eq!(st.hosts.len(), 2);
     assert!(st.hosts.iter().flat_map(|h| &h.files).all(|f| f.state == FileState::NotInstalled));
+}
+
+#[test]
+fn an_earlier_releases_entries_through_git_mas_are_replaced_and_a_missing_hook_binary_is_warned_of() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    // What the release before the hook's own binary wrote: claude-code's entries (merged into the
+    // user's file) and the copilot file (ours whole), each running `git mas gate --host`.
+    env.mas_quiet_ok(&repo, &["hooks", "install", "--host", "claude-code", "--host", "copilot"]);
+    let earlier = |rel: &str| {
+        let text = std::fs::read_to_string(repo.join(rel)).unwrap();
+        assert!(text.contains("\"git-mas-hook --host "), "{text}");
+        std::fs::write(repo.join(rel), text.replace("git-mas-hook --host", "git mas gate --host")).unwrap();
+    };
+    earlier(".claude/settings.json");
+    earlier(".github/hooks/git-mas.json");
+    let st = status(&env, &repo, &["--host", "claude-code", "--host", "copilot"]);
+    assert!(st.hosts.iter().flat_map(|h| &h.files).all(|f| f.state != FileState::NotInstalled), "ours: {st:?}");
+    let out = env.mas(&repo, &["hooks", "install", "--host", "claude-code", "--host", "copilot"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not on PATH"), "{}", stderr(&out));
+    for rel in [".claude/settings.json", ".github/hooks/git-mas.json"] {
+        let text = std::fs::read_to_string(repo.join(rel)).unwrap();
+        assert!(!text.contains("git mas gate") && text.contains("\"git-mas-hook --host "), "{rel}: {text}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".claude/settings.json")).unwrap()).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 1, "replaced, not added beside: {v}");
+    // Without git-mas-hook on PATH, install says so (a host that cannot start its hook lets the
+    // call through); uninstall does not.
+    let git_only = env.root().join("git-only");
+    std::fs::create_dir_all(&git_only).unwrap();
+    let git = std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap().stdout;
+    std::os::unix::fs::symlink(String::from_utf8(git).unwrap().trim(), git_only.join("git")).unwrap();
+    for (args, warned) in [
+        (&["hooks", "install", "--host", "claude-code"][..], true),
+        (&["hooks", "uninstall", "--host", "claude-code"], false),
+    ] {
+        let out = env.mas_cmd(&repo).args(args).env("PATH", &git_only).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out).contains("git-mas-hook is not on PATH"), warned, "{args:?}: {}", stderr(&out));
+    }
 }
 
 #[test]
@@ -206,7 +248,7 @@ fn the_installed_command_refuses_an_edit_of_a_held_file() {
     ];
     for (host, fixture, deny) in cases {
         let command = installed_command(host, &repo);
-        assert_eq!(command, format!("git mas gate --host {host}"));
+        assert_eq!(command, format!("git-mas-hook --host {host}"));
         let payload = std::fs::read_to_string(fixtures.join(host).join(fixture))
             .unwrap()
             .replace("/home/user/project", repo.to_str().unwrap())
@@ -256,9 +298,11 @@ fn the_opencode_plugin_throws_with_the_holder_and_fails_closed() {
     assert!(allowed, "an unheld file: {text}");
     let (allowed, text) = opencode(&env, &repo, "read", "src/money.rs");
     assert!(allowed, "a tool that writes nothing is not gated: {text}");
-    // No git-mas on PATH: the gate cannot run, so the edit is refused.
+    // No git-mas-hook on PATH: the gate cannot run, so the edit is refused.
     let plugin = repo.join(".opencode/plugins/git-mas.js");
-    let text = std::fs::read_to_string(&plugin).unwrap().replace("git mas gate", "git no-such-command gate");
+    let text =
+        std::fs::read_to_string(&plugin).unwrap().replace("\"git-mas-hook --host", "\"no-such-git-mas-hook --host");
+    assert!(text.contains("no-such-git-mas-hook --host opencode"), "{text}");
     std::fs::write(&plugin, text).unwrap();
     let (allowed, text) = opencode(&env, &repo, "write", "src/config.rs");
     assert!(!allowed && text.contains("refused"), "{text}");
@@ -269,13 +313,13 @@ fn the_opencode_plugin_throws_with_the_holder_and_fails_closed() {
 fn opencode_after(env: &TestEnv, repo: &Path, stand_in: &str) -> String {
     let plugin = repo.join(".opencode/plugins/git-mas.js");
     let text = std::fs::read_to_string(&plugin).unwrap();
-    assert!(text.contains("\"git mas gate --host opencode --post-tool\""), "{text}");
+    assert!(text.contains("\"git-mas-hook --host opencode --post-tool\""), "{text}");
     let script = env.root().join("post-tool.sh");
     std::fs::write(&script, stand_in).unwrap();
     let copy = repo.join(".opencode/plugins/stand-in.js");
     std::fs::write(
         &copy,
-        text.replace("git mas gate --host opencode --post-tool", &format!("sh {}", script.display())),
+        text.replace("git-mas-hook --host opencode --post-tool", &format!("sh {}", script.display())),
     )
     .unwrap();
     let harness = format!(
@@ -328,8 +372,8 @@ fn the_opencode_plugin_ends_each_session_it_served_when_opencode_exits() {
     std::fs::write(&end, format!("cat >> {}; echo >> {}", ended.display(), ended.display())).unwrap();
     let copy = repo.join(".opencode/plugins/stand-in.js");
     let text = plugin
-        .replace("git mas gate --host opencode --session-end", &format!("sh {}", end.display()))
-        .replace("\"git mas gate --host opencode\"", "\"cat >/dev/null; echo '{\\\"decision\\\":\\\"allow\\\"}'\"");
+        .replace("git-mas-hook --host opencode --session-end", &format!("sh {}", end.display()))
+        .replace("\"git-mas-hook --host opencode\"", "\"cat >/dev/null; echo '{\\\"decision\\\":\\\"allow\\\"}'\"");
     std::fs::write(&copy, text).unwrap();
     // Two sessions ask the gate (one twice), one only reads; then the process ends.
     let harness = format!(
@@ -475,7 +519,7 @@ fn what_opencode_installs_beside_the_plugin_stays_out_of_the_proposal() {
     for (agent, path) in worktrees(&lines) {
         let git_dir = env.git(&path, &["rev-parse", "--absolute-git-dir"]);
         let plugin = Path::new(git_dir.trim()).join("mas-opencode-gate.js");
-        assert!(std::fs::read_to_string(plugin).unwrap().contains("git mas gate --host opencode"), "{agent}");
+        assert!(std::fs::read_to_string(plugin).unwrap().contains("git-mas-hook --host opencode"), "{agent}");
         assert!(!path.join(".opencode/plugins").exists(), "{agent}: no project plugin folder");
         assert!(path.join(".opencode/node_modules").exists(), "{agent}: the stand-in wrote its install");
         assert_eq!(env.git(&path, &["status", "--porcelain"]), "?? notes/", "{agent}: git sees only the agent's work");
@@ -495,7 +539,7 @@ fn in_a_linked_worktree_install_says_what_codex_and_copilot_need() {
         serde_json::from_str(&env.mas_ok(&wt, &["hooks", "install", "--host", "codex", "--host", "copilot", "--json"]))
             .unwrap();
     let codex = out.hosts[0].notes.join("\n");
-    for needle in ["main checkout", "--dangerously-bypass-hook-trust", "hooks.PreToolUse=", "git mas gate --host codex"]
+    for needle in ["main checkout", "--dangerously-bypass-hook-trust", "hooks.PreToolUse=", "git-mas-hook --host codex"]
     {
         assert!(codex.contains(needle), "codex's notes lack {needle}: {codex}");
     }
@@ -613,7 +657,7 @@ fn a_symlinked_settings_file_stays_a_link_and_its_target_gets_the_entry() {
     for (link, target, host) in &links {
         assert!(std::fs::symlink_metadata(link).unwrap().is_symlink(), "{} is still a link", link.display());
         let text = std::fs::read_to_string(target).unwrap_or_default();
-        assert!(text.contains(&format!("git mas gate --host {host}")), "{}: {text}", target.display());
+        assert!(text.contains(&format!("git-mas-hook --host {host}")), "{}: {text}", target.display());
     }
     let claude = std::fs::read_to_string(dots.join("claude.json")).unwrap();
     assert!(claude.starts_with("{\n    \"model\" :\"opus\","), "the user's bytes kept: {claude}");

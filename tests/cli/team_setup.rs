@@ -177,17 +177,17 @@ fn setup_in_a_fresh_repository_writes_every_part_and_says_what_to_commit() {
     let claude: serde_json::Value = serde_json::from_str(&read(&repo, ".claude/settings.json")).unwrap();
     assert_eq!(claude["model"], "opus");
     assert_eq!(claude["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "./guard.sh");
-    assert_eq!(claude["hooks"]["PreToolUse"][1]["hooks"][0]["command"], "git mas gate --host claude-code");
-    assert_eq!(claude["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "git mas gate --host claude-code --post-tool");
+    assert_eq!(claude["hooks"]["PreToolUse"][1]["hooks"][0]["command"], "git-mas-hook --host claude-code");
+    assert_eq!(claude["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "git-mas-hook --host claude-code --post-tool");
     assert_eq!(
         claude["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
-        "git mas gate --host claude-code --session-end"
+        "git-mas-hook --host claude-code --session-end"
     );
     let codex: serde_json::Value = serde_json::from_str(&read(&repo, ".codex/hooks.json")).unwrap();
     for (event, command) in [
-        ("PreToolUse", "git mas gate --host codex"),
-        ("PostToolUse", "git mas gate --host codex --post-tool"),
-        ("SessionEnd", "git mas gate --host codex --session-end"),
+        ("PreToolUse", "git-mas-hook --host codex"),
+        ("PostToolUse", "git-mas-hook --host codex --post-tool"),
+        ("SessionEnd", "git-mas-hook --host codex --session-end"),
     ] {
         assert_eq!(codex["hooks"][event][0]["hooks"][0]["command"], command, "{codex}");
     }

@@ -43,10 +43,12 @@ pub enum HooksCommand {
 
 /// What `--host` manages, and the `--json` shapes (shown after the options in `--help`).
 const HOST_HELP: &str = "\
-With --host, the host's hook entries instead of the git hooks: `git mas gate --host HOST` before
-each tool that writes a file, `git mas gate --host HOST --post-tool` after every tool (the shell's
-too) and `git mas gate --host HOST --session-end` when a session ends (opencode has no such event),
-in the file the host reads: claude-code .claude/settings.json (--global:
+With --host, the host's hook entries instead of the git hooks: `git-mas-hook --host HOST` before
+each tool that writes a file, `git-mas-hook --host HOST --post-tool` after every tool (the shell's
+too) and `git-mas-hook --host HOST --session-end` when a session ends (opencode has no such event),
+in the file the host reads. git-mas-hook is the hook's own binary, installed beside git-mas: it
+answers as `git mas gate --host HOST` does, without starting git first; entries an earlier
+release wrote (`git mas gate --host HOST`) are ours too, and install replaces them. The files: claude-code .claude/settings.json (--global:
 $CLAUDE_CONFIG_DIR or ~/.claude), codex .codex/hooks.json ($CODEX_HOME or ~/.codex), copilot
 .github/hooks/git-mas.json ($COPILOT_HOME/hooks or ~/.copilot/hooks), gemini .gemini/settings.json
 ($GEMINI_CLI_HOME/.gemini or ~/.gemini), cursor .cursor/hooks.json (~/.cursor), goose .agents/plugins/git-mas/
@@ -213,6 +215,9 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
             effect,
         });
     }
+    if action != Action::Uninstall && !hosts.is_empty() {
+        warn_unless_hook_program(ctx);
+    }
     if !args.output.json {
         // A host whose trust files say it loads the hook needs no word on how to trust it.
         let loaded = |h: &HostHookOut| h.effect.as_ref().is_some_and(|e| e.loaded);
@@ -244,4 +249,17 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
         text
     })?;
     Ok(Outcome::Ok)
+}
+
+/// Warns when [`hooks::HOOK_PROGRAM`] is not on `PATH`: every host entry runs it, and a host that
+/// cannot start its hook lets the tool call through (`hooks install|status --host`, `init --team`).
+pub(crate) fn warn_unless_hook_program(ctx: &Context) {
+    if hooks::hook_program(&ProcessEnv).is_none() {
+        ctx.warn(&format!(
+            "{} is not on PATH, and every entry runs it: a host that cannot start its hook lets the tool call \
+             through. Install it beside git-mas (`cargo install --locked --path .` installs both) or put its \
+             folder on PATH",
+            hooks::HOOK_PROGRAM
+        ));
+    }
 }

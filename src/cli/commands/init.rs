@@ -94,6 +94,7 @@ pub fn run(ctx: &mut Context, args: InitArgs) -> Result<Outcome, CliError> {
     if args.team {
         let done = team_setup(ctx, &args)?;
         render_setup(ctx, args.output, &done.value)?;
+        super::hooks::warn_unless_hook_program(ctx);
         return Ok(done.outcome);
     }
     let store = ctx.store()?;

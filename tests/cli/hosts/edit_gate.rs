@@ -36,15 +36,15 @@ const ALIAS: &str = "src/alias.rs";
 /// The gate's own ground: the roster.
 const ROSTER: &str = ".mas/roster";
 
-/// The command a hook runs: `git mas gate --host HOST`, or under `GIT_MAS_HOSTS_CAPTURE` a
+/// The command a hook runs: `git-mas-hook --host HOST` (as installed), or under `GIT_MAS_HOSTS_CAPTURE` a
 /// script that saves the payload first.
 fn gate_command(bench: &Bench, host: &str) -> String {
     match std::env::var_os("GIT_MAS_HOSTS_CAPTURE") {
-        None => format!("git mas gate --host {host}"),
+        None => format!("git-mas-hook --host {host}"),
         Some(dir) => {
             let script = bench.team.env.root().join("capture.sh");
             let text = format!(
-                "f={}/{host}-$(date +%s%N)-$$.json\ncat > \"$f\"\nexec git mas gate --host {host} < \"$f\"\n",
+                "f={}/{host}-$(date +%s%N)-$$.json\ncat > \"$f\"\nexec git-mas-hook --host {host} < \"$f\"\n",
                 Path::new(&dir).display()
             );
             std::fs::write(&script, text).unwrap();
