@@ -92,6 +92,42 @@ pub fn read(common_dir: &Path) -> Vec<Denial> {
     bytes.split(|&b| b == b'\n').filter_map(|line| serde_json::from_slice(line).ok()).collect()
 }
 
+/// The denials of `agents` refused a file `holder` holds, oldest first: what a refusal of
+/// `holder` reads to find a deadlock (each agent it is refused by, waiting on it in turn).
+///
+/// The log is up to [`MAX_BYTES`], and this runs on every refused edit of a session that holds
+/// files: it is read through one 16 KiB buffer, a line at a time into one reused line buffer, and
+/// only the lines holding one of the pairs as [`record`] writes them (`"agent":A,"holder":H,`)
+/// are parsed, not the whole log into memory (up to 64 pages faulted in and parsed per call,
+/// measured in BENCHMARKS.md, "The hook's own binary").
+pub fn refusals_of(common_dir: &Path, agents: &[&str], holder: &str) -> Vec<Denial> {
+    use std::io::BufRead as _;
+    let Ok(file) = std::fs::File::open(path_of(common_dir)) else { return Vec::new() };
+    let Ok(holder_json) = serde_json::to_string(holder) else { return Vec::new() };
+    let needles: Vec<Vec<u8>> = agents
+        .iter()
+        .filter_map(|a| serde_json::to_string(a).ok())
+        .map(|a| format!("\"agent\":{a},\"holder\":{holder_json},").into_bytes())
+        .collect();
+    let finders: Vec<memchr::memmem::Finder<'_>> = needles.iter().map(memchr::memmem::Finder::new).collect();
+    let mut reader = std::io::BufReader::with_capacity(16 * 1024, file);
+    let (mut line, mut found) = (Vec::new(), Vec::new());
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return found,
+            Ok(_) => {}
+        }
+        if finders.iter().any(|f| f.find(&line).is_some())
+            && let Ok(d) = serde_json::from_slice::<Denial>(line.trim_ascii_end())
+            && d.holder == holder
+            && agents.contains(&d.agent.as_str())
+        {
+            found.push(d);
+        }
+    }
+}
+
 /// An agent waiting on another: refused a file the other still holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Waiting {
@@ -212,6 +248,35 @@ mod tests {
         assert_eq!(got, [("a", "b", "g.rs", 1, now - 10, now - 10), ("b", "a", "f.rs", 2, now - 100, now - 50)]);
         assert_eq!(deadlocks(&w), [("a".to_string(), "b".to_string())]);
         assert!(deadlocks(&w[1..]).is_empty(), "one way is waiting, not a deadlock");
+    }
+
+    #[test]
+    fn a_refusals_lookup_finds_exactly_the_pairs_read_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = vec![
+            denial(1, "b", "a", "f.rs"),
+            denial(2, "c", "a", "g.rs"),
+            denial(3, "a", "b", "h.rs"),
+            denial(4, "b\"x", "a", "q.rs"), // a name needing escapes
+            denial(5, "b", "ab", "f.rs"),   // another holder whose name starts alike
+            denial(6, "b", "a", "k.rs"),
+        ];
+        record(dir.path(), &log).unwrap();
+        // A torn line in the middle is skipped, and the next append starts a line of its own.
+        let path = dir.path().join(FILE);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"at\":7,\"agent\":\"b\",\"holder\":\"a\",\"fi").unwrap();
+        record(dir.path(), &[denial(8, "b", "a", "m.rs")]).unwrap();
+        let all = read(dir.path());
+        for (agents, holder) in
+            [(&["b"][..], "a"), (&["b", "c"], "a"), (&["b\"x"], "a"), (&["a"], "b"), (&["z"], "a"), (&["b"], "ab")]
+        {
+            let want: Vec<Denial> =
+                all.iter().filter(|d| d.holder == holder && agents.contains(&d.agent.as_str())).cloned().collect();
+            assert_eq!(refusals_of(dir.path(), agents, holder), want, "{agents:?} {holder}");
+        }
+        assert_eq!(refusals_of(dir.path(), &["b"], "a").iter().map(|d| d.at).collect::<Vec<_>>(), [1, 6, 8]);
+        assert!(refusals_of(&dir.path().join("none"), &["b"], "a").is_empty());
     }
 
     #[test]

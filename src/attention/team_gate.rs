@@ -173,7 +173,12 @@ fn note_denials(store: &Store, caller: &str, blocks: &[Block], mine: &[String]) 
             file: claims::file_of(&b.target).to_string(),
         })
         .collect();
-    let log = if mine.is_empty() { Vec::new() } else { denials::read(store.common_dir()) };
+    let log = if mine.is_empty() {
+        Vec::new()
+    } else {
+        let holders: Vec<&str> = refused.iter().map(|r| r.holder.as_str()).collect();
+        denials::refusals_of(store.common_dir(), &holders, caller)
+    };
     // A failed write of the log changes no answer.
     let _ = denials::record(store.common_dir(), &refused);
     let recent = |d: &&Denial| d.at.saturating_add(denials::WAITING_WINDOW_SECS) >= now;
