@@ -507,6 +507,11 @@ fn entry_value(host: Host, stage: Stage) -> serde_json::Value {
             group(hook(json!({"name": name, "timeout": TIMEOUT_SECS * 1000})))
         }
         Host::Goose if guard => group(hook(json!({"on_failure": "block"}))),
+        // Claude Code lets a tool call through when its command hook fails (an exit code other
+        // than 0 or 2: 127 when `git-mas-hook` is not on PATH, a crash) unless the hook says
+        // `onFailure: "block"`, which counts the failure as a refusal (exit 2). Seen in the
+        // pinned 2.1.332 (tests/cli/hosts/edit_gate.rs).
+        Host::ClaudeCode if guard => group(hook(json!({"onFailure": "block"}))),
         Host::Goose | Host::Codex | Host::ClaudeCode | Host::OpenCode => group(hook(json!({}))),
     }
 }

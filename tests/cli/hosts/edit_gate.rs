@@ -292,6 +292,38 @@ fn claude_code_is_refused_a_held_file_and_allowed_the_rest() {
     gated_session("claude", "claude-code", Host::ClaudeCode, claude_env);
 }
 
+/// The pre-tool hook cannot start (its program is not on PATH, exit 127): the real Claude Code
+/// refuses every write of the session, the file nobody holds too, because the installed entry
+/// says `onFailure: "block"`. Without it, Claude Code lets a failed hook's tool call through.
+#[test]
+fn claude_code_refuses_every_write_when_its_hook_cannot_start() {
+    host("claude");
+    let bench = gated_bench();
+    install_edit_gate(&bench, "claude-code", &bench.worktree);
+    let settings = bench.worktree.join(".claude/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let entry = format!("\"{}\"", hooks::gate_command(Host::ClaudeCode));
+    assert!(text.contains(&entry) && text.contains("\"onFailure\": \"block\""), "{text}");
+    std::fs::write(&settings, text.replace(&entry, "\"no-such-git-mas-hook --host claude-code\"")).unwrap();
+    let (held_before, pair_before) = (
+        std::fs::read_to_string(bench.worktree.join(HELD)).unwrap(),
+        std::fs::read_to_string(bench.worktree.join(PAIR)).unwrap(),
+    );
+    let line = Host::ClaudeCode.session_command_line(Some(&bench.check()), GATE, "alice");
+    let extra = claude_env(&bench.home(), &bench.server.url());
+    let run = bench.run(&line, &extra, "Edit the files as the scenario says.", Duration::from_secs(90));
+    let context = || bench.context(&run);
+    assert!(!bench.worktree.join(FRESH).exists(), "a new file was written past a hook that failed: {}", context());
+    assert_eq!(std::fs::read_to_string(bench.worktree.join(PAIR)).unwrap(), pair_before, "{}", context());
+    assert_eq!(std::fs::read_to_string(bench.worktree.join(HELD)).unwrap(), held_before, "{}", context());
+    let results = bench.tool_results();
+    assert!(
+        results.contains("127") || results.contains("not found"),
+        "the model is told why: {results}\n{}",
+        context()
+    );
+}
+
 #[test]
 fn codex_is_refused_a_held_file_and_allowed_the_rest() {
     gated_session("codex", "codex", Host::Codex, codex_env);
