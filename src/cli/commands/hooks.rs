@@ -251,13 +251,13 @@ fn run_hosts(ctx: &mut Context, args: &HooksArgs, action: Action) -> Result<Outc
     Ok(Outcome::Ok)
 }
 
-/// Warns when [`hooks::HOOK_PROGRAM`] is not on `PATH`: every host entry runs it, and a host that
-/// cannot start its hook lets the tool call through (`hooks install|status --host`, `init --team`).
+/// Warns when [`hooks::HOOK_PROGRAM`] is not on `PATH`: every host entry runs it, and most hosts
+/// let a tool call through when its hook cannot start (`hooks install|status --host`, `init --team`).
 pub(crate) fn warn_unless_hook_program(ctx: &Context) {
     if hooks::hook_program(&ProcessEnv).is_none() {
         ctx.warn(&format!(
-            "{} is not on PATH, and every entry runs it: a host that cannot start its hook lets the tool call \
-             through. Install it beside git-mas (`cargo install --locked --path .` installs both) or put its \
+            "{} is not on PATH, and every entry runs it: most hosts let a tool call through when its hook \
+             cannot start (Claude Code refuses it). Install it beside git-mas (`cargo install --locked --path .` installs both) or put its \
              folder on PATH",
             hooks::HOOK_PROGRAM
         ));
