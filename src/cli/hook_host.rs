@@ -67,8 +67,8 @@ pub fn parse_flags(words: &[&str]) -> Option<(Host, HookEvent)> {
 /// host that sees a crash lets the edit through, so every failure of a pre-tool hook is answered
 /// with a deny (a post-tool or session-end hook decides nothing: its failures are reported).
 ///
-/// Everything runs under [`payload::DEADLINE`]: the payload is read on a thread of its own (a
-/// host may leave stdin open), and a watchdog answers with a deny and ends the process when the
+/// Everything runs under [`payload::DEADLINE`]: the payload is read with a deadline (a host may
+/// leave stdin open, [`read_payload`]), and a watchdog answers with a deny and ends the process when the
 /// deadline passes first. One answer is written, whoever is first: the answer's lock decides.
 pub fn run(ctx: &mut Context, host: Host, event: HookEvent) -> Result<Outcome, CliError> {
     let started = Instant::now();
@@ -104,10 +104,21 @@ fn keep_exchange(ctx: &Context) {
         return;
     }
     if let Ok(git_mas::exchange::Poke::Stopped) = git_mas::exchange::poke(store)
-        && let Ok(exe) = std::env::current_exe()
+        && let Some(program) = git_mas_program()
     {
-        let _ = git_mas::exchange::start(store, &exe);
+        let _ = git_mas::exchange::start(store, &program);
     }
+}
+
+/// The `git-mas` binary, which runs `exchange`: this process's own, or, in `git-mas-hook` (which
+/// has no such command), the `git-mas` installed beside it. `None` when the executable's path
+/// cannot be read.
+fn git_mas_program() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_name() == Some(std::ffi::OsStr::new(git_mas::hosts::hooks::HOOK_PROGRAM)) {
+        return Some(exe.with_file_name("git-mas"));
+    }
+    Some(exe)
 }
 
 /// The payload, or why not: `Err(Late)` when it had not arrived whole by the deadline.

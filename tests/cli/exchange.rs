@@ -164,8 +164,8 @@ fn hosted_hook(env: &TestEnv, repo: &Path, payload: &serde_json::Value) {
     env.hermetic(&mut cmd);
     cmd.current_dir(repo)
         .args(["-c", "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"])
-        .arg(env!("CARGO_BIN_EXE_git-mas"))
-        .args(["gate", "--host", "claude-code"]);
+        .arg(HOOK_BIN)
+        .args(["--host", "claude-code"]);
     let out = fed(&mut cmd, payload.to_string().as_bytes());
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("deny"), "{}", shown(&out));

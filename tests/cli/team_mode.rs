@@ -31,7 +31,7 @@ pub fn write_payload(repo: &Path, session: &str, path: &str) -> Value {
 
 /// What the claude-code hook answered: "allow" (no output) or "deny" with its reason.
 pub fn hook(env: &TestEnv, repo: &Path, payload: &Value) -> (String, String) {
-    let out = fed(env.mas_cmd(repo).args(["gate", "--host", "claude-code"]), payload.to_string().as_bytes());
+    let out = fed(env.hook_cmd(repo).args(["--host", "claude-code"]), payload.to_string().as_bytes());
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
     if out.stdout.is_empty() {
         return ("allow".into(), stderr(&out));
