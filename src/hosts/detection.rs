@@ -39,11 +39,8 @@ impl fmt::Display for Detection {
 pub fn detect(host: Host, top: &Path, env: &dyn Env) -> Vec<Detection> {
     let facts = host.facts().detect;
     let mut found = Vec::new();
-    if let Some(path) = env.var("PATH") {
-        let program = std::env::split_paths(&path).map(|dir| dir.join(facts.program)).find(|p| executable(p));
-        if let Some(path) = program {
-            found.push(Detection::Program { program: facts.program.to_string(), path });
-        }
+    if let Some(path) = on_path(facts.program, env) {
+        found.push(Detection::Program { program: facts.program.to_string(), path });
     }
     for marker in facts.markers {
         if top.join(marker).symlink_metadata().is_ok() {
@@ -51,6 +48,13 @@ pub fn detect(host: Host, top: &Path, env: &dyn Env) -> Vec<Detection> {
         }
     }
     found
+}
+
+/// The first executable file named `program` in a folder of `env`'s `PATH`: the one a shell
+/// would start.
+pub(crate) fn on_path(program: &str, env: &dyn Env) -> Option<PathBuf> {
+    let path = env.var("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| executable(p))
 }
 
 fn executable(path: &Path) -> bool {

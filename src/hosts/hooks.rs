@@ -68,11 +68,7 @@ pub const EARLIER_COMMAND_PREFIX: &str = "git mas gate --host";
 /// host would start. `None` when it is not there, and every host would then fail to start the
 /// hook (most let the tool call through).
 pub fn hook_program(env: &dyn Env) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let path = env.var("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(HOOK_PROGRAM))
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+    super::detection::on_path(HOOK_PROGRAM, env)
 }
 
 /// Whether a hook's command is one we configure, this release's or an earlier one's.

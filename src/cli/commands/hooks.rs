@@ -48,7 +48,8 @@ each tool that writes a file, `git-mas-hook --host HOST --post-tool` after every
 too) and `git-mas-hook --host HOST --session-end` when a session ends (opencode has no such event),
 in the file the host reads. git-mas-hook is the hook's own binary, installed beside git-mas: it
 answers as `git mas gate --host HOST` does, without starting git first; entries an earlier
-release wrote (`git mas gate --host HOST`) are ours too, and install replaces them. The files: claude-code .claude/settings.json (--global:
+release wrote (`git mas gate --host HOST`) are ours too, and install replaces them. The files:
+claude-code .claude/settings.json (--global:
 $CLAUDE_CONFIG_DIR or ~/.claude), codex .codex/hooks.json ($CODEX_HOME or ~/.codex), copilot
 .github/hooks/git-mas.json ($COPILOT_HOME/hooks or ~/.copilot/hooks), gemini .gemini/settings.json
 ($GEMINI_CLI_HOME/.gemini or ~/.gemini), cursor .cursor/hooks.json (~/.cursor), goose .agents/plugins/git-mas/
@@ -257,8 +258,8 @@ pub(crate) fn warn_unless_hook_program(ctx: &Context) {
     if hooks::hook_program(&ProcessEnv).is_none() {
         ctx.warn(&format!(
             "{} is not on PATH, and every entry runs it: most hosts let a tool call through when its hook \
-             cannot start (Claude Code refuses it). Install it beside git-mas (`cargo install --locked --path .` installs both) or put its \
-             folder on PATH",
+             cannot start (Claude Code refuses it). Install it beside git-mas (`cargo install --locked \
+             --path .` installs both) or put its folder on PATH",
             hooks::HOOK_PROGRAM
         ));
     }
